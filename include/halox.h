@@ -1,0 +1,248 @@
+/*
+ * halox.h - the one public header of libhalox.
+ *
+ * Halo exchange for domain-decomposed particle simulations: a periodic
+ * orthorhombic box split into a grid of domains (hx_decomp), a per-rank halo
+ * plan built from the home atoms (hx_plan), migration of atoms between ranks
+ * (hx_migrate), and interchangeable transports that move coordinates forward
+ * and forces back (hx_transport).
+ *
+ * C11; compiles without CUDA, MPI, NCCL or NVSHMEM installed. Every call that
+ * can fail returns an hx_status (HX_OK = 0, errors negative); the text of the
+ * last error on the calling thread, naming the problem and the fix, is
+ * hx_last_error(). The library never exits or aborts.
+ */
+#ifndef HALOX_H
+#define HALOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HX_VERSION_MAJOR 0
+#define HX_VERSION_MINOR 1
+#define HX_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------ status */
+
+typedef enum hx_status {
+    HX_OK = 0,
+    HX_ERR_INVALID = -1,        /* a bad argument not covered below */
+    HX_ERR_GRID = -2,           /* grid product differs from the rank count */
+    HX_ERR_BOX = -3,            /* non-positive or non-finite box length */
+    HX_ERR_CUTOFF = -4,         /* non-positive or non-finite cutoff */
+    HX_ERR_CUTOFF_TOO_LARGE = -5, /* cutoff at or above half a box length */
+    HX_ERR_COORD_NAN = -6,      /* a coordinate is NaN or infinite */
+    HX_ERR_COORD_OUTSIDE = -7,  /* a coordinate lies outside the box or domain */
+    HX_ERR_OVERFLOW = -8,       /* a buffer would overflow and may not grow */
+    HX_ERR_NOMEM = -9,          /* host or device allocation failed */
+    HX_ERR_MPI = -10,           /* an MPI call failed, or MPI is missing */
+    HX_ERR_UNSUPPORTED = -11,   /* not available in this build or setting */
+    HX_ERR_CUDA = -12,          /* a CUDA call failed */
+    HX_ERR_NCCL = -13,          /* an NCCL call failed */
+    HX_ERR_NVSHMEM = -14,       /* an NVSHMEM call failed */
+    HX_ERR_TIMEOUT = -15,       /* a device-side wait exceeded its timeout */
+    HX_ERR_STATE = -16,         /* call out of order (e.g. forward with no plan) */
+    HX_ERR_PARSE = -17,         /* text input could not be parsed */
+    HX_ERR_IO = -18             /* a file could not be read or written */
+} hx_status;
+
+/* Short fixed name of a status ("HX_ERR_GRID"). */
+const char *hx_status_string(hx_status status);
+/* Detailed text of the last error raised on this thread ("" if none). */
+const char *hx_last_error(void);
+
+/* ------------------------------------------------------------- processes */
+
+/* Starts MPI (when built with it and not yet started) and reads the
+ * environment. Safe to call when MPI is already initialised. */
+hx_status hx_init(int *argc, char ***argv);
+/* Finalises MPI if hx_init started it. */
+hx_status hx_finalize(void);
+/* 1 when built with MPI. */
+int hx_have_mpi(void);
+
+/* A communicator: MPI_COMM_WORLD (or a duplicate of one given), or a single
+ * process when built without MPI. */
+typedef struct hx_comm hx_comm;
+/* mpi_comm: a pointer to an MPI_Comm to duplicate, or NULL for the world. */
+hx_status hx_comm_create(hx_comm **comm, const void *mpi_comm);
+void hx_comm_destroy(hx_comm *comm);
+int hx_comm_rank(const hx_comm *comm);
+int hx_comm_size(const hx_comm *comm);
+
+/* ---------------------------------------------------------------- decomp */
+
+enum { HX_X = 0, HX_Y = 1, HX_Z = 2 };
+
+/* Longest pulse list a plan may have (all dimensions together). */
+#define HX_MAX_PULSES 32
+
+/* The decomposition seen from one rank. Plain data: fill with
+ * hx_decomp_init. Index 0, 1, 2 is x, y, z. */
+typedef struct hx_decomp {
+    double box_lo[3];  /* box origin */
+    double box_len[3]; /* box lengths, all > 0 */
+    double cutoff;     /* halo cutoff rh (pair cutoff + skin) */
+    int grid[3];       /* domains along each dimension */
+    int nranks, rank;
+    int coord[3];      /* this rank's position in the grid */
+    double dom_lo[3], dom_hi[3]; /* this rank's domain */
+    int up[3], down[3];          /* neighbour ranks (+1 and -1), periodic */
+    int npulse[3];     /* pulses per dimension, 0 where grid[d] == 1 */
+} hx_decomp;
+
+/* "2x2x1" -> {2,2,1}. */
+hx_status hx_grid_parse(const char *text, int grid[3]);
+/* The grid for nranks with the smallest halo volume for this box and cutoff;
+ * only grids whose every decomposed dimension keeps the cutoff under half the
+ * box are chosen. */
+hx_status hx_grid_choose(int nranks, const double box_len[3], double cutoff, int grid[3]);
+/* grid == NULL or {0,0,0}: chosen with hx_grid_choose. Checks the box, the
+ * cutoff and the grid, each with its own status. */
+hx_status hx_decomp_init(hx_decomp *d, const double box_lo[3], const double box_len[3],
+                         double cutoff, const int grid[3], int nranks, int rank);
+/* Rank at grid position (coordinates taken modulo the grid). */
+int hx_decomp_rank_at(const hx_decomp *d, const int coord[3]);
+/* Grid position owning a point along dimension dim (clamped into the grid). */
+int hx_decomp_cell(const hx_decomp *d, int dim, double x);
+/* Rank owning a point inside the box. */
+int hx_decomp_owner(const hx_decomp *d, const double x[3]);
+
+/* ------------------------------------------------------------------ plan */
+
+/* One pulse of the coordinate exchange. Coordinates go to send_rank (the
+ * lower neighbour along dim) and come from recv_rank (the upper one). */
+typedef struct hx_pulse {
+    int dim;          /* HX_X, HX_Y or HX_Z */
+    int index;        /* pulse number within its dimension, from 0 */
+    int send_rank;    /* receives our atoms */
+    int recv_rank;    /* sends us atoms */
+    int nsend;        /* atoms sent */
+    int nsend_home;   /* map[0 .. nsend_home) are home atoms; the rest are
+                         halo atoms of earlier pulses */
+    const int *map;   /* local indices of the atoms sent, home atoms first */
+    double shift;     /* added along dim while packing (box length or 0) */
+    int nrecv;        /* atoms received */
+    int recv_offset;  /* they land at [recv_offset, recv_offset + nrecv) */
+    int peer_offset;  /* where our atoms land on send_rank */
+    uint64_t deps;    /* bit q set: map reads atoms delivered by pulse q */
+} hx_pulse;
+
+typedef struct hx_plan hx_plan;
+
+/* Collective over comm. x: nhome * 3 home coordinates (x, y, z per atom),
+ * each inside this rank's domain (call hx_migrate first). */
+hx_status hx_plan_create(hx_plan **plan, hx_comm *comm, const hx_decomp *d, int nhome,
+                         const double *x);
+void hx_plan_destroy(hx_plan *plan);
+const hx_decomp *hx_plan_decomp(const hx_plan *plan);
+int hx_plan_nhome(const hx_plan *plan);
+int hx_plan_nhalo(const hx_plan *plan);
+int hx_plan_ntotal(const hx_plan *plan);
+/* Largest ntotal over all ranks (known to every rank). */
+int hx_plan_max_ntotal(const hx_plan *plan);
+int hx_plan_npulses(const hx_plan *plan);
+/* Pulses in exchange order: Z pulses, then Y, then X. */
+const hx_pulse *hx_plan_pulse(const hx_plan *plan, int p);
+/* Coordinates of all ntotal atoms (home, then halo with shifts applied), as
+ * the plan's own exchange delivered them. ntotal * 3 doubles. */
+const double *hx_plan_coords(const hx_plan *plan);
+/* Zone offsets: 4 bytes per atom (ox, oy, oz, 0), 0 for home. A pair (i, j)
+ * belongs to this rank iff min(oi, oj) == 0 in every dimension. */
+const uint8_t *hx_plan_zones(const hx_plan *plan);
+/* 1 when the pair (i, j) of local atoms is this rank's to compute. */
+static inline int hx_zone_pair(const uint8_t *zi, const uint8_t *zj)
+{
+    return (zi[0] == 0 || zj[0] == 0) && (zi[1] == 0 || zj[1] == 0) &&
+           (zi[2] == 0 || zj[2] == 0);
+}
+
+/* --------------------------------------------------------------- migrate */
+
+/* A per-atom payload array carried by hx_migrate: *data points to
+ * n * size bytes allocated with malloc; hx_migrate may realloc it. */
+typedef struct hx_field {
+    void **data;
+    size_t size;
+} hx_field;
+
+/* Collective. Wraps every coordinate into the box and sends each atom that
+ * left this rank's domain to its owner, with its fields. *x holds *n atoms
+ * (3 doubles each) in a malloc'd block of *capacity atoms; x and every field
+ * are realloc'd together when more room is needed. Order of the atoms that
+ * stay is kept; arrivals are appended. */
+hx_status hx_migrate(hx_comm *comm, const hx_decomp *d, int *n, int *capacity, double **x,
+                     const hx_field *fields, int nfields);
+
+/* ------------------------------------------------------------- transport */
+
+typedef enum hx_dtype { HX_FLOAT = 0, HX_DOUBLE = 1 } hx_dtype;
+
+/* How the `mpi` transport moves GPU data. */
+typedef enum hx_mpi_mode {
+    HX_MPI_AUTO = 0,       /* CUDA-aware if the library says so, else staged */
+    HX_MPI_CUDA_AWARE = 1, /* device pointers handed to MPI */
+    HX_MPI_STAGED = 2      /* through pinned host buffers */
+} hx_mpi_mode;
+
+typedef struct hx_transport_opts {
+    const char *name;     /* "cpu", "mpi", "nccl", "nvshmem-stream", ... */
+    hx_dtype dtype;       /* cpu: float or double; GPU transports: float */
+    int capacity;         /* atoms per rank the buffers hold at first;
+                             0: sized from the first plan with a margin */
+    int fixed_capacity;   /* 1: a plan that does not fit is HX_ERR_OVERFLOW
+                             instead of a collective re-allocation */
+    int force_put;        /* NVSHMEM: ignore peer pointers, always put with
+                             signal (also HALOX_FORCE_PUT=1) */
+    double timeout_s;     /* device-side waits; 0: HALOX_TIMEOUT_S or 5 s */
+    void *stream;         /* cudaStream_t to run on; NULL: the transport's own */
+    hx_mpi_mode mpi_mode; /* `mpi` transport only */
+} hx_transport_opts;
+
+typedef struct hx_transport hx_transport;
+
+void hx_transport_opts_init(hx_transport_opts *opts);
+/* Names of the transports built into this library, in order of increasing
+ * sophistication. */
+int hx_transport_count(void);
+const char *hx_transport_name_at(int i);
+/* Collective over comm. */
+hx_status hx_transport_create(hx_transport **t, hx_comm *comm, const hx_transport_opts *opts);
+void hx_transport_destroy(hx_transport *t);
+const char *hx_transport_name(const hx_transport *t);
+/* One line saying how it moves data (mode, paths), for logs. */
+const char *hx_transport_describe(const hx_transport *t);
+/* Collective. Takes a new plan (kept by pointer: it must outlive its use);
+ * grows the buffers when needed. */
+hx_status hx_transport_set_plan(hx_transport *t, const hx_plan *plan);
+/* The transport's coordinate and force arrays (ntotal * 3 of dtype), in
+ * host memory for `cpu`, in device memory otherwise. They may move at
+ * hx_transport_set_plan. */
+void *hx_transport_coords(hx_transport *t);
+void *hx_transport_forces(hx_transport *t);
+int hx_transport_on_device(const hx_transport *t);
+/* Host <-> transport array copies with conversion, for set-up and checks:
+ * n atoms (3 doubles each) from atom `first` on. Device transports copy
+ * synchronously. */
+typedef enum hx_array { HX_COORDS = 0, HX_FORCES = 1 } hx_array;
+hx_status hx_transport_write(hx_transport *t, hx_array which, int first, int n,
+                             const double *src);
+hx_status hx_transport_read(hx_transport *t, hx_array which, int first, int n, double *dst);
+/* Halo coordinates: fills [nhome, ntotal) of the coordinate array from the
+ * home coordinates of the other ranks. GPU transports enqueue on their stream. */
+hx_status hx_transport_forward(hx_transport *t);
+/* Forces on halo atoms are added to their owners' home (or forwarded) atoms,
+ * in reverse pulse order. */
+hx_status hx_transport_reverse(hx_transport *t);
+/* Waits for the transport's work and reports any device-side timeout. */
+hx_status hx_transport_sync(hx_transport *t);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HALOX_H */

@@ -1,0 +1,242 @@
+/*
+ * comm.c - the communicator: MPI when built with it, else one process whose
+ * messages to itself are copies, so every layer runs the same code path.
+ */
+#include "core/hxi.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef HALOX_HAVE_MPI
+#include <mpi.h>
+#endif
+
+struct hx_comm {
+    int rank;
+    int size;
+#ifdef HALOX_HAVE_MPI
+    MPI_Comm mpi;
+#endif
+};
+
+static int hxi_started_mpi = 0;
+
+int hx_have_mpi(void)
+{
+#ifdef HALOX_HAVE_MPI
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+#ifdef HALOX_HAVE_MPI
+static hx_status hxi_mpi_error(int rc, const char *what)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    return hxi_error(HX_ERR_MPI, "%s failed: %s", what, text);
+}
+#define HXI_MPI(call)                                                                  \
+    do {                                                                               \
+        int hxi_rc_ = (call);                                                          \
+        if (hxi_rc_ != MPI_SUCCESS)                                                    \
+            return hxi_mpi_error(hxi_rc_, #call);                                      \
+    } while (0)
+#endif
+
+hx_status hx_init(int *argc, char ***argv)
+{
+#ifdef HALOX_HAVE_MPI
+    int up = 0, rank = 0;
+    MPI_Initialized(&up);
+    if (!up) {
+        HXI_MPI(MPI_Init(argc, argv));
+        hxi_started_mpi = 1;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    hxi_log_set_rank(rank);
+#endif
+    return HX_OK;
+}
+
+hx_status hx_finalize(void)
+{
+#ifdef HALOX_HAVE_MPI
+    int down = 0;
+    MPI_Finalized(&down);
+    if (hxi_started_mpi && !down)
+        HXI_MPI(MPI_Finalize());
+#endif
+    hxi_started_mpi = 0;
+    return HX_OK;
+}
+
+hx_status hx_comm_create(hx_comm **comm, const void *mpi_comm)
+{
+    hx_comm *c;
+    *comm = NULL;
+    HXI_CHECK(hxi_alloc((void **)&c, sizeof *c, "a communicator"));
+    c->rank = 0;
+    c->size = 1;
+#ifdef HALOX_HAVE_MPI
+    {
+        int up = 0;
+        MPI_Initialized(&up);
+        if (!up) {
+            free(c);
+            return hxi_error(HX_ERR_STATE, "MPI is not initialised: call hx_init (or "
+                                           "MPI_Init) before hx_comm_create");
+        }
+        int rc = MPI_Comm_dup(mpi_comm ? *(const MPI_Comm *)mpi_comm : MPI_COMM_WORLD,
+                              &c->mpi);
+        if (rc != MPI_SUCCESS) {
+            free(c);
+            return hxi_mpi_error(rc, "MPI_Comm_dup");
+        }
+        MPI_Comm_rank(c->mpi, &c->rank);
+        MPI_Comm_size(c->mpi, &c->size);
+    }
+#else
+    if (mpi_comm) {
+        free(c);
+        return hxi_error(HX_ERR_UNSUPPORTED, "an MPI communicator was given but libhalox "
+                                             "was built without MPI: rebuild with "
+                                             "-DHALOX_WITH_MPI=ON");
+    }
+#endif
+    *comm = c;
+    return HX_OK;
+}
+
+void hx_comm_destroy(hx_comm *comm)
+{
+    if (!comm)
+        return;
+#ifdef HALOX_HAVE_MPI
+    int down = 0;
+    MPI_Finalized(&down);
+    if (!down)
+        MPI_Comm_free(&comm->mpi);
+#endif
+    free(comm);
+}
+
+int hx_comm_rank(const hx_comm *comm) { return comm->rank; }
+int hx_comm_size(const hx_comm *comm) { return comm->size; }
+
+void *hxi_comm_mpi(hx_comm *c)
+{
+#ifdef HALOX_HAVE_MPI
+    return &c->mpi;
+#else
+    (void)c;
+    return NULL;
+#endif
+}
+
+hx_status hxi_sendrecv(hx_comm *c, const void *sbuf, size_t sbytes, int dest, void *rbuf,
+                       size_t rbytes, int src, int tag)
+{
+#ifdef HALOX_HAVE_MPI
+    if (c->size > 1) {
+        if (sbytes > (size_t)INT32_MAX || rbytes > (size_t)INT32_MAX)
+            return hxi_error(HX_ERR_OVERFLOW, "message of %zu bytes is too large for one "
+                                              "MPI call: use more ranks",
+                             sbytes > rbytes ? sbytes : rbytes);
+        HXI_MPI(MPI_Sendrecv(sbuf, (int)sbytes, MPI_BYTE, dest, tag, rbuf, (int)rbytes,
+                             MPI_BYTE, src, tag, c->mpi, MPI_STATUS_IGNORE));
+        return HX_OK;
+    }
+#endif
+    if (dest != c->rank || src != c->rank || sbytes != rbytes)
+        return hxi_error(HX_ERR_INVALID, "message to rank %d from rank %d on a one-rank "
+                                         "communicator", dest, src);
+    if (sbytes)
+        memmove(rbuf, sbuf, sbytes);
+    return HX_OK;
+}
+
+hx_status hxi_allreduce_int(hx_comm *c, int *v, int n, int op_max)
+{
+#ifdef HALOX_HAVE_MPI
+    if (c->size > 1)
+        HXI_MPI(MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT, op_max ? MPI_MAX : MPI_SUM,
+                              c->mpi));
+#else
+    (void)c, (void)v, (void)n, (void)op_max;
+#endif
+    return HX_OK;
+}
+
+hx_status hxi_allreduce_double(hx_comm *c, double *v, int n, int op_max)
+{
+#ifdef HALOX_HAVE_MPI
+    if (c->size > 1)
+        HXI_MPI(MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, op_max ? MPI_MAX : MPI_SUM,
+                              c->mpi));
+#else
+    (void)c, (void)v, (void)n, (void)op_max;
+#endif
+    return HX_OK;
+}
+
+hx_status hxi_bcast(hx_comm *c, void *buf, size_t bytes, int root)
+{
+#ifdef HALOX_HAVE_MPI
+    if (c->size > 1)
+        HXI_MPI(MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, c->mpi));
+#else
+    (void)c, (void)buf, (void)bytes, (void)root;
+#endif
+    return HX_OK;
+}
+
+hx_status hxi_allgather(hx_comm *c, const void *sbuf, size_t bytes, void *rbuf)
+{
+#ifdef HALOX_HAVE_MPI
+    if (c->size > 1) {
+        HXI_MPI(MPI_Allgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE,
+                              c->mpi));
+        return HX_OK;
+    }
+#endif
+    memmove(rbuf, sbuf, bytes);
+    return HX_OK;
+}
+
+hx_status hxi_barrier(hx_comm *c)
+{
+#ifdef HALOX_HAVE_MPI
+    if (c->size > 1)
+        HXI_MPI(MPI_Barrier(c->mpi));
+#else
+    (void)c;
+#endif
+    return HX_OK;
+}
+
+hx_status hxi_agree(hx_comm *c, hx_status local)
+{
+    struct {
+        int status;
+        char msg[1000];
+    } e;
+    int first[1];
+    if (c->size == 1)
+        return local;
+    /* The lowest failing rank speaks for all. */
+    first[0] = local != HX_OK ? -c->rank : -c->size;
+    HXI_CHECK(hxi_allreduce_int(c, first, 1, 1));
+    first[0] = -first[0];
+    if (first[0] == c->size)
+        return HX_OK;
+    e.status = local;
+    snprintf(e.msg, sizeof e.msg, "%s", hx_last_error());
+    HXI_CHECK(hxi_bcast(c, &e, sizeof e, first[0]));
+    if (c->rank == first[0])
+        return local;
+    return hxi_error((hx_status)e.status, "rank %d: %s", first[0], e.msg);
+}

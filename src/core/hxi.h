@@ -1,0 +1,75 @@
+/*
+ * hxi.h - internals shared by every layer of libhalox: errors, logging and
+ * the communicator wrapper. Not installed.
+ */
+#ifndef HALOX_HXI_H
+#define HALOX_HXI_H
+
+#include "halox.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#ifdef __GNUC__
+#define HXI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define HXI_PRINTF(a, b)
+#endif
+
+/* Records the detailed message of an error for hx_last_error() and returns
+ * status, so that `return hxi_error(HX_ERR_BOX, "...", ...);` reads as one
+ * statement. The message names the problem and the fix. */
+hx_status hxi_error(hx_status status, const char *fmt, ...) HXI_PRINTF(2, 3);
+
+/* Passes an error up unchanged; its message was set where it was first seen. */
+#define HXI_CHECK(call)                                                                \
+    do {                                                                               \
+        hx_status hxi_check_s_ = (call);                                               \
+        if (hxi_check_s_ != HX_OK)                                                     \
+            return hxi_check_s_;                                                       \
+    } while (0)
+
+#define HXI_CHECK_GOTO(call, st, label)                                                \
+    do {                                                                               \
+        (st) = (call);                                                                 \
+        if ((st) != HX_OK)                                                             \
+            goto label;                                                                \
+    } while (0)
+
+/* Logging to stderr, prefixed with "halox[rank]". Level from HALOX_LOG
+ * (0 quiet, 1 info, 2 debug); warnings always. */
+void hxi_log_set_rank(int rank);
+int hxi_log_level(void);
+void hxi_info(const char *fmt, ...) HXI_PRINTF(1, 2);
+void hxi_debug(const char *fmt, ...) HXI_PRINTF(1, 2);
+void hxi_warn(const char *fmt, ...) HXI_PRINTF(1, 2);
+
+/* malloc/realloc that record HX_ERR_NOMEM with what was being allocated. */
+hx_status hxi_alloc(void **p, size_t bytes, const char *what);
+hx_status hxi_grow(void **p, size_t bytes, const char *what);
+
+/* Environment helpers: value or fallback. */
+double hxi_env_double(const char *name, double fallback);
+int hxi_env_int(const char *name, int fallback);
+
+/* --------------------------------------------------------------- comm */
+
+/* Point-to-point and collective operations on an hx_comm. Without MPI the
+ * communicator has one rank, and messages to self are copies. */
+hx_status hxi_sendrecv(hx_comm *c, const void *sbuf, size_t sbytes, int dest, void *rbuf,
+                       size_t rbytes, int src, int tag);
+/* Exchanges sizes first, then data of unknown size into a buffer grown as needed. */
+hx_status hxi_allreduce_int(hx_comm *c, int *v, int n, int op_max);
+hx_status hxi_allreduce_double(hx_comm *c, double *v, int n, int op_max);
+hx_status hxi_bcast(hx_comm *c, void *buf, size_t bytes, int root);
+hx_status hxi_allgather(hx_comm *c, const void *sbuf, size_t bytes, void *rbuf);
+hx_status hxi_barrier(hx_comm *c);
+/* Collective: every rank passes its local status; all return the status of
+ * the lowest failing rank (HX_OK if none), with that rank's message prefixed
+ * by its number, so that one bad rank fails a collective call everywhere
+ * instead of leaving the others waiting. */
+hx_status hxi_agree(hx_comm *c, hx_status local);
+/* Pointer to the MPI_Comm inside (NULL without MPI). */
+void *hxi_comm_mpi(hx_comm *c);
+
+#endif /* HALOX_HXI_H */

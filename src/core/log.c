@@ -1,0 +1,95 @@
+/* log.c - messages to stderr, prefixed with the rank; and small helpers. */
+#include "core/hxi.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int hxi_rank = 0;
+static int hxi_level = -1;
+
+void hxi_log_set_rank(int rank) { hxi_rank = rank; }
+
+int hxi_log_level(void)
+{
+    if (hxi_level < 0)
+        hxi_level = hxi_env_int("HALOX_LOG", 0);
+    return hxi_level;
+}
+
+static void hxi_vlog(const char *tag, const char *fmt, va_list ap)
+{
+    char line[1200];
+    vsnprintf(line, sizeof line, fmt, ap);
+    fprintf(stderr, "halox[%d] %s%s\n", hxi_rank, tag, line);
+}
+
+#define HXI_LOG_BODY(tag)                                                              \
+    va_list ap;                                                                        \
+    va_start(ap, fmt);                                                                 \
+    hxi_vlog(tag, fmt, ap);                                                            \
+    va_end(ap)
+
+void hxi_info(const char *fmt, ...)
+{
+    if (hxi_log_level() < 1)
+        return;
+    HXI_LOG_BODY("");
+}
+
+void hxi_debug(const char *fmt, ...)
+{
+    if (hxi_log_level() < 2)
+        return;
+    HXI_LOG_BODY("debug: ");
+}
+
+void hxi_warn(const char *fmt, ...) { HXI_LOG_BODY("warning: "); }
+
+hx_status hxi_alloc(void **p, size_t bytes, const char *what)
+{
+    *p = malloc(bytes ? bytes : 1);
+    if (!*p)
+        return hxi_error(HX_ERR_NOMEM, "out of host memory allocating %zu bytes for %s",
+                         bytes, what);
+    return HX_OK;
+}
+
+hx_status hxi_grow(void **p, size_t bytes, const char *what)
+{
+    void *q = realloc(*p, bytes ? bytes : 1);
+    if (!q)
+        return hxi_error(HX_ERR_NOMEM, "out of host memory growing %s to %zu bytes", what,
+                         bytes);
+    *p = q;
+    return HX_OK;
+}
+
+double hxi_env_double(const char *name, double fallback)
+{
+    const char *s = getenv(name);
+    char *end;
+    double v;
+    if (!s || !*s)
+        return fallback;
+    v = strtod(s, &end);
+    if (*end != '\0') {
+        hxi_warn("ignoring %s=%s: not a number", name, s);
+        return fallback;
+    }
+    return v;
+}
+
+int hxi_env_int(const char *name, int fallback)
+{
+    const char *s = getenv(name);
+    char *end;
+    long v;
+    if (!s || !*s)
+        return fallback;
+    v = strtol(s, &end, 10);
+    if (*end != '\0') {
+        fprintf(stderr, "halox: warning: ignoring %s=%s: not an integer\n", name, s);
+        return fallback;
+    }
+    return (int)v;
+}

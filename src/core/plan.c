@@ -1,0 +1,235 @@
+/*
+ * plan.c - the halo plan: which atoms each pulse sends, where received atoms
+ * land, their shifts and zones, and which earlier pulses each pulse reads.
+ *
+ * The plan is built by running the coordinate exchange once, in double, in
+ * the same pulse order as every transport (Z, then Y, then X): a pulse's
+ * candidates are all atoms held so far (first pulse of a dimension) or the
+ * atoms the previous pulse of that dimension delivered; a candidate is sent
+ * when its coordinate along the dimension, in the sender's frame, is below
+ * the sender's lower domain bound plus the halo cutoff.
+ */
+#include "core/hxi.h"
+#include "core/plan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { HXI_TAG_COUNT = 101, HXI_TAG_X, HXI_TAG_ZONE, HXI_TAG_OFFSET };
+
+static const char hxi_axis[3] = {'x', 'y', 'z'};
+
+/* Every home coordinate finite, inside the box and in this rank's domain. */
+static hx_status hxi_check_home(const hx_decomp *d, int nhome, const double *x)
+{
+    if (nhome < 0)
+        return hxi_error(HX_ERR_INVALID, "home atom count %d is negative", nhome);
+    if (nhome > 0 && !x)
+        return hxi_error(HX_ERR_INVALID, "%d home atoms but no coordinates", nhome);
+    for (int i = 0; i < nhome; i++) {
+        const double *p = x + 3 * (size_t)i;
+        for (int k = 0; k < 3; k++) {
+            double hi = d->box_lo[k] + d->box_len[k];
+            if (!isfinite(p[k]))
+                return hxi_error(HX_ERR_COORD_NAN,
+                                 "home atom %d has coordinate %c = %g: coordinates must be "
+                                 "finite (check the integrator or the input)",
+                                 i, hxi_axis[k], p[k]);
+            if (p[k] < d->box_lo[k] || p[k] >= hi)
+                return hxi_error(HX_ERR_COORD_OUTSIDE,
+                                 "home atom %d has %c = %.17g outside the box [%g, %g): wrap "
+                                 "coordinates into the box (hx_migrate does)",
+                                 i, hxi_axis[k], p[k], d->box_lo[k], hi);
+        }
+        if (hx_decomp_owner(d, p) != d->rank)
+            return hxi_error(HX_ERR_COORD_OUTSIDE,
+                             "home atom %d at (%g, %g, %g) belongs to rank %d, not to rank "
+                             "%d: call hx_migrate before hx_plan_create",
+                             i, p[0], p[1], p[2], hx_decomp_owner(d, p), d->rank);
+    }
+    return HX_OK;
+}
+
+/* Grows the per-atom arrays to hold n atoms. */
+static hx_status hxi_plan_reserve(hx_plan *p, int n, int *cap)
+{
+    if (n <= *cap)
+        return HX_OK;
+    *cap = n > 2 * *cap ? n : 2 * *cap;
+    HXI_CHECK(hxi_grow((void **)&p->x, (size_t)*cap * 3 * sizeof(double), "plan coordinates"));
+    HXI_CHECK(hxi_grow((void **)&p->zones, (size_t)*cap * 4, "plan zones"));
+    return HX_OK;
+}
+
+/* Bits of the pulses whose received ranges hold the halo entries of a map. */
+static uint64_t hxi_deps(const hx_plan *p, int npulses, const int *map, int from, int n)
+{
+    uint64_t deps = 0;
+    int q = 0;
+    for (int i = from; i < n; i++) {
+        while (q < npulses &&
+               map[i] >= p->pulse[q].recv_offset + p->pulse[q].nrecv)
+            q++;
+        if (q < npulses && map[i] >= p->pulse[q].recv_offset)
+            deps |= UINT64_C(1) << q;
+    }
+    return deps;
+}
+
+/* Selects, packs and exchanges one pulse; appends what arrives. */
+static hx_status hxi_plan_pulse(hx_plan *p, hx_comm *comm, int dim, int index, int cand_lo,
+                                int cand_hi, int *cap, double **sbuf, uint8_t **zbuf)
+{
+    const hx_decomp *d = &p->decomp;
+    hx_pulse *pu = &p->pulse[p->npulses];
+    double limit = d->dom_lo[dim] + d->cutoff;
+    int nsend = 0, nhome = 0, nrecv = 0, offsets[2];
+    int *map = NULL;
+    hx_status st;
+
+    pu->dim = dim;
+    pu->index = index;
+    pu->send_rank = d->down[dim];
+    pu->recv_rank = d->up[dim];
+    pu->shift = d->coord[dim] == 0 ? d->box_len[dim] : 0.0;
+
+    st = hxi_alloc((void **)&map, (size_t)(cand_hi - cand_lo) * sizeof(int), "a pulse map");
+    if (st == HX_OK) {
+        for (int i = cand_lo; i < cand_hi; i++)
+            if (p->x[3 * (size_t)i + dim] < limit) {
+                map[nsend++] = i;
+                nhome += i < p->nhome;
+            }
+        st = hxi_grow((void **)sbuf, (size_t)(nsend + 1) * 3 * sizeof(double), "plan send buffer");
+    }
+    if (st == HX_OK)
+        st = hxi_grow((void **)zbuf, (size_t)(nsend + 1) * 4, "plan zone buffer");
+    st = hxi_agree(comm, st);
+    if (st != HX_OK) {
+        free(map);
+        return st;
+    }
+    p->maps[p->npulses] = map;
+    pu->map = map;
+    pu->nsend = nsend;
+    pu->nsend_home = nhome;
+    pu->deps = hxi_deps(p, p->npulses, map, nhome, nsend);
+    p->npulses++;
+
+    for (int i = 0; i < nsend; i++) {
+        const double *src = p->x + 3 * (size_t)map[i];
+        const uint8_t *zs = p->zones + 4 * (size_t)map[i];
+        memcpy(*sbuf + 3 * i, src, 3 * sizeof(double));
+        (*sbuf)[3 * i + dim] += pu->shift;
+        memcpy(*zbuf + 4 * i, zs, 4);
+        (*zbuf)[4 * i + dim]++;
+    }
+
+    HXI_CHECK(hxi_sendrecv(comm, &nsend, sizeof nsend, pu->send_rank, &nrecv, sizeof nrecv,
+                           pu->recv_rank, HXI_TAG_COUNT));
+    pu->nrecv = nrecv;
+    pu->recv_offset = p->ntotal;
+    HXI_CHECK(hxi_agree(comm, hxi_plan_reserve(p, p->ntotal + nrecv, cap)));
+    HXI_CHECK(hxi_sendrecv(comm, *sbuf, (size_t)nsend * 3 * sizeof(double), pu->send_rank,
+                           p->x + 3 * (size_t)p->ntotal, (size_t)nrecv * 3 * sizeof(double),
+                           pu->recv_rank, HXI_TAG_X));
+    HXI_CHECK(hxi_sendrecv(comm, *zbuf, (size_t)nsend * 4, pu->send_rank,
+                           p->zones + 4 * (size_t)p->ntotal, (size_t)nrecv * 4, pu->recv_rank,
+                           HXI_TAG_ZONE));
+    /* The sender learns once where its atoms land on the receiver. */
+    offsets[0] = pu->recv_offset;
+    HXI_CHECK(hxi_sendrecv(comm, &offsets[0], sizeof(int), pu->recv_rank, &offsets[1],
+                           sizeof(int), pu->send_rank, HXI_TAG_OFFSET));
+    pu->peer_offset = offsets[1];
+    p->ntotal += nrecv;
+    return HX_OK;
+}
+
+void hx_plan_destroy(hx_plan *plan)
+{
+    if (!plan)
+        return;
+    for (int q = 0; q < plan->npulses; q++)
+        free(plan->maps[q]);
+    free(plan->x);
+    free(plan->zones);
+    free(plan);
+}
+
+hx_status hx_plan_create(hx_plan **out, hx_comm *comm, const hx_decomp *d, int nhome,
+                         const double *x)
+{
+    hx_plan *p = NULL;
+    double *sbuf = NULL;
+    uint8_t *zbuf = NULL;
+    int cap = 0, sizes[2];
+    hx_status st;
+
+    *out = NULL;
+    if (!d || hx_comm_size(comm) != d->nranks || hx_comm_rank(comm) != d->rank)
+        st = hxi_error(HX_ERR_INVALID,
+                       "decomposition is for rank %d of %d but the communicator has rank %d "
+                       "of %d: initialise it with hx_comm_rank and hx_comm_size",
+                       d ? d->rank : -1, d ? d->nranks : -1, hx_comm_rank(comm),
+                       hx_comm_size(comm));
+    else
+        st = hxi_check_home(d, nhome, x);
+    if (st == HX_OK)
+        st = hxi_alloc((void **)&p, sizeof *p, "a plan");
+    if (st == HX_OK) {
+        memset(p, 0, sizeof *p);
+        p->decomp = *d;
+        p->nhome = p->ntotal = nhome;
+        st = hxi_plan_reserve(p, nhome > 16 ? nhome : 16, &cap);
+    }
+    HXI_CHECK_GOTO(hxi_agree(comm, st), st, fail);
+    if (nhome)
+        memcpy(p->x, x, (size_t)nhome * 3 * sizeof(double));
+    memset(p->zones, 0, (size_t)nhome * 4);
+
+    for (int dim = HX_Z; dim >= HX_X; dim--) {
+        for (int k = 0; k < d->npulse[dim]; k++) {
+            int lo = 0, hi = p->ntotal;
+            if (k > 0) {
+                const hx_pulse *prev = &p->pulse[p->npulses - 1];
+                lo = prev->recv_offset;
+                hi = prev->recv_offset + prev->nrecv;
+            }
+            HXI_CHECK_GOTO(hxi_plan_pulse(p, comm, dim, k, lo, hi, &cap, &sbuf, &zbuf), st,
+                           fail);
+        }
+    }
+    p->nhalo = p->ntotal - p->nhome;
+    sizes[0] = p->ntotal;
+    sizes[1] = 0;
+    for (int q = 0; q < p->npulses; q++)
+        if (p->pulse[q].nsend > sizes[1])
+            sizes[1] = p->pulse[q].nsend;
+    HXI_CHECK_GOTO(hxi_allreduce_int(comm, sizes, 2, 1), st, fail);
+    p->max_ntotal = sizes[0];
+    p->max_nsend = sizes[1];
+    free(sbuf);
+    free(zbuf);
+    *out = p;
+    return HX_OK;
+fail:
+    free(sbuf);
+    free(zbuf);
+    hx_plan_destroy(p);
+    return st;
+}
+
+const hx_decomp *hx_plan_decomp(const hx_plan *plan) { return &plan->decomp; }
+int hx_plan_nhome(const hx_plan *plan) { return plan->nhome; }
+int hx_plan_nhalo(const hx_plan *plan) { return plan->nhalo; }
+int hx_plan_ntotal(const hx_plan *plan) { return plan->ntotal; }
+int hx_plan_max_ntotal(const hx_plan *plan) { return plan->max_ntotal; }
+int hx_plan_npulses(const hx_plan *plan) { return plan->npulses; }
+const double *hx_plan_coords(const hx_plan *plan) { return plan->x; }
+const uint8_t *hx_plan_zones(const hx_plan *plan) { return plan->zones; }
+
+const hx_pulse *hx_plan_pulse(const hx_plan *plan, int p)
+{
+    return p >= 0 && p < plan->npulses ? &plan->pulse[p] : NULL;
+}

@@ -1,0 +1,94 @@
+/*
+ * md.h - the Lennard-Jones engine of halox-md: the system, the thermo
+ * quantities, the stage timers, and the table of operations that the CPU
+ * engine (double, MPI ranks) and the GPU engine (float, device arrays)
+ * each provide. The driver (run.c) owns set-up and output; engines own
+ * the step.
+ */
+#ifndef HALOX_MD_H
+#define HALOX_MD_H
+
+#include "halox.h"
+#include "md/md_config.h"
+
+#include <stdint.h>
+
+/* Home atoms of one rank, in host memory, malloc'd (hx_migrate may grow them). */
+typedef struct hx_md_system {
+    hx_decomp decomp;
+    int64_t natoms;  /* over all ranks */
+    int n;           /* home atoms here */
+    int capacity;    /* atoms the arrays hold */
+    double *x;       /* 3 per atom */
+    double *v;       /* 3 per atom */
+    int64_t *id;     /* global atom id, 0-based, in lattice order */
+} hx_md_system;
+
+/* One thermo row, LAMMPS's definitions: temperature over 3N-3 degrees of
+ * freedom, energies per atom, pressure from that temperature and the virial. */
+typedef struct hx_md_thermo {
+    int64_t step;
+    double temp;
+    double epair;
+    double emol;
+    double etotal;
+    double press;
+} hx_md_thermo;
+
+/* Where the time goes, in seconds, summed over the run on this rank. */
+typedef enum hx_md_stage {
+    HX_MD_LOCAL = 0,  /* home-home pairs */
+    HX_MD_NONLOCAL,   /* pairs with halo atoms */
+    HX_MD_HALO_FWD,   /* coordinate halo exchange */
+    HX_MD_HALO_REV,   /* force halo exchange */
+    HX_MD_NEIGH,      /* cell and neighbour lists */
+    HX_MD_MIGRATE,    /* migrate and new plan */
+    HX_MD_INTEGRATE,  /* velocity Verlet */
+    HX_MD_OTHER,      /* thermo reductions, checks, everything else */
+    HX_MD_NSTAGES
+} hx_md_stage;
+
+typedef struct hx_md_stats {
+    double stage[HX_MD_NSTAGES];
+    int64_t steps;
+    int64_t rebuilds;
+} hx_md_stats;
+
+typedef struct hx_md_engine hx_md_engine;
+
+typedef struct hx_md_engine_ops {
+    const char *name; /* "cpu" or "gpu" */
+    /* Collective. Takes the system (home atoms; the engine may keep and
+     * grow its arrays) and builds the first plan, lists and forces. */
+    hx_status (*create)(hx_md_engine **e, hx_comm *comm, const hx_md_config *cfg,
+                        hx_md_system *sys);
+    /* One velocity-Verlet step; with want_thermo the force pass also sums
+     * the energy and the virial for thermo(). Rebuilds (migrate, plan,
+     * lists) as the config says. */
+    hx_status (*step)(hx_md_engine *e, int want_thermo);
+    /* Collective. Thermo of the current state (after create: step 0). */
+    hx_status (*thermo)(hx_md_engine *e, hx_md_thermo *out);
+    /* Copies the current home atoms (x, v, id) back into sys, for dumps
+     * and tests. Forces on home atoms go to *f (3 per atom, malloc'd by the
+     * engine, valid until the next call) when f is not NULL. */
+    hx_status (*gather)(hx_md_engine *e, hx_md_system *sys, double **f);
+    const hx_md_stats *(*stats)(const hx_md_engine *e);
+    /* One line on how it runs (transport, grid, device), for the log. */
+    const char *(*describe)(const hx_md_engine *e);
+    void (*destroy)(hx_md_engine *e);
+} hx_md_engine_ops;
+
+extern const hx_md_engine_ops hx_md_engine_cpu;
+#ifdef HALOX_HAVE_CUDA
+extern const hx_md_engine_ops hx_md_engine_gpu;
+#endif
+
+/* Set-up shared by both engines (lattice.c, velocity.c). */
+/* Builds this rank's home atoms of the fcc lattice (LAMMPS's `lattice fcc
+ * rho` and `region block 0 nx 0 ny 0 nz`); sys->decomp must be set. */
+hx_status hx_md_lattice(hx_md_system *sys, const hx_md_config *cfg);
+/* Velocities at cfg->temperature: seeded, zero total momentum, scaled to T
+ * over 3N-3 degrees of freedom; identical for any rank count. Collective. */
+hx_status hx_md_velocities(hx_md_system *sys, const hx_md_config *cfg, hx_comm *comm);
+
+#endif /* HALOX_MD_H */

@@ -1,0 +1,54 @@
+/*
+ * md_config.h - what a halox-md run is: filled from defaults, a LAMMPS input
+ * deck (deck.c) and command-line options, in that order.
+ */
+#ifndef HALOX_MD_CONFIG_H
+#define HALOX_MD_CONFIG_H
+
+#include <stdint.h>
+
+typedef enum hx_md_velocity_mode {
+    HX_MD_VEL_HALOX = 0,  /* seeded per-atom streams, same for any rank count */
+    HX_MD_VEL_MINIMD = 1  /* miniMD's ref/setup.cpp: Park-Miller per lattice site */
+} hx_md_velocity_mode;
+
+/* One `run N` of the deck, with the settings in force when it was read. */
+typedef struct hx_md_config {
+    /* system */
+    double density;      /* reduced density of the fcc lattice (lattice fcc RHO) */
+    int cells[3];        /* unit cells along x, y, z (region block 0 nx 0 ny 0 nz) */
+    double mass;         /* mass of type 1 */
+    /* velocities */
+    double temperature;  /* velocity create T */
+    uint64_t seed;       /* velocity create ... SEED */
+    hx_md_velocity_mode velocity_mode;
+    int velocity_loop_geom; /* `loop geom` given (accepted; our streams are per atom anyway) */
+    /* interaction */
+    double rc;           /* pair_style lj/cut RC (pair_coeff may override) */
+    double epsilon, sigma; /* pair_coeff 1 1 EPS SIGMA */
+    int shift_energy;    /* pair_modify shift yes */
+    /* neighbour lists */
+    double skin;         /* neighbor SKIN bin */
+    int neigh_every;     /* neigh_modify every N */
+    int neigh_delay;     /* neigh_modify delay N */
+    int neigh_check;     /* neigh_modify check yes|no */
+    /* integration */
+    double dt;           /* timestep */
+    int steps;           /* run N */
+    int thermo_every;    /* thermo N (0: first and last step only) */
+    int nve;             /* fix ... nve given */
+    /* run-time choices (command line) */
+    char transport[32];  /* "cpu", "mpi", "nccl", "nvshmem-fused", ... */
+    int grid[3];         /* 0,0,0: chosen for the rank count */
+    int use_gpu;         /* -1 auto, 0 CPU engine, 1 GPU engine */
+    int dump_every;      /* extended XYZ trajectory every N steps (0: none) */
+    char dump_file[256];
+    int progress;        /* print a progress line with ETA */
+} hx_md_config;
+
+/* The classic LJ melt benchmark: 32,000 atoms (20^3 fcc cells at 0.8442),
+ * T 1.44, rc 2.5, skin 0.3, dt 0.005, rebuild every 20 steps, 100 steps,
+ * thermo every 50, unshifted energy. */
+void hx_md_config_defaults(hx_md_config *c);
+
+#endif /* HALOX_MD_CONFIG_H */

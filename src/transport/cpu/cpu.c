@@ -1,0 +1,150 @@
+/*
+ * cpu.c - the reference transport: host arrays over MPI (or copies on one
+ * process), float or double. It runs the exchange in exactly the order and
+ * with the dependencies of the GPU transports: coordinates pulse by pulse
+ * in plan order (Z, Y, X), each pulse packed with its shift and received
+ * straight into its range; forces in reverse pulse order, each pulse's
+ * values added into the atoms its map names, so that forwarded atoms have
+ * their forces complete before they are sent on.
+ */
+#include "transport/transport.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { HXI_TAG_FWD = 301, HXI_TAG_REV = 302 };
+
+typedef struct hxi_cpu {
+    size_t elem;     /* bytes of one component */
+    void *buf;       /* pack buffer, max_nsend * 3 components */
+    size_t buf_bytes;
+} hxi_cpu;
+
+static hx_status cpu_alloc_arrays(hx_transport *t, int capacity)
+{
+    hxi_cpu *c = t->impl;
+    size_t bytes = (size_t)capacity * 3 * c->elem;
+    HXI_CHECK(hxi_grow(&t->x, bytes, "cpu transport coordinates"));
+    HXI_CHECK(hxi_grow(&t->f, bytes, "cpu transport forces"));
+    t->capacity = capacity;
+    return HX_OK;
+}
+
+static hx_status cpu_create(hx_transport *t)
+{
+    hxi_cpu *c;
+    HXI_CHECK(hxi_alloc((void **)&c, sizeof *c, "cpu transport"));
+    memset(c, 0, sizeof *c);
+    c->elem = t->opts.dtype == HX_DOUBLE ? sizeof(double) : sizeof(float);
+    t->impl = c;
+    snprintf(t->describe, sizeof t->describe, "cpu: host %s arrays, %s",
+             t->opts.dtype == HX_DOUBLE ? "double" : "float",
+             hx_have_mpi() ? "MPI_Sendrecv per pulse" : "one process (no MPI)");
+    if (t->opts.capacity > 0) {
+        hx_status st = cpu_alloc_arrays(t, t->opts.capacity);
+        if (st != HX_OK) {
+            free(t->x);
+            free(t->f);
+            free(c);
+            return st;
+        }
+    }
+    return HX_OK;
+}
+
+static void cpu_destroy(hx_transport *t)
+{
+    hxi_cpu *c = t->impl;
+    free(c->buf);
+    free(c);
+    free(t->x);
+    free(t->f);
+}
+
+static hx_status cpu_set_plan(hx_transport *t)
+{
+    hxi_cpu *c = t->impl;
+    hx_status st;
+    int grow, cap;
+    size_t need;
+    HXI_CHECK(hxi_transport_fit(t, &grow, &cap));
+    st = grow ? cpu_alloc_arrays(t, cap) : HX_OK;
+    need = (size_t)(t->plan->max_nsend + 1) * 3 * c->elem;
+    if (st == HX_OK && need > c->buf_bytes) {
+        st = hxi_grow(&c->buf, need, "cpu transport pack buffer");
+        if (st == HX_OK)
+            c->buf_bytes = need;
+    }
+    return hxi_agree(t->comm, st);
+}
+
+/* Gathers map entries into buf, adding the shift along dim. */
+#define HXI_PACK(T)                                                                    \
+    static void cpu_pack_##T(const T *x, T *buf, const hx_pulse *p)                    \
+    {                                                                                  \
+        const T shift = (T)p->shift;                                                   \
+        for (int i = 0; i < p->nsend; i++) {                                           \
+            const T *src = x + 3 * (size_t)p->map[i];                                  \
+            buf[3 * i + 0] = src[0];                                                   \
+            buf[3 * i + 1] = src[1];                                                   \
+            buf[3 * i + 2] = src[2];                                                   \
+            buf[3 * i + p->dim] += shift;                                              \
+        }                                                                              \
+    }                                                                                  \
+    static void cpu_unpack_add_##T(T *f, const T *buf, const hx_pulse *p)              \
+    {                                                                                  \
+        for (int i = 0; i < p->nsend; i++) {                                           \
+            T *dst = f + 3 * (size_t)p->map[i];                                        \
+            dst[0] += buf[3 * i + 0];                                                  \
+            dst[1] += buf[3 * i + 1];                                                  \
+            dst[2] += buf[3 * i + 2];                                                  \
+        }                                                                              \
+    }
+HXI_PACK(float)
+HXI_PACK(double)
+
+static hx_status cpu_forward(hx_transport *t)
+{
+    hxi_cpu *c = t->impl;
+    const hx_plan *plan = t->plan;
+    for (int q = 0; q < plan->npulses; q++) {
+        const hx_pulse *p = &plan->pulse[q];
+        if (t->opts.dtype == HX_DOUBLE)
+            cpu_pack_double(t->x, c->buf, p);
+        else
+            cpu_pack_float(t->x, c->buf, p);
+        HXI_CHECK(hxi_sendrecv(t->comm, c->buf, (size_t)p->nsend * 3 * c->elem, p->send_rank,
+                               (char *)t->x + (size_t)p->recv_offset * 3 * c->elem,
+                               (size_t)p->nrecv * 3 * c->elem, p->recv_rank, HXI_TAG_FWD));
+    }
+    return HX_OK;
+}
+
+static hx_status cpu_reverse(hx_transport *t)
+{
+    hxi_cpu *c = t->impl;
+    const hx_plan *plan = t->plan;
+    for (int q = plan->npulses - 1; q >= 0; q--) {
+        const hx_pulse *p = &plan->pulse[q];
+        HXI_CHECK(hxi_sendrecv(t->comm, (char *)t->f + (size_t)p->recv_offset * 3 * c->elem,
+                               (size_t)p->nrecv * 3 * c->elem, p->recv_rank, c->buf,
+                               (size_t)p->nsend * 3 * c->elem, p->send_rank, HXI_TAG_REV));
+        if (t->opts.dtype == HX_DOUBLE)
+            cpu_unpack_add_double(t->f, c->buf, p);
+        else
+            cpu_unpack_add_float(t->f, c->buf, p);
+    }
+    return HX_OK;
+}
+
+const hxi_transport_ops hxi_transport_cpu = {
+    .name = "cpu",
+    .on_device = 0,
+    .create = cpu_create,
+    .destroy = cpu_destroy,
+    .set_plan = cpu_set_plan,
+    .forward = cpu_forward,
+    .reverse = cpu_reverse,
+    .sync = NULL,
+};

@@ -1,0 +1,260 @@
+/*
+ * registry.c - the table of built transports and the calls every transport
+ * shares: creation by name, plan hand-over, capacity and checks.
+ */
+#include "transport/transport.h"
+
+#ifdef HALOX_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const hxi_transport_ops *const hxi_builtin[] = {
+    &hxi_transport_cpu,
+#ifdef HALOX_HAVE_CUDA
+#ifdef HALOX_HAVE_MPI
+    &hxi_transport_mpi,
+#endif
+#ifdef HALOX_HAVE_NCCL
+    &hxi_transport_nccl,
+#endif
+#ifdef HALOX_HAVE_NVSHMEM
+    &hxi_transport_nvshmem_stream,
+    &hxi_transport_nvshmem_pulse,
+#endif
+#endif
+};
+#define HXI_NBUILTIN ((int)(sizeof hxi_builtin / sizeof hxi_builtin[0]))
+
+/* Every transport halox knows, and what a build needs for it. */
+static const struct {
+    const char *name;
+    const char *needs;
+} hxi_known[] = {
+    {"cpu", "nothing"},
+    {"mpi", "CUDA and MPI (-DHALOX_WITH_CUDA=ON -DHALOX_WITH_MPI=ON)"},
+    {"nccl", "CUDA and NCCL (-DHALOX_WITH_NCCL=ON)"},
+    {"nvshmem-stream", "CUDA, MPI and NVSHMEM (-DHALOX_WITH_NVSHMEM=ON)"},
+    {"nvshmem-pulse", "CUDA, MPI and NVSHMEM (-DHALOX_WITH_NVSHMEM=ON)"},
+    {"nvshmem-fused", "CUDA, MPI and NVSHMEM (-DHALOX_WITH_NVSHMEM=ON)"},
+    {"nvshmem-fused-tma", "CUDA, MPI and NVSHMEM (-DHALOX_WITH_NVSHMEM=ON)"},
+};
+
+int hx_transport_count(void) { return HXI_NBUILTIN; }
+
+const char *hx_transport_name_at(int i)
+{
+    return i >= 0 && i < HXI_NBUILTIN ? hxi_builtin[i]->name : NULL;
+}
+
+void hx_transport_opts_init(hx_transport_opts *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->name = "cpu";
+    opts->dtype = HX_FLOAT;
+}
+
+static hx_status hxi_unknown(const char *name)
+{
+    char list[256] = "";
+    for (int i = 0; i < HXI_NBUILTIN; i++) {
+        strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+        strncat(list, hxi_builtin[i]->name, sizeof list - strlen(list) - 1);
+    }
+    for (size_t k = 0; k < sizeof hxi_known / sizeof hxi_known[0]; k++)
+        if (strcmp(name, hxi_known[k].name) == 0)
+            return hxi_error(HX_ERR_UNSUPPORTED,
+                             "transport '%s' is not built into this libhalox: it needs %s; "
+                             "this build has: %s",
+                             name, hxi_known[k].needs, list);
+    return hxi_error(HX_ERR_INVALID, "unknown transport '%s': choose one of %s", name, list);
+}
+
+hx_status hx_transport_create(hx_transport **out, hx_comm *comm, const hx_transport_opts *opts)
+{
+    const hxi_transport_ops *ops = NULL;
+    hx_transport *t = NULL;
+    hx_status st;
+
+    *out = NULL;
+    if (!opts || !opts->name)
+        return hxi_error(HX_ERR_INVALID, "no transport options or name given");
+    for (int i = 0; i < HXI_NBUILTIN; i++)
+        if (strcmp(opts->name, hxi_builtin[i]->name) == 0)
+            ops = hxi_builtin[i];
+    if (!ops)
+        return hxi_unknown(opts->name);
+    if (opts->dtype != HX_FLOAT && opts->dtype != HX_DOUBLE)
+        return hxi_error(HX_ERR_INVALID, "data type %d: use HX_FLOAT or HX_DOUBLE",
+                         (int)opts->dtype);
+    if (ops->on_device && opts->dtype != HX_FLOAT)
+        return hxi_error(HX_ERR_UNSUPPORTED,
+                         "transport '%s' moves float data only: use HX_FLOAT (the `cpu` "
+                         "transport also takes HX_DOUBLE)",
+                         ops->name);
+    if (opts->capacity < 0)
+        return hxi_error(HX_ERR_INVALID, "capacity %d is negative", opts->capacity);
+    HXI_CHECK(hxi_alloc((void **)&t, sizeof *t, "a transport"));
+    memset(t, 0, sizeof *t);
+    t->ops = ops;
+    t->comm = comm;
+    t->opts = *opts;
+    t->opts.name = ops->name;
+    if (t->opts.timeout_s <= 0)
+        t->opts.timeout_s = hxi_env_double("HALOX_TIMEOUT_S", 5.0);
+    if (!t->opts.force_put)
+        t->opts.force_put = hxi_env_int("HALOX_FORCE_PUT", 0);
+    snprintf(t->describe, sizeof t->describe, "%s", ops->name);
+    st = ops->create(t);
+    if (st != HX_OK) {
+        free(t);
+        return st;
+    }
+    *out = t;
+    return HX_OK;
+}
+
+void hx_transport_destroy(hx_transport *t)
+{
+    if (!t)
+        return;
+    t->ops->destroy(t);
+    free(t);
+}
+
+const char *hx_transport_name(const hx_transport *t) { return t->ops->name; }
+const char *hx_transport_describe(const hx_transport *t) { return t->describe; }
+void *hx_transport_coords(hx_transport *t) { return t->x; }
+void *hx_transport_forces(hx_transport *t) { return t->f; }
+int hx_transport_on_device(const hx_transport *t) { return t->ops->on_device; }
+
+hx_status hx_transport_set_plan(hx_transport *t, const hx_plan *plan)
+{
+    const hx_plan *old = t->plan;
+    hx_status st;
+    if (!plan)
+        return hxi_error(HX_ERR_INVALID, "no plan given to hx_transport_set_plan");
+    if (plan->decomp.nranks != hx_comm_size(t->comm))
+        return hxi_error(HX_ERR_INVALID,
+                         "plan is for %d ranks but the transport's communicator has %d",
+                         plan->decomp.nranks, hx_comm_size(t->comm));
+    t->plan = plan;
+    st = t->ops->set_plan(t);
+    if (st != HX_OK)
+        t->plan = old == plan ? NULL : old;
+    return st;
+}
+
+hx_status hx_transport_forward(hx_transport *t)
+{
+    if (!t->plan)
+        return hxi_error(HX_ERR_STATE, "forward before a plan: call hx_transport_set_plan");
+    t->step++;
+    return t->ops->forward(t);
+}
+
+hx_status hx_transport_reverse(hx_transport *t)
+{
+    if (!t->plan)
+        return hxi_error(HX_ERR_STATE, "reverse before a plan: call hx_transport_set_plan");
+    return t->ops->reverse(t);
+}
+
+hx_status hx_transport_sync(hx_transport *t)
+{
+    return t->ops->sync ? t->ops->sync(t) : HX_OK;
+}
+
+int hxi_capacity_for(int need, int floor)
+{
+    /* A quarter more than needed, so that small changes at the next rebuild
+     * do not force a collective re-allocation. */
+    long cap = (long)need + need / 4 + 64;
+    if (cap < floor)
+        cap = floor;
+    return cap > INT32_MAX ? INT32_MAX : (int)cap;
+}
+
+hx_status hxi_transport_fit(hx_transport *t, int *grow, int *new_capacity)
+{
+    int need = t->plan->max_ntotal;
+    *grow = 0;
+    *new_capacity = t->capacity;
+    if (need <= t->capacity)
+        return HX_OK;
+    if (t->opts.fixed_capacity && t->capacity > 0)
+        return hxi_error(HX_ERR_OVERFLOW,
+                         "transport '%s': the plan needs room for %d atoms on its largest rank "
+                         "but the buffers hold %d and fixed_capacity forbids growth: raise "
+                         "opts.capacity or set fixed_capacity = 0",
+                         t->ops->name, need, t->capacity);
+    *grow = 1;
+    *new_capacity = hxi_capacity_for(need, t->opts.capacity);
+    return HX_OK;
+}
+
+/* Moves bytes between a host buffer and a transport array. */
+static hx_status hxi_array_copy(hx_transport *t, void *array, void *host, size_t bytes,
+                                int to_array)
+{
+    if (!t->ops->on_device) {
+        memcpy(to_array ? array : host, to_array ? host : array, bytes);
+        return HX_OK;
+    }
+#ifdef HALOX_HAVE_CUDA
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess)
+        e = cudaMemcpy(to_array ? array : host, to_array ? host : array, bytes,
+                       to_array ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess)
+        return hxi_error(HX_ERR_CUDA, "copy of %zu bytes %s transport '%s' failed: %s", bytes,
+                         to_array ? "into" : "out of", t->ops->name, cudaGetErrorString(e));
+    return HX_OK;
+#else
+    return hxi_error(HX_ERR_UNSUPPORTED, "device arrays in a build without CUDA");
+#endif
+}
+
+static hx_status hxi_array_io(hx_transport *t, hx_array which, int first, int n, double *host,
+                              int to_array)
+{
+    size_t elem = t->opts.dtype == HX_DOUBLE ? sizeof(double) : sizeof(float);
+    char *array = which == HX_FORCES ? t->f : t->x;
+    void *tmp = host;
+    hx_status st = HX_OK;
+    if (which != HX_COORDS && which != HX_FORCES)
+        return hxi_error(HX_ERR_INVALID, "array %d: use HX_COORDS or HX_FORCES", (int)which);
+    if (first < 0 || n < 0 || (long)first + n > t->capacity)
+        return hxi_error(HX_ERR_OVERFLOW,
+                         "atoms [%d, %ld) are outside the transport's arrays of %d atoms: set "
+                         "a plan first, and stay within it",
+                         first, (long)first + n, t->capacity);
+    if (n == 0)
+        return HX_OK;
+    array += (size_t)first * 3 * elem;
+    if (elem == sizeof(float))
+        HXI_CHECK(hxi_alloc(&tmp, (size_t)n * 3 * sizeof(float), "conversion buffer"));
+    if (to_array && tmp != host)
+        for (size_t i = 0; i < (size_t)n * 3; i++)
+            ((float *)tmp)[i] = (float)host[i];
+    st = hxi_array_copy(t, array, tmp, (size_t)n * 3 * elem, to_array);
+    if (st == HX_OK && !to_array && tmp != host)
+        for (size_t i = 0; i < (size_t)n * 3; i++)
+            host[i] = ((float *)tmp)[i];
+    if (tmp != host)
+        free(tmp);
+    return st;
+}
+
+hx_status hx_transport_write(hx_transport *t, hx_array which, int first, int n,
+                             const double *src)
+{
+    return hxi_array_io(t, which, first, n, (double *)src, 1);
+}
+
+hx_status hx_transport_read(hx_transport *t, hx_array which, int first, int n, double *dst)
+{
+    return hxi_array_io(t, which, first, n, dst, 0);
+}

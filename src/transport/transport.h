@@ -1,0 +1,57 @@
+/*
+ * transport.h - what a backend provides: one const table of operations.
+ * Backends see plans and raw arrays, never MD data structures.
+ */
+#ifndef HALOX_TRANSPORT_H
+#define HALOX_TRANSPORT_H
+
+#include "core/hxi.h"
+#include "core/plan.h"
+
+typedef struct hxi_transport_ops {
+    const char *name;
+    int on_device;                 /* arrays live in device memory */
+    hx_status (*create)(hx_transport *t);
+    void (*destroy)(hx_transport *t);
+    /* Collective: adopt t->plan (already set), growing buffers as needed. */
+    hx_status (*set_plan)(hx_transport *t);
+    hx_status (*forward)(hx_transport *t);
+    hx_status (*reverse)(hx_transport *t);
+    hx_status (*sync)(hx_transport *t); /* may be NULL: nothing to wait for */
+} hxi_transport_ops;
+
+struct hx_transport {
+    const hxi_transport_ops *ops;
+    hx_comm *comm;
+    hx_transport_opts opts;
+    const hx_plan *plan;
+    void *x;              /* coordinates, capacity * 3 of opts.dtype */
+    void *f;              /* forces, likewise */
+    int capacity;         /* atoms the arrays hold */
+    uint64_t step;        /* forward calls so far: grows, never resets */
+    char describe[256];
+    void *impl;           /* backend state */
+};
+
+/* Capacity for a plan: what it needs times the margin, at least `floor`. */
+int hxi_capacity_for(int need, int floor);
+/* The common check before adopting a plan: HX_ERR_OVERFLOW when it does not
+ * fit a fixed capacity; otherwise *grow says whether buffers must grow to
+ * *new_capacity (agreed over all ranks). Collective. */
+hx_status hxi_transport_fit(hx_transport *t, int *grow, int *new_capacity);
+
+extern const hxi_transport_ops hxi_transport_cpu;
+#ifdef HALOX_HAVE_CUDA
+#ifdef HALOX_HAVE_MPI
+extern const hxi_transport_ops hxi_transport_mpi;
+#endif
+#ifdef HALOX_HAVE_NCCL
+extern const hxi_transport_ops hxi_transport_nccl;
+#endif
+#ifdef HALOX_HAVE_NVSHMEM
+extern const hxi_transport_ops hxi_transport_nvshmem_stream;
+extern const hxi_transport_ops hxi_transport_nvshmem_pulse;
+#endif
+#endif
+
+#endif /* HALOX_TRANSPORT_H */
