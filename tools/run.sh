@@ -13,7 +13,7 @@ mpirun=(mpirun)
 [ "$(id -u)" = 0 ] && mpirun+=(--allow-run-as-root)
 ngpu=0
 command -v nvidia-smi >/dev/null && ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
-if [ "$ngpu" -gt 0 ] && [ -x build/tools/halox-md ] && grep -q HALOX_HAVE_CUDA build/CMakeCache.txt 2>/dev/null; then
+if [ "$ngpu" -gt 0 ] && build/tools/halox-md --help 2>/dev/null | grep -q -- "--gpu"; then
   echo "run: $ngpu GPU(s): one rank per GPU" >&2
   set -x
   exec "${mpirun[@]}" -n "$ngpu" -x NVSHMEM_DISABLE_NVLS -x NCCL_NVLS_ENABLE build/tools/halox-md --gpu "$@"
