@@ -1,19 +1,33 @@
 /*
  * halox-bench - side-by-side timings of the halo exchange.
  *
- *   halox-bench [exchange] [--atoms N] [--grid NXxNYxNZ] [--transport NAME|all]
+ *   halox-bench [exchange] [--atoms N] [--grid NXxNYxNZ] [--transport LIST|all]
  *               [--iters N] [--warmup N] [--cutoff RH] [--density RHO]
- *               [--dtype float|double] [--seed S] [--csv FILE]
+ *               [--lattice random|fcc] [--dtype float|double] [--seed S]
+ *               [--csv FILE] [--no-put]
  *
- * For each transport: a random system of N atoms at the given density (LJ
- * units, default 0.8442) in a cubic periodic box, one plan with halo cutoff
- * RH (default 2.8), then iterations of forward + reverse. Each iteration is
+ * For each transport: a system of N atoms at the given density (LJ units,
+ * default 0.8442) in a cubic periodic box, uniform random or an fcc lattice
+ * (4 k^3 atoms, k = round((N/4)^(1/3))), one plan with halo cutoff RH
+ * (default 2.8), then iterations of forward + reverse. Each iteration is
  * timed on every rank and the slowest rank's time kept; the table gives the
- * median, minimum and 90th percentile over iterations.
+ * median, minimum and 90th percentile over iterations. LIST is comma
+ * separated. The nvshmem transports also run with the put path forced
+ * (rows "NAME/put") unless --no-put. For `mpi`, a per-pulse breakdown
+ * (pack, sync, MPI, unpack; mean over the timed iterations, slowest rank)
+ * follows the table.
+ *
+ * All transports are created before the first is timed and destroyed after
+ * the last: NVSHMEM can start only once per process.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "halox.h"
 #include "core/hxi.h"
+
+#if defined(HALOX_HAVE_CUDA) && defined(HALOX_HAVE_MPI)
+#include "transport/mpi/mpi.h"
+#define BENCH_MPI_BREAKDOWN 1
+#endif
 
 #include <math.h>
 #include <stdio.h>
@@ -30,10 +44,15 @@ typedef struct bench_opts {
     hx_dtype dtype;
     uint64_t seed;
     const char *csv;
+    int fcc;
+    int no_put;
 } bench_opts;
 
 typedef struct bench_row {
     const char *name;
+    char label[48];
+    int force_put;
+    hx_transport *t;
     char describe[256];
     double median_us, min_us, p90_us;
     long halo_atoms; /* sum over ranks */
@@ -65,9 +84,10 @@ static int cmp_double(const void *a, const void *b)
 
 static void usage(void)
 {
-    printf("usage: halox-bench [exchange] [--atoms N] [--grid NXxNYxNZ] [--transport NAME|all]\n"
+    printf("usage: halox-bench [exchange] [--atoms N] [--grid NXxNYxNZ] [--transport LIST|all]\n"
            "                   [--iters N] [--warmup N] [--cutoff RH] [--density RHO]\n"
-           "                   [--dtype float|double] [--seed S] [--csv FILE]\n"
+           "                   [--lattice random|fcc] [--dtype float|double] [--seed S]\n"
+           "                   [--csv FILE] [--no-put]\n"
            "transports built:");
     for (int i = 0; i < hx_transport_count(); i++)
         printf(" %s", hx_transport_name_at(i));
@@ -90,6 +110,10 @@ static int parse_args(int argc, char **argv, bench_opts *o, int rank)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "exchange") == 0)
             continue;
+        if (strcmp(a, "--no-put") == 0) {
+            o->no_put = 1;
+            continue;
+        }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             if (rank == 0)
                 usage();
@@ -125,6 +149,14 @@ static int parse_args(int argc, char **argv, bench_opts *o, int rank)
             o->seed = strtoull(v, NULL, 10);
         else if (strcmp(a, "--csv") == 0)
             o->csv = v;
+        else if (strcmp(a, "--lattice") == 0) {
+            if (strcmp(v, "fcc") != 0 && strcmp(v, "random") != 0) {
+                if (rank == 0)
+                    fprintf(stderr, "halox-bench: --lattice takes random or fcc, not %s\n", v);
+                return 2;
+            }
+            o->fcc = strcmp(v, "fcc") == 0;
+        }
         else {
             if (rank == 0)
                 fprintf(stderr, "halox-bench: unknown option %s (see --help)\n", a);
@@ -140,17 +172,37 @@ static int parse_args(int argc, char **argv, bench_opts *o, int rank)
     return 0;
 }
 
-/* This rank's atoms of a seeded uniform random system (same on every rank). */
+/* fcc cells per side for about `atoms` atoms. */
+static int fcc_cells(long atoms)
+{
+    int k = (int)lround(cbrt((double)atoms / 4.0));
+    return k < 1 ? 1 : k;
+}
+
+/* This rank's atoms of a seeded uniform random system, or of an fcc
+ * lattice (slightly offset so that no atom sits on a domain boundary); the
+ * same system on every rank. */
 static hx_status make_system(const bench_opts *o, const hx_decomp *d, int *n, double **x)
 {
     uint64_t s = o->seed;
     int cap = 1024;
+    int k = fcc_cells(o->atoms);
+    double a = d->box_len[0] / k;
+    static const double basis[4][3] = {{0, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}, {0, 0.5, 0.5}};
     *n = 0;
     HXI_CHECK(hxi_alloc((void **)x, (size_t)cap * 3 * sizeof(double), "benchmark atoms"));
     for (long i = 0; i < o->atoms; i++) {
         double p[3];
-        for (int k = 0; k < 3; k++)
-            p[k] = d->box_lo[k] + d->box_len[k] * ((splitmix(&s) >> 11) * 0x1.0p-53);
+        if (o->fcc) {
+            long c = i / 4;
+            int ix = (int)(c % k), iy = (int)((c / k) % k), iz = (int)(c / ((long)k * k));
+            int cell[3] = {ix, iy, iz};
+            for (int m = 0; m < 3; m++)
+                p[m] = d->box_lo[m] + a * (cell[m] + basis[i % 4][m] + 0.125);
+        } else {
+            for (int m = 0; m < 3; m++)
+                p[m] = d->box_lo[m] + d->box_len[m] * ((splitmix(&s) >> 11) * 0x1.0p-53);
+        }
         if (hx_decomp_owner(d, p) != d->rank)
             continue;
         if (*n == cap) {
@@ -163,30 +215,80 @@ static hx_status make_system(const bench_opts *o, const hx_decomp *d, int *n, do
     return HX_OK;
 }
 
-static void run_one(hx_comm *comm, const bench_opts *o, const char *name, const hx_plan *plan,
-                    const double *x, bench_row *row)
+/* Creates and prepares the row's transport; errors stay in the row. */
+static void prepare(hx_comm *comm, const bench_opts *o, const hx_plan *plan, const double *x,
+                    bench_row *row)
 {
     hx_transport_opts to;
-    hx_transport *t = NULL;
-    double *times = NULL;
     hx_status st;
-
-    memset(row, 0, sizeof *row);
-    row->name = name;
     hx_transport_opts_init(&to);
-    to.name = name;
-    to.dtype = strcmp(name, "cpu") == 0 ? o->dtype : HX_FLOAT;
-    st = hx_transport_create(&t, comm, &to);
+    to.name = row->name;
+    to.dtype = strcmp(row->name, "cpu") == 0 ? o->dtype : HX_FLOAT;
+    to.force_put = row->force_put;
+    st = hx_transport_create(&row->t, comm, &to);
     if (st == HX_OK)
-        st = hx_transport_set_plan(t, plan);
+        st = hx_transport_set_plan(row->t, plan);
     if (st == HX_OK) {
-        snprintf(row->describe, sizeof row->describe, "%s", hx_transport_describe(t));
-        st = hx_transport_write(t, HX_COORDS, 0, hx_plan_nhome(plan), x);
+        snprintf(row->describe, sizeof row->describe, "%s", hx_transport_describe(row->t));
+        st = hx_transport_write(row->t, HX_COORDS, 0, hx_plan_nhome(plan), x);
     }
-    if (st == HX_OK)
-        st = hxi_alloc((void **)&times, (size_t)o->iters * sizeof(double), "timings");
+    st = hxi_agree(comm, st);
+    row->status = st;
+    if (st != HX_OK)
+        snprintf(row->error, sizeof row->error, "%s: %s", hx_status_string(st), hx_last_error());
+}
+
+#ifdef BENCH_MPI_BREAKDOWN
+/* Mean per-pulse host times of the mpi transport over the timed iterations,
+ * slowest rank per entry. */
+static void mpi_breakdown(hx_comm *comm, hx_transport *t, const hx_plan *plan, int iters)
+{
+    hxi_mpi_pulse_times fwd[HX_MAX_PULSES], rev[HX_MAX_PULSES];
+    int np = hxi_mpi_times(t, fwd, rev);
+    if (np <= 0)
+        return;
+    double v[HX_MAX_PULSES * 8];
+    for (int p = 0; p < np; p++) {
+        const hxi_mpi_pulse_times *d[2] = {&fwd[p], &rev[p]};
+        for (int k = 0; k < 2; k++) {
+            double c = d[k]->count > 0 ? (double)d[k]->count : 1.0;
+            v[8 * p + 4 * k + 0] = 1e6 * d[k]->pack / c;
+            v[8 * p + 4 * k + 1] = 1e6 * d[k]->sync / c;
+            v[8 * p + 4 * k + 2] = 1e6 * d[k]->mpi / c;
+            v[8 * p + 4 * k + 3] = 1e6 * d[k]->unpack / c;
+        }
+    }
+    hxi_allreduce_double(comm, v, 8 * np, 1);
+    if (hx_comm_rank(comm) != 0)
+        return;
+    static const char dims[3] = {'X', 'Y', 'Z'};
+    printf("# mpi per pulse (us, mean of %d iterations, slowest rank): host time of each stage\n",
+           iters);
+    printf("%-6s %-4s %-6s %10s %10s %10s %10s\n", "pulse", "dim", "dir", "pack", "sync", "mpi",
+           "unpack");
+    for (int p = 0; p < np; p++)
+        for (int k = 0; k < 2; k++)
+            printf("%-6d %-4c %-6s %10.2f %10.2f %10.2f %10.2f\n", p,
+                   dims[hx_plan_pulse(plan, p)->dim], k ? "forces" : "coords",
+                   v[8 * p + 4 * k + 0], v[8 * p + 4 * k + 1], v[8 * p + 4 * k + 2],
+                   v[8 * p + 4 * k + 3]);
+}
+#endif
+
+static void run_one(hx_comm *comm, const bench_opts *o, const hx_plan *plan, bench_row *row)
+{
+    hx_transport *t = row->t;
+    double *times = NULL;
+    hx_status st = row->status;
+    if (st != HX_OK)
+        return;
+    st = hxi_alloc((void **)&times, (size_t)o->iters * sizeof(double), "timings");
     for (int it = 0; st == HX_OK && it < o->warmup + o->iters; it++) {
         double t0, dt;
+#ifdef BENCH_MPI_BREAKDOWN
+        if (it == o->warmup)
+            hxi_mpi_times_reset(t);
+#endif
         st = hxi_barrier(comm);
         t0 = now_s();
         if (st == HX_OK)
@@ -211,9 +313,31 @@ static void run_one(hx_comm *comm, const bench_opts *o, const char *name, const 
                                              : 0.5 * (times[o->iters / 2 - 1] + times[o->iters / 2]));
         row->min_us = 1e6 * times[0];
         row->p90_us = 1e6 * times[(int)(0.9 * (o->iters - 1))];
+#ifdef BENCH_MPI_BREAKDOWN
+        if (strcmp(row->name, "mpi") == 0)
+            mpi_breakdown(comm, t, plan, o->iters);
+#endif
     }
+    (void)plan;
     free(times);
-    hx_transport_destroy(t);
+}
+
+/* 1 when name is in the comma-separated list (or the list is "all"). */
+static int wanted(const char *list, const char *name)
+{
+    if (strcmp(list, "all") == 0)
+        return 1;
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0)
+            return 1;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -240,6 +364,10 @@ int main(int argc, char **argv)
         hx_finalize();
         return rc == 1 ? 0 : 2;
     }
+    if (o.fcc) {
+        int k = fcc_cells(o.atoms);
+        o.atoms = 4L * k * k * k;
+    }
     len = cbrt(o.atoms / o.density);
     {
         double lo[3] = {0, 0, 0}, box[3] = {len, len, len};
@@ -259,19 +387,27 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    for (int i = 0; i < hx_transport_count() && nrows < 16; i++) {
+    for (int i = 0; i < hx_transport_count() && nrows < 15; i++) {
         const char *name = hx_transport_name_at(i);
-        if (strcmp(o.transport, "all") != 0 && strcmp(o.transport, name) != 0)
+        if (!wanted(o.transport, name))
             continue;
-        run_one(comm, &o, name, plan, x, &rows[nrows]);
-        rows[nrows].npulses = hx_plan_npulses(plan);
-        {
+        int variants = (strncmp(name, "nvshmem", 7) == 0 && !o.no_put) ? 2 : 1;
+        for (int v = 0; v < variants; v++) {
+            bench_row *r = &rows[nrows++];
+            memset(r, 0, sizeof *r);
+            r->name = name;
+            r->force_put = v;
+            snprintf(r->label, sizeof r->label, "%s%s", name, v ? "/put" : "");
+            r->npulses = hx_plan_npulses(plan);
             int h = hx_plan_nhalo(plan);
             hxi_allreduce_int(comm, &h, 1, 0);
-            rows[nrows].halo_atoms = h;
+            r->halo_atoms = h;
         }
-        nrows++;
     }
+    for (int i = 0; i < nrows; i++)
+        prepare(comm, &o, plan, x, &rows[i]);
+    for (int i = 0; i < nrows; i++)
+        run_one(comm, &o, plan, &rows[i]);
     if (nrows == 0 && rank == 0)
         fprintf(stderr, "halox-bench: transport '%s' is not built (see --help)\n", o.transport);
 
@@ -279,9 +415,10 @@ int main(int argc, char **argv)
         FILE *csv = o.csv ? fopen(o.csv, "w") : NULL;
         if (o.csv && !csv)
             fprintf(stderr, "halox-bench: cannot write %s\n", o.csv);
-        printf("# halox-bench exchange: %ld atoms, box %.3f^3, halo cutoff %.2f, grid %dx%dx%d, "
-               "%d ranks, %d pulses, %d iterations (+%d warm-up), slowest rank per iteration\n",
-               o.atoms, len, o.cutoff, d.grid[0], d.grid[1], d.grid[2], size,
+        printf("# halox-bench exchange: %ld atoms (%s), box %.3f^3, halo cutoff %.2f, grid "
+               "%dx%dx%d, %d ranks, %d pulses, %d iterations (+%d warm-up), slowest rank per "
+               "iteration\n",
+               o.atoms, o.fcc ? "fcc" : "random", len, o.cutoff, d.grid[0], d.grid[1], d.grid[2], size,
                hx_plan_npulses(plan), o.iters, o.warmup);
         printf("%-20s %12s %12s %12s %12s  %s\n", "transport", "median_us", "min_us", "p90_us",
                "halo_atoms", "how");
@@ -291,19 +428,21 @@ int main(int argc, char **argv)
         for (int i = 0; i < nrows; i++) {
             bench_row *r = &rows[i];
             if (r->status == HX_OK)
-                printf("%-20s %12.2f %12.2f %12.2f %12ld  %s\n", r->name, r->median_us,
+                printf("%-20s %12.2f %12.2f %12.2f %12ld  %s\n", r->label, r->median_us,
                        r->min_us, r->p90_us, r->halo_atoms, r->describe);
             else
-                printf("%-20s %12s %12s %12s %12ld  %s\n", r->name, "-", "-", "-", r->halo_atoms,
+                printf("%-20s %12s %12s %12s %12ld  %s\n", r->label, "-", "-", "-", r->halo_atoms,
                        r->error);
             if (csv)
-                fprintf(csv, "%s,%ld,%dx%dx%d,%d,%d,%ld,%.3f,%.3f,%.3f,%s\n", r->name, o.atoms,
+                fprintf(csv, "%s,%ld,%dx%dx%d,%d,%d,%ld,%.3f,%.3f,%.3f,%s\n", r->label, o.atoms,
                         d.grid[0], d.grid[1], d.grid[2], size, r->npulses, r->halo_atoms,
                         r->median_us, r->min_us, r->p90_us, hx_status_string(r->status));
         }
         if (csv)
             fclose(csv);
     }
+    for (int i = nrows - 1; i >= 0; i--)
+        hx_transport_destroy(rows[i].t);
     hx_plan_destroy(plan);
     free(x);
     hx_comm_destroy(comm);

@@ -133,11 +133,21 @@ int hx_decomp_rank_at(const hx_decomp *d, const int coord[3])
 
 int hx_decomp_cell(const hx_decomp *d, int dim, double x)
 {
-    double s = (x - d->box_lo[dim]) / d->box_len[dim] * d->grid[dim];
-    int c = (int)floor(s);
+    int n = d->grid[dim];
+    double lo = d->box_lo[dim], len = d->box_len[dim];
+    double s = (x - lo) / len * n;
+    int c;
     if (!(s >= 0)) /* also NaN */
         return 0;
-    return c >= d->grid[dim] ? d->grid[dim] - 1 : c;
+    c = s >= n ? n - 1 : (int)floor(s);
+    /* The quotient can land one cell off next to a bound; the bounds are
+     * what hx_decomp_init computes (lo + len * c / n), so that a point
+     * always lies inside the domain of the cell it is given. */
+    if (c > 0 && x < lo + len * c / n)
+        c--;
+    else if (c < n - 1 && x >= lo + len * (c + 1) / n)
+        c++;
+    return c;
 }
 
 int hx_decomp_owner(const hx_decomp *d, const double x[3])

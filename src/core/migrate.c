@@ -159,7 +159,10 @@ hx_status hx_migrate(hx_comm *comm, const hx_decomp *d, int *n, int *capacity, d
     m.fields = fields;
     m.nfields = nfields;
     m.rec = 3 * sizeof(double);
-    if (*n < 0 || *n > *capacity || (*n > 0 && !*x) || nfields < 0)
+    if (!d || !n || !capacity || !x || (nfields > 0 && !fields))
+        st = hxi_error(HX_ERR_INVALID, "migrate: the decomposition, the atom count, the "
+                                       "capacity, the coordinates and the fields must be given");
+    else if (*n < 0 || *n > *capacity || (*n > 0 && !*x) || nfields < 0)
         st = hxi_error(HX_ERR_INVALID, "migrate: %d atoms in room for %d: need 0 <= n <= "
                                        "capacity and arrays for them", *n, *capacity);
     for (int f = 0; st == HX_OK && f < nfields; f++) {

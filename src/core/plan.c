@@ -166,8 +166,12 @@ hx_status hx_plan_create(hx_plan **out, hx_comm *comm, const hx_decomp *d, int n
     int cap = 0, sizes[2];
     hx_status st;
 
-    *out = NULL;
-    if (!d || hx_comm_size(comm) != d->nranks || hx_comm_rank(comm) != d->rank)
+    if (out)
+        *out = NULL;
+    if (!out)
+        st = hxi_error(HX_ERR_INVALID, "no place for the plan: pass the address of an "
+                                       "hx_plan pointer");
+    else if (!d || hx_comm_size(comm) != d->nranks || hx_comm_rank(comm) != d->rank)
         st = hxi_error(HX_ERR_INVALID,
                        "decomposition is for rank %d of %d but the communicator has rank %d "
                        "of %d: initialise it with hx_comm_rank and hx_comm_size",

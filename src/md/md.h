@@ -87,8 +87,23 @@ extern const hx_md_engine_ops hx_md_engine_gpu;
 /* Builds this rank's home atoms of the fcc lattice (LAMMPS's `lattice fcc
  * rho` and `region block 0 nx 0 ny 0 nz`); sys->decomp must be set. */
 hx_status hx_md_lattice(hx_md_system *sys, const hx_md_config *cfg);
+/* The periodic box of the lattice: origin 0, cfg->cells[d] lattice constants
+ * (4 / density)^(1/3) along each dimension. HX_ERR_INVALID for a density or
+ * cell count that cannot make a lattice. */
+hx_status hx_md_box(const hx_md_config *cfg, double box_lo[3], double box_len[3]);
 /* Velocities at cfg->temperature: seeded, zero total momentum, scaled to T
  * over 3N-3 degrees of freedom; identical for any rank count. Collective. */
 hx_status hx_md_velocities(hx_md_system *sys, const hx_md_config *cfg, hx_comm *comm);
+
+/* The halox-md program (run.c): options and deck as deck.h describes;
+ * returns the exit code, the same on every rank. */
+int hx_md_main(int argc, char **argv);
+
+/* A thermo row from global sums (thermo.c, shared by both engines): mv2 is
+ * sum m v.v over all atoms, epair the pair energy, virial sum r.F over all
+ * pairs. Temperature over 3N-3 degrees of freedom, energies per atom,
+ * P = (mv2 + virial) / (3 V), as LAMMPS in lj units. */
+void hx_md_thermo_from_sums(hx_md_thermo *out, int64_t step, int64_t natoms, double volume,
+                            double mv2, double epair, double virial);
 
 #endif /* HALOX_MD_H */

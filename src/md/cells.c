@@ -1,0 +1,118 @@
+/*
+ * cells.c - atoms of one rank sorted into bins for the neighbour search.
+ *
+ * Bins are at least the neighbour cutoff wide, so the 27 bins around an
+ * atom's bin hold every partner within the cutoff. Along a dimension with
+ * grid 1 the bins tile the periodic box (positions are wrapped there at
+ * every rebuild, by hx_migrate); with fewer than 3 bins they collapse into
+ * one, since -1, 0, +1 would otherwise name the same bin twice. Along a
+ * decomposed dimension the bins span the atoms present (home atoms plus the
+ * halo above), and an index outside is clamped: with bins at least the
+ * cutoff wide a clamped atom still finds its partners in the stencil.
+ */
+#include "md/md_cpu.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void hxi_md_cells_free(hxi_md_cells *c)
+{
+    free(c->start);
+    free(c->atoms);
+    free(c->bin);
+    memset(c, 0, sizeof *c);
+}
+
+static int hxi_bin_index(const hxi_md_cells *c, int k, double x)
+{
+    int b = (int)floor((x - c->lo[k]) * c->inv[k]);
+    if (c->wrap[k]) {
+        b %= c->nb[k];
+        if (b < 0)
+            b += c->nb[k];
+    } else if (b < 0) {
+        b = 0;
+    } else if (b >= c->nb[k]) {
+        b = c->nb[k] - 1;
+    }
+    return b;
+}
+
+hx_status hxi_md_cells_build(hxi_md_cells *c, const hx_decomp *d, double cut, const double *x,
+                             int n)
+{
+    int64_t nbins = 1;
+
+    for (int k = 0; k < 3; k++) {
+        double lo, len;
+        int nb;
+        if (d->grid[k] == 1) {
+            lo = d->box_lo[k];
+            len = d->box_len[k];
+            nb = (int)floor(len / cut);
+            if (nb < 3)
+                nb = 1;
+            c->wrap[k] = nb > 1;
+        } else {
+            double hi = -INFINITY;
+            lo = INFINITY;
+            for (int i = 0; i < n; i++) {
+                double v = x[3 * (size_t)i + k];
+                lo = v < lo ? v : lo;
+                hi = v > hi ? v : hi;
+            }
+            if (n == 0) {
+                lo = d->dom_lo[k];
+                hi = d->dom_hi[k];
+            }
+            len = hi - lo;
+            nb = len > cut ? (int)floor(len / cut) : 1;
+            if (len <= 0)
+                len = 1; /* all atoms on one plane: one bin */
+            c->wrap[k] = 0;
+        }
+        if (nb < 1)
+            nb = 1;
+        if (nb > 1 << 20)
+            nb = 1 << 20;
+        c->nb[k] = nb;
+        c->lo[k] = lo;
+        c->inv[k] = nb / len;
+        nbins *= nb;
+    }
+    if (nbins > INT32_MAX / 2)
+        return hxi_error(HX_ERR_NOMEM, "neighbour search needs %lld bins: the atoms are spread "
+                                       "too far (check for atoms far outside their domain)",
+                         (long long)nbins);
+    c->nbins = (int)nbins;
+    if (c->nbins + 1 > c->cap_bins) {
+        HXI_CHECK(hxi_grow((void **)&c->start, (size_t)(c->nbins + 1) * sizeof(int),
+                           "neighbour bins"));
+        c->cap_bins = c->nbins + 1;
+    }
+    if (n > c->cap_atoms) {
+        int cap = n + n / 4 + 16;
+        HXI_CHECK(hxi_grow((void **)&c->atoms, (size_t)cap * sizeof(int), "binned atoms"));
+        HXI_CHECK(hxi_grow((void **)&c->bin, (size_t)cap * sizeof(int), "atom bins"));
+        c->cap_atoms = cap;
+    }
+
+    /* Counting sort: stable, so atoms of a bin stay in ascending order. */
+    memset(c->start, 0, (size_t)(c->nbins + 1) * sizeof(int));
+    for (int i = 0; i < n; i++) {
+        const double *p = x + 3 * (size_t)i;
+        int b = hxi_bin_index(c, 0, p[0]) +
+                c->nb[0] * (hxi_bin_index(c, 1, p[1]) + c->nb[1] * hxi_bin_index(c, 2, p[2]));
+        c->bin[i] = b;
+        c->start[b + 1]++;
+    }
+    for (int b = 0; b < c->nbins; b++)
+        c->start[b + 1] += c->start[b];
+    for (int i = 0; i < n; i++)
+        c->atoms[c->start[c->bin[i]]++] = i;
+    for (int b = c->nbins; b > 0; b--)
+        c->start[b] = c->start[b - 1];
+    c->start[0] = 0;
+    return HX_OK;
+}

@@ -1,0 +1,351 @@
+/*
+ * engine_cpu.c - the CPU engine: double precision on every MPI rank, the
+ * `cpu` transport moving coordinates forward and forces back.
+ *
+ * Between rebuilds the engine works in place on the transport's arrays: x
+ * and f hold the home atoms first and the halo after them, so a step needs
+ * no copies (integrate home x, forward fills the halo x, forces on all
+ * atoms, reverse folds the halo forces into their owners). v and id stay in
+ * the system's arrays, indexed like the home atoms.
+ *
+ * A step, as LAMMPS's Verlet with fix nve:
+ *   v += dt/2m f; x += dt v            (home atoms; skipped without nve)
+ *   rebuild now?  (neigh_modify every/delay/check, as Neighbor::decide)
+ *     yes: migrate (x, v, id), new plan (halo cutoff rc + skin), set it on
+ *          the transport, forward, cell and neighbour lists
+ *     no:  forward
+ *   f = 0; local pairs; non-local pairs; reverse
+ *   v += dt/2m f
+ * After a migration the home atoms are in a new order; the lists, the
+ * saved positions of the distance check and everything else indexed by atom
+ * are rebuilt from it, and the forces are recomputed before they are used.
+ */
+#include "md/md_cpu.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct hx_md_engine {
+    hx_comm *comm;
+    hx_md_config cfg;
+    hx_md_system *sys;
+    hx_transport *t;
+    hx_plan *plan;
+    double *x, *f; /* the transport's arrays, ntotal * 3 */
+    int nhome, ntotal;
+    hxi_md_cells cells;
+    hxi_md_nlist local, nonlocal;
+    hxi_md_lj lj;
+    hxi_md_pbc pbc;
+    double cutneigh;
+    double *xhold; /* home positions at the last rebuild (check yes) */
+    int cap_hold;
+    int ago;       /* steps since the last rebuild */
+    double dtf;    /* dt / 2m */
+    double acc[2]; /* pair energy and virial of the last force pass */
+    int acc_valid;
+    int64_t step;
+    double volume;
+    double *fout;
+    int cap_fout;
+    hx_md_stats stats;
+    char describe[512];
+};
+
+static hx_status cpu_forward(hx_md_engine *e)
+{
+    double t0 = hxi_md_now();
+    hx_status st = hx_transport_forward(e->t);
+    e->stats.stage[HX_MD_HALO_FWD] += hxi_md_now() - t0;
+    return st;
+}
+
+/* Migrate, plan, transport, halo, lists: everything that depends on where
+ * the atoms are. Collective; every failure is agreed on. */
+static hx_status cpu_rebuild(hx_md_engine *e)
+{
+    hx_md_system *s = e->sys;
+    hx_field fields[2] = {{(void **)&s->v, 3 * sizeof(double)},
+                          {(void **)&s->id, sizeof(int64_t)}};
+    hx_plan *plan = NULL;
+    hx_status st;
+    double t0 = hxi_md_now(), t1;
+
+    if (e->plan && e->nhome > 0)
+        memcpy(s->x, e->x, (size_t)e->nhome * 3 * sizeof(double));
+    HXI_CHECK(hx_migrate(e->comm, &s->decomp, &s->n, &s->capacity, &s->x, fields, 2));
+    HXI_CHECK(hx_plan_create(&plan, e->comm, &s->decomp, s->n, s->x));
+    st = hx_transport_set_plan(e->t, plan);
+    if (st != HX_OK) {
+        hx_plan_destroy(plan);
+        return st;
+    }
+    hx_plan_destroy(e->plan);
+    e->plan = plan;
+    e->x = hx_transport_coords(e->t);
+    e->f = hx_transport_forces(e->t);
+    e->nhome = hx_plan_nhome(plan);
+    e->ntotal = hx_plan_ntotal(plan);
+    if (e->nhome > 0)
+        memcpy(e->x, s->x, (size_t)e->nhome * 3 * sizeof(double));
+    t1 = hxi_md_now();
+    e->stats.stage[HX_MD_MIGRATE] += t1 - t0;
+
+    HXI_CHECK(cpu_forward(e));
+
+    t0 = hxi_md_now();
+    st = hxi_md_neigh_build(&e->local, &e->nonlocal, &e->cells, &s->decomp, e->cutneigh, e->x,
+                            hx_plan_zones(plan), e->nhome, e->ntotal);
+    if (st == HX_OK && e->cfg.neigh_check && e->nhome > e->cap_hold) {
+        int cap = e->nhome + e->nhome / 4 + 16;
+        st = hxi_grow((void **)&e->xhold, (size_t)cap * 3 * sizeof(double), "saved positions");
+        if (st == HX_OK)
+            e->cap_hold = cap;
+    }
+    HXI_CHECK(hxi_agree(e->comm, st));
+    if (e->cfg.neigh_check && e->nhome > 0)
+        memcpy(e->xhold, e->x, (size_t)e->nhome * 3 * sizeof(double));
+    e->stats.stage[HX_MD_NEIGH] += hxi_md_now() - t0;
+    e->ago = 0;
+    e->stats.rebuilds++;
+    return HX_OK;
+}
+
+/* Forces on every atom of this rank, then the force halo exchange. */
+static hx_status cpu_forces(hx_md_engine *e, int energy)
+{
+    double t0 = hxi_md_now(), t1, t2;
+    double *acc = energy ? e->acc : NULL;
+    hx_status st;
+
+    e->acc[0] = e->acc[1] = 0.0;
+    memset(e->f, 0, (size_t)e->ntotal * 3 * sizeof(double));
+    hxi_md_force_lj(&e->lj, &e->pbc, &e->local, e->x, e->f, acc);
+    t1 = hxi_md_now();
+    hxi_md_force_lj(&e->lj, &e->pbc, &e->nonlocal, e->x, e->f, acc);
+    t2 = hxi_md_now();
+    st = hx_transport_reverse(e->t);
+    e->stats.stage[HX_MD_LOCAL] += t1 - t0;
+    e->stats.stage[HX_MD_NONLOCAL] += t2 - t1;
+    e->stats.stage[HX_MD_HALO_REV] += hxi_md_now() - t2;
+    e->acc_valid = energy && st == HX_OK;
+    return st;
+}
+
+/* LAMMPS's Neighbor::decide: every N steps once `delay` steps have passed,
+ * and with check yes only when some atom moved more than half the skin
+ * since the last build (on any rank). */
+static hx_status cpu_decide(hx_md_engine *e, int *rebuild)
+{
+    int every = e->cfg.neigh_every > 0 ? e->cfg.neigh_every : 1;
+    int flag = 0;
+    *rebuild = 0;
+    e->ago++;
+    if (e->ago < e->cfg.neigh_delay || e->ago % every != 0)
+        return HX_OK;
+    if (!e->cfg.neigh_check) {
+        *rebuild = 1;
+        return HX_OK;
+    }
+    {
+        const double trigger = 0.25 * e->cfg.skin * e->cfg.skin;
+        for (int i = 0; i < e->nhome && !flag; i++) {
+            double dx = e->x[3 * i] - e->xhold[3 * i];
+            double dy = e->x[3 * i + 1] - e->xhold[3 * i + 1];
+            double dz = e->x[3 * i + 2] - e->xhold[3 * i + 2];
+            flag = dx * dx + dy * dy + dz * dz > trigger;
+        }
+    }
+    HXI_CHECK(hxi_allreduce_int(e->comm, &flag, 1, 1));
+    *rebuild = flag;
+    return HX_OK;
+}
+
+static double cpu_stage_sum(const hx_md_engine *e)
+{
+    double s = 0;
+    for (int k = 0; k < HX_MD_NSTAGES; k++)
+        s += e->stats.stage[k];
+    return s;
+}
+
+static void cpu_kick(hx_md_engine *e)
+{
+    const double dtf = e->dtf;
+    double *v = e->sys->v;
+    const double *f = e->f;
+    for (int i = 0; i < 3 * e->nhome; i++)
+        v[i] += dtf * f[i];
+}
+
+static hx_status cpu_step(hx_md_engine *e, int want_thermo)
+{
+    double t_start = hxi_md_now(), before = cpu_stage_sum(e), t0;
+    int rebuild = 0;
+    hx_status st;
+
+    if (e->cfg.nve) {
+        const double dt = e->cfg.dt;
+        const double *v = e->sys->v;
+        t0 = hxi_md_now();
+        cpu_kick(e);
+        for (int i = 0; i < 3 * e->nhome; i++)
+            e->x[i] += dt * v[i];
+        e->stats.stage[HX_MD_INTEGRATE] += hxi_md_now() - t0;
+    }
+    st = cpu_decide(e, &rebuild);
+    if (st == HX_OK)
+        st = rebuild ? cpu_rebuild(e) : cpu_forward(e);
+    if (st == HX_OK)
+        st = cpu_forces(e, want_thermo);
+    if (st == HX_OK && e->cfg.nve) {
+        t0 = hxi_md_now();
+        cpu_kick(e);
+        e->stats.stage[HX_MD_INTEGRATE] += hxi_md_now() - t0;
+    }
+    e->step++;
+    e->stats.steps++;
+    /* Whatever the stages did not claim (decisions, checks, calls). */
+    e->stats.stage[HX_MD_OTHER] += (hxi_md_now() - t_start) - (cpu_stage_sum(e) - before);
+    return st;
+}
+
+static hx_status cpu_thermo(hx_md_engine *e, hx_md_thermo *out)
+{
+    double t0 = hxi_md_now(), sums[3] = {0, 0, 0};
+    const double *v = e->sys->v;
+    if (!e->acc_valid)
+        return hxi_error(HX_ERR_STATE, "thermo at step %lld, but that step's force pass did "
+                                       "not sum energies: pass want_thermo to step()",
+                         (long long)e->step);
+    for (int i = 0; i < e->nhome; i++)
+        sums[0] += e->cfg.mass *
+                   (v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] + v[3 * i + 2] * v[3 * i + 2]);
+    sums[1] = e->acc[0];
+    sums[2] = e->acc[1];
+    HXI_CHECK(hxi_allreduce_double(e->comm, sums, 3, 0));
+    hx_md_thermo_from_sums(out, e->step, e->sys->natoms, e->volume, sums[0], sums[1], sums[2]);
+    e->stats.stage[HX_MD_OTHER] += hxi_md_now() - t0;
+    return HX_OK;
+}
+
+static hx_status cpu_gather(hx_md_engine *e, hx_md_system *sys, double **f)
+{
+    hx_md_system *s = e->sys;
+    size_t n3 = (size_t)e->nhome * 3;
+    if (sys != s) {
+        if (e->nhome > sys->capacity) {
+            HXI_CHECK(hxi_grow((void **)&sys->x, n3 * sizeof(double), "gathered coordinates"));
+            HXI_CHECK(hxi_grow((void **)&sys->v, n3 * sizeof(double), "gathered velocities"));
+            HXI_CHECK(hxi_grow((void **)&sys->id, (size_t)e->nhome * sizeof(int64_t),
+                               "gathered ids"));
+            sys->capacity = e->nhome;
+        }
+        memcpy(sys->v, s->v, n3 * sizeof(double));
+        memcpy(sys->id, s->id, (size_t)e->nhome * sizeof(int64_t));
+        sys->decomp = s->decomp;
+        sys->natoms = s->natoms;
+    }
+    if (n3)
+        memcpy(sys->x, e->x, n3 * sizeof(double));
+    sys->n = e->nhome;
+    if (f) {
+        if (e->nhome > e->cap_fout) {
+            HXI_CHECK(hxi_grow((void **)&e->fout, (n3 + 3) * sizeof(double), "gathered forces"));
+            e->cap_fout = e->nhome;
+        }
+        if (n3)
+            memcpy(e->fout, e->f, n3 * sizeof(double));
+        *f = e->fout;
+    }
+    return HX_OK;
+}
+
+static const hx_md_stats *cpu_stats(const hx_md_engine *e) { return &e->stats; }
+
+static const char *cpu_describe(const hx_md_engine *e)
+{
+    hx_md_engine *m = (hx_md_engine *)e;
+    const hx_decomp *d = &e->sys->decomp;
+    snprintf(m->describe, sizeof m->describe,
+             "cpu engine (double): grid %dx%dx%d, halo cutoff %g, %d pulses; %s", d->grid[0],
+             d->grid[1], d->grid[2], d->cutoff, e->plan ? hx_plan_npulses(e->plan) : 0,
+             e->t ? hx_transport_describe(e->t) : "no transport");
+    return e->describe;
+}
+
+static void cpu_destroy(hx_md_engine *e)
+{
+    if (!e)
+        return;
+    hx_transport_destroy(e->t);
+    hx_plan_destroy(e->plan);
+    hxi_md_cells_free(&e->cells);
+    hxi_md_nlist_free(&e->local);
+    hxi_md_nlist_free(&e->nonlocal);
+    free(e->xhold);
+    free(e->fout);
+    free(e);
+}
+
+static hx_status cpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_config *cfg,
+                            hx_md_system *sys)
+{
+    hx_md_engine *e = NULL;
+    hx_transport_opts o;
+    hx_status st = HX_OK;
+
+    *out = NULL;
+    if (!(cfg->rc > 0) || !(cfg->skin >= 0) || !(cfg->dt > 0) || !(cfg->mass > 0))
+        st = hxi_error(HX_ERR_INVALID,
+                       "cpu engine: cutoff %g, skin %g, timestep %g, mass %g: need rc > 0, "
+                       "skin >= 0, dt > 0 and mass > 0",
+                       cfg->rc, cfg->skin, cfg->dt, cfg->mass);
+    else if (sys->decomp.cutoff < (cfg->rc + cfg->skin) * (1 - 1e-12))
+        st = hxi_error(HX_ERR_CUTOFF,
+                       "cpu engine: the decomposition's halo cutoff %g is below rc + skin = %g: "
+                       "initialise it with the pair cutoff plus the skin",
+                       sys->decomp.cutoff, cfg->rc + cfg->skin);
+    if (st == HX_OK)
+        st = hxi_alloc((void **)&e, sizeof *e, "the cpu engine");
+    HXI_CHECK(hxi_agree(comm, st));
+    memset(e, 0, sizeof *e);
+    e->comm = comm;
+    e->cfg = *cfg;
+    e->sys = sys;
+    e->cutneigh = cfg->rc + cfg->skin;
+    e->dtf = 0.5 * cfg->dt / cfg->mass;
+    e->volume = sys->decomp.box_len[0] * sys->decomp.box_len[1] * sys->decomp.box_len[2];
+    hxi_md_lj_init(&e->lj, cfg);
+    hxi_md_pbc_init(&e->pbc, &sys->decomp);
+
+    hx_transport_opts_init(&o);
+    o.name = "cpu";
+    o.dtype = HX_DOUBLE;
+    st = hx_transport_create(&e->t, comm, &o);
+    if (st == HX_OK)
+        st = cpu_rebuild(e);
+    if (st == HX_OK)
+        st = cpu_forces(e, 1);
+    if (st != HX_OK) {
+        cpu_destroy(e);
+        return st;
+    }
+    e->stats.rebuilds = 0; /* count the rebuilds of the run, not the set-up */
+    memset(e->stats.stage, 0, sizeof e->stats.stage);
+    *out = e;
+    return HX_OK;
+}
+
+const hx_md_engine_ops hx_md_engine_cpu = {
+    .name = "cpu",
+    .create = cpu_create,
+    .step = cpu_step,
+    .thermo = cpu_thermo,
+    .gather = cpu_gather,
+    .stats = cpu_stats,
+    .describe = cpu_describe,
+    .destroy = cpu_destroy,
+};

@@ -1,0 +1,728 @@
+/*
+ * md_kernels.cu - the GPU engine's kernels: integrator, Lennard-Jones
+ * forces over full neighbour lists, cell and neighbour-list builds, and the
+ * single-rank rebuild done entirely on the device. Thin extern "C"
+ * launchers; all set-up arithmetic is done on the host (engine_gpu.c).
+ *
+ * Why full lists: every pair appears in the lists of both of its atoms, so
+ * each thread (group) owns the force of one atom and writes it once: no
+ * atomics, no clearing of force arrays, and the closing half-kick can be
+ * fused into the force kernel when no force halo is pending. The price is
+ * computing each pair twice, which on this chip costs less than the
+ * scattered atomic adds of a half list (see docs/md-gpu.md).
+ */
+#include "md_gpu.h"
+
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+namespace cg = cooperative_groups;
+
+#define HXG_FULL 0xffffffffu
+
+/* ------------------------------------------------------------ helpers */
+
+template <int XS>
+__device__ __forceinline__ float3 hxg_load(const float *__restrict__ x, int i)
+{
+    if (XS == 4) {
+        const float4 q = __ldg(reinterpret_cast<const float4 *>(x) + i);
+        return make_float3(q.x, q.y, q.z);
+    }
+    return make_float3(__ldg(x + 3 * (size_t)i), __ldg(x + 3 * (size_t)i + 1),
+                       __ldg(x + 3 * (size_t)i + 2));
+}
+
+/* Adds the block's three partial sums to acc[0..2] in double. Every thread
+ * of the block must call it (it has barriers). */
+__device__ void hxg_block_acc(double a0, double a1, double a2, double *acc)
+{
+    __shared__ double part[32][3];
+    for (int o = 16; o > 0; o >>= 1) {
+        a0 += __shfl_down_sync(HXG_FULL, a0, o);
+        a1 += __shfl_down_sync(HXG_FULL, a1, o);
+        a2 += __shfl_down_sync(HXG_FULL, a2, o);
+    }
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) {
+        part[warp][0] = a0;
+        part[warp][1] = a1;
+        part[warp][2] = a2;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        const int nw = (blockDim.x + 31) >> 5;
+        a0 = lane < nw ? part[lane][0] : 0.0;
+        a1 = lane < nw ? part[lane][1] : 0.0;
+        a2 = lane < nw ? part[lane][2] : 0.0;
+        for (int o = 16; o > 0; o >>= 1) {
+            a0 += __shfl_down_sync(HXG_FULL, a0, o);
+            a1 += __shfl_down_sync(HXG_FULL, a1, o);
+            a2 += __shfl_down_sync(HXG_FULL, a2, o);
+        }
+        if (lane == 0) {
+            if (a0 != 0.0)
+                atomicAdd(&acc[HXG_ACC_E], a0);
+            if (a1 != 0.0)
+                atomicAdd(&acc[HXG_ACC_W], a1);
+            if (a2 != 0.0)
+                atomicAdd(&acc[HXG_ACC_MV2], a2);
+        }
+    }
+}
+
+__device__ __forceinline__ int hxg_cell_coord(float x, float lo, float inv, int n, int periodic)
+{
+    int c = (int)floorf((x - lo) * inv);
+    if (periodic) {
+        c %= n;
+        if (c < 0)
+            c += n;
+    } else {
+        c = min(max(c, 0), n - 1);
+    }
+    return c;
+}
+
+__device__ __forceinline__ int hxg_cell_of(float3 p, const hxg_cellgrid &cg_)
+{
+    const int cx = hxg_cell_coord(p.x, cg_.lo[0], cg_.inv_w[0], cg_.n[0], cg_.periodic[0]);
+    const int cy = hxg_cell_coord(p.y, cg_.lo[1], cg_.inv_w[1], cg_.n[1], cg_.periodic[1]);
+    const int cz = hxg_cell_coord(p.z, cg_.lo[2], cg_.inv_w[2], cg_.n[2], cg_.periodic[2]);
+    return (cz * cg_.n[1] + cy) * cg_.n[0] + cx;
+}
+
+/* The cells a stencil visits along one dimension: the neighbours -1, 0, +1
+ * (wrapped or clipped), or every cell once when a periodic dimension has
+ * fewer than three, so that no cell is visited twice. */
+__device__ __forceinline__ int hxg_stencil(int c, int n, int periodic, int out[3])
+{
+    if (periodic && n < 3) {
+        for (int k = 0; k < n; k++)
+            out[k] = k;
+        return n;
+    }
+    int m = 0;
+    for (int o = -1; o <= 1; o++) {
+        int q = c + o;
+        if (periodic) {
+            q = q < 0 ? q + n : (q >= n ? q - n : q);
+        } else if (q < 0 || q >= n) {
+            continue;
+        }
+        out[m++] = q;
+    }
+    return m;
+}
+
+__device__ __forceinline__ unsigned hxg_zone_mask(const uint8_t *zones, int i)
+{
+    const uchar4 z = reinterpret_cast<const uchar4 *>(zones)[i];
+    return (z.x != 0) | ((z.y != 0) << 1) | ((z.z != 0) << 2);
+}
+
+/* out[c] = in[0] + ... + in[c-1] for c <= n, by one block; each thread scans
+ * a contiguous chunk, then the chunk sums are scanned across the block. */
+__device__ void hxg_block_scan(const int32_t *in, int32_t *out, int n)
+{
+    __shared__ int32_t wsum[32];
+    const int nt = blockDim.x, tid = threadIdx.x;
+    const int chunk = (n + nt - 1) / nt;
+    const int beg = min(tid * chunk, n), end = min(beg + chunk, n);
+    int32_t s = 0;
+    for (int c = beg; c < end; c++)
+        s += in[c];
+    const int lane = tid & 31, warp = tid >> 5, nw = (nt + 31) >> 5;
+    int32_t incl = s;
+    for (int o = 1; o < 32; o <<= 1) {
+        const int32_t y = __shfl_up_sync(HXG_FULL, incl, o);
+        if (lane >= o)
+            incl += y;
+    }
+    if (lane == 31)
+        wsum[warp] = incl;
+    __syncthreads();
+    if (warp == 0) {
+        int32_t v = lane < nw ? wsum[lane] : 0;
+        for (int o = 1; o < 32; o <<= 1) {
+            const int32_t y = __shfl_up_sync(HXG_FULL, v, o);
+            if (lane >= o)
+                v += y;
+        }
+        wsum[lane] = v;
+    }
+    __syncthreads();
+    int32_t base = (warp > 0 ? wsum[warp - 1] : 0) + incl - s;
+    for (int c = beg; c < end; c++) {
+        out[c] = base;
+        base += in[c];
+    }
+    if (tid == nt - 1)
+        out[n] = base;
+    __syncthreads();
+}
+
+/* Sorts one cell's atoms by index, so that list order (and with it the
+ * float summation order) does not depend on the order of atomics. */
+__device__ __forceinline__ void hxg_sort_cell(int32_t *a, int m)
+{
+    for (int k = 1; k < m; k++) {
+        const int32_t v = a[k];
+        int q = k - 1;
+        while (q >= 0 && a[q] > v) {
+            a[q + 1] = a[q];
+            q--;
+        }
+        a[q + 1] = v;
+    }
+}
+
+/* Lists of atom i. Home atoms (i < nhome): home neighbours into loc, halo
+ * neighbours into nl. Halo atoms: partners of pairs this rank owns (the
+ * zone rule: no dimension in which both are off home) into nl. cellatoms ==
+ * NULL: atoms are stored in cell order (cell c holds [start[c], start[c+1])). */
+template <int XS>
+__device__ void hxg_build_atom(int i, int nhome, const float *__restrict__ x,
+                               const uint8_t *__restrict__ zones, const hxg_cellgrid &cg_,
+                               const hxg_geom &g, float rh2, const int32_t *__restrict__ start,
+                               const int32_t *__restrict__ cellatoms, hxg_list loc, hxg_list nl,
+                               hxg_flags *flags)
+{
+    const float3 xi = hxg_load<XS>(x, i);
+    const bool ihome = i < nhome;
+    const unsigned mi = (ihome || zones == nullptr) ? 0u : hxg_zone_mask(zones, i);
+    int sx[3], sy[3], sz[3];
+    const int cxi = hxg_cell_coord(xi.x, cg_.lo[0], cg_.inv_w[0], cg_.n[0], cg_.periodic[0]);
+    const int cyi = hxg_cell_coord(xi.y, cg_.lo[1], cg_.inv_w[1], cg_.n[1], cg_.periodic[1]);
+    const int czi = hxg_cell_coord(xi.z, cg_.lo[2], cg_.inv_w[2], cg_.n[2], cg_.periodic[2]);
+    const int nsx = hxg_stencil(cxi, cg_.n[0], cg_.periodic[0], sx);
+    const int nsy = hxg_stencil(cyi, cg_.n[1], cg_.periodic[1], sy);
+    const int nsz = hxg_stencil(czi, cg_.n[2], cg_.periodic[2], sz);
+    int nloc = 0, nnl = 0;
+    for (int a = 0; a < nsz; a++) {
+        for (int b = 0; b < nsy; b++) {
+            const int row = (sz[a] * cg_.n[1] + sy[b]) * cg_.n[0];
+            for (int c = 0; c < nsx; c++) {
+                const int cell = row + sx[c];
+                const int kend = start[cell + 1];
+                for (int k = start[cell]; k < kend; k++) {
+                    const int j = cellatoms ? cellatoms[k] : k;
+                    if (j == i)
+                        continue;
+                    const float3 xj = hxg_load<XS>(x, j);
+                    float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z;
+                    dx -= g.per_len[0] * rintf(dx * g.per_inv[0]);
+                    dy -= g.per_len[1] * rintf(dy * g.per_inv[1]);
+                    dz -= g.per_len[2] * rintf(dz * g.per_inv[2]);
+                    if (dx * dx + dy * dy + dz * dz >= rh2)
+                        continue;
+                    const bool jhome = j < nhome;
+                    if (ihome && jhome) {
+                        if (nloc < loc.max)
+                            loc.nb[(size_t)nloc * loc.stride + i] = j;
+                        nloc++;
+                    } else if (ihome || jhome || (mi & hxg_zone_mask(zones, j)) == 0) {
+                        if (nnl < nl.max)
+                            nl.nb[(size_t)nnl * nl.stride + i] = j;
+                        nnl++;
+                    }
+                }
+            }
+        }
+    }
+    if (ihome)
+        loc.cnt[i] = min(nloc, loc.max);
+    if (nl.cnt)
+        nl.cnt[i] = min(nnl, nl.max);
+    if (nloc > loc.max || (nl.cnt && nnl > nl.max))
+        atomicMax(&flags->need, max(nloc, nnl));
+}
+
+/* ------------------------------------------------------------ integrator */
+
+/* One thread per home atom. Block 0's first threads also clear the thermo
+ * accumulators on a thermo step; every kernel that adds to them runs after
+ * this one (same stream, or the non-local stream waits for its event). The
+ * moved flag is a plain store of the step number: all writers store the
+ * same value, and the flag never needs resetting. NaN distances count as
+ * moved, so that a broken state reaches a rebuild and its checks. */
+__global__ void hxg_k_kickdrift(int n, float4 *__restrict__ x, float4 *__restrict__ v,
+                                const float4 *__restrict__ f, const float4 *__restrict__ xold,
+                                float *__restrict__ x3, float dtf, float dt, int check,
+                                float trig2, long long step, hxg_flags *flags, double *acc_zero)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (acc_zero && i < HXG_NACC)
+        acc_zero[i] = 0.0;
+    if (i >= n)
+        return;
+    float4 vi = v[i], xi = x[i];
+    const float4 fi = f[i];
+    vi.x += dtf * fi.x;
+    vi.y += dtf * fi.y;
+    vi.z += dtf * fi.z;
+    xi.x += dt * vi.x;
+    xi.y += dt * vi.y;
+    xi.z += dt * vi.z;
+    v[i] = vi;
+    x[i] = xi;
+    if (x3) {
+        x3[3 * (size_t)i] = xi.x;
+        x3[3 * (size_t)i + 1] = xi.y;
+        x3[3 * (size_t)i + 2] = xi.z;
+    }
+    if (check) {
+        const float4 o = xold[i];
+        const float dx = xi.x - o.x, dy = xi.y - o.y, dz = xi.z - o.z;
+        if (!(dx * dx + dy * dy + dz * dz <= trig2))
+            flags->moved_step = step;
+    }
+}
+
+/* One thread per home atom: combines the local force with the halo-side
+ * force the transport has reduced into f3, kicks, and optionally sums
+ * m v^2 (block reduction, one double atomic per block and value). */
+__global__ void hxg_k_kick(int n, float4 *__restrict__ v, float4 *__restrict__ f,
+                           const float *__restrict__ f3, float dtf, float mass, double *acc)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    double mv2 = 0.0;
+    if (i < n) {
+        float4 fi = f[i];
+        if (f3) {
+            fi.x += f3[3 * (size_t)i];
+            fi.y += f3[3 * (size_t)i + 1];
+            fi.z += f3[3 * (size_t)i + 2];
+            f[i] = fi;
+        }
+        float4 vi = v[i];
+        if (dtf != 0.0f) {
+            vi.x += dtf * fi.x;
+            vi.y += dtf * fi.y;
+            vi.z += dtf * fi.z;
+            v[i] = vi;
+        }
+        mv2 = (double)mass * ((double)vi.x * vi.x + (double)vi.y * vi.y + (double)vi.z * vi.z);
+    }
+    if (acc)
+        hxg_block_acc(0.0, 0.0, mv2, acc);
+}
+
+/* ---------------------------------------------------------------- forces */
+
+/* TPP consecutive threads per atom i (i = thread / TPP); thread `sub` takes
+ * neighbours sub, sub + TPP, ... of the column-major list, so a warp reads
+ * rows of the list together. The TPP partial forces meet by xor shuffles;
+ * thread sub == 0 writes the force (overwrite: full list, no atomics) and,
+ * with KICK, applies the closing half-kick. Energy and virial count half
+ * of each pair from each side. No inter-block communication. */
+template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK>
+__global__ void __launch_bounds__(128)
+    hxg_k_force(int n, const float *__restrict__ x, hxg_list l, hxg_lj lj, hxg_geom g,
+                float *__restrict__ f, float4 *__restrict__ v, float dtf, float mass,
+                double *acc)
+{
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    const int i = t / TPP, sub = t % TPP;
+    const bool active = i < n;
+    float fx = 0.0f, fy = 0.0f, fz = 0.0f, e = 0.0f, w = 0.0f;
+    if (active) {
+        const float3 xi = hxg_load<XS>(x, i);
+        const int cnt = __ldg(l.cnt + i);
+        const int32_t *__restrict__ nb = l.nb + i;
+        const size_t stride = (size_t)l.stride;
+#pragma unroll 4
+        for (int k = sub; k < cnt; k += TPP) {
+            const int j = __ldg(nb + (size_t)k * stride);
+            const float3 xj = hxg_load<XS>(x, j);
+            float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z;
+            dx -= g.per_len[0] * rintf(dx * g.per_inv[0]);
+            dy -= g.per_len[1] * rintf(dy * g.per_inv[1]);
+            dz -= g.per_len[2] * rintf(dz * g.per_inv[2]);
+            const float r2 = dx * dx + dy * dy + dz * dz;
+            if (r2 < lj.rc2) {
+                const float r2i = __frcp_rn(r2);
+                const float r6i = r2i * r2i * r2i;
+                const float fp = r6i * (lj.lj1 * r6i - lj.lj2) * r2i;
+                fx += dx * fp;
+                fy += dy * fp;
+                fz += dz * fp;
+                if (THERMO) {
+                    e += r6i * (lj.lj3 * r6i - lj.lj4) - lj.eoff;
+                    w += r2 * fp;
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int o = TPP / 2; o > 0; o >>= 1) {
+        fx += __shfl_xor_sync(HXG_FULL, fx, o);
+        fy += __shfl_xor_sync(HXG_FULL, fy, o);
+        fz += __shfl_xor_sync(HXG_FULL, fz, o);
+        if (THERMO) {
+            e += __shfl_xor_sync(HXG_FULL, e, o);
+            w += __shfl_xor_sync(HXG_FULL, w, o);
+        }
+    }
+    double mv2 = 0.0;
+    const bool lead = active && sub == 0;
+    if (lead) {
+        if (WRITE) {
+            if (XS == 4) {
+                reinterpret_cast<float4 *>(f)[i] = make_float4(fx, fy, fz, 0.0f);
+            } else {
+                f[3 * (size_t)i] = fx;
+                f[3 * (size_t)i + 1] = fy;
+                f[3 * (size_t)i + 2] = fz;
+            }
+        }
+        if (KICK) {
+            float4 vi = v[i];
+            vi.x += dtf * fx;
+            vi.y += dtf * fy;
+            vi.z += dtf * fz;
+            v[i] = vi;
+            if (THERMO)
+                mv2 = (double)mass *
+                      ((double)vi.x * vi.x + (double)vi.y * vi.y + (double)vi.z * vi.z);
+        }
+    }
+    if (THERMO)
+        hxg_block_acc(lead ? 0.5 * (double)e : 0.0, lead ? 0.5 * (double)w : 0.0, mv2, acc);
+}
+
+template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK>
+static cudaError_t hxg_launch_force(cudaStream_t s, int n, const float *x, hxg_list l,
+                                    hxg_lj lj, hxg_geom g, float *f, float4 *v, float dtf,
+                                    float mass, double *acc)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    const int block = 128;
+    const long long threads = (long long)n * TPP;
+    const int grid = (int)((threads + block - 1) / block);
+    hxg_k_force<TPP, XS, THERMO, WRITE, KICK>
+        <<<grid, block, 0, s>>>(n, x, l, lj, g, f, v, dtf, mass, acc);
+    return cudaGetLastError();
+}
+
+template <int TPP>
+static cudaError_t hxg_force_tpp(cudaStream_t s, int xs, int n, const float *x, hxg_list l,
+                                 hxg_lj lj, hxg_geom g, float *f, float4 *v, float dtf,
+                                 float mass, double *acc)
+{
+    const bool th = acc != nullptr;
+    if (xs == 4) {
+        if (f && v)
+            return th ? hxg_launch_force<TPP, 4, true, true, true>(s, n, x, l, lj, g, f, v, dtf, mass, acc)
+                      : hxg_launch_force<TPP, 4, false, true, true>(s, n, x, l, lj, g, f, v, dtf, mass, acc);
+        if (f)
+            return th ? hxg_launch_force<TPP, 4, true, true, false>(s, n, x, l, lj, g, f, v, dtf, mass, acc)
+                      : hxg_launch_force<TPP, 4, false, true, false>(s, n, x, l, lj, g, f, v, dtf, mass, acc);
+        return th ? hxg_launch_force<TPP, 4, true, false, false>(s, n, x, l, lj, g, f, v, dtf, mass, acc)
+                  : cudaSuccess;
+    }
+    if (f)
+        return th ? hxg_launch_force<TPP, 3, true, true, false>(s, n, x, l, lj, g, f, v, dtf, mass, acc)
+                  : hxg_launch_force<TPP, 3, false, true, false>(s, n, x, l, lj, g, f, v, dtf, mass, acc);
+    return th ? hxg_launch_force<TPP, 3, true, false, false>(s, n, x, l, lj, g, f, v, dtf, mass, acc)
+              : cudaSuccess;
+}
+
+static cudaError_t hxg_force(cudaStream_t s, int tpp, int xs, int n, const float *x, hxg_list l,
+                             hxg_lj lj, hxg_geom g, float *f, float4 *v, float dtf, float mass,
+                             double *acc)
+{
+    switch (tpp) {
+    case 1:
+        return hxg_force_tpp<1>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc);
+    case 2:
+        return hxg_force_tpp<2>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc);
+    case 4:
+        return hxg_force_tpp<4>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc);
+    case 8:
+        return hxg_force_tpp<8>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc);
+    default:
+        return cudaErrorInvalidValue;
+    }
+}
+
+/* ------------------------------------------------------------ list build */
+
+/* One thread per atom: its cell, and a count per cell (atomic). */
+template <int XS>
+__global__ void hxg_k_cell_count(int n, const float *__restrict__ x, hxg_cellgrid cg_,
+                                 int32_t *__restrict__ cnt, int32_t *__restrict__ cellof)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const int c = hxg_cell_of(hxg_load<XS>(x, i), cg_);
+    cellof[i] = c;
+    atomicAdd(&cnt[c], 1);
+}
+
+/* One block of 1024 threads: cell starts from counts. */
+__global__ void hxg_k_scan(const int32_t *cnt, int32_t *start, int n)
+{
+    hxg_block_scan(cnt, start, n);
+}
+
+/* One thread per atom: a slot in its cell taken from the top by an atomic
+ * decrement, which also leaves every count at zero for the next build. */
+__global__ void hxg_k_cell_fill(int n, const int32_t *__restrict__ cellof,
+                                const int32_t *__restrict__ start, int32_t *cnt,
+                                int32_t *__restrict__ cellatoms)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const int c = cellof[i];
+    cellatoms[start[c] + atomicSub(&cnt[c], 1) - 1] = i;
+}
+
+/* One thread per cell. */
+__global__ void hxg_k_cell_sort(int ncell, const int32_t *__restrict__ start,
+                                int32_t *__restrict__ cellatoms)
+{
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= ncell)
+        return;
+    hxg_sort_cell(cellatoms + start[c], start[c + 1] - start[c]);
+}
+
+/* One thread per atom (home and halo); see hxg_build_atom. */
+template <int XS>
+__global__ void hxg_k_build(int nhome, int ntotal, const float *__restrict__ x,
+                            const uint8_t *__restrict__ zones, hxg_cellgrid cg_, hxg_geom g,
+                            float rh2, const int32_t *__restrict__ start,
+                            const int32_t *__restrict__ cellatoms, hxg_list loc, hxg_list nl,
+                            hxg_flags *flags)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= ntotal)
+        return;
+    hxg_build_atom<XS>(i, nhome, x, zones, cg_, g, rh2, start, cellatoms, loc, nl, flags);
+}
+
+/* ------------------------------------------------ single-rank rebuild */
+
+struct hxg_rebuild_args {
+    int n;
+    float4 *x4, *v4, *xold4, *sx4, *sv4;
+    int64_t *id, *sid;
+    hxg_cellgrid cg;
+    hxg_geom g;
+    float rh2;
+    int32_t *cnt, *start, *cellof, *perm;
+    hxg_list loc;
+    hxg_flags *flags;
+    hxg_report *report;
+    long long step;
+    int forced, delay;
+};
+
+/* Cooperative launch, grid-stride loops, phases separated by grid syncs
+ * (which order global memory between phases). The decision to rebuild
+ * reads values that earlier kernels on the stream wrote and nothing in this
+ * kernel changes before the first sync, so every block decides alike and
+ * either all return or none. Counts are zero on entry (the fill leaves them
+ * so). Thread 0 of the grid does the bookkeeping after the last sync and
+ * publishes it to mapped host memory with a system fence. */
+__global__ void __launch_bounds__(256) hxg_k_rebuild_single(hxg_rebuild_args a)
+{
+    hxg_flags *fl = a.flags;
+    if (!a.forced && (fl->moved_step != a.step || a.step - fl->last_build < a.delay))
+        return;
+    cg::grid_group grid = cg::this_grid();
+    const int gt = blockIdx.x * blockDim.x + threadIdx.x;
+    const int gs = gridDim.x * blockDim.x;
+    const int n = a.n;
+
+    for (int i = gt; i < n; i += gs) {
+        float4 p = a.x4[i];
+        if (!isfinite(p.x) || !isfinite(p.y) || !isfinite(p.z)) {
+            fl->bad = 1;
+            p = make_float4(a.g.box_lo[0], a.g.box_lo[1], a.g.box_lo[2], 0.0f);
+        }
+        p.x -= a.g.box_len[0] * floorf((p.x - a.g.box_lo[0]) / a.g.box_len[0]);
+        p.y -= a.g.box_len[1] * floorf((p.y - a.g.box_lo[1]) / a.g.box_len[1]);
+        p.z -= a.g.box_len[2] * floorf((p.z - a.g.box_lo[2]) / a.g.box_len[2]);
+        a.x4[i] = p;
+        const int c = hxg_cell_of(make_float3(p.x, p.y, p.z), a.cg);
+        a.cellof[i] = c;
+        atomicAdd(&a.cnt[c], 1);
+    }
+    grid.sync();
+    if (blockIdx.x == 0)
+        hxg_block_scan(a.cnt, a.start, a.cg.ncell);
+    grid.sync();
+    for (int i = gt; i < n; i += gs) {
+        const int c = a.cellof[i];
+        a.perm[a.start[c] + atomicSub(&a.cnt[c], 1) - 1] = i;
+    }
+    grid.sync();
+    for (int c = gt; c < a.cg.ncell; c += gs)
+        hxg_sort_cell(a.perm + a.start[c], a.start[c + 1] - a.start[c]);
+    grid.sync();
+    for (int k = gt; k < n; k += gs) {
+        const int o = a.perm[k];
+        a.sx4[k] = a.x4[o];
+        a.sv4[k] = a.v4[o];
+        a.sid[k] = a.id[o];
+    }
+    grid.sync();
+    for (int k = gt; k < n; k += gs) {
+        const float4 p = a.sx4[k];
+        a.x4[k] = p;
+        a.xold4[k] = p;
+        a.v4[k] = a.sv4[k];
+        a.id[k] = a.sid[k];
+    }
+    grid.sync();
+    hxg_list none = {nullptr, nullptr, 0, 0};
+    for (int i = gt; i < n; i += gs)
+        hxg_build_atom<4>(i, n, reinterpret_cast<const float *>(a.x4), nullptr, a.cg, a.g,
+                          a.rh2, a.start, nullptr, a.loc, none, fl);
+    grid.sync();
+    if (gt == 0) {
+        fl->last_build = a.step;
+        fl->rebuilds += 1;
+        a.report->last_build = a.step;
+        a.report->rebuilds = fl->rebuilds;
+        a.report->need = fl->need;
+        a.report->bad = fl->bad;
+        __threadfence_system();
+    }
+}
+
+/* ------------------------------------------------------------ launchers */
+
+static inline int hxg_blocks(long long n, int block)
+{
+    return (int)((n + block - 1) / block);
+}
+
+extern "C" int hxg_kickdrift(void *stream, int n, float *x4, float *v4, const float *f4,
+                             const float *xold4, float *x3, float dtf, float dt, int check,
+                             float trig2, int64_t step, hxg_flags *flags, double *acc_zero)
+{
+    const int block = 256;
+    const int grid = hxg_blocks(n > HXG_NACC ? n : HXG_NACC, block);
+    hxg_k_kickdrift<<<grid, block, 0, (cudaStream_t)stream>>>(
+        n, (float4 *)x4, (float4 *)v4, (const float4 *)f4, (const float4 *)xold4, x3, dtf, dt,
+        check, trig2, (long long)step, flags, acc_zero);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int hxg_kick(void *stream, int n, float *v4, float *f4, const float *f3, float dtf,
+                        float mass, double *acc)
+{
+    if (n <= 0)
+        return 0;
+    const int block = 256;
+    hxg_k_kick<<<hxg_blocks(n, block), block, 0, (cudaStream_t)stream>>>(
+        n, (float4 *)v4, (float4 *)f4, f3, dtf, mass, acc);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int hxg_force_local(void *stream, int tpp, int n, const float *x4, hxg_list l,
+                               hxg_lj lj, hxg_geom g, float *f4, float *v4, float dtf,
+                               float mass, double *acc)
+{
+    return (int)hxg_force((cudaStream_t)stream, tpp, 4, n, x4, l, lj, g, f4, (float4 *)v4,
+                          dtf, mass, acc);
+}
+
+extern "C" int hxg_force_nonlocal(void *stream, int tpp, int ntotal, const float *x3,
+                                  hxg_list l, hxg_lj lj, hxg_geom g, float *f3, double *acc)
+{
+    return (int)hxg_force((cudaStream_t)stream, tpp, 3, ntotal, x3, l, lj, g, f3, nullptr,
+                          0.0f, 0.0f, acc);
+}
+
+extern "C" int hxg_build_lists(void *stream, int nhome, int ntotal, const float *x, int xs,
+                               const uint8_t *zones, hxg_cellgrid cg_, hxg_geom g, float rh2,
+                               int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof,
+                               int32_t *cellatoms, hxg_list loc, hxg_list nl, hxg_flags *flags)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    cudaError_t err = cudaMemsetAsync(cell_cnt, 0, sizeof(int32_t) * (size_t)cg_.ncell, s);
+    if (err != cudaSuccess)
+        return (int)err;
+    if (ntotal > 0) {
+        if (xs == 4)
+            hxg_k_cell_count<4><<<hxg_blocks(ntotal, 256), 256, 0, s>>>(ntotal, x, cg_, cell_cnt, cellof);
+        else
+            hxg_k_cell_count<3><<<hxg_blocks(ntotal, 256), 256, 0, s>>>(ntotal, x, cg_, cell_cnt, cellof);
+    }
+    hxg_k_scan<<<1, 1024, 0, s>>>(cell_cnt, cell_start, cg_.ncell);
+    if (ntotal > 0) {
+        hxg_k_cell_fill<<<hxg_blocks(ntotal, 256), 256, 0, s>>>(ntotal, cellof, cell_start, cell_cnt, cellatoms);
+        hxg_k_cell_sort<<<hxg_blocks(cg_.ncell, 256), 256, 0, s>>>(cg_.ncell, cell_start, cellatoms);
+        if (xs == 4)
+            hxg_k_build<4><<<hxg_blocks(ntotal, 128), 128, 0, s>>>(
+                nhome, ntotal, x, zones, cg_, g, rh2, cell_start, cellatoms, loc, nl, flags);
+        else
+            hxg_k_build<3><<<hxg_blocks(ntotal, 128), 128, 0, s>>>(
+                nhome, ntotal, x, zones, cg_, g, rh2, cell_start, cellatoms, loc, nl, flags);
+    }
+    return (int)cudaGetLastError();
+}
+
+static int hxg_coop_grid = -1;
+
+extern "C" int hxg_rebuild_single_grid(void)
+{
+    if (hxg_coop_grid >= 0)
+        return hxg_coop_grid;
+    int dev = 0, sms = 0, coop = 0, per_sm = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, hxg_k_rebuild_single, 256, 0) !=
+            cudaSuccess) {
+        cudaGetLastError();
+        return hxg_coop_grid = 0;
+    }
+    return hxg_coop_grid = coop ? sms * per_sm : 0;
+}
+
+extern "C" int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int64_t *id,
+                                  float *xold4, float *sx4, float *sv4, int64_t *sid,
+                                  hxg_cellgrid cg_, hxg_geom g, float rh2, int32_t *cell_cnt,
+                                  int32_t *cell_start, int32_t *cellof, int32_t *perm,
+                                  hxg_list loc, hxg_flags *flags, hxg_report *report,
+                                  int64_t step, int forced, int delay)
+{
+    const int maxgrid = hxg_rebuild_single_grid();
+    if (maxgrid <= 0)
+        return (int)cudaErrorCooperativeLaunchTooLarge;
+    hxg_rebuild_args a;
+    a.n = n;
+    a.x4 = (float4 *)x4;
+    a.v4 = (float4 *)v4;
+    a.xold4 = (float4 *)xold4;
+    a.sx4 = (float4 *)sx4;
+    a.sv4 = (float4 *)sv4;
+    a.id = id;
+    a.sid = sid;
+    a.cg = cg_;
+    a.g = g;
+    a.rh2 = rh2;
+    a.cnt = cell_cnt;
+    a.start = cell_start;
+    a.cellof = cellof;
+    a.perm = perm;
+    a.loc = loc;
+    a.flags = flags;
+    a.report = report;
+    a.step = (long long)step;
+    a.forced = forced;
+    a.delay = delay;
+    const int want = hxg_blocks(n > cg_.ncell ? n : cg_.ncell, 256);
+    const int grid = want < maxgrid ? (want > 0 ? want : 1) : maxgrid;
+    void *args[] = {&a};
+    return (int)cudaLaunchCooperativeKernel((const void *)hxg_k_rebuild_single, dim3(grid),
+                                            dim3(256), args, 0, (cudaStream_t)stream);
+}

@@ -1,0 +1,27 @@
+# halox_md: the Lennard-Jones engine of halox-md, a static library on top of
+# libhalox. Sources are globbed with CONFIGURE_DEPENDS so that files added
+# later (the deck reader, the GPU engine) join the build without editing
+# this file. engine_gpu.c and gpu/*.cu are built only with CUDA.
+file(GLOB HALOX_MD_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.c)
+list(REMOVE_ITEM HALOX_MD_SOURCES ${CMAKE_CURRENT_LIST_DIR}/engine_gpu.c)
+
+set(HALOX_MD_GPU_SOURCES)
+if(HALOX_HAVE_CUDA)
+  file(GLOB HALOX_MD_GPU_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/gpu/*.cu
+       ${CMAKE_CURRENT_LIST_DIR}/gpu/*.c)
+  if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/engine_gpu.c)
+    list(APPEND HALOX_MD_GPU_SOURCES ${CMAKE_CURRENT_LIST_DIR}/engine_gpu.c)
+  endif()
+endif()
+
+add_library(halox_md STATIC ${HALOX_MD_SOURCES} ${HALOX_MD_GPU_SOURCES})
+target_include_directories(halox_md PUBLIC ${PROJECT_SOURCE_DIR}/src)
+target_link_libraries(halox_md PUBLIC halox m)
+target_compile_options(halox_md PRIVATE $<$<COMPILE_LANGUAGE:C>:${HALOX_C_WARNINGS}>)
+set_target_properties(halox_md PROPERTIES POSITION_INDEPENDENT_CODE ON)
+
+# The driver selects the GPU engine only where one was built.
+if(HALOX_HAVE_CUDA AND EXISTS ${CMAKE_CURRENT_LIST_DIR}/engine_gpu.c)
+  target_compile_definitions(halox_md PRIVATE HALOX_MD_GPU_ENGINE)
+  set_target_properties(halox_md PROPERTIES CUDA_SEPARABLE_COMPILATION OFF)
+endif()

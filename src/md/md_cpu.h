@@ -1,0 +1,99 @@
+/*
+ * md_cpu.h - internals of the CPU engine and the driver: cell bins,
+ * neighbour lists, the Lennard-Jones kernel, the thermo table, the
+ * trajectory writer and a wall clock. Not installed.
+ */
+#ifndef HALOX_MD_CPU_H
+#define HALOX_MD_CPU_H
+
+#include "core/hxi.h"
+#include "md/md.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Wall-clock seconds from an arbitrary origin (monotonic). */
+double hxi_md_now(void);
+
+/* ------------------------------------------------------------ cell bins */
+
+/* Atoms of one rank (home and halo) sorted into bins at least `cut` wide.
+ * Along a dimension with grid 1 the bins tile the periodic box and wrap;
+ * with fewer than three bins there they collapse into one, so that a
+ * stencil never meets the same bin twice. Along a decomposed dimension the
+ * bins span the atoms' extent and do not wrap. */
+typedef struct hxi_md_cells {
+    int nb[3];       /* bins per dimension */
+    int wrap[3];     /* 1: periodic along this dimension */
+    double lo[3];    /* origin of bin 0 */
+    double inv[3];   /* bins per unit length */
+    int nbins;
+    int *start;      /* nbins + 1: atoms of bin b are atoms[start[b] .. start[b+1]) */
+    int *atoms;      /* atom indices, bin by bin, ascending within a bin */
+    int *bin;        /* bin of each atom */
+    int cap_bins, cap_atoms;
+} hxi_md_cells;
+
+hx_status hxi_md_cells_build(hxi_md_cells *c, const hx_decomp *d, double cut, const double *x,
+                             int n);
+void hxi_md_cells_free(hxi_md_cells *c);
+
+/* ------------------------------------------------------- neighbour lists */
+
+/* Half list in rows: the partners j > i of atom i are j[start[i] .. start[i+1]). */
+typedef struct hxi_md_nlist {
+    int rows;
+    int *start;
+    int *j;
+    int cap_rows;
+    size_t cap_j;
+} hxi_md_nlist;
+
+/* Minimum image along the dimensions with grid 1; half is +inf elsewhere,
+ * so that the same code leaves decomposed dimensions alone. */
+typedef struct hxi_md_pbc {
+    double len[3];
+    double half[3];
+} hxi_md_pbc;
+
+void hxi_md_pbc_init(hxi_md_pbc *b, const hx_decomp *d);
+
+/* Every pair (i, j) of this rank within `cut` whose zones say the pair is
+ * ours (hx_zone_pair), once: home-home pairs into `local` (rows 0..nhome),
+ * pairs with a halo atom into `nonlocal` (rows 0..ntotal). */
+hx_status hxi_md_neigh_build(hxi_md_nlist *local, hxi_md_nlist *nonlocal, hxi_md_cells *cells,
+                             const hx_decomp *d, double cut, const double *x,
+                             const uint8_t *zones, int nhome, int ntotal);
+void hxi_md_nlist_free(hxi_md_nlist *l);
+
+/* ------------------------------------------------------------ LJ forces */
+
+typedef struct hxi_md_lj {
+    double cut2;
+    double lj1, lj2; /* 48 eps sigma^12, 24 eps sigma^6 (force) */
+    double lj3, lj4; /* 4 eps sigma^12, 4 eps sigma^6 (energy) */
+    double offset;   /* energy at the cutoff when shifted, else 0 */
+} hxi_md_lj;
+
+void hxi_md_lj_init(hxi_md_lj *p, const hx_md_config *cfg);
+/* Adds the forces of the list's pairs to f (both atoms of each pair). With
+ * acc != NULL, adds the pair energy to acc[0] and sum r.F to acc[1]. */
+void hxi_md_force_lj(const hxi_md_lj *p, const hxi_md_pbc *b, const hxi_md_nlist *l,
+                     const double *x, double *f, double *acc);
+
+/* ---------------------------------------------------------------- output */
+
+/* LAMMPS's `thermo_style one` header and rows. */
+void hxi_md_thermo_header(FILE *out);
+void hxi_md_thermo_row(FILE *out, const hx_md_thermo *t);
+
+/* Extended XYZ trajectory written by rank 0 from every rank's atoms. */
+typedef struct hxi_md_dump hxi_md_dump;
+/* Collective. */
+hx_status hxi_md_dump_open(hxi_md_dump **dump, hx_comm *comm, const char *path);
+/* Collective: sys holds this rank's current atoms (engine gather). */
+hx_status hxi_md_dump_frame(hxi_md_dump *dump, const hx_md_system *sys, int64_t step,
+                            double time);
+void hxi_md_dump_close(hxi_md_dump *dump);
+
+#endif /* HALOX_MD_CPU_H */

@@ -1,0 +1,340 @@
+/*
+ * run.c - the halox-md driver: configuration, set-up, the run loop and the
+ * output (LAMMPS's thermo table and loop summary, then halox's performance
+ * summary).
+ *
+ * Failure rule: every status is agreed over all ranks (hxi_agree) before a
+ * rank acts on it, so a bad deck, an impossible box or a failing rank ends
+ * the program on every rank with the same exit code and one message, printed
+ * by rank 0; nothing waits for a rank that has already left. Engines agree on
+ * their own errors inside step(), which is collective.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "md/deck.h"
+#include "md/md_cpu.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef HALOX_MD_GPU_ENGINE
+#include <cuda_runtime_api.h>
+#endif
+
+static const char *const hxi_stage_names[HX_MD_NSTAGES] = {
+    "local forces",    "non-local forces", "halo forward", "halo reverse",
+    "neighbour build", "migrate + plan",   "integrate",    "other"};
+
+/* Devices this rank can use for the GPU engine (0 where it is not built). */
+static int hxi_gpu_count(void)
+{
+#ifdef HALOX_MD_GPU_ENGINE
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess)
+        return 0;
+    return n;
+#else
+    return 0;
+#endif
+}
+
+static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
+                                   const hx_md_engine_ops **ops)
+{
+    int lowest = -hxi_gpu_count(), gpus, built = 0;
+    const char *tr = cfg->transport;
+#ifdef HALOX_MD_GPU_ENGINE
+    built = 1;
+#endif
+    /* The GPU engine runs only if every rank has a device: min over ranks. */
+    HXI_CHECK(hxi_allreduce_int(comm, &lowest, 1, 1));
+    gpus = -lowest;
+    if (cfg->use_gpu == 1) {
+        if (!built)
+            return hxi_error(HX_ERR_UNSUPPORTED,
+                             "--gpu: this halox-md has no GPU engine (built without CUDA or "
+                             "without src/md/engine_gpu.c): run with --cpu, or rebuild with "
+                             "CUDA (-DHALOX_WITH_CUDA=ON)");
+        if (gpus == 0)
+            return hxi_error(HX_ERR_UNSUPPORTED,
+                             "--gpu: some rank sees no CUDA device: run where every rank has "
+                             "a GPU, or use --cpu");
+    }
+#ifdef HALOX_MD_GPU_ENGINE
+    if (cfg->use_gpu == 1 || (cfg->use_gpu < 0 && gpus > 0)) {
+        *ops = &hx_md_engine_gpu;
+        return HX_OK;
+    }
+#endif
+    if (tr[0] != '\0' && strcmp(tr, "cpu") != 0 && strcmp(tr, "auto") != 0)
+        return hxi_error(HX_ERR_UNSUPPORTED,
+                         "--transport %s moves device memory, but the run uses the CPU engine, "
+                         "which uses the cpu transport: drop --transport, or run the GPU "
+                         "engine (--gpu) on a machine with GPUs",
+                         tr);
+    *ops = &hx_md_engine_cpu;
+    return HX_OK;
+}
+
+/* Every rank must own atoms: an empty domain means the system is too small
+ * for the rank count (or the grid), which is a set-up mistake. */
+static hx_status hxi_check_atoms_per_rank(hx_comm *comm, const hx_md_system *sys)
+{
+    int size = hx_comm_size(comm), v[1];
+    v[0] = sys->n == 0 ? -hx_comm_rank(comm) : -size;
+    HXI_CHECK(hxi_allreduce_int(comm, v, 1, 1));
+    if (-v[0] < size)
+        return hxi_error(HX_ERR_INVALID,
+                         "too few atoms per rank: rank %d of %d owns none of the %lld atoms "
+                         "(grid %dx%dx%d): use fewer ranks, another --grid, or a larger system",
+                         -v[0], size, (long long)sys->natoms, sys->decomp.grid[0],
+                         sys->decomp.grid[1], sys->decomp.grid[2]);
+    return HX_OK;
+}
+
+static hx_status hxi_setup(hx_comm *comm, const hx_md_config *cfg, hx_md_system *sys)
+{
+    double lo[3], len[3];
+    const int *grid = cfg->grid;
+    HXI_CHECK(hxi_agree(comm, hx_md_box(cfg, lo, len)));
+    HXI_CHECK(hxi_agree(comm, hx_decomp_init(&sys->decomp, lo, len, cfg->rc + cfg->skin, grid,
+                                             hx_comm_size(comm), hx_comm_rank(comm))));
+    HXI_CHECK(hxi_agree(comm, hx_md_lattice(sys, cfg)));
+    HXI_CHECK(hxi_agree(comm, hxi_check_atoms_per_rank(comm, sys)));
+    HXI_CHECK(hxi_agree(comm, hx_md_velocities(sys, cfg, comm)));
+    return HX_OK;
+}
+
+static void hxi_hms(char *buf, size_t n, double s)
+{
+    long t = s > 0 && s < 1e9 ? (long)(s + 0.5) : 0;
+    snprintf(buf, n, "%ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
+}
+
+/* A progress line on stderr, refreshed about once a second. */
+typedef struct hxi_progress {
+    int on;
+    double t0, last;
+} hxi_progress;
+
+static void hxi_progress_tick(hxi_progress *p, int64_t step, int64_t steps, double now)
+{
+    char eta[32];
+    double rate;
+    if (!p->on || (now - p->last < 1.0 && step < steps))
+        return;
+    if (now - p->t0 < 2.0 && step < steps)
+        return; /* short runs print nothing */
+    p->last = now;
+    rate = step / (now - p->t0 > 0 ? now - p->t0 : 1e-9);
+    hxi_hms(eta, sizeof eta, rate > 0 ? (double)(steps - step) / rate : 0);
+    fprintf(stderr, "\rhalox-md: step %lld/%lld (%3.0f%%), %.1f steps/s, ETA %s   ",
+            (long long)step, (long long)steps, 100.0 * (double)step / (double)steps, rate, eta);
+    if (step == steps)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+/* LAMMPS's loop line and performance line, then halox's summary. */
+static hx_status hxi_summary(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_engine *eng,
+                             const hx_md_config *cfg, int64_t natoms, int64_t steps,
+                             double loop, double out_time)
+{
+    const hx_md_stats *st = ops->stats(eng);
+    int size = hx_comm_size(comm), rank = hx_comm_rank(comm);
+    double sum[HX_MD_NSTAGES + 1], max[HX_MD_NSTAGES + 1];
+    double tloop, t_step, tau_day, aps;
+
+    for (int k = 0; k < HX_MD_NSTAGES; k++)
+        sum[k] = st->stage[k];
+    sum[HX_MD_OTHER] += out_time;
+    sum[HX_MD_NSTAGES] = loop;
+    memcpy(max, sum, sizeof max);
+    HXI_CHECK(hxi_allreduce_double(comm, sum, HX_MD_NSTAGES + 1, 0));
+    HXI_CHECK(hxi_allreduce_double(comm, max, HX_MD_NSTAGES + 1, 1));
+    if (rank != 0)
+        return HX_OK;
+
+    tloop = sum[HX_MD_NSTAGES] / size; /* LAMMPS: the average over ranks */
+    printf("Loop time of %.6g on %d procs for %lld steps with %lld atoms\n\n", tloop, size,
+           (long long)steps, (long long)natoms);
+    if (steps <= 0 || tloop <= 0) {
+        fflush(stdout);
+        return HX_OK;
+    }
+    t_step = tloop / (double)steps;
+    tau_day = 86400.0 / t_step * cfg->dt;
+    aps = (double)natoms / t_step;
+    printf("Performance: %.3f tau/day, %.3f timesteps/s, %.3f katom-step/s\n\n", tau_day,
+           1.0 / t_step, aps * 1e-3);
+
+    printf("halox-md performance: %s engine, %d rank(s), %lld neighbour-list rebuilds\n",
+           ops->name, size, (long long)st->rebuilds);
+    printf("  steps/s       %14.3f\n", 1.0 / t_step);
+    printf("  us/step       %14.3f\n", 1e6 * t_step);
+    printf("  atom-steps/s  %14.6g\n", aps);
+    printf("  tau/day       %14.3f\n", tau_day);
+    printf("  %-18s %10s %10s %8s\n", "stage", "avg (s)", "max (s)", "% loop");
+    {
+        double tot = 0, totmax = 0;
+        for (int k = 0; k < HX_MD_NSTAGES; k++) {
+            double avg = sum[k] / size;
+            tot += avg;
+            totmax += max[k];
+            printf("  %-18s %10.4f %10.4f %8.2f\n", hxi_stage_names[k], avg, max[k],
+                   100.0 * avg / tloop);
+        }
+        printf("  %-18s %10.4f %10s %8.2f\n", "total", tot, "", 100.0 * tot / tloop);
+        (void)totmax;
+    }
+    fflush(stdout);
+    return HX_OK;
+}
+
+static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *sys)
+{
+    const hx_md_engine_ops *ops = NULL;
+    hx_md_engine *eng = NULL;
+    hxi_md_dump *dump = NULL;
+    hx_md_thermo th;
+    hxi_progress prog;
+    int rank = hx_comm_rank(comm);
+    int64_t steps = cfg->steps > 0 ? cfg->steps : 0;
+    double t0, loop, out_time = 0, t;
+    hx_status st;
+
+    HXI_CHECK(hxi_agree(comm, hxi_choose_engine(comm, cfg, &ops)));
+    if (rank == 0) {
+        const double *L = sys->decomp.box_len;
+        printf("halox-md %d.%d.%d: %lld atoms, fcc density %g, box %g x %g x %g, %d rank(s)\n",
+               HX_VERSION_MAJOR, HX_VERSION_MINOR, HX_VERSION_PATCH, (long long)sys->natoms,
+               cfg->density, L[0], L[1], L[2], hx_comm_size(comm));
+        printf("  lj/cut %g%s, skin %g, neigh_modify every %d delay %d check %s, dt %g, %s\n",
+               cfg->rc, cfg->shift_energy ? " shifted" : "", cfg->skin, cfg->neigh_every,
+               cfg->neigh_delay, cfg->neigh_check ? "yes" : "no", cfg->dt,
+               cfg->nve ? "nve" : "no integrator (atoms stay put)");
+        fflush(stdout);
+    }
+    st = ops->create(&eng, comm, cfg, sys);
+    HXI_CHECK(hxi_agree(comm, st));
+    if (rank == 0) {
+        printf("  %s\n", ops->describe(eng));
+        fflush(stdout);
+    }
+    if (cfg->dump_every > 0 && cfg->dump_file[0]) {
+        st = hxi_md_dump_open(&dump, comm, cfg->dump_file);
+        if (st != HX_OK)
+            goto done;
+    }
+
+    st = hxi_agree(comm, ops->thermo(eng, &th));
+    if (st != HX_OK)
+        goto done;
+    if (rank == 0) {
+        hxi_md_thermo_header(stdout);
+        hxi_md_thermo_row(stdout, &th);
+        fflush(stdout);
+    }
+    if (dump) {
+        st = ops->gather(eng, sys, NULL);
+        if (st == HX_OK)
+            st = hxi_md_dump_frame(dump, sys, 0, 0.0);
+        if (st != HX_OK)
+            goto done;
+    }
+
+    /* Only for a person watching: never into a file, a pipe or a test log. */
+    prog.on = rank == 0 && cfg->progress && isatty(2);
+    hxi_barrier(comm);
+    t0 = hxi_md_now();
+    prog.t0 = prog.last = t0;
+    for (int64_t s = 1; s <= steps; s++) {
+        int want = (cfg->thermo_every > 0 && s % cfg->thermo_every == 0) || s == steps;
+        st = ops->step(eng, want);
+        if (st != HX_OK)
+            break;
+        if (want) {
+            st = ops->thermo(eng, &th);
+            if (st != HX_OK)
+                break;
+            t = hxi_md_now();
+            if (rank == 0) {
+                hxi_md_thermo_row(stdout, &th);
+                fflush(stdout);
+            }
+            out_time += hxi_md_now() - t;
+        }
+        if (dump && s % cfg->dump_every == 0) {
+            t = hxi_md_now();
+            st = ops->gather(eng, sys, NULL);
+            if (st == HX_OK)
+                st = hxi_md_dump_frame(dump, sys, s, (double)s * cfg->dt);
+            out_time += hxi_md_now() - t;
+            if (st != HX_OK)
+                break;
+        }
+        if (prog.on) {
+            t = hxi_md_now();
+            hxi_progress_tick(&prog, s, steps, t);
+            out_time += hxi_md_now() - t;
+        }
+    }
+    st = hxi_agree(comm, st);
+    if (st != HX_OK)
+        goto done;
+    loop = hxi_md_now() - t0;
+    st = hxi_summary(comm, ops, eng, cfg, sys->natoms, steps, loop, out_time);
+done:
+    hxi_md_dump_close(dump);
+    if (eng)
+        ops->destroy(eng);
+    return st;
+}
+
+int hx_md_main(int argc, char **argv)
+{
+    hx_comm *comm = NULL;
+    hx_md_config cfg;
+    hx_md_cli cli;
+    hx_md_system sys;
+    hx_status st;
+    int rank = 0, rc = 1;
+
+    if (hx_init(&argc, &argv) != HX_OK || hx_comm_create(&comm, NULL) != HX_OK) {
+        fprintf(stderr, "halox-md: ERROR: cannot start: %s\n", hx_last_error());
+        hx_finalize();
+        return 1;
+    }
+    rank = hx_comm_rank(comm);
+    memset(&sys, 0, sizeof sys);
+    memset(&cli, 0, sizeof cli);
+    hx_md_config_defaults(&cfg);
+
+    st = hxi_agree(comm, hx_md_config_apply_args(&cfg, argc, argv, &cli));
+    if (st == HX_OK && cli.help) {
+        if (rank == 0)
+            hx_md_config_usage(stdout, argc > 0 ? argv[0] : "halox-md");
+        rc = 0;
+        goto out;
+    }
+    if (st == HX_OK)
+        st = hxi_setup(comm, &cfg, &sys);
+    if (st == HX_OK)
+        st = hxi_run(comm, &cfg, &sys);
+    rc = st == HX_OK ? 0 : 1;
+    if (st != HX_OK && rank == 0) {
+        fflush(stdout);
+        fprintf(stderr, "halox-md: ERROR: %s (%s)\n", hx_last_error(), hx_status_string(st));
+    }
+out:
+    free(sys.x);
+    free(sys.v);
+    free(sys.id);
+    fflush(stdout);
+    hx_comm_destroy(comm);
+    hx_finalize();
+    return rc;
+}

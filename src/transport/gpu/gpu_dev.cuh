@@ -1,0 +1,97 @@
+/*
+ * gpu_dev.cuh - device helpers shared by the kernels of the GPU transports:
+ * the clock, system-scope loads and stores for signals, and the bounded
+ * wait that turns a missing peer into a recorded timeout instead of a hang.
+ */
+#ifndef HALOX_GPU_DEV_CUH
+#define HALOX_GPU_DEV_CUH
+
+#include "transport/gpu/gpu_types.h"
+
+#include <stdint.h>
+
+/* Nanoseconds; coarse (about a microsecond) but shared by all SMs. */
+static __device__ __forceinline__ uint64_t hxi_dev_clock_ns(void)
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* Spin loads: relaxed at system scope (the writer may be another GPU or a
+ * proxy thread on the host), then one acquire once the value matches. */
+static __device__ __forceinline__ uint64_t hxi_dev_ld_relaxed_sys(const uint64_t *p)
+{
+    uint64_t v;
+    asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+static __device__ __forceinline__ uint64_t hxi_dev_ld_acquire_sys(const uint64_t *p)
+{
+    uint64_t v;
+    asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+/* Release at system scope: everything this thread has observed (including
+ * the other blocks' stores, made visible to it by the GPU-scope election)
+ * is visible to whoever acquires the signal. */
+static __device__ __forceinline__ void hxi_dev_st_release_sys(uint64_t *p, uint64_t v)
+{
+    asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+/* Records the first timeout of this transport. d_hit (device memory) elects
+ * the writer; the details go to the mapped host record. */
+static __device__ void hxi_dev_record_timeout(int *d_hit, hxi_gpu_timeout *rec,
+                                              const hxi_gpu_wait_info *w, uint64_t seen,
+                                              uint64_t waited)
+{
+    if (atomicCAS(d_hit, 0, 1) != 0)
+        return;
+    rec->rank = w->rank;
+    rec->peer = w->peer;
+    rec->pulse = w->pulse;
+    rec->dim = w->dim;
+    rec->kind = w->kind;
+    rec->step = w->step;
+    rec->seen = seen;
+    rec->waited_ns = waited;
+    __threadfence_system();
+    rec->hit = 1;
+    __threadfence_system();
+}
+
+/* Waits, in one thread, until *sig == w->step. Returns 1 when it did, 0 on
+ * a timeout (recorded) or when an earlier wait of this transport timed out
+ * (d_hit set): then the step is lost anyway, and waiting again would only
+ * add one timeout per pulse to the time until the host reports it. */
+static __device__ int hxi_dev_wait_eq(const uint64_t *sig, const hxi_gpu_wait_info *w,
+                                      int *d_hit, hxi_gpu_timeout *rec)
+{
+    if (hxi_dev_ld_acquire_sys(sig) == w->step)
+        return 1;
+    const volatile int *hit = d_hit;
+    if (*hit)
+        return 0;
+    uint64_t t0 = hxi_dev_clock_ns();
+    for (unsigned spin = 1;; spin++) {
+        uint64_t v = hxi_dev_ld_relaxed_sys(sig);
+        if (v == w->step) {
+            (void)hxi_dev_ld_acquire_sys(sig);
+            return 1;
+        }
+        if ((spin & 255u) == 0) {
+            uint64_t waited = hxi_dev_clock_ns() - t0;
+            if (*hit)
+                return 0;
+            if (waited > w->timeout_ns) {
+                hxi_dev_record_timeout(d_hit, rec, w, v, waited);
+                return 0;
+            }
+        }
+    }
+}
+
+#endif /* HALOX_GPU_DEV_CUH */

@@ -1,0 +1,48 @@
+/*
+ * gpu_types.h - plain structs shared by the host code (C) and the kernels
+ * (CUDA) of the GPU transports. Fixed-width types only; no CUDA or MPI here.
+ */
+#ifndef HALOX_GPU_TYPES_H
+#define HALOX_GPU_TYPES_H
+
+#include <stdint.h>
+
+/* One pulse as the kernels see it: the host copy of hx_pulse with the map
+ * replaced by an offset into the transport's concatenated device map. */
+typedef struct hxi_gpu_pulse {
+    int32_t dim, index;
+    int32_t send_rank, recv_rank;
+    int32_t nsend, nsend_home;
+    int32_t nrecv, recv_offset, peer_offset;
+    int32_t map_offset; /* first entry of this pulse's map in the device map array */
+    float shift;        /* added to component `dim` while packing coordinates */
+    int32_t pad_;
+    uint64_t deps;      /* bit q: the map reads atoms delivered by pulse q */
+} hxi_gpu_pulse;
+
+/* Which wait a kernel is doing, for the timeout report. */
+typedef struct hxi_gpu_wait_info {
+    uint64_t step;       /* value the signal must reach */
+    uint64_t timeout_ns; /* %globaltimer budget */
+    int32_t rank;        /* waiting rank */
+    int32_t peer;        /* rank expected to signal */
+    int32_t pulse;       /* global pulse index */
+    int32_t dim;         /* HX_X, HX_Y, HX_Z */
+    int32_t kind;        /* 0: coordinates, 1: forces */
+    int32_t pad_;
+} hxi_gpu_wait_info;
+
+/* The record of the first wait that timed out. Lives in mapped pinned host
+ * memory: the kernel writes it with plain stores and a system fence; the
+ * host reads it after the stream has drained. The election of the one
+ * writer uses a separate word in device memory (hxi_gpu.d_hit), since
+ * atomics on host memory are not atomic over PCIe on every platform. */
+typedef struct hxi_gpu_timeout {
+    volatile int32_t hit;
+    int32_t rank, peer, pulse, dim, kind;
+    uint64_t step;    /* value waited for */
+    uint64_t seen;    /* value the signal held at the timeout */
+    uint64_t waited_ns;
+} hxi_gpu_timeout;
+
+#endif /* HALOX_GPU_TYPES_H */

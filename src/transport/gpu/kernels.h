@@ -1,0 +1,36 @@
+/*
+ * kernels.h - launchers of the kernels shared by the GPU transports
+ * (gpu/kernels.cu). Callable from C. Each returns the launch's cudaError_t.
+ */
+#ifndef HALOX_GPU_KERNELS_H
+#define HALOX_GPU_KERNELS_H
+
+#include "transport/gpu/gpu_types.h"
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* dst[i] = x[map[i]] (3 floats per atom) with `shift` added to component
+ * `dim`: the coordinate pack of one pulse. dst may be a peer's memory. */
+cudaError_t hxi_gpu_pack(cudaStream_t s, float *dst, const float *x, const int *map, int n,
+                         int dim, float shift, int max_blocks);
+
+/* f[map[i]] += src[i]: the force unpack of one pulse. A pulse's map holds
+ * each atom at most once, so the adds need no atomics; pulses are ordered
+ * by the stream. */
+cudaError_t hxi_gpu_unpack_add(cudaStream_t s, float *f, const float *src, const int *map,
+                               int n, int max_blocks);
+
+/* One thread waits until *sig == w.step, bounded by w.timeout_ns: the
+ * stream-ordered wait of the nvshmem-stream transport. */
+cudaError_t hxi_gpu_wait_signal(cudaStream_t s, const uint64_t *sig, hxi_gpu_wait_info w,
+                                int *d_hit, hxi_gpu_timeout *rec);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HALOX_GPU_KERNELS_H */

@@ -1,0 +1,131 @@
+/*
+ * kernels.cu - the nvshmem-pulse transport's kernels: one launch per pulse
+ * that packs, sends, signals and waits.
+ */
+#include "transport/gpu/gpu_dev.cuh"
+#include "transport/nvshmem/kernels.h"
+
+#include <nvshmem.h>
+#include <nvshmemx.h>
+
+#define HXI_BLOCK 256
+
+/* The last block of the grid to get here returns 1 (in every thread of
+ * that block). Each thread's fence orders its own stores (GPU scope)
+ * before the block's arrival; the winner fences again before reading or
+ * publishing, so it has observed every block's stores and its later
+ * system-scope release carries them (cumulativity). The winner resets the
+ * counter for the next launch; the kernel boundary orders that. */
+static __device__ int hxi_last_block(int *counter)
+{
+    __shared__ int last;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int prev = atomicAdd(counter, 1);
+        last = prev == (int)gridDim.x - 1;
+        if (last)
+            *counter = 0;
+    }
+    __syncthreads();
+    if (last)
+        __threadfence();
+    return last;
+}
+
+/* Coordinates of one pulse.
+ * Grid: blocks grid-stride over the `nout` atoms to pack, one thread per
+ * atom. Direct path: each thread stores its atom straight into the peer's
+ * coordinate array; the last block (hxi_last_block) has thread 0 publish
+ * with one st.release.sys of the step value into the peer's slot. Put path:
+ * atoms go to the local staging slot; the last block issues one block-scope
+ * put-with-signal (all its threads copy; a thread-scope put to a
+ * load/store peer would be copied by one thread). Then thread 0 of block 0
+ * waits, bounded, for our own slot: later pulses read what arrives. */
+__global__ void hxi_k_pulse_forward(hxi_shm_pulse_args a)
+{
+    if (a.nout > 0) {
+        float *dst = a.direct_dst ? a.direct_dst : a.stage;
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < a.nout;
+             i += gridDim.x * blockDim.x) {
+            const float *s = a.src + 3 * (size_t)a.map[i];
+            float v0 = s[0], v1 = s[1], v2 = s[2];
+            if (a.dim == 0)
+                v0 += a.shift;
+            else if (a.dim == 1)
+                v1 += a.shift;
+            else
+                v2 += a.shift;
+            float *d = dst + 3 * (size_t)i;
+            d[0] = v0;
+            d[1] = v1;
+            d[2] = v2;
+        }
+        if (hxi_last_block(a.counter)) {
+            if (a.direct_dst) {
+                if (threadIdx.x == 0)
+                    hxi_dev_st_release_sys(a.direct_sig, a.value);
+            } else {
+                nvshmemx_float_put_signal_nbi_block(a.put_dst, a.stage, (size_t)a.nout * 3,
+                                                    a.put_sig, a.value, NVSHMEM_SIGNAL_SET, a.pe);
+            }
+        }
+    }
+    if (a.nin > 0 && blockIdx.x == 0 && threadIdx.x == 0)
+        hxi_dev_wait_eq(a.my_sig, &a.wait, a.d_hit, a.rec);
+}
+
+/* Forces of one pulse.
+ * Send: the `nout` halo forces are contiguous in f. Direct path: blocks
+ * grid-stride copy them into the peer's force slot, and the last block's
+ * thread 0 publishes with st.release.sys. Put path: block 0 alone issues a
+ * block-scope put-with-signal straight from f (symmetric). Receive: thread
+ * 0 of every block waits, bounded, for our slot, then the blocks
+ * grid-stride add the `nin` received forces into f through the map (a
+ * pulse's map holds each atom once: no atomics). The grid is capped by the
+ * host so that all blocks are resident while they spin. */
+__global__ void hxi_k_pulse_reverse(hxi_shm_pulse_args a)
+{
+    __shared__ int ok;
+    if (a.nout > 0) {
+        if (a.direct_dst) {
+            for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < 3 * a.nout;
+                 i += gridDim.x * blockDim.x)
+                a.direct_dst[i] = a.src[i];
+            if (hxi_last_block(a.counter) && threadIdx.x == 0)
+                hxi_dev_st_release_sys(a.direct_sig, a.value);
+        } else if (blockIdx.x == 0) {
+            nvshmemx_float_put_signal_nbi_block(a.put_dst, a.src, (size_t)a.nout * 3, a.put_sig,
+                                                a.value, NVSHMEM_SIGNAL_SET, a.pe);
+        }
+    }
+    if (a.nin > 0) {
+        if (threadIdx.x == 0)
+            ok = hxi_dev_wait_eq(a.my_sig, &a.wait, a.d_hit, a.rec);
+        __syncthreads();
+        if (!ok)
+            return;
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < a.nin;
+             i += gridDim.x * blockDim.x) {
+            float *d = a.f + 3 * (size_t)a.map[i];
+            const float *s = a.inbox + 3 * (size_t)i;
+            d[0] += s[0];
+            d[1] += s[1];
+            d[2] += s[2];
+        }
+    }
+}
+
+extern "C" cudaError_t hxi_shm_pulse_forward(cudaStream_t s, const hxi_shm_pulse_args *a,
+                                             int blocks)
+{
+    hxi_k_pulse_forward<<<blocks < 1 ? 1 : blocks, HXI_BLOCK, 0, s>>>(*a);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t hxi_shm_pulse_reverse(cudaStream_t s, const hxi_shm_pulse_args *a,
+                                             int blocks)
+{
+    hxi_k_pulse_reverse<<<blocks < 1 ? 1 : blocks, HXI_BLOCK, 0, s>>>(*a);
+    return cudaGetLastError();
+}

@@ -1,0 +1,161 @@
+/*
+ * pulse.c - the `nvshmem-pulse` transport: one kernel per pulse that packs,
+ * sends, signals and waits (nvshmem/kernels.cu). Where nvshmem_ptr gives a
+ * peer pointer the kernel stores straight into the peer's array and
+ * signals with a system-scope release store; elsewhere (or with
+ * force_put / HALOX_FORCE_PUT=1) it packs into a symmetric staging slot and
+ * puts with signal. The host only launches.
+ */
+#include "transport/nvshmem/kernels.h"
+#include "transport/nvshmem/shm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PULSE_BLOCK 256
+
+static hx_status pulse_create(hx_transport *t)
+{
+    if (t->opts.dtype != HX_FLOAT)
+        return hxi_error(HX_ERR_UNSUPPORTED,
+                         "transport nvshmem-pulse moves float data only; use dtype HX_FLOAT");
+    hxi_shm *s = NULL;
+    HXI_CHECK(hxi_alloc((void **)&s, sizeof *s, "the nvshmem-pulse transport"));
+    hx_status st = hxi_shm_open(s, t, "nvshmem-pulse");
+    if (st != HX_OK) {
+        free(s);
+        return st;
+    }
+    t->impl = s;
+    snprintf(t->describe, sizeof t->describe,
+             "nvshmem-pulse: one pack-send-wait kernel per pulse; %s; GPU %d, %d rank(s) on it%s",
+             hxi_shm_mode(s), s->g.device, s->g.ranks_on_device, s->g.mps ? ", MPS" : "");
+    return HX_OK;
+}
+
+static void pulse_destroy(hx_transport *t)
+{
+    hxi_shm *s = t->impl;
+    if (!s)
+        return;
+    hxi_shm_close(s, t);
+    free(s);
+    t->impl = NULL;
+}
+
+static hx_status pulse_set_plan(hx_transport *t)
+{
+    hxi_shm *s = t->impl;
+    HXI_CHECK(hxi_shm_set_plan(s, t));
+    snprintf(t->describe, sizeof t->describe,
+             "nvshmem-pulse: one pack-send-wait kernel per pulse, %s; %s; GPU %d, %d rank(s) on "
+             "it%s",
+             hxi_shm_paths(s), hxi_shm_mode(s), s->g.device, s->g.ranks_on_device,
+             s->g.mps ? ", MPS" : "");
+    return HX_OK;
+}
+
+/* Blocks for n atoms. Capped so that the blocks of every process sharing
+ * the GPU can be resident at once: blocks that spin on a signal must not
+ * keep the blocks that produce it (ours or a peer's) off the GPU. */
+static int blocks_for(const hxi_gpu *g, int n)
+{
+    int b = (n + PULSE_BLOCK - 1) / PULSE_BLOCK;
+    int per = g->ranks_on_device > 0 ? g->ranks_on_device : 1;
+    int cap = 2 * g->sm_count / per;
+    if (cap < 1)
+        cap = 1;
+    if (b > cap)
+        b = cap;
+    return b < 1 ? 1 : b;
+}
+
+static hx_status pulse_forward(hx_transport *t)
+{
+    hxi_shm *s = t->impl;
+    hxi_gpu *g = &s->g;
+    HXI_CHECK(hxi_gpu_begin_forward(g));
+    int withhold = hxi_gpu_withhold(g);
+    float *x = t->x;
+    for (int p = 0; p < g->npulses; p++) {
+        const hxi_gpu_pulse *q = &g->pulse[p];
+        hxi_shm_pulse_args a;
+        memset(&a, 0, sizeof a);
+        a.src = x;
+        a.map = g->d_maps + q->map_offset;
+        a.nout = withhold ? 0 : q->nsend;
+        a.nin = q->nrecv;
+        if (a.nout == 0 && a.nin == 0)
+            continue;
+        a.dim = q->dim;
+        a.shift = q->shift;
+        a.direct_dst = s->peer_x[p];
+        a.direct_sig = s->peer_xsig[p];
+        a.stage = s->xstage + (size_t)p * (size_t)s->stride * 3;
+        a.put_dst = x + (size_t)q->peer_offset * 3;
+        a.put_sig = s->sig + p;
+        a.pe = q->send_rank;
+        a.my_sig = s->sig + p;
+        a.counter = s->d_count + p;
+        a.value = g->seq;
+        a.wait = hxi_gpu_wait_for(g, p, 0);
+        a.d_hit = g->d_hit;
+        a.rec = g->rec_d;
+        HXI_CUDA(hxi_shm_pulse_forward(g->stream, &a, blocks_for(g, a.nout)));
+    }
+    return HX_OK;
+}
+
+static hx_status pulse_reverse(hx_transport *t)
+{
+    hxi_shm *s = t->impl;
+    hxi_gpu *g = &s->g;
+    HXI_CHECK(hxi_gpu_check_usable(g));
+    float *f = t->f;
+    for (int p = g->npulses - 1; p >= 0; p--) {
+        const hxi_gpu_pulse *q = &g->pulse[p];
+        hxi_shm_pulse_args a;
+        memset(&a, 0, sizeof a);
+        a.src = f + (size_t)q->recv_offset * 3;
+        a.map = g->d_maps + q->map_offset;
+        a.f = f;
+        a.inbox = s->fstage + (size_t)p * (size_t)s->stride * 3;
+        a.nout = q->nrecv;
+        a.nin = q->nsend;
+        if (a.nout == 0 && a.nin == 0)
+            continue;
+        a.dim = q->dim;
+        a.direct_dst = s->peer_f[p];
+        a.direct_sig = s->peer_fsig[p];
+        a.put_dst = s->fstage + (size_t)p * (size_t)s->stride * 3;
+        a.put_sig = s->sig + HXI_SHM_FSIG + p;
+        a.pe = q->recv_rank;
+        a.my_sig = s->sig + HXI_SHM_FSIG + p;
+        a.counter = s->d_count + HXI_SHM_FSIG + p;
+        a.value = g->seq;
+        a.wait = hxi_gpu_wait_for(g, p, 1);
+        a.d_hit = g->d_hit;
+        a.rec = g->rec_d;
+        int n = a.nout > a.nin ? a.nout : a.nin;
+        HXI_CUDA(hxi_shm_pulse_reverse(g->stream, &a, blocks_for(g, n)));
+    }
+    return HX_OK;
+}
+
+static hx_status pulse_sync(hx_transport *t)
+{
+    hxi_shm *s = t->impl;
+    return hxi_gpu_sync(&s->g);
+}
+
+const hxi_transport_ops hxi_transport_nvshmem_pulse = {
+    .name = "nvshmem-pulse",
+    .on_device = 1,
+    .create = pulse_create,
+    .destroy = pulse_destroy,
+    .set_plan = pulse_set_plan,
+    .forward = pulse_forward,
+    .reverse = pulse_reverse,
+    .sync = pulse_sync,
+};

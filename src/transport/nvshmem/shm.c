@@ -1,0 +1,291 @@
+/*
+ * shm.c - NVSHMEM set-up shared by the nvshmem-* transports.
+ *
+ * NVSHMEM starts once per process, with the unique-ID bootstrap: rank 0
+ * asks for the ID and MPI broadcasts it (NVSHMEM's own MPI bootstrap plugin
+ * is tied to one MPI build, the ID is 128 plain bytes). PE numbers are the
+ * ranks of the first communicator, so every later user must bring a
+ * communicator of the same size and numbering. NVSHMEM cannot start again
+ * after nvshmem_finalize in the same process, so the last user's close
+ * ends it for good: a program that uses NVSHMEM transports one after
+ * another keeps one alive across them.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "transport/nvshmem/shm.h"
+#include "transport/nvshmem/shm_api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int shm_users;     /* open transports using NVSHMEM in this process */
+static int shm_finalized; /* NVSHMEM ran and was finalised: no restart */
+
+static hx_status shm_start(hx_comm *comm, int rank, int nranks)
+{
+    if (shm_users > 0) {
+        int bad = hxi_shm_api_n_pes() != nranks || hxi_shm_api_my_pe() != rank;
+        HXI_CHECK(hxi_allreduce_int(comm, &bad, 1, 1));
+        if (bad)
+            return hxi_error(HX_ERR_UNSUPPORTED,
+                             "NVSHMEM runs over %d PEs numbered by the communicator of the first "
+                             "nvshmem transport; this communicator (%d ranks) numbers them "
+                             "differently; use the same communicator for every nvshmem transport",
+                             hxi_shm_api_n_pes(), nranks);
+        shm_users++;
+        return HX_OK;
+    }
+    int bad = shm_finalized;
+    HXI_CHECK(hxi_allreduce_int(comm, &bad, 1, 1));
+    if (bad)
+        return hxi_error(HX_ERR_UNSUPPORTED,
+                         "NVSHMEM was finalised when the last nvshmem transport of this process "
+                         "was destroyed and cannot start again; keep one nvshmem transport alive "
+                         "while creating the next");
+    unsigned char uid[HXI_SHM_UID_BYTES];
+    memset(uid, 0, sizeof uid);
+    int st = 0;
+    if (rank == 0)
+        st = hxi_shm_api_get_uid(uid);
+    HXI_CHECK(hxi_allreduce_int(comm, &st, 1, 1));
+    if (st != 0)
+        return hxi_error(HX_ERR_NVSHMEM, "nvshmemx_get_uniqueid failed on rank 0 (status %d)", st);
+    HXI_CHECK(hxi_bcast(comm, uid, (size_t)hxi_shm_api_uid_bytes(), 0));
+    st = hxi_shm_api_init(rank, nranks, uid);
+    int any = st != 0;
+    HXI_CHECK(hxi_allreduce_int(comm, &any, 1, 1));
+    if (any)
+        return hxi_error(HX_ERR_NVSHMEM,
+                         "NVSHMEM initialisation (unique-ID bootstrap) failed (status %d on rank "
+                         "%d); run with NVSHMEM_DEBUG=WARN for NVSHMEM's reason",
+                         st, rank);
+    if (hxi_shm_api_n_pes() != nranks || hxi_shm_api_my_pe() != rank) {
+        return hxi_error(HX_ERR_NVSHMEM, "NVSHMEM started with %d PEs (PE %d), expected %d (%d)",
+                         hxi_shm_api_n_pes(), hxi_shm_api_my_pe(), nranks, rank);
+    }
+    shm_users = 1;
+    return HX_OK;
+}
+
+static void shm_stop(void)
+{
+    if (shm_users <= 0)
+        return;
+    if (--shm_users == 0) {
+        hxi_shm_api_finalize();
+        shm_finalized = 1;
+    }
+}
+
+/* Collective symmetric allocation: every rank asks for the same size, and
+ * all agree on the outcome. */
+static hx_status sym_alloc(hx_comm *comm, void **p, size_t bytes, const char *what)
+{
+    *p = hxi_shm_api_malloc(bytes);
+    int bad = *p == NULL;
+    HXI_CHECK(hxi_allreduce_int(comm, &bad, 1, 1));
+    if (bad) {
+        hxi_shm_api_free(*p);
+        *p = NULL;
+        return hxi_error(HX_ERR_NOMEM,
+                         "nvshmem_malloc of %zu bytes for %s failed on some rank: the symmetric "
+                         "heap is too small; raise NVSHMEM_SYMMETRIC_SIZE (e.g. 8G) or use more "
+                         "GPUs",
+                         bytes, what);
+    }
+    return HX_OK;
+}
+
+static void sym_free(void **p)
+{
+    hxi_shm_api_free(*p); /* collective even for NULL, as every rank calls it */
+    *p = NULL;
+}
+
+hx_status hxi_shm_open(hxi_shm *s, hx_transport *t, const char *who)
+{
+    memset(s, 0, sizeof *s);
+    hx_status st = hxi_gpu_open(&s->g, t, who);
+    if (st != HX_OK)
+        return st;
+
+    /* Several processes on one GPU: device-side spin waits need the
+     * processes to run at the same time, which only MPS gives; without it
+     * they time-slice and a waiting kernel can hold the GPU from the peer
+     * it waits for. */
+    int refuse = s->g.ranks_on_device > 1 && !s->g.mps &&
+                 hxi_env_int("HALOX_ALLOW_SHARED_GPU", 0) == 0;
+    HXI_CHECK_GOTO(hxi_allreduce_int(t->comm, &refuse, 1, 1), st, fail_gpu);
+    if (refuse) {
+        if (s->g.ranks_on_device > 1 && !s->g.mps)
+            st = hxi_gpu_refuse_shared(
+                &s->g, "no MPS daemon runs (device-side waits of processes time-sliced on one GPU "
+                       "do not progress; start MPS with nvidia-cuda-mps-control -d, or set "
+                       "HALOX_ALLOW_SHARED_GPU=1 to try anyway)");
+        else
+            st = hxi_error(HX_ERR_UNSUPPORTED,
+                           "transport %s: another rank shares its GPU with other processes and no "
+                           "MPS daemon runs there; start MPS or run one process per GPU",
+                           who);
+        goto fail_gpu;
+    }
+    HXI_CHECK_GOTO(shm_start(t->comm, s->g.rank, s->g.nranks), st, fail_gpu);
+    s->init_status = hxi_shm_api_status();
+    HXI_CHECK_GOTO(sym_alloc(t->comm, (void **)&s->sig, HXI_SHM_NSIG * sizeof(uint64_t),
+                             "the signal slots"),
+                   st, fail_shm);
+    HXI_CUDA_GOTO(cudaMemset(s->sig, 0, HXI_SHM_NSIG * sizeof(uint64_t)), st, fail_sig);
+    HXI_CHECK_GOTO(hxi_gpu_malloc((void **)&s->d_count, HXI_SHM_NSIG * sizeof(int),
+                                  "the block counters"),
+                   st, fail_sig);
+    HXI_CUDA_GOTO(cudaMemset(s->d_count, 0, HXI_SHM_NSIG * sizeof(int)), st, fail_sig);
+    HXI_CUDA_GOTO(cudaDeviceSynchronize(), st, fail_sig);
+    /* No peer may signal before every slot is zero. */
+    HXI_CHECK_GOTO(hxi_barrier(t->comm), st, fail_sig);
+    s->force_put = t->opts.force_put || hxi_env_int("HALOX_FORCE_PUT", 0) == 1;
+    if (t->opts.capacity > 0) {
+        size_t bytes = (size_t)t->opts.capacity * 3 * sizeof(float);
+        HXI_CHECK_GOTO(sym_alloc(t->comm, &t->x, bytes, "coordinates"), st, fail_sig);
+        HXI_CHECK_GOTO(sym_alloc(t->comm, &t->f, bytes, "forces"), st, fail_sig);
+        t->capacity = t->opts.capacity;
+    }
+    return HX_OK;
+fail_sig:
+    if (s->d_count)
+        cudaFree(s->d_count);
+    s->d_count = NULL;
+    /* Collective frees in one order on every rank: x, f, sig. */
+    sym_free(&t->x);
+    sym_free(&t->f);
+    sym_free((void **)&s->sig);
+fail_shm:
+    shm_stop();
+fail_gpu:
+    hxi_gpu_close(&s->g);
+    return st;
+}
+
+void hxi_shm_close(hxi_shm *s, hx_transport *t)
+{
+    if (s->g.stream)
+        (void)cudaStreamSynchronize(s->g.stream);
+    (void)hxi_barrier(t->comm);
+    sym_free(&t->x);
+    sym_free(&t->f);
+    sym_free((void **)&s->xstage);
+    sym_free((void **)&s->fstage);
+    sym_free((void **)&s->sig);
+    if (s->d_count)
+        cudaFree(s->d_count);
+    s->d_count = NULL;
+    shm_stop();
+    hxi_gpu_close(&s->g);
+}
+
+/* Reallocates a symmetric array of `atoms` atoms, keeping `keep` atoms. */
+static hx_status sym_regrow(hx_comm *comm, void **p, size_t atoms, size_t keep, const char *what)
+{
+    void *n = NULL;
+    HXI_CHECK(sym_alloc(comm, &n, atoms * 3 * sizeof(float), what));
+    if (*p && keep > 0) {
+        cudaError_t e = cudaMemcpy(n, *p, keep * 3 * sizeof(float), cudaMemcpyDeviceToDevice);
+        if (e != cudaSuccess)
+            (void)hxi_gpu_error(e, "cudaMemcpy (keeping data while growing)", __FILE__, __LINE__);
+    }
+    sym_free(p);
+    *p = n;
+    return HX_OK;
+}
+
+hx_status hxi_shm_set_plan(hxi_shm *s, hx_transport *t)
+{
+    HXI_CHECK(hxi_gpu_check_usable(&s->g));
+    HXI_CUDA(cudaStreamSynchronize(s->g.stream));
+    const hx_plan *plan = t->plan;
+    int grow = 0, cap = 0;
+    HXI_CHECK(hxi_transport_fit(t, &grow, &cap));
+    /* Staging slots: one per pulse, as large as the largest send of any
+     * rank, so that a slot's offset is the same on every rank. */
+    int np = hx_plan_npulses(plan);
+    int stride = plan->max_nsend > 0 ? plan->max_nsend : 1;
+    int sgrow = (size_t)np * (size_t)stride > s->stage_cap || !s->xstage;
+    HXI_CHECK(hxi_allreduce_int(t->comm, &sgrow, 1, 1));
+    if (grow || sgrow) {
+        /* Peers may still be finishing their last step's reads of what we
+         * sent; nobody frees before everybody has drained. */
+        HXI_CHECK(hxi_barrier(t->comm));
+    }
+    if (grow) {
+        size_t keep = t->x ? (size_t)(t->capacity < cap ? t->capacity : cap) : 0;
+        HXI_CHECK(sym_regrow(t->comm, &t->x, (size_t)cap, keep, "coordinates"));
+        HXI_CHECK(sym_regrow(t->comm, &t->f, (size_t)cap, keep, "forces"));
+        t->capacity = cap;
+    }
+    if (sgrow) {
+        int need = np * stride, agreed = need;
+        HXI_CHECK(hxi_allreduce_int(t->comm, &agreed, 1, 1));
+        size_t scap = (size_t)hxi_capacity_for(agreed, 1024);
+        sym_free((void **)&s->xstage);
+        sym_free((void **)&s->fstage);
+        s->stage_cap = 0;
+        HXI_CHECK(sym_alloc(t->comm, (void **)&s->xstage, scap * 3 * sizeof(float),
+                            "the coordinate staging slots"));
+        HXI_CHECK(sym_alloc(t->comm, (void **)&s->fstage, scap * 3 * sizeof(float),
+                            "the force staging slots"));
+        s->stage_cap = scap;
+    }
+    s->stride = stride;
+    HXI_CHECK(hxi_gpu_upload_plan(&s->g, plan));
+
+    s->ndirect = 0;
+    float *x = t->x;
+    for (int p = 0; p < np; p++) {
+        const hxi_gpu_pulse *q = &s->g.pulse[p];
+        s->peer_x[p] = NULL;
+        s->peer_xsig[p] = NULL;
+        s->peer_f[p] = NULL;
+        s->peer_fsig[p] = NULL;
+        if (s->force_put)
+            continue;
+        float *px = hxi_shm_api_ptr(x, q->send_rank);
+        uint64_t *pxs = hxi_shm_api_ptr(s->sig + p, q->send_rank);
+        if (px && pxs) {
+            s->peer_x[p] = px + (size_t)q->peer_offset * 3;
+            s->peer_xsig[p] = pxs;
+            s->ndirect++;
+        }
+        float *pf = hxi_shm_api_ptr(s->fstage, q->recv_rank);
+        uint64_t *pfs = hxi_shm_api_ptr(s->sig + HXI_SHM_FSIG + p, q->recv_rank);
+        if (pf && pfs) {
+            s->peer_f[p] = pf + (size_t)p * (size_t)stride * 3;
+            s->peer_fsig[p] = pfs;
+            s->ndirect++;
+        }
+    }
+    return HX_OK;
+}
+
+const char *hxi_shm_paths(const hxi_shm *s)
+{
+    if (s->force_put)
+        return "put with signal (forced: peer pointers ignored)";
+    if (s->g.npulses == 0)
+        return "no pulses";
+    if (s->ndirect == 2 * s->g.npulses)
+        return "direct stores to peer memory (nvshmem_ptr)";
+    if (s->ndirect == 0)
+        return "put with signal (no peer pointers)";
+    return "mixed: direct stores where nvshmem_ptr allows, puts elsewhere";
+}
+
+const char *hxi_shm_mode(const hxi_shm *s)
+{
+    switch (s->init_status) {
+    case HXI_SHM_LIMITED_MPG:
+        return "NVSHMEM limited multi-process-per-GPU mode";
+    case HXI_SHM_FULL_MPG:
+        return "NVSHMEM full multi-process-per-GPU mode";
+    default:
+        return "one process per GPU";
+    }
+}

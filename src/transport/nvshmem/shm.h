@@ -1,0 +1,51 @@
+/*
+ * shm.h - NVSHMEM set-up shared by the nvshmem-* transports: the once per
+ * process start (unique-ID bootstrap, ID broadcast over MPI), the shared-GPU
+ * policy, symmetric buffers sized from the largest rank and re-sized
+ * together, per-pulse signal slots, and the peer pointers of each pulse.
+ */
+#ifndef HALOX_SHM_H
+#define HALOX_SHM_H
+
+#include "transport/gpu/gpu.h"
+
+/* Signal slots: coordinates of pulse p at p, forces at HXI_SHM_FSIG + p. */
+#define HXI_SHM_FSIG HX_MAX_PULSES
+#define HXI_SHM_NSIG (2 * HX_MAX_PULSES)
+
+typedef struct hxi_shm {
+    hxi_gpu g;
+    int force_put;          /* opts.force_put or HALOX_FORCE_PUT=1 */
+    int init_status;        /* NVSHMEM's, e.g. limited or full multi-process mode */
+    float *xstage, *fstage; /* symmetric: npulses slots of `stride` atoms */
+    size_t stage_cap;       /* atoms in each */
+    int stride;             /* atoms per pulse slot (largest send over all ranks) */
+    uint64_t *sig;          /* symmetric: HXI_SHM_NSIG slots, zero at start */
+    int *d_count;           /* device: per-slot block counters for the last-block election */
+
+    /* Per pulse, NULL where the peer is reached only through puts (or
+     * force_put is set): the send_rank's coordinates at our peer_offset and
+     * its coordinate signal; the recv_rank's force slot and force signal. */
+    float *peer_x[HX_MAX_PULSES];
+    uint64_t *peer_xsig[HX_MAX_PULSES];
+    float *peer_f[HX_MAX_PULSES];
+    uint64_t *peer_fsig[HX_MAX_PULSES];
+    int ndirect;            /* pulses (both directions) with direct stores */
+} hxi_shm;
+
+/* Collective. Opens the device (hxi_gpu_open), applies the shared-GPU
+ * policy, starts NVSHMEM if this is the first user in the process, and
+ * allocates the signal slots (and the arrays, when opts.capacity > 0). */
+hx_status hxi_shm_open(hxi_shm *s, hx_transport *t, const char *who);
+/* Collective. Frees what open and set_plan allocated; the last user in the
+ * process finalises NVSHMEM (which then cannot start again in it). */
+void hxi_shm_close(hxi_shm *s, hx_transport *t);
+/* Collective. Adopts t->plan: grows the symmetric arrays (t->x, t->f) and
+ * staging slots together on all ranks, uploads the plan, and looks up the
+ * peer pointers. */
+hx_status hxi_shm_set_plan(hxi_shm *s, hx_transport *t);
+/* Words for describe: "direct stores (NVLink/same GPU)", "puts", "mixed". */
+const char *hxi_shm_paths(const hxi_shm *s);
+const char *hxi_shm_mode(const hxi_shm *s);
+
+#endif /* HALOX_SHM_H */
