@@ -25,6 +25,7 @@ static const hxi_transport_ops *const hxi_builtin[] = {
     &hxi_transport_nvshmem_pulse,
 #endif
 #endif
+    &hxi_transport_auto,
 };
 #define HXI_NBUILTIN ((int)(sizeof hxi_builtin / sizeof hxi_builtin[0]))
 
@@ -40,6 +41,7 @@ static const struct {
     {"nvshmem-pulse", "CUDA, MPI and NVSHMEM (-DHALOX_WITH_NVSHMEM=ON)"},
     {"nvshmem-fused", "CUDA, MPI and NVSHMEM (-DHALOX_WITH_NVSHMEM=ON)"},
     {"nvshmem-fused-tma", "CUDA, MPI and NVSHMEM (-DHALOX_WITH_NVSHMEM=ON)"},
+    {"auto", "nothing"},
 };
 
 int hx_transport_count(void) { return HXI_NBUILTIN; }
@@ -89,7 +91,7 @@ hx_status hx_transport_create(hx_transport **out, hx_comm *comm, const hx_transp
     if (opts->dtype != HX_FLOAT && opts->dtype != HX_DOUBLE)
         return hxi_error(HX_ERR_INVALID, "data type %d: use HX_FLOAT or HX_DOUBLE",
                          (int)opts->dtype);
-    if (ops->on_device && opts->dtype != HX_FLOAT)
+    if (ops->on_device > 0 && opts->dtype != HX_FLOAT)
         return hxi_error(HX_ERR_UNSUPPORTED,
                          "transport '%s' moves float data only: use HX_FLOAT (the `cpu` "
                          "transport also takes HX_DOUBLE)",
@@ -128,7 +130,17 @@ const char *hx_transport_name(const hx_transport *t) { return t->ops->name; }
 const char *hx_transport_describe(const hx_transport *t) { return t->describe; }
 void *hx_transport_coords(hx_transport *t) { return t->x; }
 void *hx_transport_forces(hx_transport *t) { return t->f; }
-int hx_transport_on_device(const hx_transport *t) { return t->ops->on_device; }
+int hx_transport_on_device(const hx_transport *t)
+{
+    if (t->ops->on_device >= 0)
+        return t->ops->on_device;
+    /* auto: that of the chosen transport; host until one is chosen. */
+    const char *chosen = hxi_auto_chosen(t);
+    for (int i = 0; chosen && i < HXI_NBUILTIN; i++)
+        if (strcmp(chosen, hxi_builtin[i]->name) == 0)
+            return hxi_builtin[i]->on_device > 0;
+    return 0;
+}
 
 hx_status hx_transport_set_plan(hx_transport *t, const hx_plan *plan)
 {
@@ -199,7 +211,7 @@ hx_status hxi_transport_fit(hx_transport *t, int *grow, int *new_capacity)
 static hx_status hxi_array_copy(hx_transport *t, void *array, void *host, size_t bytes,
                                 int to_array)
 {
-    if (!t->ops->on_device) {
+    if (!hx_transport_on_device(t)) {
         memcpy(to_array ? array : host, to_array ? host : array, bytes);
         return HX_OK;
     }

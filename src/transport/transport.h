@@ -10,7 +10,7 @@
 
 typedef struct hxi_transport_ops {
     const char *name;
-    int on_device;                 /* arrays live in device memory */
+    int on_device;                 /* arrays live in device memory (-1: auto decides) */
     hx_status (*create)(hx_transport *t);
     void (*destroy)(hx_transport *t);
     /* Collective: adopt t->plan (already set), growing buffers as needed. */
@@ -29,7 +29,7 @@ struct hx_transport {
     void *f;              /* forces, likewise */
     int capacity;         /* atoms the arrays hold */
     uint64_t step;        /* forward calls so far: grows, never resets */
-    char describe[256];
+    char describe[512];
     void *impl;           /* backend state */
 };
 
@@ -41,6 +41,9 @@ int hxi_capacity_for(int need, int floor);
 hx_status hxi_transport_fit(hx_transport *t, int *grow, int *new_capacity);
 
 extern const hxi_transport_ops hxi_transport_cpu;
+extern const hxi_transport_ops hxi_transport_auto;
+/* The transport `auto` runs now (NULL before its first plan). */
+const char *hxi_auto_chosen(const hx_transport *t);
 #ifdef HALOX_HAVE_CUDA
 #ifdef HALOX_HAVE_MPI
 extern const hxi_transport_ops hxi_transport_mpi;
