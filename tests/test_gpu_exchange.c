@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAXT 8
+#define MAXT   8
 #define NSTEPS 10
 
 typedef struct gput {
@@ -84,14 +84,14 @@ static void run_plan(hx_comm *comm, const hx_plan *plan, gput *gt, int ngt, cons
         }
     }
     const double *x0 = hx_plan_coords(plan);
-    double *cur = malloc((size_t)(nhome + 1) * 3 * sizeof(double));
-    double *force = malloc((size_t)(ntotal + 1) * 3 * sizeof(double));
-    double *got = malloc((size_t)(ntotal + 1) * 3 * sizeof(double));
-    double *poison = malloc((size_t)(ntotal + 1) * 3 * sizeof(double));
-    memcpy(cur, x0, (size_t)nhome * 3 * sizeof(double));
+    double *cur = malloc((size_t) (nhome + 1) * 3 * sizeof(double));
+    double *force = malloc((size_t) (ntotal + 1) * 3 * sizeof(double));
+    double *got = malloc((size_t) (ntotal + 1) * 3 * sizeof(double));
+    double *poison = malloc((size_t) (ntotal + 1) * 3 * sizeof(double));
+    memcpy(cur, x0, (size_t) nhome * 3 * sizeof(double));
     for (int i = 0; i < ntotal * 3; i++)
         poison[i] = NAN;
-    hxt_rng mv = {seed * 31u + (uint64_t)rank};
+    hxt_rng mv = {seed * 31u + (uint64_t) rank};
 
     for (int step = 0; step < NSTEPS; step++) {
         /* Home atoms move a little; the plan stays. */
@@ -100,13 +100,13 @@ static void run_plan(hx_comm *comm, const hx_plan *plan, gput *gt, int ngt, cons
                 cur[i] += 0.02 * (hxt_uniform(&mv) - 0.5);
         float *xr = hx_transport_coords(ref);
         for (int i = 0; i < nhome * 3; i++)
-            xr[i] = (float)cur[i];
-        hxt_rng fr = {seed * 1000003u + (uint64_t)rank * 7919u + (uint64_t)step};
+            xr[i] = (float) cur[i];
+        hxt_rng fr = {seed * 1000003u + (uint64_t) rank * 7919u + (uint64_t) step};
         float *fref = hx_transport_forces(ref);
         for (int i = 0; i < ntotal * 3; i++) {
             double v = (2.0 * hxt_uniform(&fr) - 1.0) * pow(10.0, 2.0 * hxt_uniform(&fr) - 1.0);
-            fref[i] = (float)v;
-            force[i] = (double)fref[i];
+            fref[i] = (float) v;
+            force[i] = (double) fref[i];
         }
         HXT_OK(hx_transport_forward(ref));
         HXT_OK(hx_transport_reverse(ref));
@@ -126,17 +126,17 @@ static void run_plan(hx_comm *comm, const hx_plan *plan, gput *gt, int ngt, cons
             if (ok && HXT_OK(hx_transport_read(t, HX_COORDS, 0, ntotal, got))) {
                 int bad = 0;
                 for (int i = 0; i < ntotal * 3; i++)
-                    if (!hxt_same_f((float)got[i], xr[i])) {
+                    if (!hxt_same_f((float) got[i], xr[i])) {
                         if (bad < 3)
                             fprintf(stderr,
                                     "[rank %d] %s %s step %d: coordinate %d.%d is %.9g, cpu "
                                     "has %.9g\n",
                                     rank, gt[k].label, label, step, i / 3, i % 3, got[i],
-                                    (double)xr[i]);
+                                    (double) xr[i]);
                         bad++;
                     }
-                HXT_CHECK(bad == 0, "%s %s step %d: %d of %d halo coordinates differ",
-                          gt[k].label, label, step, bad, (ntotal - nhome) * 3);
+                HXT_CHECK(bad == 0, "%s %s step %d: %d of %d halo coordinates differ", gt[k].label,
+                          label, step, bad, (ntotal - nhome) * 3);
             }
             ok &= HXT_OK(hx_transport_write(t, HX_FORCES, 0, ntotal, force));
             ok &= HXT_OK(hx_transport_reverse(t));
@@ -160,8 +160,8 @@ static void run_plan(hx_comm *comm, const hx_plan *plan, gput *gt, int ngt, cons
             }
             if (!hxt_agree(comm, ok)) {
                 if (rank == 0)
-                    fprintf(stderr, "%s %s: step %d failed; dropping this transport\n",
-                            gt[k].label, label, step);
+                    fprintf(stderr, "%s %s: step %d failed; dropping this transport\n", gt[k].label,
+                            label, step);
                 gt[k].alive = 0;
             }
         }
@@ -246,10 +246,10 @@ int main(int argc, char **argv)
             continue;
         double vol = len[0] * len[1] * len[2];
         for (int sys = 0; sys < 2; sys++) {
-            int n = (int)(0.8442 * vol * (sys == 0 ? 1.0 : 3.0));
+            int n = (int) (0.8442 * vol * (sys == 0 ? 1.0 : 3.0));
             hxt_sys s;
             hxt_local l;
-            hxt_sys_random(&s, n, lo, len, 1234u + 17u * (uint64_t)g + (uint64_t)sys);
+            hxt_sys_random(&s, n, lo, len, 1234u + 17u * (uint64_t) g + (uint64_t) sys);
             hxt_local_take(&l, &s, &d);
             hx_plan *plan = NULL;
             char gs[32], label[96];
@@ -258,7 +258,7 @@ int main(int argc, char **argv)
                 if (rank == 0)
                     printf("%s: %d pulses, max ntotal %d\n", label, hx_plan_npulses(plan),
                            hx_plan_max_ntotal(plan));
-                run_plan(comm, plan, gt, ngt, label, 99u + (uint64_t)g * 5u + (uint64_t)sys);
+                run_plan(comm, plan, gt, ngt, label, 99u + (uint64_t) g * 5u + (uint64_t) sys);
             }
             /* The transports keep a plan by pointer: the previous one goes
              * only once this one has replaced it. */

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAXT 8
+#define MAXT          8
 #define WITHHOLD_RANK 1
 #define WITHHOLD_STEP 3
 
@@ -116,7 +116,7 @@ int main(int argc, char **argv)
                 }
             }
             /* Every rank takes the same path to the next transport. */
-            (void)hxi_barrier(comm);
+            (void) hxi_barrier(comm);
         }
     }
     for (int k = nt - 1; k >= 0; k--)

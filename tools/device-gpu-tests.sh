@@ -86,7 +86,7 @@ echo "== bench"
 : >"$OUT/bench.csv"
 for n in 4000 32000 256000 2048000; do
   run bench_$n 60 $MPIRUN -n 2 $XS $B/tools/halox-bench --atoms $n --grid 1x1x2 --iters 200 --warmup 20 --csv /tmp/bench_$n.csv
-  grep -E "^#|^transport|^[a-z]" /tmp/run.out | grep -v "^halox\[" >>"$SUM"
+  grep -E "^#|^transport|^pulse|^[0-9]|^[a-z]" /tmp/run.out | grep -v "^halox\[" >>"$SUM"
   if [ -f /tmp/bench_$n.csv ]; then
     if [ -s "$OUT/bench.csv" ]; then tail -n +2 /tmp/bench_$n.csv >>"$OUT/bench.csv"; else cat /tmp/bench_$n.csv >>"$OUT/bench.csv"; fi
   fi

@@ -78,7 +78,7 @@ static uint64_t splitmix(uint64_t *s)
 
 static int cmp_double(const void *a, const void *b)
 {
-    double x = *(const double *)a, y = *(const double *)b;
+    double x = *(const double *) a, y = *(const double *) b;
     return (x > y) - (x < y);
 }
 
@@ -156,8 +156,7 @@ static int parse_args(int argc, char **argv, bench_opts *o, int rank)
                 return 2;
             }
             o->fcc = strcmp(v, "fcc") == 0;
-        }
-        else {
+        } else {
             if (rank == 0)
                 fprintf(stderr, "halox-bench: unknown option %s (see --help)\n", a);
             return 2;
@@ -175,7 +174,7 @@ static int parse_args(int argc, char **argv, bench_opts *o, int rank)
 /* fcc cells per side for about `atoms` atoms. */
 static int fcc_cells(long atoms)
 {
-    int k = (int)lround(cbrt((double)atoms / 4.0));
+    int k = (int) lround(cbrt((double) atoms / 4.0));
     return k < 1 ? 1 : k;
 }
 
@@ -190,12 +189,12 @@ static hx_status make_system(const bench_opts *o, const hx_decomp *d, int *n, do
     double a = d->box_len[0] / k;
     static const double basis[4][3] = {{0, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}, {0, 0.5, 0.5}};
     *n = 0;
-    HXI_CHECK(hxi_alloc((void **)x, (size_t)cap * 3 * sizeof(double), "benchmark atoms"));
+    HXI_CHECK(hxi_alloc((void **) x, (size_t) cap * 3 * sizeof(double), "benchmark atoms"));
     for (long i = 0; i < o->atoms; i++) {
         double p[3];
         if (o->fcc) {
             long c = i / 4;
-            int ix = (int)(c % k), iy = (int)((c / k) % k), iz = (int)(c / ((long)k * k));
+            int ix = (int) (c % k), iy = (int) ((c / k) % k), iz = (int) (c / ((long) k * k));
             int cell[3] = {ix, iy, iz};
             for (int m = 0; m < 3; m++)
                 p[m] = d->box_lo[m] + a * (cell[m] + basis[i % 4][m] + 0.125);
@@ -207,9 +206,9 @@ static hx_status make_system(const bench_opts *o, const hx_decomp *d, int *n, do
             continue;
         if (*n == cap) {
             cap *= 2;
-            HXI_CHECK(hxi_grow((void **)x, (size_t)cap * 3 * sizeof(double), "benchmark atoms"));
+            HXI_CHECK(hxi_grow((void **) x, (size_t) cap * 3 * sizeof(double), "benchmark atoms"));
         }
-        memcpy(*x + 3 * (size_t)*n, p, sizeof p);
+        memcpy(*x + 3 * (size_t) *n, p, sizeof p);
         (*n)++;
     }
     return HX_OK;
@@ -238,6 +237,9 @@ static void prepare(hx_comm *comm, const bench_opts *o, const hx_plan *plan, con
         snprintf(row->error, sizeof row->error, "%s: %s", hx_status_string(st), hx_last_error());
 }
 
+/* The mpi transport's per-pulse table, printed after the main one. */
+static char bench_breakdown[8192];
+
 #ifdef BENCH_MPI_BREAKDOWN
 /* Mean per-pulse host times of the mpi transport over the timed iterations,
  * slowest rank per entry. */
@@ -251,7 +253,7 @@ static void mpi_breakdown(hx_comm *comm, hx_transport *t, const hx_plan *plan, i
     for (int p = 0; p < np; p++) {
         const hxi_mpi_pulse_times *d[2] = {&fwd[p], &rev[p]};
         for (int k = 0; k < 2; k++) {
-            double c = d[k]->count > 0 ? (double)d[k]->count : 1.0;
+            double c = d[k]->count > 0 ? (double) d[k]->count : 1.0;
             v[8 * p + 4 * k + 0] = 1e6 * d[k]->pack / c;
             v[8 * p + 4 * k + 1] = 1e6 * d[k]->sync / c;
             v[8 * p + 4 * k + 2] = 1e6 * d[k]->mpi / c;
@@ -262,16 +264,18 @@ static void mpi_breakdown(hx_comm *comm, hx_transport *t, const hx_plan *plan, i
     if (hx_comm_rank(comm) != 0)
         return;
     static const char dims[3] = {'X', 'Y', 'Z'};
-    printf("# mpi per pulse (us, mean of %d iterations, slowest rank): host time of each stage\n",
-           iters);
-    printf("%-6s %-4s %-6s %10s %10s %10s %10s\n", "pulse", "dim", "dir", "pack", "sync", "mpi",
-           "unpack");
-    for (int p = 0; p < np; p++)
-        for (int k = 0; k < 2; k++)
-            printf("%-6d %-4c %-6s %10.2f %10.2f %10.2f %10.2f\n", p,
-                   dims[hx_plan_pulse(plan, p)->dim], k ? "forces" : "coords",
-                   v[8 * p + 4 * k + 0], v[8 * p + 4 * k + 1], v[8 * p + 4 * k + 2],
-                   v[8 * p + 4 * k + 3]);
+    char *b = bench_breakdown;
+    size_t cap = sizeof bench_breakdown, len = 0;
+    len += (size_t) snprintf(b + len, cap - len,
+                             "# mpi per pulse (us, mean of %d iterations, slowest rank): host "
+                             "time of each stage\n%-6s %-4s %-6s %10s %10s %10s %10s\n",
+                             iters, "pulse", "dim", "dir", "pack", "sync", "mpi", "unpack");
+    for (int p = 0; p < np && len < cap; p++)
+        for (int k = 0; k < 2 && len < cap; k++)
+            len += (size_t) snprintf(
+                b + len, cap - len, "%-6d %-4c %-6s %10.2f %10.2f %10.2f %10.2f\n", p,
+                dims[hx_plan_pulse(plan, p)->dim], k ? "forces" : "coords", v[8 * p + 4 * k + 0],
+                v[8 * p + 4 * k + 1], v[8 * p + 4 * k + 2], v[8 * p + 4 * k + 3]);
 }
 #endif
 
@@ -282,7 +286,7 @@ static void run_one(hx_comm *comm, const bench_opts *o, const hx_plan *plan, ben
     hx_status st = row->status;
     if (st != HX_OK)
         return;
-    st = hxi_alloc((void **)&times, (size_t)o->iters * sizeof(double), "timings");
+    st = hxi_alloc((void **) &times, (size_t) o->iters * sizeof(double), "timings");
     for (int it = 0; st == HX_OK && it < o->warmup + o->iters; it++) {
         double t0, dt;
 #ifdef BENCH_MPI_BREAKDOWN
@@ -308,17 +312,18 @@ static void run_one(hx_comm *comm, const bench_opts *o, const hx_plan *plan, ben
     if (st != HX_OK) {
         snprintf(row->error, sizeof row->error, "%s: %s", hx_status_string(st), hx_last_error());
     } else {
-        qsort(times, (size_t)o->iters, sizeof(double), cmp_double);
-        row->median_us = 1e6 * (o->iters % 2 ? times[o->iters / 2]
-                                             : 0.5 * (times[o->iters / 2 - 1] + times[o->iters / 2]));
+        qsort(times, (size_t) o->iters, sizeof(double), cmp_double);
+        row->median_us =
+            1e6 * (o->iters % 2 ? times[o->iters / 2]
+                                : 0.5 * (times[o->iters / 2 - 1] + times[o->iters / 2]));
         row->min_us = 1e6 * times[0];
-        row->p90_us = 1e6 * times[(int)(0.9 * (o->iters - 1))];
+        row->p90_us = 1e6 * times[(int) (0.9 * (o->iters - 1))];
 #ifdef BENCH_MPI_BREAKDOWN
         if (strcmp(row->name, "mpi") == 0)
             mpi_breakdown(comm, t, plan, o->iters);
 #endif
     }
-    (void)plan;
+    (void) plan;
     free(times);
 }
 
@@ -330,7 +335,7 @@ static int wanted(const char *list, const char *name)
     size_t n = strlen(name);
     for (const char *p = list; *p;) {
         const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
+        size_t len = e ? (size_t) (e - p) : strlen(p);
         if (len == n && strncmp(p, name, n) == 0)
             return 1;
         if (!e)
@@ -418,8 +423,8 @@ int main(int argc, char **argv)
         printf("# halox-bench exchange: %ld atoms (%s), box %.3f^3, halo cutoff %.2f, grid "
                "%dx%dx%d, %d ranks, %d pulses, %d iterations (+%d warm-up), slowest rank per "
                "iteration\n",
-               o.atoms, o.fcc ? "fcc" : "random", len, o.cutoff, d.grid[0], d.grid[1], d.grid[2], size,
-               hx_plan_npulses(plan), o.iters, o.warmup);
+               o.atoms, o.fcc ? "fcc" : "random", len, o.cutoff, d.grid[0], d.grid[1], d.grid[2],
+               size, hx_plan_npulses(plan), o.iters, o.warmup);
         printf("%-20s %12s %12s %12s %12s  %s\n", "transport", "median_us", "min_us", "p90_us",
                "halo_atoms", "how");
         if (csv)
@@ -428,8 +433,8 @@ int main(int argc, char **argv)
         for (int i = 0; i < nrows; i++) {
             bench_row *r = &rows[i];
             if (r->status == HX_OK)
-                printf("%-20s %12.2f %12.2f %12.2f %12ld  %s\n", r->label, r->median_us,
-                       r->min_us, r->p90_us, r->halo_atoms, r->describe);
+                printf("%-20s %12.2f %12.2f %12.2f %12ld  %s\n", r->label, r->median_us, r->min_us,
+                       r->p90_us, r->halo_atoms, r->describe);
             else
                 printf("%-20s %12s %12s %12s %12ld  %s\n", r->label, "-", "-", "-", r->halo_atoms,
                        r->error);
@@ -440,6 +445,7 @@ int main(int argc, char **argv)
         }
         if (csv)
             fclose(csv);
+        fputs(bench_breakdown, stdout);
     }
     for (int i = nrows - 1; i >= 0; i--)
         hx_transport_destroy(rows[i].t);

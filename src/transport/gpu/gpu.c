@@ -28,7 +28,7 @@ double hxi_gpu_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
 }
 
 hx_status hxi_gpu_malloc(void **p, size_t bytes, const char *what)
@@ -38,10 +38,12 @@ hx_status hxi_gpu_malloc(void **p, size_t bytes, const char *what)
         bytes = 16;
     cudaError_t e = cudaMalloc(p, bytes);
     if (e != cudaSuccess) {
-        (void)cudaGetLastError();
+        (void) cudaGetLastError();
         *p = NULL;
-        return hxi_error(HX_ERR_NOMEM, "cudaMalloc of %zu bytes for %s failed: %s; use fewer atoms per GPU or more GPUs",
-                         bytes, what, cudaGetErrorString(e));
+        return hxi_error(
+            HX_ERR_NOMEM,
+            "cudaMalloc of %zu bytes for %s failed: %s; use fewer atoms per GPU or more GPUs",
+            bytes, what, cudaGetErrorString(e));
     }
     return HX_OK;
 }
@@ -53,10 +55,10 @@ hx_status hxi_gpu_host_malloc(void **p, size_t bytes, const char *what)
         bytes = 16;
     cudaError_t e = cudaHostAlloc(p, bytes, cudaHostAllocDefault);
     if (e != cudaSuccess) {
-        (void)cudaGetLastError();
+        (void) cudaGetLastError();
         *p = NULL;
-        return hxi_error(HX_ERR_NOMEM, "cudaHostAlloc of %zu bytes for %s failed: %s", bytes,
-                         what, cudaGetErrorString(e));
+        return hxi_error(HX_ERR_NOMEM, "cudaHostAlloc of %zu bytes for %s failed: %s", bytes, what,
+                         cudaGetErrorString(e));
     }
     return HX_OK;
 }
@@ -93,17 +95,16 @@ static hx_status local_rank_of(hx_comm *comm, int *local)
     }
     *local = 0;
 #ifdef HALOX_HAVE_MPI
-    MPI_Comm *mc = (MPI_Comm *)hxi_comm_mpi(comm);
+    MPI_Comm *mc = (MPI_Comm *) hxi_comm_mpi(comm);
     if (mc) {
         MPI_Comm node;
-        if (MPI_Comm_split_type(*mc, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
-            MPI_SUCCESS)
+        if (MPI_Comm_split_type(*mc, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
             return hxi_error(HX_ERR_MPI, "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed");
         MPI_Comm_rank(node, local);
         MPI_Comm_free(&node);
     }
 #else
-    (void)comm;
+    (void) comm;
 #endif
     return HX_OK;
 }
@@ -135,7 +136,7 @@ hx_status hxi_gpu_open(hxi_gpu *g, hx_transport *t, const char *who)
     int ndev = 0;
     cudaError_t e = cudaGetDeviceCount(&ndev);
     if (e != cudaSuccess || ndev <= 0) {
-        (void)cudaGetLastError();
+        (void) cudaGetLastError();
         /* Agree, so that no rank waits in a collective the others skip. */
         int bad = 1;
         HXI_CHECK(hxi_allreduce_int(t->comm, &bad, 1, 1));
@@ -160,43 +161,43 @@ hx_status hxi_gpu_open(hxi_gpu *g, hx_transport *t, const char *who)
 
     /* Who shares my GPU: the device UUID is unique across nodes. */
     unsigned char *uuids = NULL;
-    HXI_CHECK(hxi_alloc((void **)&uuids, 16 * (size_t)g->nranks, "device UUIDs"));
+    HXI_CHECK(hxi_alloc((void **) &uuids, 16 * (size_t) g->nranks, "device UUIDs"));
     st = hxi_allgather(t->comm, prop.uuid.bytes, 16, uuids);
     if (st == HX_OK) {
         g->ranks_on_device = 0;
         for (int r = 0; r < g->nranks; r++)
-            g->ranks_on_device += memcmp(uuids + 16 * (size_t)r, prop.uuid.bytes, 16) == 0;
+            g->ranks_on_device += memcmp(uuids + 16 * (size_t) r, prop.uuid.bytes, 16) == 0;
     }
     free(uuids);
     HXI_CHECK(st);
     g->mps = mps_running();
 
-    g->timeout_s = t->opts.timeout_s > 0 ? t->opts.timeout_s
-                                         : hxi_env_double("HALOX_TIMEOUT_S", 5.0);
+    g->timeout_s =
+        t->opts.timeout_s > 0 ? t->opts.timeout_s : hxi_env_double("HALOX_TIMEOUT_S", 5.0);
     if (!(g->timeout_s > 0))
         g->timeout_s = 5.0;
-    g->timeout_ns = (uint64_t)(g->timeout_s * 1e9);
+    g->timeout_ns = (uint64_t) (g->timeout_s * 1e9);
 
     if (t->opts.stream) {
-        g->stream = (cudaStream_t)t->opts.stream;
+        g->stream = (cudaStream_t) t->opts.stream;
     } else {
         /* A blocking stream: work the caller puts on the legacy default
          * stream (cudaMemcpy into our arrays) is ordered with ours. */
         HXI_CUDA(cudaStreamCreate(&g->stream));
         g->own_stream = 1;
     }
-    HXI_CUDA_GOTO(cudaHostAlloc((void **)&g->rec_h, sizeof *g->rec_h, cudaHostAllocMapped), st,
+    HXI_CUDA_GOTO(cudaHostAlloc((void **) &g->rec_h, sizeof *g->rec_h, cudaHostAllocMapped), st,
                   fail);
-    memset((void *)g->rec_h, 0, sizeof *g->rec_h);
-    HXI_CUDA_GOTO(cudaHostGetDevicePointer((void **)&g->rec_d, g->rec_h, 0), st, fail);
-    HXI_CHECK_GOTO(hxi_gpu_malloc((void **)&g->d_hit, sizeof(int), "the timeout flag"), st, fail);
+    memset((void *) g->rec_h, 0, sizeof *g->rec_h);
+    HXI_CUDA_GOTO(cudaHostGetDevicePointer((void **) &g->rec_d, g->rec_h, 0), st, fail);
+    HXI_CHECK_GOTO(hxi_gpu_malloc((void **) &g->d_hit, sizeof(int), "the timeout flag"), st, fail);
     HXI_CUDA_GOTO(cudaMemset(g->d_hit, 0, sizeof(int)), st, fail);
-    HXI_CHECK_GOTO(hxi_gpu_malloc((void **)&g->d_pulses, sizeof(hxi_gpu_pulse) * HX_MAX_PULSES,
+    HXI_CHECK_GOTO(hxi_gpu_malloc((void **) &g->d_pulses, sizeof(hxi_gpu_pulse) * HX_MAX_PULSES,
                                   "the device plan"),
                    st, fail);
 
     g->withhold_rank = hxi_env_int("HALOX_TEST_WITHHOLD_RANK", -1);
-    g->withhold_step = (uint64_t)hxi_env_int("HALOX_TEST_WITHHOLD_STEP", 3);
+    g->withhold_step = (uint64_t) hxi_env_int("HALOX_TEST_WITHHOLD_STEP", 3);
     return HX_OK;
 fail:
     hxi_gpu_close(g);
@@ -206,7 +207,7 @@ fail:
 void hxi_gpu_close(hxi_gpu *g)
 {
     if (g->stream)
-        (void)cudaStreamSynchronize(g->stream);
+        (void) cudaStreamSynchronize(g->stream);
     if (g->own_stream && g->stream)
         cudaStreamDestroy(g->stream);
     g->stream = NULL;
@@ -242,10 +243,10 @@ hx_status hxi_gpu_upload_plan(hxi_gpu *g, const hx_plan *plan)
         d->nrecv = s->nrecv;
         d->recv_offset = s->recv_offset;
         d->peer_offset = s->peer_offset;
-        d->map_offset = (int32_t)total;
-        d->shift = (float)s->shift;
+        d->map_offset = (int32_t) total;
+        d->shift = (float) s->shift;
         d->deps = s->deps;
-        total += (size_t)s->nsend;
+        total += (size_t) s->nsend;
         g->total_send += s->nsend;
         g->total_recv += s->nrecv;
     }
@@ -256,7 +257,7 @@ hx_status hxi_gpu_upload_plan(hxi_gpu *g, const hx_plan *plan)
         g->d_maps = NULL;
         g->maps_cap = 0;
         size_t cap = total + total / 4 + 1024;
-        HXI_CHECK(hxi_gpu_malloc((void **)&g->d_maps, cap * sizeof(int), "the pulse maps"));
+        HXI_CHECK(hxi_gpu_malloc((void **) &g->d_maps, cap * sizeof(int), "the pulse maps"));
         g->maps_cap = cap;
     }
     /* Synchronous copies: the plan's host maps may change after this call,
@@ -266,10 +267,10 @@ hx_status hxi_gpu_upload_plan(hxi_gpu *g, const hx_plan *plan)
         const hx_pulse *s = hx_plan_pulse(plan, p);
         if (s->nsend > 0)
             HXI_CUDA(cudaMemcpy(g->d_maps + g->pulse[p].map_offset, s->map,
-                                (size_t)s->nsend * sizeof(int), cudaMemcpyHostToDevice));
+                                (size_t) s->nsend * sizeof(int), cudaMemcpyHostToDevice));
     }
     if (np > 0)
-        HXI_CUDA(cudaMemcpy(g->d_pulses, g->pulse, sizeof(hxi_gpu_pulse) * (size_t)np,
+        HXI_CUDA(cudaMemcpy(g->d_pulses, g->pulse, sizeof(hxi_gpu_pulse) * (size_t) np,
                             cudaMemcpyHostToDevice));
     return HX_OK;
 }
@@ -320,8 +321,8 @@ hxi_gpu_wait_info hxi_gpu_wait_for(const hxi_gpu *g, int p, int kind)
     return w;
 }
 
-hx_status hxi_gpu_timeout_error(hxi_gpu *g, int rank, int pulse, int dim, int kind,
-                                uint64_t step, int peer, double waited_s, const char *why)
+hx_status hxi_gpu_timeout_error(hxi_gpu *g, int rank, int pulse, int dim, int kind, uint64_t step,
+                                int peer, double waited_s, const char *why)
 {
     static const char dims[3] = {'X', 'Y', 'Z'};
     return hxi_gpu_fail(
@@ -330,7 +331,7 @@ hx_status hxi_gpu_timeout_error(hxi_gpu *g, int rank, int pulse, int dim, int ki
         "every rank calls hx_transport_forward and hx_transport_reverse equally often, or "
         "raise the timeout (opts.timeout_s or HALOX_TIMEOUT_S, now %.1f s)",
         rank, waited_s, pulse, (dim >= 0 && dim < 3) ? dims[dim] : '?',
-        kind == 0 ? "coordinates" : "forces", (unsigned long long)step, peer, why, g->timeout_s);
+        kind == 0 ? "coordinates" : "forces", (unsigned long long) step, peer, why, g->timeout_s);
 }
 
 hx_status hxi_gpu_stream_poll(hxi_gpu *g, double limit_s, int *done)
@@ -369,9 +370,9 @@ hx_status hxi_gpu_sync(hxi_gpu *g)
         const hxi_gpu_timeout *r = g->rec_h;
         char why[96];
         snprintf(why, sizeof why, "the peer did not send (signal %llu, expected %llu)",
-                 (unsigned long long)r->seen, (unsigned long long)r->step);
+                 (unsigned long long) r->seen, (unsigned long long) r->step);
         return hxi_gpu_timeout_error(g, r->rank, r->pulse, r->dim, r->kind, r->step, r->peer,
-                                     1e-9 * (double)r->waited_ns, why);
+                                     1e-9 * (double) r->waited_ns, why);
     }
     if (!done)
         return hxi_gpu_fail(g, HX_ERR_TIMEOUT,

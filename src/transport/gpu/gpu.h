@@ -13,28 +13,28 @@
 
 /* Turns a failed CUDA call into HX_ERR_CUDA with the call's text. */
 hx_status hxi_gpu_error(cudaError_t e, const char *what, const char *file, int line);
-#define HXI_CUDA(call)                                                                  \
-    do {                                                                                \
-        cudaError_t hxi_cuda_e_ = (call);                                               \
-        if (hxi_cuda_e_ != cudaSuccess)                                                 \
-            return hxi_gpu_error(hxi_cuda_e_, #call, __FILE__, __LINE__);               \
+#define HXI_CUDA(call)                                                                             \
+    do {                                                                                           \
+        cudaError_t hxi_cuda_e_ = (call);                                                          \
+        if (hxi_cuda_e_ != cudaSuccess)                                                            \
+            return hxi_gpu_error(hxi_cuda_e_, #call, __FILE__, __LINE__);                          \
     } while (0)
-#define HXI_CUDA_GOTO(call, st, label)                                                  \
-    do {                                                                                \
-        cudaError_t hxi_cuda_e_ = (call);                                               \
-        if (hxi_cuda_e_ != cudaSuccess) {                                               \
-            (st) = hxi_gpu_error(hxi_cuda_e_, #call, __FILE__, __LINE__);               \
-            goto label;                                                                 \
-        }                                                                               \
+#define HXI_CUDA_GOTO(call, st, label)                                                             \
+    do {                                                                                           \
+        cudaError_t hxi_cuda_e_ = (call);                                                          \
+        if (hxi_cuda_e_ != cudaSuccess) {                                                          \
+            (st) = hxi_gpu_error(hxi_cuda_e_, #call, __FILE__, __LINE__);                          \
+            goto label;                                                                            \
+        }                                                                                          \
     } while (0)
 
 typedef struct hxi_gpu {
-    const char *who;        /* transport name, for messages */
+    const char *who; /* transport name, for messages */
     int rank, nranks;
-    int device;             /* CUDA device this rank uses */
-    int local_rank;         /* rank among the processes of this node */
-    int ranks_on_device;    /* processes of the communicator on this GPU */
-    int mps;                /* an MPS control daemon was found */
+    int device;          /* CUDA device this rank uses */
+    int local_rank;      /* rank among the processes of this node */
+    int ranks_on_device; /* processes of the communicator on this GPU */
+    int mps;             /* an MPS control daemon was found */
     int sm_count;
     cudaStream_t stream;
     int own_stream;
@@ -42,8 +42,8 @@ typedef struct hxi_gpu {
     /* The plan on the device: uploaded once per plan. */
     int npulses;
     hxi_gpu_pulse pulse[HX_MAX_PULSES];
-    int *d_maps;            /* all pulses' maps, concatenated */
-    size_t maps_cap;        /* ints */
+    int *d_maps;     /* all pulses' maps, concatenated */
+    size_t maps_cap; /* ints */
     hxi_gpu_pulse *d_pulses;
     int total_send, total_recv; /* atoms over all pulses of this rank */
 
@@ -99,8 +99,8 @@ hx_status hxi_gpu_stream_poll(hxi_gpu *g, double limit_s, int *done);
 /* Marks the transport failed with status st and the message text. */
 hx_status hxi_gpu_fail(hxi_gpu *g, hx_status st, const char *fmt, ...) HXI_PRINTF(3, 4);
 /* The standard timeout message, for device and host waits alike. */
-hx_status hxi_gpu_timeout_error(hxi_gpu *g, int rank, int pulse, int dim, int kind,
-                                uint64_t step, int peer, double waited_s, const char *why);
+hx_status hxi_gpu_timeout_error(hxi_gpu *g, int rank, int pulse, int dim, int kind, uint64_t step,
+                                int peer, double waited_s, const char *why);
 
 /* Refusal for several processes on one GPU, naming the fix. */
 hx_status hxi_gpu_refuse_shared(const hxi_gpu *g, const char *reason);

@@ -67,8 +67,8 @@ static __device__ void hxi_dev_record_timeout(int *d_hit, hxi_gpu_timeout *rec,
  * a timeout (recorded) or when an earlier wait of this transport timed out
  * (d_hit set): then the step is lost anyway, and waiting again would only
  * add one timeout per pulse to the time until the host reports it. */
-static __device__ int hxi_dev_wait_eq(const uint64_t *sig, const hxi_gpu_wait_info *w,
-                                      int *d_hit, hxi_gpu_timeout *rec)
+static __device__ int hxi_dev_wait_eq(const uint64_t *sig, const hxi_gpu_wait_info *w, int *d_hit,
+                                      hxi_gpu_timeout *rec)
 {
     if (hxi_dev_ld_acquire_sys(sig) == w->step)
         return 1;
@@ -79,7 +79,7 @@ static __device__ int hxi_dev_wait_eq(const uint64_t *sig, const hxi_gpu_wait_in
     for (unsigned spin = 1;; spin++) {
         uint64_t v = hxi_dev_ld_relaxed_sys(sig);
         if (v == w->step) {
-            (void)hxi_dev_ld_acquire_sys(sig);
+            (void) hxi_dev_ld_acquire_sys(sig);
             return 1;
         }
         if ((spin & 255u) == 0) {

@@ -17,7 +17,7 @@ typedef struct hxi_gpu_pulse {
     int32_t map_offset; /* first entry of this pulse's map in the device map array */
     float shift;        /* added to component `dim` while packing coordinates */
     int32_t pad_;
-    uint64_t deps;      /* bit q: the map reads atoms delivered by pulse q */
+    uint64_t deps; /* bit q: the map reads atoms delivered by pulse q */
 } hxi_gpu_pulse;
 
 /* Which wait a kernel is doing, for the timeout report. */
@@ -40,8 +40,8 @@ typedef struct hxi_gpu_wait_info {
 typedef struct hxi_gpu_timeout {
     volatile int32_t hit;
     int32_t rank, peer, pulse, dim, kind;
-    uint64_t step;    /* value waited for */
-    uint64_t seen;    /* value the signal held at the timeout */
+    uint64_t step; /* value waited for */
+    uint64_t seen; /* value the signal held at the timeout */
     uint64_t waited_ns;
 } hxi_gpu_timeout;
 

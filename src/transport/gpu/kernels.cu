@@ -23,7 +23,7 @@ __global__ void hxi_k_pack(float *__restrict__ dst, const float *__restrict__ x,
                            const int *__restrict__ map, int n, int dim, float shift)
 {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        const float *s = x + 3 * (size_t)map[i];
+        const float *s = x + 3 * (size_t) map[i];
         float v0 = s[0], v1 = s[1], v2 = s[2];
         if (dim == 0)
             v0 += shift;
@@ -31,7 +31,7 @@ __global__ void hxi_k_pack(float *__restrict__ dst, const float *__restrict__ x,
             v1 += shift;
         else
             v2 += shift;
-        float *d = dst + 3 * (size_t)i;
+        float *d = dst + 3 * (size_t) i;
         d[0] = v0;
         d[1] = v1;
         d[2] = v2;
@@ -44,8 +44,8 @@ __global__ void hxi_k_unpack_add(float *__restrict__ f, const float *__restrict_
                                  const int *__restrict__ map, int n)
 {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        float *d = f + 3 * (size_t)map[i];
-        const float *s = src + 3 * (size_t)i;
+        float *d = f + 3 * (size_t) map[i];
+        const float *s = src + 3 * (size_t) i;
         d[0] += s[0];
         d[1] += s[1];
         d[2] += s[2];
@@ -81,9 +81,8 @@ extern "C" cudaError_t hxi_gpu_unpack_add(cudaStream_t s, float *f, const float 
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t hxi_gpu_wait_signal(cudaStream_t s, const uint64_t *sig,
-                                           hxi_gpu_wait_info w, int *d_hit,
-                                           hxi_gpu_timeout *rec)
+extern "C" cudaError_t hxi_gpu_wait_signal(cudaStream_t s, const uint64_t *sig, hxi_gpu_wait_info w,
+                                           int *d_hit, hxi_gpu_timeout *rec)
 {
     hxi_k_wait_signal<<<1, 1, 0, s>>>(sig, w, d_hit, rec);
     return cudaGetLastError();

@@ -15,14 +15,14 @@ extern "C" {
 
 /* dst[i] = x[map[i]] (3 floats per atom) with `shift` added to component
  * `dim`: the coordinate pack of one pulse. dst may be a peer's memory. */
-cudaError_t hxi_gpu_pack(cudaStream_t s, float *dst, const float *x, const int *map, int n,
-                         int dim, float shift, int max_blocks);
+cudaError_t hxi_gpu_pack(cudaStream_t s, float *dst, const float *x, const int *map, int n, int dim,
+                         float shift, int max_blocks);
 
 /* f[map[i]] += src[i]: the force unpack of one pulse. A pulse's map holds
  * each atom at most once, so the adds need no atomics; pulses are ordered
  * by the stream. */
-cudaError_t hxi_gpu_unpack_add(cudaStream_t s, float *f, const float *src, const int *map,
-                               int n, int max_blocks);
+cudaError_t hxi_gpu_unpack_add(cudaStream_t s, float *f, const float *src, const int *map, int n,
+                               int max_blocks);
 
 /* One thread waits until *sig == w.step, bounded by w.timeout_ns: the
  * stream-ordered wait of the nvshmem-stream transport. */

@@ -65,11 +65,11 @@ static hx_status mpi_create(hx_transport *t)
         return hxi_error(HX_ERR_UNSUPPORTED,
                          "transport mpi moves float data only; use dtype HX_FLOAT (or the cpu "
                          "transport for double)");
-    MPI_Comm *mc = (MPI_Comm *)hxi_comm_mpi(t->comm);
+    MPI_Comm *mc = (MPI_Comm *) hxi_comm_mpi(t->comm);
     if (!mc)
         return hxi_error(HX_ERR_MPI, "transport mpi needs an MPI communicator");
     mpi_impl *m = NULL;
-    HXI_CHECK(hxi_alloc((void **)&m, sizeof *m, "the mpi transport"));
+    HXI_CHECK(hxi_alloc((void **) &m, sizeof *m, "the mpi transport"));
     memset(m, 0, sizeof *m);
     m->comm = *mc;
     hx_status st = hxi_gpu_open(&m->g, t, "mpi");
@@ -114,10 +114,10 @@ static hx_status mpi_create(hx_transport *t)
     }
     if (t->opts.capacity > 0) {
         t->capacity = t->opts.capacity;
-        HXI_CHECK_GOTO(hxi_gpu_malloc(&t->x, (size_t)t->capacity * 3 * sizeof(float),
-                                      "coordinates"),
-                       st, fail);
-        HXI_CHECK_GOTO(hxi_gpu_malloc(&t->f, (size_t)t->capacity * 3 * sizeof(float), "forces"),
+        HXI_CHECK_GOTO(
+            hxi_gpu_malloc(&t->x, (size_t) t->capacity * 3 * sizeof(float), "coordinates"), st,
+            fail);
+        HXI_CHECK_GOTO(hxi_gpu_malloc(&t->f, (size_t) t->capacity * 3 * sizeof(float), "forces"),
                        st, fail);
     }
     return HX_OK;
@@ -163,7 +163,7 @@ static hx_status grow_pinned(float **p, size_t *cap, size_t floats, const char *
     *p = NULL;
     *cap = 0;
     size_t want = floats + floats / 4 + 3072;
-    HXI_CHECK(hxi_gpu_host_malloc((void **)p, want * sizeof(float), what));
+    HXI_CHECK(hxi_gpu_host_malloc((void **) p, want * sizeof(float), what));
     *cap = want;
     return HX_OK;
 }
@@ -176,11 +176,11 @@ static hx_status mpi_set_plan(hx_transport *t)
     int grow = 0, cap = 0;
     HXI_CHECK(hxi_transport_fit(t, &grow, &cap));
     if (grow) {
-        size_t keep = (size_t)(t->capacity < cap ? t->capacity : cap);
+        size_t keep = (size_t) (t->capacity < cap ? t->capacity : cap);
         if (!t->x)
             keep = 0;
-        HXI_CHECK(hxi_gpu_regrow(&t->x, (size_t)cap, keep, "coordinates"));
-        HXI_CHECK(hxi_gpu_regrow(&t->f, (size_t)cap, keep, "forces"));
+        HXI_CHECK(hxi_gpu_regrow(&t->x, (size_t) cap, keep, "coordinates"));
+        HXI_CHECK(hxi_gpu_regrow(&t->f, (size_t) cap, keep, "forces"));
         t->capacity = cap;
     }
     HXI_CHECK(hxi_gpu_upload_plan(&m->g, t->plan));
@@ -189,18 +189,18 @@ static hx_status mpi_set_plan(hx_transport *t)
         m->recv_pos[p] = pos;
         pos += m->g.pulse[p].nrecv;
     }
-    size_t need = (size_t)m->g.total_send * 3;
+    size_t need = (size_t) m->g.total_send * 3;
     if (!m->d_send || m->d_send_cap < need) {
         if (m->d_send)
             cudaFree(m->d_send);
         m->d_send = NULL;
         m->d_send_cap = need + need / 4 + 3072;
-        HXI_CHECK(hxi_gpu_malloc((void **)&m->d_send, m->d_send_cap * sizeof(float),
+        HXI_CHECK(hxi_gpu_malloc((void **) &m->d_send, m->d_send_cap * sizeof(float),
                                  "the mpi send buffer"));
     }
     if (m->path->host_staged) {
         HXI_CHECK(grow_pinned(&m->h_send, &m->h_send_cap, need, "the mpi host send buffer"));
-        HXI_CHECK(grow_pinned(&m->h_recv, &m->h_recv_cap, (size_t)m->g.total_recv * 3,
+        HXI_CHECK(grow_pinned(&m->h_recv, &m->h_recv_cap, (size_t) m->g.total_recv * 3,
                               "the mpi host receive buffer"));
     }
     hxi_mpi_times_reset(t);
@@ -229,8 +229,7 @@ static hx_status bounded_wait(mpi_impl *m, MPI_Request r[2], int p, int kind)
         MPI_Request_free(&r[1]);
     const hxi_gpu_pulse *q = &m->g.pulse[p];
     return hxi_gpu_timeout_error(&m->g, m->g.rank, p, q->dim, kind, m->g.seq,
-                                 kind == 0 ? q->recv_rank : q->send_rank,
-                                 hxi_gpu_now() - t0,
+                                 kind == 0 ? q->recv_rank : q->send_rank, hxi_gpu_now() - t0,
                                  recv_done ? "the peer did not receive what this rank sent"
                                            : "the peer did not send");
 }
@@ -241,19 +240,19 @@ static hx_status coords_pulse(hx_transport *t, mpi_impl *m, int p, int withhold)
     hxi_mpi_pulse_times *tm = &m->tf[p];
     float *x = t->x;
     int staged = m->path->host_staged;
-    size_t so = (size_t)q->map_offset * 3, ro = (size_t)m->recv_pos[p] * 3;
+    size_t so = (size_t) q->map_offset * 3, ro = (size_t) m->recv_pos[p] * 3;
     double t0 = hxi_gpu_now();
     HXI_CUDA(hxi_gpu_pack(m->g.stream, m->d_send + so, x, m->g.d_maps + q->map_offset, q->nsend,
                           q->dim, q->shift, 0));
     if (staged && q->nsend > 0)
-        HXI_CUDA(cudaMemcpyAsync(m->h_send + so, m->d_send + so, (size_t)q->nsend * 12,
+        HXI_CUDA(cudaMemcpyAsync(m->h_send + so, m->d_send + so, (size_t) q->nsend * 12,
                                  cudaMemcpyDeviceToHost, m->g.stream));
     double t1 = hxi_gpu_now();
     HXI_CUDA(cudaStreamSynchronize(m->g.stream));
     double t2 = hxi_gpu_now();
     MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     if (q->nrecv > 0) {
-        float *dst = staged ? m->h_recv + ro : x + (size_t)q->recv_offset * 3;
+        float *dst = staged ? m->h_recv + ro : x + (size_t) q->recv_offset * 3;
         if (MPI_Irecv(dst, q->nrecv * 3, MPI_FLOAT, q->recv_rank, TAG_X + p, m->comm, &r[0]) !=
             MPI_SUCCESS)
             return hxi_gpu_fail(&m->g, HX_ERR_MPI, "MPI_Irecv of pulse %d failed", p);
@@ -267,8 +266,8 @@ static hx_status coords_pulse(hx_transport *t, mpi_impl *m, int p, int withhold)
     HXI_CHECK(bounded_wait(m, r, p, 0));
     double t3 = hxi_gpu_now();
     if (staged && q->nrecv > 0)
-        HXI_CUDA(cudaMemcpyAsync(x + (size_t)q->recv_offset * 3, m->h_recv + ro,
-                                 (size_t)q->nrecv * 12, cudaMemcpyHostToDevice, m->g.stream));
+        HXI_CUDA(cudaMemcpyAsync(x + (size_t) q->recv_offset * 3, m->h_recv + ro,
+                                 (size_t) q->nrecv * 12, cudaMemcpyHostToDevice, m->g.stream));
     double t4 = hxi_gpu_now();
     tm->pack += t1 - t0;
     tm->sync += t2 - t1;
@@ -284,11 +283,11 @@ static hx_status forces_pulse(hx_transport *t, mpi_impl *m, int p)
     hxi_mpi_pulse_times *tm = &m->tr[p];
     float *f = t->f;
     int staged = m->path->host_staged;
-    size_t so = (size_t)q->map_offset * 3, ro = (size_t)m->recv_pos[p] * 3;
-    float *fhalo = f + (size_t)q->recv_offset * 3;
+    size_t so = (size_t) q->map_offset * 3, ro = (size_t) m->recv_pos[p] * 3;
+    float *fhalo = f + (size_t) q->recv_offset * 3;
     double t0 = hxi_gpu_now();
     if (staged && q->nrecv > 0)
-        HXI_CUDA(cudaMemcpyAsync(m->h_recv + ro, fhalo, (size_t)q->nrecv * 12,
+        HXI_CUDA(cudaMemcpyAsync(m->h_recv + ro, fhalo, (size_t) q->nrecv * 12,
                                  cudaMemcpyDeviceToHost, m->g.stream));
     double t1 = hxi_gpu_now();
     /* Also orders the later pulses' unpacks before these halo forces go. */
@@ -311,10 +310,10 @@ static hx_status forces_pulse(hx_transport *t, mpi_impl *m, int p)
     double t3 = hxi_gpu_now();
     if (q->nsend > 0) {
         if (staged)
-            HXI_CUDA(cudaMemcpyAsync(m->d_send + so, m->h_send + so, (size_t)q->nsend * 12,
+            HXI_CUDA(cudaMemcpyAsync(m->d_send + so, m->h_send + so, (size_t) q->nsend * 12,
                                      cudaMemcpyHostToDevice, m->g.stream));
-        HXI_CUDA(hxi_gpu_unpack_add(m->g.stream, f, m->d_send + so,
-                                    m->g.d_maps + q->map_offset, q->nsend, 0));
+        HXI_CUDA(hxi_gpu_unpack_add(m->g.stream, f, m->d_send + so, m->g.d_maps + q->map_offset,
+                                    q->nsend, 0));
     }
     double t4 = hxi_gpu_now();
     tm->pack += t1 - t0;

@@ -29,11 +29,11 @@ static hx_status nccl_err(ncclResult_t r, const char *what)
 {
     return hxi_error(HX_ERR_NCCL, "%s failed: %s", what, ncclGetErrorString(r));
 }
-#define HXI_NCCL(call)                                                                  \
-    do {                                                                                \
-        ncclResult_t hxi_nccl_r_ = (call);                                              \
-        if (hxi_nccl_r_ != ncclSuccess)                                                 \
-            return nccl_err(hxi_nccl_r_, #call);                                        \
+#define HXI_NCCL(call)                                                                             \
+    do {                                                                                           \
+        ncclResult_t hxi_nccl_r_ = (call);                                                         \
+        if (hxi_nccl_r_ != ncclSuccess)                                                            \
+            return nccl_err(hxi_nccl_r_, #call);                                                   \
     } while (0)
 
 static void nccl_free(hx_transport *t, nccl_impl *m)
@@ -59,7 +59,7 @@ static hx_status nccl_create(hx_transport *t)
         return hxi_error(HX_ERR_UNSUPPORTED,
                          "transport nccl moves float data only; use dtype HX_FLOAT");
     nccl_impl *m = NULL;
-    HXI_CHECK(hxi_alloc((void **)&m, sizeof *m, "the nccl transport"));
+    HXI_CHECK(hxi_alloc((void **) &m, sizeof *m, "the nccl transport"));
     memset(m, 0, sizeof *m);
     hx_status st = hxi_gpu_open(&m->g, t, "nccl");
     if (st != HX_OK) {
@@ -108,8 +108,8 @@ static hx_status nccl_create(hx_transport *t)
              version, m->g.device);
     if (t->opts.capacity > 0) {
         t->capacity = t->opts.capacity;
-        HXI_CHECK_GOTO(hxi_gpu_regrow(&t->x, (size_t)t->capacity, 0, "coordinates"), st, fail);
-        HXI_CHECK_GOTO(hxi_gpu_regrow(&t->f, (size_t)t->capacity, 0, "forces"), st, fail);
+        HXI_CHECK_GOTO(hxi_gpu_regrow(&t->x, (size_t) t->capacity, 0, "coordinates"), st, fail);
+        HXI_CHECK_GOTO(hxi_gpu_regrow(&t->f, (size_t) t->capacity, 0, "forces"), st, fail);
     }
     return HX_OK;
 fail:
@@ -123,7 +123,7 @@ static void nccl_destroy(hx_transport *t)
     if (!m)
         return;
     if (m->g.stream)
-        (void)cudaStreamSynchronize(m->g.stream);
+        (void) cudaStreamSynchronize(m->g.stream);
     nccl_free(t, m);
 }
 
@@ -135,16 +135,16 @@ static hx_status nccl_set_plan(hx_transport *t)
     int grow = 0, cap = 0;
     HXI_CHECK(hxi_transport_fit(t, &grow, &cap));
     if (grow) {
-        size_t keep = t->x ? (size_t)(t->capacity < cap ? t->capacity : cap) : 0;
-        HXI_CHECK(hxi_gpu_regrow(&t->x, (size_t)cap, keep, "coordinates"));
-        HXI_CHECK(hxi_gpu_regrow(&t->f, (size_t)cap, keep, "forces"));
+        size_t keep = t->x ? (size_t) (t->capacity < cap ? t->capacity : cap) : 0;
+        HXI_CHECK(hxi_gpu_regrow(&t->x, (size_t) cap, keep, "coordinates"));
+        HXI_CHECK(hxi_gpu_regrow(&t->f, (size_t) cap, keep, "forces"));
         t->capacity = cap;
     }
     HXI_CHECK(hxi_gpu_upload_plan(&m->g, t->plan));
-    size_t need = (size_t)m->g.total_send;
+    size_t need = (size_t) m->g.total_send;
     if (!m->d_buf || m->d_buf_cap < need) {
         size_t cap2 = need + need / 4 + 1024;
-        HXI_CHECK(hxi_gpu_regrow((void **)&m->d_buf, cap2, 0, "the nccl send buffer"));
+        HXI_CHECK(hxi_gpu_regrow((void **) &m->d_buf, cap2, 0, "the nccl send buffer"));
         m->d_buf_cap = cap2;
     }
     return HX_OK;
@@ -159,15 +159,15 @@ static hx_status nccl_forward(hx_transport *t)
     float *x = t->x;
     for (int p = 0; p < g->npulses; p++) {
         const hxi_gpu_pulse *q = &g->pulse[p];
-        float *buf = m->d_buf + (size_t)q->map_offset * 3;
+        float *buf = m->d_buf + (size_t) q->map_offset * 3;
         HXI_CUDA(hxi_gpu_pack(g->stream, buf, x, g->d_maps + q->map_offset, q->nsend, q->dim,
                               q->shift, 0));
         HXI_NCCL(ncclGroupStart());
         if (q->nsend > 0 && !withhold)
-            HXI_NCCL(ncclSend(buf, (size_t)q->nsend * 3, ncclFloat, q->send_rank, m->comm,
-                              g->stream));
+            HXI_NCCL(
+                ncclSend(buf, (size_t) q->nsend * 3, ncclFloat, q->send_rank, m->comm, g->stream));
         if (q->nrecv > 0)
-            HXI_NCCL(ncclRecv(x + (size_t)q->recv_offset * 3, (size_t)q->nrecv * 3, ncclFloat,
+            HXI_NCCL(ncclRecv(x + (size_t) q->recv_offset * 3, (size_t) q->nrecv * 3, ncclFloat,
                               q->recv_rank, m->comm, g->stream));
         HXI_NCCL(ncclGroupEnd());
     }
@@ -182,14 +182,14 @@ static hx_status nccl_reverse(hx_transport *t)
     float *f = t->f;
     for (int p = g->npulses - 1; p >= 0; p--) {
         const hxi_gpu_pulse *q = &g->pulse[p];
-        float *buf = m->d_buf + (size_t)q->map_offset * 3;
+        float *buf = m->d_buf + (size_t) q->map_offset * 3;
         HXI_NCCL(ncclGroupStart());
         if (q->nrecv > 0)
-            HXI_NCCL(ncclSend(f + (size_t)q->recv_offset * 3, (size_t)q->nrecv * 3, ncclFloat,
+            HXI_NCCL(ncclSend(f + (size_t) q->recv_offset * 3, (size_t) q->nrecv * 3, ncclFloat,
                               q->recv_rank, m->comm, g->stream));
         if (q->nsend > 0)
-            HXI_NCCL(ncclRecv(buf, (size_t)q->nsend * 3, ncclFloat, q->send_rank, m->comm,
-                              g->stream));
+            HXI_NCCL(
+                ncclRecv(buf, (size_t) q->nsend * 3, ncclFloat, q->send_rank, m->comm, g->stream));
         HXI_NCCL(ncclGroupEnd());
         HXI_CUDA(hxi_gpu_unpack_add(g->stream, f, buf, g->d_maps + q->map_offset, q->nsend, 0));
     }
@@ -215,7 +215,7 @@ static hx_status nccl_sync(hx_transport *t)
             return hxi_gpu_fail(g, HX_ERR_NCCL,
                                 "rank %d: NCCL reported an asynchronous error in step %llu: %s; "
                                 "the communicator was aborted",
-                                g->rank, (unsigned long long)g->seq, ncclGetErrorString(ae));
+                                g->rank, (unsigned long long) g->seq, ncclGetErrorString(ae));
         }
         double waited = hxi_gpu_now() - t0;
         if (waited > g->timeout_s) {
@@ -227,7 +227,7 @@ static hx_status nccl_sync(hx_transport *t)
                 "above it): a peer did not send or stalled; the communicator was aborted; check "
                 "that every rank calls hx_transport_forward and hx_transport_reverse equally "
                 "often, or raise the timeout (opts.timeout_s or HALOX_TIMEOUT_S)",
-                g->rank, waited, (unsigned long long)g->seq, g->npulses);
+                g->rank, waited, (unsigned long long) g->seq, g->npulses);
         }
     }
 }

@@ -23,7 +23,7 @@ static __device__ int hxi_last_block(int *counter)
     __syncthreads();
     if (threadIdx.x == 0) {
         int prev = atomicAdd(counter, 1);
-        last = prev == (int)gridDim.x - 1;
+        last = prev == (int) gridDim.x - 1;
         if (last)
             *counter = 0;
     }
@@ -48,7 +48,7 @@ __global__ void hxi_k_pulse_forward(hxi_shm_pulse_args a)
         float *dst = a.direct_dst ? a.direct_dst : a.stage;
         for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < a.nout;
              i += gridDim.x * blockDim.x) {
-            const float *s = a.src + 3 * (size_t)a.map[i];
+            const float *s = a.src + 3 * (size_t) a.map[i];
             float v0 = s[0], v1 = s[1], v2 = s[2];
             if (a.dim == 0)
                 v0 += a.shift;
@@ -56,7 +56,7 @@ __global__ void hxi_k_pulse_forward(hxi_shm_pulse_args a)
                 v1 += a.shift;
             else
                 v2 += a.shift;
-            float *d = dst + 3 * (size_t)i;
+            float *d = dst + 3 * (size_t) i;
             d[0] = v0;
             d[1] = v1;
             d[2] = v2;
@@ -66,7 +66,7 @@ __global__ void hxi_k_pulse_forward(hxi_shm_pulse_args a)
                 if (threadIdx.x == 0)
                     hxi_dev_st_release_sys(a.direct_sig, a.value);
             } else {
-                nvshmemx_float_put_signal_nbi_block(a.put_dst, a.stage, (size_t)a.nout * 3,
+                nvshmemx_float_put_signal_nbi_block(a.put_dst, a.stage, (size_t) a.nout * 3,
                                                     a.put_sig, a.value, NVSHMEM_SIGNAL_SET, a.pe);
             }
         }
@@ -95,7 +95,7 @@ __global__ void hxi_k_pulse_reverse(hxi_shm_pulse_args a)
             if (hxi_last_block(a.counter) && threadIdx.x == 0)
                 hxi_dev_st_release_sys(a.direct_sig, a.value);
         } else if (blockIdx.x == 0) {
-            nvshmemx_float_put_signal_nbi_block(a.put_dst, a.src, (size_t)a.nout * 3, a.put_sig,
+            nvshmemx_float_put_signal_nbi_block(a.put_dst, a.src, (size_t) a.nout * 3, a.put_sig,
                                                 a.value, NVSHMEM_SIGNAL_SET, a.pe);
         }
     }
@@ -107,8 +107,8 @@ __global__ void hxi_k_pulse_reverse(hxi_shm_pulse_args a)
             return;
         for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < a.nin;
              i += gridDim.x * blockDim.x) {
-            float *d = a.f + 3 * (size_t)a.map[i];
-            const float *s = a.inbox + 3 * (size_t)i;
+            float *d = a.f + 3 * (size_t) a.map[i];
+            const float *s = a.inbox + 3 * (size_t) i;
             d[0] += s[0];
             d[1] += s[1];
             d[2] += s[2];
@@ -119,13 +119,15 @@ __global__ void hxi_k_pulse_reverse(hxi_shm_pulse_args a)
 extern "C" cudaError_t hxi_shm_pulse_forward(cudaStream_t s, const hxi_shm_pulse_args *a,
                                              int blocks)
 {
-    hxi_k_pulse_forward<<<blocks < 1 ? 1 : blocks, HXI_BLOCK, 0, s>>>(*a);
+    int grid = blocks > 1 ? blocks : 1;
+    hxi_k_pulse_forward<<<grid, HXI_BLOCK, 0, s>>>(*a);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t hxi_shm_pulse_reverse(cudaStream_t s, const hxi_shm_pulse_args *a,
                                              int blocks)
 {
-    hxi_k_pulse_reverse<<<blocks < 1 ? 1 : blocks, HXI_BLOCK, 0, s>>>(*a);
+    int grid = blocks > 1 ? blocks : 1;
+    hxi_k_pulse_reverse<<<grid, HXI_BLOCK, 0, s>>>(*a);
     return cudaGetLastError();
 }

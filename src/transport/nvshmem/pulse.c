@@ -21,7 +21,7 @@ static hx_status pulse_create(hx_transport *t)
         return hxi_error(HX_ERR_UNSUPPORTED,
                          "transport nvshmem-pulse moves float data only; use dtype HX_FLOAT");
     hxi_shm *s = NULL;
-    HXI_CHECK(hxi_alloc((void **)&s, sizeof *s, "the nvshmem-pulse transport"));
+    HXI_CHECK(hxi_alloc((void **) &s, sizeof *s, "the nvshmem-pulse transport"));
     hx_status st = hxi_shm_open(s, t, "nvshmem-pulse");
     if (st != HX_OK) {
         free(s);
@@ -92,8 +92,8 @@ static hx_status pulse_forward(hx_transport *t)
         a.shift = q->shift;
         a.direct_dst = s->peer_x[p];
         a.direct_sig = s->peer_xsig[p];
-        a.stage = s->xstage + (size_t)p * (size_t)s->stride * 3;
-        a.put_dst = x + (size_t)q->peer_offset * 3;
+        a.stage = s->xstage + (size_t) p * (size_t) s->stride * 3;
+        a.put_dst = x + (size_t) q->peer_offset * 3;
         a.put_sig = s->sig + p;
         a.pe = q->send_rank;
         a.my_sig = s->sig + p;
@@ -117,10 +117,10 @@ static hx_status pulse_reverse(hx_transport *t)
         const hxi_gpu_pulse *q = &g->pulse[p];
         hxi_shm_pulse_args a;
         memset(&a, 0, sizeof a);
-        a.src = f + (size_t)q->recv_offset * 3;
+        a.src = f + (size_t) q->recv_offset * 3;
         a.map = g->d_maps + q->map_offset;
         a.f = f;
-        a.inbox = s->fstage + (size_t)p * (size_t)s->stride * 3;
+        a.inbox = s->fstage + (size_t) p * (size_t) s->stride * 3;
         a.nout = q->nrecv;
         a.nin = q->nsend;
         if (a.nout == 0 && a.nin == 0)
@@ -128,7 +128,7 @@ static hx_status pulse_reverse(hx_transport *t)
         a.dim = q->dim;
         a.direct_dst = s->peer_f[p];
         a.direct_sig = s->peer_fsig[p];
-        a.put_dst = s->fstage + (size_t)p * (size_t)s->stride * 3;
+        a.put_dst = s->fstage + (size_t) p * (size_t) s->stride * 3;
         a.put_sig = s->sig + HXI_SHM_FSIG + p;
         a.pe = q->recv_rank;
         a.my_sig = s->sig + HXI_SHM_FSIG + p;

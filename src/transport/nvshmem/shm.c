@@ -50,7 +50,7 @@ static hx_status shm_start(hx_comm *comm, int rank, int nranks)
     HXI_CHECK(hxi_allreduce_int(comm, &st, 1, 1));
     if (st != 0)
         return hxi_error(HX_ERR_NVSHMEM, "nvshmemx_get_uniqueid failed on rank 0 (status %d)", st);
-    HXI_CHECK(hxi_bcast(comm, uid, (size_t)hxi_shm_api_uid_bytes(), 0));
+    HXI_CHECK(hxi_bcast(comm, uid, (size_t) hxi_shm_api_uid_bytes(), 0));
     st = hxi_shm_api_init(rank, nranks, uid);
     int any = st != 0;
     HXI_CHECK(hxi_allreduce_int(comm, &any, 1, 1));
@@ -113,8 +113,8 @@ hx_status hxi_shm_open(hxi_shm *s, hx_transport *t, const char *who)
      * processes to run at the same time, which only MPS gives; without it
      * they time-slice and a waiting kernel can hold the GPU from the peer
      * it waits for. */
-    int refuse = s->g.ranks_on_device > 1 && !s->g.mps &&
-                 hxi_env_int("HALOX_ALLOW_SHARED_GPU", 0) == 0;
+    int refuse =
+        s->g.ranks_on_device > 1 && !s->g.mps && hxi_env_int("HALOX_ALLOW_SHARED_GPU", 0) == 0;
     HXI_CHECK_GOTO(hxi_allreduce_int(t->comm, &refuse, 1, 1), st, fail_gpu);
     if (refuse) {
         if (s->g.ranks_on_device > 1 && !s->g.mps)
@@ -131,20 +131,20 @@ hx_status hxi_shm_open(hxi_shm *s, hx_transport *t, const char *who)
     }
     HXI_CHECK_GOTO(shm_start(t->comm, s->g.rank, s->g.nranks), st, fail_gpu);
     s->init_status = hxi_shm_api_status();
-    HXI_CHECK_GOTO(sym_alloc(t->comm, (void **)&s->sig, HXI_SHM_NSIG * sizeof(uint64_t),
-                             "the signal slots"),
-                   st, fail_shm);
+    HXI_CHECK_GOTO(
+        sym_alloc(t->comm, (void **) &s->sig, HXI_SHM_NSIG * sizeof(uint64_t), "the signal slots"),
+        st, fail_shm);
     HXI_CUDA_GOTO(cudaMemset(s->sig, 0, HXI_SHM_NSIG * sizeof(uint64_t)), st, fail_sig);
-    HXI_CHECK_GOTO(hxi_gpu_malloc((void **)&s->d_count, HXI_SHM_NSIG * sizeof(int),
-                                  "the block counters"),
-                   st, fail_sig);
+    HXI_CHECK_GOTO(
+        hxi_gpu_malloc((void **) &s->d_count, HXI_SHM_NSIG * sizeof(int), "the block counters"), st,
+        fail_sig);
     HXI_CUDA_GOTO(cudaMemset(s->d_count, 0, HXI_SHM_NSIG * sizeof(int)), st, fail_sig);
     HXI_CUDA_GOTO(cudaDeviceSynchronize(), st, fail_sig);
     /* No peer may signal before every slot is zero. */
     HXI_CHECK_GOTO(hxi_barrier(t->comm), st, fail_sig);
     s->force_put = t->opts.force_put || hxi_env_int("HALOX_FORCE_PUT", 0) == 1;
     if (t->opts.capacity > 0) {
-        size_t bytes = (size_t)t->opts.capacity * 3 * sizeof(float);
+        size_t bytes = (size_t) t->opts.capacity * 3 * sizeof(float);
         HXI_CHECK_GOTO(sym_alloc(t->comm, &t->x, bytes, "coordinates"), st, fail_sig);
         HXI_CHECK_GOTO(sym_alloc(t->comm, &t->f, bytes, "forces"), st, fail_sig);
         t->capacity = t->opts.capacity;
@@ -157,7 +157,7 @@ fail_sig:
     /* Collective frees in one order on every rank: x, f, sig. */
     sym_free(&t->x);
     sym_free(&t->f);
-    sym_free((void **)&s->sig);
+    sym_free((void **) &s->sig);
 fail_shm:
     shm_stop();
 fail_gpu:
@@ -168,13 +168,13 @@ fail_gpu:
 void hxi_shm_close(hxi_shm *s, hx_transport *t)
 {
     if (s->g.stream)
-        (void)cudaStreamSynchronize(s->g.stream);
-    (void)hxi_barrier(t->comm);
+        (void) cudaStreamSynchronize(s->g.stream);
+    (void) hxi_barrier(t->comm);
     sym_free(&t->x);
     sym_free(&t->f);
-    sym_free((void **)&s->xstage);
-    sym_free((void **)&s->fstage);
-    sym_free((void **)&s->sig);
+    sym_free((void **) &s->xstage);
+    sym_free((void **) &s->fstage);
+    sym_free((void **) &s->sig);
     if (s->d_count)
         cudaFree(s->d_count);
     s->d_count = NULL;
@@ -190,7 +190,7 @@ static hx_status sym_regrow(hx_comm *comm, void **p, size_t atoms, size_t keep, 
     if (*p && keep > 0) {
         cudaError_t e = cudaMemcpy(n, *p, keep * 3 * sizeof(float), cudaMemcpyDeviceToDevice);
         if (e != cudaSuccess)
-            (void)hxi_gpu_error(e, "cudaMemcpy (keeping data while growing)", __FILE__, __LINE__);
+            (void) hxi_gpu_error(e, "cudaMemcpy (keeping data while growing)", __FILE__, __LINE__);
     }
     sym_free(p);
     *p = n;
@@ -208,7 +208,7 @@ hx_status hxi_shm_set_plan(hxi_shm *s, hx_transport *t)
      * rank, so that a slot's offset is the same on every rank. */
     int np = hx_plan_npulses(plan);
     int stride = plan->max_nsend > 0 ? plan->max_nsend : 1;
-    int sgrow = (size_t)np * (size_t)stride > s->stage_cap || !s->xstage;
+    int sgrow = (size_t) np * (size_t) stride > s->stage_cap || !s->xstage;
     HXI_CHECK(hxi_allreduce_int(t->comm, &sgrow, 1, 1));
     if (grow || sgrow) {
         /* Peers may still be finishing their last step's reads of what we
@@ -216,21 +216,21 @@ hx_status hxi_shm_set_plan(hxi_shm *s, hx_transport *t)
         HXI_CHECK(hxi_barrier(t->comm));
     }
     if (grow) {
-        size_t keep = t->x ? (size_t)(t->capacity < cap ? t->capacity : cap) : 0;
-        HXI_CHECK(sym_regrow(t->comm, &t->x, (size_t)cap, keep, "coordinates"));
-        HXI_CHECK(sym_regrow(t->comm, &t->f, (size_t)cap, keep, "forces"));
+        size_t keep = t->x ? (size_t) (t->capacity < cap ? t->capacity : cap) : 0;
+        HXI_CHECK(sym_regrow(t->comm, &t->x, (size_t) cap, keep, "coordinates"));
+        HXI_CHECK(sym_regrow(t->comm, &t->f, (size_t) cap, keep, "forces"));
         t->capacity = cap;
     }
     if (sgrow) {
         int need = np * stride, agreed = need;
         HXI_CHECK(hxi_allreduce_int(t->comm, &agreed, 1, 1));
-        size_t scap = (size_t)hxi_capacity_for(agreed, 1024);
-        sym_free((void **)&s->xstage);
-        sym_free((void **)&s->fstage);
+        size_t scap = (size_t) hxi_capacity_for(agreed, 1024);
+        sym_free((void **) &s->xstage);
+        sym_free((void **) &s->fstage);
         s->stage_cap = 0;
-        HXI_CHECK(sym_alloc(t->comm, (void **)&s->xstage, scap * 3 * sizeof(float),
+        HXI_CHECK(sym_alloc(t->comm, (void **) &s->xstage, scap * 3 * sizeof(float),
                             "the coordinate staging slots"));
-        HXI_CHECK(sym_alloc(t->comm, (void **)&s->fstage, scap * 3 * sizeof(float),
+        HXI_CHECK(sym_alloc(t->comm, (void **) &s->fstage, scap * 3 * sizeof(float),
                             "the force staging slots"));
         s->stage_cap = scap;
     }
@@ -250,14 +250,14 @@ hx_status hxi_shm_set_plan(hxi_shm *s, hx_transport *t)
         float *px = hxi_shm_api_ptr(x, q->send_rank);
         uint64_t *pxs = hxi_shm_api_ptr(s->sig + p, q->send_rank);
         if (px && pxs) {
-            s->peer_x[p] = px + (size_t)q->peer_offset * 3;
+            s->peer_x[p] = px + (size_t) q->peer_offset * 3;
             s->peer_xsig[p] = pxs;
             s->ndirect++;
         }
         float *pf = hxi_shm_api_ptr(s->fstage, q->recv_rank);
         uint64_t *pfs = hxi_shm_api_ptr(s->sig + HXI_SHM_FSIG + p, q->recv_rank);
         if (pf && pfs) {
-            s->peer_f[p] = pf + (size_t)p * (size_t)stride * 3;
+            s->peer_f[p] = pf + (size_t) p * (size_t) stride * 3;
             s->peer_fsig[p] = pfs;
             s->ndirect++;
         }

@@ -30,7 +30,7 @@ typedef struct hxi_shm {
     uint64_t *peer_xsig[HX_MAX_PULSES];
     float *peer_f[HX_MAX_PULSES];
     uint64_t *peer_fsig[HX_MAX_PULSES];
-    int ndirect;            /* pulses (both directions) with direct stores */
+    int ndirect; /* pulses (both directions) with direct stores */
 } hxi_shm;
 
 /* Collective. Opens the device (hxi_gpu_open), applies the shared-GPU

@@ -10,7 +10,10 @@
 
 static_assert(sizeof(nvshmemx_uniqueid_t) <= HXI_SHM_UID_BYTES, "unique ID larger than expected");
 
-extern "C" int hxi_shm_api_uid_bytes(void) { return (int)sizeof(nvshmemx_uniqueid_t); }
+extern "C" int hxi_shm_api_uid_bytes(void)
+{
+    return (int) sizeof(nvshmemx_uniqueid_t);
+}
 
 extern "C" int hxi_shm_api_get_uid(void *uid)
 {
@@ -38,14 +41,38 @@ extern "C" int hxi_shm_api_init(int rank, int nranks, const void *uid)
                                 &attr, v);
 }
 
-extern "C" int hxi_shm_api_status(void) { return nvshmemx_init_status(); }
-extern "C" void hxi_shm_api_finalize(void) { nvshmem_finalize(); }
-extern "C" int hxi_shm_api_my_pe(void) { return nvshmem_my_pe(); }
-extern "C" int hxi_shm_api_n_pes(void) { return nvshmem_n_pes(); }
-extern "C" void *hxi_shm_api_malloc(size_t bytes) { return nvshmem_malloc(bytes); }
-extern "C" void hxi_shm_api_free(void *p) { nvshmem_free(p); }
-extern "C" void *hxi_shm_api_ptr(const void *p, int pe) { return nvshmem_ptr(p, pe); }
-extern "C" void hxi_shm_api_barrier_all(void) { nvshmem_barrier_all(); }
+extern "C" int hxi_shm_api_status(void)
+{
+    return nvshmemx_init_status();
+}
+extern "C" void hxi_shm_api_finalize(void)
+{
+    nvshmem_finalize();
+}
+extern "C" int hxi_shm_api_my_pe(void)
+{
+    return nvshmem_my_pe();
+}
+extern "C" int hxi_shm_api_n_pes(void)
+{
+    return nvshmem_n_pes();
+}
+extern "C" void *hxi_shm_api_malloc(size_t bytes)
+{
+    return nvshmem_malloc(bytes);
+}
+extern "C" void hxi_shm_api_free(void *p)
+{
+    nvshmem_free(p);
+}
+extern "C" void *hxi_shm_api_ptr(const void *p, int pe)
+{
+    return nvshmem_ptr(p, pe);
+}
+extern "C" void hxi_shm_api_barrier_all(void)
+{
+    nvshmem_barrier_all();
+}
 
 extern "C" void hxi_shm_api_put_signal_on_stream(float *dest, const float *src, size_t nelems,
                                                  uint64_t *sig, uint64_t value, int pe,
@@ -55,7 +82,10 @@ extern "C" void hxi_shm_api_put_signal_on_stream(float *dest, const float *src, 
                                             s);
 }
 
-extern "C" void hxi_shm_api_quiet_on_stream(cudaStream_t s) { nvshmemx_quiet_on_stream(s); }
+extern "C" void hxi_shm_api_quiet_on_stream(cudaStream_t s)
+{
+    nvshmemx_quiet_on_stream(s);
+}
 
 extern "C" void hxi_shm_api_versions(int *major, int *minor, int *patch)
 {

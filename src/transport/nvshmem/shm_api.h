@@ -31,8 +31,8 @@ void *hxi_shm_api_malloc(size_t bytes);
 void hxi_shm_api_free(void *p);
 void *hxi_shm_api_ptr(const void *p, int pe);
 void hxi_shm_api_barrier_all(void);
-void hxi_shm_api_put_signal_on_stream(float *dest, const float *src, size_t nelems,
-                                      uint64_t *sig, uint64_t value, int pe, cudaStream_t s);
+void hxi_shm_api_put_signal_on_stream(float *dest, const float *src, size_t nelems, uint64_t *sig,
+                                      uint64_t value, int pe, cudaStream_t s);
 void hxi_shm_api_quiet_on_stream(cudaStream_t s);
 void hxi_shm_api_versions(int *major, int *minor, int *patch);
 

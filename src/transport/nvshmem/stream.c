@@ -24,7 +24,7 @@ static hx_status stream_create(hx_transport *t)
         return hxi_error(HX_ERR_UNSUPPORTED,
                          "transport nvshmem-stream moves float data only; use dtype HX_FLOAT");
     hxi_shm *s = NULL;
-    HXI_CHECK(hxi_alloc((void **)&s, sizeof *s, "the nvshmem-stream transport"));
+    HXI_CHECK(hxi_alloc((void **) &s, sizeof *s, "the nvshmem-stream transport"));
     hx_status st = hxi_shm_open(s, t, "nvshmem-stream");
     if (st != HX_OK) {
         free(s);
@@ -63,17 +63,17 @@ static hx_status stream_forward(hx_transport *t)
     float *x = t->x;
     for (int p = 0; p < g->npulses; p++) {
         const hxi_gpu_pulse *q = &g->pulse[p];
-        float *slot = s->xstage + (size_t)p * (size_t)s->stride * 3;
+        float *slot = s->xstage + (size_t) p * (size_t) s->stride * 3;
         if (q->nsend > 0 && !withhold) {
             HXI_CUDA(hxi_gpu_pack(g->stream, slot, x, g->d_maps + q->map_offset, q->nsend, q->dim,
                                   q->shift, 0));
-            hxi_shm_api_put_signal_on_stream(x + (size_t)q->peer_offset * 3, slot,
-                                             (size_t)q->nsend * 3, s->sig + p, g->seq,
+            hxi_shm_api_put_signal_on_stream(x + (size_t) q->peer_offset * 3, slot,
+                                             (size_t) q->nsend * 3, s->sig + p, g->seq,
                                              q->send_rank, g->stream);
         }
         if (q->nrecv > 0)
-            HXI_CUDA(hxi_gpu_wait_signal(g->stream, s->sig + p, hxi_gpu_wait_for(g, p, 0),
-                                         g->d_hit, g->rec_d));
+            HXI_CUDA(hxi_gpu_wait_signal(g->stream, s->sig + p, hxi_gpu_wait_for(g, p, 0), g->d_hit,
+                                         g->rec_d));
     }
     return HX_OK;
 }
@@ -86,16 +86,16 @@ static hx_status stream_reverse(hx_transport *t)
     float *f = t->f;
     for (int p = g->npulses - 1; p >= 0; p--) {
         const hxi_gpu_pulse *q = &g->pulse[p];
-        float *slot = s->fstage + (size_t)p * (size_t)s->stride * 3;
+        float *slot = s->fstage + (size_t) p * (size_t) s->stride * 3;
         if (q->nrecv > 0)
-            hxi_shm_api_put_signal_on_stream(slot, f + (size_t)q->recv_offset * 3,
-                                             (size_t)q->nrecv * 3, s->sig + HXI_SHM_FSIG + p,
+            hxi_shm_api_put_signal_on_stream(slot, f + (size_t) q->recv_offset * 3,
+                                             (size_t) q->nrecv * 3, s->sig + HXI_SHM_FSIG + p,
                                              g->seq, q->recv_rank, g->stream);
         if (q->nsend > 0) {
             HXI_CUDA(hxi_gpu_wait_signal(g->stream, s->sig + HXI_SHM_FSIG + p,
                                          hxi_gpu_wait_for(g, p, 1), g->d_hit, g->rec_d));
-            HXI_CUDA(hxi_gpu_unpack_add(g->stream, f, slot, g->d_maps + q->map_offset, q->nsend,
-                                        0));
+            HXI_CUDA(
+                hxi_gpu_unpack_add(g->stream, f, slot, g->d_maps + q->map_offset, q->nsend, 0));
         }
     }
     return HX_OK;
