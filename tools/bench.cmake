@@ -2,3 +2,5 @@ add_executable(halox-bench ${CMAKE_CURRENT_LIST_DIR}/halox-bench.c)
 target_link_libraries(halox-bench PRIVATE halox m)
 target_include_directories(halox-bench PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_compile_options(halox-bench PRIVATE ${HALOX_C_WARNINGS})
+target_compile_definitions(halox-bench PRIVATE
+  HALOX_BENCH_MD_SCRIPT="${PROJECT_SOURCE_DIR}/bench/md_bench.py")

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""halox-bench md: whole MD steps of halox-md, every transport, several sizes
+and process counts, side by side in one run.
+
+For each process count P (one process per GPU where there are enough GPUs,
+otherwise P processes sharing the GPUs under MPS, which the caller starts),
+each size and each transport, halox-md runs the LJ melt system and appends
+one row to a CSV (halox-md --stats-csv). The table printed at the end gives
+us/step (median over the stretches between rebuilds, and the mean including
+rebuilds), tau/day, the speed-up of each transport over `mpi` and over
+`nccl`, and the strong-scaling efficiency against one process.
+
+    halox-bench md [--sizes 4000,32000,...] [--procs 1,2] [--transports all]
+                   [--steps N] [--csv FILE] [--plots DIR] [--mpirun CMD]
+"""
+import argparse
+import csv
+import math
+import os
+import shlex
+import subprocess
+import sys
+import time
+
+# Atom counts and the fcc boxes that give them (4 atoms per cell).
+SIZES = {
+    4000: (10, 10, 10),
+    32000: (20, 20, 20),
+    44528: (22, 22, 23),  # the fcc box nearest to 45,000 atoms
+    256000: (40, 40, 40),
+    2048000: (80, 80, 80),
+    16384000: (160, 160, 160),
+}
+GPU_TRANSPORTS = ["mpi", "nccl", "nvshmem-stream", "nvshmem-pulse", "nvshmem-fused",
+                  "nvshmem-fused-tma", "auto"]
+
+
+def nearest_size(n):
+    return min(SIZES, key=lambda s: abs(s - n))
+
+
+def parse():
+    p = argparse.ArgumentParser(prog="halox-bench md", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sizes", default="4000,32000,45000,256000,2048000",
+                   help="atom counts (each rounded to the nearest fcc box)")
+    p.add_argument("--procs", default=None,
+                   help="process counts, e.g. 1,2 (default: 1 and the GPU count)")
+    p.add_argument("--transports", default="all")
+    p.add_argument("--steps", type=int, default=1000)
+    p.add_argument("--every", type=int, default=20, help="neighbour-list rebuild interval")
+    p.add_argument("--csv", default="md-bench.csv")
+    p.add_argument("--plots", default=None, help="folder for PNG plots (needs matplotlib)")
+    p.add_argument("--mpirun", default="mpirun --allow-run-as-root --oversubscribe")
+    p.add_argument("--md", default=None, help="path of halox-md")
+    p.add_argument("--extra", default="", help="extra halox-md arguments")
+    p.add_argument("--cpu", action="store_true", help="the CPU engine instead of the GPU one")
+    return p.parse_args()
+
+
+def gpu_count():
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout
+        return sum(1 for line in out.splitlines() if line.startswith("GPU"))
+    except OSError:
+        return 0
+
+
+def built_transports(md):
+    out = subprocess.run([md, "--help"], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if "transports built" in line:
+            return line.split(":", 1)[1].split()
+    return []
+
+
+def main():
+    a = parse()
+    here = os.path.dirname(os.path.abspath(__file__))
+    md = a.md or os.path.join(here, "..", "build", "tools", "halox-md")
+    if not os.access(md, os.X_OK):
+        sys.exit(f"halox-bench md: no halox-md at {md}: build first (tools/setup.sh)")
+    ngpu = gpu_count()
+    procs = [int(x) for x in a.procs.split(",")] if a.procs else sorted({1, max(ngpu, 1)})
+    sizes = sorted({nearest_size(int(s)) for s in a.sizes.split(",")})
+    have = built_transports(md)
+    if a.cpu:
+        transports = ["cpu"]
+    elif a.transports == "all":
+        transports = [t for t in GPU_TRANSPORTS if t in have] or ["cpu"]
+    else:
+        transports = a.transports.split(",")
+    configs = []
+    for p in procs:
+        for s in sizes:
+            # One process has no halo: every transport would time the same run.
+            for t in (transports[:1] if p == 1 else transports):
+                configs.append((p, s, t))
+    if os.path.exists(a.csv):
+        os.remove(a.csv)
+    print(f"halox-bench md: {len(configs)} runs, {a.steps} steps each, GPUs seen: {ngpu}, "
+          f"processes {procs}", flush=True)
+    started = time.time()
+    failures = []
+    for i, (p, s, t) in enumerate(configs):
+        cells = SIZES[s]
+        cmd = shlex.split(a.mpirun) + ["-n", str(p)]
+        for var in ("NVSHMEM_DISABLE_NVLS", "NCCL_NVLS_ENABLE", "CUDA_MPS_PIPE_DIRECTORY",
+                    "CUDA_MPS_LOG_DIRECTORY", "NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"):
+            if var in os.environ:
+                cmd += ["-x", var]
+        cmd += [md, "--cells", *map(str, cells), "--steps", str(a.steps), "--every",
+                str(a.every), "--thermo", "0", "--no-progress", "--stats-csv", a.csv]
+        cmd += ["--cpu"] if a.cpu else ["--gpu", "--transport", t]
+        cmd += shlex.split(a.extra)
+        done = time.time() - started
+        eta = "" if i == 0 else f", ETA {done / i * (len(configs) - i):.0f} s"
+        print(f"[{i + 1}/{len(configs)}] {p} proc, {s} atoms, {t}{eta}", flush=True)
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            tail = (r.stderr or r.stdout).strip().splitlines()[-3:]
+            failures.append((p, s, t, " | ".join(tail)))
+            print(f"    failed: {' | '.join(tail)}", flush=True)
+    rows = list(csv.DictReader(open(a.csv))) if os.path.exists(a.csv) else []
+    report(rows, failures)
+    if a.plots and rows:
+        subprocess.run([sys.executable, os.path.join(here, "plot_md.py"), a.csv, a.plots])
+    return 1 if not rows else 0
+
+
+def report(rows, failures):
+    def key(r):
+        return (int(r["ranks"]), int(r["atoms"]), r["transport"])
+    by = {key(r): r for r in rows}
+    one = {int(r["atoms"]): float(r["us_step_median"]) for r in rows if int(r["ranks"]) == 1}
+    print()
+    print(f"{'procs':>5} {'atoms':>9} {'transport':<18} {'us/step':>9} {'mean':>9} "
+          f"{'tau/day':>9} {'vs mpi':>7} {'vs nccl':>7} {'eff':>6}")
+    for k in sorted(by):
+        r = by[k]
+        p, n, t = k
+        us = float(r["us_step_median"])
+        mpi = by.get((p, n, "mpi"))
+        nccl = by.get((p, n, "nccl"))
+        vs_mpi = f"{float(mpi['us_step_median']) / us:.2f}" if mpi and p > 1 else "-"
+        vs_nccl = f"{float(nccl['us_step_median']) / us:.2f}" if nccl and p > 1 else "-"
+        eff = f"{one[n] / (p * us) * 100:.0f}%" if n in one and p > 1 else "-"
+        print(f"{p:>5} {n:>9} {t:<18} {us:>9.1f} {float(r['us_step_mean']):>9.1f} "
+              f"{float(r['tau_day']):>9.0f} {vs_mpi:>7} {vs_nccl:>7} {eff:>6}")
+    for p, n, t, why in failures:
+        print(f"{p:>5} {n:>9} {t:<18} failed: {why}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Plots of a halox-bench md CSV: us/step against atoms per transport, and
+the speed-up over `mpi` against atoms, one panel per process count.
+
+    plot_md.py md-bench.csv OUTDIR
+"""
+import csv
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def main(path, outdir):
+    rows = list(csv.DictReader(open(path)))
+    os.makedirs(outdir, exist_ok=True)
+    procs = sorted({int(r["ranks"]) for r in rows})
+    for p in procs:
+        sub = [r for r in rows if int(r["ranks"]) == p]
+        trans = sorted({r["transport"] for r in sub})
+        fig, ax = plt.subplots(1, 2, figsize=(11, 4.2))
+        for t in trans:
+            pts = sorted((int(r["atoms"]), float(r["us_step_median"]))
+                         for r in sub if r["transport"] == t)
+            ax[0].plot([a for a, _ in pts], [u for _, u in pts], marker="o", label=t)
+            base = {int(r["atoms"]): float(r["us_step_median"])
+                    for r in sub if r["transport"] == "mpi"}
+            sp = [(a, base[a] / u) for a, u in pts if a in base]
+            if sp and t != "mpi":
+                ax[1].plot([a for a, _ in sp], [s for _, s in sp], marker="o", label=t)
+        ax[0].set_xscale("log")
+        ax[0].set_yscale("log")
+        ax[0].set_xlabel("atoms")
+        ax[0].set_ylabel("us per MD step (median)")
+        ax[0].set_title(f"halox-md, {p} process(es)")
+        ax[0].grid(True, which="both", alpha=0.3)
+        ax[0].legend(fontsize=8)
+        ax[1].set_xscale("log")
+        ax[1].axhline(1.0, color="gray", lw=0.8)
+        ax[1].set_xlabel("atoms")
+        ax[1].set_ylabel("speed-up over mpi")
+        ax[1].set_title("speed-up over the CPU-orchestrated baseline")
+        ax[1].grid(True, which="both", alpha=0.3)
+        if ax[1].lines:
+            ax[1].legend(fontsize=8)
+        fig.tight_layout()
+        out = os.path.join(outdir, f"md-{p}proc.png")
+        fig.savefig(out, dpi=110)
+        print(out)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2])
