@@ -6,8 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-int hxt_same_d(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
-int hxt_same_f(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
+int hxt_same_d(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+int hxt_same_f(float a, float b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
 
 static void *xmalloc(size_t bytes)
 {
@@ -49,7 +55,7 @@ void hxt_sys_random(hxt_sys *s, int n, const double lo[3], const double len[3], 
         s->box_lo[d] = lo[d];
         s->box_len[d] = len[d];
     }
-    s->x = xmalloc((size_t)n * 3 * sizeof(double));
+    s->x = xmalloc((size_t) n * 3 * sizeof(double));
     for (int i = 0; i < n; i++)
         for (int d = 0; d < 3; d++) {
             double v;
@@ -70,8 +76,8 @@ void hxt_sys_free(hxt_sys *s)
 void hxt_local_take(hxt_local *l, const hxt_sys *s, const hx_decomp *d)
 {
     l->n = 0;
-    l->id = xmalloc((size_t)s->n * sizeof(int64_t));
-    l->x = xmalloc((size_t)s->n * 3 * sizeof(double));
+    l->id = xmalloc((size_t) s->n * sizeof(int64_t));
+    l->x = xmalloc((size_t) s->n * 3 * sizeof(double));
     for (int i = 0; i < s->n; i++)
         if (hx_decomp_owner(d, &s->x[3 * i]) == d->rank) {
             l->id[l->n] = i;
@@ -91,11 +97,10 @@ void hxt_local_free(hxt_local *l)
 
 /* ----------------------------------------------------------- gathering */
 
-void *hxt_allgatherv(hx_comm *c, const void *buf, int count, size_t elem, int *total,
-                     int **counts)
+void *hxt_allgatherv(hx_comm *c, const void *buf, int count, size_t elem, int *total, int **counts)
 {
     int nr = hx_comm_size(c);
-    int *cnt = xmalloc((size_t)nr * sizeof(int));
+    int *cnt = xmalloc((size_t) nr * sizeof(int));
     if (hxi_allgather(c, &count, sizeof(int), cnt) != HX_OK) {
         fprintf(stderr, "[rank %d] hxi_allgather failed: %s\n", hxt_rank, hx_last_error());
         exit(1);
@@ -107,19 +112,19 @@ void *hxt_allgatherv(hx_comm *c, const void *buf, int count, size_t elem, int *t
         sum += cnt[r];
     }
     /* Equal-size blocks padded to the largest count, then compacted. */
-    char *pad = xcalloc((size_t)max, elem);
+    char *pad = xcalloc((size_t) max, elem);
     if (count > 0)
-        memcpy(pad, buf, (size_t)count * elem);
-    char *all = xmalloc((size_t)nr * max * elem);
-    if (hxi_allgather(c, pad, (size_t)max * elem, all) != HX_OK) {
+        memcpy(pad, buf, (size_t) count * elem);
+    char *all = xmalloc((size_t) nr * max * elem);
+    if (hxi_allgather(c, pad, (size_t) max * elem, all) != HX_OK) {
         fprintf(stderr, "[rank %d] hxi_allgather failed: %s\n", hxt_rank, hx_last_error());
         exit(1);
     }
-    char *out = xmalloc((size_t)sum * elem);
+    char *out = xmalloc((size_t) sum * elem);
     size_t at = 0;
     for (int r = 0; r < nr; r++) {
-        memcpy(out + at, all + (size_t)r * max * elem, (size_t)cnt[r] * elem);
-        at += (size_t)cnt[r] * elem;
+        memcpy(out + at, all + (size_t) r * max * elem, (size_t) cnt[r] * elem);
+        at += (size_t) cnt[r] * elem;
     }
     free(pad);
     free(all);
@@ -138,12 +143,12 @@ int hxt_gather(hx_comm *c, int nlocal, const int64_t *id, const double *x, int n
     int64_t *ids = hxt_allgatherv(c, id, nlocal, sizeof(int64_t), &total, &counts);
     int total2;
     double *xs = hxt_allgatherv(c, x, nlocal, 3 * sizeof(double), &total2, NULL);
-    int *held = xcalloc((size_t)n, sizeof(int));
+    int *held = xcalloc((size_t) n, sizeof(int));
     int bad = 0;
     g->n = n;
     memcpy(g->box_lo, box_src->box_lo, sizeof g->box_lo);
     memcpy(g->box_len, box_src->box_len, sizeof g->box_len);
-    g->x = xcalloc((size_t)n * 3, sizeof(double));
+    g->x = xcalloc((size_t) n * 3, sizeof(double));
     int k = 0;
     for (int r = 0; r < hx_comm_size(c); r++)
         for (int i = 0; i < counts[r]; i++, k++) {
@@ -151,13 +156,13 @@ int hxt_gather(hx_comm *c, int nlocal, const int64_t *id, const double *x, int n
             if (a < 0 || a >= n) {
                 if (bad++ < 5)
                     fprintf(stderr, "[rank %d] gather: rank %d holds id %lld out of range\n",
-                            hxt_rank, r, (long long)a);
+                            hxt_rank, r, (long long) a);
                 continue;
             }
             if (held[a]++) {
                 if (bad++ < 5)
                     fprintf(stderr, "[rank %d] gather: id %lld held twice (again on rank %d)\n",
-                            hxt_rank, (long long)a, r);
+                            hxt_rank, (long long) a, r);
                 continue;
             }
             memcpy(&g->x[3 * a], &xs[3 * k], 3 * sizeof(double));
@@ -178,14 +183,14 @@ int hxt_gather(hx_comm *c, int nlocal, const int64_t *id, const double *x, int n
 /* --------------------------------------------------------------- grids */
 
 static const int hxt_all_grids[][3] = {
-    {1, 1, 1},                                     /* 1 */
-    {2, 1, 1}, {1, 2, 1}, {1, 1, 2},               /* 2 */
-    {1, 3, 1}, {3, 1, 1}, {1, 1, 3},               /* 3 */
-    {2, 2, 1}, {1, 2, 2}, {4, 1, 1}, {2, 1, 2},    /* 4 */
-    {5, 1, 1},                                     /* 5 */
-    {1, 2, 3}, {3, 2, 1}, {6, 1, 1}, {1, 1, 6},    /* 6: 6 domains give 3 pulses */
-    {1, 7, 1},                                     /* 7 */
-    {2, 2, 2}, {4, 2, 1}, {8, 1, 1}, {1, 2, 4},    /* 8 */
+    {1, 1, 1},                                  /* 1 */
+    {2, 1, 1}, {1, 2, 1}, {1, 1, 2},            /* 2 */
+    {1, 3, 1}, {3, 1, 1}, {1, 1, 3},            /* 3 */
+    {2, 2, 1}, {1, 2, 2}, {4, 1, 1}, {2, 1, 2}, /* 4 */
+    {5, 1, 1},                                  /* 5 */
+    {1, 2, 3}, {3, 2, 1}, {6, 1, 1}, {1, 1, 6}, /* 6: 6 domains give 3 pulses */
+    {1, 7, 1},                                  /* 7 */
+    {2, 2, 2}, {4, 2, 1}, {8, 1, 1}, {1, 2, 4}, /* 8 */
 };
 
 int hxt_grids_for(int nranks, int grids[][3], int max)
@@ -216,10 +221,10 @@ void hxt_expect_halo(hxt_expect *e, const hxt_sys *sys, const hx_decomp *d)
     int nr = d->nranks;
     /* Grid coordinates of every rank, and the lower domain bound of each
      * grid position along each dimension, as the library computes them. */
-    int(*rc)[3] = xmalloc((size_t)nr * sizeof *rc);
+    int(*rc)[3] = xmalloc((size_t) nr * sizeof *rc);
     double *lo_of[3];
     for (int k = 0; k < 3; k++)
-        lo_of[k] = xmalloc((size_t)d->grid[k] * sizeof(double));
+        lo_of[k] = xmalloc((size_t) d->grid[k] * sizeof(double));
     for (int r = 0; r < nr; r++) {
         hx_decomp o;
         if (hx_decomp_init(&o, d->box_lo, d->box_len, d->cutoff, d->grid, nr, r) != HX_OK) {
@@ -234,11 +239,11 @@ void hxt_expect_halo(hxt_expect *e, const hxt_sys *sys, const hx_decomp *d)
     }
     int n = sys->n;
     e->n = 0;
-    e->id = xmalloc((size_t)n * sizeof(int64_t));
-    e->off = xmalloc((size_t)n * 4);
-    e->xd = xmalloc((size_t)n * 3 * sizeof(double));
-    e->xf = xmalloc((size_t)n * 3 * sizeof(float));
-    e->wrap = xmalloc((size_t)n * 3);
+    e->id = xmalloc((size_t) n * sizeof(int64_t));
+    e->off = xmalloc((size_t) n * 4);
+    e->xd = xmalloc((size_t) n * 3 * sizeof(double));
+    e->xf = xmalloc((size_t) n * 3 * sizeof(float));
+    e->wrap = xmalloc((size_t) n * 3);
     const double rh = d->cutoff;
     for (int j = 0; j < n; j++) {
         const double *xj = &sys->x[3 * j];
@@ -255,7 +260,7 @@ void hxt_expect_halo(hxt_expect *e, const hxt_sys *sys, const hx_decomp *d)
             int nk = d->grid[k], c = d->coord[k];
             double L = d->box_len[k];
             xd[k] = xj[k];
-            xf[k] = (float)xj[k];
+            xf[k] = (float) xj[k];
             if (nk == 1)
                 continue;
             int o = (rc[own][k] - c + nk) % nk;
@@ -275,11 +280,11 @@ void hxt_expect_halo(hxt_expect *e, const hxt_sys *sys, const hx_decomp *d)
             }
             if (!in)
                 break;
-            off[k] = (uint8_t)o;
-            wrap[k] = (uint8_t)w;
+            off[k] = (uint8_t) o;
+            wrap[k] = (uint8_t) w;
             any = 1;
             if (w) {
-                float a = (float)xj[k], b = (float)L;
+                float a = (float) xj[k], b = (float) L;
                 xd[k] = xj[k] + L;
                 xf[k] = a + b;
             }
@@ -327,8 +332,8 @@ int64_t *hxt_trace_ids(hx_transport *td, const hx_plan *plan, const int64_t *hom
 {
     int nhome = hx_plan_nhome(plan), ntotal = hx_plan_ntotal(plan);
     const hx_decomp *d = hx_plan_decomp(plan);
-    int64_t *ids = xmalloc((size_t)(ntotal > 0 ? ntotal : 1) * sizeof(int64_t));
-    double *sh = xcalloc((size_t)ntotal * 3, sizeof(double));
+    int64_t *ids = xmalloc((size_t) (ntotal > 0 ? ntotal : 1) * sizeof(int64_t));
+    double *sh = xcalloc((size_t) ntotal * 3, sizeof(double));
     for (int i = 0; i < ntotal; i++)
         ids[i] = i < nhome ? home_ids[i] : -1;
     if (shift)
@@ -341,15 +346,15 @@ int64_t *hxt_trace_ids(hx_transport *td, const hx_plan *plan, const int64_t *hom
     double *x = hx_transport_coords(td);
     for (int i = 0; i < ntotal; i++)
         for (int k = 0; k < 3; k++)
-            x[3 * i + k] = i < nhome ? (double)home_ids[i] * HXT_ID_SCALE : NAN;
+            x[3 * i + k] = i < nhome ? (double) home_ids[i] * HXT_ID_SCALE : NAN;
     if (HXT_OK(hx_transport_forward(td)) && HXT_OK(hx_transport_sync(td))) {
         int bad = 0;
         for (int i = nhome; i < ntotal; i++) {
             double v0 = x[3 * i];
-            int64_t id = isfinite(v0) ? (int64_t)floor(v0 / HXT_ID_SCALE) : -1;
+            int64_t id = isfinite(v0) ? (int64_t) floor(v0 / HXT_ID_SCALE) : -1;
             int ok = id >= 0;
             for (int k = 0; k < 3 && ok; k++) {
-                double s = x[3 * i + k] - (double)id * HXT_ID_SCALE;
+                double s = x[3 * i + k] - (double) id * HXT_ID_SCALE;
                 ok = isfinite(x[3 * i + k]) && (s == 0.0 || s == d->box_len[k]);
                 sh[3 * i + k] = s;
             }
@@ -388,7 +393,7 @@ static void check_pulses(hx_comm *c, const hx_plan *plan)
     int mine[4 * HX_MAX_PULSES + 2];
     memset(mine, 0, sizeof mine);
     int at = nhome, bad = 0;
-    char *mark = xcalloc((size_t)ntotal, 1);
+    char *mark = xcalloc((size_t) ntotal, 1);
     for (int p = 0; p < np; p++) {
         const hx_pulse *P = hx_plan_pulse(plan, p);
         int dim = P->dim;
@@ -402,16 +407,14 @@ static void check_pulses(hx_comm *c, const hx_plan *plan)
                   P->recv_rank, d->down[dim], d->up[dim]);
         double sh = d->coord[dim] == 0 ? d->box_len[dim] : 0.0;
         HXT_CHECK(hxt_same_d(P->shift, sh), "pulse %d: shift %.17g, want %.17g", p, P->shift, sh);
-        HXT_CHECK(P->recv_offset == at, "pulse %d: recv_offset %d, want %d", p, P->recv_offset,
-                  at);
-        HXT_CHECK(P->nrecv >= 0 && P->nsend >= 0 && P->nsend_home >= 0 &&
-                      P->nsend_home <= P->nsend,
+        HXT_CHECK(P->recv_offset == at, "pulse %d: recv_offset %d, want %d", p, P->recv_offset, at);
+        HXT_CHECK(P->nrecv >= 0 && P->nsend >= 0 && P->nsend_home >= 0 && P->nsend_home <= P->nsend,
                   "pulse %d: nrecv %d nsend %d nsend_home %d", p, P->nrecv, P->nsend,
                   P->nsend_home);
         if (P->index > 0)
             HXT_CHECK(P->nsend_home == 0,
-                      "pulse %d (index %d) sends %d home atoms; only pulse 0 of a dimension may",
-                      p, P->index, P->nsend_home);
+                      "pulse %d (index %d) sends %d home atoms; only pulse 0 of a dimension may", p,
+                      P->index, P->nsend_home);
         uint64_t deps = 0;
         int nbad = 0;
         for (int i = 0; i < P->nsend; i++) {
@@ -448,14 +451,13 @@ static void check_pulses(hx_comm *c, const hx_plan *plan)
                         deps |= 1ull << q;
                 }
             }
-            if (mark[m] == (char)(p + 1))
+            if (mark[m] == (char) (p + 1))
                 nbad++; /* the same atom twice in one pulse */
-            mark[m] = (char)(p + 1);
+            mark[m] = (char) (p + 1);
         }
-        HXT_CHECK(nbad == 0, "pulse %d: %d map entries out of their range or repeated", p,
-                  nbad);
+        HXT_CHECK(nbad == 0, "pulse %d: %d map entries out of their range or repeated", p, nbad);
         HXT_CHECK(P->deps == deps, "pulse %d: deps 0x%llx, the map reads 0x%llx", p,
-                  (unsigned long long)P->deps, (unsigned long long)deps);
+                  (unsigned long long) P->deps, (unsigned long long) deps);
         bad += nbad;
         mine[4 * p + 0] = P->nsend;
         mine[4 * p + 1] = P->nrecv;
@@ -471,7 +473,7 @@ static void check_pulses(hx_comm *c, const hx_plan *plan)
     mine[4 * HX_MAX_PULSES + 1] = np;
     int nr = hx_comm_size(c);
     int stride = 4 * HX_MAX_PULSES + 2;
-    int *all = xmalloc((size_t)nr * stride * sizeof(int));
+    int *all = xmalloc((size_t) nr * stride * sizeof(int));
     if (!HXT_OK(hxi_allgather(c, mine, sizeof mine, all))) {
         free(all);
         return;
@@ -503,8 +505,7 @@ static void check_pulses(hx_comm *c, const hx_plan *plan)
 /* ---------------------------------------------------------- halo check */
 
 int64_t *hxt_check_halo(hx_comm *c, const hx_plan *plan, const hxt_sys *sys,
-                        const int64_t *home_ids, hx_transport *td, hx_transport *tf,
-                        int *nexpected)
+                        const int64_t *home_ids, hx_transport *td, hx_transport *tf, int *nexpected)
 {
     const hx_decomp *d = hx_plan_decomp(plan);
     int nhome = hx_plan_nhome(plan), nhalo = hx_plan_nhalo(plan);
@@ -539,8 +540,8 @@ int64_t *hxt_check_halo(hx_comm *c, const hx_plan *plan, const hxt_sys *sys,
     }
     double *shift = NULL;
     int64_t *ids;
-    double *xd = xmalloc((size_t)ntotal * 3 * sizeof(double));
-    float *xf = xmalloc((size_t)ntotal * 3 * sizeof(float));
+    double *xd = xmalloc((size_t) ntotal * 3 * sizeof(double));
+    float *xf = xmalloc((size_t) ntotal * 3 * sizeof(float));
     for (int i = 0; i < ntotal * 3; i++) {
         xd[i] = NAN;
         xf[i] = NAN;
@@ -554,38 +555,38 @@ int64_t *hxt_check_halo(hx_comm *c, const hx_plan *plan, const hxt_sys *sys,
             for (int k = 0; k < 3; k++)
                 t[3 * i + k] = i < nhome ? sys->x[3 * home_ids[i] + k] : NAN;
         if (HXT_OK(hx_transport_forward(td)) && HXT_OK(hx_transport_sync(td)))
-            memcpy(xd, t, (size_t)ntotal * 3 * sizeof(double));
+            memcpy(xd, t, (size_t) ntotal * 3 * sizeof(double));
     } else {
-        ids = xmalloc((size_t)(ntotal > 0 ? ntotal : 1) * sizeof(int64_t));
+        ids = xmalloc((size_t) (ntotal > 0 ? ntotal : 1) * sizeof(int64_t));
         for (int i = 0; i < ntotal; i++)
             ids[i] = i < nhome ? home_ids[i] : -1;
-        shift = xcalloc((size_t)ntotal * 3, sizeof(double));
+        shift = xcalloc((size_t) ntotal * 3, sizeof(double));
     }
     if (tf && HXT_OK(hx_transport_set_plan(tf, plan))) {
         float *t = hx_transport_coords(tf);
         for (int i = 0; i < ntotal; i++)
             for (int k = 0; k < 3; k++)
-                t[3 * i + k] = i < nhome ? (float)sys->x[3 * home_ids[i] + k] : NAN;
+                t[3 * i + k] = i < nhome ? (float) sys->x[3 * home_ids[i] + k] : NAN;
         if (HXT_OK(hx_transport_forward(tf)) && HXT_OK(hx_transport_sync(tf)))
-            memcpy(xf, t, (size_t)ntotal * 3 * sizeof(float));
+            memcpy(xf, t, (size_t) ntotal * 3 * sizeof(float));
     }
 
     int nhome_bad = 0;
     for (int i = 0; i < nhome; i++)
         for (int k = 0; k < 3; k++) {
             double v = sys->x[3 * home_ids[i] + k];
-            nhome_bad += !hxt_same_d(xd[3 * i + k], v) || !hxt_same_f(xf[3 * i + k], (float)v);
+            nhome_bad += !hxt_same_d(xd[3 * i + k], v) || !hxt_same_f(xf[3 * i + k], (float) v);
         }
     HXT_CHECK(nhome_bad == 0, "grid %s: forward changed %d home coordinates", gs, nhome_bad);
 
     hxt_expect e;
     hxt_expect_halo(&e, sys, d);
-    int *idx = xmalloc((size_t)sys->n * sizeof(int));
+    int *idx = xmalloc((size_t) sys->n * sizeof(int));
     for (int j = 0; j < sys->n; j++)
         idx[j] = -1;
     for (int m = 0; m < e.n; m++)
         idx[e.id[m]] = m;
-    char *seen = xcalloc((size_t)e.n, 1);
+    char *seen = xcalloc((size_t) e.n, 1);
     int nid = 0, nextra = 0, ndup = 0, nzone = 0, nplan = 0, nfd = 0, nff = 0, nsh = 0;
     int64_t ex_extra = -1, ex_dup = -1, ex_zone = -1, ex_plan = -1, ex_fd = -1, ex_ff = -1;
     for (int i = nhome; i < ntotal; i++) {
@@ -634,23 +635,25 @@ int64_t *hxt_check_halo(hx_comm *c, const hx_plan *plan, const hxt_sys *sys,
               e.n);
     HXT_CHECK(nid == 0, "grid %s rh %g: %d halo atoms not identified", gs, rh, nid);
     HXT_CHECK(nmiss == 0, "grid %s rh %g: %d halo atoms missing (first id %lld)", gs, rh, nmiss,
-              (long long)ex_miss);
+              (long long) ex_miss);
     HXT_CHECK(nextra == 0, "grid %s rh %g: %d halo atoms extra (first id %lld)", gs, rh, nextra,
-              (long long)ex_extra);
+              (long long) ex_extra);
     HXT_CHECK(ndup == 0, "grid %s rh %g: %d halo atoms duplicated (first id %lld)", gs, rh, ndup,
-              (long long)ex_dup);
+              (long long) ex_dup);
     if (nzone) {
         int m = idx[ids[ex_zone]];
-        HXT_CHECK(nzone == 0, "grid %s rh %g: %d zone offsets wrong (entry %lld: %d %d %d, want %d %d %d)",
-                  gs, rh, nzone, (long long)ex_zone, Z[4 * ex_zone], Z[4 * ex_zone + 1],
+        HXT_CHECK(nzone == 0,
+                  "grid %s rh %g: %d zone offsets wrong (entry %lld: %d %d %d, want %d %d %d)", gs,
+                  rh, nzone, (long long) ex_zone, Z[4 * ex_zone], Z[4 * ex_zone + 1],
                   Z[4 * ex_zone + 2], e.off[4 * m], e.off[4 * m + 1], e.off[4 * m + 2]);
     } else
         HXT_CHECK(1, "zones");
     if (nplan) {
         int m = idx[ids[ex_plan]];
         HXT_CHECK(nplan == 0,
-                  "grid %s rh %g: %d plan halo coordinates differ (entry %lld id %lld: %.17g %.17g %.17g, want %.17g %.17g %.17g)",
-                  gs, rh, nplan, (long long)ex_plan, (long long)ids[ex_plan], X[3 * ex_plan],
+                  "grid %s rh %g: %d plan halo coordinates differ (entry %lld id %lld: %.17g %.17g "
+                  "%.17g, want %.17g %.17g %.17g)",
+                  gs, rh, nplan, (long long) ex_plan, (long long) ids[ex_plan], X[3 * ex_plan],
                   X[3 * ex_plan + 1], X[3 * ex_plan + 2], e.xd[3 * m], e.xd[3 * m + 1],
                   e.xd[3 * m + 2]);
     } else
@@ -658,21 +661,22 @@ int64_t *hxt_check_halo(hx_comm *c, const hx_plan *plan, const hxt_sys *sys,
     if (nfd) {
         int m = idx[ids[ex_fd]];
         HXT_CHECK(nfd == 0,
-                  "grid %s rh %g: %d double forward coordinates differ (entry %lld: %.17g %.17g %.17g, want %.17g %.17g %.17g)",
-                  gs, rh, nfd, (long long)ex_fd, xd[3 * ex_fd], xd[3 * ex_fd + 1],
+                  "grid %s rh %g: %d double forward coordinates differ (entry %lld: %.17g %.17g "
+                  "%.17g, want %.17g %.17g %.17g)",
+                  gs, rh, nfd, (long long) ex_fd, xd[3 * ex_fd], xd[3 * ex_fd + 1],
                   xd[3 * ex_fd + 2], e.xd[3 * m], e.xd[3 * m + 1], e.xd[3 * m + 2]);
     } else
         HXT_CHECK(1, "double forward");
     if (nff) {
         int m = idx[ids[ex_ff]];
         HXT_CHECK(nff == 0,
-                  "grid %s rh %g: %d float forward coordinates differ (entry %lld: %.9g %.9g %.9g, want %.9g %.9g %.9g)",
-                  gs, rh, nff, (long long)ex_ff, xf[3 * ex_ff], xf[3 * ex_ff + 1],
+                  "grid %s rh %g: %d float forward coordinates differ (entry %lld: %.9g %.9g %.9g, "
+                  "want %.9g %.9g %.9g)",
+                  gs, rh, nff, (long long) ex_ff, xf[3 * ex_ff], xf[3 * ex_ff + 1],
                   xf[3 * ex_ff + 2], e.xf[3 * m], e.xf[3 * m + 1], e.xf[3 * m + 2]);
     } else
         HXT_CHECK(1, "float forward");
-    HXT_CHECK(nsh == 0, "grid %s rh %g: %d halo atoms carry a wrong periodic shift", gs, rh,
-              nsh);
+    HXT_CHECK(nsh == 0, "grid %s rh %g: %d halo atoms carry a wrong periodic shift", gs, rh, nsh);
 
     if (nexpected)
         *nexpected = e.n;

@@ -41,8 +41,7 @@ void hxt_local_free(hxt_local *l);
 /* Concatenation over ranks (rank order) of count items of elem bytes each.
  * Returns a malloc'd block; *total is the sum of the counts; counts (if not
  * NULL) receives a malloc'd array of the per-rank counts. Collective. */
-void *hxt_allgatherv(hx_comm *c, const void *buf, int count, size_t elem, int *total,
-                     int **counts);
+void *hxt_allgatherv(hx_comm *c, const void *buf, int count, size_t elem, int *total, int **counts);
 
 /* Gathers per-rank atoms (ids, coordinates) into g (box copied from box_src)
  * indexed by id; owner (n ints, may be NULL) gets the rank holding each id.
@@ -58,11 +57,11 @@ const char *hxt_grid_str(const int g[3], char buf[32]);
 
 /* The halo that brute force says this rank must hold. */
 typedef struct hxt_expect {
-    int n;        /* halo atoms */
-    int64_t *id;  /* n */
-    uint8_t *off; /* n * 4: (ox, oy, oz, 0) */
-    double *xd;   /* n * 3: coordinates in this rank's frame, double data */
-    float *xf;    /* n * 3: the same, float data */
+    int n;         /* halo atoms */
+    int64_t *id;   /* n */
+    uint8_t *off;  /* n * 4: (ox, oy, oz, 0) */
+    double *xd;    /* n * 3: coordinates in this rank's frame, double data */
+    float *xf;     /* n * 3: the same, float data */
     uint8_t *wrap; /* n * 3: 1 where the chain wrapped along that dimension */
 } hxt_expect;
 

@@ -19,14 +19,13 @@ static const double box_len[3] = {10.0, 12.0, 14.0};
 
 static void check_parse(void)
 {
-    static const char *bad[] = {"",        "2x2",      "2x2x2x2", "0x1x1",   "-1x2x1",
-                                "axbxc",   "2x2x1junk", "2x2x",    "x2x2",    "2xx2",
-                                "2x2x1 2", "99999999999x1x1", "2.5x1x1", "2,2,1", "  "};
+    static const char *bad[] = {
+        "",     "2x2",  "2x2x2x2", "0x1x1",           "-1x2x1",  "axbxc", "2x2x1junk", "2x2x",
+        "x2x2", "2xx2", "2x2x1 2", "99999999999x1x1", "2.5x1x1", "2,2,1", "  "};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int g[3] = {5, 6, 7};
         HXT_FAILS(hx_grid_parse(bad[i], g), HX_ERR_PARSE, NULL);
-        HXT_CHECK(g[0] == 5 && g[1] == 6 && g[2] == 7, "\"%s\" wrote the grid on failure",
-                  bad[i]);
+        HXT_CHECK(g[0] == 5 && g[1] == 6 && g[2] == 7, "\"%s\" wrote the grid on failure", bad[i]);
     }
     /* The message quotes what it could not read. */
     int g[3];
@@ -48,8 +47,7 @@ static void check_decomp(int nr, int rank, const int g0[3])
     }
     HXT_CHECK(hx_decomp_init(&d, box_lo, box_len, 2.0, g0, nr, nr) != HX_OK,
               "rank == nranks accepted");
-    HXT_CHECK(hx_decomp_init(&d, box_lo, box_len, 2.0, g0, nr, -1) != HX_OK,
-              "rank -1 accepted");
+    HXT_CHECK(hx_decomp_init(&d, box_lo, box_len, 2.0, g0, nr, -1) != HX_OK, "rank -1 accepted");
     HXT_CHECK(hx_decomp_init(&d, box_lo, box_len, 2.0, g0, 0, 0) != HX_OK, "0 ranks accepted");
 
     /* Box lengths: zero, negative, NaN, infinite. */
@@ -120,7 +118,7 @@ static void check_plan(hx_comm *comm, const hx_decomp *d, const hxt_sys *s, cons
                        int bad)
 {
     int nr = d->nranks, n = l->n;
-    double *x = malloc((size_t)(n > 0 ? n : 1) * 3 * sizeof(double));
+    double *x = malloc((size_t) (n > 0 ? n : 1) * 3 * sizeof(double));
     int mine = bad < 0 || bad == d->rank;
     struct {
         int comp;
@@ -136,14 +134,14 @@ static void check_plan(hx_comm *comm, const hx_decomp *d, const hxt_sys *s, cons
         {2, box_lo[2] - 1e-9, HX_ERR_COORD_OUTSIDE, "outside", "below the box"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        memcpy(x, l->x, (size_t)n * 3 * sizeof(double));
+        memcpy(x, l->x, (size_t) n * 3 * sizeof(double));
         if (mine && n > 0)
             x[3 * (n / 2) + cases[c].comp] = cases[c].v;
         plan_fails(comm, d, n, x, cases[c].want, cases[c].needle, bad, cases[c].what);
     }
     /* Inside the box but in another rank's domain. */
     if (nr > 1) {
-        memcpy(x, l->x, (size_t)n * 3 * sizeof(double));
+        memcpy(x, l->x, (size_t) n * 3 * sizeof(double));
         if (mine && n > 0)
             for (int j = 0; j < s->n; j++)
                 if (hx_decomp_owner(d, &s->x[3 * j]) != d->rank) {
@@ -171,8 +169,8 @@ static void check_plan(hx_comm *comm, const hx_decomp *d, const hxt_sys *s, cons
 static void check_migrate(hx_comm *comm, const hx_decomp *d, const hxt_local *l, int bad)
 {
     int n = l->n, cap = n > 0 ? n : 1;
-    double *x = malloc((size_t)cap * 3 * sizeof(double));
-    memcpy(x, l->x, (size_t)n * 3 * sizeof(double));
+    double *x = malloc((size_t) cap * 3 * sizeof(double));
+    memcpy(x, l->x, (size_t) n * 3 * sizeof(double));
     int mine = bad < 0 || bad == d->rank;
     if (mine && n > 0)
         x[3 * (n / 2) + 1] = NAN;
@@ -181,7 +179,7 @@ static void check_migrate(hx_comm *comm, const hx_decomp *d, const hxt_local *l,
     HXT_FAILS(s, HX_ERR_COORD_NAN, "nan");
     /* And it works again afterwards. */
     n = l->n;
-    memcpy(x, l->x, (size_t)n * 3 * sizeof(double));
+    memcpy(x, l->x, (size_t) n * 3 * sizeof(double));
     if (HXT_OK(hx_migrate(comm, d, &n, &cap, &x, NULL, 0)))
         HXT_CHECK(n == l->n, "a migrate that moves nothing changed n");
     if (bad < 0) {
@@ -249,9 +247,9 @@ static void check_transport(hx_comm *comm, const hx_decomp *d, const hxt_local *
                     x[3 * i + k] = i < l->n ? l->x[3 * i + k] : NAN;
             if (HXT_OK(hx_transport_forward(t)) && HXT_OK(hx_transport_sync(t))) {
                 x = hx_transport_coords(t);
-                HXT_CHECK(memcmp(x, px, (size_t)ntotal * 3 * sizeof(double)) == 0,
-                          "capacity %d %s: forward differs from the plan's coordinates",
-                          o.capacity, grow ? "growable" : "fixed");
+                HXT_CHECK(memcmp(x, px, (size_t) ntotal * 3 * sizeof(double)) == 0,
+                          "capacity %d %s: forward differs from the plan's coordinates", o.capacity,
+                          grow ? "growable" : "fixed");
             }
         }
         hx_transport_destroy(t);
@@ -264,8 +262,8 @@ static void check_transport(hx_comm *comm, const hx_decomp *d, const hxt_local *
     hx_status s = hx_transport_create(&t, comm, &o);
     HXT_CHECK(s != HX_OK && t == NULL && strstr(hx_last_error(), "no-such-transport"),
               "unknown transport: %s, \"%s\"", hx_status_string(s), hx_last_error());
-    static const char *names[] = {"mpi", "nccl", "nvshmem-stream", "nvshmem-pulse",
-                                  "nvshmem-fused", "nvshmem-fused-tma"};
+    static const char *names[] = {"mpi",           "nccl",          "nvshmem-stream",
+                                  "nvshmem-pulse", "nvshmem-fused", "nvshmem-fused-tma"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         int built = 0;
         for (int j = 0; j < hx_transport_count(); j++)
@@ -277,7 +275,7 @@ static void check_transport(hx_comm *comm, const hx_decomp *d, const hxt_local *
         HXT_FAILS(hx_transport_create(&t, comm, &o), HX_ERR_UNSUPPORTED, names[i]);
     }
     o.name = "cpu";
-    o.dtype = (hx_dtype)7;
+    o.dtype = (hx_dtype) 7;
     t = NULL;
     s = hx_transport_create(&t, comm, &o);
     HXT_CHECK(s != HX_OK && t == NULL, "cpu transport with dtype 7: %s", hx_status_string(s));
@@ -289,8 +287,8 @@ static void check_transport(hx_comm *comm, const hx_decomp *d, const hxt_local *
 int main(int argc, char **argv)
 {
     int one_bad = argc > 1 && strcmp(argv[1], "--one-bad-rank") == 0;
-    hx_comm *comm = hxt_init(&argc, &argv, one_bad ? "test_badinput(one bad rank)"
-                                                   : "test_badinput");
+    hx_comm *comm =
+        hxt_init(&argc, &argv, one_bad ? "test_badinput(one bad rank)" : "test_badinput");
     int nr = hx_comm_size(comm), rank = hx_comm_rank(comm);
     int grids[16][3];
     if (hxt_grids_for(nr, grids, 16) == 0)

@@ -345,6 +345,7 @@ static const bad_case bad_lines[] = {
     {"create_box 1 box", HX_ERR_PARSE, "t.in:10: the box is already created"},
     {"region r2 block 0 4 0 4 0 4 units box", HX_ERR_PARSE, "t.in:10: region keyword 'units'"},
     {"region r2 block 1 4 0 4 0 4", HX_ERR_PARSE, "t.in:10: region: xlo is 1; the box must"},
+    {"region r2 block 0 4 -2 4 0 4", HX_ERR_PARSE, "t.in:10: region: ylo is -2; the box must"},
     {"region r2 block 0 4 0 4.5 0 4", HX_ERR_PARSE,
      "t.in:10: region: yhi 4.5 must be a whole number of lattice cells"},
     {"region r2 block 0 4 0 4 0 0", HX_ERR_PARSE, "t.in:10: region: zhi 0 must be a whole"},
@@ -441,6 +442,20 @@ static void test_errors(void)
         HXT_FAILS(parse(HEAD "run 1", &c, bad2, 1), HX_ERR_INVALID, "-var 'noequals'");
         HXT_FAILS(parse(HEAD "run 1", &c, twice, 2), HX_ERR_INVALID, "-var x is given twice");
     }
+
+    /* Count bounds: variables and regions. */
+    {
+        size_t n = 0;
+        for (int i = 0; i < 257; i++)
+            n += (size_t) snprintf(text + n, sizeof text - n, "variable v%d index %d\n", i, i);
+        HXT_FAILS(parse(text, &c, NULL, 0), HX_ERR_PARSE, "t.in:257: more than 256 variables");
+        n = (size_t) snprintf(text, sizeof text, "lattice fcc 1\n");
+        for (int i = 0; i < 17; i++)
+            n += (size_t) snprintf(text + n, sizeof text - n, "region r%d block 0 1 0 1 0 1\n", i);
+        HXT_FAILS(parse(text, &c, NULL, 0), HX_ERR_PARSE, "t.in:18: more than 16 regions");
+    }
+    /* A folder is no deck. */
+    HXT_FAILS(hx_md_deck_read(deck_dir, &c, NULL, 0), HX_ERR_IO, deck_dir);
 
     /* Work bounds: a doubling chain of 40 variables would take 2^40 terms;
      * a line that substitutes past 64 KiB is refused. */

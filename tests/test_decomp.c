@@ -16,8 +16,11 @@ static void check_grid_parse(void)
     static const struct {
         const char *text;
         int g[3];
-    } good[] = {{"2x2x1", {2, 2, 1}}, {"1x1x1", {1, 1, 1}}, {"1x3x1", {1, 3, 1}},
-                {"12x1x4", {12, 1, 4}}, {"4x2x1", {4, 2, 1}}};
+    } good[] = {{"2x2x1", {2, 2, 1}},
+                {"1x1x1", {1, 1, 1}},
+                {"1x3x1", {1, 3, 1}},
+                {"12x1x4", {12, 1, 4}},
+                {"4x2x1", {4, 2, 1}}};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         int g[3] = {-7, -7, -7};
         if (HXT_OK(hx_grid_parse(good[i].text, g)))
@@ -33,23 +36,22 @@ static void check_decomp(const double lo[3], const double len[3], double rh, con
     int nr = grid[0] * grid[1] * grid[2];
     char gs[32];
     hxt_grid_str(grid, gs);
-    hx_decomp *all = calloc((size_t)nr, sizeof(hx_decomp));
-    int *at = malloc((size_t)nr * sizeof(int));
+    hx_decomp *all = calloc((size_t) nr, sizeof(hx_decomp));
+    int *at = malloc((size_t) nr * sizeof(int));
     for (int r = 0; r < nr; r++)
         at[r] = -1;
     /* Bounds of each grid position along each dimension, for the tiling. */
     double *blo[3], *bhi[3];
     for (int k = 0; k < 3; k++) {
-        blo[k] = malloc((size_t)grid[k] * sizeof(double));
-        bhi[k] = malloc((size_t)grid[k] * sizeof(double));
+        blo[k] = malloc((size_t) grid[k] * sizeof(double));
+        bhi[k] = malloc((size_t) grid[k] * sizeof(double));
     }
     for (int r = 0; r < nr; r++) {
         hx_decomp *d = &all[r];
         if (!HXT_OK(hx_decomp_init(d, lo, len, rh, grid, nr, r)))
             goto done;
         HXT_CHECK(d->rank == r && d->nranks == nr && d->cutoff == rh,
-                  "%s rank %d: rank %d nranks %d cutoff %g", gs, r, d->rank, d->nranks,
-                  d->cutoff);
+                  "%s rank %d: rank %d nranks %d cutoff %g", gs, r, d->rank, d->nranks, d->cutoff);
         int cin = 1;
         for (int k = 0; k < 3; k++) {
             cin &= d->grid[k] == grid[k] && d->coord[k] >= 0 && d->coord[k] < grid[k] &&
@@ -80,7 +82,7 @@ static void check_decomp(const double lo[3], const double len[3], double rh, con
             c[k] = d->coord[k] - 2 * grid[k];
             HXT_CHECK(hx_decomp_rank_at(d, c) == r, "%s: rank_at does not wrap -", gs);
             double w = len[k] / grid[k];
-            int np = grid[k] == 1 ? 0 : (int)ceil(rh / w);
+            int np = grid[k] == 1 ? 0 : (int) ceil(rh / w);
             HXT_CHECK(d->npulse[k] == np, "%s rh %g dim %d: %d pulses, want %d", gs, rh, k,
                       d->npulse[k], np);
             HXT_CHECK(fabs(d->dom_lo[k] - (lo[k] + w * d->coord[k])) <= 1e-12 * len[k] &&
@@ -95,15 +97,15 @@ static void check_decomp(const double lo[3], const double len[3], double rh, con
      * neighbours (the same double), and every rank agrees (checked through
      * ranks sharing a coordinate). */
     for (int k = 0; k < 3; k++) {
-        HXT_CHECK(blo[k][0] == lo[k], "%s dim %d: first domain starts at %.17g, box at %.17g",
-                  gs, k, blo[k][0], lo[k]);
+        HXT_CHECK(blo[k][0] == lo[k], "%s dim %d: first domain starts at %.17g, box at %.17g", gs,
+                  k, blo[k][0], lo[k]);
         HXT_CHECK(bhi[k][grid[k] - 1] == lo[k] + len[k],
-                  "%s dim %d: last domain ends at %.17g, box at %.17g", gs, k,
-                  bhi[k][grid[k] - 1], lo[k] + len[k]);
+                  "%s dim %d: last domain ends at %.17g, box at %.17g", gs, k, bhi[k][grid[k] - 1],
+                  lo[k] + len[k]);
         for (int c = 0; c + 1 < grid[k]; c++)
             HXT_CHECK(hxt_same_d(bhi[k][c], blo[k][c + 1]),
-                      "%s dim %d: domain %d ends at %.17g, %d starts at %.17g", gs, k, c,
-                      bhi[k][c], c + 1, blo[k][c + 1]);
+                      "%s dim %d: domain %d ends at %.17g, %d starts at %.17g", gs, k, c, bhi[k][c],
+                      c + 1, blo[k][c + 1]);
         for (int r = 0; r < nr; r++)
             HXT_CHECK(hxt_same_d(all[r].dom_lo[k], blo[k][all[r].coord[k]]) &&
                           hxt_same_d(all[r].dom_hi[k], bhi[k][all[r].coord[k]]),
@@ -115,12 +117,19 @@ static void check_decomp(const double lo[3], const double len[3], double rh, con
     for (int t = 0; t < 400; t++) {
         double p[3];
         for (int k = 0; k < 3; k++) {
-            int c = (int)(hxt_uniform(rng) * grid[k]);
+            int c = (int) (hxt_uniform(rng) * grid[k]);
             switch (t % 4) {
-            case 0: p[k] = lo[k] + len[k] * hxt_uniform(rng); break;
-            case 1: p[k] = blo[k][c]; break;                     /* a lower bound */
-            case 2: p[k] = nextafter(bhi[k][c], -INFINITY); break; /* just below an upper */
-            default: p[k] = t & 8 ? blo[k][c] : lo[k] + len[k] * hxt_uniform(rng);
+            case 0:
+                p[k] = lo[k] + len[k] * hxt_uniform(rng);
+                break;
+            case 1:
+                p[k] = blo[k][c];
+                break; /* a lower bound */
+            case 2:
+                p[k] = nextafter(bhi[k][c], -INFINITY);
+                break; /* just below an upper */
+            default:
+                p[k] = t & 8 ? blo[k][c] : lo[k] + len[k] * hxt_uniform(rng);
             }
         }
         int cell[3];
@@ -178,7 +187,7 @@ static int check_min_volume(int n, const double box[3], double rh, const int g[3
                 continue;
             int t[3] = {a, b, n / (a * b)}, np = 0;
             for (int k = 0; k < 3; k++)
-                np += t[k] > 1 ? (int)ceil(rh * t[k] / box[k]) : 0;
+                np += t[k] > 1 ? (int) ceil(rh * t[k] / box[k]) : 0;
             double v = halo_volume(box, rh, t);
             if (np <= HX_MAX_PULSES && v < best) {
                 best = v;
@@ -187,8 +196,8 @@ static int check_min_volume(int n, const double box[3], double rh, const int g[3
         }
     double v = halo_volume(box, rh, g);
     int ok = v <= best * (1 + 1e-9);
-    HXT_CHECK(ok, "%d ranks, box %g %g %g, cutoff %g: chose %dx%dx%d (halo %g), %dx%dx%d has %g",
-              n, box[0], box[1], box[2], rh, g[0], g[1], g[2], v, bg[0], bg[1], bg[2], best);
+    HXT_CHECK(ok, "%d ranks, box %g %g %g, cutoff %g: chose %dx%dx%d (halo %g), %dx%dx%d has %g", n,
+              box[0], box[1], box[2], rh, g[0], g[1], g[2], v, bg[0], bg[1], bg[2], best);
     return ok;
 }
 
@@ -210,8 +219,7 @@ static void check_choose(hxt_rng *rng)
                     s[a] = s[b];
                     s[b] = t;
                 }
-        HXT_CHECK(s[0] == 1 && s[1] == 2 && s[2] == 4, "cube, 8 ranks: %dx%dx%d", g[0], g[1],
-                  g[2]);
+        HXT_CHECK(s[0] == 1 && s[1] == 2 && s[2] == 4, "cube, 8 ranks: %dx%dx%d", g[0], g[1], g[2]);
         check_min_volume(8, cube, 2.8, g);
     }
     if (HXT_OK(hx_grid_choose(1, cube, 2.8, g)))
@@ -223,8 +231,8 @@ static void check_choose(hxt_rng *rng)
         if (HXT_OK(hx_grid_choose(4, box, 2.0, g)))
             HXT_CHECK(g[k] == 4, "box long along %d, 4 ranks: %dx%dx%d", k, g[0], g[1], g[2]);
         if (HXT_OK(hx_grid_choose(8, box, 2.0, g)))
-            HXT_CHECK(g[k] >= 4 && g[0] * g[1] * g[2] == 8,
-                      "box long along %d, 8 ranks: %dx%dx%d", k, g[0], g[1], g[2]);
+            HXT_CHECK(g[k] >= 4 && g[0] * g[1] * g[2] == 8, "box long along %d, 8 ranks: %dx%dx%d",
+                      k, g[0], g[1], g[2]);
         if (HXT_OK(hx_grid_choose(2, box, 2.0, g)))
             HXT_CHECK(g[k] == 2, "box long along %d, 2 ranks: %dx%dx%d", k, g[0], g[1], g[2]);
     }
@@ -238,11 +246,11 @@ static void check_choose(hxt_rng *rng)
             box[k] = 6.0 + 30.0 * hxt_uniform(rng);
         double mn = fmin(box[0], fmin(box[1], box[2]));
         double rh = 0.5 + (0.5 * mn - 0.6) * hxt_uniform(rng);
-        int n = 1 + (int)(hxt_uniform(rng) * 16);
+        int n = 1 + (int) (hxt_uniform(rng) * 16);
         if (hx_grid_choose(n, box, rh, g) != HX_OK) {
             if (nbad++ < 3)
-                fprintf(stderr, "choose(%d, %g %g %g, %g) failed: %s\n", n, box[0], box[1],
-                        box[2], rh, hx_last_error());
+                fprintf(stderr, "choose(%d, %g %g %g, %g) failed: %s\n", n, box[0], box[1], box[2],
+                        rh, hx_last_error());
             continue;
         }
         nrun++;
@@ -260,8 +268,8 @@ static void check_choose(hxt_rng *rng)
         if (ok)
             ok = check_min_volume(n, box, rh, g);
         if (!ok && nbad++ < 3)
-            fprintf(stderr, "choose(%d, %g %g %g, %g) gave %dx%dx%d: not usable (%s)\n", n,
-                    box[0], box[1], box[2], rh, g[0], g[1], g[2], hx_last_error());
+            fprintf(stderr, "choose(%d, %g %g %g, %g) gave %dx%dx%d: not usable (%s)\n", n, box[0],
+                    box[1], box[2], rh, g[0], g[1], g[2], hx_last_error());
     }
     HXT_CHECK(nbad == 0, "%d of 300 grid choices failed or were unusable", nbad);
     HXT_CHECK(nrun > 0, "no grid choice ran");
@@ -278,9 +286,8 @@ int main(int argc, char **argv)
         {{-3.7, 1.1, 1e3}, {10.3, 17.9, 12.1}}, /* lengths not exact in binary */
         {{5.0, -5.0, 0.1}, {30.0, 9.0, 9.5}},
     };
-    static const int grids[][3] = {{1, 1, 1}, {2, 1, 1}, {1, 3, 1}, {2, 2, 1}, {1, 2, 3},
-                                   {2, 2, 2}, {4, 2, 1}, {6, 1, 1}, {1, 1, 8}, {3, 5, 2},
-                                   {7, 1, 3}};
+    static const int grids[][3] = {{1, 1, 1}, {2, 1, 1}, {1, 3, 1}, {2, 2, 1}, {1, 2, 3}, {2, 2, 2},
+                                   {4, 2, 1}, {6, 1, 1}, {1, 1, 8}, {3, 5, 2}, {7, 1, 3}};
     static const double rhs[] = {0.7, 2.8, 4.3};
     for (size_t b = 0; b < sizeof boxes / sizeof boxes[0]; b++)
         for (size_t gi = 0; gi < sizeof grids / sizeof grids[0]; gi++)

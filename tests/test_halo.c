@@ -55,8 +55,8 @@ int main(int argc, char **argv)
                 char gs[32];
                 hxt_grid_str(grids[g], gs);
                 hx_decomp d;
-                if (!hxt_agree(comm, HXT_OK(hx_decomp_init(&d, box_lo, box_len, rh, grids[g],
-                                                           nr, rank))))
+                if (!hxt_agree(comm,
+                               HXT_OK(hx_decomp_init(&d, box_lo, box_len, rh, grids[g], nr, rank))))
                     continue;
                 hxt_sys s;
                 hxt_sys_random(&s, natoms[ni], box_lo, box_len, seed++);
@@ -70,8 +70,8 @@ int main(int argc, char **argv)
                                   pd->grid[1] == grids[g][1] && pd->grid[2] == grids[g][2] &&
                                   pd->cutoff == rh,
                               "plan decomp differs from the one given");
-                    HXT_CHECK(hx_plan_nhome(plan) == l.n, "nhome %d, gave %d",
-                              hx_plan_nhome(plan), l.n);
+                    HXT_CHECK(hx_plan_nhome(plan) == l.n, "nhome %d, gave %d", hx_plan_nhome(plan),
+                              l.n);
                     int nexp = 0;
                     int64_t *ids = hxt_check_halo(comm, plan, &s, l.id, td, tf, &nexp);
                     int decomposed = grids[g][0] * grids[g][1] * grids[g][2] > 1;
@@ -79,8 +79,7 @@ int main(int argc, char **argv)
                      * wherever a halo exists; 2000 atoms fill every face. */
                     if (natoms[ni] >= 1000)
                         HXT_CHECK(decomposed ? nexp > 0 : nexp == 0,
-                                  "grid %s rh %g: brute force expects %d halo atoms", gs, rh,
-                                  nexp);
+                                  "grid %s rh %g: brute force expects %d halo atoms", gs, rh, nexp);
                     for (int k = 0; k < 3; k++)
                         if (d.npulse[k] > maxp)
                             maxp = d.npulse[k];

@@ -19,12 +19,15 @@ static const double box_len[3] = {12.25, 13.0, 11.5};
 
 static void vel_of(int64_t id, double v[3])
 {
-    v[0] = (double)id * 0.5 + 0.25;
-    v[1] = -1.5 * (double)id;
-    v[2] = 1.0 / (double)(id + 1);
+    v[0] = (double) id * 0.5 + 0.25;
+    v[1] = -1.5 * (double) id;
+    v[2] = 1.0 / (double) (id + 1);
 }
 
-static int type_of(int64_t id) { return (int)(id % 11) - 5; }
+static int type_of(int64_t id)
+{
+    return (int) (id % 11) - 5;
+}
 
 static double wrap1(double v, double lo, double L)
 {
@@ -60,33 +63,34 @@ int main(int argc, char **argv)
         if (!hxt_agree(comm, HXT_OK(hx_decomp_init(&d, box_lo, box_len, rh, grids[g], nr, rank))))
             continue;
         hxt_sys cur;
-        hxt_sys_random(&cur, N, box_lo, box_len, 31337 + (uint64_t)g);
+        hxt_sys_random(&cur, N, box_lo, box_len, 31337 + (uint64_t) g);
         hxt_local l;
         hxt_local_take(&l, &cur, &d);
 
         int n = l.n, cap = n > 0 ? n : 1; /* tight, so that arrivals must grow it */
-        double *x = malloc((size_t)cap * 3 * sizeof(double));
-        int64_t *id = malloc((size_t)cap * sizeof(int64_t));
-        double *vel = malloc((size_t)cap * 3 * sizeof(double));
-        int *type = malloc((size_t)cap * sizeof(int));
-        memcpy(x, l.x, (size_t)n * 3 * sizeof(double));
-        memcpy(id, l.id, (size_t)n * sizeof(int64_t));
+        double *x = malloc((size_t) cap * 3 * sizeof(double));
+        int64_t *id = malloc((size_t) cap * sizeof(int64_t));
+        double *vel = malloc((size_t) cap * 3 * sizeof(double));
+        int *type = malloc((size_t) cap * sizeof(int));
+        memcpy(x, l.x, (size_t) n * 3 * sizeof(double));
+        memcpy(id, l.id, (size_t) n * sizeof(int64_t));
         for (int i = 0; i < n; i++) {
             vel_of(id[i], &vel[3 * i]);
             type[i] = type_of(id[i]);
         }
         hxt_local_free(&l);
-        hx_field fields[3] = {{(void **)&id, sizeof(int64_t)},
-                              {(void **)&vel, 3 * sizeof(double)},
-                              {(void **)&type, sizeof(int)}};
+        hx_field fields[3] = {{(void **) &id, sizeof(int64_t)},
+                              {(void **) &vel, 3 * sizeof(double)},
+                              {(void **) &type, sizeof(int)}};
 
-        int *owner = malloc((size_t)N * sizeof(int)), *owner_new = malloc((size_t)N * sizeof(int));
+        int *owner = malloc((size_t) N * sizeof(int)),
+            *owner_new = malloc((size_t) N * sizeof(int));
         for (int a = 0; a < N; a++)
             owner[a] = hx_decomp_owner(&d, &cur.x[3 * a]);
-        double *xu = malloc((size_t)N * 3 * sizeof(double)); /* unwrapped targets */
-        double *xw = malloc((size_t)N * 3 * sizeof(double)); /* wrapped */
-        int64_t *prev = malloc((size_t)N * sizeof(int64_t));
-        char *present = malloc((size_t)N);
+        double *xu = malloc((size_t) N * 3 * sizeof(double)); /* unwrapped targets */
+        double *xw = malloc((size_t) N * 3 * sizeof(double)); /* wrapped */
+        int64_t *prev = malloc((size_t) N * sizeof(int64_t));
+        char *present = malloc((size_t) N);
 
         /* An inner domain boundary for the edge atoms: the lower bound of the
          * middle domain along the first decomposed dimension (z, y, x). */
@@ -106,7 +110,7 @@ int main(int argc, char **argv)
         int edge_b = -1;
 
         for (int round = 0; round < rounds; round++) {
-            hxt_rng rg = {9000 + (uint64_t)round * 131 + (uint64_t)g};
+            hxt_rng rg = {9000 + (uint64_t) round * 131 + (uint64_t) g};
             for (int a = 0; a < N; a++)
                 for (int k = 0; k < 3; k++)
                     xu[3 * a + k] = cur.x[3 * a + k] + (2.0 * hxt_uniform(&rg) - 1.0) * h;
@@ -122,8 +126,8 @@ int main(int argc, char **argv)
                 if (bdim >= 0)
                     for (int a = 0; a < N; a++)
                         if (a != alo && a != ahi &&
-                            (ab < 0 || fabs(cur.x[3 * a + bdim] - bval) <
-                                           fabs(cur.x[3 * ab + bdim] - bval)))
+                            (ab < 0 ||
+                             fabs(cur.x[3 * a + bdim] - bval) < fabs(cur.x[3 * ab + bdim] - bval)))
                             ab = a;
                 xu[3 * alo] = nextafter(box_lo[0], -INFINITY);
                 xu[3 * ahi + 1] = box_lo[1] + box_len[1];
@@ -156,7 +160,7 @@ int main(int argc, char **argv)
 
             int nid = 0, nbox = 0, nown = 0, npos = 0, npay = 0;
             int64_t ex_pos = -1;
-            memset(present, 0, (size_t)N);
+            memset(present, 0, (size_t) N);
             for (int i = 0; i < n; i++) {
                 int64_t a = id[i];
                 if (a < 0 || a >= N) {
@@ -181,10 +185,10 @@ int main(int argc, char **argv)
             HXT_CHECK(nid == 0, "grid %s round %d: %d atoms with a bad id", gs, round, nid);
             HXT_CHECK(nbox == 0, "grid %s round %d: %d coordinates outside the box", gs, round,
                       nbox);
-            HXT_CHECK(nown == 0, "grid %s round %d: %d atoms on a rank that does not own them",
-                      gs, round, nown);
+            HXT_CHECK(nown == 0, "grid %s round %d: %d atoms on a rank that does not own them", gs,
+                      round, nown);
             HXT_CHECK(npos == 0, "grid %s round %d: %d coordinates moved wrongly (first id %lld)",
-                      gs, round, npos, (long long)ex_pos);
+                      gs, round, npos, (long long) ex_pos);
             HXT_CHECK(npay == 0, "grid %s round %d: %d payloads damaged", gs, round, npay);
             /* The atoms that stayed come first, in their old order. */
             int nstay = 0, norder = 0;
@@ -199,8 +203,7 @@ int main(int argc, char **argv)
 
             hxt_sys gsys;
             int viol = hxt_gather(comm, n, id, x, N, &cur, &gsys, owner_new);
-            HXT_CHECK(viol == 0, "grid %s round %d: %d atoms lost or duplicated", gs, round,
-                      viol);
+            HXT_CHECK(viol == 0, "grid %s round %d: %d atoms lost or duplicated", gs, round, viol);
             for (int a = 0; a < N && rank == 0; a++)
                 moves += owner_new[a] != owner[a];
             if (round == 1 && edge_b >= 0) {
@@ -208,10 +211,10 @@ int main(int argc, char **argv)
                 int r = owner_new[edge_b];
                 HXT_CHECK(hx_decomp_init(&o, box_lo, box_len, rh, grids[g], nr, r) == HX_OK &&
                               o.coord[bdim] == bcell,
-                          "grid %s: atom on the lower bound of cell %d along %d is on rank %d",
-                          gs, bcell, bdim, r);
+                          "grid %s: atom on the lower bound of cell %d along %d is on rank %d", gs,
+                          bcell, bdim, r);
             }
-            memcpy(owner, owner_new, (size_t)N * sizeof(int));
+            memcpy(owner, owner_new, (size_t) N * sizeof(int));
 
             /* A new plan on the migrated atoms is complete again. */
             hx_plan *plan = NULL;
@@ -220,8 +223,7 @@ int main(int argc, char **argv)
                 int nexp = 0;
                 int64_t *ids = hxt_check_halo(comm, plan, &gsys, id, td, tf, &nexp);
                 if (nr > 1)
-                    HXT_CHECK(nexp > 0, "grid %s round %d: brute force expects no halo", gs,
-                              round);
+                    HXT_CHECK(nexp > 0, "grid %s round %d: brute force expects no halo", gs, round);
                 free(ids);
             }
             if (pok)
@@ -234,11 +236,11 @@ int main(int argc, char **argv)
         /* Nothing moved: a migrate without fields changes nothing. */
         {
             int n0 = n;
-            double *x0 = malloc((size_t)(n > 0 ? n : 1) * 3 * sizeof(double));
-            memcpy(x0, x, (size_t)n * 3 * sizeof(double));
+            double *x0 = malloc((size_t) (n > 0 ? n : 1) * 3 * sizeof(double));
+            memcpy(x0, x, (size_t) n * 3 * sizeof(double));
             if (HXT_OK(hx_migrate(comm, &d, &n, &cap, &x, NULL, 0))) {
                 HXT_CHECK(n == n0, "grid %s: still migrate changed n from %d to %d", gs, n0, n);
-                HXT_CHECK(n != n0 || memcmp(x0, x, (size_t)n * 3 * sizeof(double)) == 0,
+                HXT_CHECK(n != n0 || memcmp(x0, x, (size_t) n * 3 * sizeof(double)) == 0,
                           "grid %s: still migrate changed coordinates", gs);
             }
             free(x0);

@@ -22,7 +22,7 @@ static const double box_len[3] = {12.0, 13.25, 11.5};
 
 static uint64_t mix(int64_t id)
 {
-    hxt_rng r = {(uint64_t)id * 0x2545f4914f6cdd1dull + 17};
+    hxt_rng r = {(uint64_t) id * 0x2545f4914f6cdd1dull + 17};
     return hxt_next(&r);
 }
 
@@ -47,8 +47,8 @@ int main(int argc, char **argv)
             char gs[32];
             hxt_grid_str(grids[g], gs);
             hx_decomp d;
-            if (!hxt_agree(comm, HXT_OK(hx_decomp_init(&d, box_lo, box_len, rh, grids[g], nr,
-                                                       rank))))
+            if (!hxt_agree(comm,
+                           HXT_OK(hx_decomp_init(&d, box_lo, box_len, rh, grids[g], nr, rank))))
                 continue;
             hxt_sys s;
             hxt_sys_random(&s, N, box_lo, box_len, seed++);
@@ -68,8 +68,8 @@ int main(int argc, char **argv)
             const double *X = hx_plan_coords(plan);
             const uint8_t *Z = hx_plan_zones(plan);
 
-            int *cnt = calloc((size_t)N, sizeof(int));
-            uint64_t *hs = calloc((size_t)N, sizeof(uint64_t));
+            int *cnt = calloc((size_t) N, sizeof(int));
+            uint64_t *hs = calloc((size_t) N, sizeof(uint64_t));
             int nself = 0, nunknown = 0;
             for (int i = 0; i < ntotal; i++)
                 for (int j = i + 1; j < ntotal; j++) {
@@ -98,18 +98,18 @@ int main(int argc, char **argv)
                     hs[a] += mix(b);
                     hs[b] += mix(a);
                 }
-            HXT_CHECK(nself == 0, "grid %s rh %g: %d pairs of an atom with its own image", gs,
-                      rh, nself);
+            HXT_CHECK(nself == 0, "grid %s rh %g: %d pairs of an atom with its own image", gs, rh,
+                      nself);
             HXT_CHECK(nunknown == 0, "grid %s rh %g: %d pairs with an unidentified atom", gs, rh,
                       nunknown);
 
-            int *cnt_all = malloc((size_t)N * nr * sizeof(int));
-            uint64_t *hs_all = malloc((size_t)N * nr * sizeof(uint64_t));
-            HXT_OK(hxi_allgather(comm, cnt, (size_t)N * sizeof(int), cnt_all));
-            HXT_OK(hxi_allgather(comm, hs, (size_t)N * sizeof(uint64_t), hs_all));
+            int *cnt_all = malloc((size_t) N * nr * sizeof(int));
+            uint64_t *hs_all = malloc((size_t) N * nr * sizeof(uint64_t));
+            HXT_OK(hxi_allgather(comm, cnt, (size_t) N * sizeof(int), cnt_all));
+            HXT_OK(hxi_allgather(comm, hs, (size_t) N * sizeof(uint64_t), hs_all));
             if (rank == 0) {
-                int *bc = calloc((size_t)N, sizeof(int));
-                uint64_t *bh = calloc((size_t)N, sizeof(uint64_t));
+                int *bc = calloc((size_t) N, sizeof(int));
+                uint64_t *bh = calloc((size_t) N, sizeof(uint64_t));
                 long npairs = 0;
                 for (int i = 0; i < N; i++)
                     for (int j = i + 1; j < N; j++) {
@@ -133,8 +133,8 @@ int main(int argc, char **argv)
                     int c = 0;
                     uint64_t h = 0;
                     for (int r = 0; r < nr; r++) {
-                        c += cnt_all[(size_t)r * N + a];
-                        h += hs_all[(size_t)r * N + a];
+                        c += cnt_all[(size_t) r * N + a];
+                        h += hs_all[(size_t) r * N + a];
                     }
                     got += c;
                     if (c != bc[a] || h != bh[a]) {
@@ -145,10 +145,12 @@ int main(int argc, char **argv)
                     }
                 }
                 HXT_CHECK(npairs > 0, "grid %s rc %g: brute force finds no pair", gs, rc);
-                HXT_CHECK(got == 2 * npairs, "grid %s rh %g rc %g: ranks compute %ld pairs, brute force %ld",
-                          gs, rh, rc, got / 2, npairs);
+                HXT_CHECK(got == 2 * npairs,
+                          "grid %s rh %g rc %g: ranks compute %ld pairs, brute force %ld", gs, rh,
+                          rc, got / 2, npairs);
                 HXT_CHECK(nbad == 0,
-                          "grid %s rh %g rc %g: %d atoms with wrong pairs (first id %d: %d pairs, want %d)",
+                          "grid %s rh %g rc %g: %d atoms with wrong pairs (first id %d: %d pairs, "
+                          "want %d)",
                           gs, rh, rc, nbad, first, gotc, first >= 0 ? bc[first] : 0);
                 printf("  grid %-6s rh %-4g rc %-4g pairs %ld\n", gs, rh, rc, npairs);
                 free(bc);

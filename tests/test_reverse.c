@@ -33,8 +33,8 @@ static void run_case(hx_comm *comm, const hx_plan *plan, const hxt_sys *s, const
         hx_transport_destroy(t);
         return;
     }
-    double *want = malloc((size_t)N * 6 * sizeof(double)); /* sums, then |values| */
-    int *images = malloc((size_t)N * sizeof(int));
+    double *want = malloc((size_t) N * 6 * sizeof(double)); /* sums, then |values| */
+    int *images = malloc((size_t) N * sizeof(int));
     for (int step = 0; step < 2; step++) {
         /* A step: coordinates forward, then forces back. */
         if (dtype == HX_DOUBLE) {
@@ -45,13 +45,13 @@ static void run_case(hx_comm *comm, const hx_plan *plan, const hxt_sys *s, const
             float *x = hx_transport_coords(t);
             for (int i = 0; i < nhome; i++)
                 for (int k = 0; k < 3; k++)
-                    x[3 * i + k] = (float)s->x[3 * home[i] + k];
+                    x[3 * i + k] = (float) s->x[3 * home[i] + k];
         }
         HXT_OK(hx_transport_forward(t));
 
-        hxt_rng r = {seed * 1000003u + (uint64_t)rank * 7919u + (uint64_t)step};
-        memset(want, 0, (size_t)N * 6 * sizeof(double));
-        memset(images, 0, (size_t)N * sizeof(int));
+        hxt_rng r = {seed * 1000003u + (uint64_t) rank * 7919u + (uint64_t) step};
+        memset(want, 0, (size_t) N * 6 * sizeof(double));
+        memset(images, 0, (size_t) N * sizeof(int));
         void *fv = hx_transport_forces(t);
         for (int i = 0; i < ntotal; i++) {
             int64_t id = ids[i];
@@ -59,10 +59,10 @@ static void run_case(hx_comm *comm, const hx_plan *plan, const hxt_sys *s, const
                 /* Magnitudes spread over four decades. */
                 double v = (2.0 * hxt_uniform(&r) - 1.0) * pow(10.0, 4.0 * hxt_uniform(&r) - 2.0);
                 if (dtype == HX_DOUBLE)
-                    ((double *)fv)[3 * i + k] = v;
+                    ((double *) fv)[3 * i + k] = v;
                 else {
-                    float vf = (float)v;
-                    ((float *)fv)[3 * i + k] = vf;
+                    float vf = (float) v;
+                    ((float *) fv)[3 * i + k] = vf;
                     v = vf;
                 }
                 if (id >= 0 && id < N) {
@@ -86,12 +86,12 @@ static void run_case(hx_comm *comm, const hx_plan *plan, const hxt_sys *s, const
         for (int i = 0; i < nhome && ok; i++) {
             int64_t id = ids[i];
             for (int k = 0; k < 3; k++) {
-                double got = dtype == HX_DOUBLE ? ((double *)fv)[3 * i + k]
-                                                : ((float *)fv)[3 * i + k];
+                double got =
+                    dtype == HX_DOUBLE ? ((double *) fv)[3 * i + k] : ((float *) fv)[3 * i + k];
                 double w = want[3 * id + k], mag = want[3 * N + 3 * id + k];
                 if (!(fabs(got - w) <= tol * mag)) {
                     if (nbad++ == 0) {
-                        first = (int)id;
+                        first = (int) id;
                         fgot = got;
                         fwant = w;
                     }
@@ -99,9 +99,10 @@ static void run_case(hx_comm *comm, const hx_plan *plan, const hxt_sys *s, const
             }
             chained += images[id] > 1;
         }
-        HXT_CHECK(nbad == 0,
-                  "grid %s rh %g %s step %d: %d force components wrong (first id %d: %.17g, want %.17g)",
-                  gs, hx_plan_decomp(plan)->cutoff, tn, step, nbad, first, fgot, fwant);
+        HXT_CHECK(
+            nbad == 0,
+            "grid %s rh %g %s step %d: %d force components wrong (first id %d: %.17g, want %.17g)",
+            gs, hx_plan_decomp(plan)->cutoff, tn, step, nbad, first, fgot, fwant);
         if (step == 0)
             *nchained += chained;
     }
@@ -149,7 +150,7 @@ int main(int argc, char **argv)
                     long chained = 0;
                     run_case(comm, plan, &s, l.id, ids, HX_DOUBLE, seed, gs, &chained);
                     run_case(comm, plan, &s, l.id, ids, HX_FLOAT, seed, gs, &chained);
-                    int c = (int)(chained > 0);
+                    int c = (int) (chained > 0);
                     HXT_OK(hxi_allreduce_int(comm, &c, 1, 0));
                     /* Some home atom must have had an image somewhere, or
                      * nothing was tested. */

@@ -1,0 +1,402 @@
+/*
+ * test_md_gpu.c - the GPU engine (float) against the CPU engine (double)
+ * and an all-pairs double sum, with every transport built.
+ *
+ * The system: fcc at 0.8442 with the default velocities, each atom pushed
+ * off its site by up to 0.05 in each coordinate (seeded by atom id, so the
+ * same on any rank count) so that forces are not zero by symmetry.
+ * For each transport (with more than one rank, each device transport; the
+ * host-memory `cpu` transport must be refused there):
+ *  - step 0: E_pair per atom and pressure equal the all-pairs sum to 1e-5
+ *    relative; every force component matches the CPU engine's within
+ *    1e-4 * max(|F_i|, F_rms) (F_rms: root mean square force magnitude),
+ *    except that an atom with a pair within 1e-5 of rc may also differ by
+ *    |F(rc)| (float and double may disagree which side of rc such a pair is).
+ *  - 100 steps: Temp, E_pair, TotEng and Press within 1e-3 relative of the
+ *    CPU run (Press with a floor of 0.1, as it can pass near zero); every
+ *    atom still present exactly once; the same rebuild count as the CPU
+ *    engine with `every 20 check no` and within one with `every 1 check yes`.
+ * With one rank the default transport also runs with host-path rebuilds
+ * (HALOX_MD_HOST_REBUILD=1) and with steps replayed from CUDA graphs
+ * (HALOX_MD_GRAPH=1); both must pass the same checks.
+ *
+ * Options: --cells N (cubic, default 10), --grid AxBxC, --steps N.
+ * Exits 77 where no rank sees a GPU. Transports that refuse the setting
+ * (nccl with several ranks on one GPU) are reported and skipped.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "test_md_util.h"
+
+#include <cuda_runtime_api.h>
+
+#include <stdio.h>
+
+#define AMP 0.05
+
+typedef struct ref_t {
+    double e, w;   /* pair energy (unshifted) and sum r.F over pairs within rc */
+    double npairs; /* pairs within rc */
+    double *near;  /* per atom: 1 when it has a pair within 1e-5 of rc */
+} ref_t;
+
+static void perturb(hx_md_system *sys)
+{
+    for (int i = 0; i < sys->n; i++) {
+        hxt_rng r = {0x5eedull ^ ((uint64_t)sys->id[i] * 0x9e3779b97f4a7c15ull)};
+        for (int k = 0; k < 3; k++)
+            sys->x[3 * i + k] += AMP * (2.0 * hxt_uniform(&r) - 1.0);
+    }
+}
+
+static hx_status setup(hx_comm *comm, const hx_md_config *cfg, hx_md_system *sys)
+{
+    double lo[3], len[3];
+    memset(sys, 0, sizeof *sys);
+    HXI_CHECK(hx_md_box(cfg, lo, len));
+    HXI_CHECK(hx_decomp_init(&sys->decomp, lo, len, cfg->rc + cfg->skin, cfg->grid,
+                             hx_comm_size(comm), hx_comm_rank(comm)));
+    HXI_CHECK(hx_md_lattice(sys, cfg));
+    HXI_CHECK(hx_md_velocities(sys, cfg, comm));
+    perturb(sys);
+    return HX_OK;
+}
+
+static void free_sys(hx_md_system *sys)
+{
+    free(sys->x);
+    free(sys->v);
+    free(sys->id);
+    memset(sys, 0, sizeof *sys);
+}
+
+/* Every pair i < j once, minimum image in every dimension, rows split over
+ * the ranks; x is every atom by id. */
+static void ref_pairs(const double *x, int64_t n, const double L[3], const hx_md_config *cfg,
+                      int rank, int size, ref_t *out)
+{
+    const double rc2 = cfg->rc * cfg->rc, s2 = cfg->sigma * cfg->sigma, eps = cfg->epsilon;
+    double e = 0, w = 0, np = 0;
+    for (int64_t i = rank; i < n; i += size) {
+        for (int64_t j = i + 1; j < n; j++) {
+            double r2 = 0;
+            for (int k = 0; k < 3; k++) {
+                double d = x[3 * i + k] - x[3 * j + k];
+                d -= L[k] * nearbyint(d / L[k]);
+                r2 += d * d;
+            }
+            if (fabs(sqrt(r2) - cfg->rc) < 1e-5)
+                out->near[i] = out->near[j] = 1.0;
+            if (r2 < rc2) {
+                double q = s2 / r2, q6 = q * q * q;
+                e += 4.0 * eps * (q6 * q6 - q6);
+                w += 24.0 * eps * (2.0 * q6 * q6 - q6);
+                np += 1;
+            }
+        }
+    }
+    out->e = e;
+    out->w = w;
+    out->npairs = np;
+}
+
+/* The CPU engine's run: thermo at step 0 and at the end, forces at step 0. */
+typedef struct cpu_run {
+    hx_md_thermo th0, th_end;
+    double *f0;   /* by id */
+    double *x0;   /* by id */
+    double *v0;   /* by id */
+    int64_t rebuilds;
+} cpu_run;
+
+static int run_cpu(hx_comm *comm, const hx_md_config *cfg, int steps, cpu_run *out)
+{
+    hx_md_system sys;
+    hx_md_engine *eng = NULL;
+    double *f = NULL;
+    int ok = 0;
+    int64_t N;
+    if (!HXT_OK(setup(comm, cfg, &sys)) ||
+        !HXT_OK(hx_md_engine_cpu.create(&eng, comm, cfg, &sys)))
+        goto done;
+    N = sys.natoms;
+    out->f0 = malloc((size_t)N * 3 * sizeof(double));
+    out->x0 = malloc((size_t)N * 3 * sizeof(double));
+    out->v0 = malloc((size_t)N * 3 * sizeof(double));
+    if (!out->f0 || !out->x0 || !out->v0) {
+        HXT_CHECK(0, "out of memory");
+        goto done;
+    }
+    if (!HXT_OK(hx_md_engine_cpu.thermo(eng, &out->th0)) ||
+        !HXT_OK(hx_md_engine_cpu.gather(eng, &sys, &f)) ||
+        !HXT_OK(tmd_by_id(comm, &sys, f, 3, out->f0)) ||
+        !HXT_OK(tmd_by_id(comm, &sys, sys.x, 3, out->x0)) ||
+        !HXT_OK(tmd_by_id(comm, &sys, sys.v, 3, out->v0)))
+        goto done;
+    for (int s = 1; s <= steps; s++)
+        if (!HXT_OK(hx_md_engine_cpu.step(eng, s == steps || s == steps / 2)))
+            goto done;
+    if (!HXT_OK(hx_md_engine_cpu.thermo(eng, &out->th_end)))
+        goto done;
+    out->rebuilds = hx_md_engine_cpu.stats(eng)->rebuilds;
+    ok = 1;
+done:
+    if (eng)
+        hx_md_engine_cpu.destroy(eng);
+    free_sys(&sys);
+    return ok;
+}
+
+static int thermo_close(const hx_md_thermo *a, const hx_md_thermo *b, double rel)
+{
+    return tmd_close(a->temp, b->temp, rel, 0) && tmd_close(a->epair, b->epair, rel, 0) &&
+           tmd_close(a->etotal, b->etotal, rel, 0) && tmd_close(a->press, b->press, rel, 0.1);
+}
+
+/* One GPU run with transport `name`; compares with the CPU run and the
+ * reference (ref == NULL: skip the step-0 comparisons). */
+static void run_gpu(hx_comm *comm, const hx_md_config *base, const char *name, int steps,
+                    const cpu_run *cpu, const ref_t *ref, int exact_rebuilds)
+{
+    int rank = hx_comm_rank(comm), size = hx_comm_size(comm);
+    hx_md_config cfg = *base;
+    hx_md_system sys;
+    hx_md_engine *eng = NULL;
+    hx_md_thermo th0, th;
+    double *f = NULL, *fall = NULL, *cnt = NULL;
+    int64_t N;
+    hx_status st;
+
+    snprintf(cfg.transport, sizeof cfg.transport, "%s", name);
+    if (!HXT_OK(setup(comm, &cfg, &sys)))
+        return;
+    N = sys.natoms;
+    st = hx_md_engine_gpu.create(&eng, comm, &cfg, &sys);
+    if (size > 1 && strcmp(name, "cpu") == 0) {
+        HXT_CHECK(st == HX_ERR_UNSUPPORTED, "transport cpu with %d ranks: %s, want refusal",
+                  size, hx_status_string(st));
+        goto done;
+    }
+    if (st == HX_ERR_UNSUPPORTED) {
+        if (rank == 0)
+            printf("  %-16s skipped: %s\n", name, hx_last_error());
+        goto done;
+    }
+    if (!HXT_OK(st))
+        goto done;
+    if (rank == 0)
+        printf("  %-16s %s\n", name, hx_md_engine_gpu.describe(eng));
+
+    fall = malloc((size_t)N * 3 * sizeof(double));
+    cnt = malloc((size_t)N * sizeof(double));
+    if (!fall || !cnt) {
+        HXT_CHECK(0, "out of memory");
+        goto done;
+    }
+    if (!HXT_OK(hx_md_engine_gpu.thermo(eng, &th0)))
+        goto done;
+    if (ref) {
+        const double *L = sys.decomp.box_len;
+        double V = L[0] * L[1] * L[2], mv2 = 0;
+        for (int64_t i = 0; i < 3 * N; i++)
+            mv2 += cfg.mass * cpu->v0[i] * cpu->v0[i];
+        double epair = ref->e / N, press = (mv2 + ref->w) / (3.0 * V);
+        if (rank == 0)
+            printf("    step 0: E_pair %.10f (all pairs %.10f), Press %.10f (all pairs %.10f)\n",
+                   th0.epair, epair, th0.press, press);
+        HXT_CHECK(tmd_close(th0.epair, epair, 1e-5, 0), "%s: E_pair %.12g, all pairs %.12g",
+                  name, th0.epair, epair);
+        HXT_CHECK(tmd_close(th0.press, press, 1e-5, 0), "%s: Press %.12g, all pairs %.12g",
+                  name, th0.press, press);
+        HXT_CHECK(tmd_close(th0.temp, cpu->th0.temp, 1e-6, 0), "%s: Temp %.12g, cpu %.12g",
+                  name, th0.temp, cpu->th0.temp);
+        HXT_CHECK(fabs(press) > 0.1, "the reference pressure %g is too small to test", press);
+    }
+    /* Forces at step 0 against the CPU engine's. */
+    if (!HXT_OK(hx_md_engine_gpu.gather(eng, &sys, &f)) ||
+        !HXT_OK(tmd_by_id(comm, &sys, f, 3, fall)))
+        goto done;
+    {
+        double s2 = 0, worst = 0, fc;
+        int64_t bad = 0, worst_id = -1;
+        double q = cfg.sigma * cfg.sigma / (cfg.rc * cfg.rc), q6 = q * q * q;
+        fc = fabs(24.0 * cfg.epsilon * (2.0 * q6 * q6 - q6) / cfg.rc);
+        for (int64_t i = 0; i < N; i++)
+            for (int k = 0; k < 3; k++)
+                s2 += cpu->f0[3 * i + k] * cpu->f0[3 * i + k];
+        double frms = sqrt(s2 / (double)N);
+        for (int64_t i = 0; i < N; i++) {
+            const double *a = fall + 3 * i, *b = cpu->f0 + 3 * i;
+            double mag = sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
+            double tol = 1e-4 * (mag > frms ? mag : frms);
+            if (ref && ref->near[i] > 0)
+                tol += fc;
+            for (int k = 0; k < 3; k++) {
+                double d = fabs(a[k] - b[k]) / tol;
+                if (!(d <= 1.0))
+                    bad++;
+                if (!(d <= worst)) {
+                    worst = d;
+                    worst_id = i;
+                }
+            }
+        }
+        if (rank == 0)
+            printf("    step 0 forces: F_rms %.4g, worst |dF|/tol %.3g (atom %lld)\n", frms,
+                   worst, (long long)worst_id);
+        HXT_CHECK(bad == 0, "%s: %lld force components off (worst %.3g tolerances, atom %lld)",
+                  name, (long long)bad, worst, (long long)worst_id);
+        HXT_CHECK(frms > 1.0, "F_rms %g: the perturbed lattice should have real forces", frms);
+    }
+    for (int s = 1; s <= steps; s++)
+        if (!HXT_OK(hx_md_engine_gpu.step(eng, s == steps || s == steps / 2)))
+            goto done;
+    if (!HXT_OK(hx_md_engine_gpu.thermo(eng, &th)))
+        goto done;
+    if (rank == 0)
+        printf("    step %d: Temp %.8f E_pair %.8f TotEng %.8f Press %.8f (cpu %.8f %.8f %.8f "
+               "%.8f)\n",
+               steps, th.temp, th.epair, th.etotal, th.press, cpu->th_end.temp,
+               cpu->th_end.epair, cpu->th_end.etotal, cpu->th_end.press);
+    HXT_CHECK(th.step == steps, "%s: thermo step %lld, want %d", name, (long long)th.step, steps);
+    HXT_CHECK(thermo_close(&th, &cpu->th_end, 1e-3),
+              "%s: step %d thermo off the CPU run by more than 1e-3", name, steps);
+    {
+        const hx_md_stats *stt = hx_md_engine_gpu.stats(eng);
+        int64_t d = stt->rebuilds - cpu->rebuilds;
+        if (rank == 0)
+            printf("    rebuilds %lld (cpu %lld), steps %lld\n", (long long)stt->rebuilds,
+                   (long long)cpu->rebuilds, (long long)stt->steps);
+        HXT_CHECK(exact_rebuilds ? d == 0 : (d >= -1 && d <= 1),
+                  "%s: %lld rebuilds, the CPU engine %lld", name, (long long)stt->rebuilds,
+                  (long long)cpu->rebuilds);
+        HXT_CHECK(stt->steps == steps, "%s: stats count %lld steps", name,
+                  (long long)stt->steps);
+    }
+    /* Every atom still present exactly once. */
+    if (!HXT_OK(hx_md_engine_gpu.gather(eng, &sys, NULL)))
+        goto done;
+    {
+        int badid = 0;
+        memset(cnt, 0, (size_t)N * sizeof(double));
+        for (int i = 0; i < sys.n; i++) {
+            if (sys.id[i] < 0 || sys.id[i] >= N)
+                badid++;
+            else
+                cnt[sys.id[i]] += 1.0;
+        }
+        HXT_CHECK(badid == 0, "%s: %d atom ids out of range", name, badid);
+        if (HXT_OK(hxi_allreduce_double(comm, cnt, (int)N, 0))) {
+            int64_t off = 0;
+            for (int64_t i = 0; i < N; i++)
+                off += cnt[i] != 1.0;
+            HXT_CHECK(off == 0, "%s: %lld atoms missing or duplicated after %d steps", name,
+                      (long long)off, steps);
+        }
+    }
+done:
+    if (eng)
+        hx_md_engine_gpu.destroy(eng);
+    free(fall);
+    free(cnt);
+    free_sys(&sys);
+}
+
+int main(int argc, char **argv)
+{
+    hx_comm *comm = hxt_init(&argc, &argv, "test_md_gpu");
+    int rank = hx_comm_rank(comm), size = hx_comm_size(comm);
+    int ncells = 10, steps = 100, grid[3] = {0, 0, 0};
+    cpu_run cpu;
+    ref_t ref;
+
+    for (int a = 1; a < argc; a++) {
+        if (strcmp(argv[a], "--cells") == 0 && a + 1 < argc)
+            ncells = atoi(argv[++a]);
+        else if (strcmp(argv[a], "--steps") == 0 && a + 1 < argc)
+            steps = atoi(argv[++a]);
+        else if (strcmp(argv[a], "--grid") == 0 && a + 1 < argc) {
+            if (hx_grid_parse(argv[++a], grid) != HX_OK)
+                return hxt_skip(comm, "bad --grid");
+        }
+    }
+    {
+        /* The smallest device count over the ranks: max of the negatives. */
+        int ndev = 0;
+        if (cudaGetDeviceCount(&ndev) != cudaSuccess)
+            ndev = 0;
+        int neg = -ndev;
+        if (!HXT_OK(hxi_allreduce_int(comm, &neg, 1, 1)))
+            return hxt_finish(comm);
+        if (-neg <= 0)
+            return hxt_skip(comm, "no CUDA device visible to every rank: the GPU engine "
+                                  "needs a GPU");
+    }
+
+    for (int variant = 0; variant < 2; variant++) {
+        hx_md_config cfg;
+        hx_md_config_defaults(&cfg);
+        cfg.cells[0] = cfg.cells[1] = cfg.cells[2] = ncells;
+        memcpy(cfg.grid, grid, sizeof grid);
+        if (variant == 1) {
+            cfg.neigh_every = 1;
+            cfg.neigh_delay = 0;
+            cfg.neigh_check = 1;
+        }
+        if (rank == 0)
+            printf("%d ranks, %d^3 cells, neigh_modify every %d delay %d check %s, %d steps\n",
+                   size, ncells, cfg.neigh_every, cfg.neigh_delay,
+                   cfg.neigh_check ? "yes" : "no", steps);
+        memset(&cpu, 0, sizeof cpu);
+        memset(&ref, 0, sizeof ref);
+        if (!run_cpu(comm, &cfg, steps, &cpu))
+            goto next;
+        if (variant == 0) {
+            int64_t N = (int64_t)4 * ncells * ncells * ncells;
+            double L[3], lo[3], sums[3];
+            ref.near = calloc((size_t)N, sizeof(double));
+            if (!ref.near || !HXT_OK(hx_md_box(&cfg, lo, L)))
+                goto next;
+            ref_pairs(cpu.x0, N, L, &cfg, rank, size, &ref);
+            sums[0] = ref.e;
+            sums[1] = ref.w;
+            sums[2] = ref.npairs;
+            if (!HXT_OK(hxi_allreduce_double(comm, sums, 3, 0)) ||
+                !HXT_OK(hxi_allreduce_double(comm, ref.near, (int)N, 0)))
+                goto next;
+            ref.e = sums[0];
+            ref.w = sums[1];
+            ref.npairs = sums[2];
+            /* The CPU engine against the same sums, as a check of the check. */
+            double V = L[0] * L[1] * L[2], mv2 = 0;
+            for (int64_t i = 0; i < 3 * N; i++)
+                mv2 += cfg.mass * cpu.v0[i] * cpu.v0[i];
+            HXT_CHECK(tmd_close(cpu.th0.epair, ref.e / N, 1e-9, 0),
+                      "cpu E_pair %.12g, all pairs %.12g", cpu.th0.epair, ref.e / N);
+            HXT_CHECK(tmd_close(cpu.th0.press, (mv2 + ref.w) / (3 * V), 1e-9, 0),
+                      "cpu Press %.12g, all pairs %.12g", cpu.th0.press,
+                      (mv2 + ref.w) / (3 * V));
+        }
+        for (int t = 0; t < hx_transport_count(); t++)
+            run_gpu(comm, &cfg, hx_transport_name_at(t), steps, &cpu,
+                    variant == 0 ? &ref : NULL, variant == 0);
+        if (size == 1) {
+            setenv("HALOX_MD_HOST_REBUILD", "1", 1);
+            if (rank == 0)
+                printf("  host-path rebuilds:\n");
+            run_gpu(comm, &cfg, "", steps, &cpu, variant == 0 ? &ref : NULL, variant == 0);
+            unsetenv("HALOX_MD_HOST_REBUILD");
+            setenv("HALOX_MD_GRAPH", "1", 1);
+            if (rank == 0)
+                printf("  steps replayed from CUDA graphs:\n");
+            run_gpu(comm, &cfg, "", steps, &cpu, variant == 0 ? &ref : NULL, variant == 0);
+            unsetenv("HALOX_MD_GRAPH");
+        }
+    next:
+        free(cpu.f0);
+        free(cpu.x0);
+        free(cpu.v0);
+        free(ref.near);
+    }
+    return hxt_finish(comm);
+}
