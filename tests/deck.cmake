@@ -2,7 +2,7 @@
 # its fuzz target. The tests compile the reader from source, so they need
 # libhalox only (errors, hx_grid_parse), not the engine.
 set(HX_DECK_SOURCES ${PROJECT_SOURCE_DIR}/src/md/deck.c ${PROJECT_SOURCE_DIR}/src/md/config.c)
-file(GLOB HX_DECK_CORPUS ${CMAKE_CURRENT_SOURCE_DIR}/decks/*)
+file(GLOB HX_DECK_CORPUS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/decks/*)
 
 hx_test(test_deck SOURCES test_deck.c ${HX_DECK_SOURCES}
         ARGS ${CMAKE_CURRENT_SOURCE_DIR}/decks LABELS cpu)
@@ -38,7 +38,7 @@ if(HALOX_FUZZ)
              COMMAND fuzz_deck -max_total_time=60 -runs=20000000 -max_len=4096 -timeout=10
                      -rss_limit_mb=2048 -dict=${_dict} -print_final_stats=1
                      ${_work} ${CMAKE_CURRENT_SOURCE_DIR}/decks)
-    set_tests_properties(fuzz_deck_smoke PROPERTIES LABELS "cpu;fuzz" TIMEOUT 180
+    set_tests_properties(fuzz_deck_smoke PROPERTIES LABELS fuzz TIMEOUT 180
                          ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1")
   else()
     message(WARNING "HALOX_FUZZ=ON needs clang (CC=clang); fuzz_deck is not built. "

@@ -1,4 +1,117 @@
-# Tests of the MD engine (src/md) and the halox-md program.
+# Tests of the MD engine (src/md) and of the halox-md program.
 hx_test(test_md_forces SOURCES test_md_forces.c LIBS halox_md RANKS 1 2 4 LABELS cpu TIMEOUT 300)
 hx_test(test_md_ranks SOURCES test_md_ranks.c LIBS halox_md RANKS 1 2 3 4 8 LABELS cpu TIMEOUT 300)
 hx_test(test_md_energy SOURCES test_md_energy.c LIBS halox_md RANKS 1 2 LABELS cpu TIMEOUT 300)
+hx_test(test_md_velocity SOURCES test_md_velocity.c LIBS halox_md RANKS 1 2 4 LABELS cpu TIMEOUT 120)
+
+# halox-md end to end: a small deck run through the program, good and bad.
+# md_check.cmake runs the command after `--` and passes when the exit code
+# is as expected (0, or not 0 with EXPECT=fail), the output matches REGEX,
+# and a failure printed exactly one ERROR line (from rank 0 alone).
+set(HX_MD_TEST_DIR ${CMAKE_CURRENT_BINARY_DIR}/md)
+file(MAKE_DIRECTORY ${HX_MD_TEST_DIR})
+file(WRITE ${HX_MD_TEST_DIR}/in.melt [=[
+# LJ melt, sized by -var: n (cells per side), rho (density), steps
+variable        n index 6
+variable        rho index 0.8442
+variable        steps index 50
+units           lj
+atom_style      atomic
+lattice         fcc ${rho}
+region          box block 0 ${n} 0 ${n} 0 ${n}
+create_box      1 box
+create_atoms    1 box
+mass            1 1.0
+velocity        all create 1.44 87287 loop geom
+pair_style      lj/cut 2.5
+pair_coeff      1 1 1.0 1.0 2.5
+neighbor        0.3 bin
+neigh_modify    delay 0 every 20 check no
+fix             1 all nve
+thermo          10
+run             ${steps}
+]=])
+file(WRITE ${HX_MD_TEST_DIR}/md_check.cmake [=[
+set(cmd)
+set(take OFF)
+foreach(i RANGE ${CMAKE_ARGC})
+  if(take AND DEFINED CMAKE_ARGV${i})
+    list(APPEND cmd "${CMAKE_ARGV${i}}")
+  elseif("${CMAKE_ARGV${i}}" STREQUAL "--")
+    set(take ON)
+  endif()
+endforeach()
+execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+                TIMEOUT ${TIMEOUT})
+set(all "${out}${err}")
+message("${all}")
+if(NOT rc MATCHES "^[0-9]+$")
+  message(FATAL_ERROR "halox-md did not finish (${rc}): a hang is a bug")
+endif()
+if(EXPECT STREQUAL "fail")
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "halox-md exited 0; a failure was expected")
+  endif()
+  string(REGEX MATCHALL "ERROR" errs "${all}")
+  list(LENGTH errs nerr)
+  if(NOT nerr EQUAL 1)
+    message(FATAL_ERROR "${nerr} ERROR lines; one (from rank 0) was expected")
+  endif()
+elseif(NOT rc EQUAL 0)
+  message(FATAL_ERROR "halox-md exited ${rc}; 0 was expected")
+endif()
+if(NOT all MATCHES "${REGEX}")
+  message(FATAL_ERROR "output does not match: ${REGEX}")
+endif()
+]=])
+
+# hx_md_cli_test(NAME RANKS n EXPECT ok|fail REGEX re [TIMEOUT s] ARGS ...)
+function(hx_md_cli_test name)
+  cmake_parse_arguments(T "" "RANKS;EXPECT;REGEX;TIMEOUT" "ARGS" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 120)
+  endif()
+  math(EXPR ctest_timeout "${T_TIMEOUT} + 30")
+  set(launch)
+  if(HALOX_HAVE_MPI)
+    set(launch ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${T_RANKS} ${HALOX_MPIEXEC_FLAGS})
+  elseif(T_RANKS GREATER 1)
+    add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} -E echo
+             "SKIPPED: ${T_RANKS} ranks need MPI, and this build has none")
+    set_tests_properties(${name} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED" LABELS cpu)
+    return()
+  endif()
+  add_test(NAME ${name}
+           COMMAND ${CMAKE_COMMAND} -DEXPECT=${T_EXPECT} "-DREGEX=${T_REGEX}" -DTIMEOUT=${T_TIMEOUT}
+                   -P ${HX_MD_TEST_DIR}/md_check.cmake --
+                   ${launch} $<TARGET_FILE:halox-md> ${T_ARGS}
+           WORKING_DIRECTORY ${HX_MD_TEST_DIR})
+  set_tests_properties(${name} PROPERTIES LABELS cpu TIMEOUT ${ctest_timeout} PROCESSORS 1)
+endfunction()
+
+hx_md_cli_test(test_md_cli_run RANKS 2 EXPECT ok
+  REGEX "Step +Temp +E_pair +E_mol +TotEng +Press.*\n +0   1.44 .*\n +50 .*Loop time of [0-9.e-]+ on 2 procs for 50 steps with 864 atoms.*atom-steps/s"
+  ARGS -in in.melt --cpu --dump melt.xyz --dump-every 25)
+# Box 3 cells = 5.04 wide: the 2.8 halo cutoff is not below half of it.
+hx_md_cli_test(test_md_cli_cutoff RANKS 2 EXPECT fail
+  REGEX "ERROR: .*cutoff 2.8 is not below half the box length"
+  ARGS -in in.melt -var n 3)
+# 4 atoms (1 cell at density 0.01, box 7.4) over 3 ranks along x: one is empty.
+hx_md_cli_test(test_md_cli_few_atoms RANKS 3 EXPECT fail
+  REGEX "ERROR: too few atoms per rank: rank 2 of 3 owns none of the 4 atoms"
+  ARGS -in in.melt -var n 1 -var rho 0.01 --grid 3x1x1)
+hx_md_cli_test(test_md_cli_density RANKS 2 EXPECT fail
+  REGEX "ERROR: .*density -0.8442"
+  ARGS -in in.melt -var rho -0.8442)
+hx_md_cli_test(test_md_cli_density_zero RANKS 1 EXPECT fail
+  REGEX "ERROR: .*density 0"
+  ARGS -in in.melt -var rho 0)
+# miniMD's own published run (its README, "out.lj.miniMD": 864,000 atoms,
+# 60^3 cells, 100 steps, every 20, printing "100 7.310629e-01 -5.712170e+00
+# 1.204577e+00"): with miniMD's velocities, halox-md must print the same
+# temperature, energy and pressure at step 100 to miniMD's 7 digits. This
+# checks the miniMD velocity mode, the integrator, the neighbour-list
+# schedule and the thermo definitions against an independent code.
+hx_md_cli_test(test_md_cli_minimd60 RANKS 2 EXPECT ok
+  REGEX "\n +100 +0\\.731062(8[5-9]|9[0-4])[0-9]* +-5\\.712170[0-4][0-9]* +0 +-4\\.[0-9]+ +1\\.20457(6[5-9]|7[0-4])[0-9]*"
+  TIMEOUT 560 ARGS --velocity minimd --size 60 --steps 100 --thermo 50 --cpu)

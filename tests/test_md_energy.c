@@ -59,8 +59,7 @@ int main(int argc, char **argv)
     cfg.neigh_every = 1;
     cfg.neigh_delay = 0;
     cfg.neigh_check = 1;
-    if (!HXT_OK(tmd_setup(comm, &cfg, &sys, &eng)) ||
-        !HXT_OK(hx_md_engine_cpu.thermo(eng, &th)))
+    if (!HXT_OK(tmd_setup(comm, &cfg, &sys, &eng)) || !HXT_OK(hx_md_engine_cpu.thermo(eng, &th)))
         goto done;
     t[r] = 0;
     e[r++] = th.etotal;
@@ -101,7 +100,7 @@ int main(int argc, char **argv)
                    "(bound 2e-5); about the fit %.3e rms (bound 1e-4), %.3e at most (bound "
                    "3e-4); transient %.3e (bound 5e-3); %lld rebuilds, final T %.4f\n",
                    e[0], e[k0], e[r - 1], slope, rms, dev, dev0,
-                   (long long)hx_md_engine_cpu.stats(eng)->rebuilds, th.temp);
+                   (long long) hx_md_engine_cpu.stats(eng)->rebuilds, th.temp);
         HXT_CHECK(r == NROWS, "%d thermo rows, want %d", r, NROWS);
         HXT_CHECK(fabs(slope) < 2e-5, "energy drift %.3e per atom per tau", slope);
         HXT_CHECK(rms < 1e-4, "energy fluctuates %.3e rms per atom about its trend", rms);
@@ -111,7 +110,7 @@ int main(int argc, char **argv)
          * energy trivially). */
         HXT_CHECK(th.temp < 1.0 && th.temp > 0.5, "final temperature %g", th.temp);
         HXT_CHECK(hx_md_engine_cpu.stats(eng)->rebuilds > 50, "only %lld rebuilds",
-                  (long long)hx_md_engine_cpu.stats(eng)->rebuilds);
+                  (long long) hx_md_engine_cpu.stats(eng)->rebuilds);
     }
 done:
     tmd_free(&sys, eng);

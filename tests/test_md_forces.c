@@ -105,17 +105,17 @@ int main(int argc, char **argv)
         !HXT_OK(tmd_setup(comm, &cfg_shift, &sys2, &eng2)))
         goto done;
     N = sys.natoms;
-    HXT_CHECK(N == 32000, "default system has %lld atoms, want 32000", (long long)N);
+    HXT_CHECK(N == 32000, "default system has %lld atoms, want 32000", (long long) N);
     memcpy(L, sys.decomp.box_len, sizeof L);
     V = L[0] * L[1] * L[2];
     a = pow(4.0 / cfg.density, 1.0 / 3.0);
     offset = lj_offset(&cfg);
 
-    xref = malloc((size_t)N * 3 * sizeof(double));
-    xall = malloc((size_t)N * 3 * sizeof(double));
-    vall = malloc((size_t)N * 3 * sizeof(double));
-    fref = malloc((size_t)N * 3 * sizeof(double));
-    fall = malloc((size_t)N * 3 * sizeof(double));
+    xref = malloc((size_t) N * 3 * sizeof(double));
+    xall = malloc((size_t) N * 3 * sizeof(double));
+    vall = malloc((size_t) N * 3 * sizeof(double));
+    fref = malloc((size_t) N * 3 * sizeof(double));
+    fall = malloc((size_t) N * 3 * sizeof(double));
     if (!xref || !xall || !vall || !fref || !fall) {
         HXT_CHECK(0, "out of memory");
         goto done;
@@ -172,10 +172,10 @@ int main(int argc, char **argv)
         if (rank == 0)
             printf("step 0: E_pair %.12f (ref %.12f), Press %.12f (ref %.12f), %.0f pairs\n",
                    th.epair, epair, th.press, press, sums[2]);
-        HXT_CHECK(tmd_close(th.epair, epair, 1e-10, 0), "E_pair %.17g, all pairs %.17g",
-                  th.epair, epair);
-        HXT_CHECK(tmd_close(th.press, press, 1e-10, 0), "Press %.17g, all pairs %.17g",
-                  th.press, press);
+        HXT_CHECK(tmd_close(th.epair, epair, 1e-10, 0), "E_pair %.17g, all pairs %.17g", th.epair,
+                  epair);
+        HXT_CHECK(tmd_close(th.press, press, 1e-10, 0), "Press %.17g, all pairs %.17g", th.press,
+                  press);
         HXT_CHECK(tmd_close(th.temp, cfg.temperature, 1e-12, 0), "Temp %.17g", th.temp);
         HXT_CHECK(tmd_close(th2.epair, epair_shift, 1e-10, 0),
                   "shifted E_pair %.17g, all pairs %.17g", th2.epair, epair_shift);
@@ -185,7 +185,7 @@ int main(int argc, char **argv)
          * a/sqrt2, a, a sqrt(3/2), a sqrt2 within 2.5 (the next, a sqrt(5/2)
          * = 2.656, is out): 12 + 6 + 24 + 12 = 54 neighbours, 27 pairs each. */
         HXT_CHECK(sums[2] == 27.0 * N, "%.0f pairs within rc, want %lld", sums[2],
-                  (long long)(27 * N));
+                  (long long) (27 * N));
     }
 
     /* ---- 5 steps on: atoms off the lattice, forces through the halo */
@@ -198,15 +198,15 @@ int main(int argc, char **argv)
         !HXT_OK(tmd_by_id(comm, &sys, sys.v, 3, vall)) ||
         !HXT_OK(tmd_by_id(comm, &sys, f, 3, fall)))
         goto done;
-    HXT_CHECK(th.step == 5, "thermo step %lld", (long long)th.step);
+    HXT_CHECK(th.step == 5, "thermo step %lld", (long long) th.step);
     wrap_all(xall, N, L);
-    memset(fref, 0, (size_t)N * 3 * sizeof(double));
+    memset(fref, 0, (size_t) N * 3 * sizeof(double));
     ref_pairs(xall, N, L, &cfg, rank, size, fref, &rs);
     sums[0] = rs.e;
     sums[1] = rs.w;
     sums[2] = rs.npairs;
     if (!HXT_OK(hxi_allreduce_double(comm, sums, 3, 0)) ||
-        !HXT_OK(hxi_allreduce_double(comm, fref, (int)(3 * N), 0)))
+        !HXT_OK(hxi_allreduce_double(comm, fref, (int) (3 * N), 0)))
         goto done;
     mv2 = 0;
     for (int64_t i = 0; i < 3 * N; i++)
@@ -231,7 +231,7 @@ int main(int argc, char **argv)
         HXT_CHECK(tmd_close(th.press, press, 1e-10, 0), "step 5 Press %.17g, all pairs %.17g",
                   th.press, press);
         HXT_CHECK(worst <= 1e-10 * fscale, "force on atom %lld off by %g (largest force %g)",
-                  (long long)worst_id, worst, fscale);
+                  (long long) worst_id, worst, fscale);
     }
 
 done:

@@ -9,16 +9,22 @@
  * host-memory `cpu` transport must be refused there):
  *  - step 0: E_pair per atom and pressure equal the all-pairs sum to 1e-5
  *    relative; every force component matches the CPU engine's within
- *    1e-4 * max(|F_i|, F_rms) (F_rms: root mean square force magnitude),
- *    except that an atom with a pair within 1e-5 of rc may also differ by
- *    |F(rc)| (float and double may disagree which side of rc such a pair is).
+ *        1e-4 * max(|F_i|, F_rms) + K_i * 2 sqrt(3) u
+ *    where F_rms is the root mean square force magnitude, u = L 2^-24 bounds
+ *    the rounding of a coordinate to float (L the longest box edge) and
+ *    K_i = sum over i's pairs within rc of |dF/dr| + |F|/r, the most the
+ *    force on i can change per unit of relative displacement: the engine
+ *    computes from float positions, so this much is inherent. An atom with a
+ *    pair within 1e-5 of rc may also differ by |F(rc)| (float and double may
+ *    disagree on which side of rc such a pair lies).
  *  - 100 steps: Temp, E_pair, TotEng and Press within 1e-3 relative of the
  *    CPU run (Press with a floor of 0.1, as it can pass near zero); every
  *    atom still present exactly once; the same rebuild count as the CPU
  *    engine with `every 20 check no` and within one with `every 1 check yes`.
  * With one rank the default transport also runs with host-path rebuilds
- * (HALOX_MD_HOST_REBUILD=1) and with steps replayed from CUDA graphs
- * (HALOX_MD_GRAPH=1); both must pass the same checks.
+ * (HALOX_MD_HOST_REBUILD=1) and with steps launched kernel by kernel instead
+ * of replayed from CUDA graphs (HALOX_MD_GRAPH=0); both must pass the same
+ * checks.
  *
  * Options: --cells N (cubic, default 10), --grid AxBxC, --steps N.
  * Exits 77 where no rank sees a GPU. Transports that refuse the setting
@@ -38,12 +44,14 @@ typedef struct ref_t {
     double e, w;   /* pair energy (unshifted) and sum r.F over pairs within rc */
     double npairs; /* pairs within rc */
     double *near;  /* per atom: 1 when it has a pair within 1e-5 of rc */
+    double *stiff; /* per atom: sum over its pairs of |dF/dr| + |F|/r */
+    double u;      /* bound on the rounding of a coordinate to float */
 } ref_t;
 
 static void perturb(hx_md_system *sys)
 {
     for (int i = 0; i < sys->n; i++) {
-        hxt_rng r = {0x5eedull ^ ((uint64_t)sys->id[i] * 0x9e3779b97f4a7c15ull)};
+        hxt_rng r = {0x5eedull ^ ((uint64_t) sys->id[i] * 0x9e3779b97f4a7c15ull)};
         for (int k = 0; k < 3; k++)
             sys->x[3 * i + k] += AMP * (2.0 * hxt_uniform(&r) - 1.0);
     }
@@ -88,10 +96,15 @@ static void ref_pairs(const double *x, int64_t n, const double L[3], const hx_md
             if (fabs(sqrt(r2) - cfg->rc) < 1e-5)
                 out->near[i] = out->near[j] = 1.0;
             if (r2 < rc2) {
-                double q = s2 / r2, q6 = q * q * q;
+                double q = s2 / r2, q6 = q * q * q, r = sqrt(r2);
                 e += 4.0 * eps * (q6 * q6 - q6);
                 w += 24.0 * eps * (2.0 * q6 * q6 - q6);
                 np += 1;
+                /* F(r) = 24 eps (2 q6^2 - q6) / r; dF/dr = 24 eps (7 q6 - 26 q6^2) / r^2 */
+                double fr = fabs(24.0 * eps * (2.0 * q6 * q6 - q6) / r);
+                double dfdr = fabs(24.0 * eps * (7.0 * q6 - 26.0 * q6 * q6) / r2);
+                out->stiff[i] += dfdr + fr / r;
+                out->stiff[j] += dfdr + fr / r;
             }
         }
     }
@@ -103,9 +116,9 @@ static void ref_pairs(const double *x, int64_t n, const double L[3], const hx_md
 /* The CPU engine's run: thermo at step 0 and at the end, forces at step 0. */
 typedef struct cpu_run {
     hx_md_thermo th0, th_end;
-    double *f0;   /* by id */
-    double *x0;   /* by id */
-    double *v0;   /* by id */
+    double *f0; /* by id */
+    double *x0; /* by id */
+    double *v0; /* by id */
     int64_t rebuilds;
 } cpu_run;
 
@@ -116,13 +129,12 @@ static int run_cpu(hx_comm *comm, const hx_md_config *cfg, int steps, cpu_run *o
     double *f = NULL;
     int ok = 0;
     int64_t N;
-    if (!HXT_OK(setup(comm, cfg, &sys)) ||
-        !HXT_OK(hx_md_engine_cpu.create(&eng, comm, cfg, &sys)))
+    if (!HXT_OK(setup(comm, cfg, &sys)) || !HXT_OK(hx_md_engine_cpu.create(&eng, comm, cfg, &sys)))
         goto done;
     N = sys.natoms;
-    out->f0 = malloc((size_t)N * 3 * sizeof(double));
-    out->x0 = malloc((size_t)N * 3 * sizeof(double));
-    out->v0 = malloc((size_t)N * 3 * sizeof(double));
+    out->f0 = malloc((size_t) N * 3 * sizeof(double));
+    out->x0 = malloc((size_t) N * 3 * sizeof(double));
+    out->v0 = malloc((size_t) N * 3 * sizeof(double));
     if (!out->f0 || !out->x0 || !out->v0) {
         HXT_CHECK(0, "out of memory");
         goto done;
@@ -173,8 +185,8 @@ static void run_gpu(hx_comm *comm, const hx_md_config *base, const char *name, i
     N = sys.natoms;
     st = hx_md_engine_gpu.create(&eng, comm, &cfg, &sys);
     if (size > 1 && strcmp(name, "cpu") == 0) {
-        HXT_CHECK(st == HX_ERR_UNSUPPORTED, "transport cpu with %d ranks: %s, want refusal",
-                  size, hx_status_string(st));
+        HXT_CHECK(st == HX_ERR_UNSUPPORTED, "transport cpu with %d ranks: %s, want refusal", size,
+                  hx_status_string(st));
         goto done;
     }
     if (st == HX_ERR_UNSUPPORTED) {
@@ -187,8 +199,8 @@ static void run_gpu(hx_comm *comm, const hx_md_config *base, const char *name, i
     if (rank == 0)
         printf("  %-16s %s\n", name, hx_md_engine_gpu.describe(eng));
 
-    fall = malloc((size_t)N * 3 * sizeof(double));
-    cnt = malloc((size_t)N * sizeof(double));
+    fall = malloc((size_t) N * 3 * sizeof(double));
+    cnt = malloc((size_t) N * sizeof(double));
     if (!fall || !cnt) {
         HXT_CHECK(0, "out of memory");
         goto done;
@@ -204,12 +216,12 @@ static void run_gpu(hx_comm *comm, const hx_md_config *base, const char *name, i
         if (rank == 0)
             printf("    step 0: E_pair %.10f (all pairs %.10f), Press %.10f (all pairs %.10f)\n",
                    th0.epair, epair, th0.press, press);
-        HXT_CHECK(tmd_close(th0.epair, epair, 1e-5, 0), "%s: E_pair %.12g, all pairs %.12g",
-                  name, th0.epair, epair);
-        HXT_CHECK(tmd_close(th0.press, press, 1e-5, 0), "%s: Press %.12g, all pairs %.12g",
-                  name, th0.press, press);
-        HXT_CHECK(tmd_close(th0.temp, cpu->th0.temp, 1e-6, 0), "%s: Temp %.12g, cpu %.12g",
-                  name, th0.temp, cpu->th0.temp);
+        HXT_CHECK(tmd_close(th0.epair, epair, 1e-5, 0), "%s: E_pair %.12g, all pairs %.12g", name,
+                  th0.epair, epair);
+        HXT_CHECK(tmd_close(th0.press, press, 1e-5, 0), "%s: Press %.12g, all pairs %.12g", name,
+                  th0.press, press);
+        HXT_CHECK(tmd_close(th0.temp, cpu->th0.temp, 1e-6, 0), "%s: Temp %.12g, cpu %.12g", name,
+                  th0.temp, cpu->th0.temp);
         HXT_CHECK(fabs(press) > 0.1, "the reference pressure %g is too small to test", press);
     }
     /* Forces at step 0 against the CPU engine's. */
@@ -224,13 +236,16 @@ static void run_gpu(hx_comm *comm, const hx_md_config *base, const char *name, i
         for (int64_t i = 0; i < N; i++)
             for (int k = 0; k < 3; k++)
                 s2 += cpu->f0[3 * i + k] * cpu->f0[3 * i + k];
-        double frms = sqrt(s2 / (double)N);
+        double frms = sqrt(s2 / (double) N);
         for (int64_t i = 0; i < N; i++) {
             const double *a = fall + 3 * i, *b = cpu->f0 + 3 * i;
             double mag = sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
             double tol = 1e-4 * (mag > frms ? mag : frms);
-            if (ref && ref->near[i] > 0)
-                tol += fc;
+            if (ref) {
+                tol += ref->stiff[i] * 2.0 * sqrt(3.0) * ref->u;
+                if (ref->near[i] > 0)
+                    tol += fc;
+            }
             for (int k = 0; k < 3; k++) {
                 double d = fabs(a[k] - b[k]) / tol;
                 if (!(d <= 1.0))
@@ -242,10 +257,10 @@ static void run_gpu(hx_comm *comm, const hx_md_config *base, const char *name, i
             }
         }
         if (rank == 0)
-            printf("    step 0 forces: F_rms %.4g, worst |dF|/tol %.3g (atom %lld)\n", frms,
-                   worst, (long long)worst_id);
+            printf("    step 0 forces: F_rms %.4g, worst |dF|/tol %.3g (atom %lld)\n", frms, worst,
+                   (long long) worst_id);
         HXT_CHECK(bad == 0, "%s: %lld force components off (worst %.3g tolerances, atom %lld)",
-                  name, (long long)bad, worst, (long long)worst_id);
+                  name, (long long) bad, worst, (long long) worst_id);
         HXT_CHECK(frms > 1.0, "F_rms %g: the perturbed lattice should have real forces", frms);
     }
     for (int s = 1; s <= steps; s++)
@@ -256,29 +271,28 @@ static void run_gpu(hx_comm *comm, const hx_md_config *base, const char *name, i
     if (rank == 0)
         printf("    step %d: Temp %.8f E_pair %.8f TotEng %.8f Press %.8f (cpu %.8f %.8f %.8f "
                "%.8f)\n",
-               steps, th.temp, th.epair, th.etotal, th.press, cpu->th_end.temp,
-               cpu->th_end.epair, cpu->th_end.etotal, cpu->th_end.press);
-    HXT_CHECK(th.step == steps, "%s: thermo step %lld, want %d", name, (long long)th.step, steps);
+               steps, th.temp, th.epair, th.etotal, th.press, cpu->th_end.temp, cpu->th_end.epair,
+               cpu->th_end.etotal, cpu->th_end.press);
+    HXT_CHECK(th.step == steps, "%s: thermo step %lld, want %d", name, (long long) th.step, steps);
     HXT_CHECK(thermo_close(&th, &cpu->th_end, 1e-3),
               "%s: step %d thermo off the CPU run by more than 1e-3", name, steps);
     {
         const hx_md_stats *stt = hx_md_engine_gpu.stats(eng);
         int64_t d = stt->rebuilds - cpu->rebuilds;
         if (rank == 0)
-            printf("    rebuilds %lld (cpu %lld), steps %lld\n", (long long)stt->rebuilds,
-                   (long long)cpu->rebuilds, (long long)stt->steps);
+            printf("    rebuilds %lld (cpu %lld), steps %lld\n", (long long) stt->rebuilds,
+                   (long long) cpu->rebuilds, (long long) stt->steps);
         HXT_CHECK(exact_rebuilds ? d == 0 : (d >= -1 && d <= 1),
-                  "%s: %lld rebuilds, the CPU engine %lld", name, (long long)stt->rebuilds,
-                  (long long)cpu->rebuilds);
-        HXT_CHECK(stt->steps == steps, "%s: stats count %lld steps", name,
-                  (long long)stt->steps);
+                  "%s: %lld rebuilds, the CPU engine %lld", name, (long long) stt->rebuilds,
+                  (long long) cpu->rebuilds);
+        HXT_CHECK(stt->steps == steps, "%s: stats count %lld steps", name, (long long) stt->steps);
     }
     /* Every atom still present exactly once. */
     if (!HXT_OK(hx_md_engine_gpu.gather(eng, &sys, NULL)))
         goto done;
     {
         int badid = 0;
-        memset(cnt, 0, (size_t)N * sizeof(double));
+        memset(cnt, 0, (size_t) N * sizeof(double));
         for (int i = 0; i < sys.n; i++) {
             if (sys.id[i] < 0 || sys.id[i] >= N)
                 badid++;
@@ -286,12 +300,12 @@ static void run_gpu(hx_comm *comm, const hx_md_config *base, const char *name, i
                 cnt[sys.id[i]] += 1.0;
         }
         HXT_CHECK(badid == 0, "%s: %d atom ids out of range", name, badid);
-        if (HXT_OK(hxi_allreduce_double(comm, cnt, (int)N, 0))) {
+        if (HXT_OK(hxi_allreduce_double(comm, cnt, (int) N, 0))) {
             int64_t off = 0;
             for (int64_t i = 0; i < N; i++)
                 off += cnt[i] != 1.0;
             HXT_CHECK(off == 0, "%s: %lld atoms missing or duplicated after %d steps", name,
-                      (long long)off, steps);
+                      (long long) off, steps);
         }
     }
 done:
@@ -309,6 +323,7 @@ int main(int argc, char **argv)
     int ncells = 10, steps = 100, grid[3] = {0, 0, 0};
     cpu_run cpu;
     ref_t ref;
+    hx_transport *keeper = NULL;
 
     for (int a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--cells") == 0 && a + 1 < argc)
@@ -333,6 +348,24 @@ int main(int argc, char **argv)
                                   "needs a GPU");
     }
 
+    /* NVSHMEM cannot start again in a process once its last transport is
+     * gone, so one stays alive while the engines come and go. */
+    memset(&ref, 0, sizeof ref);
+    for (int t = 0; t < hx_transport_count() && !keeper; t++) {
+        const char *name = hx_transport_name_at(t);
+        if (strncmp(name, "nvshmem", 7) == 0) {
+            hx_transport_opts o;
+            hx_transport_opts_init(&o);
+            o.name = name;
+            if (hx_transport_create(&keeper, comm, &o) != HX_OK) {
+                keeper = NULL;
+                if (rank == 0)
+                    printf("no NVSHMEM transport here: %s\n", hx_last_error());
+                break;
+            }
+        }
+    }
+
     for (int variant = 0; variant < 2; variant++) {
         hx_md_config cfg;
         hx_md_config_defaults(&cfg);
@@ -345,28 +378,31 @@ int main(int argc, char **argv)
         }
         if (rank == 0)
             printf("%d ranks, %d^3 cells, neigh_modify every %d delay %d check %s, %d steps\n",
-                   size, ncells, cfg.neigh_every, cfg.neigh_delay,
-                   cfg.neigh_check ? "yes" : "no", steps);
+                   size, ncells, cfg.neigh_every, cfg.neigh_delay, cfg.neigh_check ? "yes" : "no",
+                   steps);
         memset(&cpu, 0, sizeof cpu);
-        memset(&ref, 0, sizeof ref);
         if (!run_cpu(comm, &cfg, steps, &cpu))
             goto next;
         if (variant == 0) {
-            int64_t N = (int64_t)4 * ncells * ncells * ncells;
+            /* The same positions serve both neighbour settings. */
+            int64_t N = (int64_t) 4 * ncells * ncells * ncells;
             double L[3], lo[3], sums[3];
-            ref.near = calloc((size_t)N, sizeof(double));
-            if (!ref.near || !HXT_OK(hx_md_box(&cfg, lo, L)))
+            ref.near = calloc((size_t) N, sizeof(double));
+            ref.stiff = calloc((size_t) N, sizeof(double));
+            if (!ref.near || !ref.stiff || !HXT_OK(hx_md_box(&cfg, lo, L)))
                 goto next;
             ref_pairs(cpu.x0, N, L, &cfg, rank, size, &ref);
             sums[0] = ref.e;
             sums[1] = ref.w;
             sums[2] = ref.npairs;
             if (!HXT_OK(hxi_allreduce_double(comm, sums, 3, 0)) ||
-                !HXT_OK(hxi_allreduce_double(comm, ref.near, (int)N, 0)))
+                !HXT_OK(hxi_allreduce_double(comm, ref.near, (int) N, 0)) ||
+                !HXT_OK(hxi_allreduce_double(comm, ref.stiff, (int) N, 0)))
                 goto next;
             ref.e = sums[0];
             ref.w = sums[1];
             ref.npairs = sums[2];
+            ref.u = fmax(L[0], fmax(L[1], L[2])) * 0x1p-24;
             /* The CPU engine against the same sums, as a check of the check. */
             double V = L[0] * L[1] * L[2], mv2 = 0;
             for (int64_t i = 0; i < 3 * N; i++)
@@ -374,29 +410,30 @@ int main(int argc, char **argv)
             HXT_CHECK(tmd_close(cpu.th0.epair, ref.e / N, 1e-9, 0),
                       "cpu E_pair %.12g, all pairs %.12g", cpu.th0.epair, ref.e / N);
             HXT_CHECK(tmd_close(cpu.th0.press, (mv2 + ref.w) / (3 * V), 1e-9, 0),
-                      "cpu Press %.12g, all pairs %.12g", cpu.th0.press,
-                      (mv2 + ref.w) / (3 * V));
+                      "cpu Press %.12g, all pairs %.12g", cpu.th0.press, (mv2 + ref.w) / (3 * V));
         }
         for (int t = 0; t < hx_transport_count(); t++)
-            run_gpu(comm, &cfg, hx_transport_name_at(t), steps, &cpu,
-                    variant == 0 ? &ref : NULL, variant == 0);
+            run_gpu(comm, &cfg, hx_transport_name_at(t), steps, &cpu, &ref, variant == 0);
         if (size == 1) {
             setenv("HALOX_MD_HOST_REBUILD", "1", 1);
             if (rank == 0)
                 printf("  host-path rebuilds:\n");
-            run_gpu(comm, &cfg, "", steps, &cpu, variant == 0 ? &ref : NULL, variant == 0);
+            run_gpu(comm, &cfg, "", steps, &cpu, &ref, variant == 0);
             unsetenv("HALOX_MD_HOST_REBUILD");
-            setenv("HALOX_MD_GRAPH", "1", 1);
+            setenv("HALOX_MD_GRAPH", "0", 1);
             if (rank == 0)
-                printf("  steps replayed from CUDA graphs:\n");
-            run_gpu(comm, &cfg, "", steps, &cpu, variant == 0 ? &ref : NULL, variant == 0);
+                printf("  steps launched kernel by kernel:\n");
+            run_gpu(comm, &cfg, "", steps, &cpu, &ref, variant == 0);
             unsetenv("HALOX_MD_GRAPH");
         }
     next:
         free(cpu.f0);
         free(cpu.x0);
         free(cpu.v0);
-        free(ref.near);
     }
+    free(ref.near);
+    free(ref.stiff);
+    if (keeper)
+        hx_transport_destroy(keeper);
     return hxt_finish(comm);
 }

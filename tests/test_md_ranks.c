@@ -58,14 +58,14 @@ static void compare(const char *what, int size, const hx_md_thermo *a, const hx_
         const double va[5] = {a[r].temp, a[r].epair, a[r].emol, a[r].etotal, a[r].press};
         const double vb[5] = {b[r].temp, b[r].epair, b[r].emol, b[r].etotal, b[r].press};
         HXT_CHECK(a[r].step == b[r].step, "%s: row %d step %lld vs %lld", what, r,
-                  (long long)a[r].step, (long long)b[r].step);
+                  (long long) a[r].step, (long long) b[r].step);
         for (int c = 0; c < 5; c++) {
             double m = fabs(va[c]) > fabs(vb[c]) ? fabs(va[c]) : fabs(vb[c]);
             if (m > 0 && fabs(va[c] - vb[c]) / m > worst)
                 worst = fabs(va[c] - vb[c]) / m;
             HXT_CHECK(tmd_close(va[c], vb[c], 1e-9, 0),
                       "%s: step %lld column %d: %d ranks %.17g, 1 rank %.17g", what,
-                      (long long)a[r].step, c, size, va[c], vb[c]);
+                      (long long) a[r].step, c, size, va[c], vb[c]);
         }
     }
     {
@@ -77,8 +77,8 @@ static void compare(const char *what, int size, const hx_md_thermo *a, const hx_
             dmax = d > dmax ? d : dmax;
             bad += d > 1e-9 * L;
         }
-        HXT_CHECK(bad == 0, "%s: %d coordinates differ by more than 1e-9 L (worst %g)", what,
-                  bad, dmax);
+        HXT_CHECK(bad == 0, "%s: %d coordinates differ by more than 1e-9 L (worst %g)", what, bad,
+                  dmax);
         printf("%s: %d ranks vs 1: worst thermo difference %.2e relative, worst position "
                "%.2e\n",
                what, size, worst, dmax);
@@ -107,8 +107,8 @@ int main(int argc, char **argv)
     /* All ranks along x: at 8 ranks domains 2.1 wide, 2 pulses. */
     cfgs[2].grid[0] = size;
     cfgs[2].grid[1] = cfgs[2].grid[2] = 1;
-    xa = malloc((size_t)n * 3 * sizeof(double));
-    xb = malloc((size_t)n * 3 * sizeof(double));
+    xa = malloc((size_t) n * 3 * sizeof(double));
+    xb = malloc((size_t) n * 3 * sizeof(double));
     if (!xa || !xb) {
         HXT_CHECK(0, "out of memory");
         goto done;
@@ -120,7 +120,7 @@ int main(int argc, char **argv)
         if (!HXT_OK(run(comm, &cfgs[c], rows, xa, &rb_all)))
             goto done;
         HXT_CHECK(rb_all >= (c == 0 ? NSTEPS / 20 : 2), "%s: only %lld rebuilds", names[c],
-                  (long long)rb_all);
+                  (long long) rb_all);
         if (rank != 0)
             continue;
         {
@@ -142,7 +142,7 @@ int main(int argc, char **argv)
         compare(names[c], size, rows, ref, xa, xb, n, len[0]);
         if (c != 1)
             HXT_CHECK(rb_all == rb_one, "%s: %lld rebuilds on %d ranks, %lld on one", names[c],
-                      (long long)rb_all, size, (long long)rb_one);
+                      (long long) rb_all, size, (long long) rb_one);
     }
 done:
     free(xa);

@@ -44,13 +44,13 @@ static inline void tmd_free(hx_md_system *sys, hx_md_engine *eng)
 /* Every rank's per-atom values (k per atom) placed by global id in
  * all[natoms * k] on every rank: each id has exactly one writer, so the sum
  * over ranks is exact. */
-static inline hx_status tmd_by_id(hx_comm *comm, const hx_md_system *sys, const double *vals,
-                                  int k, double *all)
+static inline hx_status tmd_by_id(hx_comm *comm, const hx_md_system *sys, const double *vals, int k,
+                                  double *all)
 {
-    memset(all, 0, (size_t)sys->natoms * k * sizeof(double));
+    memset(all, 0, (size_t) sys->natoms * k * sizeof(double));
     for (int i = 0; i < sys->n; i++)
-        memcpy(all + (size_t)sys->id[i] * k, vals + (size_t)i * k, k * sizeof(double));
-    return hxi_allreduce_double(comm, all, (int)(sys->natoms * k), 0);
+        memcpy(all + (size_t) sys->id[i] * k, vals + (size_t) i * k, k * sizeof(double));
+    return hxi_allreduce_double(comm, all, (int) (sys->natoms * k), 0);
 }
 
 /* |a - b| within rel of the larger magnitude (and at least rel * floor). */

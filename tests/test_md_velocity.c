@@ -24,7 +24,10 @@
 #include <mpi.h>
 #endif
 
-static int pm_next(int x) { return (int)((int64_t)x * 16807 % 2147483647); }
+static int pm_next(int x)
+{
+    return (int) ((int64_t) x * 16807 % 2147483647);
+}
 
 /* The raw (vx, vy, vz) of half-lattice site (i, j, k), miniMD's way. */
 static void pm_site(const int cells[3], int i, int j, int k, int seq[18], double v[3])
@@ -42,7 +45,7 @@ static void pm_site(const int cells[3], int i, int j, int k, int seq[18], double
 static int64_t site_id(const int cells[3], int i, int j, int k)
 {
     int m = (i % 2) == 0 ? ((j % 2) == 0 ? 0 : 3) : ((j % 2) == 1 ? 1 : 2);
-    return (((int64_t)(k / 2) * cells[1] + j / 2) * cells[0] + i / 2) * 4 + m;
+    return (((int64_t) (k / 2) * cells[1] + j / 2) * cells[0] + i / 2) * 4 + m;
 }
 
 /* miniMD, one process: the velocities and positions by atom id. */
@@ -51,7 +54,7 @@ static void minimd_reference(const hx_md_config *cfg, int64_t natoms, double *v,
     const int *c = cfg->cells;
     const int sub = 8, ihi = 2 * c[0] - 1, jhi = 2 * c[1] - 1, khi = 2 * c[2] - 1;
     const double alat = pow(4.0 / cfg->density, 1.0 / 3.0);
-    int64_t *order = malloc((size_t)natoms * sizeof(int64_t)), n = 0;
+    int64_t *order = malloc((size_t) natoms * sizeof(int64_t)), n = 0;
     int sx = 0, sy = 0, sz = 0, ox = 0, oy = 0, oz = 0;
     double vtot[3] = {0, 0, 0}, t = 0, factor;
 
@@ -97,7 +100,7 @@ static void minimd_reference(const hx_md_config *cfg, int64_t natoms, double *v,
             p[d] -= vtot[d];
         t += (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]) * cfg->mass;
     }
-    t = t * (1.0 / (double)(natoms * 3 - 3));
+    t = t * (1.0 / (double) (natoms * 3 - 3));
     factor = sqrt(cfg->temperature / t);
     for (int64_t q = 0; q < 3 * n; q++)
         v[q] *= factor;
@@ -109,8 +112,8 @@ static hx_status make(hx_comm *comm, const hx_md_config *cfg, hx_md_system *sys)
     double lo[3], len[3];
     memset(sys, 0, sizeof *sys);
     HXI_CHECK(hx_md_box(cfg, lo, len));
-    HXI_CHECK(hx_decomp_init(&sys->decomp, lo, len, cfg->rc + cfg->skin, NULL,
-                             hx_comm_size(comm), hx_comm_rank(comm)));
+    HXI_CHECK(hx_decomp_init(&sys->decomp, lo, len, cfg->rc + cfg->skin, NULL, hx_comm_size(comm),
+                             hx_comm_rank(comm)));
     HXI_CHECK(hx_md_lattice(sys, cfg));
     return hx_md_velocities(sys, cfg, comm);
 }
@@ -137,11 +140,11 @@ static void test_minimd(hx_comm *comm)
     /* Site (0, 0, 0) seeds with n = 1: the minimal-standard stream. */
     pm_site(cfg.cells, 0, 0, 0, seq, raw);
     for (int d = 0; d < 3; d++)
-        HXT_CHECK(seq[6 * d + 5] == published[d], "Park-Miller value %d is %d, want %d",
-                  6 * d + 6, seq[6 * d + 5], published[d]);
+        HXT_CHECK(seq[6 * d + 5] == published[d], "Park-Miller value %d is %d, want %d", 6 * d + 6,
+                  seq[6 * d + 5], published[d]);
 
-    vref = malloc((size_t)N * 3 * sizeof(double));
-    xref = malloc((size_t)N * 3 * sizeof(double));
+    vref = malloc((size_t) N * 3 * sizeof(double));
+    xref = malloc((size_t) N * 3 * sizeof(double));
     minimd_reference(&cfg, N, vref, xref);
     for (int i = 0; i < sys.n; i++)
         for (int d = 0; d < 3; d++) {
@@ -161,7 +164,7 @@ static void test_minimd(hx_comm *comm)
         }
     count[0] = sys.n;
     HXT_OK(hxi_allreduce_int(comm, count, 1, 0));
-    HXT_CHECK(count[0] == N, "%d atoms on all ranks, want %lld", count[0], (long long)N);
+    HXT_CHECK(count[0] == N, "%d atoms on all ranks, want %lld", count[0], (long long) N);
     free(vref);
     free(xref);
     tmd_free(&sys, NULL);
@@ -183,7 +186,7 @@ static void test_halox(hx_comm *comm)
     if (!HXT_OK(make(comm, &cfg, &sys)))
         return;
     N = sys.natoms;
-    v = malloc((size_t)N * 3 * sizeof(double));
+    v = malloc((size_t) N * 3 * sizeof(double));
     if (!HXT_OK(tmd_by_id(comm, &sys, sys.v, 3, v)))
         goto done;
     for (int64_t i = 0; i < N; i++)
@@ -194,8 +197,8 @@ static void test_halox(hx_comm *comm)
         }
     for (int d = 0; d < 3; d++)
         HXT_CHECK(fabs(p[d]) < 1e-12 * N, "total momentum along %c is %g", "xyz"[d], p[d]);
-    HXT_CHECK(tmd_close(mv2 / (3 * N - 3), cfg.temperature, 1e-13, 0),
-              "temperature %.17g, want %g", mv2 / (3 * N - 3), cfg.temperature);
+    HXT_CHECK(tmd_close(mv2 / (3 * N - 3), cfg.temperature, 1e-13, 0), "temperature %.17g, want %g",
+              mv2 / (3 * N - 3), cfg.temperature);
     /* Uniform components of width 1, scaled: |v| stays below the scale's
      * half width (sqrt(T / (1/12)) / 2 = 2.08 at T 1.44) plus the mean. */
     HXT_CHECK(vmax < 2.2 && vmax > 1.5, "largest velocity component %g", vmax);
@@ -215,8 +218,7 @@ static void test_halox(hx_comm *comm)
                 for (int d = 0; d < 3; d++)
                     bad += one.v[3 * i + d] != v[3 * one.id[i] + d];
             HXT_CHECK(one.n == N, "one process holds %d atoms", one.n);
-            HXT_CHECK(bad == 0, "%d velocity components differ from the one-process set-up",
-                      bad);
+            HXT_CHECK(bad == 0, "%d velocity components differ from the one-process set-up", bad);
         }
         hx_comm_destroy(self);
     }
@@ -228,8 +230,7 @@ static void test_halox(hx_comm *comm)
         int same = 0;
         for (int i = 0; i < other.n; i++)
             same += other.v[3 * i] == v[3 * other.id[i]];
-        HXT_CHECK(same == 0 || other.n == 0, "%d of %d velocities ignore the seed", same,
-                  other.n);
+        HXT_CHECK(same == 0 || other.n == 0, "%d of %d velocities ignore the seed", same, other.n);
         tmd_free(&other, NULL);
     }
     cfg2.temperature = 0;

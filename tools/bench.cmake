@@ -4,3 +4,7 @@ target_include_directories(halox-bench PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_compile_options(halox-bench PRIVATE ${HALOX_C_WARNINGS})
 target_compile_definitions(halox-bench PRIVATE
   HALOX_BENCH_MD_SCRIPT="${PROJECT_SOURCE_DIR}/bench/md_bench.py")
+if(HALOX_HAVE_NVSHMEM)
+  # halox-bench pingpong and --floor use the fused transports' probe.
+  target_compile_definitions(halox-bench PRIVATE HALOX_HAVE_NVSHMEM)
+endif()

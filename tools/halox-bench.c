@@ -13,9 +13,27 @@
  * timed on every rank and the slowest rank's time kept; the table gives the
  * median, minimum and 90th percentile over iterations. LIST is comma
  * separated. The nvshmem transports also run with the put path forced
- * (rows "NAME/put") unless --no-put. For `mpi`, a per-pulse breakdown
- * (pack, sync, MPI, unpack; mean over the timed iterations, slowest rank)
- * follows the table.
+ * (rows "NAME/put") unless --no-put. `mpi` runs once per mode: "mpi
+ * (staged)", "mpi (ipc)" and "mpi (cuda-aware)" (a mode the machine cannot
+ * run is listed with the reason), each followed after the table by a
+ * per-pulse breakdown (pack, sync, MPI, peer copy, unpack; mean over the
+ * timed iterations, slowest rank).
+ *
+ * nvshmem-fused and nvshmem-fused-tma also run whole steps replayed from a
+ * CUDA graph (rows "NAME (graph)", opts.graph = 1), and nvshmem-fused runs
+ * its pull and atomic force modes (rows "nvshmem-fused[pull]", ...;
+ * HALOX_FUSED_FORCE_MODE) launched and replayed. --floor adds the floor
+ * these are compared with: two one-way ping-pong trips (coordinates, then
+ * forces) of the largest rank's halo bytes between ranks 0 and 1, plus one
+ * signal latency per further pulse of the chain each way.
+ *
+ *   halox-bench pingpong [--bytes LIST] [--iters N]
+ *
+ * measures that floor alone: ranks 0 and 1 play ping-pong through NVSHMEM
+ * inside one kernel each, every round carrying BYTES one way (stored by the
+ * blocks the fused kernels would use, the last block publishing with
+ * st.release.sys, the peer acquiring with ld.acquire.sys); it prints half a
+ * round trip per size (0: the signal alone).
  *
  * All transports are created before the first is timed and destroyed after
  * the last: NVSHMEM can start only once per process.
@@ -27,6 +45,9 @@
 #if defined(HALOX_HAVE_CUDA) && defined(HALOX_HAVE_MPI)
 #include "transport/mpi/mpi.h"
 #define BENCH_MPI_BREAKDOWN 1
+#endif
+#ifdef HALOX_HAVE_NVSHMEM
+#include "transport/nvshmem_fused/fused_probe.h"
 #endif
 
 #include <errno.h>
@@ -48,12 +69,16 @@ typedef struct bench_opts {
     const char *csv;
     int fcc;
     int no_put;
+    int floor; /* --floor: measure the ping-pong floor too */
 } bench_opts;
 
 typedef struct bench_row {
     const char *name;
     char label[48];
     int force_put;
+    hx_mpi_mode mpi_mode; /* `mpi` only */
+    int graph;            /* replayed from a CUDA graph (opts.graph) */
+    const char *fmode;    /* nvshmem-fused force mode (NULL: default) */
     hx_transport *t;
     char describe[256];
     double median_us, min_us, p90_us;
@@ -89,7 +114,8 @@ static void usage(void)
     printf("usage: halox-bench [exchange] [--atoms N] [--grid NXxNYxNZ] [--transport LIST|all]\n"
            "                   [--iters N] [--warmup N] [--cutoff RH] [--density RHO]\n"
            "                   [--lattice random|fcc] [--dtype float|double] [--seed S]\n"
-           "                   [--csv FILE] [--no-put]\n"
+           "                   [--csv FILE] [--no-put] [--floor]\n"
+           "       halox-bench pingpong [--bytes N,N,...] [--iters N]\n"
            "transports built:");
     for (int i = 0; i < hx_transport_count(); i++)
         printf(" %s", hx_transport_name_at(i));
@@ -114,6 +140,10 @@ static int parse_args(int argc, char **argv, bench_opts *o, int rank)
             continue;
         if (strcmp(a, "--no-put") == 0) {
             o->no_put = 1;
+            continue;
+        }
+        if (strcmp(a, "--floor") == 0) {
+            o->floor = 1;
             continue;
         }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -226,7 +256,20 @@ static void prepare(hx_comm *comm, const bench_opts *o, const hx_plan *plan, con
     to.name = row->name;
     to.dtype = strcmp(row->name, "cpu") == 0 ? o->dtype : HX_FLOAT;
     to.force_put = row->force_put;
+    to.mpi_mode = row->mpi_mode;
+    to.graph = row->graph;
+    /* The force mode is read at creation; keep whatever the caller set. */
+    const char *env = getenv("HALOX_FUSED_FORCE_MODE");
+    char saved[32] = "";
+    if (env)
+        snprintf(saved, sizeof saved, "%s", env);
+    if (row->fmode)
+        setenv("HALOX_FUSED_FORCE_MODE", row->fmode, 1);
     st = hx_transport_create(&row->t, comm, &to);
+    if (row->fmode && env)
+        setenv("HALOX_FUSED_FORCE_MODE", saved, 1);
+    else if (row->fmode)
+        unsetenv("HALOX_FUSED_FORCE_MODE");
     if (st == HX_OK)
         st = hx_transport_set_plan(row->t, plan);
     if (st == HX_OK) {
@@ -239,45 +282,57 @@ static void prepare(hx_comm *comm, const bench_opts *o, const hx_plan *plan, con
         snprintf(row->error, sizeof row->error, "%s: %s", hx_status_string(st), hx_last_error());
 }
 
-/* The mpi transport's per-pulse table, printed after the main one. */
-static char bench_breakdown[8192];
+/* The mpi transport's per-pulse tables, one per mode, printed after the
+ * main one. */
+static char bench_breakdown[16384];
+static size_t bench_breakdown_len;
 
 #ifdef BENCH_MPI_BREAKDOWN
 /* Mean per-pulse host times of the mpi transport over the timed iterations,
  * slowest rank per entry. */
-static void mpi_breakdown(hx_comm *comm, hx_transport *t, const hx_plan *plan, int iters)
+static void mpi_breakdown(hx_comm *comm, hx_transport *t, const hx_plan *plan, int iters,
+                          const char *label)
 {
+    enum { NS = 5 };
     hxi_mpi_pulse_times fwd[HX_MAX_PULSES], rev[HX_MAX_PULSES];
     int np = hxi_mpi_times(t, fwd, rev);
     if (np <= 0)
         return;
-    double v[HX_MAX_PULSES * 8];
+    double v[HX_MAX_PULSES * 2 * NS];
     for (int p = 0; p < np; p++) {
         const hxi_mpi_pulse_times *d[2] = {&fwd[p], &rev[p]};
         for (int k = 0; k < 2; k++) {
             double c = d[k]->count > 0 ? (double) d[k]->count : 1.0;
-            v[8 * p + 4 * k + 0] = 1e6 * d[k]->pack / c;
-            v[8 * p + 4 * k + 1] = 1e6 * d[k]->sync / c;
-            v[8 * p + 4 * k + 2] = 1e6 * d[k]->mpi / c;
-            v[8 * p + 4 * k + 3] = 1e6 * d[k]->unpack / c;
+            double *o = v + 2 * NS * p + NS * k;
+            o[0] = 1e6 * d[k]->pack / c;
+            o[1] = 1e6 * d[k]->sync / c;
+            o[2] = 1e6 * d[k]->mpi / c;
+            o[3] = 1e6 * d[k]->copy / c;
+            o[4] = 1e6 * d[k]->unpack / c;
         }
     }
-    hxi_allreduce_double(comm, v, 8 * np, 1);
+    hxi_allreduce_double(comm, v, 2 * NS * np, 1);
     if (hx_comm_rank(comm) != 0)
         return;
     static const char dims[3] = {'X', 'Y', 'Z'};
     char *b = bench_breakdown;
-    size_t cap = sizeof bench_breakdown, len = 0;
-    len += (size_t) snprintf(b + len, cap - len,
-                             "# mpi per pulse (us, mean of %d iterations, slowest rank): host "
-                             "time of each stage\n%-6s %-4s %-6s %10s %10s %10s %10s\n",
-                             iters, "pulse", "dim", "dir", "pack", "sync", "mpi", "unpack");
+    size_t cap = sizeof bench_breakdown, len = bench_breakdown_len;
+    if (len < cap)
+        len += (size_t) snprintf(b + len, cap - len,
+                                 "# %s per pulse (us, mean of %d iterations, slowest rank): host "
+                                 "time of each stage\n%-6s %-4s %-6s %10s %10s %10s %10s %10s "
+                                 "%10s\n",
+                                 label, iters, "pulse", "dim", "dir", "pack", "sync", "mpi",
+                                 "copy", "unpack", "total");
     for (int p = 0; p < np && len < cap; p++)
-        for (int k = 0; k < 2 && len < cap; k++)
+        for (int k = 0; k < 2 && len < cap; k++) {
+            const double *o = v + 2 * NS * p + NS * k;
             len += (size_t) snprintf(
-                b + len, cap - len, "%-6d %-4c %-6s %10.2f %10.2f %10.2f %10.2f\n", p,
-                dims[hx_plan_pulse(plan, p)->dim], k ? "forces" : "coords", v[8 * p + 4 * k + 0],
-                v[8 * p + 4 * k + 1], v[8 * p + 4 * k + 2], v[8 * p + 4 * k + 3]);
+                b + len, cap - len, "%-6d %-4c %-6s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n",
+                p, dims[hx_plan_pulse(plan, p)->dim], k ? "forces" : "coords", o[0], o[1], o[2],
+                o[3], o[4], o[0] + o[1] + o[2] + o[3] + o[4]);
+        }
+    bench_breakdown_len = len < cap ? len : cap - 1;
 }
 #endif
 
@@ -297,10 +352,13 @@ static void run_one(hx_comm *comm, const bench_opts *o, const hx_plan *plan, ben
 #endif
         st = hxi_barrier(comm);
         t0 = now_s();
-        if (st == HX_OK)
+        if (st == HX_OK && row->graph) {
+            st = hx_transport_step_graph(t);
+        } else if (st == HX_OK) {
             st = hx_transport_forward(t);
-        if (st == HX_OK)
-            st = hx_transport_reverse(t);
+            if (st == HX_OK)
+                st = hx_transport_reverse(t);
+        }
         if (st == HX_OK)
             st = hx_transport_sync(t);
         dt = now_s() - t0;
@@ -322,7 +380,7 @@ static void run_one(hx_comm *comm, const bench_opts *o, const hx_plan *plan, ben
         row->p90_us = 1e6 * times[(int) (0.9 * (o->iters - 1))];
 #ifdef BENCH_MPI_BREAKDOWN
         if (strcmp(row->name, "mpi") == 0)
-            mpi_breakdown(comm, t, plan, o->iters);
+            mpi_breakdown(comm, t, plan, o->iters, row->label);
 #endif
     }
     (void) plan;
@@ -347,6 +405,100 @@ static int wanted(const char *list, const char *name)
     return 0;
 }
 
+/* The floor of a step (see the header): through the first live
+ * nvshmem-fused row's transport. */
+static void bench_floor(hx_comm *comm, const hx_plan *plan, bench_row *rows, int nrows,
+                        double *floor_us, char *text, size_t cap)
+{
+#ifdef HALOX_HAVE_NVSHMEM
+    hx_transport *t = NULL;
+    for (int i = 0; i < nrows && !t; i++)
+        if (rows[i].status == HX_OK && strncmp(rows[i].name, "nvshmem-fused", 13) == 0)
+            t = rows[i].t;
+    if (!t || hx_comm_size(comm) < 2)
+        return;
+    int halo = hx_plan_nhalo(plan);
+    hxi_allreduce_int(comm, &halo, 1, 1);
+    long bytes = 12L * halo;
+    double sig = 0.0, data = 0.0;
+    hx_status st = hxi_fused_pingpong(t, 0, 2000, &sig);
+    if (st == HX_OK)
+        st = hxi_fused_pingpong(t, bytes, 500, &data);
+    if (st != HX_OK) {
+        if (hx_comm_rank(comm) == 0)
+            fprintf(stderr, "halox-bench: floor not measured: %s\n", hx_last_error());
+        return;
+    }
+    int np = hx_plan_npulses(plan);
+    *floor_us = 2.0 * (data + (np > 1 ? np - 1 : 0) * sig);
+    snprintf(text, cap,
+             "# floor %.2f us = 2 x (one-way %ld bytes %.2f us + %d x signal %.2f us); ping-pong "
+             "of ranks 0 and 1 (one kernel each, last-block st.release.sys, ld.acquire.sys)\n",
+             *floor_us, bytes, data, np > 1 ? np - 1 : 0, sig);
+#else
+    (void) comm, (void) plan, (void) rows, (void) nrows, (void) floor_us, (void) text, (void) cap;
+#endif
+}
+
+/* `halox-bench pingpong`: the floor alone, for several sizes. */
+static int bench_pingpong(hx_comm *comm, int argc, char **argv)
+{
+    int rank = hx_comm_rank(comm);
+    const char *list = "0,8192,32768,131072,524288";
+    int iters = 2000;
+    for (int i = 2; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--bytes") == 0)
+            list = argv[i + 1];
+        else if (strcmp(argv[i], "--iters") == 0)
+            iters = atoi(argv[i + 1]);
+        else {
+            if (rank == 0)
+                fprintf(stderr, "halox-bench pingpong: unknown option %s\n", argv[i]);
+            return 2;
+        }
+    }
+#ifdef HALOX_HAVE_NVSHMEM
+    if (hx_comm_size(comm) < 2) {
+        if (rank == 0)
+            fprintf(stderr, "halox-bench pingpong: needs 2 ranks (mpirun -n 2)\n");
+        return 2;
+    }
+    hx_transport_opts to;
+    hx_transport_opts_init(&to);
+    to.name = "nvshmem-fused";
+    hx_transport *t = NULL;
+    hx_status st = hx_transport_create(&t, comm, &to);
+    if (st != HX_OK) {
+        if (rank == 0)
+            fprintf(stderr, "halox-bench pingpong: %s\n", hx_last_error());
+        return 1;
+    }
+    if (rank == 0)
+        printf("# halox-bench pingpong: ranks 0 and 1, %d rounds per size, half a round trip "
+               "(one-way: stores by all blocks, last block st.release.sys, peer "
+               "ld.acquire.sys)\n%12s %12s %10s\n",
+               iters, "bytes", "oneway_us", "GB/s");
+    for (const char *p = list; st == HX_OK && *p;) {
+        long bytes = atol(p);
+        double us = 0.0;
+        st = hxi_fused_pingpong(t, bytes, bytes > (1 << 20) ? iters / 10 + 1 : iters, &us);
+        if (st == HX_OK && rank == 0)
+            printf("%12ld %12.3f %10.2f\n", bytes, us, us > 0 ? 1e-3 * (double) bytes / us : 0.0);
+        const char *e = strchr(p, ',');
+        p = e ? e + 1 : p + strlen(p);
+    }
+    if (st != HX_OK && rank == 0)
+        fprintf(stderr, "halox-bench pingpong: %s\n", hx_last_error());
+    hx_transport_destroy(t);
+    return st == HX_OK ? 0 : 1;
+#else
+    (void) iters, (void) list;
+    if (rank == 0)
+        fprintf(stderr, "halox-bench pingpong: this build has no NVSHMEM (-DHALOX_WITH_NVSHMEM=ON)\n");
+    return 1;
+#endif
+}
+
 int main(int argc, char **argv)
 {
     bench_opts o;
@@ -355,7 +507,7 @@ int main(int argc, char **argv)
     hx_plan *plan = NULL;
     double *x = NULL, len;
     int n = 0, rank, size, rc;
-    bench_row rows[16];
+    bench_row rows[40];
     int nrows = 0;
     hx_status st;
 
@@ -381,6 +533,12 @@ int main(int argc, char **argv)
     }
     rank = hx_comm_rank(comm);
     size = hx_comm_size(comm);
+    if (argc > 1 && strcmp(argv[1], "pingpong") == 0) {
+        rc = bench_pingpong(comm, argc, argv);
+        hx_comm_destroy(comm);
+        hx_finalize();
+        return rc;
+    }
     rc = parse_args(argc, argv, &o, rank);
     if (rc) {
         hx_comm_destroy(comm);
@@ -410,27 +568,63 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    for (int i = 0; i < hx_transport_count() && nrows < 15; i++) {
+    /* `mpi` runs in each of its modes, side by side. */
+    static const hx_mpi_mode mpi_modes[] = {HX_MPI_STAGED, HX_MPI_IPC, HX_MPI_CUDA_AWARE};
+    static const char *mpi_labels[] = {"mpi (staged)", "mpi (ipc)", "mpi (cuda-aware)"};
+    for (int i = 0; i < hx_transport_count(); i++) {
         const char *name = hx_transport_name_at(i);
         if (!wanted(o.transport, name))
             continue;
-        int variants = (strncmp(name, "nvshmem", 7) == 0 && !o.no_put) ? 2 : 1;
-        for (int v = 0; v < variants; v++) {
+        int is_mpi = strcmp(name, "mpi") == 0;
+        int variants = (strncmp(name, "nvshmem", 7) == 0 && !o.no_put) ? 2 : is_mpi ? 3 : 1;
+        for (int v = 0; v < variants && nrows < (int) (sizeof rows / sizeof rows[0]); v++) {
             bench_row *r = &rows[nrows++];
             memset(r, 0, sizeof *r);
             r->name = name;
-            r->force_put = v;
-            snprintf(r->label, sizeof r->label, "%s%s", name, v ? "/put" : "");
+            r->force_put = is_mpi ? 0 : v;
+            r->mpi_mode = is_mpi ? mpi_modes[v] : HX_MPI_AUTO;
+            if (is_mpi)
+                snprintf(r->label, sizeof r->label, "%s", mpi_labels[v]);
+            else
+                snprintf(r->label, sizeof r->label, "%s%s", name, v ? "/put" : "");
             r->npulses = hx_plan_npulses(plan);
             int h = hx_plan_nhalo(plan);
             hxi_allreduce_int(comm, &h, 1, 0);
             r->halo_atoms = h;
+        }
+        /* The fused transports: the put path and, for nvshmem-fused, the
+         * other force modes, launched; then all of them replayed from a
+         * graph (the first launched rows above are the default mode). */
+        if (strncmp(name, "nvshmem-fused", 13) == 0) {
+            static const char *fmodes[] = {"pull", "atomic"};
+            int nf = strcmp(name, "nvshmem-fused") == 0 ? 2 : 0;
+            for (int graph = 0; graph < 2; graph++)
+                for (int v = graph ? 0 : 2; v < 2 + nf; v++) {
+                    if ((v == 1 && o.no_put) || nrows >= (int) (sizeof rows / sizeof rows[0]))
+                        continue;
+                    bench_row *r = &rows[nrows++];
+                    memset(r, 0, sizeof *r);
+                    r->name = name;
+                    r->force_put = v == 1;
+                    r->graph = graph;
+                    r->fmode = v >= 2 ? fmodes[v - 2] : NULL;
+                    snprintf(r->label, sizeof r->label, "%s%s%s%s%s", name, v == 1 ? "/put" : "",
+                             r->fmode ? "[" : "", r->fmode ? r->fmode : "", r->fmode ? "]" : "");
+                    if (graph)
+                        strncat(r->label, " (graph)", sizeof r->label - strlen(r->label) - 1);
+                    r->npulses = hx_plan_npulses(plan);
+                    r->halo_atoms = rows[nrows - 2].halo_atoms;
+                }
         }
     }
     for (int i = 0; i < nrows; i++)
         prepare(comm, &o, plan, x, &rows[i]);
     for (int i = 0; i < nrows; i++)
         run_one(comm, &o, plan, &rows[i]);
+    double floor_us = 0.0;
+    char floor_text[256] = "";
+    if (o.floor)
+        bench_floor(comm, plan, rows, nrows, &floor_us, floor_text, sizeof floor_text);
     if (nrows == 0 && rank == 0)
         fprintf(stderr, "halox-bench: transport '%s' is not built (see --help)\n", o.transport);
 
@@ -443,7 +637,7 @@ int main(int argc, char **argv)
                "iteration\n",
                o.atoms, o.fcc ? "fcc" : "random", len, o.cutoff, d.grid[0], d.grid[1], d.grid[2],
                size, hx_plan_npulses(plan), o.iters, o.warmup);
-        printf("%-20s %12s %12s %12s %12s  %s\n", "transport", "median_us", "min_us", "p90_us",
+        printf("%-28s %12s %12s %12s %12s  %s\n", "transport", "median_us", "min_us", "p90_us",
                "halo_atoms", "how");
         if (csv)
             fprintf(csv, "transport,atoms,grid,ranks,pulses,halo_atoms,median_us,min_us,p90_us,"
@@ -451,15 +645,27 @@ int main(int argc, char **argv)
         for (int i = 0; i < nrows; i++) {
             bench_row *r = &rows[i];
             if (r->status == HX_OK)
-                printf("%-20s %12.2f %12.2f %12.2f %12ld  %s\n", r->label, r->median_us, r->min_us,
+                printf("%-28s %12.2f %12.2f %12.2f %12ld  %s\n", r->label, r->median_us, r->min_us,
                        r->p90_us, r->halo_atoms, r->describe);
             else
-                printf("%-20s %12s %12s %12s %12ld  %s\n", r->label, "-", "-", "-", r->halo_atoms,
+                printf("%-28s %12s %12s %12s %12ld  %s\n", r->label, "-", "-", "-", r->halo_atoms,
                        r->error);
             if (csv)
                 fprintf(csv, "%s,%ld,%dx%dx%d,%d,%d,%ld,%.3f,%.3f,%.3f,%s\n", r->label, o.atoms,
                         d.grid[0], d.grid[1], d.grid[2], size, r->npulses, r->halo_atoms,
                         r->median_us, r->min_us, r->p90_us, hx_status_string(r->status));
+        }
+        if (floor_us > 0.0) {
+            printf("%s", floor_text);
+            if (csv)
+                fprintf(csv, "floor,%ld,%dx%dx%d,%d,%d,%ld,%.3f,%.3f,%.3f,HX_OK\n", o.atoms,
+                        d.grid[0], d.grid[1], d.grid[2], size, hx_plan_npulses(plan),
+                        rows[0].halo_atoms, floor_us, floor_us, floor_us);
+            printf("# median / floor:");
+            for (int i = 0; i < nrows; i++)
+                if (rows[i].status == HX_OK && strncmp(rows[i].name, "nvshmem", 7) == 0)
+                    printf(" %s %.2fx;", rows[i].label, rows[i].median_us / floor_us);
+            printf("\n");
         }
         if (csv)
             fclose(csv);

@@ -3,4 +3,7 @@
  */
 #include "md/md.h"
 
-int main(int argc, char **argv) { return hx_md_main(argc, argv); }
+int main(int argc, char **argv)
+{
+    return hx_md_main(argc, argv);
+}

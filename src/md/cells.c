@@ -21,12 +21,13 @@ void hxi_md_cells_free(hxi_md_cells *c)
     free(c->start);
     free(c->atoms);
     free(c->bin);
+    free(c->xs);
     memset(c, 0, sizeof *c);
 }
 
 static int hxi_bin_index(const hxi_md_cells *c, int k, double x)
 {
-    int b = (int)floor((x - c->lo[k]) * c->inv[k]);
+    int b = (int) floor((x - c->lo[k]) * c->inv[k]);
     if (c->wrap[k]) {
         b %= c->nb[k];
         if (b < 0)
@@ -50,7 +51,7 @@ hx_status hxi_md_cells_build(hxi_md_cells *c, const hx_decomp *d, double cut, co
         if (d->grid[k] == 1) {
             lo = d->box_lo[k];
             len = d->box_len[k];
-            nb = (int)floor(len / cut);
+            nb = (int) floor(len / cut);
             if (nb < 3)
                 nb = 1;
             c->wrap[k] = nb > 1;
@@ -58,7 +59,7 @@ hx_status hxi_md_cells_build(hxi_md_cells *c, const hx_decomp *d, double cut, co
             double hi = -INFINITY;
             lo = INFINITY;
             for (int i = 0; i < n; i++) {
-                double v = x[3 * (size_t)i + k];
+                double v = x[3 * (size_t) i + k];
                 lo = v < lo ? v : lo;
                 hi = v > hi ? v : hi;
             }
@@ -67,7 +68,7 @@ hx_status hxi_md_cells_build(hxi_md_cells *c, const hx_decomp *d, double cut, co
                 hi = d->dom_hi[k];
             }
             len = hi - lo;
-            nb = len > cut ? (int)floor(len / cut) : 1;
+            nb = len > cut ? (int) floor(len / cut) : 1;
             if (len <= 0)
                 len = 1; /* all atoms on one plane: one bin */
             c->wrap[k] = 0;
@@ -82,26 +83,29 @@ hx_status hxi_md_cells_build(hxi_md_cells *c, const hx_decomp *d, double cut, co
         nbins *= nb;
     }
     if (nbins > INT32_MAX / 2)
-        return hxi_error(HX_ERR_NOMEM, "neighbour search needs %lld bins: the atoms are spread "
-                                       "too far (check for atoms far outside their domain)",
-                         (long long)nbins);
-    c->nbins = (int)nbins;
+        return hxi_error(HX_ERR_NOMEM,
+                         "neighbour search needs %lld bins: the atoms are spread "
+                         "too far (check for atoms far outside their domain)",
+                         (long long) nbins);
+    c->nbins = (int) nbins;
     if (c->nbins + 1 > c->cap_bins) {
-        HXI_CHECK(hxi_grow((void **)&c->start, (size_t)(c->nbins + 1) * sizeof(int),
-                           "neighbour bins"));
+        HXI_CHECK(
+            hxi_grow((void **) &c->start, (size_t) (c->nbins + 1) * sizeof(int), "neighbour bins"));
         c->cap_bins = c->nbins + 1;
     }
     if (n > c->cap_atoms) {
         int cap = n + n / 4 + 16;
-        HXI_CHECK(hxi_grow((void **)&c->atoms, (size_t)cap * sizeof(int), "binned atoms"));
-        HXI_CHECK(hxi_grow((void **)&c->bin, (size_t)cap * sizeof(int), "atom bins"));
+        HXI_CHECK(hxi_grow((void **) &c->atoms, (size_t) cap * sizeof(int), "binned atoms"));
+        HXI_CHECK(hxi_grow((void **) &c->bin, (size_t) cap * sizeof(int), "atom bins"));
+        HXI_CHECK(
+            hxi_grow((void **) &c->xs, (size_t) cap * 3 * sizeof(double), "binned coordinates"));
         c->cap_atoms = cap;
     }
 
     /* Counting sort: stable, so atoms of a bin stay in ascending order. */
-    memset(c->start, 0, (size_t)(c->nbins + 1) * sizeof(int));
+    memset(c->start, 0, (size_t) (c->nbins + 1) * sizeof(int));
     for (int i = 0; i < n; i++) {
-        const double *p = x + 3 * (size_t)i;
+        const double *p = x + 3 * (size_t) i;
         int b = hxi_bin_index(c, 0, p[0]) +
                 c->nb[0] * (hxi_bin_index(c, 1, p[1]) + c->nb[1] * hxi_bin_index(c, 2, p[2]));
         c->bin[i] = b;
@@ -109,8 +113,11 @@ hx_status hxi_md_cells_build(hxi_md_cells *c, const hx_decomp *d, double cut, co
     }
     for (int b = 0; b < c->nbins; b++)
         c->start[b + 1] += c->start[b];
-    for (int i = 0; i < n; i++)
-        c->atoms[c->start[c->bin[i]]++] = i;
+    for (int i = 0; i < n; i++) {
+        int q = c->start[c->bin[i]]++;
+        c->atoms[q] = i;
+        memcpy(c->xs + 3 * (size_t) q, x + 3 * (size_t) i, 3 * sizeof(double));
+    }
     for (int b = c->nbins; b > 0; b--)
         c->start[b] = c->start[b - 1];
     c->start[0] = 0;

@@ -1326,8 +1326,7 @@ hx_status hx_md_deck_read(const char *path, hx_md_config *cfg, const char *const
 {
     FILE *f;
     char *text = NULL;
-    long size;
-    size_t got;
+    size_t size = 0, cap = 0;
     hx_status st;
     if (!path || !cfg)
         return hxi_error(HX_ERR_INVALID, "hx_md_deck_read: %s is NULL",
@@ -1335,27 +1334,38 @@ hx_status hx_md_deck_read(const char *path, hx_md_config *cfg, const char *const
     f = fopen(path, "rb");
     if (!f)
         return hxi_error(HX_ERR_IO, "cannot open deck %s: %s", path, strerror(errno));
-    if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        st = hxi_error(HX_ERR_IO, "cannot read deck %s: %s (a regular file is needed)", path,
-                       strerror(errno));
-        goto done;
+    /* Read to the end in growing chunks: pipes and process substitution
+     * have no size to ask for. */
+    for (;;) {
+        size_t got;
+        if (size == cap) {
+            char *grown;
+            if (cap >= (size_t) DECK_MAX_FILE) {
+                st = hxi_error(HX_ERR_IO, "deck %s is longer than %ld bytes", path,
+                               (long) DECK_MAX_FILE);
+                goto done;
+            }
+            cap = cap ? 2 * cap : 65536;
+            grown = realloc(text, cap);
+            if (!grown) {
+                st = hxi_error(HX_ERR_NOMEM, "out of memory for deck %s (%zu bytes)", path, cap);
+                goto done;
+            }
+            text = grown;
+        }
+        errno = 0;
+        got = fread(text + size, 1, cap - size, f);
+        size += got;
+        if (got == 0) {
+            if (ferror(f)) {
+                st = hxi_error(HX_ERR_IO, "cannot read deck %s: %s", path,
+                               errno ? strerror(errno) : "read error");
+                goto done;
+            }
+            break;
+        }
     }
-    if (size > DECK_MAX_FILE) {
-        st = hxi_error(HX_ERR_IO, "deck %s has %ld bytes; a deck may have at most %ld", path, size,
-                       (long) DECK_MAX_FILE);
-        goto done;
-    }
-    text = malloc((size_t) size + 1);
-    if (!text) {
-        st = hxi_error(HX_ERR_NOMEM, "out of memory for deck %s (%ld bytes)", path, size);
-        goto done;
-    }
-    got = fread(text, 1, (size_t) size, f);
-    if (got != (size_t) size || ferror(f)) {
-        st = hxi_error(HX_ERR_IO, "cannot read deck %s: short read", path);
-        goto done;
-    }
-    st = hx_md_deck_parse(text, got, path, cfg, vars, nvars);
+    st = hx_md_deck_parse(text, size, path, cfg, vars, nvars);
 done:
     free(text);
     fclose(f);

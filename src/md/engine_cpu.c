@@ -67,14 +67,14 @@ static hx_status cpu_forward(hx_md_engine *e)
 static hx_status cpu_rebuild(hx_md_engine *e)
 {
     hx_md_system *s = e->sys;
-    hx_field fields[2] = {{(void **)&s->v, 3 * sizeof(double)},
-                          {(void **)&s->id, sizeof(int64_t)}};
+    hx_field fields[2] = {{(void **) &s->v, 3 * sizeof(double)},
+                          {(void **) &s->id, sizeof(int64_t)}};
     hx_plan *plan = NULL;
     hx_status st;
     double t0 = hxi_md_now(), t1;
 
     if (e->plan && e->nhome > 0)
-        memcpy(s->x, e->x, (size_t)e->nhome * 3 * sizeof(double));
+        memcpy(s->x, e->x, (size_t) e->nhome * 3 * sizeof(double));
     HXI_CHECK(hx_migrate(e->comm, &s->decomp, &s->n, &s->capacity, &s->x, fields, 2));
     HXI_CHECK(hx_plan_create(&plan, e->comm, &s->decomp, s->n, s->x));
     st = hx_transport_set_plan(e->t, plan);
@@ -89,7 +89,7 @@ static hx_status cpu_rebuild(hx_md_engine *e)
     e->nhome = hx_plan_nhome(plan);
     e->ntotal = hx_plan_ntotal(plan);
     if (e->nhome > 0)
-        memcpy(e->x, s->x, (size_t)e->nhome * 3 * sizeof(double));
+        memcpy(e->x, s->x, (size_t) e->nhome * 3 * sizeof(double));
     t1 = hxi_md_now();
     e->stats.stage[HX_MD_MIGRATE] += t1 - t0;
 
@@ -100,13 +100,13 @@ static hx_status cpu_rebuild(hx_md_engine *e)
                             hx_plan_zones(plan), e->nhome, e->ntotal);
     if (st == HX_OK && e->cfg.neigh_check && e->nhome > e->cap_hold) {
         int cap = e->nhome + e->nhome / 4 + 16;
-        st = hxi_grow((void **)&e->xhold, (size_t)cap * 3 * sizeof(double), "saved positions");
+        st = hxi_grow((void **) &e->xhold, (size_t) cap * 3 * sizeof(double), "saved positions");
         if (st == HX_OK)
             e->cap_hold = cap;
     }
     HXI_CHECK(hxi_agree(e->comm, st));
     if (e->cfg.neigh_check && e->nhome > 0)
-        memcpy(e->xhold, e->x, (size_t)e->nhome * 3 * sizeof(double));
+        memcpy(e->xhold, e->x, (size_t) e->nhome * 3 * sizeof(double));
     e->stats.stage[HX_MD_NEIGH] += hxi_md_now() - t0;
     e->ago = 0;
     e->stats.rebuilds++;
@@ -121,7 +121,7 @@ static hx_status cpu_forces(hx_md_engine *e, int energy)
     hx_status st;
 
     e->acc[0] = e->acc[1] = 0.0;
-    memset(e->f, 0, (size_t)e->ntotal * 3 * sizeof(double));
+    memset(e->f, 0, (size_t) e->ntotal * 3 * sizeof(double));
     hxi_md_force_lj(&e->lj, &e->pbc, &e->local, e->x, e->f, acc);
     t1 = hxi_md_now();
     hxi_md_force_lj(&e->lj, &e->pbc, &e->nonlocal, e->x, e->f, acc);
@@ -217,12 +217,13 @@ static hx_status cpu_thermo(hx_md_engine *e, hx_md_thermo *out)
     double t0 = hxi_md_now(), sums[3] = {0, 0, 0};
     const double *v = e->sys->v;
     if (!e->acc_valid)
-        return hxi_error(HX_ERR_STATE, "thermo at step %lld, but that step's force pass did "
-                                       "not sum energies: pass want_thermo to step()",
-                         (long long)e->step);
+        return hxi_error(HX_ERR_STATE,
+                         "thermo at step %lld, but that step's force pass did "
+                         "not sum energies: pass want_thermo to step()",
+                         (long long) e->step);
     for (int i = 0; i < e->nhome; i++)
-        sums[0] += e->cfg.mass *
-                   (v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] + v[3 * i + 2] * v[3 * i + 2]);
+        sums[0] += e->cfg.mass * (v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] +
+                                  v[3 * i + 2] * v[3 * i + 2]);
     sums[1] = e->acc[0];
     sums[2] = e->acc[1];
     HXI_CHECK(hxi_allreduce_double(e->comm, sums, 3, 0));
@@ -234,17 +235,17 @@ static hx_status cpu_thermo(hx_md_engine *e, hx_md_thermo *out)
 static hx_status cpu_gather(hx_md_engine *e, hx_md_system *sys, double **f)
 {
     hx_md_system *s = e->sys;
-    size_t n3 = (size_t)e->nhome * 3;
+    size_t n3 = (size_t) e->nhome * 3;
     if (sys != s) {
         if (e->nhome > sys->capacity) {
-            HXI_CHECK(hxi_grow((void **)&sys->x, n3 * sizeof(double), "gathered coordinates"));
-            HXI_CHECK(hxi_grow((void **)&sys->v, n3 * sizeof(double), "gathered velocities"));
-            HXI_CHECK(hxi_grow((void **)&sys->id, (size_t)e->nhome * sizeof(int64_t),
-                               "gathered ids"));
+            HXI_CHECK(hxi_grow((void **) &sys->x, n3 * sizeof(double), "gathered coordinates"));
+            HXI_CHECK(hxi_grow((void **) &sys->v, n3 * sizeof(double), "gathered velocities"));
+            HXI_CHECK(
+                hxi_grow((void **) &sys->id, (size_t) e->nhome * sizeof(int64_t), "gathered ids"));
             sys->capacity = e->nhome;
         }
         memcpy(sys->v, s->v, n3 * sizeof(double));
-        memcpy(sys->id, s->id, (size_t)e->nhome * sizeof(int64_t));
+        memcpy(sys->id, s->id, (size_t) e->nhome * sizeof(int64_t));
         sys->decomp = s->decomp;
         sys->natoms = s->natoms;
     }
@@ -253,7 +254,7 @@ static hx_status cpu_gather(hx_md_engine *e, hx_md_system *sys, double **f)
     sys->n = e->nhome;
     if (f) {
         if (e->nhome > e->cap_fout) {
-            HXI_CHECK(hxi_grow((void **)&e->fout, (n3 + 3) * sizeof(double), "gathered forces"));
+            HXI_CHECK(hxi_grow((void **) &e->fout, (n3 + 3) * sizeof(double), "gathered forces"));
             e->cap_fout = e->nhome;
         }
         if (n3)
@@ -263,11 +264,14 @@ static hx_status cpu_gather(hx_md_engine *e, hx_md_system *sys, double **f)
     return HX_OK;
 }
 
-static const hx_md_stats *cpu_stats(const hx_md_engine *e) { return &e->stats; }
+static const hx_md_stats *cpu_stats(const hx_md_engine *e)
+{
+    return &e->stats;
+}
 
 static const char *cpu_describe(const hx_md_engine *e)
 {
-    hx_md_engine *m = (hx_md_engine *)e;
+    hx_md_engine *m = (hx_md_engine *) e;
     const hx_decomp *d = &e->sys->decomp;
     snprintf(m->describe, sizeof m->describe,
              "cpu engine (double): grid %dx%dx%d, halo cutoff %g, %d pulses; %s", d->grid[0],
@@ -309,7 +313,7 @@ static hx_status cpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
                        "initialise it with the pair cutoff plus the skin",
                        sys->decomp.cutoff, cfg->rc + cfg->skin);
     if (st == HX_OK)
-        st = hxi_alloc((void **)&e, sizeof *e, "the cpu engine");
+        st = hxi_alloc((void **) &e, sizeof *e, "the cpu engine");
     HXI_CHECK(hxi_agree(comm, st));
     memset(e, 0, sizeof *e);
     e->comm = comm;

@@ -23,6 +23,7 @@
 
 #include "core/hxi.h"
 #include "md/gpu/md_gpu.h"
+#include "transport/transport.h" /* hxi_auto_chosen */
 
 #include <cuda_runtime_api.h>
 
@@ -40,6 +41,7 @@ typedef struct tm_span {
     cudaEvent_t a, b;
     int stage;
     int pending;
+    double weight; /* steps this sample stands for */
 } tm_span;
 
 struct hx_md_engine {
@@ -48,8 +50,8 @@ struct hx_md_engine {
     hx_md_system *sys;
     hx_decomp decomp;
     int rank, nranks;
-    int multi;         /* more than one rank: halo exchange, host-path rebuilds */
-    int host_rebuild;  /* one rank, but rebuild through the host (HALOX_MD_HOST_REBUILD=1) */
+    int multi;        /* more than one rank: halo exchange, host-path rebuilds */
+    int host_rebuild; /* one rank, but rebuild through the host (HALOX_MD_HOST_REBUILD=1) */
     int device, ndevices, local_rank, local_size;
     char device_name[256];
     cudaStream_t s_loc, s_nl;
@@ -75,10 +77,10 @@ struct hx_md_engine {
     int64_t *id, *sid;
     float *tx, *tf; /* the transport's arrays (multi only) */
     uint8_t *zones;
-    int32_t *cellof, *cellatoms, *cell_cnt, *cell_start;
+    int32_t *cellof, *cellatoms, *cell_cnt, *cell_start, *scan_tmp;
     hxg_list loc, nl;
-    size_t b_x4, b_v4, b_f4, b_xold4, b_sx4, b_sv4, b_id, b_sid, b_zones, b_cellof,
-        b_cellatoms, b_locnb, b_loccnt, b_nlnb, b_nlcnt;
+    size_t b_x4, b_v4, b_f4, b_xold4, b_sx4, b_sv4, b_id, b_sid, b_zones, b_cellof, b_cellatoms,
+        b_locnb, b_loccnt, b_nlnb, b_nlcnt;
     hxg_flags *flags;
     double *acc;
     hxg_report *report; /* mapped host memory */
@@ -96,14 +98,18 @@ struct hx_md_engine {
 
     /* state */
     int64_t step;
-    int64_t last_build;      /* host's view (host path, or unchecked device path) */
+    int64_t last_build; /* host's view (host path, or unchecked device path) */
     int64_t host_rebuilds;
-    int ago;                 /* steps since the last build (host path) */
+    int ago; /* steps since the last build (host path) */
     int acc_valid;
     hx_md_stats stats;
     int timers_on;
+    int timers_every; /* time one step in this many (HALOX_MD_TIMERS) */
+    int timing_now;   /* this step is timed */
     tm_span *spans;
     int span_next;
+    int graphs;                  /* replay device-resident steps from CUDA graphs */
+    cudaGraphExec_t gexec[2][2]; /* [candidate step][thermo step] */
     char desc[512];
 };
 
@@ -114,29 +120,29 @@ static hx_status cuda_fail(int err, const char *what)
     return hxi_error(HX_ERR_CUDA,
                      "GPU engine: %s failed: %s (%s); check the GPU with nvidia-smi, "
                      "or run the CPU engine",
-                     what, cudaGetErrorName((cudaError_t)err),
-                     cudaGetErrorString((cudaError_t)err));
+                     what, cudaGetErrorName((cudaError_t) err),
+                     cudaGetErrorString((cudaError_t) err));
 }
 
-#define CU(call, what)                                                                 \
-    do {                                                                               \
-        int cu_e_ = (int)(call);                                                       \
-        if (cu_e_ != 0)                                                                \
-            return cuda_fail(cu_e_, what);                                             \
+#define CU(call, what)                                                                             \
+    do {                                                                                           \
+        int cu_e_ = (int) (call);                                                                  \
+        if (cu_e_ != 0)                                                                            \
+            return cuda_fail(cu_e_, what);                                                         \
     } while (0)
 
 static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
 }
 
 /* --------------------------------------------------------------- memory */
 
 static hx_status dev_grow(void *p, size_t *have, size_t need, const char *what)
 {
-    void **pp = (void **)p;
+    void **pp = (void **) p;
     if (*pp && need <= *have)
         return HX_OK;
     if (*pp)
@@ -158,7 +164,7 @@ static hx_status dev_grow(void *p, size_t *have, size_t need, const char *what)
 
 static hx_status host_grow(void *p, size_t *have, size_t need, const char *what)
 {
-    void **pp = (void **)p;
+    void **pp = (void **) p;
     if (*pp && need <= *have)
         return HX_OK;
     if (*pp)
@@ -170,8 +176,8 @@ static hx_status host_grow(void *p, size_t *have, size_t need, const char *what)
         *pp = NULL;
         cudaGetLastError();
         return hxi_error(HX_ERR_NOMEM,
-                         "GPU engine: pinned host allocation of %zu bytes for %s failed (%s)",
-                         need, what, cudaGetErrorString(err));
+                         "GPU engine: pinned host allocation of %zu bytes for %s failed (%s)", need,
+                         what, cudaGetErrorString(err));
     }
     *have = need;
     return HX_OK;
@@ -179,13 +185,13 @@ static hx_status host_grow(void *p, size_t *have, size_t need, const char *what)
 
 static int round_up(long long v, int to)
 {
-    return (int)((v + to - 1) / to * to);
+    return (int) ((v + to - 1) / to * to);
 }
 
 /* Room for `need` atoms with a margin, so that migration rarely reallocates. */
 static int cap_for(int need)
 {
-    return round_up((long long)need + need / 4 + 1024, 32);
+    return round_up((long long) need + need / 4 + 1024, 32);
 }
 
 /* Neighbours within rc + skin an atom may have: the sphere at twice the
@@ -199,14 +205,17 @@ static int neigh_max_for(const hx_md_engine *e, double rho)
     double s3 = e->cfg.sigma * e->cfg.sigma * e->cfg.sigma;
     double dens = fmax(rho, 1.0 / s3) * 2.0;
     double nb = 4.0 / 3.0 * 3.14159265358979323846 * e->rh * e->rh * e->rh * dens + 32.0;
-    return round_up((long long)ceil(nb), 8);
+    return round_up((long long) ceil(nb), 8);
 }
 
 /* ---------------------------------------------------------------- timers */
 
 /* A stage time is a pair of events around the stage's work on its stream.
  * Spans live in a ring; a slot is read back when it is reused (hundreds of
- * steps later, so the read does not wait) or at a sync point. */
+ * steps later, so the read does not wait) or at a sync point. With
+ * HALOX_MD_TIMERS=N one step in N (picked at random) is timed and counts N
+ * times: an unbiased estimate that keeps event records off the other steps
+ * (and lets those run from CUDA graphs); 0 turns the stage timers off. */
 static int tm_open(hx_md_engine *e, int stage, cudaStream_t s);
 
 static void tm_harvest_one(hx_md_engine *e, tm_span *sp)
@@ -214,7 +223,7 @@ static void tm_harvest_one(hx_md_engine *e, tm_span *sp)
     float ms = 0.0f;
     if (cudaEventSynchronize(sp->b) == cudaSuccess &&
         cudaEventElapsedTime(&ms, sp->a, sp->b) == cudaSuccess)
-        e->stats.stage[sp->stage] += 1e-3 * (double)ms;
+        e->stats.stage[sp->stage] += 1e-3 * (double) ms * sp->weight;
     cudaGetLastError();
     sp->pending = 0;
 }
@@ -230,7 +239,7 @@ static void tm_harvest_all(hx_md_engine *e)
 
 static int tm_open(hx_md_engine *e, int stage, cudaStream_t s)
 {
-    if (!e->timers_on)
+    if (!e->timers_on || !e->timing_now)
         return -1;
     int k = e->span_next;
     e->span_next = (k + 1) % TM_SLOTS;
@@ -238,11 +247,26 @@ static int tm_open(hx_md_engine *e, int stage, cudaStream_t s)
     if (sp->pending)
         tm_harvest_one(e, sp);
     sp->stage = stage;
+    sp->weight = (double) e->timers_every;
     if (cudaEventRecord(sp->a, s) != cudaSuccess) {
         cudaGetLastError();
         return -1;
     }
     return k;
+}
+
+/* Whether to time this step: one step in `every`, picked by a hash of the
+ * step number so that the samples do not fall in step with the rebuild
+ * period (a fixed stride of 16 against rebuilds every 20 would count
+ * every rebuild it hits 16 times and miss the others). */
+static int tm_sampled(int64_t step, int every)
+{
+    if (every <= 1)
+        return 1;
+    uint64_t z = (uint64_t) step * 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return (z ^ (z >> 31)) % (uint64_t) every == 0;
 }
 
 static void tm_close(hx_md_engine *e, int k, cudaStream_t s)
@@ -267,7 +291,7 @@ static hx_status local_rank(hx_md_engine *e)
     if (gethostname(name, sizeof name - 1) != 0)
         strcpy(name, "?");
     char *all = NULL;
-    HXI_CHECK(hxi_alloc((void **)&all, sizeof name * (size_t)e->nranks, "host names"));
+    HXI_CHECK(hxi_alloc((void **) &all, sizeof name * (size_t) e->nranks, "host names"));
     hx_status st = hxi_allgather(e->comm, name, sizeof name, all);
     if (st != HX_OK) {
         free(all);
@@ -275,7 +299,7 @@ static hx_status local_rank(hx_md_engine *e)
     }
     int local = 0, lsize = 0;
     for (int r = 0; r < e->nranks; r++) {
-        if (strncmp(all + (size_t)r * sizeof name, name, sizeof name) == 0) {
+        if (strncmp(all + (size_t) r * sizeof name, name, sizeof name) == 0) {
             if (r < e->rank)
                 local++;
             lsize++;
@@ -315,17 +339,24 @@ static hx_status choose_device(hx_md_engine *e)
      * at most 8. HALOX_MD_TPP overrides. */
     int env = hxi_env_int("HALOX_MD_TPP", 0);
     int tpp = 1;
-    while (tpp < 8 && (long long)e->sys->n * tpp < (long long)sms * 1024)
+    while (tpp < 8 && (long long) e->sys->n * tpp < (long long) sms * 1024)
         tpp *= 2;
     e->tpp = env == 1 || env == 2 || env == 4 || env == 8 ? env : tpp;
     e->tpp_nl = e->tpp;
     return HX_OK;
 }
 
-static const char *default_transport(void)
+/* The transport when none is named. With one rank nothing crosses a
+ * boundary, so the one cheapest to create (`cpu`: no device memory, no
+ * NVSHMEM or NCCL start-up) is as fast as any. With several, `auto`
+ * measures the built ones on the real plan and keeps the fastest; without
+ * it, the most direct one built. */
+static const char *default_transport(const hx_md_engine *e)
 {
-    static const char *pref[] = {"nvshmem-fused", "nvshmem-pulse", "nvshmem-stream", "nccl",
-                                 "mpi"};
+    static const char *pref[] = {"auto",           "nvshmem-fused", "nvshmem-pulse",
+                                 "nvshmem-stream", "nccl",          "mpi"};
+    if (!e->multi)
+        return "cpu";
     for (size_t p = 0; p < sizeof pref / sizeof pref[0]; p++)
         for (int i = 0; i < hx_transport_count(); i++)
             if (strcmp(hx_transport_name_at(i), pref[p]) == 0)
@@ -333,12 +364,22 @@ static const char *default_transport(void)
     return "cpu";
 }
 
+/* Whether forward and reverse wait on the host (the MPI-driven ones):
+ * then the local force kernel is queued first so that it overlaps them. */
+static int transport_blocks(const hx_transport *t)
+{
+    const char *name = hx_transport_name(t);
+    if (strcmp(name, "auto") == 0 && hxi_auto_chosen(t))
+        name = hxi_auto_chosen(t);
+    return strcmp(name, "mpi") == 0 || strcmp(name, "cpu") == 0;
+}
+
 static hx_status make_transport(hx_md_engine *e)
 {
     const char *want = e->cfg.transport;
     const char *name = want;
-    if (!want[0] || strcmp(want, "auto") == 0 || strcmp(want, "default") == 0)
-        name = default_transport();
+    if (!want[0] || strcmp(want, "default") == 0)
+        name = default_transport(e);
     if (strcmp(name, "nccl") == 0 && e->local_size > e->ndevices)
         return hxi_error(HX_ERR_UNSUPPORTED,
                          "GPU engine: the nccl transport needs one GPU per rank, but %d ranks "
@@ -349,15 +390,8 @@ static hx_status make_transport(hx_md_engine *e)
     hx_transport_opts_init(&o);
     o.name = name;
     o.dtype = HX_FLOAT;
-    o.stream = (void *)e->s_nl;
+    o.stream = (void *) e->s_nl;
     HXI_CHECK(hx_transport_create(&e->t, e->comm, &o));
-    if (e->multi && !hx_transport_on_device(e->t))
-        return hxi_error(HX_ERR_UNSUPPORTED,
-                         "GPU engine: transport '%s' keeps its arrays in host memory; with "
-                         "%d ranks the GPU engine needs a device transport (--transport mpi, "
-                         "nccl or nvshmem-*), or run the CPU engine",
-                         name, e->nranks);
-    e->blocking_transport = strcmp(name, "mpi") == 0 || strcmp(name, "cpu") == 0;
     return HX_OK;
 }
 
@@ -366,37 +400,37 @@ static void setup_physics(hx_md_engine *e)
     const hx_md_config *c = &e->cfg;
     const hx_decomp *d = &e->decomp;
     double s6 = pow(c->sigma, 6.0), s12 = s6 * s6;
-    e->lj.rc2 = (float)(c->rc * c->rc);
-    e->lj.rh2 = (float)(e->rh * e->rh);
-    e->lj.lj1 = (float)(48.0 * c->epsilon * s12);
-    e->lj.lj2 = (float)(24.0 * c->epsilon * s6);
-    e->lj.lj3 = (float)(4.0 * c->epsilon * s12);
-    e->lj.lj4 = (float)(4.0 * c->epsilon * s6);
+    e->lj.rc2 = (float) (c->rc * c->rc);
+    e->lj.rh2 = (float) (e->rh * e->rh);
+    e->lj.lj1 = (float) (48.0 * c->epsilon * s12);
+    e->lj.lj2 = (float) (24.0 * c->epsilon * s6);
+    e->lj.lj3 = (float) (4.0 * c->epsilon * s12);
+    e->lj.lj4 = (float) (4.0 * c->epsilon * s6);
     double sr6 = s6 / pow(c->rc, 6.0);
-    e->lj.eoff = c->shift_energy ? (float)(4.0 * c->epsilon * (sr6 * sr6 - sr6)) : 0.0f;
-    e->dt = (float)c->dt;
-    e->mass = (float)c->mass;
-    e->dtf = (float)(0.5 * c->dt / c->mass);
-    e->trig2 = (float)(0.25 * c->skin * c->skin);
+    e->lj.eoff = c->shift_energy ? (float) (4.0 * c->epsilon * (sr6 * sr6 - sr6)) : 0.0f;
+    e->dt = (float) c->dt;
+    e->mass = (float) c->mass;
+    e->dtf = (float) (0.5 * c->dt / c->mass);
+    e->trig2 = (float) (0.25 * c->skin * c->skin);
     for (int k = 0; k < 3; k++) {
         int periodic = d->grid[k] == 1;
-        e->geom.per_len[k] = periodic ? (float)d->box_len[k] : 0.0f;
-        e->geom.per_inv[k] = periodic ? (float)(1.0 / d->box_len[k]) : 0.0f;
-        e->geom.box_lo[k] = (float)d->box_lo[k];
-        e->geom.box_len[k] = (float)d->box_len[k];
+        e->geom.per_len[k] = periodic ? (float) d->box_len[k] : 0.0f;
+        e->geom.per_inv[k] = periodic ? (float) (1.0 / d->box_len[k]) : 0.0f;
+        e->geom.box_lo[k] = (float) d->box_lo[k];
+        e->geom.box_len[k] = (float) d->box_len[k];
         /* Cells of width >= rc + skin over home atoms and, along a
          * decomposed dimension, the halo above them (up to the halo cutoff). */
         double lo = periodic ? d->box_lo[k] : d->dom_lo[k];
         double ext = periodic ? d->box_len[k] : d->dom_hi[k] - d->dom_lo[k] + d->cutoff;
-        int n = (int)floor(ext / (e->rh * (1.0 + 1e-6)));
+        int n = (int) floor(ext / (e->rh * (1.0 + 1e-6)));
         if (n < 1)
             n = 1;
         if (n > 1024)
             n = 1024;
         e->cells.n[k] = n;
         e->cells.periodic[k] = periodic;
-        e->cells.lo[k] = (float)lo;
-        e->cells.inv_w[k] = (float)(n / ext);
+        e->cells.lo[k] = (float) lo;
+        e->cells.inv_w[k] = (float) (n / ext);
     }
     e->cells.ncell = e->cells.n[0] * e->cells.n[1] * e->cells.n[2];
 }
@@ -407,7 +441,7 @@ static hx_status ensure_capacity(hx_md_engine *e, int nhome, int ntotal)
 {
     if (nhome > e->cap_home || !e->x4) {
         e->cap_home = cap_for(nhome);
-        size_t h = (size_t)e->cap_home;
+        size_t h = (size_t) e->cap_home;
         HXI_CHECK(dev_grow(&e->x4, &e->b_x4, 16 * h, "positions"));
         HXI_CHECK(dev_grow(&e->v4, &e->b_v4, 16 * h, "velocities"));
         HXI_CHECK(dev_grow(&e->f4, &e->b_f4, 16 * h, "forces"));
@@ -422,19 +456,19 @@ static hx_status ensure_capacity(hx_md_engine *e, int nhome, int ntotal)
         HXI_CHECK(host_grow(&e->h3, &e->b_h3, 12 * h, "staging"));
         e->loc.stride = e->cap_home;
         HXI_CHECK(dev_grow(&e->loc.cnt, &e->b_loccnt, 4 * h, "neighbour counts"));
-        HXI_CHECK(dev_grow(&e->loc.nb, &e->b_locnb, 4 * h * (size_t)e->loc.max,
+        HXI_CHECK(dev_grow(&e->loc.nb, &e->b_locnb, 4 * h * (size_t) e->loc.max,
                            "the local neighbour list"));
     }
     if (ntotal > e->cap_total || !e->cellof) {
         e->cap_total = cap_for(ntotal > e->cap_home ? ntotal : e->cap_home);
-        size_t t = (size_t)e->cap_total;
+        size_t t = (size_t) e->cap_total;
         HXI_CHECK(dev_grow(&e->cellof, &e->b_cellof, 4 * t, "cell indices"));
         HXI_CHECK(dev_grow(&e->cellatoms, &e->b_cellatoms, 4 * t, "cell lists"));
         if (e->multi) {
             HXI_CHECK(dev_grow(&e->zones, &e->b_zones, 4 * t, "zones"));
             e->nl.stride = e->cap_total;
             HXI_CHECK(dev_grow(&e->nl.cnt, &e->b_nlcnt, 4 * t, "neighbour counts"));
-            HXI_CHECK(dev_grow(&e->nl.nb, &e->b_nlnb, 4 * t * (size_t)e->nl.max,
+            HXI_CHECK(dev_grow(&e->nl.nb, &e->b_nlnb, 4 * t * (size_t) e->nl.max,
                                "the non-local neighbour list"));
         }
     }
@@ -451,19 +485,19 @@ static hx_status sort_home_by_cell(hx_md_engine *e)
         return HX_OK;
     if (n > e->hsort_cap) {
         int cap = cap_for(n);
-        HXI_CHECK(hxi_grow((void **)&e->hcell, sizeof(int32_t) * ((size_t)cap + nc + 1),
-                           "cell sort"));
-        HXI_CHECK(hxi_grow((void **)&e->htmp, sizeof(double) * 3 * (size_t)cap, "cell sort"));
-        HXI_CHECK(hxi_grow((void **)&e->htmp_id, sizeof(int64_t) * (size_t)cap, "cell sort"));
+        HXI_CHECK(
+            hxi_grow((void **) &e->hcell, sizeof(int32_t) * ((size_t) cap + nc + 1), "cell sort"));
+        HXI_CHECK(hxi_grow((void **) &e->htmp, sizeof(double) * 3 * (size_t) cap, "cell sort"));
+        HXI_CHECK(hxi_grow((void **) &e->htmp_id, sizeof(int64_t) * (size_t) cap, "cell sort"));
         e->hsort_cap = cap;
     }
     int32_t *cell = e->hcell, *start = e->hcell + e->hsort_cap;
-    memset(start, 0, sizeof(int32_t) * ((size_t)nc + 1));
+    memset(start, 0, sizeof(int32_t) * ((size_t) nc + 1));
     for (int i = 0; i < n; i++) {
         int c3[3];
         for (int k = 0; k < 3; k++) {
             int m = e->cells.n[k];
-            int q = (int)floor((s->x[3 * i + k] - e->cells.lo[k]) * e->cells.inv_w[k]);
+            int q = (int) floor((s->x[3 * i + k] - e->cells.lo[k]) * e->cells.inv_w[k]);
             if (e->cells.periodic[k])
                 q = ((q % m) + m) % m;
             else
@@ -486,16 +520,16 @@ static hx_status sort_home_by_cell(hx_md_engine *e)
         start[0] = 0;
         for (int i = 0; i < n; i++) {
             int slot = start[cell[i] + 1]++;
-            memcpy(t + 3 * (size_t)slot, a + 3 * (size_t)i, 3 * sizeof(double));
+            memcpy(t + 3 * (size_t) slot, a + 3 * (size_t) i, 3 * sizeof(double));
         }
-        memcpy(a, t, 3 * sizeof(double) * (size_t)n);
+        memcpy(a, t, 3 * sizeof(double) * (size_t) n);
     }
     for (int c = nc; c > 0; c--)
         start[c] = start[c - 1];
     start[0] = 0;
     for (int i = 0; i < n; i++)
         e->htmp_id[start[cell[i] + 1]++] = s->id[i];
-    memcpy(s->id, e->htmp_id, sizeof(int64_t) * (size_t)n);
+    memcpy(s->id, e->htmp_id, sizeof(int64_t) * (size_t) n);
     return HX_OK;
 }
 
@@ -507,10 +541,10 @@ static hx_status build_lists_host_path(hx_md_engine *e)
     for (int attempt = 0; attempt < 3; attempt++) {
         const float *x = e->multi ? e->tx : e->x4;
         hxg_list none = {NULL, NULL, 0, 0};
-        CU(hxg_build_lists((void *)e->s_nl, e->nhome, e->ntotal, x, e->multi ? 3 : 4,
-                           e->multi ? e->zones : NULL, e->cells, e->geom, e->lj.rh2,
-                           e->cell_cnt, e->cell_start, e->cellof, e->cellatoms, e->loc,
-                           e->multi ? e->nl : none, e->flags),
+        CU(hxg_build_lists((void *) e->s_nl, e->nhome, e->ntotal, x, e->multi ? 3 : 4,
+                           e->multi ? e->zones : NULL, e->cells, e->geom, e->lj.rh2, e->cell_cnt,
+                           e->cell_start, e->cellof, e->cellatoms, e->loc, e->multi ? e->nl : none,
+                           e->flags),
            "neighbour-list build launch");
         hxg_flags fl;
         CU(cudaMemcpyAsync(&fl, e->flags, sizeof fl, cudaMemcpyDeviceToHost, e->s_nl),
@@ -522,16 +556,16 @@ static hx_status build_lists_host_path(hx_md_engine *e)
             return HX_OK;
         }
         /* An atom had more neighbours than the lists hold: grow and redo. */
-        int m = round_up((long long)fl.need + fl.need / 4 + 8, 8);
+        int m = round_up((long long) fl.need + fl.need / 4 + 8, 8);
         hxi_info("GPU engine: neighbour lists grow to %d per atom", m);
         if (m > e->loc.max) {
             e->loc.max = m;
-            HXI_CHECK(dev_grow(&e->loc.nb, &e->b_locnb, 4 * (size_t)e->cap_home * (size_t)m,
+            HXI_CHECK(dev_grow(&e->loc.nb, &e->b_locnb, 4 * (size_t) e->cap_home * (size_t) m,
                                "the local neighbour list"));
         }
         if (e->multi && m > e->nl.max) {
             e->nl.max = m;
-            HXI_CHECK(dev_grow(&e->nl.nb, &e->b_nlnb, 4 * (size_t)e->cap_total * (size_t)m,
+            HXI_CHECK(dev_grow(&e->nl.nb, &e->b_nlnb, 4 * (size_t) e->cap_total * (size_t) m,
                                "the non-local neighbour list"));
         }
         fl.need = 0;
@@ -547,22 +581,22 @@ static hx_status download_home(hx_md_engine *e, hx_md_system *s)
 {
     int n = e->nhome;
     if (n > s->capacity || !s->x || !s->v || !s->id) {
-        size_t m = (size_t)(n > 0 ? n : 1);
-        HXI_CHECK(hxi_grow((void **)&s->x, sizeof(double) * 3 * m, "positions"));
-        HXI_CHECK(hxi_grow((void **)&s->v, sizeof(double) * 3 * m, "velocities"));
-        HXI_CHECK(hxi_grow((void **)&s->id, sizeof(int64_t) * m, "atom ids"));
-        s->capacity = (int)m;
+        size_t m = (size_t) (n > 0 ? n : 1);
+        HXI_CHECK(hxi_grow((void **) &s->x, sizeof(double) * 3 * m, "positions"));
+        HXI_CHECK(hxi_grow((void **) &s->v, sizeof(double) * 3 * m, "velocities"));
+        HXI_CHECK(hxi_grow((void **) &s->id, sizeof(int64_t) * m, "atom ids"));
+        s->capacity = (int) m;
     }
     if (n > 0) {
-        CU(cudaMemcpy(e->h4, e->x4, 16 * (size_t)n, cudaMemcpyDeviceToHost), "download x");
+        CU(cudaMemcpy(e->h4, e->x4, 16 * (size_t) n, cudaMemcpyDeviceToHost), "download x");
         for (int i = 0; i < n; i++)
             for (int k = 0; k < 3; k++)
-                s->x[3 * i + k] = (double)e->h4[4 * i + k];
-        CU(cudaMemcpy(e->h4, e->v4, 16 * (size_t)n, cudaMemcpyDeviceToHost), "download v");
+                s->x[3 * i + k] = (double) e->h4[4 * i + k];
+        CU(cudaMemcpy(e->h4, e->v4, 16 * (size_t) n, cudaMemcpyDeviceToHost), "download v");
         for (int i = 0; i < n; i++)
             for (int k = 0; k < 3; k++)
-                s->v[3 * i + k] = (double)e->h4[4 * i + k];
-        CU(cudaMemcpy(s->id, e->id, 8 * (size_t)n, cudaMemcpyDeviceToHost), "download id");
+                s->v[3 * i + k] = (double) e->h4[4 * i + k];
+        CU(cudaMemcpy(s->id, e->id, 8 * (size_t) n, cudaMemcpyDeviceToHost), "download id");
     }
     s->n = n;
     return HX_OK;
@@ -577,31 +611,31 @@ static hx_status upload_home(hx_md_engine *e)
     cudaStream_t q = e->s_nl;
     for (int i = 0; i < n; i++) {
         for (int k = 0; k < 3; k++) {
-            e->h4[4 * i + k] = (float)s->x[3 * i + k];
-            e->h3[3 * i + k] = (float)s->x[3 * i + k];
+            e->h4[4 * i + k] = (float) s->x[3 * i + k];
+            e->h3[3 * i + k] = (float) s->x[3 * i + k];
         }
         e->h4[4 * i + 3] = 0.0f;
     }
     if (n > 0) {
-        CU(cudaMemcpyAsync(e->x4, e->h4, 16 * (size_t)n, cudaMemcpyHostToDevice, q), "upload x");
-        CU(cudaMemcpyAsync(e->xold4, e->x4, 16 * (size_t)n, cudaMemcpyDeviceToDevice, q),
+        CU(cudaMemcpyAsync(e->x4, e->h4, 16 * (size_t) n, cudaMemcpyHostToDevice, q), "upload x");
+        CU(cudaMemcpyAsync(e->xold4, e->x4, 16 * (size_t) n, cudaMemcpyDeviceToDevice, q),
            "copy x");
         if (e->multi)
-            CU(cudaMemcpyAsync(e->tx, e->h3, 12 * (size_t)n, cudaMemcpyHostToDevice, q),
+            CU(cudaMemcpyAsync(e->tx, e->h3, 12 * (size_t) n, cudaMemcpyHostToDevice, q),
                "upload x to the transport");
     }
     CU(cudaStreamSynchronize(q), "upload");
     for (int i = 0; i < n; i++) {
         for (int k = 0; k < 3; k++)
-            e->h4[4 * i + k] = (float)s->v[3 * i + k];
+            e->h4[4 * i + k] = (float) s->v[3 * i + k];
         e->h4[4 * i + 3] = 0.0f;
     }
     if (n > 0) {
-        CU(cudaMemcpyAsync(e->v4, e->h4, 16 * (size_t)n, cudaMemcpyHostToDevice, q), "upload v");
-        CU(cudaMemcpyAsync(e->id, s->id, 8 * (size_t)n, cudaMemcpyHostToDevice, q), "upload id");
+        CU(cudaMemcpyAsync(e->v4, e->h4, 16 * (size_t) n, cudaMemcpyHostToDevice, q), "upload v");
+        CU(cudaMemcpyAsync(e->id, s->id, 8 * (size_t) n, cudaMemcpyHostToDevice, q), "upload id");
     }
     if (e->multi && e->ntotal > 0)
-        CU(cudaMemcpyAsync(e->zones, hx_plan_zones(e->plan), 4 * (size_t)e->ntotal,
+        CU(cudaMemcpyAsync(e->zones, hx_plan_zones(e->plan), 4 * (size_t) e->ntotal,
                            cudaMemcpyHostToDevice, q),
            "upload zones");
     CU(cudaStreamSynchronize(q), "upload");
@@ -622,8 +656,8 @@ static hx_status rebuild_host(hx_md_engine *e, int initial)
     if (st == HX_OK && !initial)
         st = download_home(e, s);
     HXI_CHECK(hxi_agree(e->comm, st));
-    hx_field fields[2] = {{(void **)&s->v, 3 * sizeof(double)},
-                          {(void **)&s->id, sizeof(int64_t)}};
+    hx_field fields[2] = {{(void **) &s->v, 3 * sizeof(double)},
+                          {(void **) &s->id, sizeof(int64_t)}};
     HXI_CHECK(hx_migrate(e->comm, &e->decomp, &s->n, &s->capacity, &s->x, fields, 2));
     HXI_CHECK(hxi_agree(e->comm, sort_home_by_cell(e)));
     hx_plan *plan = NULL;
@@ -636,12 +670,20 @@ static hx_status rebuild_host(hx_md_engine *e, int initial)
     if (e->plan)
         hx_plan_destroy(e->plan);
     e->plan = plan;
+    /* Known only now for `auto`, which chooses at its first plan. */
+    if (e->multi && !hx_transport_on_device(e->t))
+        return hxi_error(HX_ERR_UNSUPPORTED,
+                         "GPU engine: transport '%s' keeps its arrays in host memory; with "
+                         "%d ranks the GPU engine needs a device transport (--transport mpi, "
+                         "nccl, nvshmem-* or auto), or run the CPU engine (--cpu)",
+                         hx_transport_name(e->t), e->nranks);
+    e->blocking_transport = transport_blocks(e->t);
     e->nhome = hx_plan_nhome(plan);
     e->nhalo = hx_plan_nhalo(plan);
     e->ntotal = hx_plan_ntotal(plan);
     if (e->multi) {
-        e->tx = (float *)hx_transport_coords(e->t);
-        e->tf = (float *)hx_transport_forces(e->t);
+        e->tx = (float *) hx_transport_coords(e->t);
+        e->tf = (float *) hx_transport_forces(e->t);
     }
     st = ensure_capacity(e, e->nhome, e->ntotal);
     if (st == HX_OK)
@@ -676,12 +718,12 @@ static hx_status force_pass(hx_md_engine *e, int write, double *acc)
         CU(cudaEventRecord(e->ev_acc, e->s_loc), "event");
         CU(cudaStreamWaitEvent(e->s_nl, e->ev_acc, 0), "event wait");
     }
-    CU(hxg_force_local((void *)e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom,
-                       write ? e->f4 : NULL, NULL, 0.0f, e->mass, acc),
+    CU(hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom,
+                       write ? e->f4 : NULL, NULL, 0.0f, e->mass, acc, NULL),
        "local force launch");
     if (e->multi) {
-        CU(hxg_force_nonlocal((void *)e->s_nl, e->tpp_nl, e->ntotal, e->tx, e->nl, e->lj,
-                              e->geom, write ? e->tf : NULL, acc),
+        CU(hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, e->ntotal, e->tx, e->nl, e->lj, e->geom,
+                              write ? e->tf : NULL, acc),
            "non-local force launch");
         if (write)
             HXI_CHECK(hx_transport_reverse(e->t));
@@ -689,8 +731,8 @@ static hx_status force_pass(hx_md_engine *e, int write, double *acc)
         CU(cudaStreamWaitEvent(e->s_loc, e->ev_rev, 0), "event wait");
     }
     /* Combine the halo-side forces (multi) and sum m v^2, without a kick. */
-    CU(hxg_kick((void *)e->s_loc, e->nhome, e->v4, e->f4,
-                (e->multi && write) ? e->tf : NULL, 0.0f, e->mass, acc),
+    CU(hxg_kick((void *) e->s_loc, e->nhome, e->v4, e->f4, (e->multi && write) ? e->tf : NULL, 0.0f,
+                e->mass, acc),
        "kick launch");
     CU(cudaStreamSynchronize(e->s_loc), "force pass");
     if (e->multi)
@@ -707,14 +749,14 @@ static hx_status check_report(hx_md_engine *e)
         return hxi_error(HX_ERR_COORD_NAN,
                          "GPU engine: a coordinate became NaN or infinite by step %lld; the "
                          "system blew up: use a smaller timestep or check the input",
-                         (long long)e->step);
+                         (long long) e->step);
     if (e->report->need > 0)
         return hxi_error(HX_ERR_OVERFLOW,
                          "GPU engine: an atom had %d neighbours within rc + skin at the list "
                          "build of step %lld, over the %d the list holds; rerun with "
                          "HALOX_MD_NEIGH_MAX=%d",
-                         (int)e->report->need, (long long)e->report->last_build, e->loc.max,
-                         round_up((long long)e->report->need * 5 / 4 + 8, 8));
+                         (int) e->report->need, (long long) e->report->last_build, e->loc.max,
+                         round_up((long long) e->report->need * 5 / 4 + 8, 8));
     return HX_OK;
 }
 
@@ -752,26 +794,33 @@ static hx_status create_local(hx_md_engine *e)
     CU(cudaEventCreateWithFlags(&e->ev_acc, cudaEventDisableTiming), "event");
     setup_physics(e);
     double vol = e->decomp.box_len[0] * e->decomp.box_len[1] * e->decomp.box_len[2];
-    int m = neigh_max_for(e, (double)e->sys->natoms / vol);
+    int m = neigh_max_for(e, (double) e->sys->natoms / vol);
     e->loc.max = m;
     e->nl.max = m;
-    size_t nc = (size_t)e->cells.ncell;
+    size_t nc = (size_t) e->cells.ncell;
     HXI_CHECK(dev_grow(&e->flags, &(size_t){0}, sizeof(hxg_flags), "flags"));
     HXI_CHECK(dev_grow(&e->acc, &(size_t){0}, HXG_NACC * sizeof(double), "thermo sums"));
     HXI_CHECK(dev_grow(&e->cell_cnt, &(size_t){0}, sizeof(int32_t) * nc, "cell counts"));
     HXI_CHECK(dev_grow(&e->cell_start, &(size_t){0}, sizeof(int32_t) * (nc + 1), "cell starts"));
-    CU(cudaHostAlloc((void **)&e->report, sizeof(hxg_report), cudaHostAllocMapped),
+    HXI_CHECK(dev_grow(&e->scan_tmp, &(size_t){0}, sizeof(int32_t) * 2 * HXG_MAX_COOP_BLOCKS,
+                       "scan scratch"));
+    CU(cudaHostAlloc((void **) &e->report, sizeof(hxg_report), cudaHostAllocMapped),
        "mapped host allocation");
-    CU(cudaHostGetDevicePointer((void **)&e->report_dev, e->report, 0), "mapped pointer");
-    memset((void *)e->report, 0, sizeof(hxg_report));
+    CU(cudaHostGetDevicePointer((void **) &e->report_dev, e->report, 0), "mapped pointer");
+    memset((void *) e->report, 0, sizeof(hxg_report));
     hxg_flags fl;
     memset(&fl, 0, sizeof fl);
     fl.moved_step = -1;
+    fl.cur = 1;
     CU(cudaMemcpy(e->flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag set-up");
     CU(cudaMemset(e->cell_cnt, 0, sizeof(int32_t) * nc), "cell count set-up");
-    e->timers_on = hxi_env_int("HALOX_MD_TIMERS", 1) != 0;
+    e->graphs = !e->multi && !e->host_rebuild && hxi_env_int("HALOX_MD_GRAPH", 1) != 0;
+    e->timers_every = hxi_env_int("HALOX_MD_TIMERS", e->graphs ? 16 : 1);
+    e->timers_on = e->timers_every > 0;
+    if (e->timers_every < 1)
+        e->timers_every = 1;
     if (e->timers_on) {
-        HXI_CHECK(hxi_alloc((void **)&e->spans, TM_SLOTS * sizeof(tm_span), "timers"));
+        HXI_CHECK(hxi_alloc((void **) &e->spans, TM_SLOTS * sizeof(tm_span), "timers"));
         memset(e->spans, 0, TM_SLOTS * sizeof(tm_span));
         for (int k = 0; k < TM_SLOTS; k++) {
             CU(cudaEventCreate(&e->spans[k].a), "timer event");
@@ -791,8 +840,8 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
                                          "communicator, a config and a system");
     *out = NULL;
     hx_md_engine *e = calloc(1, sizeof *e);
-    HXI_CHECK(hxi_agree(comm, e ? HX_OK
-                                : hxi_error(HX_ERR_NOMEM, "GPU engine: out of host memory")));
+    HXI_CHECK(
+        hxi_agree(comm, e ? HX_OK : hxi_error(HX_ERR_NOMEM, "GPU engine: out of host memory")));
     hx_status st = HX_OK;
     e->cfg = *cfg;
     if (e->cfg.neigh_every < 1)
@@ -821,10 +870,13 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
         const int *g = e->decomp.grid;
         snprintf(e->desc, sizeof e->desc,
                  "gpu engine (float): %s [%s], grid %dx%dx%d, rank %d on GPU %d of %d (%s, %d "
-                 "rank(s) on this host), %d thread(s) per atom, lists of up to %d, %s rebuilds",
-                 hx_transport_name(e->t), hx_transport_describe(e->t), g[0], g[1], g[2],
-                 e->rank, e->device, e->ndevices, e->device_name, e->local_size, e->tpp,
-                 e->loc.max, e->multi || e->host_rebuild ? "host-path" : "device-resident");
+                 "rank(s) on this host), %d thread(s) per atom, lists of up to %d, %s",
+                 hx_transport_name(e->t), hx_transport_describe(e->t), g[0], g[1], g[2], e->rank,
+                 e->device, e->ndevices, e->device_name, e->local_size, e->tpp, e->loc.max,
+                 e->multi          ? "host-path rebuilds, halo on a high-priority stream"
+                 : e->host_rebuild ? "host-path rebuilds"
+                 : e->graphs       ? "device-resident rebuilds, steps replayed from CUDA graphs"
+                                   : "device-resident rebuilds");
     }
     *out = e;
     return HX_OK;
@@ -833,34 +885,82 @@ fail:
     return st;
 }
 
+/* The kernels of one device-resident step on the local stream: kick-drift,
+ * the rebuild kernel where one may happen, forces with the closing kick.
+ * The step number comes from flags->cur, so that the same launches can be
+ * captured once and replayed. */
+static hx_status launch_device_step(hx_md_engine *e, int candidate, int want_thermo)
+{
+    const hx_md_config *c = &e->cfg;
+    double *acc = want_thermo ? e->acc : NULL;
+    int k = tm_open(e, HX_MD_INTEGRATE, e->s_loc);
+    CU(hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4, NULL,
+                     c->nve ? e->dtf : 0.0f, c->nve ? e->dt : 0.0f, c->neigh_check, c->neigh_every,
+                     e->trig2, -1, e->flags, acc),
+       "kick-drift launch");
+    tm_close(e, k, e->s_loc);
+    if (candidate) {
+        k = tm_open(e, HX_MD_NEIGH, e->s_loc);
+        CU(hxg_rebuild_single((void *) e->s_loc, e->nhome, e->x4, e->v4, e->id, e->xold4, e->sx4,
+                              e->sv4, e->sid, e->cells, e->geom, e->lj.rh2, e->cell_cnt,
+                              e->cell_start, e->cellof, e->cellatoms, e->scan_tmp, e->loc, e->flags,
+                              e->report_dev, -1, c->neigh_every, c->neigh_delay, c->neigh_check),
+           "device rebuild launch");
+        tm_close(e, k, e->s_loc);
+    }
+    k = tm_open(e, HX_MD_LOCAL, e->s_loc);
+    CU(hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom, e->f4,
+                       e->v4, c->nve ? e->dtf : 0.0f, e->mass, acc, &e->flags->cur),
+       "force launch");
+    tm_close(e, k, e->s_loc);
+    return HX_OK;
+}
+
+/* Captures one kind of step into a graph. A failure (a driver that will
+ * not capture the cooperative launch, say) turns graphs off; the plain
+ * launches do the same work. */
+static void capture_step(hx_md_engine *e, int candidate, int want_thermo)
+{
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t x = NULL;
+    int timing = e->timing_now;
+    e->timing_now = 0;
+    hx_status st = HX_OK;
+    if (cudaStreamBeginCapture(e->s_loc, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+        st = HX_ERR_CUDA;
+    } else {
+        st = launch_device_step(e, candidate, want_thermo);
+        if (cudaStreamEndCapture(e->s_loc, &g) != cudaSuccess)
+            st = HX_ERR_CUDA;
+    }
+    if (st == HX_OK && cudaGraphInstantiate(&x, g, 0) != cudaSuccess)
+        st = HX_ERR_CUDA;
+    if (g)
+        cudaGraphDestroy(g);
+    cudaGetLastError();
+    e->timing_now = timing;
+    if (st != HX_OK) {
+        hxi_warn("GPU engine: could not capture a step into a CUDA graph; launching kernels "
+                 "one by one instead");
+        e->graphs = 0;
+        return;
+    }
+    e->gexec[candidate][want_thermo] = x;
+}
+
 /* One rank, rebuilds on the device: no host synchronisation in a step. */
 static hx_status step_device(hx_md_engine *e, int want_thermo)
 {
-    const hx_md_config *c = &e->cfg;
-    const int64_t step = e->step;
-    double *acc = want_thermo ? e->acc : NULL;
-    /* Builds happen only at multiples of `every` (the first at step 0),
-     * so LAMMPS's `ago % every == 0` is `step % every == 0` here; with the
-     * check on, the kernel itself knows when the last build was. */
-    if (step % c->neigh_every == 0) {
-        int forced = !c->neigh_check && step - e->last_build >= c->neigh_delay;
-        if (c->neigh_check || forced) {
-            int k = tm_open(e, HX_MD_NEIGH, e->s_loc);
-            CU(hxg_rebuild_single((void *)e->s_loc, e->nhome, e->x4, e->v4, e->id, e->xold4,
-                                  e->sx4, e->sv4, e->sid, e->cells, e->geom, e->lj.rh2,
-                                  e->cell_cnt, e->cell_start, e->cellof, e->cellatoms, e->loc,
-                                  e->flags, e->report_dev, step, forced, c->neigh_delay),
-               "device rebuild launch");
-            tm_close(e, k, e->s_loc);
-            if (forced)
-                e->last_build = step;
+    const int candidate = e->step % e->cfg.neigh_every == 0;
+    if (e->graphs && !e->timing_now) {
+        if (!e->gexec[candidate][want_thermo])
+            capture_step(e, candidate, want_thermo);
+        if (e->graphs) {
+            CU(cudaGraphLaunch(e->gexec[candidate][want_thermo], e->s_loc), "graph launch");
+            return check_report(e);
         }
     }
-    int k = tm_open(e, HX_MD_LOCAL, e->s_loc);
-    CU(hxg_force_local((void *)e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom,
-                       e->f4, e->v4, c->nve ? e->dtf : 0.0f, e->mass, acc),
-       "force launch");
-    tm_close(e, k, e->s_loc);
+    HXI_CHECK(launch_device_step(e, candidate, want_thermo));
     return check_report(e);
 }
 
@@ -880,10 +980,9 @@ static hx_status step_host(hx_md_engine *e, int want_thermo, hx_status st)
         } else {
             double t0 = now_s();
             int64_t moved = -1;
-            if (st == HX_OK &&
-                (cudaMemcpyAsync(&moved, &e->flags->moved_step, sizeof moved,
-                                 cudaMemcpyDeviceToHost, e->s_loc) != cudaSuccess ||
-                 cudaStreamSynchronize(e->s_loc) != cudaSuccess))
+            if (st == HX_OK && (cudaMemcpyAsync(&moved, &e->flags->moved_step, sizeof moved,
+                                                cudaMemcpyDeviceToHost, e->s_loc) != cudaSuccess ||
+                                cudaStreamSynchronize(e->s_loc) != cudaSuccess))
                 st = cuda_fail(cudaGetLastError(), "half-skin check");
             HXI_CHECK(hxi_agree(e->comm, st));
             rebuild = moved == step;
@@ -898,8 +997,8 @@ static hx_status step_host(hx_md_engine *e, int want_thermo, hx_status st)
     const float dtf = c->nve ? e->dtf : 0.0f;
     if (st == HX_OK && !e->multi) {
         k = tm_open(e, HX_MD_LOCAL, e->s_loc);
-        if (hxg_force_local((void *)e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom,
-                            e->f4, e->v4, dtf, e->mass, acc) != 0)
+        if (hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom,
+                            e->f4, e->v4, dtf, e->mass, acc, NULL) != 0)
             st = cuda_fail(cudaGetLastError(), "force launch");
         tm_close(e, k, e->s_loc);
         return st;
@@ -914,8 +1013,8 @@ static hx_status step_host(hx_md_engine *e, int want_thermo, hx_status st)
     for (int pass = 0; pass < 2 && st == HX_OK; pass++) {
         if ((pass == 0) == (e->blocking_transport != 0)) {
             k = tm_open(e, HX_MD_LOCAL, e->s_loc);
-            if (hxg_force_local((void *)e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj,
-                                e->geom, e->f4, NULL, 0.0f, e->mass, acc) != 0)
+            if (hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom,
+                                e->f4, NULL, 0.0f, e->mass, acc, NULL) != 0)
                 st = cuda_fail(cudaGetLastError(), "local force launch");
             tm_close(e, k, e->s_loc);
         } else if (!rebuild) {
@@ -926,8 +1025,8 @@ static hx_status step_host(hx_md_engine *e, int want_thermo, hx_status st)
     }
     if (st == HX_OK) {
         k = tm_open(e, HX_MD_NONLOCAL, e->s_nl);
-        if (hxg_force_nonlocal((void *)e->s_nl, e->tpp_nl, e->ntotal, e->tx, e->nl, e->lj,
-                               e->geom, e->tf, acc) != 0)
+        if (hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, e->ntotal, e->tx, e->nl, e->lj, e->geom,
+                               e->tf, acc) != 0)
             st = cuda_fail(cudaGetLastError(), "non-local force launch");
         tm_close(e, k, e->s_nl);
     }
@@ -941,7 +1040,7 @@ static hx_status step_host(hx_md_engine *e, int want_thermo, hx_status st)
         st = cuda_fail(cudaGetLastError(), "event");
     if (st == HX_OK) {
         k = tm_open(e, HX_MD_INTEGRATE, e->s_loc);
-        if (hxg_kick((void *)e->s_loc, e->nhome, e->v4, e->f4, e->tf, dtf, e->mass, acc) != 0)
+        if (hxg_kick((void *) e->s_loc, e->nhome, e->v4, e->f4, e->tf, dtf, e->mass, acc) != 0)
             st = cuda_fail(cudaGetLastError(), "kick launch");
         tm_close(e, k, e->s_loc);
     }
@@ -952,24 +1051,25 @@ static hx_status gpu_step(hx_md_engine *e, int want_thermo)
 {
     const hx_md_config *c = &e->cfg;
     const int64_t step = e->step + 1;
-    const int device_path = !e->multi && !e->host_rebuild;
-    /* The check runs where a rebuild could happen (LAMMPS checks only there). */
-    const int check = c->neigh_check && step % c->neigh_every == 0;
     hx_status st = HX_OK;
 
-    int k = tm_open(e, HX_MD_INTEGRATE, e->s_loc);
-    if (hxg_kickdrift((void *)e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4,
-                      e->multi ? e->tx : NULL, c->nve ? e->dtf : 0.0f, c->nve ? e->dt : 0.0f,
-                      check, e->trig2, step, e->flags, want_thermo ? e->acc : NULL) != 0)
-        st = cuda_fail(cudaGetLastError(), "kick-drift launch");
-    tm_close(e, k, e->s_loc);
     e->step = step;
     e->stats.steps++;
     e->acc_valid = 0;
-    if (device_path)
-        st = st == HX_OK ? step_device(e, want_thermo) : st;
-    else
+    e->timing_now = tm_sampled(step, e->timers_every);
+    want_thermo = want_thermo != 0;
+    if (!e->multi && !e->host_rebuild) {
+        st = step_device(e, want_thermo);
+    } else {
+        int k = tm_open(e, HX_MD_INTEGRATE, e->s_loc);
+        if (hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4,
+                          e->multi ? e->tx : NULL, c->nve ? e->dtf : 0.0f, c->nve ? e->dt : 0.0f,
+                          c->neigh_check, c->neigh_every, e->trig2, step, e->flags,
+                          want_thermo ? e->acc : NULL) != 0)
+            st = cuda_fail(cudaGetLastError(), "kick-drift launch");
+        tm_close(e, k, e->s_loc);
         st = step_host(e, want_thermo, st);
+    }
     e->acc_valid = st == HX_OK && want_thermo;
     return st;
 }
@@ -983,10 +1083,10 @@ static hx_status gpu_thermo(hx_md_engine *e, hx_md_thermo *out)
     hx_status st = HX_OK;
     if (!e->acc_valid)
         st = force_pass(e, 0, e->acc);
-    if (st == HX_OK && (cudaStreamSynchronize(e->s_nl) != cudaSuccess ||
-                        cudaStreamSynchronize(e->s_loc) != cudaSuccess ||
-                        cudaMemcpy(sums, e->acc, sizeof sums, cudaMemcpyDeviceToHost) !=
-                            cudaSuccess))
+    if (st == HX_OK &&
+        (cudaStreamSynchronize(e->s_nl) != cudaSuccess ||
+         cudaStreamSynchronize(e->s_loc) != cudaSuccess ||
+         cudaMemcpy(sums, e->acc, sizeof sums, cudaMemcpyDeviceToHost) != cudaSuccess))
         st = cuda_fail(cudaGetLastError(), "thermo read-back");
     if (st == HX_OK && e->multi)
         st = hx_transport_sync(e->t);
@@ -1012,20 +1112,22 @@ static hx_status gpu_gather(hx_md_engine *e, hx_md_system *sys, double **f)
     HXI_CHECK(check_report(e));
     int n = e->nhome;
     if (n > sys->capacity || !sys->x) {
-        HXI_CHECK(hxi_grow((void **)&sys->x, sizeof(double) * 3 * (size_t)(n ? n : 1), "positions"));
-        HXI_CHECK(hxi_grow((void **)&sys->v, sizeof(double) * 3 * (size_t)(n ? n : 1), "velocities"));
-        HXI_CHECK(hxi_grow((void **)&sys->id, sizeof(int64_t) * (size_t)(n ? n : 1), "atom ids"));
+        HXI_CHECK(
+            hxi_grow((void **) &sys->x, sizeof(double) * 3 * (size_t) (n ? n : 1), "positions"));
+        HXI_CHECK(
+            hxi_grow((void **) &sys->v, sizeof(double) * 3 * (size_t) (n ? n : 1), "velocities"));
+        HXI_CHECK(hxi_grow((void **) &sys->id, sizeof(int64_t) * (size_t) (n ? n : 1), "atom ids"));
         sys->capacity = n;
     }
-    CU(cudaMemcpy(e->h4, e->x4, 16 * (size_t)n, cudaMemcpyDeviceToHost), "download x");
+    CU(cudaMemcpy(e->h4, e->x4, 16 * (size_t) n, cudaMemcpyDeviceToHost), "download x");
     for (int i = 0; i < n; i++)
         for (int k = 0; k < 3; k++)
-            sys->x[3 * i + k] = (double)e->h4[4 * i + k];
-    CU(cudaMemcpy(e->h4, e->v4, 16 * (size_t)n, cudaMemcpyDeviceToHost), "download v");
+            sys->x[3 * i + k] = (double) e->h4[4 * i + k];
+    CU(cudaMemcpy(e->h4, e->v4, 16 * (size_t) n, cudaMemcpyDeviceToHost), "download v");
     for (int i = 0; i < n; i++)
         for (int k = 0; k < 3; k++)
-            sys->v[3 * i + k] = (double)e->h4[4 * i + k];
-    CU(cudaMemcpy(sys->id, e->id, 8 * (size_t)n, cudaMemcpyDeviceToHost), "download id");
+            sys->v[3 * i + k] = (double) e->h4[4 * i + k];
+    CU(cudaMemcpy(sys->id, e->id, 8 * (size_t) n, cudaMemcpyDeviceToHost), "download id");
     sys->n = n;
     if (sys != e->sys) {
         sys->decomp = e->decomp;
@@ -1033,13 +1135,13 @@ static hx_status gpu_gather(hx_md_engine *e, hx_md_system *sys, double **f)
     }
     if (f) {
         if (n > e->fout_cap) {
-            HXI_CHECK(hxi_grow((void **)&e->fout, sizeof(double) * 3 * (size_t)n, "forces"));
+            HXI_CHECK(hxi_grow((void **) &e->fout, sizeof(double) * 3 * (size_t) n, "forces"));
             e->fout_cap = n;
         }
-        CU(cudaMemcpy(e->h4, e->f4, 16 * (size_t)n, cudaMemcpyDeviceToHost), "download f");
+        CU(cudaMemcpy(e->h4, e->f4, 16 * (size_t) n, cudaMemcpyDeviceToHost), "download f");
         for (int i = 0; i < n; i++)
             for (int k = 0; k < 3; k++)
-                e->fout[3 * i + k] = (double)e->h4[4 * i + k];
+                e->fout[3 * i + k] = (double) e->h4[4 * i + k];
         *f = e->fout;
     }
     return HX_OK;
@@ -1049,7 +1151,7 @@ static const hx_md_stats *gpu_stats(const hx_md_engine *ce)
 {
     /* Reading the stage timers waits for the GPU: the engine is not const
      * underneath, and the caller asks for final numbers. */
-    hx_md_engine *e = (hx_md_engine *)ce;
+    hx_md_engine *e = (hx_md_engine *) ce;
     cudaStreamSynchronize(e->s_nl);
     cudaStreamSynchronize(e->s_loc);
     cudaGetLastError();
@@ -1071,13 +1173,18 @@ static void gpu_destroy(hx_md_engine *e)
         cudaStreamSynchronize(e->s_loc);
     if (e->s_nl)
         cudaStreamSynchronize(e->s_nl);
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++)
+            if (e->gexec[a][b])
+                cudaGraphExecDestroy(e->gexec[a][b]);
     if (e->t)
         hx_transport_destroy(e->t);
     if (e->plan)
         hx_plan_destroy(e->plan);
-    void *dev[] = {e->x4, e->v4, e->f4, e->xold4, e->sx4, e->sv4, e->id, e->sid, e->zones,
-                   e->cellof, e->cellatoms, e->cell_cnt, e->cell_start, e->loc.nb, e->loc.cnt,
-                   e->nl.nb, e->nl.cnt, e->flags, e->acc};
+    void *dev[] = {e->x4,        e->v4,       e->f4,         e->xold4,    e->sx4,
+                   e->sv4,       e->id,       e->sid,        e->zones,    e->cellof,
+                   e->cellatoms, e->cell_cnt, e->cell_start, e->scan_tmp, e->loc.nb,
+                   e->loc.cnt,   e->nl.nb,    e->nl.cnt,     e->flags,    e->acc};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
         if (dev[k])
             cudaFree(dev[k]);

@@ -53,8 +53,8 @@ hx_status hx_md_box(const hx_md_config *cfg, double box_lo[3], double box_len[3]
 static void hxi_cell_range(double lo, double hi, double a, int n, int *c0, int *c1)
 {
     double f0 = floor(lo / a) - 1, f1 = floor(hi / a) + 1;
-    *c0 = f0 < 0 ? 0 : (int)f0;
-    *c1 = f1 > n - 1 ? n - 1 : (int)f1;
+    *c0 = f0 < 0 ? 0 : (int) f0;
+    *c1 = f1 > n - 1 ? n - 1 : (int) f1;
 }
 
 hx_status hx_md_lattice(hx_md_system *sys, const hx_md_config *cfg)
@@ -76,10 +76,10 @@ hx_status hx_md_lattice(hx_md_system *sys, const hx_md_config *cfg)
                              "box [%g, %g): initialise it with hx_md_box",
                              d->box_lo[k], d->box_lo[k] + d->box_len[k], "xyz"[k], lo[k],
                              lo[k] + len[k]);
-    natoms = 4 * (int64_t)cfg->cells[0] * cfg->cells[1] * cfg->cells[2];
-    if (natoms > ((int64_t)1 << 40))
+    natoms = 4 * (int64_t) cfg->cells[0] * cfg->cells[1] * cfg->cells[2];
+    if (natoms > ((int64_t) 1 << 40))
         return hxi_error(HX_ERR_INVALID, "%lld atoms are too many: use fewer lattice cells",
-                         (long long)natoms);
+                         (long long) natoms);
 
     for (int k = 0; k < 3; k++)
         hxi_cell_range(d->dom_lo[k] - lo[k], d->dom_hi[k] - lo[k], a, cfg->cells[k], &r0[k],
@@ -92,14 +92,14 @@ hx_status hx_md_lattice(hx_md_system *sys, const hx_md_config *cfg)
         if (scan > INT32_MAX / 4)
             return hxi_error(HX_ERR_INVALID,
                              "%lld lattice sites on one rank are too many: use more ranks",
-                             (long long)scan);
-        cap = scan > 16 ? (int)scan : 16;
+                             (long long) scan);
+        cap = scan > 16 ? (int) scan : 16;
     }
-    st = hxi_alloc((void **)&x, (size_t)cap * 3 * sizeof(double), "lattice coordinates");
+    st = hxi_alloc((void **) &x, (size_t) cap * 3 * sizeof(double), "lattice coordinates");
     if (st == HX_OK)
-        st = hxi_alloc((void **)&v, (size_t)cap * 3 * sizeof(double), "lattice velocities");
+        st = hxi_alloc((void **) &v, (size_t) cap * 3 * sizeof(double), "lattice velocities");
     if (st == HX_OK)
-        st = hxi_alloc((void **)&id, (size_t)cap * sizeof(int64_t), "lattice ids");
+        st = hxi_alloc((void **) &id, (size_t) cap * sizeof(int64_t), "lattice ids");
     if (st != HX_OK)
         goto fail;
 
@@ -107,16 +107,16 @@ hx_status hx_md_lattice(hx_md_system *sys, const hx_md_config *cfg)
         for (int j = r0[1]; j <= r1[1]; j++)
             for (int i = r0[0]; i <= r1[0]; i++)
                 for (int m = 0; m < 4; m++) {
-                    double *p = x + 3 * (size_t)n;
-                    p[0] = lo[0] + ((double)i + hxi_fcc_basis[m][0]) * a;
-                    p[1] = lo[1] + ((double)j + hxi_fcc_basis[m][1]) * a;
-                    p[2] = lo[2] + ((double)k + hxi_fcc_basis[m][2]) * a;
+                    double *p = x + 3 * (size_t) n;
+                    p[0] = lo[0] + ((double) i + hxi_fcc_basis[m][0]) * a;
+                    p[1] = lo[1] + ((double) j + hxi_fcc_basis[m][1]) * a;
+                    p[2] = lo[2] + ((double) k + hxi_fcc_basis[m][2]) * a;
                     if (hx_decomp_owner(d, p) != d->rank)
                         continue;
-                    id[n] = (((int64_t)k * cfg->cells[1] + j) * cfg->cells[0] + i) * 4 + m;
+                    id[n] = (((int64_t) k * cfg->cells[1] + j) * cfg->cells[0] + i) * 4 + m;
                     n++;
                 }
-    memset(v, 0, (size_t)cap * 3 * sizeof(double));
+    memset(v, 0, (size_t) cap * 3 * sizeof(double));
 
     free(sys->x);
     free(sys->v);

@@ -23,14 +23,15 @@ double hxi_md_now(void);
  * stencil never meets the same bin twice. Along a decomposed dimension the
  * bins span the atoms' extent and do not wrap. */
 typedef struct hxi_md_cells {
-    int nb[3];       /* bins per dimension */
-    int wrap[3];     /* 1: periodic along this dimension */
-    double lo[3];    /* origin of bin 0 */
-    double inv[3];   /* bins per unit length */
+    int nb[3];     /* bins per dimension */
+    int wrap[3];   /* 1: periodic along this dimension */
+    double lo[3];  /* origin of bin 0 */
+    double inv[3]; /* bins per unit length */
     int nbins;
-    int *start;      /* nbins + 1: atoms of bin b are atoms[start[b] .. start[b+1]) */
-    int *atoms;      /* atom indices, bin by bin, ascending within a bin */
-    int *bin;        /* bin of each atom */
+    int *start; /* nbins + 1: atoms of bin b are atoms[start[b] .. start[b+1]) */
+    int *atoms; /* atom indices, bin by bin, ascending within a bin */
+    int *bin;   /* bin of each atom */
+    double *xs; /* coordinates in the order of atoms[], read sequentially */
     int cap_bins, cap_atoms;
 } hxi_md_cells;
 
@@ -40,7 +41,8 @@ void hxi_md_cells_free(hxi_md_cells *c);
 
 /* ------------------------------------------------------- neighbour lists */
 
-/* Half list in rows: the partners j > i of atom i are j[start[i] .. start[i+1]). */
+/* Half list in rows: each pair once, in the row of one of its atoms; the
+ * partners of atom i are j[start[i] .. start[i+1]). */
 typedef struct hxi_md_nlist {
     int rows;
     int *start;
@@ -62,8 +64,8 @@ void hxi_md_pbc_init(hxi_md_pbc *b, const hx_decomp *d);
  * ours (hx_zone_pair), once: home-home pairs into `local` (rows 0..nhome),
  * pairs with a halo atom into `nonlocal` (rows 0..ntotal). */
 hx_status hxi_md_neigh_build(hxi_md_nlist *local, hxi_md_nlist *nonlocal, hxi_md_cells *cells,
-                             const hx_decomp *d, double cut, const double *x,
-                             const uint8_t *zones, int nhome, int ntotal);
+                             const hx_decomp *d, double cut, const double *x, const uint8_t *zones,
+                             int nhome, int ntotal);
 void hxi_md_nlist_free(hxi_md_nlist *l);
 
 /* ------------------------------------------------------------ LJ forces */
@@ -92,8 +94,7 @@ typedef struct hxi_md_dump hxi_md_dump;
 /* Collective. */
 hx_status hxi_md_dump_open(hxi_md_dump **dump, hx_comm *comm, const char *path);
 /* Collective: sys holds this rank's current atoms (engine gather). */
-hx_status hxi_md_dump_frame(hxi_md_dump *dump, const hx_md_system *sys, int64_t step,
-                            double time);
+hx_status hxi_md_dump_frame(hxi_md_dump *dump, const hx_md_system *sys, int64_t step, double time);
 void hxi_md_dump_close(hxi_md_dump *dump);
 
 #endif /* HALOX_MD_CPU_H */

@@ -90,7 +90,7 @@ static hx_status hxi_check_atoms_per_rank(hx_comm *comm, const hx_md_system *sys
         return hxi_error(HX_ERR_INVALID,
                          "too few atoms per rank: rank %d of %d owns none of the %lld atoms "
                          "(grid %dx%dx%d): use fewer ranks, another --grid, or a larger system",
-                         -v[0], size, (long long)sys->natoms, sys->decomp.grid[0],
+                         -v[0], size, (long long) sys->natoms, sys->decomp.grid[0],
                          sys->decomp.grid[1], sys->decomp.grid[2]);
     return HX_OK;
 }
@@ -110,7 +110,7 @@ static hx_status hxi_setup(hx_comm *comm, const hx_md_config *cfg, hx_md_system 
 
 static void hxi_hms(char *buf, size_t n, double s)
 {
-    long t = s > 0 && s < 1e9 ? (long)(s + 0.5) : 0;
+    long t = s > 0 && s < 1e9 ? (long) (s + 0.5) : 0;
     snprintf(buf, n, "%ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
 }
 
@@ -130,9 +130,9 @@ static void hxi_progress_tick(hxi_progress *p, int64_t step, int64_t steps, doub
         return; /* short runs print nothing */
     p->last = now;
     rate = step / (now - p->t0 > 0 ? now - p->t0 : 1e-9);
-    hxi_hms(eta, sizeof eta, rate > 0 ? (double)(steps - step) / rate : 0);
+    hxi_hms(eta, sizeof eta, rate > 0 ? (double) (steps - step) / rate : 0);
     fprintf(stderr, "\rhalox-md: step %lld/%lld (%3.0f%%), %.1f steps/s, ETA %s   ",
-            (long long)step, (long long)steps, 100.0 * (double)step / (double)steps, rate, eta);
+            (long long) step, (long long) steps, 100.0 * (double) step / (double) steps, rate, eta);
     if (step == steps)
         fputc('\n', stderr);
     fflush(stderr);
@@ -140,8 +140,8 @@ static void hxi_progress_tick(hxi_progress *p, int64_t step, int64_t steps, doub
 
 /* LAMMPS's loop line and performance line, then halox's summary. */
 static hx_status hxi_summary(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_engine *eng,
-                             const hx_md_config *cfg, int64_t natoms, int64_t steps,
-                             double loop, double out_time)
+                             const hx_md_config *cfg, int64_t natoms, int64_t steps, double loop,
+                             double out_time)
 {
     const hx_md_stats *st = ops->stats(eng);
     int size = hx_comm_size(comm), rank = hx_comm_rank(comm);
@@ -160,19 +160,19 @@ static hx_status hxi_summary(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_e
 
     tloop = sum[HX_MD_NSTAGES] / size; /* LAMMPS: the average over ranks */
     printf("Loop time of %.6g on %d procs for %lld steps with %lld atoms\n\n", tloop, size,
-           (long long)steps, (long long)natoms);
+           (long long) steps, (long long) natoms);
     if (steps <= 0 || tloop <= 0) {
         fflush(stdout);
         return HX_OK;
     }
-    t_step = tloop / (double)steps;
+    t_step = tloop / (double) steps;
     tau_day = 86400.0 / t_step * cfg->dt;
-    aps = (double)natoms / t_step;
+    aps = (double) natoms / t_step;
     printf("Performance: %.3f tau/day, %.3f timesteps/s, %.3f katom-step/s\n\n", tau_day,
            1.0 / t_step, aps * 1e-3);
 
-    printf("halox-md performance: %s engine, %d rank(s), %lld neighbour-list rebuilds\n",
-           ops->name, size, (long long)st->rebuilds);
+    printf("halox-md performance: %s engine, %d rank(s), %lld neighbour-list rebuilds\n", ops->name,
+           size, (long long) st->rebuilds);
     printf("  steps/s       %14.3f\n", 1.0 / t_step);
     printf("  us/step       %14.3f\n", 1e6 * t_step);
     printf("  atom-steps/s  %14.6g\n", aps);
@@ -188,7 +188,7 @@ static hx_status hxi_summary(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_e
                    100.0 * avg / tloop);
         }
         printf("  %-18s %10.4f %10s %8.2f\n", "total", tot, "", 100.0 * tot / tloop);
-        (void)totmax;
+        (void) totmax;
     }
     fflush(stdout);
     return HX_OK;
@@ -210,7 +210,7 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
     if (rank == 0) {
         const double *L = sys->decomp.box_len;
         printf("halox-md %d.%d.%d: %lld atoms, fcc density %g, box %g x %g x %g, %d rank(s)\n",
-               HX_VERSION_MAJOR, HX_VERSION_MINOR, HX_VERSION_PATCH, (long long)sys->natoms,
+               HX_VERSION_MAJOR, HX_VERSION_MINOR, HX_VERSION_PATCH, (long long) sys->natoms,
                cfg->density, L[0], L[1], L[2], hx_comm_size(comm));
         printf("  lj/cut %g%s, skin %g, neigh_modify every %d delay %d check %s, dt %g, %s\n",
                cfg->rc, cfg->shift_energy ? " shifted" : "", cfg->skin, cfg->neigh_every,
@@ -271,7 +271,7 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
             t = hxi_md_now();
             st = ops->gather(eng, sys, NULL);
             if (st == HX_OK)
-                st = hxi_md_dump_frame(dump, sys, s, (double)s * cfg->dt);
+                st = hxi_md_dump_frame(dump, sys, s, (double) s * cfg->dt);
             out_time += hxi_md_now() - t;
             if (st != HX_OK)
                 break;

@@ -24,14 +24,14 @@ double hxi_md_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
 }
 
 void hx_md_thermo_from_sums(hx_md_thermo *out, int64_t step, int64_t natoms, double volume,
                             double mv2, double epair, double virial)
 {
-    double dof = 3.0 * (double)natoms - 3.0;
-    double n = natoms > 0 ? (double)natoms : 1.0;
+    double dof = 3.0 * (double) natoms - 3.0;
+    double n = natoms > 0 ? (double) natoms : 1.0;
     /* In the order of operations of LAMMPS's computes. */
     double temp = dof > 0 ? mv2 * (1.0 / dof) : 0.0;
     double ke = temp * (0.5 * dof);
@@ -46,7 +46,7 @@ void hx_md_thermo_from_sums(hx_md_thermo *out, int64_t step, int64_t natoms, dou
 /* A keyword centred in width w as fmt's {:^w} does: the odd blank goes right. */
 static void hxi_center(FILE *out, const char *word, int w)
 {
-    int len = (int)strlen(word), pad = w > len ? w - len : 0;
+    int len = (int) strlen(word), pad = w > len ? w - len : 0;
     fprintf(out, "%*s%s%*s", pad / 2, "", word, pad - pad / 2, "");
 }
 
@@ -63,6 +63,6 @@ void hxi_md_thermo_header(FILE *out)
 
 void hxi_md_thermo_row(FILE *out, const hx_md_thermo *t)
 {
-    fprintf(out, "%10lld  % -14.8g % -14.8g % -14.8g % -14.8g % -14.8g\n", (long long)t->step,
+    fprintf(out, "%10lld  % -14.8g % -14.8g % -14.8g % -14.8g % -14.8g\n", (long long) t->step,
             t->temp, t->epair, t->emol, t->etotal, t->press);
 }

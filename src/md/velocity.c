@@ -48,10 +48,10 @@ static uint64_t hxi_mix64(uint64_t z)
  * mixes seed and id so that neighbouring ids give unrelated streams. */
 static void hxi_halox_raw(uint64_t seed, int64_t id, double u[3])
 {
-    uint64_t s = hxi_mix64(seed ^ 0x6a09e667f3bcc909ull) ^ hxi_mix64((uint64_t)id + 1);
+    uint64_t s = hxi_mix64(seed ^ 0x6a09e667f3bcc909ull) ^ hxi_mix64((uint64_t) id + 1);
     for (int k = 0; k < 3; k++) {
         s += 0x9e3779b97f4a7c15ull;
-        u[k] = (double)(hxi_mix64(s) >> 11) * 0x1.0p-53 - 0.5;
+        u[k] = (double) (hxi_mix64(s) >> 11) * 0x1.0p-53 - 0.5;
     }
 }
 
@@ -66,7 +66,7 @@ static hx_status hxi_vel_halox(hx_md_system *sys, const hx_md_config *cfg)
             sum[k] += u[k];
     }
     for (int k = 0; k < 3; k++)
-        mean[k] = sum[k] / (double)N;
+        mean[k] = sum[k] / (double) N;
     for (int64_t id = 0; id < N; id++) {
         hxi_halox_raw(cfg->seed, id, u);
         for (int k = 0; k < 3; k++) {
@@ -74,12 +74,12 @@ static hx_status hxi_vel_halox(hx_md_system *sys, const hx_md_config *cfg)
             mv2 += cfg->mass * w * w;
         }
     }
-    t = mv2 / (double)(3 * N - 3);
+    t = mv2 / (double) (3 * N - 3);
     factor = t > 0 ? sqrt(cfg->temperature / t) : 0.0;
     for (int i = 0; i < sys->n; i++) {
         hxi_halox_raw(cfg->seed, sys->id[i], u);
         for (int k = 0; k < 3; k++)
-            sys->v[3 * (size_t)i + k] = (u[k] - mean[k]) * factor;
+            sys->v[3 * (size_t) i + k] = (u[k] - mean[k]) * factor;
     }
     return HX_OK;
 }
@@ -112,11 +112,11 @@ static void hxi_minimd_raw(const int cells[3], int i, int j, int k, double v[3])
 static void hxi_minimd_site(const int cells[3], int64_t id, int s[3])
 {
     static const int twice_basis[4][3] = {{0, 0, 0}, {1, 1, 0}, {1, 0, 1}, {0, 1, 1}};
-    int m = (int)(id % 4);
+    int m = (int) (id % 4);
     int64_t c = id / 4;
-    int ci = (int)(c % cells[0]);
-    int cj = (int)((c / cells[0]) % cells[1]);
-    int ck = (int)(c / ((int64_t)cells[0] * cells[1]));
+    int ci = (int) (c % cells[0]);
+    int cj = (int) ((c / cells[0]) % cells[1]);
+    int ck = (int) (c / ((int64_t) cells[0] * cells[1]));
     s[0] = 2 * ci + twice_basis[m][0];
     s[1] = 2 * cj + twice_basis[m][1];
     s[2] = 2 * ck + twice_basis[m][2];
@@ -156,18 +156,18 @@ static hx_status hxi_vel_minimd(hx_md_system *sys, const hx_md_config *cfg)
 {
     const int *cells = cfg->cells;
     double sum[3] = {0, 0, 0}, vtot[3], t[3] = {0, 0, 0}, t_scale, factor;
-    int64_t sites = 8 * (int64_t)cells[0] * cells[1] * cells[2];
+    int64_t sites = 8 * (int64_t) cells[0] * cells[1] * cells[2];
 
     if (sites > INT32_MAX)
         return hxi_error(HX_ERR_INVALID,
                          "miniMD velocities seed each site with a 32-bit int: %lld sites are "
                          "too many; use the halox velocity mode",
-                         (long long)sites);
+                         (long long) sites);
     hxi_minimd_sweep(cells, 0, NULL, cfg->mass, sum);
     for (int k = 0; k < 3; k++)
         vtot[k] = sum[k] / sys->natoms;
     hxi_minimd_sweep(cells, 1, vtot, cfg->mass, t);
-    t_scale = 1.0 / (double)(sys->natoms * 3 - 3);
+    t_scale = 1.0 / (double) (sys->natoms * 3 - 3);
     t[0] = t[0] * t_scale;
     factor = t[0] > 0 ? sqrt(cfg->temperature / t[0]) : 0.0;
     for (int i = 0; i < sys->n; i++) {
@@ -177,7 +177,7 @@ static hx_status hxi_vel_minimd(hx_md_system *sys, const hx_md_config *cfg)
         hxi_minimd_raw(cells, s[0], s[1], s[2], v);
         for (int k = 0; k < 3; k++) {
             v[k] -= vtot[k];
-            sys->v[3 * (size_t)i + k] = v[k] * factor;
+            sys->v[3 * (size_t) i + k] = v[k] * factor;
         }
     }
     return HX_OK;
@@ -186,12 +186,12 @@ static hx_status hxi_vel_minimd(hx_md_system *sys, const hx_md_config *cfg)
 hx_status hx_md_velocities(hx_md_system *sys, const hx_md_config *cfg, hx_comm *comm)
 {
     hx_status st = HX_OK;
-    (void)comm; /* every rank sweeps the lattice itself: nothing to exchange */
+    (void) comm; /* every rank sweeps the lattice itself: nothing to exchange */
     if (sys->natoms < 2)
         st = hxi_error(HX_ERR_INVALID,
                        "velocities need at least 2 atoms (3N-3 degrees of freedom); there "
                        "are %lld",
-                       (long long)sys->natoms);
+                       (long long) sys->natoms);
     else if (!(cfg->temperature >= 0) || !isfinite(cfg->temperature))
         st = hxi_error(HX_ERR_INVALID,
                        "velocity temperature %g: `velocity all create T SEED` needs T >= 0",
@@ -199,12 +199,12 @@ hx_status hx_md_velocities(hx_md_system *sys, const hx_md_config *cfg, hx_comm *
     else if (!(cfg->mass > 0) || !isfinite(cfg->mass))
         st = hxi_error(HX_ERR_INVALID, "mass %g: `mass 1 M` needs a positive mass", cfg->mass);
     else if (cfg->temperature == 0)
-        memset(sys->v, 0, (size_t)sys->n * 3 * sizeof(double));
+        memset(sys->v, 0, (size_t) sys->n * 3 * sizeof(double));
     else if (cfg->velocity_mode == HX_MD_VEL_MINIMD)
         st = hxi_vel_minimd(sys, cfg);
     else if (cfg->velocity_mode == HX_MD_VEL_HALOX)
         st = hxi_vel_halox(sys, cfg);
     else
-        st = hxi_error(HX_ERR_INVALID, "unknown velocity mode %d", (int)cfg->velocity_mode);
+        st = hxi_error(HX_ERR_INVALID, "unknown velocity mode %d", (int) cfg->velocity_mode);
     return st;
 }

@@ -37,11 +37,11 @@ typedef struct hxg_cellgrid {
 } hxg_cellgrid;
 
 typedef struct hxg_lj {
-    float rc2;       /* pair cutoff squared */
-    float rh2;       /* list cutoff (rc + skin) squared */
-    float lj1, lj2;  /* 48 eps sig^12, 24 eps sig^6: F.r/r^2 = r6i (lj1 r6i - lj2) / r^2 */
-    float lj3, lj4;  /* 4 eps sig^12, 4 eps sig^6 */
-    float eoff;      /* energy at rc when shifted, else 0 */
+    float rc2;      /* pair cutoff squared */
+    float rh2;      /* list cutoff (rc + skin) squared */
+    float lj1, lj2; /* 48 eps sig^12, 24 eps sig^6: F.r/r^2 = r6i (lj1 r6i - lj2) / r^2 */
+    float lj3, lj4; /* 4 eps sig^12, 4 eps sig^6 */
+    float eoff;     /* energy at rc when shifted, else 0 */
 } hxg_lj;
 
 /* Neighbour list: nb[k * stride + i] for k < cnt[i] <= max. */
@@ -54,6 +54,7 @@ typedef struct hxg_list {
 
 /* Device-resident bookkeeping (device memory). */
 typedef struct hxg_flags {
+    int64_t cur;        /* the step being computed (device-resident steps count it) */
     int64_t moved_step; /* last step at which some atom had moved more than skin/2 */
     int64_t last_build; /* step of the last list build */
     int32_t need;       /* largest neighbour count seen over a list's max (0: none) */
@@ -79,33 +80,35 @@ enum { HXG_ACC_E = 0, HXG_ACC_W = 1, HXG_ACC_MV2 = 2, HXG_NACC = 3 };
 /* Each launcher returns the cudaError_t of its launch as an int (0: fine). */
 
 /* v += dtf f; x += dt v (x4 and, when x3 != NULL, the transport's home
- * coordinates); with check, flags->moved_step = step when an atom moved
- * more than sqrt(trig2) from xold4. acc_zero != NULL: zeroes the HXG_NACC
+ * coordinates). step < 0: the step is flags->cur. When neigh_check and
+ * step % every == 0, flags->moved_step = step if an atom moved more than
+ * sqrt(trig2) from xold4. acc_zero != NULL: zeroes the HXG_NACC
  * accumulators (a thermo step). */
-int hxg_kickdrift(void *stream, int n, float *x4, float *v4, const float *f4,
-                  const float *xold4, float *x3, float dtf, float dt, int check, float trig2,
+int hxg_kickdrift(void *stream, int n, float *x4, float *v4, const float *f4, const float *xold4,
+                  float *x3, float dtf, float dt, int neigh_check, int every, float trig2,
                   int64_t step, hxg_flags *flags, double *acc_zero);
 
 /* f = f4 (+ f3[i] when f3 != NULL, stored back into f4); v += dtf f;
  * acc != NULL: adds m v^2 after the kick. dtf = 0 and f3 = NULL: just the
  * kinetic sum. */
-int hxg_kick(void *stream, int n, float *v4, float *f4, const float *f3, float dtf,
-             float mass, double *acc);
+int hxg_kick(void *stream, int n, float *v4, float *f4, const float *f3, float dtf, float mass,
+             double *acc);
 
 /* Home atoms against their home neighbours (full list: every pair twice, no
  * atomics). f4 != NULL: forces written; v4 != NULL: then v += dtf f (the
  * single-rank step's closing kick, fused). acc != NULL: energy and virial
  * (and m v^2 after the kick when v4 != NULL) added. tpp: threads per atom
- * (1, 2, 4 or 8). */
+ * (1, 2, 4 or 8). step_ctr != NULL: incremented once (the step is done). */
 int hxg_force_local(void *stream, int tpp, int n, const float *x4, hxg_list l, hxg_lj lj,
-                    hxg_geom g, float *f4, float *v4, float dtf, float mass, double *acc);
+                    hxg_geom g, float *f4, float *v4, float dtf, float mass, double *acc,
+                    int64_t *step_ctr);
 
 /* Every local atom i in [0, ntotal) against its non-local list: for a home
  * atom its halo neighbours, for a halo atom its partners in owned pairs.
  * f3 != NULL: f3[i] is overwritten (zero when the list is empty), so the
  * transport's force array needs no clearing. */
-int hxg_force_nonlocal(void *stream, int tpp, int ntotal, const float *x3, hxg_list l,
-                       hxg_lj lj, hxg_geom g, float *f3, double *acc);
+int hxg_force_nonlocal(void *stream, int tpp, int ntotal, const float *x3, hxg_list l, hxg_lj lj,
+                       hxg_geom g, float *f3, double *acc);
 
 /* Host-path list build over ntotal atoms at x (stride xs floats: 3 or 4):
  * cell counts, scan, fill (sorted within a cell), then lists. Home atoms
@@ -113,20 +116,22 @@ int hxg_force_nonlocal(void *stream, int tpp, int ntotal, const float *x3, hxg_l
  * get nl (partners in pairs this rank owns by the zone rule). zones: 4
  * bytes per atom, or NULL when there is no halo. */
 int hxg_build_lists(void *stream, int nhome, int ntotal, const float *x, int xs,
-                    const uint8_t *zones, hxg_cellgrid cg, hxg_geom g, float rh2,
-                    int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof,
-                    int32_t *cellatoms, hxg_list loc, hxg_list nl, hxg_flags *flags);
+                    const uint8_t *zones, hxg_cellgrid cg, hxg_geom g, float rh2, int32_t *cell_cnt,
+                    int32_t *cell_start, int32_t *cellof, int32_t *cellatoms, hxg_list loc,
+                    hxg_list nl, hxg_flags *flags);
 
-/* Single-rank rebuild on the device, one cooperative launch: returns at once
- * unless forced, or flags->moved_step == step and step - last_build >= delay.
- * Otherwise wraps x into the box, sorts atoms by cell (x4, v4, id permuted
- * through the scratch arrays s*), sets xold4, builds loc and reports into
- * *report. */
+/* Single-rank rebuild on the device, one cooperative launch. step < 0: the
+ * step is flags->cur. Decides as LAMMPS's Neighbor::decide: returns at once
+ * unless step % every == 0, step - last_build >= delay and, with check,
+ * flags->moved_step == step. Otherwise wraps x into the box, sorts atoms by
+ * cell (x4, v4, id permuted through the scratch arrays s*), sets xold4,
+ * builds loc and reports into *report. scan_tmp: 2 * HXG_MAX_COOP_BLOCKS ints. */
+#define HXG_MAX_COOP_BLOCKS 4096
 int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int64_t *id, float *xold4,
-                       float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg, hxg_geom g,
-                       float rh2, int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof,
-                       int32_t *perm, hxg_list loc, hxg_flags *flags, hxg_report *report,
-                       int64_t step, int forced, int delay);
+                       float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg, hxg_geom g, float rh2,
+                       int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof, int32_t *perm,
+                       int32_t *scan_tmp, hxg_list loc, hxg_flags *flags, hxg_report *report,
+                       int64_t step, int every, int delay, int check);
 
 /* Largest co-resident grid of the cooperative rebuild kernel (0: none). */
 int hxg_rebuild_single_grid(void);

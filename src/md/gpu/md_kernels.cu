@@ -16,21 +16,28 @@
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
+#include <climits>
+
 namespace cg = cooperative_groups;
 
 #define HXG_FULL 0xffffffffu
 
 /* ------------------------------------------------------------ helpers */
 
-template <int XS>
+/* Position i of an array of stride XS (3 or 4 floats). NC: through the
+ * read-only cache, allowed only where nothing in the kernel writes x. */
+template <int XS, bool NC = true>
 __device__ __forceinline__ float3 hxg_load(const float *__restrict__ x, int i)
 {
     if (XS == 4) {
-        const float4 q = __ldg(reinterpret_cast<const float4 *>(x) + i);
+        const float4 *p = reinterpret_cast<const float4 *>(x) + i;
+        const float4 q = NC ? __ldg(p) : *p;
         return make_float3(q.x, q.y, q.z);
     }
-    return make_float3(__ldg(x + 3 * (size_t)i), __ldg(x + 3 * (size_t)i + 1),
-                       __ldg(x + 3 * (size_t)i + 2));
+    const float *p = x + 3 * (size_t) i;
+    if (NC)
+        return make_float3(__ldg(p), __ldg(p + 1), __ldg(p + 2));
+    return make_float3(p[0], p[1], p[2]);
 }
 
 /* Adds the block's three partial sums to acc[0..2] in double. Every thread
@@ -73,7 +80,7 @@ __device__ void hxg_block_acc(double a0, double a1, double a2, double *acc)
 
 __device__ __forceinline__ int hxg_cell_coord(float x, float lo, float inv, int n, int periodic)
 {
-    int c = (int)floorf((x - lo) * inv);
+    int c = (int) floorf((x - lo) * inv);
     if (periodic) {
         c %= n;
         if (c < 0)
@@ -92,27 +99,26 @@ __device__ __forceinline__ int hxg_cell_of(float3 p, const hxg_cellgrid &cg_)
     return (cz * cg_.n[1] + cy) * cg_.n[0] + cx;
 }
 
-/* The cells a stencil visits along one dimension: the neighbours -1, 0, +1
- * (wrapped or clipped), or every cell once when a periodic dimension has
- * fewer than three, so that no cell is visited twice. */
-__device__ __forceinline__ int hxg_stencil(int c, int n, int periodic, int out[3])
+/* Cell of stencil offset o (-1, 0, +1) along one dimension, or false
+ * when there is none: clipped at the edge of a decomposed dimension; where
+ * a periodic dimension has fewer than three cells the offsets name the
+ * cells 0..n-1 themselves, so that no cell is visited twice. */
+__device__ __forceinline__ bool hxg_stencil(int c, int o, int n, int periodic, int *out)
 {
+    int q;
     if (periodic && n < 3) {
-        for (int k = 0; k < n; k++)
-            out[k] = k;
-        return n;
-    }
-    int m = 0;
-    for (int o = -1; o <= 1; o++) {
-        int q = c + o;
-        if (periodic) {
+        q = o + 1;
+        if (q >= n)
+            return false;
+    } else {
+        q = c + o;
+        if (periodic)
             q = q < 0 ? q + n : (q >= n ? q - n : q);
-        } else if (q < 0 || q >= n) {
-            continue;
-        }
-        out[m++] = q;
+        else if (q < 0 || q >= n)
+            return false;
     }
-    return m;
+    *out = q;
+    return true;
 }
 
 __device__ __forceinline__ unsigned hxg_zone_mask(const uint8_t *zones, int i)
@@ -121,9 +127,10 @@ __device__ __forceinline__ unsigned hxg_zone_mask(const uint8_t *zones, int i)
     return (z.x != 0) | ((z.y != 0) << 1) | ((z.z != 0) << 2);
 }
 
-/* out[c] = in[0] + ... + in[c-1] for c <= n, by one block; each thread scans
- * a contiguous chunk, then the chunk sums are scanned across the block. */
-__device__ void hxg_block_scan(const int32_t *in, int32_t *out, int n)
+/* out[c] = in[0] + ... + in[c-1] for c < n and *total = the sum, by one
+ * block: each thread scans a contiguous chunk, then the chunk sums are
+ * scanned across the block. Every thread of the block calls it. */
+__device__ void hxg_block_scan(const int32_t *in, int32_t *out, int n, int32_t *total)
 {
     __shared__ int32_t wsum[32];
     const int nt = blockDim.x, tid = threadIdx.x;
@@ -158,89 +165,163 @@ __device__ void hxg_block_scan(const int32_t *in, int32_t *out, int n)
         base += in[c];
     }
     if (tid == nt - 1)
-        out[n] = base;
+        *total = base;
     __syncthreads();
 }
 
-/* Sorts one cell's atoms by index, so that list order (and with it the
- * float summation order) does not depend on the order of atomics. */
-__device__ __forceinline__ void hxg_sort_cell(int32_t *a, int m)
+/* Sorts one cell's atoms a[0..m) by index, by one warp (m is the same on
+ * every lane): each lane holds up to four entries and counts the entries
+ * below each of them, which is its place. The order of the list (and so the
+ * float summation order) then does not depend on the order of atomics.
+ * Cells of more than 128 atoms (far denser than a liquid) go serially. */
+__device__ void hxg_sort_cell_warp(int32_t *a, int m)
 {
-    for (int k = 1; k < m; k++) {
-        const int32_t v = a[k];
-        int q = k - 1;
-        while (q >= 0 && a[q] > v) {
-            a[q + 1] = a[q];
-            q--;
+    const int lane = threadIdx.x & 31;
+    if (m <= 1)
+        return;
+    if (m <= 128) {
+        int32_t v[4];
+        int r[4];
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            const int idx = lane + 32 * q;
+            v[q] = idx < m ? a[idx] : INT_MAX;
+            r[q] = 0;
         }
-        a[q + 1] = v;
+        for (int k = 0; k < m; k++) {
+            const int q = k >> 5;
+            const int32_t mine = q == 0 ? v[0] : q == 1 ? v[1] : q == 2 ? v[2] : v[3];
+            const int32_t w = __shfl_sync(HXG_FULL, mine, k & 31);
+#pragma unroll
+            for (int t = 0; t < 4; t++)
+                r[t] += w < v[t];
+        }
+        __syncwarp();
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+            if (lane + 32 * q < m)
+                a[r[q]] = v[q];
+        __syncwarp();
+        return;
     }
+    if (lane == 0) {
+        for (int k = 1; k < m; k++) {
+            const int32_t v = a[k];
+            int q = k - 1;
+            while (q >= 0 && a[q] > v) {
+                a[q + 1] = a[q];
+                q--;
+            }
+            a[q + 1] = v;
+        }
+    }
+    __syncwarp();
 }
 
-/* Lists of atom i. Home atoms (i < nhome): home neighbours into loc, halo
- * neighbours into nl. Halo atoms: partners of pairs this rank owns (the
- * zone rule: no dimension in which both are off home) into nl. cellatoms ==
- * NULL: atoms are stored in cell order (cell c holds [start[c], start[c+1])). */
-template <int XS>
-__device__ void hxg_build_atom(int i, int nhome, const float *__restrict__ x,
-                               const uint8_t *__restrict__ zones, const hxg_cellgrid &cg_,
-                               const hxg_geom &g, float rh2, const int32_t *__restrict__ start,
-                               const int32_t *__restrict__ cellatoms, hxg_list loc, hxg_list nl,
-                               hxg_flags *flags)
+/* Lanes per atom in the list build. */
+#define HXG_BG 8
+
+/* Lists of atom i, by the HXG_BG consecutive lanes of its group (sub = the
+ * lane's place in it). The lanes take a cell's candidates HXG_BG at a time;
+ * a ballot gives each hit its slot, so the list keeps the candidates' order
+ * (cells in stencil order, atoms by index) whatever the lane count. Every
+ * lane of the warp calls this together (the loops are warp-uniform);
+ * inactive lanes (i out of range) only take part in the ballots.
+ * Home atoms (i < nhome): home neighbours into loc, halo ones into nl.
+ * Halo atoms: partners of pairs this rank owns (the zone rule: no dimension
+ * in which both are off home) into nl. cellatoms == NULL: atoms are stored
+ * in cell order (cell c holds [start[c], start[c+1])). */
+template <int XS, bool NC>
+__device__ void hxg_build_group(int i, bool active, int nhome, const float *__restrict__ x,
+                                const uint8_t *__restrict__ zones, const hxg_cellgrid &cg_,
+                                const hxg_geom &g, float rh2, const int32_t *start,
+                                const int32_t *cellatoms, hxg_list loc, hxg_list nl,
+                                hxg_flags *flags)
 {
-    const float3 xi = hxg_load<XS>(x, i);
+    const int lane = threadIdx.x & 31, sub = lane & (HXG_BG - 1);
+    const unsigned gmask = ((HXG_BG == 32) ? HXG_FULL : ((1u << HXG_BG) - 1u))
+                           << (lane & ~(HXG_BG - 1));
+    const unsigned below = (1u << lane) - 1u;
+    float3 xi = make_float3(0.0f, 0.0f, 0.0f);
+    int ci[3] = {0, 0, 0};
+    unsigned mi = 0;
     const bool ihome = i < nhome;
-    const unsigned mi = (ihome || zones == nullptr) ? 0u : hxg_zone_mask(zones, i);
-    int sx[3], sy[3], sz[3];
-    const int cxi = hxg_cell_coord(xi.x, cg_.lo[0], cg_.inv_w[0], cg_.n[0], cg_.periodic[0]);
-    const int cyi = hxg_cell_coord(xi.y, cg_.lo[1], cg_.inv_w[1], cg_.n[1], cg_.periodic[1]);
-    const int czi = hxg_cell_coord(xi.z, cg_.lo[2], cg_.inv_w[2], cg_.n[2], cg_.periodic[2]);
-    const int nsx = hxg_stencil(cxi, cg_.n[0], cg_.periodic[0], sx);
-    const int nsy = hxg_stencil(cyi, cg_.n[1], cg_.periodic[1], sy);
-    const int nsz = hxg_stencil(czi, cg_.n[2], cg_.periodic[2], sz);
+    if (active) {
+        xi = hxg_load<XS, NC>(x, i);
+        ci[0] = hxg_cell_coord(xi.x, cg_.lo[0], cg_.inv_w[0], cg_.n[0], cg_.periodic[0]);
+        ci[1] = hxg_cell_coord(xi.y, cg_.lo[1], cg_.inv_w[1], cg_.n[1], cg_.periodic[1]);
+        ci[2] = hxg_cell_coord(xi.z, cg_.lo[2], cg_.inv_w[2], cg_.n[2], cg_.periodic[2]);
+        mi = (ihome || zones == nullptr) ? 0u : hxg_zone_mask(zones, i);
+    }
     int nloc = 0, nnl = 0;
-    for (int a = 0; a < nsz; a++) {
-        for (int b = 0; b < nsy; b++) {
-            const int row = (sz[a] * cg_.n[1] + sy[b]) * cg_.n[0];
-            for (int c = 0; c < nsx; c++) {
-                const int cell = row + sx[c];
-                const int kend = start[cell + 1];
-                for (int k = start[cell]; k < kend; k++) {
-                    const int j = cellatoms ? cellatoms[k] : k;
-                    if (j == i)
-                        continue;
-                    const float3 xj = hxg_load<XS>(x, j);
-                    float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z;
-                    dx -= g.per_len[0] * rintf(dx * g.per_inv[0]);
-                    dy -= g.per_len[1] * rintf(dy * g.per_inv[1]);
-                    dz -= g.per_len[2] * rintf(dz * g.per_inv[2]);
-                    if (dx * dx + dy * dy + dz * dz >= rh2)
-                        continue;
-                    const bool jhome = j < nhome;
-                    if (ihome && jhome) {
-                        if (nloc < loc.max)
-                            loc.nb[(size_t)nloc * loc.stride + i] = j;
-                        nloc++;
-                    } else if (ihome || jhome || (mi & hxg_zone_mask(zones, j)) == 0) {
-                        if (nnl < nl.max)
-                            nl.nb[(size_t)nnl * nl.stride + i] = j;
-                        nnl++;
+    for (int oz = -1; oz <= 1; oz++) {
+        for (int oy = -1; oy <= 1; oy++) {
+            for (int ox = -1; ox <= 1; ox++) {
+                int qx = 0, qy = 0, qz = 0;
+                const bool valid = active &&
+                                   hxg_stencil(ci[0], ox, cg_.n[0], cg_.periodic[0], &qx) &&
+                                   hxg_stencil(ci[1], oy, cg_.n[1], cg_.periodic[1], &qy) &&
+                                   hxg_stencil(ci[2], oz, cg_.n[2], cg_.periodic[2], &qz);
+                int kbeg = 0, kend = 0;
+                if (valid) {
+                    const int cell = (qz * cg_.n[1] + qy) * cg_.n[0] + qx;
+                    kbeg = start[cell];
+                    kend = start[cell + 1];
+                }
+                for (int k0 = kbeg; __any_sync(HXG_FULL, k0 < kend); k0 += HXG_BG) {
+                    const int k = k0 + sub;
+                    bool hloc = false, hnl = false;
+                    int j = -1;
+                    if (k < kend) {
+                        j = cellatoms ? cellatoms[k] : k;
+                        if (j != i) {
+                            const float3 xj = hxg_load<XS, NC>(x, j);
+                            float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z;
+                            dx -= g.per_len[0] * rintf(dx * g.per_inv[0]);
+                            dy -= g.per_len[1] * rintf(dy * g.per_inv[1]);
+                            dz -= g.per_len[2] * rintf(dz * g.per_inv[2]);
+                            if (dx * dx + dy * dy + dz * dz < rh2) {
+                                const bool jhome = j < nhome;
+                                if (ihome && jhome)
+                                    hloc = true;
+                                else
+                                    hnl = ihome || jhome || (mi & hxg_zone_mask(zones, j)) == 0;
+                            }
+                        }
                     }
+                    const unsigned bl = __ballot_sync(HXG_FULL, hloc) & gmask;
+                    const unsigned bn = __ballot_sync(HXG_FULL, hnl) & gmask;
+                    if (hloc) {
+                        const int slot = nloc + __popc(bl & below);
+                        if (slot < loc.max)
+                            loc.nb[(size_t) slot * loc.stride + i] = j;
+                    }
+                    if (hnl) {
+                        const int slot = nnl + __popc(bn & below);
+                        if (slot < nl.max)
+                            nl.nb[(size_t) slot * nl.stride + i] = j;
+                    }
+                    nloc += __popc(bl);
+                    nnl += __popc(bn);
                 }
             }
         }
     }
-    if (ihome)
-        loc.cnt[i] = min(nloc, loc.max);
-    if (nl.cnt)
-        nl.cnt[i] = min(nnl, nl.max);
-    if (nloc > loc.max || (nl.cnt && nnl > nl.max))
-        atomicMax(&flags->need, max(nloc, nnl));
+    if (active && sub == 0) {
+        if (ihome)
+            loc.cnt[i] = min(nloc, loc.max);
+        if (nl.cnt)
+            nl.cnt[i] = min(nnl, nl.max);
+        if (nloc > loc.max || (nl.cnt && nnl > nl.max))
+            atomicMax(&flags->need, max(nloc, nnl));
+    }
 }
 
 /* ------------------------------------------------------------ integrator */
 
-/* One thread per home atom. Block 0's first threads also clear the thermo
+/* One thread per home atom. The step comes from the host or, for steps
+ * replayed from a CUDA graph, from flags->cur (which only the closing force
+ * kernel of a step changes). Block 0's first threads also clear the thermo
  * accumulators on a thermo step; every kernel that adds to them runs after
  * this one (same stream, or the non-local stream waits for its event). The
  * moved flag is a plain store of the step number: all writers store the
@@ -248,10 +329,14 @@ __device__ void hxg_build_atom(int i, int nhome, const float *__restrict__ x,
  * moved, so that a broken state reaches a rebuild and its checks. */
 __global__ void hxg_k_kickdrift(int n, float4 *__restrict__ x, float4 *__restrict__ v,
                                 const float4 *__restrict__ f, const float4 *__restrict__ xold,
-                                float *__restrict__ x3, float dtf, float dt, int check,
-                                float trig2, long long step, hxg_flags *flags, double *acc_zero)
+                                float *__restrict__ x3, float dtf, float dt, int neigh_check,
+                                int every, float trig2, long long step, hxg_flags *flags,
+                                double *acc_zero)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (step < 0)
+        step = flags->cur;
+    const bool check = neigh_check && step % every == 0;
     if (acc_zero && i < HXG_NACC)
         acc_zero[i] = 0.0;
     if (i >= n)
@@ -267,9 +352,9 @@ __global__ void hxg_k_kickdrift(int n, float4 *__restrict__ x, float4 *__restric
     v[i] = vi;
     x[i] = xi;
     if (x3) {
-        x3[3 * (size_t)i] = xi.x;
-        x3[3 * (size_t)i + 1] = xi.y;
-        x3[3 * (size_t)i + 2] = xi.z;
+        x3[3 * (size_t) i] = xi.x;
+        x3[3 * (size_t) i + 1] = xi.y;
+        x3[3 * (size_t) i + 2] = xi.z;
     }
     if (check) {
         const float4 o = xold[i];
@@ -290,9 +375,9 @@ __global__ void hxg_k_kick(int n, float4 *__restrict__ v, float4 *__restrict__ f
     if (i < n) {
         float4 fi = f[i];
         if (f3) {
-            fi.x += f3[3 * (size_t)i];
-            fi.y += f3[3 * (size_t)i + 1];
-            fi.z += f3[3 * (size_t)i + 2];
+            fi.x += f3[3 * (size_t) i];
+            fi.y += f3[3 * (size_t) i + 1];
+            fi.z += f3[3 * (size_t) i + 2];
             f[i] = fi;
         }
         float4 vi = v[i];
@@ -302,7 +387,7 @@ __global__ void hxg_k_kick(int n, float4 *__restrict__ v, float4 *__restrict__ f
             vi.z += dtf * fi.z;
             v[i] = vi;
         }
-        mv2 = (double)mass * ((double)vi.x * vi.x + (double)vi.y * vi.y + (double)vi.z * vi.z);
+        mv2 = (double) mass * ((double) vi.x * vi.x + (double) vi.y * vi.y + (double) vi.z * vi.z);
     }
     if (acc)
         hxg_block_acc(0.0, 0.0, mv2, acc);
@@ -319,10 +404,12 @@ __global__ void hxg_k_kick(int n, float4 *__restrict__ v, float4 *__restrict__ f
 template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK>
 __global__ void __launch_bounds__(128)
     hxg_k_force(int n, const float *__restrict__ x, hxg_list l, hxg_lj lj, hxg_geom g,
-                float *__restrict__ f, float4 *__restrict__ v, float dtf, float mass,
-                double *acc)
+                float *__restrict__ f, float4 *__restrict__ v, float dtf, float mass, double *acc,
+                long long *step_ctr)
 {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (step_ctr && t == 0)
+        *step_ctr += 1; /* nothing in this kernel reads it */
     const int i = t / TPP, sub = t % TPP;
     const bool active = i < n;
     float fx = 0.0f, fy = 0.0f, fz = 0.0f, e = 0.0f, w = 0.0f;
@@ -330,10 +417,10 @@ __global__ void __launch_bounds__(128)
         const float3 xi = hxg_load<XS>(x, i);
         const int cnt = __ldg(l.cnt + i);
         const int32_t *__restrict__ nb = l.nb + i;
-        const size_t stride = (size_t)l.stride;
+        const size_t stride = (size_t) l.stride;
 #pragma unroll 4
         for (int k = sub; k < cnt; k += TPP) {
-            const int j = __ldg(nb + (size_t)k * stride);
+            const int j = __ldg(nb + (size_t) k * stride);
             const float3 xj = hxg_load<XS>(x, j);
             float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z;
             dx -= g.per_len[0] * rintf(dx * g.per_inv[0]);
@@ -371,9 +458,9 @@ __global__ void __launch_bounds__(128)
             if (XS == 4) {
                 reinterpret_cast<float4 *>(f)[i] = make_float4(fx, fy, fz, 0.0f);
             } else {
-                f[3 * (size_t)i] = fx;
-                f[3 * (size_t)i + 1] = fy;
-                f[3 * (size_t)i + 2] = fz;
+                f[3 * (size_t) i] = fx;
+                f[3 * (size_t) i + 1] = fy;
+                f[3 * (size_t) i + 2] = fz;
             }
         }
         if (KICK) {
@@ -383,65 +470,63 @@ __global__ void __launch_bounds__(128)
             vi.z += dtf * fz;
             v[i] = vi;
             if (THERMO)
-                mv2 = (double)mass *
-                      ((double)vi.x * vi.x + (double)vi.y * vi.y + (double)vi.z * vi.z);
+                mv2 = (double) mass *
+                      ((double) vi.x * vi.x + (double) vi.y * vi.y + (double) vi.z * vi.z);
         }
     }
     if (THERMO)
-        hxg_block_acc(lead ? 0.5 * (double)e : 0.0, lead ? 0.5 * (double)w : 0.0, mv2, acc);
+        hxg_block_acc(lead ? 0.5 * (double) e : 0.0, lead ? 0.5 * (double) w : 0.0, mv2, acc);
 }
 
 template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK>
-static cudaError_t hxg_launch_force(cudaStream_t s, int n, const float *x, hxg_list l,
-                                    hxg_lj lj, hxg_geom g, float *f, float4 *v, float dtf,
-                                    float mass, double *acc)
+static cudaError_t hxg_launch_force(cudaStream_t s, int n, const float *x, hxg_list l, hxg_lj lj,
+                                    hxg_geom g, float *f, float4 *v, float dtf, float mass,
+                                    double *acc, long long *ctr)
 {
-    if (n <= 0)
-        return cudaSuccess;
     const int block = 128;
-    const long long threads = (long long)n * TPP;
-    const int grid = (int)((threads + block - 1) / block);
+    const long long threads = (long long) (n > 0 ? n : 1) * TPP;
+    const int grid = (int) ((threads + block - 1) / block);
     hxg_k_force<TPP, XS, THERMO, WRITE, KICK>
-        <<<grid, block, 0, s>>>(n, x, l, lj, g, f, v, dtf, mass, acc);
+        <<<grid, block, 0, s>>>(n, x, l, lj, g, f, v, dtf, mass, acc, ctr);
     return cudaGetLastError();
 }
 
+/* The kernel variant for the pointers given: f == NULL computes energies
+ * only, v != NULL (with xs 4) fuses the closing kick. */
 template <int TPP>
 static cudaError_t hxg_force_tpp(cudaStream_t s, int xs, int n, const float *x, hxg_list l,
-                                 hxg_lj lj, hxg_geom g, float *f, float4 *v, float dtf,
-                                 float mass, double *acc)
+                                 hxg_lj lj, hxg_geom g, float *f, float4 *v, float dtf, float mass,
+                                 double *acc, long long *ctr)
 {
     const bool th = acc != nullptr;
+#define HXG_F(XS_, TH_, W_, K_)                                                                    \
+    hxg_launch_force<TPP, XS_, TH_, W_, K_>(s, n, x, l, lj, g, f, v, dtf, mass, acc, ctr)
     if (xs == 4) {
         if (f && v)
-            return th ? hxg_launch_force<TPP, 4, true, true, true>(s, n, x, l, lj, g, f, v, dtf, mass, acc)
-                      : hxg_launch_force<TPP, 4, false, true, true>(s, n, x, l, lj, g, f, v, dtf, mass, acc);
+            return th ? HXG_F(4, true, true, true) : HXG_F(4, false, true, true);
         if (f)
-            return th ? hxg_launch_force<TPP, 4, true, true, false>(s, n, x, l, lj, g, f, v, dtf, mass, acc)
-                      : hxg_launch_force<TPP, 4, false, true, false>(s, n, x, l, lj, g, f, v, dtf, mass, acc);
-        return th ? hxg_launch_force<TPP, 4, true, false, false>(s, n, x, l, lj, g, f, v, dtf, mass, acc)
-                  : cudaSuccess;
+            return th ? HXG_F(4, true, true, false) : HXG_F(4, false, true, false);
+        return th ? HXG_F(4, true, false, false) : cudaSuccess;
     }
     if (f)
-        return th ? hxg_launch_force<TPP, 3, true, true, false>(s, n, x, l, lj, g, f, v, dtf, mass, acc)
-                  : hxg_launch_force<TPP, 3, false, true, false>(s, n, x, l, lj, g, f, v, dtf, mass, acc);
-    return th ? hxg_launch_force<TPP, 3, true, false, false>(s, n, x, l, lj, g, f, v, dtf, mass, acc)
-              : cudaSuccess;
+        return th ? HXG_F(3, true, true, false) : HXG_F(3, false, true, false);
+    return th ? HXG_F(3, true, false, false) : cudaSuccess;
+#undef HXG_F
 }
 
 static cudaError_t hxg_force(cudaStream_t s, int tpp, int xs, int n, const float *x, hxg_list l,
                              hxg_lj lj, hxg_geom g, float *f, float4 *v, float dtf, float mass,
-                             double *acc)
+                             double *acc, long long *ctr)
 {
     switch (tpp) {
     case 1:
-        return hxg_force_tpp<1>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc);
+        return hxg_force_tpp<1>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc, ctr);
     case 2:
-        return hxg_force_tpp<2>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc);
+        return hxg_force_tpp<2>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc, ctr);
     case 4:
-        return hxg_force_tpp<4>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc);
+        return hxg_force_tpp<4>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc, ctr);
     case 8:
-        return hxg_force_tpp<8>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc);
+        return hxg_force_tpp<8>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc, ctr);
     default:
         return cudaErrorInvalidValue;
     }
@@ -465,7 +550,7 @@ __global__ void hxg_k_cell_count(int n, const float *__restrict__ x, hxg_cellgri
 /* One block of 1024 threads: cell starts from counts. */
 __global__ void hxg_k_scan(const int32_t *cnt, int32_t *start, int n)
 {
-    hxg_block_scan(cnt, start, n);
+    hxg_block_scan(cnt, start, n, start + n);
 }
 
 /* One thread per atom: a slot in its cell taken from the top by an atomic
@@ -481,28 +566,31 @@ __global__ void hxg_k_cell_fill(int n, const int32_t *__restrict__ cellof,
     cellatoms[start[c] + atomicSub(&cnt[c], 1) - 1] = i;
 }
 
-/* One thread per cell. */
+/* One warp per cell (see hxg_sort_cell_warp). */
 __global__ void hxg_k_cell_sort(int ncell, const int32_t *__restrict__ start,
                                 int32_t *__restrict__ cellatoms)
 {
-    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    const int c = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     if (c >= ncell)
-        return;
-    hxg_sort_cell(cellatoms + start[c], start[c + 1] - start[c]);
+        return; /* whole warps */
+    hxg_sort_cell_warp(cellatoms + start[c], start[c + 1] - start[c]);
 }
 
-/* One thread per atom (home and halo); see hxg_build_atom. */
+/* HXG_BG lanes per atom (home and halo); see hxg_build_group. A warp whose
+ * first atom is past the end leaves as a whole; the others keep every lane
+ * for the ballots. */
 template <int XS>
-__global__ void hxg_k_build(int nhome, int ntotal, const float *__restrict__ x,
-                            const uint8_t *__restrict__ zones, hxg_cellgrid cg_, hxg_geom g,
-                            float rh2, const int32_t *__restrict__ start,
-                            const int32_t *__restrict__ cellatoms, hxg_list loc, hxg_list nl,
-                            hxg_flags *flags)
+__global__ void
+hxg_k_build(int nhome, int ntotal, const float *__restrict__ x, const uint8_t *__restrict__ zones,
+            hxg_cellgrid cg_, hxg_geom g, float rh2, const int32_t *__restrict__ start,
+            const int32_t *__restrict__ cellatoms, hxg_list loc, hxg_list nl, hxg_flags *flags)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= ntotal)
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if ((t & ~31) / HXG_BG >= ntotal)
         return;
-    hxg_build_atom<XS>(i, nhome, x, zones, cg_, g, rh2, start, cellatoms, loc, nl, flags);
+    const int i = t / HXG_BG;
+    hxg_build_group<XS, true>(i, i < ntotal, nhome, x, zones, cg_, g, rh2, start, cellatoms, loc,
+                              nl, flags);
 }
 
 /* ------------------------------------------------ single-rank rebuild */
@@ -515,24 +603,28 @@ struct hxg_rebuild_args {
     hxg_geom g;
     float rh2;
     int32_t *cnt, *start, *cellof, *perm;
+    int32_t *bsum, *boff; /* one per block: the multi-block scan */
     hxg_list loc;
     hxg_flags *flags;
     hxg_report *report;
     long long step;
-    int forced, delay;
+    int every, delay, check;
 };
 
 /* Cooperative launch, grid-stride loops, phases separated by grid syncs
  * (which order global memory between phases). The decision to rebuild
- * reads values that earlier kernels on the stream wrote and nothing in this
- * kernel changes before the first sync, so every block decides alike and
- * either all return or none. Counts are zero on entry (the fill leaves them
+ * (LAMMPS's Neighbor::decide, with ago = step - last_build) reads values
+ * that earlier kernels on the stream wrote and that nothing in this kernel
+ * changes before the first sync, so every block decides alike and either
+ * all return or none. Counts are zero on entry (the fill leaves them
  * so). Thread 0 of the grid does the bookkeeping after the last sync and
  * publishes it to mapped host memory with a system fence. */
 __global__ void __launch_bounds__(256) hxg_k_rebuild_single(hxg_rebuild_args a)
 {
     hxg_flags *fl = a.flags;
-    if (!a.forced && (fl->moved_step != a.step || a.step - fl->last_build < a.delay))
+    const long long step = a.step >= 0 ? a.step : fl->cur;
+    if (step % a.every != 0 || step - fl->last_build < a.delay ||
+        (a.check && fl->moved_step != step))
         return;
     cg::grid_group grid = cg::this_grid();
     const int gt = blockIdx.x * blockDim.x + threadIdx.x;
@@ -554,16 +646,32 @@ __global__ void __launch_bounds__(256) hxg_k_rebuild_single(hxg_rebuild_args a)
         atomicAdd(&a.cnt[c], 1);
     }
     grid.sync();
-    if (blockIdx.x == 0)
-        hxg_block_scan(a.cnt, a.start, a.cg.ncell);
+    const int ncell = a.cg.ncell;
+    if (ncell <= 32768) {
+        if (blockIdx.x == 0)
+            hxg_block_scan(a.cnt, a.start, ncell, a.start + ncell);
+    } else {
+        /* Each block scans its chunk, block 0 scans the chunk sums, each
+         * block adds its chunk's offset. */
+        const int chunk = (ncell + gridDim.x - 1) / gridDim.x;
+        const int beg = min((int) blockIdx.x * chunk, ncell), len = min(chunk, ncell - beg);
+        hxg_block_scan(a.cnt + beg, a.start + beg, len, a.bsum + blockIdx.x);
+        grid.sync();
+        if (blockIdx.x == 0)
+            hxg_block_scan(a.bsum, a.boff, gridDim.x, a.start + ncell);
+        grid.sync();
+        const int32_t off = a.boff[blockIdx.x];
+        for (int c = threadIdx.x; c < len; c += blockDim.x)
+            a.start[beg + c] += off;
+    }
     grid.sync();
     for (int i = gt; i < n; i += gs) {
         const int c = a.cellof[i];
         a.perm[a.start[c] + atomicSub(&a.cnt[c], 1) - 1] = i;
     }
     grid.sync();
-    for (int c = gt; c < a.cg.ncell; c += gs)
-        hxg_sort_cell(a.perm + a.start[c], a.start[c + 1] - a.start[c]);
+    for (int c = gt >> 5; c < ncell; c += gs >> 5)
+        hxg_sort_cell_warp(a.perm + a.start[c], a.start[c + 1] - a.start[c]);
     grid.sync();
     for (int k = gt; k < n; k += gs) {
         const int o = a.perm[k];
@@ -580,15 +688,19 @@ __global__ void __launch_bounds__(256) hxg_k_rebuild_single(hxg_rebuild_args a)
         a.id[k] = a.sid[k];
     }
     grid.sync();
-    hxg_list none = {nullptr, nullptr, 0, 0};
-    for (int i = gt; i < n; i += gs)
-        hxg_build_atom<4>(i, n, reinterpret_cast<const float *>(a.x4), nullptr, a.cg, a.g,
-                          a.rh2, a.start, nullptr, a.loc, none, fl);
+    /* x4 was written above: plain loads, not the read-only cache. */
+    const hxg_list none = {nullptr, nullptr, 0, 0};
+    const int gpw = 32 / HXG_BG, nw = gs >> 5;
+    for (int base = (gt >> 5) * gpw; base < n; base += nw * gpw) {
+        const int i = base + (threadIdx.x & 31) / HXG_BG;
+        hxg_build_group<4, false>(i, i < n, n, reinterpret_cast<const float *>(a.x4), nullptr, a.cg,
+                                  a.g, a.rh2, a.start, nullptr, a.loc, none, fl);
+    }
     grid.sync();
     if (gt == 0) {
-        fl->last_build = a.step;
+        fl->last_build = step;
         fl->rebuilds += 1;
-        a.report->last_build = a.step;
+        a.report->last_build = step;
         a.report->rebuilds = fl->rebuilds;
         a.report->need = fl->need;
         a.report->bad = fl->bad;
@@ -600,19 +712,20 @@ __global__ void __launch_bounds__(256) hxg_k_rebuild_single(hxg_rebuild_args a)
 
 static inline int hxg_blocks(long long n, int block)
 {
-    return (int)((n + block - 1) / block);
+    return (int) ((n + block - 1) / block);
 }
 
 extern "C" int hxg_kickdrift(void *stream, int n, float *x4, float *v4, const float *f4,
-                             const float *xold4, float *x3, float dtf, float dt, int check,
-                             float trig2, int64_t step, hxg_flags *flags, double *acc_zero)
+                             const float *xold4, float *x3, float dtf, float dt, int neigh_check,
+                             int every, float trig2, int64_t step, hxg_flags *flags,
+                             double *acc_zero)
 {
     const int block = 256;
     const int grid = hxg_blocks(n > HXG_NACC ? n : HXG_NACC, block);
-    hxg_k_kickdrift<<<grid, block, 0, (cudaStream_t)stream>>>(
-        n, (float4 *)x4, (float4 *)v4, (const float4 *)f4, (const float4 *)xold4, x3, dtf, dt,
-        check, trig2, (long long)step, flags, acc_zero);
-    return (int)cudaGetLastError();
+    hxg_k_kickdrift<<<grid, block, 0, (cudaStream_t) stream>>>(
+        n, (float4 *) x4, (float4 *) v4, (const float4 *) f4, (const float4 *) xold4, x3, dtf, dt,
+        neigh_check, every > 0 ? every : 1, trig2, (long long) step, flags, acc_zero);
+    return (int) cudaGetLastError();
 }
 
 extern "C" int hxg_kick(void *stream, int n, float *v4, float *f4, const float *f3, float dtf,
@@ -621,24 +734,24 @@ extern "C" int hxg_kick(void *stream, int n, float *v4, float *f4, const float *
     if (n <= 0)
         return 0;
     const int block = 256;
-    hxg_k_kick<<<hxg_blocks(n, block), block, 0, (cudaStream_t)stream>>>(
-        n, (float4 *)v4, (float4 *)f4, f3, dtf, mass, acc);
-    return (int)cudaGetLastError();
+    hxg_k_kick<<<hxg_blocks(n, block), block, 0, (cudaStream_t) stream>>>(
+        n, (float4 *) v4, (float4 *) f4, f3, dtf, mass, acc);
+    return (int) cudaGetLastError();
 }
 
-extern "C" int hxg_force_local(void *stream, int tpp, int n, const float *x4, hxg_list l,
-                               hxg_lj lj, hxg_geom g, float *f4, float *v4, float dtf,
-                               float mass, double *acc)
+extern "C" int hxg_force_local(void *stream, int tpp, int n, const float *x4, hxg_list l, hxg_lj lj,
+                               hxg_geom g, float *f4, float *v4, float dtf, float mass, double *acc,
+                               int64_t *step_ctr)
 {
-    return (int)hxg_force((cudaStream_t)stream, tpp, 4, n, x4, l, lj, g, f4, (float4 *)v4,
-                          dtf, mass, acc);
+    return (int) hxg_force((cudaStream_t) stream, tpp, 4, n, x4, l, lj, g, f4, (float4 *) v4, dtf,
+                           mass, acc, (long long *) step_ctr);
 }
 
-extern "C" int hxg_force_nonlocal(void *stream, int tpp, int ntotal, const float *x3,
-                                  hxg_list l, hxg_lj lj, hxg_geom g, float *f3, double *acc)
+extern "C" int hxg_force_nonlocal(void *stream, int tpp, int ntotal, const float *x3, hxg_list l,
+                                  hxg_lj lj, hxg_geom g, float *f3, double *acc)
 {
-    return (int)hxg_force((cudaStream_t)stream, tpp, 3, ntotal, x3, l, lj, g, f3, nullptr,
-                          0.0f, 0.0f, acc);
+    return (int) hxg_force((cudaStream_t) stream, tpp, 3, ntotal, x3, l, lj, g, f3, nullptr, 0.0f,
+                           0.0f, acc, nullptr);
 }
 
 extern "C" int hxg_build_lists(void *stream, int nhome, int ntotal, const float *x, int xs,
@@ -646,28 +759,33 @@ extern "C" int hxg_build_lists(void *stream, int nhome, int ntotal, const float 
                                int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof,
                                int32_t *cellatoms, hxg_list loc, hxg_list nl, hxg_flags *flags)
 {
-    cudaStream_t s = (cudaStream_t)stream;
-    cudaError_t err = cudaMemsetAsync(cell_cnt, 0, sizeof(int32_t) * (size_t)cg_.ncell, s);
+    cudaStream_t s = (cudaStream_t) stream;
+    cudaError_t err = cudaMemsetAsync(cell_cnt, 0, sizeof(int32_t) * (size_t) cg_.ncell, s);
     if (err != cudaSuccess)
-        return (int)err;
+        return (int) err;
     if (ntotal > 0) {
         if (xs == 4)
-            hxg_k_cell_count<4><<<hxg_blocks(ntotal, 256), 256, 0, s>>>(ntotal, x, cg_, cell_cnt, cellof);
+            hxg_k_cell_count<4>
+                <<<hxg_blocks(ntotal, 256), 256, 0, s>>>(ntotal, x, cg_, cell_cnt, cellof);
         else
-            hxg_k_cell_count<3><<<hxg_blocks(ntotal, 256), 256, 0, s>>>(ntotal, x, cg_, cell_cnt, cellof);
+            hxg_k_cell_count<3>
+                <<<hxg_blocks(ntotal, 256), 256, 0, s>>>(ntotal, x, cg_, cell_cnt, cellof);
     }
     hxg_k_scan<<<1, 1024, 0, s>>>(cell_cnt, cell_start, cg_.ncell);
     if (ntotal > 0) {
-        hxg_k_cell_fill<<<hxg_blocks(ntotal, 256), 256, 0, s>>>(ntotal, cellof, cell_start, cell_cnt, cellatoms);
-        hxg_k_cell_sort<<<hxg_blocks(cg_.ncell, 256), 256, 0, s>>>(cg_.ncell, cell_start, cellatoms);
+        hxg_k_cell_fill<<<hxg_blocks(ntotal, 256), 256, 0, s>>>(ntotal, cellof, cell_start,
+                                                                cell_cnt, cellatoms);
+        hxg_k_cell_sort<<<hxg_blocks((long long) cg_.ncell * 32, 256), 256, 0, s>>>(
+            cg_.ncell, cell_start, cellatoms);
+        const int bgrid = hxg_blocks((long long) ntotal * HXG_BG, 128);
         if (xs == 4)
-            hxg_k_build<4><<<hxg_blocks(ntotal, 128), 128, 0, s>>>(
-                nhome, ntotal, x, zones, cg_, g, rh2, cell_start, cellatoms, loc, nl, flags);
+            hxg_k_build<4><<<bgrid, 128, 0, s>>>(nhome, ntotal, x, zones, cg_, g, rh2, cell_start,
+                                                 cellatoms, loc, nl, flags);
         else
-            hxg_k_build<3><<<hxg_blocks(ntotal, 128), 128, 0, s>>>(
-                nhome, ntotal, x, zones, cg_, g, rh2, cell_start, cellatoms, loc, nl, flags);
+            hxg_k_build<3><<<bgrid, 128, 0, s>>>(nhome, ntotal, x, zones, cg_, g, rh2, cell_start,
+                                                 cellatoms, loc, nl, flags);
     }
-    return (int)cudaGetLastError();
+    return (int) cudaGetLastError();
 }
 
 static int hxg_coop_grid = -1;
@@ -685,26 +803,27 @@ extern "C" int hxg_rebuild_single_grid(void)
         cudaGetLastError();
         return hxg_coop_grid = 0;
     }
-    return hxg_coop_grid = coop ? sms * per_sm : 0;
+    const int g = sms * per_sm;
+    return hxg_coop_grid = coop ? (g < HXG_MAX_COOP_BLOCKS ? g : HXG_MAX_COOP_BLOCKS) : 0;
 }
 
 extern "C" int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int64_t *id,
                                   float *xold4, float *sx4, float *sv4, int64_t *sid,
                                   hxg_cellgrid cg_, hxg_geom g, float rh2, int32_t *cell_cnt,
                                   int32_t *cell_start, int32_t *cellof, int32_t *perm,
-                                  hxg_list loc, hxg_flags *flags, hxg_report *report,
-                                  int64_t step, int forced, int delay)
+                                  int32_t *scan_tmp, hxg_list loc, hxg_flags *flags,
+                                  hxg_report *report, int64_t step, int every, int delay, int check)
 {
     const int maxgrid = hxg_rebuild_single_grid();
     if (maxgrid <= 0)
-        return (int)cudaErrorCooperativeLaunchTooLarge;
+        return (int) cudaErrorCooperativeLaunchTooLarge;
     hxg_rebuild_args a;
     a.n = n;
-    a.x4 = (float4 *)x4;
-    a.v4 = (float4 *)v4;
-    a.xold4 = (float4 *)xold4;
-    a.sx4 = (float4 *)sx4;
-    a.sv4 = (float4 *)sv4;
+    a.x4 = (float4 *) x4;
+    a.v4 = (float4 *) v4;
+    a.xold4 = (float4 *) xold4;
+    a.sx4 = (float4 *) sx4;
+    a.sv4 = (float4 *) sv4;
     a.id = id;
     a.sid = sid;
     a.cg = cg_;
@@ -714,15 +833,19 @@ extern "C" int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int
     a.start = cell_start;
     a.cellof = cellof;
     a.perm = perm;
+    a.bsum = scan_tmp;
+    a.boff = scan_tmp + HXG_MAX_COOP_BLOCKS;
     a.loc = loc;
     a.flags = flags;
     a.report = report;
-    a.step = (long long)step;
-    a.forced = forced;
+    a.step = (long long) step;
+    a.every = every > 0 ? every : 1;
     a.delay = delay;
-    const int want = hxg_blocks(n > cg_.ncell ? n : cg_.ncell, 256);
+    a.check = check;
+    const long long wa = (long long) n * HXG_BG, wc = (long long) cg_.ncell * 32;
+    const int want = hxg_blocks(wa > wc ? wa : wc, 256);
     const int grid = want < maxgrid ? (want > 0 ? want : 1) : maxgrid;
     void *args[] = {&a};
-    return (int)cudaLaunchCooperativeKernel((const void *)hxg_k_rebuild_single, dim3(grid),
-                                            dim3(256), args, 0, (cudaStream_t)stream);
+    return (int) cudaLaunchCooperativeKernel((const void *) hxg_k_rebuild_single, dim3(grid),
+                                             dim3(256), args, 0, (cudaStream_t) stream);
 }

@@ -1,0 +1,379 @@
+/*
+ * test_gpu_mpi_modes: the `mpi` transport in each of its modes (staged,
+ * ipc, and cuda-aware where the MPI library has CUDA support) against the
+ * cpu transport (float), and how a mode is chosen.
+ *
+ * Exchange: per plan, ten steps with home coordinates moving a little each
+ * step; halo coordinates must be bitwise equal to the cpu transport's
+ * (unwritten halo entries are poisoned with NaN first), and home forces
+ * after the reverse of random forces equal to 1e-6 relative. Grids: 2
+ * ranks 1x1x2 and 2x1x1, 4 ranks 2x2x1 and 1x1x4 (2 pulses), 8 ranks 2x2x2
+ * and 2x1x4 (2 pulses), or --grid AxBxC; each grid with a system and then
+ * one of three times the atoms, so the arrays grow and move: the ipc mode
+ * must then map the peers' new buffers (a stale mapping would write into
+ * freed memory and leave the poison). The test checks that the arrays did
+ * move at least once.
+ *
+ * Selection: opts.mpi_mode and HALOX_MPI_MODE force each mode (an explicit
+ * opts.mpi_mode wins over the variable); auto takes ipc when all ranks
+ * share a node and MPI reports no CUDA support; a bad HALOX_MPI_MODE, or
+ * different modes on different ranks, is HX_ERR_INVALID on every rank;
+ * cuda-aware on an MPI without CUDA support is HX_ERR_UNSUPPORTED with a
+ * message that says why.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "sysgen.h"
+
+#include "core/hxi.h"
+#include "transport/mpi/mpi.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NSTEPS 10
+#define NMODES 3
+
+typedef struct mode_run {
+    hx_mpi_mode mode;
+    const char *label;
+    hx_transport *t;
+    int alive;
+    void *last_x; /* coordinate array after the previous plan */
+    int moved;    /* plans after which the arrays had moved */
+} mode_run;
+
+static const double rh = 2.8;
+
+static void box_for(const int grid[3], double len[3])
+{
+    /* 3 or more domains along a dimension: width 2.1 < rh, so 2 pulses. */
+    for (int d = 0; d < 3; d++)
+        len[d] = grid[d] >= 3 ? 2.1 * grid[d] : 12.0;
+}
+
+static int default_grids(int nranks, int grids[][3])
+{
+    static const int g2[2][3] = {{1, 1, 2}, {2, 1, 1}};
+    static const int g4[2][3] = {{2, 2, 1}, {1, 1, 4}};
+    static const int g8[2][3] = {{2, 2, 2}, {2, 1, 4}};
+    const int(*src)[3] = nranks == 2 ? g2 : nranks == 4 ? g4 : nranks == 8 ? g8 : NULL;
+    if (!src)
+        return hxt_grids_for(nranks, grids, 2);
+    memcpy(grids, src, 2 * sizeof *src);
+    return 2;
+}
+
+static hx_status create_mpi(hx_comm *comm, hx_mpi_mode mode, hx_transport **t)
+{
+    hx_transport_opts o;
+    hx_transport_opts_init(&o);
+    o.name = "mpi";
+    o.dtype = HX_FLOAT;
+    o.mpi_mode = mode;
+    *t = NULL;
+    return hx_transport_create(t, comm, &o);
+}
+
+/* Creates with mode (and HALOX_MPI_MODE = env, NULL: unset) and checks the
+ * outcome: the mode run, or -1 with the status and message when refused. */
+static int try_mode(hx_comm *comm, hx_mpi_mode mode, const char *env, hx_status *st_out, char *msg,
+                    size_t msglen)
+{
+    if (env)
+        setenv("HALOX_MPI_MODE", env, 1);
+    else
+        unsetenv("HALOX_MPI_MODE");
+    hx_transport *t = NULL;
+    hx_status st = create_mpi(comm, mode, &t);
+    snprintf(msg, msglen, "%s", st == HX_OK ? "" : hx_last_error());
+    int ran = st == HX_OK ? hxi_mpi_mode_of(t) : -1;
+    if (t)
+        hx_transport_destroy(t);
+    unsetenv("HALOX_MPI_MODE");
+    *st_out = st;
+    return ran;
+}
+
+/* How modes are chosen. *cuda_aware says whether MPI reports CUDA support
+ * (auto then takes the cuda-aware mode, and the exchange runs it too). */
+static void check_selection(hx_comm *comm, int one_node, int *cuda_aware)
+{
+    int rank = hx_comm_rank(comm), nranks = hx_comm_size(comm);
+    hx_status st;
+    char msg[1024];
+    int ran;
+
+    ran = try_mode(comm, HX_MPI_AUTO, NULL, &st, msg, sizeof msg);
+    *cuda_aware = hxt_agree(comm, ran == HX_MPI_CUDA_AWARE);
+    if (rank == 0)
+        printf("auto runs the %s mode\n", hxi_mpi_mode_name(ran));
+    if (!*cuda_aware && one_node)
+        HXT_CHECK(ran == HX_MPI_IPC, "auto on one node without CUDA-aware MPI ran %s, not ipc (%s)",
+                  hxi_mpi_mode_name(ran), msg);
+    else if (!*cuda_aware)
+        HXT_CHECK(ran == HX_MPI_STAGED, "auto on several nodes ran %s, not staged (%s)",
+                  hxi_mpi_mode_name(ran), msg);
+
+    ran = try_mode(comm, HX_MPI_STAGED, NULL, &st, msg, sizeof msg);
+    HXT_CHECK(hxt_agree(comm, ran == HX_MPI_STAGED), "opts staged ran %d (%s)", ran, msg);
+
+    /* Forced: runs where MPI has (or cannot deny) CUDA support; else a
+     * refusal that says why, never a crash. */
+    ran = try_mode(comm, HX_MPI_CUDA_AWARE, NULL, &st, msg, sizeof msg);
+    HXT_CHECK(ran == HX_MPI_CUDA_AWARE ||
+                  (st == HX_ERR_UNSUPPORTED && strstr(msg, "no CUDA support")),
+              "cuda-aware: want it to run, or HX_ERR_UNSUPPORTED saying that MPI has no CUDA "
+              "support; got %s: '%s'",
+              hx_status_string(st), msg);
+    if (*cuda_aware)
+        HXT_CHECK(ran == HX_MPI_CUDA_AWARE, "cuda-aware refused although auto takes it: %s", msg);
+    if (rank == 0 && ran < 0)
+        printf("mpi (cuda-aware): not run: %s\n", msg);
+
+    ran = try_mode(comm, HX_MPI_IPC, NULL, &st, msg, sizeof msg);
+    if (one_node)
+        HXT_CHECK(hxt_agree(comm, ran == HX_MPI_IPC),
+                  "all ranks share a node, but the ipc mode did not run: %s: %s",
+                  hx_status_string(st), msg);
+    else
+        HXT_CHECK(ran == HX_MPI_IPC || st == HX_ERR_UNSUPPORTED, "ipc on several nodes: %s: %s",
+                  hx_status_string(st), msg);
+
+    /* The variable chooses when opts leaves it to auto. */
+    ran = try_mode(comm, HX_MPI_AUTO, "staged", &st, msg, sizeof msg);
+    HXT_CHECK(ran == HX_MPI_STAGED, "HALOX_MPI_MODE=staged ran %s", hxi_mpi_mode_name(ran));
+    if (one_node) {
+        ran = try_mode(comm, HX_MPI_AUTO, "ipc", &st, msg, sizeof msg);
+        HXT_CHECK(ran == HX_MPI_IPC, "HALOX_MPI_MODE=ipc ran %s (%s)", hxi_mpi_mode_name(ran), msg);
+    }
+    ran = try_mode(comm, HX_MPI_STAGED, "ipc", &st, msg, sizeof msg);
+    HXT_CHECK(ran == HX_MPI_STAGED, "opts staged with HALOX_MPI_MODE=ipc ran %s",
+              hxi_mpi_mode_name(ran));
+    ran = try_mode(comm, HX_MPI_AUTO, "cuda-aware", &st, msg, sizeof msg);
+    HXT_CHECK(ran == HX_MPI_CUDA_AWARE || (!*cuda_aware && st == HX_ERR_UNSUPPORTED),
+              "HALOX_MPI_MODE=cuda-aware: %s: %s", hx_status_string(st), msg);
+    ran = try_mode(comm, HX_MPI_AUTO, "fastest", &st, msg, sizeof msg);
+    HXT_CHECK(ran < 0 && st == HX_ERR_INVALID && strstr(msg, "HALOX_MPI_MODE"),
+              "HALOX_MPI_MODE=fastest: want HX_ERR_INVALID naming the variable, got %s: '%s'",
+              hx_status_string(st), msg);
+    if (nranks > 1) {
+        ran = try_mode(comm, HX_MPI_AUTO, rank == 0 ? "staged" : "ipc", &st, msg, sizeof msg);
+        HXT_CHECK(ran < 0 && st == HX_ERR_INVALID && strstr(msg, "different modes"),
+                  "modes differing between ranks: want HX_ERR_INVALID on every rank, got %s: "
+                  "'%s'",
+                  hx_status_string(st), msg);
+    }
+}
+
+/* One plan, NSTEPS steps, every live mode against the cpu transport. */
+static void run_plan(hx_comm *comm, const hx_plan *plan, mode_run *mr, int nm, const char *label,
+                     uint64_t seed)
+{
+    int rank = hx_comm_rank(comm);
+    int nhome = hx_plan_nhome(plan), ntotal = hx_plan_ntotal(plan);
+    hx_transport *ref = hxt_cpu_transport(comm, HX_FLOAT);
+    if (!hxt_agree(comm, ref != NULL))
+        return;
+    if (!hxt_agree(comm, HXT_OK(hx_transport_set_plan(ref, plan)))) {
+        hx_transport_destroy(ref);
+        return;
+    }
+    for (int k = 0; k < nm; k++) {
+        if (!mr[k].alive)
+            continue;
+        int ok = HXT_OK(hx_transport_set_plan(mr[k].t, plan));
+        if (!hxt_agree(comm, ok)) {
+            mr[k].alive = 0;
+            continue;
+        }
+        void *x = hx_transport_coords(mr[k].t);
+        if (mr[k].last_x && x != mr[k].last_x)
+            mr[k].moved++;
+        mr[k].last_x = x;
+    }
+    size_t n3 = (size_t) (ntotal + 1) * 3;
+    double *cur = malloc(n3 * sizeof(double)), *force = malloc(n3 * sizeof(double));
+    double *got = malloc(n3 * sizeof(double)), *poison = malloc(n3 * sizeof(double));
+    memcpy(cur, hx_plan_coords(plan), (size_t) nhome * 3 * sizeof(double));
+    for (size_t i = 0; i < n3; i++)
+        poison[i] = NAN;
+    hxt_rng mv = {seed * 31u + (uint64_t) rank};
+
+    for (int step = 0; step < NSTEPS; step++) {
+        if (step > 0)
+            for (int i = 0; i < nhome * 3; i++)
+                cur[i] += 0.02 * (hxt_uniform(&mv) - 0.5);
+        float *xr = hx_transport_coords(ref), *fref = hx_transport_forces(ref);
+        for (int i = 0; i < nhome * 3; i++)
+            xr[i] = (float) cur[i];
+        hxt_rng fr = {seed * 1000003u + (uint64_t) rank * 7919u + (uint64_t) step};
+        for (int i = 0; i < ntotal * 3; i++) {
+            fref[i] =
+                (float) ((2.0 * hxt_uniform(&fr) - 1.0) * pow(10.0, 2.0 * hxt_uniform(&fr) - 1.0));
+            force[i] = (double) fref[i];
+        }
+        HXT_OK(hx_transport_forward(ref));
+        HXT_OK(hx_transport_reverse(ref));
+        HXT_OK(hx_transport_sync(ref));
+
+        for (int k = 0; k < nm; k++) {
+            if (!mr[k].alive)
+                continue;
+            hx_transport *t = mr[k].t;
+            int ok = HXT_OK(hx_transport_write(t, HX_COORDS, 0, nhome, cur));
+            ok &= HXT_OK(hx_transport_write(t, HX_COORDS, nhome, ntotal - nhome, poison));
+            ok &= HXT_OK(hxi_barrier(comm));
+            ok &= HXT_OK(hx_transport_forward(t));
+            ok &= HXT_OK(hx_transport_sync(t));
+            if (ok && HXT_OK(hx_transport_read(t, HX_COORDS, 0, ntotal, got))) {
+                int bad = 0;
+                for (int i = 0; i < ntotal * 3; i++)
+                    if (!hxt_same_f((float) got[i], xr[i]) && bad++ < 3)
+                        fprintf(stderr,
+                                "[rank %d] %s %s step %d: coordinate %d.%d is %.9g, cpu "
+                                "has %.9g\n",
+                                rank, mr[k].label, label, step, i / 3, i % 3, got[i],
+                                (double) xr[i]);
+                HXT_CHECK(bad == 0, "%s %s step %d: %d of %d halo coordinates differ", mr[k].label,
+                          label, step, bad, (ntotal - nhome) * 3);
+            }
+            ok &= HXT_OK(hx_transport_write(t, HX_FORCES, 0, ntotal, force));
+            ok &= HXT_OK(hx_transport_reverse(t));
+            ok &= HXT_OK(hx_transport_sync(t));
+            if (ok && HXT_OK(hx_transport_read(t, HX_FORCES, 0, nhome, got))) {
+                int bad = 0;
+                for (int i = 0; i < nhome * 3; i++) {
+                    double want = fref[i];
+                    if (!(fabs(got[i] - want) <= 1e-6 * fmax(fabs(want), 1.0)) && bad++ < 3)
+                        fprintf(stderr,
+                                "[rank %d] %s %s step %d: force %d.%d is %.9g, cpu has "
+                                "%.9g\n",
+                                rank, mr[k].label, label, step, i / 3, i % 3, got[i], want);
+                }
+                HXT_CHECK(bad == 0, "%s %s step %d: %d of %d home forces differ", mr[k].label,
+                          label, step, bad, nhome * 3);
+            }
+            if (!hxt_agree(comm, ok)) {
+                if (rank == 0)
+                    fprintf(stderr, "%s %s: step %d failed; dropping this mode\n", mr[k].label,
+                            label, step);
+                mr[k].alive = 0;
+            }
+        }
+    }
+    free(cur);
+    free(force);
+    free(got);
+    free(poison);
+    hx_transport_destroy(ref);
+}
+
+int main(int argc, char **argv)
+{
+    hx_comm *comm = hxt_init(&argc, &argv, "test_gpu_mpi_modes");
+    int nranks = hx_comm_size(comm), rank = hx_comm_rank(comm);
+    int grids[8][3], ngrids = 0;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--grid") == 0 && i + 1 < argc && ngrids < 8)
+            if (hx_grid_parse(argv[++i], grids[ngrids]) == HX_OK)
+                ngrids++;
+    int ndev = 0;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (!hxt_agree(comm, e == cudaSuccess && ndev > 0))
+        return hxt_skip(comm, "no CUDA device visible here (the mpi transport needs one)");
+    if (ngrids == 0)
+        ngrids = default_grids(nranks, grids);
+    for (int g = 0; g < ngrids; g++)
+        if (grids[g][0] * grids[g][1] * grids[g][2] != nranks)
+            ngrids = 0;
+    if (ngrids == 0)
+        return hxt_skip(comm, "no test grid for this rank count (use 2, 4 or 8, or --grid)");
+
+    /* One node: the ipc mode must run (and auto must pick it). */
+    MPI_Comm node;
+    int nnode = 0;
+    MPI_Comm_split_type(*(MPI_Comm *) hxi_comm_mpi(comm), MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
+                        &node);
+    MPI_Comm_size(node, &nnode);
+    MPI_Comm_free(&node);
+    int one_node = hxt_agree(comm, nnode == nranks);
+
+    int cuda_aware = 0;
+    check_selection(comm, one_node, &cuda_aware);
+
+    mode_run mr[NMODES] = {{HX_MPI_STAGED, "mpi (staged)", NULL, 0, NULL, 0},
+                           {HX_MPI_IPC, "mpi (ipc)", NULL, 0, NULL, 0},
+                           {HX_MPI_CUDA_AWARE, "mpi (cuda-aware)", NULL, 0, NULL, 0}};
+    int nm = cuda_aware ? 3 : 2;
+    for (int k = 0; k < nm; k++) {
+        hx_status st = create_mpi(comm, mr[k].mode, &mr[k].t);
+        mr[k].alive = hxt_agree(comm, st == HX_OK);
+        if (!mr[k].alive) {
+            HXT_CHECK(k == 1 && !one_node && st == HX_ERR_UNSUPPORTED, "%s: create: %s: %s",
+                      mr[k].label, hx_status_string(st), hx_last_error());
+            if (mr[k].t)
+                hx_transport_destroy(mr[k].t);
+            mr[k].t = NULL;
+            continue;
+        }
+        const char *how = hx_transport_describe(mr[k].t);
+        if (rank == 0)
+            printf("%s: %s\n", mr[k].label, how);
+        HXT_CHECK(hxi_mpi_mode_of(mr[k].t) == (int) mr[k].mode, "%s runs mode %s", mr[k].label,
+                  hxi_mpi_mode_name(hxi_mpi_mode_of(mr[k].t)));
+        if (mr[k].mode == HX_MPI_IPC)
+            HXT_CHECK(strstr(how, "CUDA IPC") != NULL, "ipc description: '%s'", how);
+    }
+
+    hx_plan *previous = NULL;
+    for (int g = 0; g < ngrids; g++) {
+        double lo[3] = {0.0, 0.0, 0.0}, len[3];
+        box_for(grids[g], len);
+        hx_decomp d;
+        if (!hxt_agree(comm, HXT_OK(hx_decomp_init(&d, lo, len, rh, grids[g], nranks, rank))))
+            continue;
+        double vol = len[0] * len[1] * len[2];
+        for (int sys = 0; sys < 2; sys++) {
+            int n = (int) (0.8442 * vol * (sys == 0 ? 1.0 : 3.0));
+            hxt_sys s;
+            hxt_local l;
+            hxt_sys_random(&s, n, lo, len, 777u + 13u * (uint64_t) g + (uint64_t) sys);
+            hxt_local_take(&l, &s, &d);
+            hx_plan *plan = NULL;
+            char gs[32], label[96];
+            snprintf(label, sizeof label, "grid %s, %d atoms", hxt_grid_str(grids[g], gs), n);
+            if (hxt_agree(comm, HXT_OK(hx_plan_create(&plan, comm, &d, l.n, l.x)))) {
+                if (rank == 0)
+                    printf("%s: %d pulses, max ntotal %d\n", label, hx_plan_npulses(plan),
+                           hx_plan_max_ntotal(plan));
+                run_plan(comm, plan, mr, nm, label, 5u + (uint64_t) g * 7u + (uint64_t) sys);
+            }
+            if (previous)
+                hx_plan_destroy(previous);
+            previous = plan;
+            hxt_local_free(&l);
+            hxt_sys_free(&s);
+        }
+    }
+    for (int k = 0; k < nm; k++) {
+        if (!mr[k].t)
+            continue;
+        if (rank == 0)
+            printf("%s: %s; arrays moved at %d re-plan(s)\n", mr[k].label,
+                   mr[k].alive ? "ran every case" : "FAILED a case", mr[k].moved);
+        HXT_CHECK(mr[k].alive, "%s failed a case (see above)", mr[k].label);
+        HXT_CHECK(mr[k].moved > 0,
+                  "%s: no re-plan moved the arrays, so refreshing peer handles went untested",
+                  mr[k].label);
+    }
+    for (int k = nm - 1; k >= 0; k--)
+        if (mr[k].t)
+            hx_transport_destroy(mr[k].t);
+    if (previous)
+        hx_plan_destroy(previous);
+    return hxt_finish(comm);
+}
