@@ -200,7 +200,11 @@ hx_status hx_decomp_init(hx_decomp *d, const double box_lo[3], const double box_
     for (int k = 0; k < 3; k++) {
         int c[3];
         r.dom_lo[k] = box_lo[k] + box_len[k] * r.coord[k] / r.grid[k];
-        r.dom_hi[k] = box_lo[k] + box_len[k] * (r.coord[k] + 1) / r.grid[k];
+        /* The last domain ends exactly at the box edge (len * n / n need
+         * not round back to len), so that the bounds tile the box. */
+        r.dom_hi[k] = r.coord[k] == r.grid[k] - 1
+                          ? box_lo[k] + box_len[k]
+                          : box_lo[k] + box_len[k] * (r.coord[k] + 1) / r.grid[k];
         memcpy(c, r.coord, sizeof c);
         c[k] = r.coord[k] + 1;
         r.up[k] = hx_decomp_rank_at(&r, c);

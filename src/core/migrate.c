@@ -95,8 +95,12 @@ static hx_status hxi_collect(hxi_mig *m, int dim, int *misplaced)
     int keep = 0, g = d->grid[dim];
     m->nout[0] = m->nout[1] = 0;
     for (int i = 0; i < *m->n; i++) {
-        int c = hx_decomp_cell(d, dim, (*m->x)[3 * (size_t)i + dim]);
-        int delta = ((c - d->coord[dim]) % g + g) % g;
+        double xi = (*m->x)[3 * (size_t)i + dim];
+        int delta = 0;
+        /* The domain bounds are the ownership rule; only atoms outside
+         * them need their cell. */
+        if (xi < d->dom_lo[dim] || xi >= d->dom_hi[dim])
+            delta = ((hx_decomp_cell(d, dim, xi) - d->coord[dim]) % g + g) % g;
         if (delta == 0) {
             if (keep != i)
                 hxi_move(m, keep, i);

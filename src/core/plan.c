@@ -42,7 +42,9 @@ static hx_status hxi_check_home(const hx_decomp *d, int nhome, const double *x)
                                  "coordinates into the box (hx_migrate does)",
                                  i, hxi_axis[k], p[k], d->box_lo[k], hi);
         }
-        if (hx_decomp_owner(d, p) != d->rank)
+        /* The domain bounds are the ownership rule (hx_decomp_cell). */
+        if (p[0] < d->dom_lo[0] || p[0] >= d->dom_hi[0] || p[1] < d->dom_lo[1] ||
+            p[1] >= d->dom_hi[1] || p[2] < d->dom_lo[2] || p[2] >= d->dom_hi[2])
             return hxi_error(HX_ERR_COORD_OUTSIDE,
                              "home atom %d at (%g, %g, %g) belongs to rank %d, not to rank "
                              "%d: call hx_migrate before hx_plan_create",
