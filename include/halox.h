@@ -184,9 +184,14 @@ typedef enum hx_dtype { HX_FLOAT = 0, HX_DOUBLE = 1 } hx_dtype;
 
 /* How the `mpi` transport moves GPU data. */
 typedef enum hx_mpi_mode {
-    HX_MPI_AUTO = 0,       /* CUDA-aware if the library says so, else staged */
+    HX_MPI_AUTO = 0,       /* CUDA-aware if the library says so, else ipc when
+                              every rank shares one node, else staged;
+                              HALOX_MPI_MODE=auto|cuda-aware|ipc|staged
+                              chooses when this is AUTO */
     HX_MPI_CUDA_AWARE = 1, /* device pointers handed to MPI */
-    HX_MPI_STAGED = 2      /* through pinned host buffers */
+    HX_MPI_STAGED = 2,     /* through pinned host buffers */
+    HX_MPI_IPC = 3         /* same node: peer copies into CUDA IPC mappings,
+                              MPI only for the ready/done messages */
 } hx_mpi_mode;
 
 typedef struct hx_transport_opts {
@@ -201,6 +206,9 @@ typedef struct hx_transport_opts {
     double timeout_s;     /* device-side waits; 0: HALOX_TIMEOUT_S or 5 s */
     void *stream;         /* cudaStream_t to run on; NULL: the transport's own */
     hx_mpi_mode mpi_mode; /* `mpi` transport only */
+    int graph;            /* 1: forward and reverse may be captured in a CUDA
+                             graph (see hx_transport_step_graph); transports
+                             that cannot be captured refuse it */
 } hx_transport_opts;
 
 typedef struct hx_transport hx_transport;
@@ -240,6 +248,21 @@ hx_status hx_transport_forward(hx_transport *t);
 hx_status hx_transport_reverse(hx_transport *t);
 /* Waits for the transport's work and reports any device-side timeout. */
 hx_status hx_transport_sync(hx_transport *t);
+
+/* Graph mode (opts.graph = 1; nvshmem-fused and nvshmem-fused-tma).
+ * hx_transport_forward and hx_transport_reverse then enqueue device work
+ * only, on opts.stream (or the transport's own stream), with no host
+ * synchronisation and no per-step value from the host: the step number lives
+ * in device memory and the forward kernel advances it. A caller may capture
+ * forward, its own force kernels, reverse and update in one CUDA graph on
+ * opts.stream (stream capture) and replay it: each replay is the next step.
+ * Capture again after hx_transport_set_plan (arrays and maps may move);
+ * never call hx_transport_sync or the read/write copies inside a capture.
+ * hx_transport_step_graph enqueues one whole step, forward then reverse,
+ * by replaying a graph that the transport captures itself on first use and
+ * again after each hx_transport_set_plan; errors are reported by
+ * hx_transport_sync as for launched steps. */
+hx_status hx_transport_step_graph(hx_transport *t);
 
 #ifdef __cplusplus
 }

@@ -40,7 +40,7 @@ static int default_grids(int nranks, int grids[][3])
         src = g8, n = 3;
     if (!src)
         return hxt_grids_for(nranks, grids, 3);
-    memcpy(grids, src, (size_t)n * sizeof *src);
+    memcpy(grids, src, (size_t) n * sizeof *src);
     return n;
 }
 
@@ -81,6 +81,7 @@ static int adopt(hx_comm *comm, fzt_ref *r, fzt_var *v, int nv, const hx_plan *p
 int main(int argc, char **argv)
 {
     hx_comm *comm = hxt_init(&argc, &argv, "test_fused_exchange");
+    setvbuf(stdout, NULL, _IOLBF, 0); /* progress shows even when a run is cut short */
     int nranks = hx_comm_size(comm), rank = hx_comm_rank(comm);
     int grids[8][3], ngrids = 0, steps = 100;
     for (int i = 1; i < argc; i++) {
@@ -125,13 +126,13 @@ int main(int argc, char **argv)
             continue;
         double vol = len[0] * len[1] * len[2];
         double *cur = NULL, *force = NULL;
-        hxt_rng mv = {777u + 31u * (uint64_t)rank + 1000u * (uint64_t)g};
+        hxt_rng mv = {777u + 31u * (uint64_t) rank + 1000u * (uint64_t) g};
         char gs[32];
         hxt_grid_str(grids[g], gs);
         for (int step = 0; step < steps; step++) {
             if (step == 0 || step == steps / 2) {
-                int n = (int)(0.8442 * vol * (step == 0 ? 1.0 : 3.0));
-                hx_plan *next = make_plan(comm, &d, n, 4321u + 7u * (uint64_t)g + (uint64_t)step);
+                int n = (int) (0.8442 * vol * (step == 0 ? 1.0 : 3.0));
+                hx_plan *next = make_plan(comm, &d, n, 4321u + 7u * (uint64_t) g + (uint64_t) step);
                 if (!next)
                     break;
                 if (!adopt(comm, &ref, v, nv, next)) {
@@ -142,14 +143,14 @@ int main(int argc, char **argv)
                 hx_plan_destroy(plan);
                 plan = next;
                 int nh = hx_plan_nhome(plan), nt = hx_plan_ntotal(plan);
-                cur = realloc(cur, (size_t)(nh + 1) * 3 * sizeof(double));
-                force = realloc(force, (size_t)(nt + 1) * 3 * sizeof(double));
-                memcpy(cur, hx_plan_coords(plan), (size_t)nh * 3 * sizeof(double));
+                cur = realloc(cur, (size_t) (nh + 1) * 3 * sizeof(double));
+                force = realloc(force, (size_t) (nt + 1) * 3 * sizeof(double));
+                memcpy(cur, hx_plan_coords(plan), (size_t) nh * 3 * sizeof(double));
                 if (rank == 0) {
                     printf("grid %s, %d atoms: %d pulses (", gs, n, hx_plan_npulses(plan));
                     for (int p = 0; p < hx_plan_npulses(plan); p++)
                         printf("%s%c%d", p ? " " : "", "XYZ"[hx_plan_pulse(plan, p)->dim],
-                               hx_plan_pulse(plan, p)->index);
+                               hx_plan_pulse(plan, p) -> index);
                     printf("), max ntotal %d\n", hx_plan_max_ntotal(plan));
                 }
             }
@@ -157,7 +158,7 @@ int main(int argc, char **argv)
             if (step > 0)
                 for (int i = 0; i < nh * 3; i++)
                     cur[i] += 0.02 * (hxt_uniform(&mv) - 0.5);
-            hxt_rng fr = {99991u * (uint64_t)(step + 1) + 7919u * (uint64_t)rank + (uint64_t)g};
+            hxt_rng fr = {99991u * (uint64_t) (step + 1) + 7919u * (uint64_t) rank + (uint64_t) g};
             fzt_forces(force, nt * 3, &fr);
             if (!fzt_ref_step(comm, &ref, plan, cur, force))
                 break;
@@ -169,8 +170,7 @@ int main(int argc, char **argv)
                 if (!fzt_check(comm, &ref, plan, &v[k], cur, force, step & 1, what)) {
                     v[k].alive = 0;
                     if (rank == 0)
-                        fprintf(stderr, "%s: %s failed; dropping this variant\n", v[k].label,
-                                what);
+                        fprintf(stderr, "%s: %s failed; dropping this variant\n", v[k].label, what);
                 }
             }
         }

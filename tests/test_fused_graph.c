@@ -38,15 +38,15 @@ static void user_graph(hx_comm *comm, const hx_plan *plan, const char *name, con
     hx_transport *cpu = hxt_cpu_transport(comm, HX_FLOAT);
     ok = cpu != NULL && HXT_OK(hx_transport_set_plan(cpu, plan));
     ok &= HXT_OK(hx_transport_set_plan(v.t, plan));
-    double *got = malloc((size_t)(nt + 1) * 3 * sizeof(double));
-    double *zero = calloc((size_t)(nt + 1) * 3, sizeof(double));
+    double *got = malloc((size_t) (nt + 1) * 3 * sizeof(double));
+    double *zero = calloc((size_t) (nt + 1) * 3, sizeof(double));
     cudaGraph_t graph = NULL;
     cudaGraphExec_t exec = NULL;
     if (hxt_agree(comm, ok)) {
         float *xc = hx_transport_coords(cpu), *fc = hx_transport_forces(cpu);
         const double *x0 = hx_plan_coords(plan);
         for (int i = 0; i < nh * 3; i++)
-            xc[i] = (float)x0[i];
+            xc[i] = (float) x0[i];
         ok = HXT_OK(hx_transport_write(v.t, HX_COORDS, 0, nh, x0));
         ok &= HXT_OK(hx_transport_write(v.t, HX_COORDS, nh, nt - nh, zero));
         ok &= HXT_OK(hx_transport_write(v.t, HX_FORCES, 0, nt, zero));
@@ -54,11 +54,10 @@ static void user_graph(hx_comm *comm, const hx_plan *plan, const char *name, con
         cudaError_t e = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
         if (e == cudaSuccess) {
             ok &= HXT_OK(hx_transport_forward(v.t));
-            e = cudaMemcpyAsync(f, x, (size_t)nt * 3 * sizeof(float), cudaMemcpyDeviceToDevice,
-                                s);
+            e = cudaMemcpyAsync(f, x, (size_t) nt * 3 * sizeof(float), cudaMemcpyDeviceToDevice, s);
             ok &= HXT_OK(hx_transport_reverse(v.t));
-            cudaError_t e2 = cudaMemcpyAsync(x, f, (size_t)nh * 3 * sizeof(float),
-                                             cudaMemcpyDeviceToDevice, s);
+            cudaError_t e2 =
+                cudaMemcpyAsync(x, f, (size_t) nh * 3 * sizeof(float), cudaMemcpyDeviceToDevice, s);
             cudaError_t e3 = cudaStreamEndCapture(s, &graph);
             e = e != cudaSuccess ? e : e2 != cudaSuccess ? e2 : e3;
         }
@@ -71,9 +70,9 @@ static void user_graph(hx_comm *comm, const hx_plan *plan, const char *name, con
         for (int k = 0; k < REPLAYS && hxt_agree(comm, ok); k++) {
             /* The cpu does what the graph does. */
             ok &= HXT_OK(hx_transport_forward(cpu));
-            memcpy(fc, xc, (size_t)nt * 3 * sizeof(float));
+            memcpy(fc, xc, (size_t) nt * 3 * sizeof(float));
             ok &= HXT_OK(hx_transport_reverse(cpu));
-            memcpy(xc, fc, (size_t)nh * 3 * sizeof(float));
+            memcpy(xc, fc, (size_t) nh * 3 * sizeof(float));
 
             e = cudaGraphLaunch(exec, s);
             HXT_CHECK(e == cudaSuccess, "cudaGraphLaunch: %s", cudaGetErrorString(e));
@@ -86,21 +85,22 @@ static void user_graph(hx_comm *comm, const hx_plan *plan, const char *name, con
                 const float *want = which ? fc : xc;
                 int bad = 0, bitwise = strcmp(fmode, "atomic") != 0;
                 for (int i = 0; i < nt * 3; i++) {
-                    int good = bitwise ? hxt_same_f((float)got[i], want[i])
+                    int good = bitwise ? hxt_same_f((float) got[i], want[i])
                                        : fabs(got[i] - want[i]) <= 1e-5 * fabs(want[i]) + 1e-6;
                     if (!good && bad++ < 3)
                         fprintf(stderr, "[rank %d] %s replay %d: %s %d.%d is %.9g, cpu %.9g\n",
-                                rank, v.label, k + 1, which ? "force" : "coordinate", i / 3,
-                                i % 3, got[i], (double)want[i]);
+                                rank, v.label, k + 1, which ? "force" : "coordinate", i / 3, i % 3,
+                                got[i], (double) want[i]);
                 }
-                HXT_CHECK(bad == 0, "%s replay %d: %d of %d %s differ", v.label, k + 1, bad,
-                          nt * 3, which ? "forces" : "coordinates");
+                HXT_CHECK(bad == 0, "%s replay %d: %d of %d %s differ", v.label, k + 1, bad, nt * 3,
+                          which ? "forces" : "coordinates");
                 ok &= bad == 0;
             }
         }
+        int all = hxt_agree(comm, ok); /* collective: on every rank */
         if (rank == 0)
-            printf("%s: user graph of forward + copy + reverse + copy, %d replays: %s\n",
-                   v.label, REPLAYS, hxt_agree(comm, ok) ? "ok" : "FAILED");
+            printf("%s: user graph of forward + copy + reverse + copy, %d replays: %s\n", v.label,
+                   REPLAYS, all ? "ok" : "FAILED");
     }
     if (exec)
         cudaGraphExecDestroy(exec);
@@ -147,7 +147,7 @@ static void graph_timeout(hx_comm *comm, const hx_plan *plan)
                 if (st != HX_OK)
                     printf("[rank %d] withheld graph step: %s\n", rank, hx_last_error());
             }
-            (void)hxi_barrier(comm);
+            (void) hxi_barrier(comm);
         }
     }
     hx_transport_destroy(v.t);
@@ -156,6 +156,7 @@ static void graph_timeout(hx_comm *comm, const hx_plan *plan)
 int main(int argc, char **argv)
 {
     hx_comm *comm = hxt_init(&argc, &argv, "test_fused_graph");
+    setvbuf(stdout, NULL, _IOLBF, 0); /* progress shows even when a run is cut short */
     int nranks = hx_comm_size(comm), rank = hx_comm_rank(comm);
     if (!fzt_have_gpu(comm))
         return hxt_skip(comm, "no CUDA device visible here (the fused transports need one)");
@@ -187,7 +188,7 @@ int main(int argc, char **argv)
     if (hxt_agree(comm, HXT_OK(hx_decomp_init(&d, lo, len, rh, grid, nranks, rank)))) {
         hxt_sys s;
         hxt_local l;
-        hxt_sys_random(&s, (int)(0.8442 * len[0] * len[1] * len[2]), lo, len, 5150u);
+        hxt_sys_random(&s, (int) (0.8442 * len[0] * len[1] * len[2]), lo, len, 5150u);
         hxt_local_take(&l, &s, &d);
         int ok = HXT_OK(hx_plan_create(&plan, comm, &d, l.n, l.x));
         hxt_local_free(&l);

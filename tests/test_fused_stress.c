@@ -50,7 +50,7 @@ static void draw_box(hxt_rng *r, const int grid[3], double rh, double len[3])
             ok[np - 1] = wlo[np - 1] < whi[np - 1];
             nok += ok[np - 1];
         }
-        int pick = (int)(hxt_uniform(r) * nok), np = 0;
+        int pick = (int) (hxt_uniform(r) * nok), np = 0;
         for (int k = 0; k < 3; k++)
             if (ok[k] && pick-- == 0)
                 np = k;
@@ -62,6 +62,7 @@ static void draw_box(hxt_rng *r, const int grid[3], double rh, double len[3])
 int main(int argc, char **argv)
 {
     hx_comm *comm = hxt_init(&argc, &argv, "test_fused_stress");
+    setvbuf(stdout, NULL, _IOLBF, 0); /* progress shows even when a run is cut short */
     int nranks = hx_comm_size(comm), rank = hx_comm_rank(comm);
     int ncases = 200;
     uint64_t seed = 20261129u;
@@ -85,13 +86,13 @@ int main(int argc, char **argv)
     int grids[64][3];
     int ng = grids_of(nranks, grids, 64);
     /* Plans stay alive while any transport may hold them: all until the end. */
-    hx_plan **plans = calloc((size_t)ncases + 1, sizeof *plans);
+    hx_plan **plans = calloc((size_t) ncases + 1, sizeof *plans);
     int done = 0, failed = 0, launched = 0, replayed = 0;
     int used[FZT_MAXV] = {0};
 
     for (int c = 0; c < ncases && nv > 0 && !failed; c++) {
-        hxt_rng r = {seed * 1000003u + (uint64_t)c};
-        const int *grid = grids[(int)(hxt_uniform(&r) * ng)];
+        hxt_rng r = {seed * 1000003u + (uint64_t) c};
+        const int *grid = grids[(int) (hxt_uniform(&r) * ng)];
         double rh = 0.8 + 2.2 * hxt_uniform(&r);
         double lo[3], len[3];
         draw_box(&r, grid, rh, len);
@@ -99,15 +100,15 @@ int main(int argc, char **argv)
             lo[d] = 10.0 * (hxt_uniform(&r) - 0.5);
         double vol = len[0] * len[1] * len[2];
         double u = hxt_uniform(&r);
-        int n = u < 0.1 ? (int)(8 * hxt_uniform(&r))
-                        : (int)fmin(3000.0, vol * (0.05 + 0.9 * hxt_uniform(&r)));
-        int k = (int)(hxt_uniform(&r) * nv);
+        int n = u < 0.1 ? (int) (8 * hxt_uniform(&r))
+                        : (int) fmin(3000.0, vol * (0.05 + 0.9 * hxt_uniform(&r)));
+        int k = (int) (hxt_uniform(&r) * nv);
         int nsteps = 2 + (hxt_uniform(&r) < 0.5);
         uint64_t sysseed = hxt_next(&r);
         char what[200], gs[32];
         snprintf(what, sizeof what,
                  "seed %llu case %d (grid %s, box %.3f x %.3f x %.3f, cutoff %.3f, %d atoms)",
-                 (unsigned long long)seed, c, hxt_grid_str(grid, gs), len[0], len[1], len[2], rh,
+                 (unsigned long long) seed, c, hxt_grid_str(grid, gs), len[0], len[1], len[2], rh,
                  n);
 
         hx_decomp d;
@@ -131,11 +132,11 @@ int main(int argc, char **argv)
         ok = fzt_ref_plan(comm, &ref, plan) &&
              hxt_agree(comm, HXT_OK(hx_transport_set_plan(v[k].t, plan)));
         int nh = hx_plan_nhome(plan), nt = hx_plan_ntotal(plan);
-        double *cur = malloc((size_t)(nh + 1) * 3 * sizeof(double));
-        double *force = malloc((size_t)(nt + 1) * 3 * sizeof(double));
-        memcpy(cur, l.x, (size_t)nh * 3 * sizeof(double));
+        double *cur = malloc((size_t) (nh + 1) * 3 * sizeof(double));
+        double *force = malloc((size_t) (nt + 1) * 3 * sizeof(double));
+        memcpy(cur, l.x, (size_t) nh * 3 * sizeof(double));
         hxt_local_free(&l);
-        hxt_rng mv = {hxt_next(&r) + (uint64_t)rank};
+        hxt_rng mv = {hxt_next(&r) + (uint64_t) rank};
         for (int step = 0; ok && step < nsteps; step++) {
             int graph = hxt_uniform(&r) < 0.5;
             for (int i = 0; step > 0 && i < nh * 3; i++)
@@ -155,7 +156,7 @@ int main(int argc, char **argv)
             failed = 1;
             if (rank == 0)
                 fprintf(stderr, "FAILED: %s with %s; rerun: --seed %llu --cases %d\n", what,
-                        v[k].label, (unsigned long long)seed, c + 1);
+                        v[k].label, (unsigned long long) seed, c + 1);
             HXT_CHECK(0, "case %d failed", c);
             break;
         }
@@ -163,7 +164,7 @@ int main(int argc, char **argv)
     }
     if (rank == 0) {
         printf("%d of %d cases clean (seed %llu), %d steps launched, %d replayed; per variant:",
-               done, ncases, (unsigned long long)seed, launched, replayed);
+               done, ncases, (unsigned long long) seed, launched, replayed);
         for (int k = 0; k < nv; k++)
             printf(" %s %d", v[k].label, used[k]);
         printf("\n");

@@ -46,7 +46,7 @@ static inline int fzt_have_gpu(hx_comm *comm)
     int ndev = 0;
     cudaError_t e = cudaGetDeviceCount(&ndev);
     if (e != cudaSuccess)
-        (void)cudaGetLastError();
+        (void) cudaGetLastError();
     return hxt_agree(comm, e == cudaSuccess && ndev > 0);
 }
 
@@ -133,10 +133,10 @@ static inline int fzt_ref_plan(hx_comm *comm, fzt_ref *r, const hx_plan *plan)
     int nt = hx_plan_ntotal(plan);
     if (nt + 1 > r->cap) {
         r->cap = 2 * (nt + 1);
-        r->xr = realloc(r->xr, (size_t)r->cap * 3 * sizeof(float));
-        r->fr = realloc(r->fr, (size_t)r->cap * 3 * sizeof(float));
-        r->sabs = realloc(r->sabs, (size_t)r->cap * 3 * sizeof(double));
-        r->tmp = realloc(r->tmp, (size_t)r->cap * 3 * sizeof(double));
+        r->xr = realloc(r->xr, (size_t) r->cap * 3 * sizeof(float));
+        r->fr = realloc(r->fr, (size_t) r->cap * 3 * sizeof(float));
+        r->sabs = realloc(r->sabs, (size_t) r->cap * 3 * sizeof(double));
+        r->tmp = realloc(r->tmp, (size_t) r->cap * 3 * sizeof(double));
     }
     int ok = HXT_OK(hx_transport_set_plan(r->cf, plan));
     ok &= HXT_OK(hx_transport_set_plan(r->cd, plan));
@@ -152,17 +152,17 @@ static inline int fzt_ref_step(hx_comm *comm, fzt_ref *r, const hx_plan *plan, c
     float *x = hx_transport_coords(r->cf), *f = hx_transport_forces(r->cf);
     double *fd = hx_transport_forces(r->cd);
     for (int i = 0; i < nh * 3; i++)
-        x[i] = (float)cur[i];
+        x[i] = (float) cur[i];
     for (int i = 0; i < nt * 3; i++) {
-        f[i] = (float)force[i];
+        f[i] = (float) force[i];
         fd[i] = fabs(force[i]);
     }
     int ok = HXT_OK(hx_transport_forward(r->cf));
     ok &= HXT_OK(hx_transport_reverse(r->cf));
     ok &= HXT_OK(hx_transport_reverse(r->cd));
-    memcpy(r->xr, x, (size_t)nt * 3 * sizeof(float));
-    memcpy(r->fr, f, (size_t)nh * 3 * sizeof(float));
-    memcpy(r->sabs, fd, (size_t)nh * 3 * sizeof(double));
+    memcpy(r->xr, x, (size_t) nt * 3 * sizeof(float));
+    memcpy(r->fr, f, (size_t) nh * 3 * sizeof(float));
+    memcpy(r->sabs, fd, (size_t) nh * 3 * sizeof(double));
     return hxt_agree(comm, ok);
 }
 
@@ -171,7 +171,7 @@ static inline void fzt_forces(double *force, int n3, hxt_rng *rng)
 {
     for (int i = 0; i < n3; i++) {
         double v = (2.0 * hxt_uniform(rng) - 1.0) * pow(10.0, 2.0 * hxt_uniform(rng) - 1.0);
-        force[i] = (double)(float)v;
+        force[i] = (double) (float) v;
     }
 }
 
@@ -182,8 +182,8 @@ static inline int fzt_check(hx_comm *comm, const fzt_ref *r, const hx_plan *plan
                             const double *cur, const double *force, int graph, const char *what)
 {
     int nh = hx_plan_nhome(plan), nt = hx_plan_ntotal(plan);
-    double *got = malloc((size_t)(nt + 1) * 3 * sizeof(double));
-    double *poison = malloc((size_t)(nt - nh + 1) * 3 * sizeof(double));
+    double *got = malloc((size_t) (nt + 1) * 3 * sizeof(double));
+    double *poison = malloc((size_t) (nt - nh + 1) * 3 * sizeof(double));
     for (int i = 0; i < (nt - nh) * 3; i++)
         poison[i] = NAN;
     hx_transport *t = v->t;
@@ -204,11 +204,11 @@ static inline int fzt_check(hx_comm *comm, const fzt_ref *r, const hx_plan *plan
     if (ok && HXT_OK(hx_transport_read(t, HX_COORDS, 0, nt, got))) {
         int bad = 0;
         for (int i = 0; i < nt * 3; i++)
-            if (!hxt_same_f((float)got[i], r->xr[i])) {
+            if (!hxt_same_f((float) got[i], r->xr[i])) {
                 if (bad < 3)
                     fprintf(stderr, "[rank %d] %s %s (%s): coordinate %d.%d is %.9g, cpu %.9g\n",
                             hxt_rank, v->label, what, graph ? "graph" : "launched", i / 3, i % 3,
-                            got[i], (double)r->xr[i]);
+                            got[i], (double) r->xr[i]);
                 bad++;
             }
         HXT_CHECK(bad == 0, "%s %s (%s): %d of %d coordinates differ", v->label, what,
@@ -219,14 +219,14 @@ static inline int fzt_check(hx_comm *comm, const fzt_ref *r, const hx_plan *plan
         int bad = 0, bitwise = fzt_bitwise_forces(v);
         for (int i = 0; i < nh * 3; i++) {
             float want = r->fr[i];
-            int good = bitwise ? hxt_same_f((float)got[i], want)
-                               : fabs(got[i] - (double)want) <= 1e-6 * fmax(r->sabs[i], 1e-30);
+            int good = bitwise ? hxt_same_f((float) got[i], want)
+                               : fabs(got[i] - (double) want) <= 1e-6 * fmax(r->sabs[i], 1e-30);
             if (!good) {
                 if (bad < 3)
                     fprintf(stderr,
                             "[rank %d] %s %s (%s): force %d.%d is %.9g, cpu %.9g (bound %.3g)\n",
                             hxt_rank, v->label, what, graph ? "graph" : "launched", i / 3, i % 3,
-                            got[i], (double)want, r->sabs[i]);
+                            got[i], (double) want, r->sabs[i]);
                 bad++;
             }
         }

@@ -1,20 +1,39 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test: the full build (CUDA code compiled
-# where nvcc exists; GPU tests skip without a GPU and say why), then the CPU
-# tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
-#   tools/test.sh            # both
-#   HALOX_TEST_SANITIZE=0 tools/test.sh   # the full build only
+# Sets up, builds and runs every test:
+#  1. the full build (CUDA code compiled where nvcc exists; GPU tests skip
+#     where there is no GPU and say why), all tests;
+#  2. the CPU tests again under AddressSanitizer and UndefinedBehaviorSanitizer;
+#  3. the deck reader's libFuzzer target for 60 s (clang).
+# HALOX_TEST_SANITIZE=0 or HALOX_TEST_FUZZ=0 leave out step 2 or 3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
+say() { printf 'test: %s\n' "$*"; }
 
 tools/setup.sh build
+say "all tests of the full build"
 ctest --test-dir build --output-on-failure -j "$jobs"
 
 if [ "${HALOX_TEST_SANITIZE:-1}" = 1 ]; then
   tools/setup.sh build-asan -DHALOX_SANITIZE=ON -DHALOX_WITH_CUDA=OFF -DCMAKE_BUILD_TYPE=Debug
-  # Open MPI keeps some allocations until exit; leaks are checked by the
-  # one-process tests, which run without MPI's own allocations in the way.
-  export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  # Open MPI keeps allocations of its own until exit; they are suppressed by
+  # name, so leaks of halox's own code are still reported.
+  export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0
+  export ASAN_OPTIONS=abort_on_error=1:fast_unwind_on_malloc=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  say "CPU tests under AddressSanitizer and UndefinedBehaviorSanitizer"
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -L cpu
+fi
+
+if [ "${HALOX_TEST_FUZZ:-1}" = 1 ]; then
+  if ! command -v clang >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    say "installing clang for the fuzz target"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >/dev/null
+  fi
+  if command -v clang >/dev/null; then
+    CC=clang tools/setup.sh build-fuzz -DHALOX_FUZZ=ON -DHALOX_WITH_CUDA=OFF -DHALOX_WITH_MPI=OFF
+    say "fuzzing the deck reader for 60 s"
+    ctest --test-dir build-fuzz --output-on-failure -L fuzz
+  else
+    say "no clang: the libFuzzer run is left out (fuzz_deck_main ran the target above)"
+  fi
 fi

@@ -6,7 +6,7 @@ list(APPEND HALOX_GPU_SOURCES
   transport/gpu/kernels.cu
 )
 if(HALOX_HAVE_MPI)
-  list(APPEND HALOX_GPU_SOURCES transport/mpi/mpi.c)
+  list(APPEND HALOX_GPU_SOURCES transport/mpi/mpi.c transport/mpi/mpi_ipc.c)
 endif()
 if(HALOX_HAVE_NCCL)
   list(APPEND HALOX_GPU_SOURCES transport/nccl/nccl.c)
@@ -18,5 +18,9 @@ if(HALOX_HAVE_NVSHMEM)
     transport/nvshmem/stream.c
     transport/nvshmem/pulse.c
     transport/nvshmem/kernels.cu
+  )
+  list(APPEND HALOX_GPU_SOURCES
+    transport/nvshmem_fused/fused.c
+    transport/nvshmem_fused/fused_kernels.cu
   )
 endif()

@@ -23,6 +23,8 @@ static const hxi_transport_ops *const hxi_builtin[] = {
 #ifdef HALOX_HAVE_NVSHMEM
     &hxi_transport_nvshmem_stream,
     &hxi_transport_nvshmem_pulse,
+    &hxi_transport_nvshmem_fused,
+    &hxi_transport_nvshmem_fused_tma,
 #endif
 #endif
     &hxi_transport_auto,
@@ -98,6 +100,11 @@ hx_status hx_transport_create(hx_transport **out, hx_comm *comm, const hx_transp
                          ops->name);
     if (opts->capacity < 0)
         return hxi_error(HX_ERR_INVALID, "capacity %d is negative", opts->capacity);
+    if (opts->graph && !ops->step_graph)
+        return hxi_error(HX_ERR_UNSUPPORTED,
+                         "transport '%s' cannot be captured in a CUDA graph (opts.graph = 1): "
+                         "use nvshmem-fused or nvshmem-fused-tma, or set opts.graph = 0",
+                         ops->name);
     HXI_CHECK(hxi_alloc((void **)&t, sizeof *t, "a transport"));
     memset(t, 0, sizeof *t);
     t->ops = ops;
@@ -177,6 +184,21 @@ hx_status hx_transport_reverse(hx_transport *t)
 hx_status hx_transport_sync(hx_transport *t)
 {
     return t->ops->sync ? t->ops->sync(t) : HX_OK;
+}
+
+hx_status hx_transport_step_graph(hx_transport *t)
+{
+    if (!t->ops->step_graph || !t->opts.graph)
+        return hxi_error(HX_ERR_STATE,
+                         "hx_transport_step_graph on transport '%s' created without graph "
+                         "mode: create it with opts.graph = 1 (nvshmem-fused, "
+                         "nvshmem-fused-tma)",
+                         t->ops->name);
+    if (!t->plan)
+        return hxi_error(HX_ERR_STATE,
+                         "step before a plan: call hx_transport_set_plan first");
+    t->step++;
+    return t->ops->step_graph(t);
 }
 
 int hxi_capacity_for(int need, int floor)

@@ -18,6 +18,9 @@ typedef struct hxi_transport_ops {
     hx_status (*forward)(hx_transport *t);
     hx_status (*reverse)(hx_transport *t);
     hx_status (*sync)(hx_transport *t); /* may be NULL: nothing to wait for */
+    /* Graph mode: one step (forward + reverse) replayed from a CUDA graph.
+     * NULL: the transport cannot be captured, and refuses opts.graph. */
+    hx_status (*step_graph)(hx_transport *t);
 } hxi_transport_ops;
 
 struct hx_transport {
@@ -54,6 +57,8 @@ extern const hxi_transport_ops hxi_transport_nccl;
 #ifdef HALOX_HAVE_NVSHMEM
 extern const hxi_transport_ops hxi_transport_nvshmem_stream;
 extern const hxi_transport_ops hxi_transport_nvshmem_pulse;
+extern const hxi_transport_ops hxi_transport_nvshmem_fused;
+extern const hxi_transport_ops hxi_transport_nvshmem_fused_tma;
 #endif
 #endif
 

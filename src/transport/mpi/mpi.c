@@ -1,16 +1,16 @@
 /*
  * mpi.c - the `mpi` transport: CPU-orchestrated, one pulse at a time.
  *
- * Per pulse: pack kernel, stream synchronise, MPI_Irecv/MPI_Isend, a bounded
- * wait, unpack. How bytes reach MPI is a "path": device pointers when the
- * MPI library reports CUDA support at run time, pinned host buffers
- * otherwise. A path only says where MPI reads and writes and what to copy
- * around the messages; a later same-node CUDA IPC path (peer copies instead
- * of messages) is a third entry of the same table.
+ * Per pulse: pack kernel, stream synchronise, MPI, a bounded wait, unpack.
+ * How bytes move is a "path" (mode): device pointers when the MPI library
+ * reports CUDA support at run time; on one node without it, GPU-direct
+ * peer copies into CUDA IPC mappings of the receiver's arrays, with small
+ * MPI messages saying "ready" and "done" (what a CUDA-aware MPI does inside
+ * a node; mpi_ipc.c); else pinned host buffers. opts.mpi_mode or
+ * HALOX_MPI_MODE forces a mode, so that each can be measured.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "transport/mpi/mpi.h"
-#include "transport/gpu/gpu.h"
+#include "transport/mpi/mpi_impl.h"
 #include "transport/gpu/kernels.h"
 
 #include <mpi.h>
@@ -27,28 +27,12 @@
 #define TAG_X 0x4858 /* + pulse: coordinates */
 #define TAG_F 0x4878 /* + pulse: forces */
 
-typedef struct mpi_impl mpi_impl;
-
-/* How data reaches MPI. */
-typedef struct mpi_path {
-    const char *name;
-    int host_staged; /* messages use pinned host buffers */
-} mpi_path;
-
-static const mpi_path path_cuda_aware = {"CUDA-aware MPI (device pointers)", 0};
-static const mpi_path path_staged = {"staged through pinned host buffers", 1};
-
-struct mpi_impl {
-    hxi_gpu g;
-    MPI_Comm comm;
-    const mpi_path *path;
-    int recv_pos[HX_MAX_PULSES]; /* first received atom of pulse p among all received */
-    float *d_send;               /* packed coordinates, then received forces: total_send */
-    size_t d_send_cap;           /* floats */
-    float *h_send, *h_recv;      /* pinned: total_send and total_recv atoms */
-    size_t h_send_cap, h_recv_cap;
-    hxi_mpi_pulse_times tf[HX_MAX_PULSES], tr[HX_MAX_PULSES];
-};
+static const mpi_path path_cuda_aware = {"CUDA-aware MPI (device pointers)", HX_MPI_CUDA_AWARE, 0,
+                                         0};
+static const mpi_path path_staged = {"staged through pinned host buffers", HX_MPI_STAGED, 1, 0};
+static const mpi_path path_ipc = {"GPU-direct peer copies through CUDA IPC (same node), MPI "
+                                  "for the ready and done messages",
+                                  HX_MPI_IPC, 0, 1};
 
 static int cuda_support(void)
 {
@@ -57,6 +41,132 @@ static int cuda_support(void)
 #else
     return -1; /* this MPI cannot tell */
 #endif
+}
+
+const char *hxi_mpi_mode_name(int mode)
+{
+    switch (mode) {
+    case HX_MPI_AUTO:
+        return "auto";
+    case HX_MPI_CUDA_AWARE:
+        return "cuda-aware";
+    case HX_MPI_IPC:
+        return "ipc";
+    case HX_MPI_STAGED:
+        return "staged";
+    default:
+        return "?";
+    }
+}
+
+/* The mode asked for: opts.mpi_mode when set, else HALOX_MPI_MODE, else auto. */
+static hx_status requested_mode(const hx_transport *t, hx_mpi_mode *mode, const char **from)
+{
+    static const struct {
+        const char *name;
+        hx_mpi_mode mode;
+    } names[] = {{"auto", HX_MPI_AUTO},
+                 {"cuda-aware", HX_MPI_CUDA_AWARE},
+                 {"cuda_aware", HX_MPI_CUDA_AWARE},
+                 {"ipc", HX_MPI_IPC},
+                 {"staged", HX_MPI_STAGED}};
+    hx_mpi_mode o = t->opts.mpi_mode;
+    if (o != HX_MPI_AUTO && o != HX_MPI_CUDA_AWARE && o != HX_MPI_IPC && o != HX_MPI_STAGED)
+        return hxi_error(HX_ERR_INVALID,
+                         "transport mpi: opts.mpi_mode %d is not a mode; use HX_MPI_AUTO, "
+                         "HX_MPI_CUDA_AWARE, HX_MPI_IPC or HX_MPI_STAGED",
+                         (int) o);
+    *mode = o;
+    *from = "asked for in opts.mpi_mode";
+    if (o != HX_MPI_AUTO)
+        return HX_OK;
+    *from = "auto";
+    const char *env = getenv("HALOX_MPI_MODE");
+    if (!env || !*env)
+        return HX_OK;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(env, names[i].name) == 0) {
+            *mode = names[i].mode;
+            *from = "asked for by HALOX_MPI_MODE";
+            return HX_OK;
+        }
+    return hxi_error(HX_ERR_INVALID,
+                     "HALOX_MPI_MODE=%s is not a mode of the mpi transport; use auto, "
+                     "cuda-aware, ipc or staged (or unset it)",
+                     env);
+}
+
+/* Chooses the path; collective (the IPC probe), and the same on every rank. */
+static hx_status choose_path(hx_transport *t, mpi_impl *m, hx_mpi_mode mode, const char *from,
+                             char *why, size_t whylen)
+{
+    int cs = cuda_support();
+    const char *cs_text = cs == 1   ? "MPI reports CUDA support"
+                          : cs == 0 ? "MPI reports no CUDA support"
+                                    : "MPI cannot report CUDA support";
+    char probe_why[200] = "";
+    int ipc_ok = 0;
+    switch (mode) {
+    case HX_MPI_CUDA_AWARE:
+        if (cs == 0)
+            return hxi_error(HX_ERR_UNSUPPORTED,
+                             "transport mpi: the cuda-aware mode was %s, but this MPI library "
+                             "reports no CUDA support (MPIX_Query_cuda_support() = 0): handing "
+                             "it device pointers would crash; use the ipc (same node) or staged "
+                             "mode, auto, or an MPI built with CUDA",
+                             from);
+        m->path = &path_cuda_aware;
+        snprintf(why, whylen, "%s; %s", from, cs_text);
+        return HX_OK;
+    case HX_MPI_STAGED:
+        m->path = &path_staged;
+        snprintf(why, whylen, "%s", from);
+        return HX_OK;
+    case HX_MPI_IPC:
+        HXI_CHECK(hxi_mpi_ipc_probe(t, m, &ipc_ok, probe_why, sizeof probe_why));
+        if (!ipc_ok)
+            return hxi_error(HX_ERR_UNSUPPORTED,
+                             "transport mpi: the ipc mode was %s, but CUDA IPC does not work "
+                             "here (%s); use the staged mode or auto",
+                             from, probe_why);
+        m->path = &path_ipc;
+        snprintf(why, whylen, "%s; %s", from, cs_text);
+        return HX_OK;
+    default:
+        break;
+    }
+    if (cs == 1) {
+        m->path = &path_cuda_aware;
+        snprintf(why, whylen, "%s", cs_text);
+        return HX_OK;
+    }
+    HXI_CHECK(hxi_mpi_ipc_probe(t, m, &ipc_ok, probe_why, sizeof probe_why));
+    if (ipc_ok && m->ipc.all_on_node) {
+        m->path = &path_ipc;
+        snprintf(why, whylen, "%s, all ranks on one node", cs_text);
+    } else {
+        m->path = &path_staged;
+        snprintf(why, whylen, "%s, %s", cs_text,
+                 !m->ipc.all_on_node ? "ranks on several nodes" : probe_why);
+    }
+    return HX_OK;
+}
+
+static void mpi_free_buffers(hx_transport *t, mpi_impl *m)
+{
+    if (t->x)
+        cudaFree(t->x);
+    if (t->f)
+        cudaFree(t->f);
+    t->x = t->f = NULL;
+    if (m->d_send)
+        cudaFree(m->d_send);
+    m->d_send = NULL;
+    if (m->h_send)
+        cudaFreeHost(m->h_send);
+    if (m->h_recv)
+        cudaFreeHost(m->h_recv);
+    m->h_send = m->h_recv = NULL;
 }
 
 static hx_status mpi_create(hx_transport *t)
@@ -71,45 +181,44 @@ static hx_status mpi_create(hx_transport *t)
     mpi_impl *m = NULL;
     HXI_CHECK(hxi_alloc((void **) &m, sizeof *m, "the mpi transport"));
     memset(m, 0, sizeof *m);
-    m->comm = *mc;
+    m->comm = MPI_COMM_NULL;
     hx_status st = hxi_gpu_open(&m->g, t, "mpi");
     if (st != HX_OK) {
         free(m);
         return st;
     }
     t->impl = m;
-
-    int cs = cuda_support();
-    const char *why;
-    switch (t->opts.mpi_mode) {
-    case HX_MPI_CUDA_AWARE:
-        if (cs == 0) {
-            st = hxi_error(HX_ERR_UNSUPPORTED,
-                           "transport mpi: HX_MPI_CUDA_AWARE was asked for, but this MPI library "
-                           "reports no CUDA support (MPIX_Query_cuda_support() = 0); use "
-                           "HX_MPI_STAGED or HX_MPI_AUTO, or an MPI built with CUDA");
-            goto fail;
-        }
-        m->path = &path_cuda_aware;
-        why = cs == 1 ? "asked for; MPI reports CUDA support" : "asked for; MPI cannot say";
-        break;
-    case HX_MPI_STAGED:
-        m->path = &path_staged;
-        why = "asked for";
-        break;
-    default:
-        m->path = cs == 1 ? &path_cuda_aware : &path_staged;
-        why = cs == 1 ? "MPI reports CUDA support"
-                      : (cs == 0 ? "MPI library reports no CUDA support"
-                                 : "MPI library cannot report CUDA support");
-        break;
+    if (MPI_Comm_dup(*mc, &m->comm) != MPI_SUCCESS) {
+        st = hxi_error(HX_ERR_MPI, "transport mpi: MPI_Comm_dup failed");
+        goto fail;
     }
+
+    /* Every rank must run the same mode: agree on what was asked for first,
+     * so that a bad HALOX_MPI_MODE on one rank fails create everywhere. */
+    hx_mpi_mode mode = HX_MPI_AUTO;
+    const char *from = "auto";
+    HXI_CHECK_GOTO(hxi_agree(t->comm, requested_mode(t, &mode, &from)), st, fail);
+    int lohi[2] = {-(int) mode, (int) mode};
+    HXI_CHECK_GOTO(hxi_allreduce_int(t->comm, lohi, 2, 1), st, fail);
+    if (-lohi[0] != lohi[1]) {
+        st = hxi_error(HX_ERR_INVALID,
+                       "transport mpi: the ranks asked for different modes (%s on rank %d); "
+                       "set HALOX_MPI_MODE (or opts.mpi_mode) alike on every rank",
+                       hxi_mpi_mode_name(mode), m->g.rank);
+        goto fail;
+    }
+    char why[256];
+    HXI_CHECK_GOTO(choose_path(t, m, mode, from, why, sizeof why), st, fail);
+
     snprintf(t->describe, sizeof t->describe,
-             "mpi: %s (%s); pack, sync, MPI, unpack per pulse; GPU %d, %d rank(s) on it",
-             m->path->name, why, m->g.device, m->g.ranks_on_device);
-    static int said;
-    if (m->g.rank == 0 && !said) {
-        said = 1;
+             "mpi: %s mode, %s (%s); %s per pulse; GPU %d, %d rank(s) on it%s",
+             hxi_mpi_mode_name(m->path->mode), m->path->name, why,
+             m->path->ipc ? "pack, sync, ready, peer copy, sync, done, unpack"
+                          : "pack, sync, MPI, unpack",
+             m->g.device, m->g.ranks_on_device, m->g.mps ? ", MPS" : "");
+    static int said[4];
+    if (m->g.rank == 0 && !said[m->path->mode]) {
+        said[m->path->mode] = 1;
         fprintf(stderr, "halox[0]: transport %s\n", t->describe);
     }
     if (t->opts.capacity > 0) {
@@ -123,11 +232,11 @@ static hx_status mpi_create(hx_transport *t)
     return HX_OK;
 fail:
     hxi_gpu_close(&m->g);
-    if (t->x)
-        cudaFree(t->x);
-    if (t->f)
-        cudaFree(t->f);
-    t->x = t->f = NULL;
+    mpi_free_buffers(t, m);
+    if (m->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&m->comm);
+    free(m->ipc.node);
+    free(m->ipc.maps);
     free(m);
     t->impl = NULL;
     return st;
@@ -138,18 +247,29 @@ static void mpi_destroy(hx_transport *t)
     mpi_impl *m = t->impl;
     if (!m)
         return;
+    if (m->g.stream)
+        (void) cudaStreamSynchronize(m->g.stream);
+    int may_free = 1;
+    if (m->path && m->path->ipc)
+        may_free = hxi_mpi_ipc_close(m);
     hxi_gpu_close(&m->g);
-    if (t->x)
-        cudaFree(t->x);
-    if (t->f)
-        cudaFree(t->f);
-    t->x = t->f = NULL;
-    if (m->d_send)
-        cudaFree(m->d_send);
-    if (m->h_send)
-        cudaFreeHost(m->h_send);
-    if (m->h_recv)
-        cudaFreeHost(m->h_recv);
+    if (may_free) {
+        mpi_free_buffers(t, m);
+    } else {
+        /* A peer may still map them: leaking is safe, freeing is not. */
+        hxi_warn("transport mpi: peers did not meet at destroy within %.1f s; leaving %d atoms "
+                 "of device buffers allocated, since a peer may still map them",
+                 m->g.timeout_s, t->capacity);
+        if (m->h_send)
+            cudaFreeHost(m->h_send);
+        if (m->h_recv)
+            cudaFreeHost(m->h_recv);
+        t->x = t->f = NULL;
+    }
+    if (m->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&m->comm);
+    free(m->ipc.node);
+    free(m->ipc.maps);
     free(m);
     t->impl = NULL;
 }
@@ -168,13 +288,9 @@ static hx_status grow_pinned(float **p, size_t *cap, size_t floats, const char *
     return HX_OK;
 }
 
-static hx_status mpi_set_plan(hx_transport *t)
+/* Grows the arrays and the send buffer for the plan in t->plan (uploaded). */
+static hx_status grow_buffers(hx_transport *t, mpi_impl *m, int grow, int cap)
 {
-    mpi_impl *m = t->impl;
-    HXI_CHECK(hxi_gpu_check_usable(&m->g));
-    HXI_CUDA(cudaStreamSynchronize(m->g.stream));
-    int grow = 0, cap = 0;
-    HXI_CHECK(hxi_transport_fit(t, &grow, &cap));
     if (grow) {
         size_t keep = (size_t) (t->capacity < cap ? t->capacity : cap);
         if (!t->x)
@@ -182,12 +298,6 @@ static hx_status mpi_set_plan(hx_transport *t)
         HXI_CHECK(hxi_gpu_regrow(&t->x, (size_t) cap, keep, "coordinates"));
         HXI_CHECK(hxi_gpu_regrow(&t->f, (size_t) cap, keep, "forces"));
         t->capacity = cap;
-    }
-    HXI_CHECK(hxi_gpu_upload_plan(&m->g, t->plan));
-    int pos = 0;
-    for (int p = 0; p < m->g.npulses; p++) {
-        m->recv_pos[p] = pos;
-        pos += m->g.pulse[p].nrecv;
     }
     size_t need = (size_t) m->g.total_send * 3;
     if (!m->d_send || m->d_send_cap < need) {
@@ -203,35 +313,87 @@ static hx_status mpi_set_plan(hx_transport *t)
         HXI_CHECK(grow_pinned(&m->h_recv, &m->h_recv_cap, (size_t) m->g.total_recv * 3,
                               "the mpi host receive buffer"));
     }
+    return HX_OK;
+}
+
+static hx_status mpi_set_plan(hx_transport *t)
+{
+    mpi_impl *m = t->impl;
+    int grow = 0, cap = 0;
+    hx_status st = hxi_gpu_check_usable(&m->g);
+    if (st == HX_OK) {
+        cudaError_t e = cudaStreamSynchronize(m->g.stream);
+        if (e != cudaSuccess)
+            st = hxi_gpu_error(e, "cudaStreamSynchronize", __FILE__, __LINE__);
+    }
+    if (st == HX_OK)
+        st = hxi_transport_fit(t, &grow, &cap);
+    if (st == HX_OK)
+        st = hxi_gpu_upload_plan(&m->g, t->plan);
+    if (m->path->ipc) {
+        /* Peers map our arrays: every rank must agree to go on, and nobody
+         * may free a buffer a peer still maps. So when any rank's buffers
+         * move, all unmap first and meet before the frees. */
+        HXI_CHECK(hxi_agree(t->comm, st));
+        int moving = grow || !m->d_send || m->d_send_cap < (size_t) m->g.total_send * 3;
+        HXI_CHECK(hxi_allreduce_int(t->comm, &moving, 1, 1));
+        if (moving) {
+            hxi_mpi_ipc_unmap_all(m);
+            HXI_CHECK(hxi_barrier(t->comm));
+        }
+        HXI_CHECK(hxi_agree(t->comm, grow_buffers(t, m, grow, cap)));
+    } else {
+        HXI_CHECK(st);
+        HXI_CHECK(grow_buffers(t, m, grow, cap));
+    }
+    int pos = 0;
+    for (int p = 0; p < m->g.npulses; p++) {
+        m->recv_pos[p] = pos;
+        pos += m->g.pulse[p].nrecv;
+    }
+    if (m->path->ipc)
+        HXI_CHECK(hxi_mpi_ipc_exchange(t, m));
     hxi_mpi_times_reset(t);
     return HX_OK;
 }
 
-/* Waits for one pulse's receive (r[0]) and send (r[1]), bounded. */
-static hx_status bounded_wait(mpi_impl *m, MPI_Request r[2], int p, int kind)
+hx_status hxi_mpi_wait(mpi_impl *m, MPI_Request *r, int n, int nrecv, int p, int kind, int peer,
+                       const char *why)
 {
     double t0 = hxi_gpu_now();
     int done = 0;
     for (;;) {
-        if (MPI_Testall(2, r, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+        if (MPI_Testall(n, r, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
             return hxi_gpu_fail(&m->g, HX_ERR_MPI, "MPI_Testall failed in pulse %d", p);
         if (done)
             return HX_OK;
         if (hxi_gpu_now() - t0 > m->g.timeout_s)
             break;
     }
-    int recv_done = r[0] == MPI_REQUEST_NULL;
-    if (!recv_done) {
-        MPI_Cancel(&r[0]);
-        MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+    int recv_done = 1;
+    for (int i = 0; i < n; i++) {
+        if (r[i] == MPI_REQUEST_NULL)
+            continue;
+        if (i < nrecv) {
+            recv_done = 0;
+            MPI_Cancel(&r[i]);
+            MPI_Wait(&r[i], MPI_STATUS_IGNORE);
+        } else {
+            MPI_Request_free(&r[i]);
+        }
     }
-    if (r[1] != MPI_REQUEST_NULL)
-        MPI_Request_free(&r[1]);
     const hxi_gpu_pulse *q = &m->g.pulse[p];
-    return hxi_gpu_timeout_error(&m->g, m->g.rank, p, q->dim, kind, m->g.seq,
-                                 kind == 0 ? q->recv_rank : q->send_rank, hxi_gpu_now() - t0,
-                                 recv_done ? "the peer did not receive what this rank sent"
-                                           : "the peer did not send");
+    return hxi_gpu_timeout_error(&m->g, m->g.rank, p, q->dim, kind, m->g.seq, peer,
+                                 hxi_gpu_now() - t0,
+                                 recv_done ? "the peer did not receive what this rank sent" : why);
+}
+
+/* Waits for one pulse's receive (r[0]) and send (r[1]), bounded. */
+static hx_status bounded_wait(mpi_impl *m, MPI_Request r[2], int p, int kind)
+{
+    const hxi_gpu_pulse *q = &m->g.pulse[p];
+    return hxi_mpi_wait(m, r, 2, 1, p, kind, kind == 0 ? q->recv_rank : q->send_rank,
+                        "the peer did not send");
 }
 
 static hx_status coords_pulse(hx_transport *t, mpi_impl *m, int p, int withhold)
@@ -330,7 +492,8 @@ static hx_status mpi_forward(hx_transport *t)
     HXI_CHECK(hxi_gpu_begin_forward(&m->g));
     int withhold = hxi_gpu_withhold(&m->g);
     for (int p = 0; p < m->g.npulses; p++)
-        HXI_CHECK(coords_pulse(t, m, p, withhold));
+        HXI_CHECK(m->path->ipc ? hxi_mpi_ipc_coords(t, m, p, withhold)
+                               : coords_pulse(t, m, p, withhold));
     return HX_OK;
 }
 
@@ -339,7 +502,7 @@ static hx_status mpi_reverse(hx_transport *t)
     mpi_impl *m = t->impl;
     HXI_CHECK(hxi_gpu_check_usable(&m->g));
     for (int p = m->g.npulses - 1; p >= 0; p--)
-        HXI_CHECK(forces_pulse(t, m, p));
+        HXI_CHECK(m->path->ipc ? hxi_mpi_ipc_forces(t, m, p) : forces_pulse(t, m, p));
     return HX_OK;
 }
 
@@ -361,6 +524,14 @@ int hxi_mpi_times(const hx_transport *t, hxi_mpi_pulse_times *fwd, hxi_mpi_pulse
             rev[p] = m->tr[p];
     }
     return m->g.npulses;
+}
+
+int hxi_mpi_mode_of(const hx_transport *t)
+{
+    if (!t || t->ops != &hxi_transport_mpi || !t->impl)
+        return -1;
+    const mpi_impl *m = t->impl;
+    return (int) m->path->mode;
 }
 
 void hxi_mpi_times_reset(hx_transport *t)

@@ -1,0 +1,758 @@
+/*
+ * fused.c - the `nvshmem-fused` and `nvshmem-fused-tma` transports: one
+ * kernel launch per step moves the coordinates of every pulse of every
+ * dimension, one moves the forces back (fused_kernels.cu). The host only
+ * launches; everything per plan (descriptors, peer pointers, dependency
+ * masks, grid size) is computed here once, in set_plan, so that the two
+ * launches take the same arguments every step and a CUDA graph can replay
+ * them (graph mode, hx_transport_step_graph).
+ *
+ * Coordinates: a pulse's home atoms are packed the moment its row runs;
+ * atoms that earlier pulses delivered wait only for the signals of the
+ * pulses they came from (the plan's per-entry sources, not all earlier
+ * pulses). Direct stores into the peer's array where nvshmem_ptr gives a
+ * pointer, else staging + put with signal; the -tma variant moves each
+ * warp's chunk with one bulk asynchronous copy on the direct path.
+ *
+ * Forces, per pulse, in one of three modes (HALOX_FUSED_FORCE_MODE):
+ * push (the owner of the halo forces stores them into the receiver's
+ * staging slot and the receiver adds them), pull (default; the receiver
+ * reads the owner's array, then acks), atomic (the owner adds them into
+ * the receiver's array with remote atomics through the receiver's map).
+ * Pull and atomic need load/store access both ways; both ends of a pulse
+ * agree on the mode once per plan, and fall back to push where they
+ * cannot. Push and pull add every atom's contributions in the cpu
+ * transport's order (an unpack waits for the later pulses that share its
+ * atoms), so their forces are bitwise those of the cpu transport.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "transport/nvshmem_fused/fused.h"
+#include "transport/nvshmem_fused/fused_probe.h"
+#include "transport/nvshmem/shm.h"
+#include "transport/nvshmem/shm_api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The default force mode. Measured on the GPU machine (docs/fused.md), the
+ * modes ranked atomic < pull < push in time per step at every size and
+ * grid. Atomic adds land in any order, so its forces are not bitwise those
+ * of the cpu transport, which DESIGN.md asks of every GPU transport; pull is
+ * the fastest mode that keeps them bitwise, and the default. */
+#define FZ_DEFAULT_FMODE HXI_FZ_F_PULL
+
+static const char *const fz_fmode_names[] = {"push", "pull", "atomic"};
+
+typedef struct hxi_fz {
+    hxi_shm s;
+    int tma;
+    int fmode;        /* requested force mode, the same on every rank */
+    uint64_t *ack;    /* symmetric: HX_MAX_PULSES ack slots, zero at start */
+    uint64_t *d_done; /* device: per-pulse "unpacked" flags */
+    uint64_t *d_step; /* device: last step of the forward kernel */
+    unsigned *d_cnt;  /* device: HXI_FZ_NCNT counters */
+    hxi_fz_pulse hp[HX_MAX_PULSES];
+    hxi_fz_pulse *d_pulses;
+    hxi_fz_seg *d_segs;
+    size_t segs_cap;
+    int *d_pmaps; /* atomic: the receivers' maps, concatenated */
+    size_t pmaps_cap;
+    hxi_fz_args args;
+    int bx;              /* blocks per pulse row */
+    int nfmode[3];       /* pulses (either end) per agreed force mode */
+    int nxdirect, nxput; /* coordinate pulses by path */
+    /* graph mode */
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+} hxi_fz;
+
+static const char *fz_name(int tma)
+{
+    return tma ? "nvshmem-fused-tma" : "nvshmem-fused";
+}
+
+/* Collective symmetric allocation with agreement on the outcome. */
+static hx_status fz_sym_alloc(hx_comm *comm, void **p, size_t bytes, const char *what)
+{
+    *p = hxi_shm_api_malloc(bytes);
+    int bad = *p == NULL;
+    HXI_CHECK(hxi_allreduce_int(comm, &bad, 1, 1));
+    if (bad) {
+        hxi_shm_api_free(*p);
+        *p = NULL;
+        return hxi_error(HX_ERR_NOMEM,
+                         "nvshmem_malloc of %zu bytes for %s failed on some rank: raise "
+                         "NVSHMEM_SYMMETRIC_SIZE",
+                         bytes, what);
+    }
+    return HX_OK;
+}
+
+static void fz_graph_drop(hxi_fz *z)
+{
+    if (z->exec)
+        cudaGraphExecDestroy(z->exec);
+    if (z->graph)
+        cudaGraphDestroy(z->graph);
+    z->exec = NULL;
+    z->graph = NULL;
+}
+
+/* The requested force mode: HALOX_FUSED_FORCE_MODE, agreed over ranks. */
+static hx_status fz_force_mode(hx_transport *t, int *mode)
+{
+    const char *env = getenv("HALOX_FUSED_FORCE_MODE");
+    int m = FZ_DEFAULT_FMODE, bad = 0;
+    if (env && *env) {
+        m = -1;
+        for (int k = 0; k < 3; k++)
+            if (strcmp(env, fz_fmode_names[k]) == 0)
+                m = k;
+        bad = m < 0;
+    }
+    int v[3] = {m, -m, bad};
+    HXI_CHECK(hxi_allreduce_int(t->comm, v, 3, 1));
+    if (v[2])
+        return hxi_error(HX_ERR_INVALID,
+                         "HALOX_FUSED_FORCE_MODE='%s' on some rank: use push, pull or atomic",
+                         env ? env : "");
+    if (v[0] != -v[1])
+        return hxi_error(HX_ERR_INVALID,
+                         "HALOX_FUSED_FORCE_MODE differs between ranks: give every rank the "
+                         "same value (mpirun -x HALOX_FUSED_FORCE_MODE)");
+    *mode = m;
+    return HX_OK;
+}
+
+static hx_status fz_create(hx_transport *t, int tma)
+{
+    const char *who = fz_name(tma);
+    if (t->opts.dtype != HX_FLOAT)
+        return hxi_error(HX_ERR_UNSUPPORTED, "transport %s moves float data only; use HX_FLOAT",
+                         who);
+    hxi_fz *z = NULL;
+    HXI_CHECK(hxi_alloc((void **) &z, sizeof *z, who));
+    memset(z, 0, sizeof *z);
+    z->tma = tma;
+    hx_status st = hxi_shm_open(&z->s, t, who);
+    if (st != HX_OK) {
+        free(z);
+        return st;
+    }
+    hxi_gpu *g = &z->s.g;
+    HXI_CHECK_GOTO(fz_force_mode(t, &z->fmode), st, fail);
+    HXI_CHECK_GOTO(
+        fz_sym_alloc(t->comm, (void **) &z->ack, HX_MAX_PULSES * sizeof(uint64_t), "the ack slots"),
+        st, fail);
+    /* Local set-up, then one agreement, so that every rank takes the same
+     * (collective) way out. */
+    st = hxi_gpu_malloc((void **) &z->d_done, HX_MAX_PULSES * sizeof(uint64_t), "the unpack flags");
+    if (st == HX_OK)
+        st = hxi_gpu_malloc((void **) &z->d_step, sizeof(uint64_t), "the step counter");
+    if (st == HX_OK)
+        st = hxi_gpu_malloc((void **) &z->d_cnt, HXI_FZ_NCNT * sizeof(unsigned),
+                            "the block counters");
+    if (st == HX_OK)
+        st = hxi_gpu_malloc((void **) &z->d_pulses, HX_MAX_PULSES * sizeof(hxi_fz_pulse),
+                            "the fused pulse descriptors");
+    if (st == HX_OK) {
+        cudaError_t e = cudaMemset(z->ack, 0, HX_MAX_PULSES * sizeof(uint64_t));
+        if (e == cudaSuccess)
+            e = cudaMemset(z->d_done, 0, HX_MAX_PULSES * sizeof(uint64_t));
+        if (e == cudaSuccess)
+            e = cudaMemset(z->d_step, 0, sizeof(uint64_t));
+        if (e == cudaSuccess)
+            e = cudaMemset(z->d_cnt, 0, HXI_FZ_NCNT * sizeof(unsigned));
+        if (e == cudaSuccess)
+            e = cudaDeviceSynchronize();
+        if (e != cudaSuccess)
+            st = hxi_gpu_error(e, "zeroing the fused transport's flags", __FILE__, __LINE__);
+    }
+    HXI_CHECK_GOTO(hxi_agree(t->comm, st), st, fail);
+    /* No peer may signal into our ack slots before they are zero. */
+    HXI_CHECK_GOTO(hxi_barrier(t->comm), st, fail);
+    t->impl = z;
+    snprintf(t->describe, sizeof t->describe,
+             "%s: one kernel for all pulses each way%s, forces %s; %s; GPU %d, %d rank(s) on "
+             "it%s",
+             who, tma ? " (bulk copies per warp)" : "", fz_fmode_names[z->fmode],
+             hxi_shm_mode(&z->s), g->device, g->ranks_on_device, g->mps ? ", MPS" : "");
+    return HX_OK;
+fail:
+    if (z->d_pulses)
+        cudaFree(z->d_pulses);
+    if (z->d_cnt)
+        cudaFree(z->d_cnt);
+    if (z->d_step)
+        cudaFree(z->d_step);
+    if (z->d_done)
+        cudaFree(z->d_done);
+    hxi_shm_api_free(z->ack); /* collective: every rank reaches this */
+    hxi_shm_close(&z->s, t);
+    free(z);
+    return st;
+}
+
+static hx_status fz_create_plain(hx_transport *t)
+{
+    return fz_create(t, 0);
+}
+static hx_status fz_create_tma(hx_transport *t)
+{
+    return fz_create(t, 1);
+}
+
+static void fz_destroy(hx_transport *t)
+{
+    hxi_fz *z = t->impl;
+    if (!z)
+        return;
+    if (z->s.g.stream)
+        (void) cudaStreamSynchronize(z->s.g.stream);
+    fz_graph_drop(z);
+    (void) hxi_barrier(t->comm);
+    hxi_shm_api_free(z->ack);
+    if (z->d_pulses)
+        cudaFree(z->d_pulses);
+    if (z->d_segs)
+        cudaFree(z->d_segs);
+    if (z->d_pmaps)
+        cudaFree(z->d_pmaps);
+    if (z->d_cnt)
+        cudaFree(z->d_cnt);
+    if (z->d_step)
+        cudaFree(z->d_step);
+    if (z->d_done)
+        cudaFree(z->d_done);
+    hxi_shm_close(&z->s, t);
+    free(z);
+    t->impl = NULL;
+}
+
+/* Entries of the map that is first 16-byte aligned at dst, or -1 when no
+ * entry is (dst not 4-byte aligned). */
+static int fz_head(const float *dst)
+{
+    uintptr_t a = (uintptr_t) dst;
+    for (int h = 0; h < 4; h++)
+        if ((a + 12u * (uintptr_t) h) % 16u == 0)
+            return h;
+    return -1;
+}
+
+/* Dependent runs of every pulse's map: entries at or above nsend_home are
+ * sorted (the plan appends candidates in index order), and pulses' receive
+ * ranges are disjoint and ascending, so each source pulse is one run. */
+static hx_status fz_segments(const hx_plan *plan, hxi_fz_seg **out, int *nseg, int seg_range[][2])
+{
+    int np = hx_plan_npulses(plan), cap = 0, n = 0;
+    hxi_fz_seg *segs = NULL;
+    for (int p = 0; p < np; p++) {
+        const hx_pulse *P = hx_plan_pulse(plan, p);
+        seg_range[p][0] = n;
+        int q = 0;
+        for (int i = P->nsend_home; i < P->nsend; i++) {
+            int a = P->map[i];
+            while (q < p &&
+                   a >= hx_plan_pulse(plan, q)->recv_offset + hx_plan_pulse(plan, q)->nrecv)
+                q++;
+            if (q >= p || a < hx_plan_pulse(plan, q)->recv_offset) {
+                free(segs);
+                return hxi_error(HX_ERR_STATE,
+                                 "pulse %d map entry %d (atom %d) lies in no earlier pulse's "
+                                 "receive range: the plan is inconsistent",
+                                 p, i, a);
+            }
+            if (n > seg_range[p][0] && segs[n - 1].src == q && segs[n - 1].end == i) {
+                segs[n - 1].end = i + 1;
+                continue;
+            }
+            if (n == cap) {
+                cap = cap ? 2 * cap : 64;
+                hx_status st =
+                    hxi_grow((void **) &segs, (size_t) cap * sizeof *segs, "dependency runs");
+                if (st != HX_OK) {
+                    free(segs);
+                    return st;
+                }
+            }
+            segs[n].begin = i;
+            segs[n].end = i + 1;
+            segs[n].src = q;
+            segs[n].pad_ = 0;
+            n++;
+        }
+        seg_range[p][1] = n;
+    }
+    *out = segs;
+    *nseg = n;
+    return HX_OK;
+}
+
+/* Per pulse, the later pulses whose maps share atoms with its map. */
+static hx_status fz_overlaps(const hx_plan *plan, uint64_t share[])
+{
+    int np = hx_plan_npulses(plan), nt = hx_plan_ntotal(plan);
+    uint64_t *mask = NULL;
+    HXI_CHECK(hxi_alloc((void **) &mask, (size_t) (nt + 1) * sizeof *mask, "pulse overlap masks"));
+    memset(mask, 0, (size_t) (nt + 1) * sizeof *mask);
+    for (int p = 0; p < np; p++) {
+        const hx_pulse *P = hx_plan_pulse(plan, p);
+        for (int i = 0; i < P->nsend; i++)
+            mask[P->map[i]] |= UINT64_C(1) << p;
+    }
+    for (int p = 0; p < np; p++) {
+        const hx_pulse *P = hx_plan_pulse(plan, p);
+        uint64_t m = 0;
+        for (int i = 0; i < P->nsend; i++)
+            m |= mask[P->map[i]];
+        share[p] = m & ~((UINT64_C(2) << p) - 1);
+    }
+    free(mask);
+    return HX_OK;
+}
+
+enum { FZ_TAG_CAP = 401, FZ_TAG_MAP = 402 };
+
+static hx_status fz_set_plan(hx_transport *t)
+{
+    hxi_fz *z = t->impl;
+    hxi_shm *s = &z->s;
+    hxi_gpu *g = &s->g;
+    const hx_plan *plan = t->plan;
+    hx_status st = HX_OK;
+    /* The captured step refers to the old arrays and descriptors. */
+    HXI_CUDA(cudaStreamSynchronize(g->stream));
+    fz_graph_drop(z);
+    HXI_CHECK(hxi_shm_set_plan(s, t));
+    const int np = g->npulses;
+    hxi_fz_seg *segs = NULL;
+    int nseg = 0, seg_range[HX_MAX_PULSES][2];
+    uint64_t share[HX_MAX_PULSES];
+    int *pmaps = NULL;
+    st = fz_segments(plan, &segs, &nseg, seg_range);
+    if (st == HX_OK)
+        st = fz_overlaps(plan, share);
+    HXI_CHECK_GOTO(hxi_agree(t->comm, st), st, done);
+
+    /* Which ends of each pulse can reach the other by load/store: the
+     * force sender needs the receiver's f and force slot, the receiver the
+     * sender's f and ack slot. Both ends learn both answers. */
+    int scap[HX_MAX_PULSES], rcap[HX_MAX_PULSES], peer_r[HX_MAX_PULSES], peer_s[HX_MAX_PULSES];
+    for (int p = 0; p < np; p++) {
+        const hxi_gpu_pulse *q = &g->pulse[p];
+        scap[p] = !s->force_put && hxi_shm_api_ptr(t->f, q->recv_rank) &&
+                  hxi_shm_api_ptr(s->sig + HXI_SHM_FSIG + p, q->recv_rank);
+        rcap[p] = !s->force_put && hxi_shm_api_ptr(t->f, q->send_rank) &&
+                  hxi_shm_api_ptr(z->ack + p, q->send_rank);
+        HXI_CHECK_GOTO(hxi_sendrecv(t->comm, &scap[p], sizeof(int), q->recv_rank, &peer_s[p],
+                                    sizeof(int), q->send_rank, FZ_TAG_CAP),
+                       st, done);
+        HXI_CHECK_GOTO(hxi_sendrecv(t->comm, &rcap[p], sizeof(int), q->send_rank, &peer_r[p],
+                                    sizeof(int), q->recv_rank, FZ_TAG_CAP),
+                       st, done);
+    }
+
+    /* Atomic mode: each force sender needs the receiver's map of the pulse. */
+    size_t pmap_total = 0;
+    int pmap_off[HX_MAX_PULSES];
+    for (int p = 0; p < np; p++) {
+        pmap_off[p] = (int) pmap_total;
+        pmap_total += z->fmode == HXI_FZ_F_ATOMIC ? (size_t) g->pulse[p].nrecv : 0;
+    }
+    if (z->fmode == HXI_FZ_F_ATOMIC) {
+        st = hxi_alloc((void **) &pmaps, (pmap_total + 1) * sizeof(int), "peer maps");
+        HXI_CHECK_GOTO(hxi_agree(t->comm, st), st, done);
+        for (int p = 0; p < np; p++) {
+            const hx_pulse *P = hx_plan_pulse(plan, p);
+            HXI_CHECK_GOTO(hxi_sendrecv(t->comm, P->map, (size_t) P->nsend * sizeof(int),
+                                        P->send_rank, pmaps + pmap_off[p],
+                                        (size_t) P->nrecv * sizeof(int), P->recv_rank, FZ_TAG_MAP),
+                           st, done);
+        }
+    }
+
+    memset(z->nfmode, 0, sizeof z->nfmode);
+    z->nxdirect = z->nxput = 0;
+    int unpack_atomic = 0;
+    for (int p = 0; p < np; p++) {
+        const hxi_gpu_pulse *q = &g->pulse[p];
+        hxi_fz_pulse *d = &z->hp[p];
+        memset(d, 0, sizeof *d);
+        d->nsend = q->nsend;
+        d->nsend_home = q->nsend_home;
+        d->nrecv = q->nrecv;
+        d->dim = q->dim;
+        d->recv_offset = q->recv_offset;
+        d->map_offset = q->map_offset;
+        d->seg_begin = seg_range[p][0];
+        d->seg_end = seg_range[p][1];
+        d->send_rank = q->send_rank;
+        d->recv_rank = q->recv_rank;
+        d->shift = q->shift;
+        d->deps = q->deps;
+        d->pmap_offset = pmap_off[p];
+        float *slot_x = s->xstage + (size_t) p * (size_t) s->stride * 3;
+        float *slot_f = s->fstage + (size_t) p * (size_t) s->stride * 3;
+
+        /* Coordinates. */
+        if (s->peer_x[p]) {
+            d->xmode = HXI_FZ_X_DIRECT;
+            d->xdst = s->peer_x[p];
+            d->xsig = s->peer_xsig[p];
+            d->xhead = fz_head(d->xdst);
+        } else {
+            d->xmode =
+                hxi_shm_api_ptr(t->x, q->send_rank) ? HXI_FZ_X_PUT_BLOCK : HXI_FZ_X_PUT_THREAD;
+            d->xdst = slot_x;
+            d->xsig = s->sig + p;
+            d->xput_dst = (float *) t->x + (size_t) q->peer_offset * 3;
+            d->xhead = -1;
+        }
+        if (q->nsend > 0) {
+            if (d->xmode == HXI_FZ_X_DIRECT)
+                z->nxdirect++;
+            else
+                z->nxput++;
+        }
+
+        /* Forces, sending side (we hold the halo forces of this pulse). */
+        int smode = z->fmode != HXI_FZ_F_PUSH && scap[p] && peer_r[p] ? z->fmode : HXI_FZ_F_PUSH;
+        if (smode == HXI_FZ_F_PULL) {
+            d->fsend = HXI_FZ_FS_PULL;
+            d->fsig = hxi_shm_api_ptr(s->sig + HXI_SHM_FSIG + p, q->recv_rank);
+        } else if (smode == HXI_FZ_F_ATOMIC) {
+            d->fsend = HXI_FZ_FS_ATOMIC;
+            d->fdst = hxi_shm_api_ptr(t->f, q->recv_rank);
+            d->fsig = hxi_shm_api_ptr(s->sig + HXI_SHM_FSIG + p, q->recv_rank);
+        } else if (s->peer_f[p]) {
+            d->fsend = HXI_FZ_FS_DIRECT;
+            d->fdst = s->peer_f[p];
+            d->fsig = s->peer_fsig[p];
+        } else {
+            d->fsend =
+                hxi_shm_api_ptr(t->f, q->recv_rank) ? HXI_FZ_FS_PUT_BLOCK : HXI_FZ_FS_PUT_THREAD;
+            d->fdst = slot_f;
+            d->fsig = s->sig + HXI_SHM_FSIG + p;
+        }
+        /* Forces, receiving side (forces on our map entries come back). */
+        int rmode = z->fmode != HXI_FZ_F_PUSH && peer_s[p] && rcap[p] ? z->fmode : HXI_FZ_F_PUSH;
+        d->frecv = rmode;
+        if (rmode == HXI_FZ_F_PULL)
+            d->fsrc =
+                (const float *) hxi_shm_api_ptr(t->f, q->send_rank) + (size_t) q->peer_offset * 3;
+        else
+            d->fsrc = slot_f;
+        if (rmode != HXI_FZ_F_PUSH)
+            d->ack_peer = hxi_shm_api_ptr(z->ack + p, q->send_rank);
+        if (q->nsend > 0 && rmode == HXI_FZ_F_ATOMIC)
+            unpack_atomic = 1;
+        if (q->nrecv > 0)
+            z->nfmode[smode]++;
+        if (q->nsend > 0)
+            z->nfmode[rmode]++;
+    }
+    /* Dependency masks of the reverse chain. */
+    for (int p = 0; p < np; p++) {
+        hxi_fz_pulse *d = &z->hp[p];
+        for (int r = p + 1; r < np; r++) {
+            const hxi_fz_pulse *later = &z->hp[r];
+            if (later->nsend == 0)
+                continue;
+            uint64_t bit = UINT64_C(1) << r;
+            if (later->deps >> p & 1u) {
+                if (later->frecv == HXI_FZ_F_ATOMIC)
+                    d->send_after_fsig |= bit;
+                else
+                    d->send_after_done |= bit;
+            }
+            if ((share[p] & bit) && later->frecv != HXI_FZ_F_ATOMIC)
+                d->unpack_after |= bit;
+        }
+    }
+
+    /* Device copies: local work, agreed on below. */
+    if ((size_t) nseg > z->segs_cap || !z->d_segs) {
+        if (z->d_segs)
+            cudaFree(z->d_segs);
+        z->d_segs = NULL;
+        z->segs_cap = 0;
+        size_t cap = (size_t) nseg + (size_t) nseg / 2 + 64;
+        st = hxi_gpu_malloc((void **) &z->d_segs, cap * sizeof(hxi_fz_seg), "the dependency runs");
+        if (st == HX_OK)
+            z->segs_cap = cap;
+    }
+    if (st == HX_OK && (pmap_total > z->pmaps_cap || !z->d_pmaps)) {
+        if (z->d_pmaps)
+            cudaFree(z->d_pmaps);
+        z->d_pmaps = NULL;
+        z->pmaps_cap = 0;
+        size_t cap = pmap_total + pmap_total / 4 + 1024;
+        st = hxi_gpu_malloc((void **) &z->d_pmaps, cap * sizeof(int), "the peer maps");
+        if (st == HX_OK)
+            z->pmaps_cap = cap;
+    }
+    if (st == HX_OK) {
+        cudaError_t e = cudaSuccess;
+        for (int p = 0; p < np; p++)
+            z->hp[p].pmap = z->d_pmaps + z->hp[p].pmap_offset;
+        if (nseg > 0)
+            e = cudaMemcpy(z->d_segs, segs, (size_t) nseg * sizeof *segs, cudaMemcpyHostToDevice);
+        if (e == cudaSuccess && pmap_total > 0)
+            e = cudaMemcpy(z->d_pmaps, pmaps, pmap_total * sizeof(int), cudaMemcpyHostToDevice);
+        if (e == cudaSuccess && np > 0)
+            e = cudaMemcpy(z->d_pulses, z->hp, (size_t) np * sizeof(hxi_fz_pulse),
+                           cudaMemcpyHostToDevice);
+        if (e != cudaSuccess)
+            st = hxi_gpu_error(e, "uploading the fused pulse descriptors", __FILE__, __LINE__);
+    }
+    HXI_CHECK_GOTO(hxi_agree(t->comm, st), st, done);
+
+    /* Blocks per row: enough for one atom per thread in the largest pulse,
+     * capped so that the rows of every process sharing this GPU can all be
+     * resident at once (blocks spin on signals that other blocks, ours or
+     * a peer's, must be running to produce). */
+    int most = 1;
+    for (int p = 0; p < np; p++) {
+        int n = g->pulse[p].nsend > g->pulse[p].nrecv ? g->pulse[p].nsend : g->pulse[p].nrecv;
+        if (n > most)
+            most = n;
+    }
+    int per_sm = hxi_fz_blocks_per_sm(z->tma);
+    int sharing = g->ranks_on_device > 0 ? g->ranks_on_device : 1;
+    long resident = (long) per_sm * g->sm_count / sharing;
+    int cap_rows = np > 0 ? (int) (resident / np) : 1;
+    if (cap_rows < 1) {
+        hxi_warn("%s: %d pulses with %d processes on GPU %d leave room for less than one "
+                 "resident block per pulse; device waits may stall",
+                 fz_name(z->tma), np, sharing, g->device);
+        cap_rows = 1;
+    }
+    z->bx = (most + HXI_FZ_THREADS - 1) / HXI_FZ_THREADS;
+    if (z->bx > cap_rows)
+        z->bx = cap_rows;
+    if (z->bx < 1)
+        z->bx = 1;
+
+    hxi_fz_args *a = &z->args;
+    memset(a, 0, sizeof *a);
+    a->pulses = z->d_pulses;
+    a->segs = z->d_segs;
+    a->maps = g->d_maps;
+    a->x = t->x;
+    a->f = t->f;
+    a->sig = s->sig;
+    a->ack = z->ack;
+    a->done = z->d_done;
+    a->cnt = z->d_cnt;
+    a->step = z->d_step;
+    a->d_hit = g->d_hit;
+    a->rec = g->rec_d;
+    a->timeout_ns = g->timeout_ns;
+    a->withhold_step = g->withhold_rank == g->rank ? g->withhold_step : 0;
+    a->rank = g->rank;
+    a->npulses = np;
+    a->fsig_base = HXI_SHM_FSIG;
+    a->unpack_atomic = unpack_atomic;
+
+    snprintf(t->describe, sizeof t->describe,
+             "%s: one kernel for all %d pulses each way (%d x %d blocks)%s; coordinates %s; "
+             "forces push %d, pull %d, atomic %d (pulse ends; asked %s); %s; GPU %d, %d rank(s) "
+             "on it%s",
+             fz_name(z->tma), np, z->bx, np, z->tma ? ", bulk copies per warp" : "",
+             z->nxput == 0      ? "direct stores"
+             : z->nxdirect == 0 ? "put with signal"
+                                : "mixed",
+             z->nfmode[0], z->nfmode[1], z->nfmode[2], fz_fmode_names[z->fmode], hxi_shm_mode(s),
+             g->device, g->ranks_on_device, g->mps ? ", MPS" : "");
+done:
+    free(segs);
+    free(pmaps);
+    return st;
+}
+
+static hx_status fz_forward(hx_transport *t)
+{
+    hxi_fz *z = t->impl;
+    hxi_gpu *g = &z->s.g;
+    HXI_CHECK(hxi_gpu_begin_forward(g));
+    if (g->npulses == 0)
+        return HX_OK;
+    HXI_CUDA(hxi_fz_forward(g->stream, &z->args, z->bx, z->tma));
+    return HX_OK;
+}
+
+static hx_status fz_reverse(hx_transport *t)
+{
+    hxi_fz *z = t->impl;
+    hxi_gpu *g = &z->s.g;
+    HXI_CHECK(hxi_gpu_check_usable(g));
+    if (t->step == 0)
+        return hxi_error(HX_ERR_STATE,
+                         "%s: reverse before the first forward: call hx_transport_forward first",
+                         fz_name(z->tma));
+    if (g->npulses == 0)
+        return HX_OK;
+    HXI_CUDA(hxi_fz_reverse(g->stream, &z->args, z->bx));
+    return HX_OK;
+}
+
+static hx_status fz_sync(hx_transport *t)
+{
+    hxi_fz *z = t->impl;
+    return hxi_gpu_sync(&z->s.g);
+}
+
+/* Captures forward + reverse on the transport's stream. */
+static hx_status fz_capture(hxi_fz *z)
+{
+    hxi_gpu *g = &z->s.g;
+    HXI_CUDA(cudaStreamBeginCapture(g->stream, cudaStreamCaptureModeThreadLocal));
+    cudaError_t e1 = hxi_fz_forward(g->stream, &z->args, z->bx, z->tma);
+    cudaError_t e2 = hxi_fz_reverse(g->stream, &z->args, z->bx);
+    cudaGraph_t graph = NULL;
+    cudaError_t e3 = cudaStreamEndCapture(g->stream, &graph);
+    cudaError_t e = e1 != cudaSuccess ? e1 : e2 != cudaSuccess ? e2 : e3;
+    if (e != cudaSuccess) {
+        if (graph)
+            cudaGraphDestroy(graph);
+        return hxi_gpu_error(e, "capturing the fused step into a CUDA graph", __FILE__, __LINE__);
+    }
+    e = cudaGraphInstantiate(&z->exec, graph, 0);
+    if (e != cudaSuccess) {
+        cudaGraphDestroy(graph);
+        z->exec = NULL;
+        return hxi_gpu_error(e, "cudaGraphInstantiate (fused step)", __FILE__, __LINE__);
+    }
+    z->graph = graph;
+    return HX_OK;
+}
+
+static hx_status fz_step_graph(hx_transport *t)
+{
+    hxi_fz *z = t->impl;
+    hxi_gpu *g = &z->s.g;
+    HXI_CHECK(hxi_gpu_begin_forward(g));
+    if (g->npulses == 0)
+        return HX_OK;
+    if (!z->exec)
+        HXI_CHECK(fz_capture(z));
+    HXI_CUDA(cudaGraphLaunch(z->exec, g->stream));
+    return HX_OK;
+}
+
+const hxi_transport_ops hxi_transport_nvshmem_fused = {
+    .name = "nvshmem-fused",
+    .on_device = 1,
+    .create = fz_create_plain,
+    .destroy = fz_destroy,
+    .set_plan = fz_set_plan,
+    .forward = fz_forward,
+    .reverse = fz_reverse,
+    .sync = fz_sync,
+    .step_graph = fz_step_graph,
+};
+
+const hxi_transport_ops hxi_transport_nvshmem_fused_tma = {
+    .name = "nvshmem-fused-tma",
+    .on_device = 1,
+    .create = fz_create_tma,
+    .destroy = fz_destroy,
+    .set_plan = fz_set_plan,
+    .forward = fz_forward,
+    .reverse = fz_reverse,
+    .sync = fz_sync,
+    .step_graph = fz_step_graph,
+};
+
+/* ------------------------------------------------------------ floor probe */
+
+const char *hxi_fused_default_force_mode(void)
+{
+    return fz_fmode_names[FZ_DEFAULT_FMODE];
+}
+
+hx_status hxi_fused_pingpong(hx_transport *t, long bytes, int iters, double *oneway_us)
+{
+    if (t->ops != &hxi_transport_nvshmem_fused && t->ops != &hxi_transport_nvshmem_fused_tma)
+        return hxi_error(HX_ERR_INVALID, "the ping-pong probe needs an nvshmem-fused transport");
+    hxi_fz *z = t->impl;
+    hxi_gpu *g = &z->s.g;
+    hx_status st = HX_OK;
+    long nfloat = bytes > 0 ? (bytes + 3) / 4 : 0;
+    float *buf = NULL, *src = NULL;
+    uint64_t *flag = NULL, *d_ns = NULL;
+    unsigned *cnt = NULL;
+    *oneway_us = 0.0;
+    if (g->nranks < 2)
+        return hxi_error(HX_ERR_INVALID, "the ping-pong probe needs 2 ranks or more");
+    HXI_CHECK(fz_sym_alloc(t->comm, (void **) &buf, (size_t) (nfloat + 4) * sizeof(float),
+                           "the ping-pong buffer"));
+    HXI_CHECK_GOTO(fz_sym_alloc(t->comm, (void **) &flag, sizeof(uint64_t), "the ping-pong flag"),
+                   st, out);
+    int role = g->rank;
+    int bad = 0;
+    if (role < 2) {
+        bad |= cudaMemset(flag, 0, sizeof(uint64_t)) != cudaSuccess;
+        bad |= hxi_gpu_malloc((void **) &src, (size_t) (nfloat + 4) * sizeof(float),
+                              "ping-pong source") != HX_OK;
+        bad |= hxi_gpu_malloc((void **) &cnt, sizeof(unsigned), "ping-pong counter") != HX_OK;
+        bad |= hxi_gpu_malloc((void **) &d_ns, sizeof(uint64_t), "ping-pong timer") != HX_OK;
+        if (!bad) {
+            bad |= cudaMemset(src, 0, (size_t) (nfloat + 4) * sizeof(float)) != cudaSuccess;
+            bad |= cudaMemset(cnt, 0, sizeof(unsigned)) != cudaSuccess;
+            bad |= cudaMemset(d_ns, 0, sizeof(uint64_t)) != cudaSuccess;
+            bad |= cudaDeviceSynchronize() != cudaSuccess;
+        }
+        if (!hxi_shm_api_ptr(buf, 1 - role) || !hxi_shm_api_ptr(flag, 1 - role))
+            bad = 2;
+    }
+    HXI_CHECK_GOTO(hxi_allreduce_int(t->comm, &bad, 1, 1), st, out);
+    if (bad) {
+        st = hxi_error(bad == 2 ? HX_ERR_UNSUPPORTED : HX_ERR_CUDA, "ping-pong probe: %s",
+                       bad == 2 ? "ranks 0 and 1 cannot reach each other by load/store"
+                                : "device set-up failed");
+        goto out;
+    }
+    HXI_CHECK_GOTO(hxi_barrier(t->comm), st, out);
+    if (role < 2) {
+        int per_sm = hxi_fz_blocks_per_sm(0);
+        int sharing = g->ranks_on_device > 0 ? g->ranks_on_device : 1;
+        long cap = (long) per_sm * g->sm_count / sharing;
+        long bx = (nfloat / 3 + HXI_FZ_THREADS - 1) / HXI_FZ_THREADS;
+        if (bx > cap)
+            bx = cap;
+        if (bx < 1)
+            bx = 1;
+        int warm = iters / 10 + 5;
+        cudaError_t e = hxi_fz_pingpong(g->stream, role, hxi_shm_api_ptr(buf, 1 - role),
+                                        hxi_shm_api_ptr(flag, 1 - role), flag, src, nfloat,
+                                        (int) bx, iters, warm, 0, cnt, d_ns);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(g->stream);
+        uint64_t ns = 0;
+        if (e == cudaSuccess)
+            e = cudaMemcpy(&ns, d_ns, sizeof ns, cudaMemcpyDeviceToHost);
+        if (e != cudaSuccess)
+            st = hxi_gpu_error(e, "ping-pong kernel", __FILE__, __LINE__);
+        else if (role == 0 && ns == 0)
+            st = hxi_error(HX_ERR_TIMEOUT, "ping-pong probe: rank 1 did not answer within 10 s");
+        else
+            *oneway_us = 1e-3 * (double) ns / (2.0 * iters);
+    }
+    st = hxi_agree(t->comm, st);
+    if (st == HX_OK)
+        st = hxi_bcast(t->comm, oneway_us, sizeof *oneway_us, 0);
+out:
+    if (src)
+        cudaFree(src);
+    if (cnt)
+        cudaFree(cnt);
+    if (d_ns)
+        cudaFree(d_ns);
+    (void) hxi_barrier(t->comm);
+    hxi_shm_api_free(flag);
+    hxi_shm_api_free(buf);
+    return st;
+}
