@@ -63,7 +63,9 @@ int main(int argc, char **argv)
     int nt = 0;
     for (int i = 0; i < hx_transport_count() && nt < MAXT; i++) {
         const char *name = hx_transport_name_at(i);
-        if (strcmp(name, "cpu") == 0)
+        /* auto times its candidates at set_plan, where the withheld step
+         * would fall; each candidate is tested here on its own. */
+        if (strcmp(name, "cpu") == 0 || strcmp(name, "auto") == 0)
             continue;
         hx_transport_opts o;
         hx_transport_opts_init(&o);

@@ -104,10 +104,13 @@ static hx_status auto_trial(hx_transport *t, int i, double *us)
         }
     }
     c = a->cand[i];
-    HXI_CHECK(hx_transport_set_plan(c, plan));
-    /* Finite coordinates: the plan's own, converted. */
-    HXI_CHECK(hxi_agree(t->comm, hx_transport_write(c, HX_COORDS, 0, plan->ntotal, plan->x)));
-    HXI_CHECK(hxi_agree(t->comm, hx_transport_write(c, HX_FORCES, 0, plan->ntotal, plan->x)));
+    /* Finite coordinates and forces: the plan's own, converted. */
+    st = hx_transport_set_plan(c, plan);
+    if (st == HX_OK)
+        st = hx_transport_write(c, HX_COORDS, 0, plan->ntotal, plan->x);
+    if (st == HX_OK)
+        st = hx_transport_write(c, HX_FORCES, 0, plan->ntotal, plan->x);
+    HXI_CHECK(hxi_agree(t->comm, st));
     for (int s = -2; s < steps; s++) { /* two warm-up steps */
         double t0, dt;
         HXI_CHECK(hxi_barrier(t->comm));
@@ -118,7 +121,16 @@ static hx_status auto_trial(hx_transport *t, int i, double *us)
         if (st == HX_OK)
             st = hx_transport_sync(c);
         dt = hxi_now() - t0;
-        HXI_CHECK(hxi_agree(t->comm, st));
+        st = hxi_agree(t->comm, st);
+        if (st != HX_OK) {
+            /* A candidate that fails its trial is dropped, not fatal: the
+             * others may run. It is kept alive (see the top of the file). */
+            if (hx_comm_rank(t->comm) == 0)
+                fprintf(stderr, "halox auto: %s failed its trial and is dropped: %s\n",
+                        a->name[i], hx_last_error());
+            a->refused[i] = 1;
+            return HX_OK;
+        }
         HXI_CHECK(hxi_allreduce_double(t->comm, &dt, 1, 1));
         if (s >= 0)
             times[s] = dt;
