@@ -117,25 +117,36 @@ static void hxi_hms(char *buf, size_t n, double s)
 /* A progress line on stderr, refreshed about once a second. */
 typedef struct hxi_progress {
     int on;
+    int shown; /* a line is on the terminal: clear it before other output */
     double t0, last;
 } hxi_progress;
+
+static void hxi_progress_clear(hxi_progress *p)
+{
+    if (p->on && p->shown) {
+        fprintf(stderr, "\r%78s\r", "");
+        fflush(stderr);
+        p->shown = 0;
+    }
+}
 
 static void hxi_progress_tick(hxi_progress *p, int64_t step, int64_t steps, double now)
 {
     char eta[32];
     double rate;
-    if (!p->on || (now - p->last < 1.0 && step < steps))
+    if (!p->on || step >= steps) {
+        hxi_progress_clear(p); /* the summary follows */
         return;
-    if (now - p->t0 < 2.0 && step < steps)
+    }
+    if (now - p->last < 1.0 || now - p->t0 < 2.0)
         return; /* short runs print nothing */
     p->last = now;
-    rate = step / (now - p->t0 > 0 ? now - p->t0 : 1e-9);
+    rate = step / (now - p->t0);
     hxi_hms(eta, sizeof eta, rate > 0 ? (double) (steps - step) / rate : 0);
     fprintf(stderr, "\rhalox-md: step %lld/%lld (%3.0f%%), %.1f steps/s, ETA %s   ",
             (long long) step, (long long) steps, 100.0 * (double) step / (double) steps, rate, eta);
-    if (step == steps)
-        fputc('\n', stderr);
     fflush(stderr);
+    p->shown = 1;
 }
 
 /* LAMMPS's loop line and performance line, then halox's summary. */
@@ -179,16 +190,14 @@ static hx_status hxi_summary(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_e
     printf("  tau/day       %14.3f\n", tau_day);
     printf("  %-18s %10s %10s %8s\n", "stage", "avg (s)", "max (s)", "% loop");
     {
-        double tot = 0, totmax = 0;
+        double tot = 0;
         for (int k = 0; k < HX_MD_NSTAGES; k++) {
             double avg = sum[k] / size;
             tot += avg;
-            totmax += max[k];
             printf("  %-18s %10.4f %10.4f %8.2f\n", hxi_stage_names[k], avg, max[k],
                    100.0 * avg / tloop);
         }
         printf("  %-18s %10.4f %10s %8.2f\n", "total", tot, "", 100.0 * tot / tloop);
-        (void) totmax;
     }
     fflush(stdout);
     return HX_OK;
@@ -248,6 +257,7 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
 
     /* Only for a person watching: never into a file, a pipe or a test log. */
     prog.on = rank == 0 && cfg->progress && isatty(2);
+    prog.shown = 0;
     hxi_barrier(comm);
     t0 = hxi_md_now();
     prog.t0 = prog.last = t0;
@@ -262,6 +272,7 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
                 break;
             t = hxi_md_now();
             if (rank == 0) {
+                hxi_progress_clear(&prog);
                 hxi_md_thermo_row(stdout, &th);
                 fflush(stdout);
             }
@@ -282,6 +293,7 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
             out_time += hxi_md_now() - t;
         }
     }
+    hxi_progress_clear(&prog);
     st = hxi_agree(comm, st);
     if (st != HX_OK)
         goto done;
