@@ -44,6 +44,7 @@ void hx_md_config_defaults(hx_md_config *c)
     c->dump_every = 0;
     c->dump_file[0] = '\0';
     c->progress = 1;
+    c->stats_csv[0] = '\0';
 }
 
 /* ------------------------------------------------------------- checks */
@@ -163,7 +164,8 @@ typedef enum opt_id {
     OPT_SHIFT,
     OPT_THERMO,
     OPT_SEED,
-    OPT_NO_PROGRESS
+    OPT_NO_PROGRESS,
+    OPT_STATS_CSV
 } opt_id;
 
 typedef struct cli_option {
@@ -198,6 +200,7 @@ static const cli_option options[] = {
     {"--thermo", NULL, 1, OPT_THERMO},
     {"--seed", NULL, 1, OPT_SEED},
     {"--no-progress", NULL, 0, OPT_NO_PROGRESS},
+    {"--stats-csv", NULL, 1, OPT_STATS_CSV},
 };
 
 void hx_md_config_usage(FILE *out, const char *prog)
@@ -239,10 +242,15 @@ void hx_md_config_usage(FILE *out, const char *prog)
             "  --dump FILE           extended XYZ trajectory\n"
             "  --dump-every N        trajectory interval (default 100 with --dump)\n"
             "  --no-progress         no progress line\n"
+            "  --stats-csv FILE      append a row of timings (us/step, stages) to FILE\n"
             "  -h, --help            this text\n",
             prog ? prog : "halox-md", d.cells[0], d.cells[1], d.cells[2],
             4 * d.cells[0] * d.cells[1] * d.cells[2], d.density, d.temperature, d.steps,
             (unsigned long long) d.seed);
+    fprintf(out, "\ntransports built:");
+    for (int i = 0; i < hx_transport_count(); i++)
+        fprintf(out, " %s", hx_transport_name_at(i));
+    fprintf(out, "\n");
 }
 
 /* Finds the option argv[i] names. "--name=value" gives the value inline
@@ -411,6 +419,14 @@ static hx_status apply_option(hx_md_config *c, const cli_option *o, char **v, in
     case OPT_NO_PROGRESS:
         c->progress = 0;
         return HX_OK;
+    case OPT_STATS_CSV: {
+        size_t len = strlen(v[0]);
+        if (len == 0 || len >= sizeof c->stats_csv)
+            return hxi_error(HX_ERR_INVALID, "--stats-csv: a file name of 1 to %zu characters",
+                             sizeof c->stats_csv - 1);
+        memcpy(c->stats_csv, v[0], len + 1);
+        return HX_OK;
+    }
     }
     return hxi_error(HX_ERR_INVALID, "option %s is not handled", n);
 }

@@ -1221,6 +1221,13 @@ static void gpu_destroy(hx_md_engine *e)
     free(e);
 }
 
+static hx_status gpu_sync(hx_md_engine *e)
+{
+    CU(cudaStreamSynchronize(e->s_loc), "waiting for the local stream");
+    CU(cudaStreamSynchronize(e->s_nl), "waiting for the non-local stream");
+    return HX_OK;
+}
+
 const hx_md_engine_ops hx_md_engine_gpu = {
     .name = "gpu",
     .create = gpu_create,
@@ -1228,6 +1235,7 @@ const hx_md_engine_ops hx_md_engine_gpu = {
     .thermo = gpu_thermo,
     .gather = gpu_gather,
     .stats = gpu_stats,
+    .sync = gpu_sync,
     .describe = gpu_describe,
     .destroy = gpu_destroy,
 };

@@ -73,6 +73,9 @@ typedef struct hx_md_engine_ops {
      * engine, valid until the next call) when f is not NULL. */
     hx_status (*gather)(hx_md_engine *e, hx_md_system *sys, double **f);
     const hx_md_stats *(*stats)(const hx_md_engine *e);
+    /* Waits until the engine's queued work is done, so that host clocks
+     * measure it (NULL: every step is synchronous). Rank-local. */
+    hx_status (*sync)(hx_md_engine *e);
     /* One line on how it runs (transport, grid, device), for the log. */
     const char *(*describe)(const hx_md_engine *e);
     void (*destroy)(hx_md_engine *e);

@@ -44,6 +44,7 @@ typedef struct hx_md_config {
     int dump_every;      /* extended XYZ trajectory every N steps (0: none) */
     char dump_file[256];
     int progress;        /* print a progress line with ETA */
+    char stats_csv[256]; /* append one row of timings to this CSV ("" none) */
 } hx_md_config;
 
 /* The classic LJ melt benchmark: 32,000 atoms (20^3 fcc cells at 0.8442),
