@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# tools/device-all.sh - the whole GPU check in one call, on a machine with
+# an NVIDIA GPU: build everything, start MPS, run every GPU test (several
+# processes on the GPU), compute-sanitizer on two processes, the exchange
+# benchmark, halox-bench md with plots, and the HOOMD-blue LJ system. Steps
+# past the deadline are skipped and say so. Never touches GPU settings.
+#
+#   tools/device-all.sh [deadline_seconds]       (output under $OUT)
+set -u
+DEADLINE=${1:-560}
+OUT=${OUT:-/tmp/halox-device}
+mkdir -p "$OUT"
+SUM=$OUT/summary.txt
+: >"$SUM"
+exec > >(tee -a "$OUT/device.log") 2>&1
+T0=$(date +%s)
+left() { echo $((DEADLINE - ($(date +%s) - T0))); }
+note() { echo "$*" | tee -a "$SUM"; }
+
+# NVLink multicast stays off, always.
+export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+export HALOX_TIMEOUT_S=10 NVSHMEM_SYMMETRIC_SIZE=4G
+PY=/opt/torch/.venv/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3)
+B=build-device
+X="NVSHMEM_DISABLE_NVLS NCCL_NVLS_ENABLE CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY HALOX_TIMEOUT_S NVSHMEM_SYMMETRIC_SIZE NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"
+FLAGS="--oversubscribe;--allow-run-as-root;--bind-to;none"
+XS=""
+for v in $X; do FLAGS="$FLAGS;-x;$v"; XS="$XS -x $v"; done
+MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none"
+
+note "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1), $(nproc) cores, $(date -u +%F)"
+cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHALOX_PYTHON="$PY" \
+  -DHALOX_WITH_CUDA=ON -DHALOX_WITH_MPI=ON -DHALOX_WITH_NCCL=ON -DHALOX_WITH_NVSHMEM=ON \
+  "-DHALOX_MPIEXEC_FLAGS=$FLAGS" | sed -n '/feature summary/,/sanitize/p'
+cmake --build $B -j "$(nproc)" >"$OUT/build.log" 2>&1 || { note "build FAILED"; tail -30 "$OUT/build.log"; exit 1; }
+note "build ok ($(($(date +%s) - T0)) s)"
+
+export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
+export NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=1
+mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
+nvidia-cuda-mps-control -d && note "MPS started: several processes share the one GPU"
+
+step() { # step NAME SECONDS command...
+  local name=$1 tmo=$2 t1 rc
+  shift 2
+  if [ "$(left)" -lt 20 ]; then note "SKIPPED $name (deadline)"; return; fi
+  [ "$tmo" -gt "$(($(left) - 10))" ] && tmo=$(($(left) - 10))
+  t1=$(date +%s)
+  echo "== $name: $*"
+  timeout -k 5 "$tmo" "$@"
+  rc=$?
+  note "$name: rc=$rc ($(($(date +%s) - t1)) s)"
+}
+
+step "gpu tests" 240 ctest --test-dir $B -L gpu --output-on-failure -j 1
+grep -E "tests passed|Failed|Skipped|\*\*\*" "$OUT/device.log" | grep -vE "^\s*$" | tail -40 >>"$SUM"
+step "auto test" 40 ctest --test-dir $B -R test_auto --output-on-failure
+step "memcheck fused+pulse np2" 60 $MPIRUN -n 2 $XS compute-sanitizer --tool memcheck --error-exitcode 9 \
+  $B/tests/test_gpu_exchange --grid 1x1x2
+step "racecheck fused np2" 60 $MPIRUN -n 2 $XS compute-sanitizer --tool racecheck --error-exitcode 9 \
+  $B/tests/test_fused_exchange --grid 1x1x2 --steps 2
+grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/device.log" | sort | uniq -c >>"$SUM"
+
+: >"$OUT/bench.csv"
+bench() { # bench NP GRID ATOMS
+  step "bench $2 $3" 60 $MPIRUN -n $1 $XS $B/tools/halox-bench --atoms $3 --grid $2 \
+    --iters 200 --warmup 20 --floor --csv /tmp/b.csv
+  if [ -f /tmp/b.csv ]; then
+    if [ -s "$OUT/bench.csv" ]; then tail -n +2 /tmp/b.csv >>"$OUT/bench.csv"; else cat /tmp/b.csv >>"$OUT/bench.csv"; fi
+    rm -f /tmp/b.csv
+  fi
+}
+for n in 4000 32000 256000 2048000; do bench 2 1x1x2 $n; done
+
+step "md bench" 200 $PY bench/md_bench.py --md $B/tools/halox-md --procs 1,2 --steps 200 \
+  --sizes 4000,32000,45000,256000,2048000 --csv "$OUT/md-bench.csv" \
+  --transports mpi-staged,mpi,nvshmem-stream,nvshmem-pulse,nvshmem-fused,nvshmem-fused-tma,auto \
+  --mpirun "$MPIRUN"
+$PY bench/md_bench.py --report "$OUT/md-bench.csv" >>"$SUM" 2>&1
+$PY bench/plot_md.py "$OUT/md-bench.csv" "$OUT" >>"$SUM" 2>&1
+
+step "hoomd lj 64000" 40 $B/tools/halox-md --gpu --density 1.0 --cells 20 20 40 --rc 2.5 --skin 0.4 \
+  --dt 0.005 --temp 1.2 --every 1 --check yes --thermo 0 --steps 3000 --no-progress
+grep -E "us/step" "$OUT/device.log" | tail -2 >>"$SUM"
+for n in 32000 2048000; do bench 8 2x2x2 $n; done
+
+echo quit | nvidia-cuda-mps-control
+note "total $(($(date +%s) - T0)) s"
+echo "== summary"
+cat "$SUM"
