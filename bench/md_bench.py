@@ -33,6 +33,7 @@ SIZES = {
 }
 GPU_TRANSPORTS = ["mpi-staged", "mpi", "nccl", "nvshmem-stream", "nvshmem-pulse",
                   "nvshmem-fused", "nvshmem-fused-tma", "auto"]
+ONE = "none (1 process)"
 # Names for a transport in one of its modes: (transport, environment).
 VARIANTS = {"mpi-staged": ("mpi", "HALOX_MPI_MODE=staged"),
             "mpi-ipc": ("mpi", "HALOX_MPI_MODE=ipc")}
@@ -101,7 +102,7 @@ def main():
     for p in procs:
         for s in sizes:
             # One process has no halo: every transport would time the same run.
-            for t in (transports[:1] if p == 1 else transports):
+            for t in ([ONE] if p == 1 and not a.cpu else transports):
                 configs.append((p, s, t))
     if os.path.exists(a.csv):
         os.remove(a.csv)
@@ -116,22 +117,28 @@ def main():
                     "CUDA_MPS_LOG_DIRECTORY", "NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"):
             if var in os.environ:
                 cmd += ["-x", var]
-        cmd += [md, "--cells", *map(str, cells), "--steps", str(a.steps), "--every",
-                str(a.every), "--thermo", "0", "--no-progress", "--stats-csv", a.csv]
         name, env = VARIANTS.get(t, (t, None))
         if env:
             cmd += ["-x", env]
-        cmd += ["--cpu"] if a.cpu else ["--gpu", "--transport", name]
+        cmd += [md, "--cells", *map(str, cells), "--steps", str(a.steps), "--every",
+                str(a.every), "--thermo", "0", "--no-progress", "--stats-csv", a.csv]
+        if a.cpu:
+            cmd += ["--cpu"]
+        elif t == ONE:
+            cmd += ["--gpu"]  # one process: no halo, the engine's own choice
+        else:
+            cmd += ["--gpu", "--transport", name]
         cmd += shlex.split(a.extra)
         done = time.time() - started
         eta = "" if i == 0 else f", ETA {done / i * (len(configs) - i):.0f} s"
         print(f"[{i + 1}/{len(configs)}] {p} proc, {s} atoms, {t}{eta}", flush=True)
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
-            tail = (r.stderr or r.stdout).strip().splitlines()[-3:]
+            lines = (r.stderr + r.stdout).strip().splitlines()
+            tail = [x for x in lines if "ERROR" in x][:1] or lines[-3:]
             failures.append((p, s, t, " | ".join(tail)))
             print(f"    failed: {' | '.join(tail)}", flush=True)
-        elif name != t:
+        elif name != t or t == ONE:
             relabel_last(a.csv, t)
     rows = list(csv.DictReader(open(a.csv))) if os.path.exists(a.csv) else []
     report(rows, failures)

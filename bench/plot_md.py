@@ -18,6 +18,9 @@ def main(path, outdir):
     rows = list(csv.DictReader(open(path)))
     os.makedirs(outdir, exist_ok=True)
     procs = sorted({int(r["ranks"]) for r in rows})
+    # One colour per transport in every panel.
+    names = sorted({r["transport"] for r in rows})
+    colour = {t: f"C{i % 10}" for i, t in enumerate(names)}
     for p in procs:
         sub = [r for r in rows if int(r["ranks"]) == p]
         trans = sorted({r["transport"] for r in sub})
@@ -25,7 +28,8 @@ def main(path, outdir):
         for t in trans:
             pts = sorted((int(r["atoms"]), float(r["us_step_median"]))
                          for r in sub if r["transport"] == t)
-            ax[0].plot([a for a, _ in pts], [u for _, u in pts], marker="o", label=t)
+            ax[0].plot([a for a, _ in pts], [u for _, u in pts], marker="o", label=t,
+                       color=colour[t])
             # Baseline: the fastest CPU-orchestrated mpi mode at each size.
             base = {}
             for r in sub:
@@ -34,7 +38,8 @@ def main(path, outdir):
                     base[a] = min(base.get(a, u), u)
             sp = [(a, base[a] / u) for a, u in pts if a in base]
             if sp and not t.startswith("mpi"):
-                ax[1].plot([a for a, _ in sp], [s for _, s in sp], marker="o", label=t)
+                ax[1].plot([a for a, _ in sp], [s for _, s in sp], marker="o", label=t,
+                           color=colour[t])
         ax[0].set_xscale("log")
         ax[0].set_yscale("log")
         ax[0].set_xlabel("atoms")
