@@ -13,7 +13,7 @@
  * All GPU transports are created up front and live together: NVSHMEM can
  * start only once per process.
  */
-#include "sysgen.h"
+#include "gpucases.h"
 
 #include "core/hxi.h"
 
@@ -32,38 +32,17 @@ typedef struct gput {
     int alive;
 } gput;
 
-static const double rh = 2.8;
-
-static void box_for(const int grid[3], double len[3])
-{
-    /* 3 or more domains along a dimension: width 2.1 < rh gives 2 pulses
-     * (and rh < half the box); else one pulse in a box of 12. */
-    for (int d = 0; d < 3; d++)
-        len[d] = grid[d] >= 3 ? 2.1 * grid[d] : 12.0;
-}
-
-static int default_grids(int nranks, int grids[][3])
-{
-    static const int g2[][3] = {{1, 1, 2}, {2, 1, 1}};
-    static const int g4[][3] = {{2, 2, 1}, {1, 1, 4}};
-    static const int g8[][3] = {{2, 2, 2}, {2, 1, 4}};
-    const int(*src)[3] = NULL;
-    if (nranks == 2)
-        src = g2;
-    else if (nranks == 4)
-        src = g4;
-    else if (nranks == 8)
-        src = g8;
-    if (!src)
-        return hxt_grids_for(nranks, grids, 4);
-    memcpy(grids, src, 2 * sizeof *src);
-    return 2;
-}
-
 /* One plan, NSTEPS steps, every live transport against the cpu one. */
-static void run_plan(hx_comm *comm, const hx_plan *plan, gput *gt, int ngt, const char *label,
-                     uint64_t seed)
+typedef struct gput_set {
+    gput *gt;
+    int ngt;
+} gput_set;
+
+static void run_plan(hx_comm *comm, const hx_plan *plan, const char *label, uint64_t seed,
+                     void *ctx)
 {
+    gput *gt = ((gput_set *) ctx)->gt;
+    int ngt = ((gput_set *) ctx)->ngt;
     int rank = hx_comm_rank(comm);
     int nhome = hx_plan_nhome(plan), ntotal = hx_plan_ntotal(plan);
     hx_transport *ref = hxt_cpu_transport(comm, HX_FLOAT);
@@ -176,28 +155,15 @@ static void run_plan(hx_comm *comm, const hx_plan *plan, gput *gt, int ngt, cons
 int main(int argc, char **argv)
 {
     hx_comm *comm = hxt_init(&argc, &argv, "test_gpu_exchange");
-    int nranks = hx_comm_size(comm), rank = hx_comm_rank(comm);
+    int rank = hx_comm_rank(comm);
     int grids[8][3], ngrids = 0;
     const char *only = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--grid") == 0 && i + 1 < argc && ngrids < 8) {
-            if (hx_grid_parse(argv[++i], grids[ngrids]) == HX_OK)
-                ngrids++;
-        } else if (strcmp(argv[i], "--transport") == 0 && i + 1 < argc) {
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--transport") == 0 && i + 1 < argc)
             only = argv[++i];
-        }
-    }
-    int ndev = 0;
-    cudaError_t e = cudaGetDeviceCount(&ndev);
-    if (!hxt_agree(comm, e == cudaSuccess && ndev > 0))
-        return hxt_skip(comm, "no CUDA device visible here (the GPU transports need one)");
-    if (ngrids == 0)
-        ngrids = default_grids(nranks, grids);
-    for (int g = 0; g < ngrids; g++)
-        if (grids[g][0] * grids[g][1] * grids[g][2] != nranks)
-            ngrids = 0;
-    if (ngrids == 0)
-        return hxt_skip(comm, "no test grid for this rank count (use 2, 4 or 8, or --grid)");
+    int skip = hxt_gpu_setup(comm, argc, argv, grids, &ngrids);
+    if (skip)
+        return skip;
 
     gput gt[MAXT];
     int ngt = 0;
@@ -238,37 +204,9 @@ int main(int argc, char **argv)
     HXT_CHECK(ngt > 0 || only, "no GPU transport could be created");
 
     hx_plan *previous = NULL;
-    for (int g = 0; g < ngrids && ngt > 0; g++) {
-        double lo[3] = {0.0, 0.0, 0.0}, len[3];
-        box_for(grids[g], len);
-        hx_decomp d;
-        if (!HXT_OK(hx_decomp_init(&d, lo, len, rh, grids[g], nranks, rank)))
-            continue;
-        double vol = len[0] * len[1] * len[2];
-        for (int sys = 0; sys < 2; sys++) {
-            int n = (int) (0.8442 * vol * (sys == 0 ? 1.0 : 3.0));
-            hxt_sys s;
-            hxt_local l;
-            hxt_sys_random(&s, n, lo, len, 1234u + 17u * (uint64_t) g + (uint64_t) sys);
-            hxt_local_take(&l, &s, &d);
-            hx_plan *plan = NULL;
-            char gs[32], label[96];
-            snprintf(label, sizeof label, "grid %s, %d atoms", hxt_grid_str(grids[g], gs), n);
-            if (hxt_agree(comm, HXT_OK(hx_plan_create(&plan, comm, &d, l.n, l.x)))) {
-                if (rank == 0)
-                    printf("%s: %d pulses, max ntotal %d\n", label, hx_plan_npulses(plan),
-                           hx_plan_max_ntotal(plan));
-                run_plan(comm, plan, gt, ngt, label, 99u + (uint64_t) g * 5u + (uint64_t) sys);
-            }
-            /* The transports keep a plan by pointer: the previous one goes
-             * only once this one has replaced it. */
-            if (previous)
-                hx_plan_destroy(previous);
-            previous = plan;
-            hxt_local_free(&l);
-            hxt_sys_free(&s);
-        }
-    }
+    gput_set set = {gt, ngt};
+    if (ngt > 0)
+        hxt_gpu_cases(comm, (const int(*)[3]) grids, ngrids, 1234u, run_plan, &set, &previous);
     for (int k = 0; k < ngt; k++) {
         if (rank == 0)
             printf("%s: %s\n", gt[k].label, gt[k].alive ? "ran every case" : "FAILED a case");

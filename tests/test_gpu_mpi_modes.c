@@ -22,7 +22,7 @@
  * message that says why.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "sysgen.h"
+#include "gpucases.h"
 
 #include "core/hxi.h"
 #include "transport/mpi/mpi.h"
@@ -45,27 +45,6 @@ typedef struct mode_run {
     void *last_x; /* coordinate array after the previous plan */
     int moved;    /* plans after which the arrays had moved */
 } mode_run;
-
-static const double rh = 2.8;
-
-static void box_for(const int grid[3], double len[3])
-{
-    /* 3 or more domains along a dimension: width 2.1 < rh, so 2 pulses. */
-    for (int d = 0; d < 3; d++)
-        len[d] = grid[d] >= 3 ? 2.1 * grid[d] : 12.0;
-}
-
-static int default_grids(int nranks, int grids[][3])
-{
-    static const int g2[2][3] = {{1, 1, 2}, {2, 1, 1}};
-    static const int g4[2][3] = {{2, 2, 1}, {1, 1, 4}};
-    static const int g8[2][3] = {{2, 2, 2}, {2, 1, 4}};
-    const int(*src)[3] = nranks == 2 ? g2 : nranks == 4 ? g4 : nranks == 8 ? g8 : NULL;
-    if (!src)
-        return hxt_grids_for(nranks, grids, 2);
-    memcpy(grids, src, 2 * sizeof *src);
-    return 2;
-}
 
 static hx_status create_mpi(hx_comm *comm, hx_mpi_mode mode, hx_transport **t)
 {
@@ -170,9 +149,16 @@ static void check_selection(hx_comm *comm, int one_node, int *cuda_aware)
 }
 
 /* One plan, NSTEPS steps, every live mode against the cpu transport. */
-static void run_plan(hx_comm *comm, const hx_plan *plan, mode_run *mr, int nm, const char *label,
-                     uint64_t seed)
+typedef struct mode_set {
+    mode_run *mr;
+    int nm;
+} mode_set;
+
+static void run_plan(hx_comm *comm, const hx_plan *plan, const char *label, uint64_t seed,
+                     void *ctx)
 {
+    mode_run *mr = ((mode_set *) ctx)->mr;
+    int nm = ((mode_set *) ctx)->nm;
     int rank = hx_comm_rank(comm);
     int nhome = hx_plan_nhome(plan), ntotal = hx_plan_ntotal(plan);
     hx_transport *ref = hxt_cpu_transport(comm, HX_FLOAT);
@@ -277,21 +263,9 @@ int main(int argc, char **argv)
     hx_comm *comm = hxt_init(&argc, &argv, "test_gpu_mpi_modes");
     int nranks = hx_comm_size(comm), rank = hx_comm_rank(comm);
     int grids[8][3], ngrids = 0;
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--grid") == 0 && i + 1 < argc && ngrids < 8)
-            if (hx_grid_parse(argv[++i], grids[ngrids]) == HX_OK)
-                ngrids++;
-    int ndev = 0;
-    cudaError_t e = cudaGetDeviceCount(&ndev);
-    if (!hxt_agree(comm, e == cudaSuccess && ndev > 0))
-        return hxt_skip(comm, "no CUDA device visible here (the mpi transport needs one)");
-    if (ngrids == 0)
-        ngrids = default_grids(nranks, grids);
-    for (int g = 0; g < ngrids; g++)
-        if (grids[g][0] * grids[g][1] * grids[g][2] != nranks)
-            ngrids = 0;
-    if (ngrids == 0)
-        return hxt_skip(comm, "no test grid for this rank count (use 2, 4 or 8, or --grid)");
+    int skip = hxt_gpu_setup(comm, argc, argv, grids, &ngrids);
+    if (skip)
+        return skip;
 
     /* One node: the ipc mode must run (and auto must pick it). */
     MPI_Comm node;
@@ -330,35 +304,8 @@ int main(int argc, char **argv)
     }
 
     hx_plan *previous = NULL;
-    for (int g = 0; g < ngrids; g++) {
-        double lo[3] = {0.0, 0.0, 0.0}, len[3];
-        box_for(grids[g], len);
-        hx_decomp d;
-        if (!hxt_agree(comm, HXT_OK(hx_decomp_init(&d, lo, len, rh, grids[g], nranks, rank))))
-            continue;
-        double vol = len[0] * len[1] * len[2];
-        for (int sys = 0; sys < 2; sys++) {
-            int n = (int) (0.8442 * vol * (sys == 0 ? 1.0 : 3.0));
-            hxt_sys s;
-            hxt_local l;
-            hxt_sys_random(&s, n, lo, len, 777u + 13u * (uint64_t) g + (uint64_t) sys);
-            hxt_local_take(&l, &s, &d);
-            hx_plan *plan = NULL;
-            char gs[32], label[96];
-            snprintf(label, sizeof label, "grid %s, %d atoms", hxt_grid_str(grids[g], gs), n);
-            if (hxt_agree(comm, HXT_OK(hx_plan_create(&plan, comm, &d, l.n, l.x)))) {
-                if (rank == 0)
-                    printf("%s: %d pulses, max ntotal %d\n", label, hx_plan_npulses(plan),
-                           hx_plan_max_ntotal(plan));
-                run_plan(comm, plan, mr, nm, label, 5u + (uint64_t) g * 7u + (uint64_t) sys);
-            }
-            if (previous)
-                hx_plan_destroy(previous);
-            previous = plan;
-            hxt_local_free(&l);
-            hxt_sys_free(&s);
-        }
-    }
+    mode_set set = {mr, nm};
+    hxt_gpu_cases(comm, (const int(*)[3]) grids, ngrids, 777u, run_plan, &set, &previous);
     for (int k = 0; k < nm; k++) {
         if (!mr[k].t)
             continue;

@@ -1,0 +1,32 @@
+/*
+ * gpucases.h - the cases the GPU transport tests share: the grids per rank
+ * count, the boxes, and the walk over grids and systems with the plans'
+ * lifetimes handled (a transport keeps its plan by pointer, so a plan is
+ * destroyed only once the next one has replaced it).
+ */
+#ifndef HALOX_TESTS_GPUCASES_H
+#define HALOX_TESTS_GPUCASES_H
+
+#include "sysgen.h"
+
+/* Halo cutoff of every case. */
+#define HXT_GPU_RH 2.8
+
+/* Reads --grid AxBxC (repeatable) from argv, else takes two grids for 2, 4
+ * or 8 ranks (2: 1x1x2 and 2x1x1; 4: 2x2x1 and 1x1x4 with 2 pulses; 8:
+ * 2x2x2 and 2x1x4). Returns 0 when the test can run, else the exit code of
+ * a skip (no CUDA device, or no grid for this rank count), printed once. */
+int hxt_gpu_setup(hx_comm *comm, int argc, char **argv, int grids[8][3], int *ngrids);
+
+/* One plan of the walk; seed differs per case. */
+typedef void (*hxt_gpu_case_fn)(hx_comm *comm, const hx_plan *plan, const char *label,
+                                uint64_t seed, void *ctx);
+
+/* For each grid, a random system at density 0.8442 and then one of three
+ * times the atoms (so that buffers grow), each with its plan passed to fn.
+ * The last plan is returned through *last for the caller to destroy after
+ * its transports. */
+void hxt_gpu_cases(hx_comm *comm, const int grids[][3], int ngrids, uint64_t seed,
+                   hxt_gpu_case_fn fn, void *ctx, hx_plan **last);
+
+#endif /* HALOX_TESTS_GPUCASES_H */
