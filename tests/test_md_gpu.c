@@ -24,15 +24,28 @@
  * With one rank the default transport also runs with host-path rebuilds
  * (HALOX_MD_HOST_REBUILD=1) and with steps launched kernel by kernel instead
  * of replayed from CUDA graphs (HALOX_MD_GRAPH=0); both must pass the same
- * checks.
+ * checks. With several ranks, nvshmem-fused and nvshmem-fused-tma run in
+ * graph mode (the steps between rebuild and thermo steps replayed from one
+ * CUDA graph): with `every 20` some steps must have been replayed, with
+ * `every 1 check yes` (every step a rebuild candidate) none, and with every
+ * other transport none; nvshmem-fused also runs with HALOX_MD_GRAPH=0 (none
+ * replayed). All of them pass the same checks.
  *
- * Options: --cells N (cubic, default 10), --grid AxBxC, --steps N.
+ * --withhold: instead, graph mode with a failing rank. The last rank skips
+ * its coordinate sends in one replayed step (HALOX_TEST_WITHHOLD_*, a 1 s
+ * timeout): every step up to the next rebuild must return HX_OK (errors
+ * wait for the check), that step must fail with HX_ERR_TIMEOUT on every
+ * rank, and the engine must go away cleanly (a hang is the test's timeout).
+ *
+ * Options: --cells N (cubic, default 10), --grid AxBxC, --steps N, --withhold.
  * Exits 77 where no rank sees a GPU. Transports that refuse the setting
  * (nccl with several ranks on one GPU) are reported and skipped.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include "test_md_util.h"
+
+#include "md/gpu/md_gpu.h"
 
 #include <cuda_runtime_api.h>
 
@@ -166,9 +179,11 @@ static int thermo_close(const hx_md_thermo *a, const hx_md_thermo *b, double rel
 }
 
 /* One GPU run with transport `name`; compares with the CPU run and the
- * reference (ref == NULL: skip the step-0 comparisons). */
+ * reference (ref == NULL: skip the step-0 comparisons). graphs: 1 when some
+ * steps must have been replayed from CUDA graphs, 0 when none may have
+ * been, -1 either. */
 static void run_gpu(hx_comm *comm, const hx_md_config *base, const char *name, int steps,
-                    const cpu_run *cpu, const ref_t *ref, int exact_rebuilds)
+                    const cpu_run *cpu, const ref_t *ref, int exact_rebuilds, int graphs)
 {
     int rank = hx_comm_rank(comm), size = hx_comm_size(comm);
     hx_md_config cfg = *base;
@@ -287,6 +302,16 @@ static void run_gpu(hx_comm *comm, const hx_md_config *base, const char *name, i
                   (long long) cpu->rebuilds);
         HXT_CHECK(stt->steps == steps, "%s: stats count %lld steps", name, (long long) stt->steps);
     }
+    {
+        long long replayed = (long long) hxg_engine_graph_steps(eng);
+        if (rank == 0)
+            printf("    %s: steps replayed from CUDA graphs: %lld of %d (rank 0)\n", name, replayed,
+                   steps);
+        if (graphs >= 0)
+            HXT_CHECK(graphs ? replayed > 0 : replayed == 0,
+                      "%s: %lld steps replayed from CUDA graphs, want %s", name, replayed,
+                      graphs ? "some" : "none");
+    }
     /* Every atom still present exactly once. */
     if (!HXT_OK(hx_md_engine_gpu.gather(eng, &sys, NULL)))
         goto done;
@@ -316,11 +341,92 @@ done:
     free_sys(&sys);
 }
 
+static int have_transport(const char *name)
+{
+    for (int t = 0; t < hx_transport_count(); t++)
+        if (strcmp(hx_transport_name_at(t), name) == 0)
+            return 1;
+    return 0;
+}
+
+/* --withhold (see the top). Returns 0 when it ran, 1 when it could not. */
+static int run_withhold(hx_comm *comm, int ncells, const int grid[3], int steps)
+{
+    const int rank = hx_comm_rank(comm), size = hx_comm_size(comm);
+    const int every = 20, withheld = 8;
+    hx_md_config cfg;
+    hx_md_system sys;
+    hx_md_engine *eng = NULL;
+    hx_status st;
+    char who[16];
+
+    if (size < 2 || !have_transport("nvshmem-fused")) {
+        if (rank == 0)
+            printf("--withhold needs 2 ranks or more and the nvshmem-fused transport\n");
+        return 1;
+    }
+    hx_md_config_defaults(&cfg);
+    cfg.cells[0] = cfg.cells[1] = cfg.cells[2] = ncells;
+    memcpy(cfg.grid, grid, sizeof cfg.grid);
+    cfg.neigh_every = every;
+    cfg.neigh_delay = 0;
+    cfg.neigh_check = 0;
+    if (steps < 2 * every)
+        steps = 2 * every;
+    snprintf(cfg.transport, sizeof cfg.transport, "nvshmem-fused");
+    if (!HXT_OK(setup(comm, &cfg, &sys)))
+        return 0;
+    /* Read when the engine creates its transport. Its step counter is one
+     * ahead of the MD step (the set-up's exchange is its step 1), so the
+     * transport's step `withheld` is MD step withheld - 1: a replayed one. */
+    snprintf(who, sizeof who, "%d", size - 1);
+    setenv("HALOX_TIMEOUT_S", "1", 1);
+    setenv("HALOX_TEST_WITHHOLD_RANK", who, 1);
+    snprintf(who, sizeof who, "%d", withheld);
+    setenv("HALOX_TEST_WITHHOLD_STEP", who, 1);
+    st = hx_md_engine_gpu.create(&eng, comm, &cfg, &sys);
+    unsetenv("HALOX_TEST_WITHHOLD_RANK");
+    unsetenv("HALOX_TEST_WITHHOLD_STEP");
+    unsetenv("HALOX_TIMEOUT_S");
+    if (st == HX_ERR_UNSUPPORTED) {
+        if (rank == 0)
+            printf("nvshmem-fused refused: %s\n", hx_last_error());
+        free_sys(&sys);
+        return 1;
+    }
+    if (HXT_OK(st)) {
+        const char *d = hx_md_engine_gpu.describe(eng);
+        int64_t failed_at = -1;
+        if (rank == 0)
+            printf("  %s\n", d);
+        HXT_CHECK(strstr(d, "replayed from one CUDA graph") != NULL, "not in graph mode: %s", d);
+        st = HX_OK;
+        for (int s = 1; s <= steps && st == HX_OK; s++) {
+            st = hx_md_engine_gpu.step(eng, s == steps);
+            if (st != HX_OK)
+                failed_at = s;
+        }
+        if (rank == 0)
+            printf("  rank %d withheld its step %d: the run stopped at step %lld with %s: %s\n",
+                   size - 1, withheld, (long long) failed_at, hx_status_string(st),
+                   hx_last_error());
+        HXT_CHECK(failed_at == every, "the failure came back at step %lld, want the check at %d",
+                  (long long) failed_at, every);
+        HXT_CHECK(st == HX_ERR_TIMEOUT, "the check returned %s, want HX_ERR_TIMEOUT (%s)",
+                  hx_status_string(st), hx_last_error());
+        HXT_CHECK(hxg_engine_graph_steps(eng) > 0, "no step was replayed from a CUDA graph");
+    }
+    if (eng)
+        hx_md_engine_gpu.destroy(eng);
+    free_sys(&sys);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     hx_comm *comm = hxt_init(&argc, &argv, "test_md_gpu");
     int rank = hx_comm_rank(comm), size = hx_comm_size(comm);
-    int ncells = 10, steps = 100, grid[3] = {0, 0, 0};
+    int ncells = 10, steps = 100, grid[3] = {0, 0, 0}, withhold = 0;
     cpu_run cpu;
     ref_t ref;
     hx_transport *keeper = NULL;
@@ -330,6 +436,8 @@ int main(int argc, char **argv)
             ncells = atoi(argv[++a]);
         else if (strcmp(argv[a], "--steps") == 0 && a + 1 < argc)
             steps = atoi(argv[++a]);
+        else if (strcmp(argv[a], "--withhold") == 0)
+            withhold = 1;
         else if (strcmp(argv[a], "--grid") == 0 && a + 1 < argc) {
             if (hx_grid_parse(argv[++a], grid) != HX_OK)
                 return hxt_skip(comm, "bad --grid");
@@ -366,6 +474,14 @@ int main(int argc, char **argv)
         }
     }
 
+    if (withhold) {
+        int could_not = keeper ? run_withhold(comm, ncells, grid, steps) : 1;
+        if (keeper)
+            hx_transport_destroy(keeper);
+        return could_not ? hxt_skip(comm, "graph mode needs the nvshmem-fused transport and 2 "
+                                          "ranks or more")
+                         : hxt_finish(comm);
+    }
     for (int variant = 0; variant < 2; variant++) {
         hx_md_config cfg;
         hx_md_config_defaults(&cfg);
@@ -412,18 +528,29 @@ int main(int argc, char **argv)
             HXT_CHECK(tmd_close(cpu.th0.press, (mv2 + ref.w) / (3 * V), 1e-9, 0),
                       "cpu Press %.12g, all pairs %.12g", cpu.th0.press, (mv2 + ref.w) / (3 * V));
         }
-        for (int t = 0; t < hx_transport_count(); t++)
-            run_gpu(comm, &cfg, hx_transport_name_at(t), steps, &cpu, &ref, variant == 0);
+        for (int t = 0; t < hx_transport_count(); t++) {
+            const char *name = hx_transport_name_at(t);
+            /* Several ranks: graph mode for the capturable transports, and
+             * only where some steps are neither rebuild candidates nor
+             * thermo steps (every 20, not every 1). */
+            int graphs = -1;
+            if (size > 1)
+                graphs = strncmp(name, "nvshmem-fused", 13) == 0 && variant == 0;
+            run_gpu(comm, &cfg, name, steps, &cpu, &ref, variant == 0, graphs);
+        }
         if (size == 1) {
             setenv("HALOX_MD_HOST_REBUILD", "1", 1);
             if (rank == 0)
                 printf("  host-path rebuilds:\n");
-            run_gpu(comm, &cfg, "", steps, &cpu, &ref, variant == 0);
+            run_gpu(comm, &cfg, "", steps, &cpu, &ref, variant == 0, 0);
             unsetenv("HALOX_MD_HOST_REBUILD");
+        }
+        if (size == 1 || have_transport("nvshmem-fused")) {
             setenv("HALOX_MD_GRAPH", "0", 1);
             if (rank == 0)
                 printf("  steps launched kernel by kernel:\n");
-            run_gpu(comm, &cfg, "", steps, &cpu, &ref, variant == 0);
+            run_gpu(comm, &cfg, size == 1 ? "" : "nvshmem-fused", steps, &cpu, &ref, variant == 0,
+                    0);
             unsetenv("HALOX_MD_GRAPH");
         }
     next:

@@ -56,6 +56,11 @@ step() { # step NAME SECONDS command...
 step "gpu tests" 240 ctest --test-dir $B -L gpu --output-on-failure -j 1
 grep -E "tests passed|Failed|Skipped|\*\*\*" "$OUT/device.log" | grep -vE "^\s*$" | tail -40 >>"$SUM"
 step "auto test" 40 ctest --test-dir $B -R test_auto --output-on-failure
+# The GPU engine's multi-rank graph mode, with its output kept: which
+# transports ran, steps replayed, step-100 thermo, and the withheld step.
+step "md gpu graph np2" 60 sh -c "$MPIRUN -n 2 $XS $B/tests/test_md_gpu >$OUT/md-gpu-np2.log 2>&1; $MPIRUN -n 2 $XS $B/tests/test_md_gpu --withhold >>$OUT/md-gpu-np2.log 2>&1"
+grep -E "neigh_modify|replayed|skipped|FAIL|checks passed|withheld" "$OUT/md-gpu-np2.log" \
+  | cut -c1-240 | head -40 >>"$SUM"
 step "memcheck fused+pulse np2" 60 $MPIRUN -n 2 $XS compute-sanitizer --tool memcheck --error-exitcode 9 \
   $B/tests/test_gpu_exchange --grid 1x1x2
 step "racecheck fused np2" 60 $MPIRUN -n 2 $XS compute-sanitizer --tool racecheck --error-exitcode 9 \

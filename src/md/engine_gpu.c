@@ -15,7 +15,12 @@
  * runs on the low-priority local stream while the coordinate exchange runs
  * on the high-priority non-local stream (the transport's), followed there by
  * the non-local force kernel and the force exchange; the closing kick waits
- * for an event from the non-local stream. docs/md-gpu.md has the details.
+ * for an event from the non-local stream.
+ * With a transport that can be captured (nvshmem-fused, -tma: graph mode),
+ * the steps between rebuild candidates and thermo steps are replayed from
+ * one CUDA graph of that whole two-stream step, and errors are agreed over
+ * the ranks only at those steps (the device waits are bounded, so no rank
+ * can hang in between). docs/md-gpu.md has the details.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -110,7 +115,19 @@ struct hx_md_engine {
     int span_next;
     int graphs;                  /* replay device-resident steps from CUDA graphs */
     cudaGraphExec_t gexec[2][2]; /* [candidate step][thermo step] */
-    char desc[512];
+    int64_t graph_steps;         /* steps replayed from graphs so far (either path) */
+
+    /* Several ranks, graph mode: the same on every rank (agreed at create),
+     * since it decides where the ranks meet in collectives. */
+    int mgraph;
+    int mg_ok;    /* this rank replays (its capture worked); rank-local */
+    int mg_dirty; /* arrays or plan changed since the capture */
+    cudaGraphExec_t mg_exec;
+    cudaEvent_t ev_gfork, ev_gjoin; /* fork and join inside the capture */
+    hx_status pending;              /* first failure since the last check */
+    int64_t pending_step;
+    char pending_msg[640];
+    char desc[1024];
 };
 
 /* ---------------------------------------------------------------- errors */
@@ -391,6 +408,7 @@ static hx_status make_transport(hx_md_engine *e)
     o.name = name;
     o.dtype = HX_FLOAT;
     o.stream = (void *) e->s_nl;
+    o.graph = e->mgraph;
     HXI_CHECK(hx_transport_create(&e->t, e->comm, &o));
     return HX_OK;
 }
@@ -678,6 +696,7 @@ static hx_status rebuild_host(hx_md_engine *e, int initial)
                          "nccl, nvshmem-* or auto), or run the CPU engine (--cpu)",
                          hx_transport_name(e->t), e->nranks);
     e->blocking_transport = transport_blocks(e->t);
+    e->mg_dirty = 1; /* the captured step holds the old arrays and sizes */
     e->nhome = hx_plan_nhome(plan);
     e->nhalo = hx_plan_nhalo(plan);
     e->ntotal = hx_plan_ntotal(plan);
@@ -763,6 +782,7 @@ static hx_status check_report(hx_md_engine *e)
 /* ------------------------------------------------------------ engine ops */
 
 static void gpu_destroy(hx_md_engine *e);
+static void capture_ahead(hx_md_engine *e);
 
 /* Rank-local part of create: device, streams, events, physics, memory. */
 static hx_status create_local(hx_md_engine *e)
@@ -792,6 +812,8 @@ static hx_status create_local(hx_md_engine *e)
     CU(cudaEventCreateWithFlags(&e->ev_kd, cudaEventDisableTiming), "event");
     CU(cudaEventCreateWithFlags(&e->ev_rev, cudaEventDisableTiming), "event");
     CU(cudaEventCreateWithFlags(&e->ev_acc, cudaEventDisableTiming), "event");
+    CU(cudaEventCreateWithFlags(&e->ev_gfork, cudaEventDisableTiming), "event");
+    CU(cudaEventCreateWithFlags(&e->ev_gjoin, cudaEventDisableTiming), "event");
     setup_physics(e);
     double vol = e->decomp.box_len[0] * e->decomp.box_len[1] * e->decomp.box_len[2];
     int m = neigh_max_for(e, (double) e->sys->natoms / vol);
@@ -815,7 +837,7 @@ static hx_status create_local(hx_md_engine *e)
     CU(cudaMemcpy(e->flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag set-up");
     CU(cudaMemset(e->cell_cnt, 0, sizeof(int32_t) * nc), "cell count set-up");
     e->graphs = !e->multi && !e->host_rebuild && hxi_env_int("HALOX_MD_GRAPH", 1) != 0;
-    e->timers_every = hxi_env_int("HALOX_MD_TIMERS", e->graphs ? 16 : 1);
+    e->timers_every = hxi_env_int("HALOX_MD_TIMERS", e->graphs || e->mgraph ? 16 : 1);
     e->timers_on = e->timers_every > 0;
     if (e->timers_every < 1)
         e->timers_every = 1;
@@ -857,6 +879,19 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     e->host_rebuild = hxi_env_int("HALOX_MD_HOST_REBUILD", 0) != 0;
     e->rh = cfg->rc + cfg->skin;
     HXI_CHECK_GOTO(local_rank(e), st, fail);
+    {
+        /* Graph mode with several ranks: only for a transport named by the
+         * user that can be captured (`auto` measures launched transports),
+         * and only where every rank wants it: it decides at which steps the
+         * ranks meet in collectives. */
+        const char *tn = cfg->transport;
+        int no = !(e->multi &&
+                   (strcmp(tn, "nvshmem-fused") == 0 || strcmp(tn, "nvshmem-fused-tma") == 0) &&
+                   hxi_env_int("HALOX_MD_GRAPH", 1) != 0);
+        HXI_CHECK_GOTO(hxi_allreduce_int(comm, &no, 1, 1), st, fail);
+        e->mgraph = !no;
+        e->mg_ok = e->mgraph;
+    }
     HXI_CHECK_GOTO(hxi_agree(comm, create_local(e)), st, fail);
     st = make_transport(e);
     HXI_CHECK_GOTO(hxi_agree(comm, st), st, fail);
@@ -866,17 +901,21 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     e->acc_valid = 1;
     e->host_rebuilds = 0; /* count the rebuilds of the run, not the set-up */
     memset(&e->stats, 0, sizeof e->stats);
+    capture_ahead(e);
     {
         const int *g = e->decomp.grid;
+        const char *how = e->mgraph  ? "host-path rebuilds, halo on a high-priority stream, steps "
+                                       "between rebuild and thermo steps replayed from one CUDA "
+                                       "graph (errors agreed at those steps)"
+                          : e->multi ? "host-path rebuilds, halo on a high-priority stream"
+                          : e->host_rebuild ? "host-path rebuilds"
+                          : e->graphs ? "device-resident rebuilds, steps replayed from CUDA graphs"
+                                      : "device-resident rebuilds";
         snprintf(e->desc, sizeof e->desc,
                  "gpu engine (float): %s [%s], grid %dx%dx%d, rank %d on GPU %d of %d (%s, %d "
                  "rank(s) on this host), %d thread(s) per atom, lists of up to %d, %s",
                  hx_transport_name(e->t), hx_transport_describe(e->t), g[0], g[1], g[2], e->rank,
-                 e->device, e->ndevices, e->device_name, e->local_size, e->tpp, e->loc.max,
-                 e->multi          ? "host-path rebuilds, halo on a high-priority stream"
-                 : e->host_rebuild ? "host-path rebuilds"
-                 : e->graphs       ? "device-resident rebuilds, steps replayed from CUDA graphs"
-                                   : "device-resident rebuilds");
+                 e->device, e->ndevices, e->device_name, e->local_size, e->tpp, e->loc.max, how);
     }
     *out = e;
     return HX_OK;
@@ -957,11 +996,217 @@ static hx_status step_device(hx_md_engine *e, int want_thermo)
             capture_step(e, candidate, want_thermo);
         if (e->graphs) {
             CU(cudaGraphLaunch(e->gexec[candidate][want_thermo], e->s_loc), "graph launch");
+            e->graph_steps++;
             return check_report(e);
         }
     }
     HXI_CHECK(launch_device_step(e, candidate, want_thermo));
     return check_report(e);
+}
+
+/* ------------------------------------------- several ranks, graph mode */
+
+/* Graph mode (e->mgraph) replays every step that is neither a rebuild
+ * candidate nor a thermo step from one CUDA graph of the whole two-stream
+ * step, and such steps never synchronise with the host or the other ranks.
+ * Where the ranks still meet: candidate steps (the rebuild is collective,
+ * and with `check yes` the decision is data-dependent, read back and
+ * allreduced), thermo steps and thermo() (collective sums) -- the checks.
+ * Which steps those are depends only on the step count, the config and the
+ * driver's thermo flag, the same on every rank, so every rank reaches the
+ * same collective in the same step.
+ *
+ * Why nothing in between can hang: a replayed step only enqueues work (a
+ * graph launch never waits for another rank), and every device-side wait of
+ * the fused transports is bounded by its timeout; the first wait to expire
+ * records itself and makes every later wait on that rank return at once,
+ * so each rank's streams drain in bounded time whatever its peers do. A
+ * failure seen on the host between checks (a launch, a capture) is kept in
+ * e->pending, printed at once as a warning, and this rank stops enqueuing
+ * (its peers' waits then expire) but keeps stepping until the next check,
+ * where the streams are drained, the transport's timeout record is read
+ * (hx_transport_sync) and the status is agreed: every rank returns the
+ * same error from that step. */
+
+/* Whether the step `ago` steps after the last build may rebuild
+ * (LAMMPS's Neighbor::decide without the half-skin test). */
+static int rebuild_candidate(const hx_md_engine *e, int ago)
+{
+    return ago >= e->cfg.neigh_delay && ago % e->cfg.neigh_every == 0;
+}
+
+/* The first deferred failure, raised again for the check (HX_OK if none). */
+static hx_status pending_status(hx_md_engine *e)
+{
+    if (e->pending == HX_OK)
+        return HX_OK;
+    return hxi_error(e->pending, "%s (rank %d, step %lld; reported at the check of step %lld)",
+                     e->pending_msg, e->rank, (long long) e->pending_step, (long long) e->step);
+}
+
+static void defer(hx_md_engine *e, hx_status st)
+{
+    if (e->pending != HX_OK || st == HX_OK)
+        return;
+    e->pending = st;
+    e->pending_step = e->step;
+    snprintf(e->pending_msg, sizeof e->pending_msg, "%s", hx_last_error());
+    hxi_warn("GPU engine: rank %d failed at step %lld: %s; the run stops at the next rebuild or "
+             "thermo step, where the ranks agree on errors",
+             e->rank, (long long) e->step, e->pending_msg);
+}
+
+/* Rank-local part of a check: deferred failures, then drained streams and
+ * the transport's timeout record. The caller agrees on the result. */
+static hx_status check_local(hx_md_engine *e, hx_status st)
+{
+    if (st == HX_OK)
+        st = pending_status(e);
+    if (st == HX_OK && (cudaStreamSynchronize(e->s_loc) != cudaSuccess ||
+                        cudaStreamSynchronize(e->s_nl) != cudaSuccess))
+        st = cuda_fail(cudaGetLastError(), "waiting for the steps since the last check");
+    if (st == HX_OK)
+        st = hx_transport_sync(e->t);
+    return st;
+}
+
+/* One step between checks, on both streams (captured, or launched when the
+ * step is timed or capture failed): kick-drift, which also writes the home
+ * coordinates into the transport's array; fork to the non-local stream for
+ * forward, non-local forces and reverse while the local forces run; join;
+ * closing kick. No thermo sums, and no half-skin check: such a step is
+ * never a rebuild candidate, so it needs no step number (the transport
+ * keeps its own on the device). fork/join: the events that link the
+ * streams (capture needs its own pair, see capture_multi). Rank-local. */
+static hx_status launch_multi_step(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join)
+{
+    const hx_md_config *c = &e->cfg;
+    const float dtf = c->nve ? e->dtf : 0.0f;
+    int k = tm_open(e, HX_MD_INTEGRATE, e->s_loc);
+    CU(hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4, e->tx, dtf,
+                     c->nve ? e->dt : 0.0f, 0, c->neigh_every, e->trig2, 0, e->flags, NULL),
+       "kick-drift launch");
+    tm_close(e, k, e->s_loc);
+    CU(cudaEventRecord(fork, e->s_loc), "event");
+    CU(cudaStreamWaitEvent(e->s_nl, fork, 0), "event wait");
+    k = tm_open(e, HX_MD_HALO_FWD, e->s_nl);
+    HXI_CHECK(hx_transport_forward(e->t));
+    tm_close(e, k, e->s_nl);
+    k = tm_open(e, HX_MD_LOCAL, e->s_loc);
+    CU(hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom, e->f4,
+                       NULL, 0.0f, e->mass, NULL, NULL),
+       "local force launch");
+    tm_close(e, k, e->s_loc);
+    k = tm_open(e, HX_MD_NONLOCAL, e->s_nl);
+    CU(hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, e->ntotal, e->tx, e->nl, e->lj, e->geom,
+                          e->tf, NULL),
+       "non-local force launch");
+    tm_close(e, k, e->s_nl);
+    k = tm_open(e, HX_MD_HALO_REV, e->s_nl);
+    HXI_CHECK(hx_transport_reverse(e->t));
+    tm_close(e, k, e->s_nl);
+    CU(cudaEventRecord(join, e->s_nl), "event");
+    CU(cudaStreamWaitEvent(e->s_loc, join, 0), "event wait");
+    k = tm_open(e, HX_MD_INTEGRATE, e->s_loc);
+    CU(hxg_kick((void *) e->s_loc, e->nhome, e->v4, e->f4, e->tf, dtf, e->mass, NULL),
+       "kick launch");
+    tm_close(e, k, e->s_loc);
+    return HX_OK;
+}
+
+/* Captures the step above into e->mg_exec: capture begins on the local
+ * stream, the non-local stream joins through the fork event and leaves
+ * through the join event, so the graph holds both branches and their
+ * order. Kernel nodes keep their stream's priority (instantiated with
+ * UseNodePriority): the exchange branch stays ahead of the local forces.
+ * After a rebuild the existing executable is updated in place where the
+ * topology allows (cudaGraphExecUpdate), else instantiated again. Capture
+ * makes no CUDA call that waits, so it may run while the GPU is busy. A
+ * failure turns replay off on this rank (the same kernels are launched one
+ * by one instead; where the ranks meet does not change). */
+static void capture_multi(hx_md_engine *e)
+{
+    cudaGraph_t g = NULL;
+    const int timing = e->timing_now;
+    hx_status st = HX_OK;
+    cudaError_t ce;
+    e->timing_now = 0;
+    ce = cudaStreamBeginCapture(e->s_loc, cudaStreamCaptureModeThreadLocal);
+    if (ce != cudaSuccess) {
+        st = cuda_fail(ce, "beginning the capture of a step");
+    } else {
+        st = launch_multi_step(e, e->ev_gfork, e->ev_gjoin);
+        if (st != HX_OK) {
+            /* Join the other stream anyway, so that the capture ends. */
+            (void) cudaEventRecord(e->ev_gjoin, e->s_nl);
+            (void) cudaStreamWaitEvent(e->s_loc, e->ev_gjoin, 0);
+        }
+        ce = cudaStreamEndCapture(e->s_loc, &g);
+        if (st == HX_OK && ce != cudaSuccess)
+            st = cuda_fail(ce, "capturing a step");
+    }
+    if (st == HX_OK && e->mg_exec) {
+        cudaGraphExecUpdateResultInfo info;
+        if (cudaGraphExecUpdate(e->mg_exec, g, &info) != cudaSuccess) {
+            cudaGetLastError();
+            cudaGraphExecDestroy(e->mg_exec);
+            e->mg_exec = NULL;
+        }
+    }
+    if (st == HX_OK && !e->mg_exec) {
+        ce = cudaGraphInstantiate(&e->mg_exec, g, cudaGraphInstantiateFlagUseNodePriority);
+        if (ce != cudaSuccess) {
+            e->mg_exec = NULL;
+            st = cuda_fail(ce, "instantiating the captured step");
+        }
+    }
+    if (st == HX_OK && cudaGraphUpload(e->mg_exec, e->s_loc) != cudaSuccess)
+        cudaGetLastError(); /* only saves the first replay some time */
+    if (g)
+        cudaGraphDestroy(g);
+    e->timing_now = timing;
+    if (st != HX_OK) {
+        cudaGetLastError();
+        hxi_warn("GPU engine: rank %d could not capture a step into a CUDA graph (%s); launching "
+                 "its kernels one by one instead",
+                 e->rank, hx_last_error());
+        e->mg_ok = 0;
+        return;
+    }
+    e->mg_dirty = 0;
+}
+
+/* Captures now, at the end of a step (outside the stretches the driver
+ * times), when the plan changed and the next step will be replayed. */
+static void capture_ahead(hx_md_engine *e)
+{
+    if (e->mgraph && e->mg_ok && e->mg_dirty && e->pending == HX_OK &&
+        !rebuild_candidate(e, e->ago + 1))
+        capture_multi(e);
+}
+
+/* A step between checks: replayed, or launched when timed (or where capture
+ * failed). Returns HX_OK even on failure: the failure is deferred to the
+ * next check, where every rank meets (see above). */
+static hx_status step_replay(hx_md_engine *e)
+{
+    e->ago++;
+    if (e->pending != HX_OK)
+        return HX_OK; /* stopped at its failure; peers' waits expire */
+    if (e->mg_ok && !e->timing_now) {
+        if (e->mg_dirty)
+            capture_multi(e);
+        if (e->mg_ok) {
+            cudaError_t ce = cudaGraphLaunch(e->mg_exec, e->s_loc);
+            if (ce == cudaSuccess)
+                e->graph_steps++;
+            else
+                defer(e, cuda_fail(ce, "graph launch"));
+            return HX_OK;
+        }
+    }
+    defer(e, launch_multi_step(e, e->ev_kd, e->ev_rev));
+    return HX_OK;
 }
 
 /* Host-path rebuilds (every multi-rank run). Every return is agreed on by
@@ -974,7 +1219,9 @@ static hx_status step_host(hx_md_engine *e, int want_thermo, hx_status st)
     int rebuild = 0, k;
 
     e->ago++;
-    if (e->ago >= c->neigh_delay && e->ago % c->neigh_every == 0) {
+    if (rebuild_candidate(e, e->ago)) {
+        if (e->mgraph)
+            st = check_local(e, st); /* agreed below, before any collective */
         if (!c->neigh_check) {
             rebuild = 1;
         } else {
@@ -1060,15 +1307,23 @@ static hx_status gpu_step(hx_md_engine *e, int want_thermo)
     want_thermo = want_thermo != 0;
     if (!e->multi && !e->host_rebuild) {
         st = step_device(e, want_thermo);
+    } else if (e->mgraph && !want_thermo && !rebuild_candidate(e, e->ago + 1)) {
+        st = step_replay(e);
     } else {
+        /* With graph mode this is a check: a deferred failure skips the
+         * launches and is agreed in step_host. */
+        st = e->mgraph ? pending_status(e) : HX_OK;
         int k = tm_open(e, HX_MD_INTEGRATE, e->s_loc);
-        if (hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4,
+        if (st == HX_OK &&
+            hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4,
                           e->multi ? e->tx : NULL, c->nve ? e->dtf : 0.0f, c->nve ? e->dt : 0.0f,
                           c->neigh_check, c->neigh_every, e->trig2, step, e->flags,
                           want_thermo ? e->acc : NULL) != 0)
             st = cuda_fail(cudaGetLastError(), "kick-drift launch");
         tm_close(e, k, e->s_loc);
         st = step_host(e, want_thermo, st);
+        if (st == HX_OK)
+            capture_ahead(e);
     }
     e->acc_valid = st == HX_OK && want_thermo;
     return st;
@@ -1080,8 +1335,8 @@ static hx_status gpu_thermo(hx_md_engine *e, hx_md_thermo *out)
         return hxi_error(HX_ERR_INVALID, "GPU engine: thermo needs an engine and an output");
     double t0 = now_s();
     double sums[HXG_NACC] = {0.0, 0.0, 0.0};
-    hx_status st = HX_OK;
-    if (!e->acc_valid)
+    hx_status st = pending_status(e); /* a check in graph mode */
+    if (st == HX_OK && !e->acc_valid)
         st = force_pass(e, 0, e->acc);
     if (st == HX_OK &&
         (cudaStreamSynchronize(e->s_nl) != cudaSuccess ||
@@ -1177,6 +1432,8 @@ static void gpu_destroy(hx_md_engine *e)
         for (int b = 0; b < 2; b++)
             if (e->gexec[a][b])
                 cudaGraphExecDestroy(e->gexec[a][b]);
+    if (e->mg_exec)
+        cudaGraphExecDestroy(e->mg_exec);
     if (e->t)
         hx_transport_destroy(e->t);
     if (e->plan)
@@ -1209,6 +1466,10 @@ static void gpu_destroy(hx_md_engine *e)
         cudaEventDestroy(e->ev_rev);
     if (e->ev_acc)
         cudaEventDestroy(e->ev_acc);
+    if (e->ev_gfork)
+        cudaEventDestroy(e->ev_gfork);
+    if (e->ev_gjoin)
+        cudaEventDestroy(e->ev_gjoin);
     if (e->s_loc)
         cudaStreamDestroy(e->s_loc);
     if (e->s_nl)
@@ -1226,6 +1487,11 @@ static hx_status gpu_sync(hx_md_engine *e)
     CU(cudaStreamSynchronize(e->s_loc), "waiting for the local stream");
     CU(cudaStreamSynchronize(e->s_nl), "waiting for the non-local stream");
     return HX_OK;
+}
+
+int64_t hxg_engine_graph_steps(const struct hx_md_engine *e)
+{
+    return e ? e->graph_steps : 0;
 }
 
 const hx_md_engine_ops hx_md_engine_gpu = {

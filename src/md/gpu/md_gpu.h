@@ -136,6 +136,11 @@ int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int64_t *id, f
 /* Largest co-resident grid of the cooperative rebuild kernel (0: none). */
 int hxg_rebuild_single_grid(void);
 
+/* Steps the GPU engine (engine_gpu.c) has replayed from CUDA graphs so far,
+ * on this rank, for tests and logs. */
+struct hx_md_engine;
+int64_t hxg_engine_graph_steps(const struct hx_md_engine *e);
+
 #ifdef __cplusplus
 }
 #endif
