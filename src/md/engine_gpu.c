@@ -365,13 +365,15 @@ static hx_status choose_device(hx_md_engine *e)
 
 /* The transport when none is named. With one rank nothing crosses a
  * boundary, so the one cheapest to create (`cpu`: no device memory, no
- * NVSHMEM or NCCL start-up) is as fast as any. With several, `auto`
- * measures the built ones on the real plan and keeps the fastest; without
- * it, the most direct one built. */
+ * NVSHMEM or NCCL start-up) is as fast as any. With several, nvshmem-fused:
+ * it alone lets the whole step replay from one CUDA graph, which measured
+ * fastest at every size (docs/md-gpu.md); where it cannot run,
+ * make_transport falls back to `auto`, which measures the launched ones on
+ * the real plan. Without either, the most direct one built. */
 static const char *default_transport(const hx_md_engine *e)
 {
-    static const char *pref[] = {"auto",           "nvshmem-fused", "nvshmem-pulse",
-                                 "nvshmem-stream", "nccl",          "mpi"};
+    static const char *pref[] = {"nvshmem-fused",  "auto", "nvshmem-pulse",
+                                 "nvshmem-stream", "nccl", "mpi"};
     if (!e->multi)
         return "cpu";
     for (size_t p = 0; p < sizeof pref / sizeof pref[0]; p++)
@@ -409,8 +411,20 @@ static hx_status make_transport(hx_md_engine *e)
     o.dtype = HX_FLOAT;
     o.stream = (void *) e->s_nl;
     o.graph = e->mgraph;
-    HXI_CHECK(hx_transport_create(&e->t, e->comm, &o));
-    return HX_OK;
+    hx_status st = hxi_agree(e->comm, hx_transport_create(&e->t, e->comm, &o));
+    if (st == HX_ERR_UNSUPPORTED && name != want && strcmp(name, "auto") != 0) {
+        /* The default could not run here (e.g. processes sharing a GPU
+         * without MPS): `auto` takes the transports that can. */
+        if (e->rank == 0)
+            fprintf(stderr, "halox-md: %s cannot run here (%s); using auto\n", name,
+                    hx_last_error());
+        e->mgraph = e->mg_ok = 0;
+        o.name = "auto";
+        o.graph = 0;
+        e->t = NULL;
+        st = hxi_agree(e->comm, hx_transport_create(&e->t, e->comm, &o));
+    }
+    return st;
 }
 
 static void setup_physics(hx_md_engine *e)
@@ -880,11 +894,13 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     e->rh = cfg->rc + cfg->skin;
     HXI_CHECK_GOTO(local_rank(e), st, fail);
     {
-        /* Graph mode with several ranks: only for a transport named by the
-         * user that can be captured (`auto` measures launched transports),
-         * and only where every rank wants it: it decides at which steps the
-         * ranks meet in collectives. */
-        const char *tn = cfg->transport;
+        /* Graph mode with several ranks: only for a transport that can be
+         * captured (named, or the default; `auto` measures launched
+         * transports), and only where every rank wants it: it decides at
+         * which steps the ranks meet in collectives. */
+        const char *tn = cfg->transport[0] && strcmp(cfg->transport, "default") != 0
+                             ? cfg->transport
+                             : default_transport(e);
         int no = !(e->multi &&
                    (strcmp(tn, "nvshmem-fused") == 0 || strcmp(tn, "nvshmem-fused-tma") == 0) &&
                    hxi_env_int("HALOX_MD_GRAPH", 1) != 0);
