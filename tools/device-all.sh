@@ -5,9 +5,12 @@
 # benchmark, halox-bench md with plots, and the HOOMD-blue LJ system. Steps
 # past the deadline are skipped and say so. Never touches GPU settings.
 #
-#   tools/device-all.sh [deadline_seconds]       (output under $OUT)
+#   tools/device-all.sh [deadline_seconds] [quick]   (output under $OUT)
+# quick: the build, the GPU tests and one default halox-md run on 2
+# processes, no benchmarks.
 set -u
 DEADLINE=${1:-560}
+QUICK=${2:-}
 OUT=${OUT:-/tmp/halox-device}
 mkdir -p "$OUT"
 SUM=$OUT/summary.txt
@@ -61,6 +64,15 @@ step "auto test" 40 ctest --test-dir $B -R test_auto --output-on-failure
 step "md gpu graph np2" 60 sh -c "$MPIRUN -n 2 $XS $B/tests/test_md_gpu >$OUT/md-gpu-np2.log 2>&1; $MPIRUN -n 2 $XS $B/tests/test_md_gpu --withhold >>$OUT/md-gpu-np2.log 2>&1"
 grep -E "neigh_modify|replayed|skipped|FAIL|checks passed|withheld" "$OUT/md-gpu-np2.log" \
   | cut -c1-240 | head -40 >>"$SUM"
+step "halox-md default np2" 60 $MPIRUN -n 2 $XS $B/tools/halox-md --gpu --size 20 --steps 400 \
+  --thermo 100 --no-progress
+grep -E "gpu engine|us/step" "$OUT/device.log" | tail -3 | cut -c1-200 >>"$SUM"
+if [ "$QUICK" = quick ]; then
+  echo quit | nvidia-cuda-mps-control
+  note "total $(($(date +%s) - T0)) s (quick)"
+  cat "$SUM"
+  exit 0
+fi
 step "memcheck fused+pulse np2" 60 $MPIRUN -n 2 $XS compute-sanitizer --tool memcheck --error-exitcode 9 \
   $B/tests/test_gpu_exchange --grid 1x1x2
 step "racecheck fused np2" 60 $MPIRUN -n 2 $XS compute-sanitizer --tool racecheck --error-exitcode 9 \
