@@ -105,6 +105,9 @@ struct hx_md_engine {
     int64_t step;
     int64_t last_build; /* host's view (host path, or unchecked device path) */
     int64_t host_rebuilds;
+    /* Seconds in each phase of the host-path rebuilds (HALOX_LOG=1 prints
+     * them per rebuild at the end): see rebuild_phase_names. */
+    double rb_phase[9];
     int ago; /* steps since the last build (host path) */
     int acc_valid;
     hx_md_stats stats;
@@ -677,24 +680,44 @@ static hx_status upload_home(hx_md_engine *e)
 /* The host-path rebuild. Collective; every rank-local part is agreed on
  * before the next collective call, so that a failure on one rank ends the
  * rebuild on all. initial: the atoms are in e->sys already. */
+static const char *const rebuild_phase_names[9] = {
+    "drain", "download", "migrate", "sort", "plan", "set_plan", "upload", "forward", "lists"};
+
+/* Adds the time since *t to phase k and moves *t on. */
+static void rebuild_mark(hx_md_engine *e, int k, double *t)
+{
+    double now = now_s();
+    e->rb_phase[k] += now - *t;
+    *t = now;
+}
+
 static hx_status rebuild_host(hx_md_engine *e, int initial)
 {
     hx_md_system *s = e->sys;
     hx_status st = HX_OK;
-    double t0 = now_s();
+    double tp = now_s();
+    /* The drain waits for steps already queued, whose kernels the stage
+     * timers count: it is kept out of "migrate + plan". */
     if (cudaStreamSynchronize(e->s_loc) != cudaSuccess ||
         cudaStreamSynchronize(e->s_nl) != cudaSuccess)
         st = cuda_fail(cudaGetLastError(), "waiting for the step before a rebuild");
+    rebuild_mark(e, 0, &tp);
+    double t0 = tp;
     if (st == HX_OK && !initial)
         st = download_home(e, s);
     HXI_CHECK(hxi_agree(e->comm, st));
+    rebuild_mark(e, 1, &tp);
     hx_field fields[2] = {{(void **) &s->v, 3 * sizeof(double)},
                           {(void **) &s->id, sizeof(int64_t)}};
     HXI_CHECK(hx_migrate(e->comm, &e->decomp, &s->n, &s->capacity, &s->x, fields, 2));
+    rebuild_mark(e, 2, &tp);
     HXI_CHECK(hxi_agree(e->comm, sort_home_by_cell(e)));
+    rebuild_mark(e, 3, &tp);
     hx_plan *plan = NULL;
     HXI_CHECK(hx_plan_create(&plan, e->comm, &e->decomp, s->n, s->x));
+    rebuild_mark(e, 4, &tp);
     st = hxi_agree(e->comm, hx_transport_set_plan(e->t, plan));
+    rebuild_mark(e, 5, &tp);
     if (st != HX_OK) {
         hx_plan_destroy(plan);
         return st;
@@ -722,7 +745,8 @@ static hx_status rebuild_host(hx_md_engine *e, int initial)
     if (st == HX_OK)
         st = upload_home(e);
     HXI_CHECK(hxi_agree(e->comm, st));
-    double t1 = now_s();
+    rebuild_mark(e, 6, &tp);
+    double t1 = tp;
     e->stats.stage[HX_MD_MIGRATE] += t1 - t0;
     if (e->multi) {
         st = hx_transport_forward(e->t);
@@ -730,10 +754,12 @@ static hx_status rebuild_host(hx_md_engine *e, int initial)
             st = hx_transport_sync(e->t);
         HXI_CHECK(hxi_agree(e->comm, st));
     }
-    double t2 = now_s();
+    rebuild_mark(e, 7, &tp);
+    double t2 = tp;
     e->stats.stage[HX_MD_HALO_FWD] += t2 - t1;
     HXI_CHECK(hxi_agree(e->comm, build_lists_host_path(e)));
-    e->stats.stage[HX_MD_NEIGH] += now_s() - t2;
+    rebuild_mark(e, 8, &tp);
+    e->stats.stage[HX_MD_NEIGH] += tp - t2;
     e->last_build = e->step;
     e->ago = 0;
     e->host_rebuilds++;
@@ -916,6 +942,7 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     HXI_CHECK_GOTO(hxi_agree(comm, force_pass(e, 1, e->acc)), st, fail);
     e->acc_valid = 1;
     e->host_rebuilds = 0; /* count the rebuilds of the run, not the set-up */
+    memset(e->rb_phase, 0, sizeof e->rb_phase);
     memset(&e->stats, 0, sizeof e->stats);
     capture_ahead(e);
     {
@@ -1440,6 +1467,14 @@ static void gpu_destroy(hx_md_engine *e)
 {
     if (!e)
         return;
+    if (e->host_rebuilds > 0 && e->rank == 0 && hxi_log_level() >= 1) {
+        char line[512];
+        int len = snprintf(line, sizeof line, "host-path rebuilds, ms each on rank 0:");
+        for (int k = 0; k < 9 && len < (int) sizeof line; k++)
+            len += snprintf(line + len, sizeof line - (size_t) len, " %s %.3f",
+                            rebuild_phase_names[k], 1e3 * e->rb_phase[k] / e->host_rebuilds);
+        hxi_info("%s", line);
+    }
     if (e->s_loc)
         cudaStreamSynchronize(e->s_loc);
     if (e->s_nl)
