@@ -184,7 +184,8 @@ hx_status hx_migrate(hx_comm *comm, const hx_decomp *d, int *n, int *capacity, d
                                i, "xyz"[k], *p);
                 break;
             }
-            *p = hxi_wrap(*p, d->box_lo[k], d->box_len[k]);
+            if (*p < d->box_lo[k] || *p >= d->box_lo[k] + d->box_len[k])
+                *p = hxi_wrap(*p, d->box_lo[k], d->box_len[k]);
         }
     HXI_CHECK(hxi_agree(comm, st));
 

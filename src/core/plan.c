@@ -187,7 +187,9 @@ hx_status hx_plan_create(hx_plan **out, hx_comm *comm, const hx_decomp *d, int n
         memset(p, 0, sizeof *p);
         p->decomp = *d;
         p->nhome = p->ntotal = nhome;
-        st = hxi_plan_reserve(p, nhome > 16 ? nhome : 16, &cap);
+        /* Room for a halo of half the home atoms at once, so that a usual
+         * plan grows its arrays once or not at all. */
+        st = hxi_plan_reserve(p, nhome + nhome / 2 + 64, &cap);
     }
     HXI_CHECK_GOTO(hxi_agree(comm, st), st, fail);
     if (nhome)
