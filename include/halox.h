@@ -30,24 +30,24 @@ extern "C" {
 
 typedef enum hx_status {
     HX_OK = 0,
-    HX_ERR_INVALID = -1,        /* a bad argument not covered below */
-    HX_ERR_GRID = -2,           /* grid product differs from the rank count */
-    HX_ERR_BOX = -3,            /* non-positive or non-finite box length */
-    HX_ERR_CUTOFF = -4,         /* non-positive or non-finite cutoff */
+    HX_ERR_INVALID = -1,          /* a bad argument not covered below */
+    HX_ERR_GRID = -2,             /* grid product differs from the rank count */
+    HX_ERR_BOX = -3,              /* non-positive or non-finite box length */
+    HX_ERR_CUTOFF = -4,           /* non-positive or non-finite cutoff */
     HX_ERR_CUTOFF_TOO_LARGE = -5, /* cutoff at or above half a box length */
-    HX_ERR_COORD_NAN = -6,      /* a coordinate is NaN or infinite */
-    HX_ERR_COORD_OUTSIDE = -7,  /* a coordinate lies outside the box or domain */
-    HX_ERR_OVERFLOW = -8,       /* a buffer would overflow and may not grow */
-    HX_ERR_NOMEM = -9,          /* host or device allocation failed */
-    HX_ERR_MPI = -10,           /* an MPI call failed, or MPI is missing */
-    HX_ERR_UNSUPPORTED = -11,   /* not available in this build or setting */
-    HX_ERR_CUDA = -12,          /* a CUDA call failed */
-    HX_ERR_NCCL = -13,          /* an NCCL call failed */
-    HX_ERR_NVSHMEM = -14,       /* an NVSHMEM call failed */
-    HX_ERR_TIMEOUT = -15,       /* a device-side wait exceeded its timeout */
-    HX_ERR_STATE = -16,         /* call out of order (e.g. forward with no plan) */
-    HX_ERR_PARSE = -17,         /* text input could not be parsed */
-    HX_ERR_IO = -18             /* a file could not be read or written */
+    HX_ERR_COORD_NAN = -6,        /* a coordinate is NaN or infinite */
+    HX_ERR_COORD_OUTSIDE = -7,    /* a coordinate lies outside the box or domain */
+    HX_ERR_OVERFLOW = -8,         /* a buffer would overflow and may not grow */
+    HX_ERR_NOMEM = -9,            /* host or device allocation failed */
+    HX_ERR_MPI = -10,             /* an MPI call failed, or MPI is missing */
+    HX_ERR_UNSUPPORTED = -11,     /* not available in this build or setting */
+    HX_ERR_CUDA = -12,            /* a CUDA call failed */
+    HX_ERR_NCCL = -13,            /* an NCCL call failed */
+    HX_ERR_NVSHMEM = -14,         /* an NVSHMEM call failed */
+    HX_ERR_TIMEOUT = -15,         /* a device-side wait exceeded its timeout */
+    HX_ERR_STATE = -16,           /* call out of order (e.g. forward with no plan) */
+    HX_ERR_PARSE = -17,           /* text input could not be parsed */
+    HX_ERR_IO = -18               /* a file could not be read or written */
 } hx_status;
 
 /* Short fixed name of a status ("HX_ERR_GRID"). */
@@ -89,10 +89,10 @@ typedef struct hx_decomp {
     double cutoff;     /* halo cutoff rh (pair cutoff + skin) */
     int grid[3];       /* domains along each dimension */
     int nranks, rank;
-    int coord[3];      /* this rank's position in the grid */
+    int coord[3];                /* this rank's position in the grid */
     double dom_lo[3], dom_hi[3]; /* this rank's domain */
     int up[3], down[3];          /* neighbour ranks (+1 and -1), periodic */
-    int npulse[3];     /* pulses per dimension, 0 where grid[d] == 1 */
+    int npulse[3];               /* pulses per dimension, 0 where grid[d] == 1 */
 } hx_decomp;
 
 /* "2x2x1" -> {2,2,1}. */
@@ -117,19 +117,19 @@ int hx_decomp_owner(const hx_decomp *d, const double x[3]);
 /* One pulse of the coordinate exchange. Coordinates go to send_rank (the
  * lower neighbour along dim) and come from recv_rank (the upper one). */
 typedef struct hx_pulse {
-    int dim;          /* HX_X, HX_Y or HX_Z */
-    int index;        /* pulse number within its dimension, from 0 */
-    int send_rank;    /* receives our atoms */
-    int recv_rank;    /* sends us atoms */
-    int nsend;        /* atoms sent */
-    int nsend_home;   /* map[0 .. nsend_home) are home atoms; the rest are
-                         halo atoms of earlier pulses */
-    const int *map;   /* local indices of the atoms sent, home atoms first */
-    double shift;     /* added along dim while packing (box length or 0) */
-    int nrecv;        /* atoms received */
-    int recv_offset;  /* they land at [recv_offset, recv_offset + nrecv) */
-    int peer_offset;  /* where our atoms land on send_rank */
-    uint64_t deps;    /* bit q set: map reads atoms delivered by pulse q */
+    int dim;         /* HX_X, HX_Y or HX_Z */
+    int index;       /* pulse number within its dimension, from 0 */
+    int send_rank;   /* receives our atoms */
+    int recv_rank;   /* sends us atoms */
+    int nsend;       /* atoms sent */
+    int nsend_home;  /* map[0 .. nsend_home) are home atoms; the rest are
+                        halo atoms of earlier pulses */
+    const int *map;  /* local indices of the atoms sent, home atoms first */
+    double shift;    /* added along dim while packing (box length or 0) */
+    int nrecv;       /* atoms received */
+    int recv_offset; /* they land at [recv_offset, recv_offset + nrecv) */
+    int peer_offset; /* where our atoms land on send_rank */
+    uint64_t deps;   /* bit q set: map reads atoms delivered by pulse q */
 } hx_pulse;
 
 typedef struct hx_plan hx_plan;
@@ -157,8 +157,7 @@ const uint8_t *hx_plan_zones(const hx_plan *plan);
 /* 1 when the pair (i, j) of local atoms is this rank's to compute. */
 static inline int hx_zone_pair(const uint8_t *zi, const uint8_t *zj)
 {
-    return (zi[0] == 0 || zj[0] == 0) && (zi[1] == 0 || zj[1] == 0) &&
-           (zi[2] == 0 || zj[2] == 0);
+    return (zi[0] == 0 || zj[0] == 0) && (zi[1] == 0 || zj[1] == 0) && (zi[2] == 0 || zj[2] == 0);
 }
 
 /* --------------------------------------------------------------- migrate */
@@ -237,8 +236,7 @@ int hx_transport_on_device(const hx_transport *t);
  * n atoms (3 doubles each) from atom `first` on. Device transports copy
  * synchronously. */
 typedef enum hx_array { HX_COORDS = 0, HX_FORCES = 1 } hx_array;
-hx_status hx_transport_write(hx_transport *t, hx_array which, int first, int n,
-                             const double *src);
+hx_status hx_transport_write(hx_transport *t, hx_array which, int first, int n, const double *src);
 hx_status hx_transport_read(hx_transport *t, hx_array which, int first, int n, double *dst);
 /* Halo coordinates: fills [nhome, ntotal) of the coordinate array from the
  * home coordinates of the other ranks. GPU transports enqueue on their stream. */

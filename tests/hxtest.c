@@ -67,8 +67,8 @@ int hxt_ok(hx_status s, const char *what, const char *file, int line)
     return 0;
 }
 
-int hxt_fails(hx_status s, hx_status want, const char *needle, const char *what,
-              const char *file, int line)
+int hxt_fails(hx_status s, hx_status want, const char *needle, const char *what, const char *file,
+              int line)
 {
     const char *msg = hx_last_error();
     hxt_checks++;

@@ -21,18 +21,18 @@ extern int hxt_checks;
 extern int hxt_rank;
 
 /* A check that counts and, on failure, says where and what. */
-#define HXT_CHECK(cond, ...)                                                           \
-    do {                                                                               \
-        hxt_checks++;                                                                  \
-        if (!(cond)) {                                                                 \
-            hxt_failures++;                                                            \
-            if (hxt_failures <= 20) {                                                  \
-                fprintf(stderr, "[rank %d] FAIL %s:%d: %s: ", hxt_rank, __FILE__,      \
-                        __LINE__, #cond);                                              \
-                fprintf(stderr, __VA_ARGS__);                                          \
-                fputc('\n', stderr);                                                   \
-            }                                                                          \
-        }                                                                              \
+#define HXT_CHECK(cond, ...)                                                                       \
+    do {                                                                                           \
+        hxt_checks++;                                                                              \
+        if (!(cond)) {                                                                             \
+            hxt_failures++;                                                                        \
+            if (hxt_failures <= 20) {                                                              \
+                fprintf(stderr, "[rank %d] FAIL %s:%d: %s: ", hxt_rank, __FILE__, __LINE__,        \
+                        #cond);                                                                    \
+                fprintf(stderr, __VA_ARGS__);                                                      \
+                fputc('\n', stderr);                                                               \
+            }                                                                                      \
+        }                                                                                          \
     } while (0)
 
 /* A call that must return HX_OK: counts as a check; evaluates to 1 when it
@@ -42,8 +42,8 @@ int hxt_ok(hx_status s, const char *what, const char *file, int line);
 /* A call that must fail with `want`, and leave a message that contains
  * `needle` (NULL: any non-empty message). */
 #define HXT_FAILS(call, want, needle) hxt_fails((call), (want), (needle), #call, __FILE__, __LINE__)
-int hxt_fails(hx_status s, hx_status want, const char *needle, const char *what,
-              const char *file, int line);
+int hxt_fails(hx_status s, hx_status want, const char *needle, const char *what, const char *file,
+              int line);
 
 /* Starts MPI (if built) and the harness; returns the world communicator. */
 hx_comm *hxt_init(int *argc, char ***argv, const char *name);
@@ -65,6 +65,9 @@ static inline uint64_t hxt_next(hxt_rng *r)
     return z ^ (z >> 31);
 }
 /* Uniform in [0, 1). */
-static inline double hxt_uniform(hxt_rng *r) { return (hxt_next(r) >> 11) * 0x1.0p-53; }
+static inline double hxt_uniform(hxt_rng *r)
+{
+    return (hxt_next(r) >> 11) * 0x1.0p-53;
+}
 
 #endif /* HALOX_HXTEST_H */

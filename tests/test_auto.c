@@ -18,18 +18,17 @@ static void check_against_cpu(hx_comm *comm, const hx_plan *plan, hx_transport *
                               hx_transport *tc, uint64_t seed)
 {
     int nt = hx_plan_ntotal(plan), nh = hx_plan_nhome(plan);
-    double *xa = malloc((size_t)(nt + 1) * 3 * sizeof(double));
-    double *xc = malloc((size_t)(nt + 1) * 3 * sizeof(double));
-    double *f = malloc((size_t)(nt + 1) * 3 * sizeof(double));
-    hxt_rng r = {seed + (uint64_t)hx_comm_rank(comm)};
+    double *xa = malloc((size_t) (nt + 1) * 3 * sizeof(double));
+    double *xc = malloc((size_t) (nt + 1) * 3 * sizeof(double));
+    double *f = malloc((size_t) (nt + 1) * 3 * sizeof(double));
+    hxt_rng r = {seed + (uint64_t) hx_comm_rank(comm)};
 
     for (int i = 0; i < nt * 3; i++)
         f[i] = hxt_uniform(&r) - 0.5;
     if (HXT_OK(hx_transport_write(ta, HX_COORDS, 0, nh, hx_plan_coords(plan))) &&
         HXT_OK(hx_transport_write(tc, HX_COORDS, 0, nh, hx_plan_coords(plan))) &&
         HXT_OK(hx_transport_forward(ta)) && HXT_OK(hx_transport_sync(ta)) &&
-        HXT_OK(hx_transport_forward(tc)) &&
-        HXT_OK(hx_transport_read(ta, HX_COORDS, 0, nt, xa)) &&
+        HXT_OK(hx_transport_forward(tc)) && HXT_OK(hx_transport_read(ta, HX_COORDS, 0, nt, xa)) &&
         HXT_OK(hx_transport_read(tc, HX_COORDS, 0, nt, xc))) {
         int bad = 0;
         for (int i = 0; i < nt * 3; i++)
@@ -37,9 +36,8 @@ static void check_against_cpu(hx_comm *comm, const hx_plan *plan, hx_transport *
         HXT_CHECK(bad == 0, "%d coordinate components differ from cpu", bad);
     }
     if (HXT_OK(hx_transport_write(ta, HX_FORCES, 0, nt, f)) &&
-        HXT_OK(hx_transport_write(tc, HX_FORCES, 0, nt, f)) &&
-        HXT_OK(hx_transport_reverse(ta)) && HXT_OK(hx_transport_sync(ta)) &&
-        HXT_OK(hx_transport_reverse(tc)) &&
+        HXT_OK(hx_transport_write(tc, HX_FORCES, 0, nt, f)) && HXT_OK(hx_transport_reverse(ta)) &&
+        HXT_OK(hx_transport_sync(ta)) && HXT_OK(hx_transport_reverse(tc)) &&
         HXT_OK(hx_transport_read(ta, HX_FORCES, 0, nh, xa)) &&
         HXT_OK(hx_transport_read(tc, HX_FORCES, 0, nh, xc))) {
         int bad = 0;

@@ -84,7 +84,7 @@ typedef struct bench_row {
     hx_transport *t;
     char describe[256];
     double median_us, min_us, p90_us;
-    double b2b_us; /* per step with steps enqueued back to back, one sync */
+    double b2b_us;   /* per step with steps enqueued back to back, one sync */
     long halo_atoms; /* sum over ranks */
     int npulses;
     hx_status status;
@@ -288,9 +288,10 @@ static void prepare(hx_comm *comm, const bench_opts *o, const hx_plan *plan, con
 /* The mpi transport's per-pulse tables, one per mode, printed after the
  * main one. */
 static char bench_breakdown[16384];
-static size_t bench_breakdown_len;
 
 #ifdef BENCH_MPI_BREAKDOWN
+static size_t bench_breakdown_len;
+
 /* Mean per-pulse host times of the mpi transport over the timed iterations,
  * slowest rank per entry. */
 static void mpi_breakdown(hx_comm *comm, hx_transport *t, const hx_plan *plan, int iters,
@@ -523,7 +524,8 @@ static int bench_pingpong(hx_comm *comm, int argc, char **argv)
 #else
     (void) iters, (void) list;
     if (rank == 0)
-        fprintf(stderr, "halox-bench pingpong: this build has no NVSHMEM (-DHALOX_WITH_NVSHMEM=ON)\n");
+        fprintf(stderr,
+                "halox-bench pingpong: this build has no NVSHMEM (-DHALOX_WITH_NVSHMEM=ON)\n");
     return 1;
 #endif
 }
@@ -543,7 +545,7 @@ int main(int argc, char **argv)
     /* `halox-bench md` runs whole MD steps under several process counts,
      * so it is a driver of mpirun and halox-md, written in Python. */
     if (argc > 1 && strcmp(argv[1], "md") == 0) {
-        char **args = calloc((size_t)argc + 2, sizeof *args);
+        char **args = calloc((size_t) argc + 2, sizeof *args);
         if (!args)
             return 1;
         args[0] = "python3";
@@ -672,8 +674,8 @@ int main(int argc, char **argv)
                "iteration\n",
                o.atoms, o.fcc ? "fcc" : "random", len, o.cutoff, d.grid[0], d.grid[1], d.grid[2],
                size, hx_plan_npulses(plan), o.iters, o.warmup);
-        printf("%-30s %10s %10s %10s %10s %10s  %s\n", "transport", "median_us", "min_us",
-               "p90_us", "b2b_us", "halo_atoms", "how");
+        printf("%-30s %10s %10s %10s %10s %10s  %s\n", "transport", "median_us", "min_us", "p90_us",
+               "b2b_us", "halo_atoms", "how");
         if (csv)
             fprintf(csv, "transport,atoms,grid,ranks,pulses,halo_atoms,median_us,min_us,p90_us,"
                          "status,b2b_us\n");
@@ -688,8 +690,7 @@ int main(int argc, char **argv)
             if (csv)
                 fprintf(csv, "%s,%ld,%dx%dx%d,%d,%d,%ld,%.3f,%.3f,%.3f,%s,%.3f\n", r->label,
                         o.atoms, d.grid[0], d.grid[1], d.grid[2], size, r->npulses, r->halo_atoms,
-                        r->median_us, r->min_us, r->p90_us, hx_status_string(r->status),
-                        r->b2b_us);
+                        r->median_us, r->min_us, r->p90_us, hx_status_string(r->status), r->b2b_us);
         }
         if (floor_us > 0.0) {
             printf("%s", floor_text);

@@ -39,11 +39,11 @@ static hx_status hxi_mpi_error(int rc, const char *what)
     MPI_Error_string(rc, text, &len);
     return hxi_error(HX_ERR_MPI, "%s failed: %s", what, text);
 }
-#define HXI_MPI(call)                                                                  \
-    do {                                                                               \
-        int hxi_rc_ = (call);                                                          \
-        if (hxi_rc_ != MPI_SUCCESS)                                                    \
-            return hxi_mpi_error(hxi_rc_, #call);                                      \
+#define HXI_MPI(call)                                                                              \
+    do {                                                                                           \
+        int hxi_rc_ = (call);                                                                      \
+        if (hxi_rc_ != MPI_SUCCESS)                                                                \
+            return hxi_mpi_error(hxi_rc_, #call);                                                  \
     } while (0)
 #endif
 
@@ -78,7 +78,7 @@ hx_status hx_comm_create(hx_comm **comm, const void *mpi_comm)
 {
     hx_comm *c;
     *comm = NULL;
-    HXI_CHECK(hxi_alloc((void **)&c, sizeof *c, "a communicator"));
+    HXI_CHECK(hxi_alloc((void **) &c, sizeof *c, "a communicator"));
     c->rank = 0;
     c->size = 1;
 #ifdef HALOX_HAVE_MPI
@@ -90,8 +90,7 @@ hx_status hx_comm_create(hx_comm **comm, const void *mpi_comm)
             return hxi_error(HX_ERR_STATE, "MPI is not initialised: call hx_init (or "
                                            "MPI_Init) before hx_comm_create");
         }
-        int rc = MPI_Comm_dup(mpi_comm ? *(const MPI_Comm *)mpi_comm : MPI_COMM_WORLD,
-                              &c->mpi);
+        int rc = MPI_Comm_dup(mpi_comm ? *(const MPI_Comm *) mpi_comm : MPI_COMM_WORLD, &c->mpi);
         if (rc != MPI_SUCCESS) {
             free(c);
             return hxi_mpi_error(rc, "MPI_Comm_dup");
@@ -124,15 +123,21 @@ void hx_comm_destroy(hx_comm *comm)
     free(comm);
 }
 
-int hx_comm_rank(const hx_comm *comm) { return comm->rank; }
-int hx_comm_size(const hx_comm *comm) { return comm->size; }
+int hx_comm_rank(const hx_comm *comm)
+{
+    return comm->rank;
+}
+int hx_comm_size(const hx_comm *comm)
+{
+    return comm->size;
+}
 
 void *hxi_comm_mpi(hx_comm *c)
 {
 #ifdef HALOX_HAVE_MPI
     return &c->mpi;
 #else
-    (void)c;
+    (void) c;
     return NULL;
 #endif
 }
@@ -142,18 +147,21 @@ hx_status hxi_sendrecv(hx_comm *c, const void *sbuf, size_t sbytes, int dest, vo
 {
 #ifdef HALOX_HAVE_MPI
     if (c->size > 1) {
-        if (sbytes > (size_t)INT32_MAX || rbytes > (size_t)INT32_MAX)
-            return hxi_error(HX_ERR_OVERFLOW, "message of %zu bytes is too large for one "
-                                              "MPI call: use more ranks",
+        if (sbytes > (size_t) INT32_MAX || rbytes > (size_t) INT32_MAX)
+            return hxi_error(HX_ERR_OVERFLOW,
+                             "message of %zu bytes is too large for one "
+                             "MPI call: use more ranks",
                              sbytes > rbytes ? sbytes : rbytes);
-        HXI_MPI(MPI_Sendrecv(sbuf, (int)sbytes, MPI_BYTE, dest, tag, rbuf, (int)rbytes,
-                             MPI_BYTE, src, tag, c->mpi, MPI_STATUS_IGNORE));
+        HXI_MPI(MPI_Sendrecv(sbuf, (int) sbytes, MPI_BYTE, dest, tag, rbuf, (int) rbytes, MPI_BYTE,
+                             src, tag, c->mpi, MPI_STATUS_IGNORE));
         return HX_OK;
     }
 #endif
     if (dest != c->rank || src != c->rank || sbytes != rbytes)
-        return hxi_error(HX_ERR_INVALID, "message to rank %d from rank %d on a one-rank "
-                                         "communicator", dest, src);
+        return hxi_error(HX_ERR_INVALID,
+                         "message to rank %d from rank %d on a one-rank "
+                         "communicator",
+                         dest, src);
     if (sbytes)
         memmove(rbuf, sbuf, sbytes);
     return HX_OK;
@@ -163,10 +171,9 @@ hx_status hxi_allreduce_int(hx_comm *c, int *v, int n, int op_max)
 {
 #ifdef HALOX_HAVE_MPI
     if (c->size > 1)
-        HXI_MPI(MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT, op_max ? MPI_MAX : MPI_SUM,
-                              c->mpi));
+        HXI_MPI(MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT, op_max ? MPI_MAX : MPI_SUM, c->mpi));
 #else
-    (void)c, (void)v, (void)n, (void)op_max;
+    (void) c, (void) v, (void) n, (void) op_max;
 #endif
     return HX_OK;
 }
@@ -175,10 +182,9 @@ hx_status hxi_allreduce_double(hx_comm *c, double *v, int n, int op_max)
 {
 #ifdef HALOX_HAVE_MPI
     if (c->size > 1)
-        HXI_MPI(MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, op_max ? MPI_MAX : MPI_SUM,
-                              c->mpi));
+        HXI_MPI(MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, op_max ? MPI_MAX : MPI_SUM, c->mpi));
 #else
-    (void)c, (void)v, (void)n, (void)op_max;
+    (void) c, (void) v, (void) n, (void) op_max;
 #endif
     return HX_OK;
 }
@@ -187,9 +193,9 @@ hx_status hxi_bcast(hx_comm *c, void *buf, size_t bytes, int root)
 {
 #ifdef HALOX_HAVE_MPI
     if (c->size > 1)
-        HXI_MPI(MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, c->mpi));
+        HXI_MPI(MPI_Bcast(buf, (int) bytes, MPI_BYTE, root, c->mpi));
 #else
-    (void)c, (void)buf, (void)bytes, (void)root;
+    (void) c, (void) buf, (void) bytes, (void) root;
 #endif
     return HX_OK;
 }
@@ -198,8 +204,7 @@ hx_status hxi_allgather(hx_comm *c, const void *sbuf, size_t bytes, void *rbuf)
 {
 #ifdef HALOX_HAVE_MPI
     if (c->size > 1) {
-        HXI_MPI(MPI_Allgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE,
-                              c->mpi));
+        HXI_MPI(MPI_Allgather(sbuf, (int) bytes, MPI_BYTE, rbuf, (int) bytes, MPI_BYTE, c->mpi));
         return HX_OK;
     }
 #endif
@@ -213,7 +218,7 @@ hx_status hxi_barrier(hx_comm *c)
     if (c->size > 1)
         HXI_MPI(MPI_Barrier(c->mpi));
 #else
-    (void)c;
+    (void) c;
 #endif
     return HX_OK;
 }
@@ -238,5 +243,5 @@ hx_status hxi_agree(hx_comm *c, hx_status local)
     HXI_CHECK(hxi_bcast(c, &e, sizeof e, first[0]));
     if (c->rank == first[0])
         return local;
-    return hxi_error((hx_status)e.status, "rank %d: %s", first[0], e.msg);
+    return hxi_error((hx_status) e.status, "rank %d: %s", first[0], e.msg);
 }

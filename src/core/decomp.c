@@ -20,12 +20,12 @@ hx_status hx_grid_parse(const char *text, int grid[3])
     for (int d = 0; d < 3; d++) {
         char *end;
         long v;
-        if (!isdigit((unsigned char)*p))
+        if (!isdigit((unsigned char) *p))
             goto bad;
         v = strtol(p, &end, 10);
         if (v < 1 || v > 1 << 20)
             goto bad;
-        g[d] = (int)v;
+        g[d] = (int) v;
         p = end;
         if (d < 2) {
             if (*p != 'x' && *p != 'X')
@@ -69,7 +69,7 @@ static hx_status hxi_check_box_cutoff(const double box_len[3], double cutoff)
 
 static int hxi_pulses(double len, int n, double cutoff)
 {
-    return n > 1 ? (int)ceil(cutoff / (len / n)) : 0;
+    return n > 1 ? (int) ceil(cutoff / (len / n)) : 0;
 }
 
 /* Volume of the halo a rank holds: its domain grown by the cutoff towards
@@ -139,7 +139,7 @@ int hx_decomp_cell(const hx_decomp *d, int dim, double x)
     int c;
     if (!(s >= 0)) /* also NaN */
         return 0;
-    c = s >= n ? n - 1 : (int)floor(s);
+    c = s >= n ? n - 1 : (int) floor(s);
     /* The quotient can land one cell off next to a bound; the bounds are
      * what hx_decomp_init computes (lo + len * c / n), so that a point
      * always lies inside the domain of the cell it is given. */
@@ -165,8 +165,7 @@ hx_status hx_decomp_init(hx_decomp *d, const double box_lo[3], const double box_
     int npulses = 0;
     memset(&r, 0, sizeof r);
     if (nranks < 1 || rank < 0 || rank >= nranks)
-        return hxi_error(HX_ERR_INVALID, "rank %d of %d: need 0 <= rank < ranks", rank,
-                         nranks);
+        return hxi_error(HX_ERR_INVALID, "rank %d of %d: need 0 <= rank < ranks", rank, nranks);
     for (int k = 0; k < 3; k++)
         if (!isfinite(box_lo[k]))
             return hxi_error(HX_ERR_BOX, "box origin along %c is %g: it must be finite",
@@ -181,12 +180,12 @@ hx_status hx_decomp_init(hx_decomp *d, const double box_lo[3], const double box_
                                  "grid %dx%dx%d has a dimension below 1: every dimension "
                                  "needs at least one domain",
                                  grid[0], grid[1], grid[2]);
-        if ((long)grid[0] * grid[1] * grid[2] != nranks)
+        if ((long) grid[0] * grid[1] * grid[2] != nranks)
             return hxi_error(HX_ERR_GRID,
                              "grid %dx%dx%d has %ld domains but there are %d ranks: give a "
                              "grid whose product is %d, or none to have one chosen",
-                             grid[0], grid[1], grid[2], (long)grid[0] * grid[1] * grid[2],
-                             nranks, nranks);
+                             grid[0], grid[1], grid[2], (long) grid[0] * grid[1] * grid[2], nranks,
+                             nranks);
         memcpy(r.grid, grid, sizeof r.grid);
     }
     memcpy(r.box_lo, box_lo, sizeof r.box_lo);

@@ -7,7 +7,10 @@
 static int hxi_rank = 0;
 static int hxi_level = -1;
 
-void hxi_log_set_rank(int rank) { hxi_rank = rank; }
+void hxi_log_set_rank(int rank)
+{
+    hxi_rank = rank;
+}
 
 int hxi_log_level(void)
 {
@@ -23,10 +26,10 @@ static void hxi_vlog(const char *tag, const char *fmt, va_list ap)
     fprintf(stderr, "halox[%d] %s%s\n", hxi_rank, tag, line);
 }
 
-#define HXI_LOG_BODY(tag)                                                              \
-    va_list ap;                                                                        \
-    va_start(ap, fmt);                                                                 \
-    hxi_vlog(tag, fmt, ap);                                                            \
+#define HXI_LOG_BODY(tag)                                                                          \
+    va_list ap;                                                                                    \
+    va_start(ap, fmt);                                                                             \
+    hxi_vlog(tag, fmt, ap);                                                                        \
     va_end(ap)
 
 void hxi_info(const char *fmt, ...)
@@ -43,14 +46,17 @@ void hxi_debug(const char *fmt, ...)
     HXI_LOG_BODY("debug: ");
 }
 
-void hxi_warn(const char *fmt, ...) { HXI_LOG_BODY("warning: "); }
+void hxi_warn(const char *fmt, ...)
+{
+    HXI_LOG_BODY("warning: ");
+}
 
 hx_status hxi_alloc(void **p, size_t bytes, const char *what)
 {
     *p = malloc(bytes ? bytes : 1);
     if (!*p)
-        return hxi_error(HX_ERR_NOMEM, "out of host memory allocating %zu bytes for %s",
-                         bytes, what);
+        return hxi_error(HX_ERR_NOMEM, "out of host memory allocating %zu bytes for %s", bytes,
+                         what);
     return HX_OK;
 }
 
@@ -58,8 +64,7 @@ hx_status hxi_grow(void **p, size_t bytes, const char *what)
 {
     void *q = realloc(*p, bytes ? bytes : 1);
     if (!q)
-        return hxi_error(HX_ERR_NOMEM, "out of host memory growing %s to %zu bytes", what,
-                         bytes);
+        return hxi_error(HX_ERR_NOMEM, "out of host memory growing %s to %zu bytes", what, bytes);
     *p = q;
     return HX_OK;
 }
@@ -91,5 +96,5 @@ int hxi_env_int(const char *name, int fallback)
         fprintf(stderr, "halox: warning: ignoring %s=%s: not an integer\n", name, s);
         return fallback;
     }
-    return (int)v;
+    return (int) v;
 }

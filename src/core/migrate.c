@@ -33,8 +33,8 @@ typedef struct hxi_mig {
     double **x;
     const hx_field *fields;
     int nfields;
-    size_t rec;             /* bytes per atom record */
-    unsigned char *out[2];  /* records leaving: [0] down, [1] up */
+    size_t rec;            /* bytes per atom record */
+    unsigned char *out[2]; /* records leaving: [0] down, [1] up */
     int nout[2];
     size_t outcap[2];
     unsigned char *in;
@@ -43,10 +43,10 @@ typedef struct hxi_mig {
 
 static void hxi_pack(hxi_mig *m, int i, unsigned char *dst)
 {
-    memcpy(dst, *m->x + 3 * (size_t)i, 3 * sizeof(double));
+    memcpy(dst, *m->x + 3 * (size_t) i, 3 * sizeof(double));
     dst += 3 * sizeof(double);
     for (int f = 0; f < m->nfields; f++) {
-        memcpy(dst, (char *)*m->fields[f].data + m->fields[f].size * (size_t)i,
+        memcpy(dst, (char *) *m->fields[f].data + m->fields[f].size * (size_t) i,
                m->fields[f].size);
         dst += m->fields[f].size;
     }
@@ -54,10 +54,10 @@ static void hxi_pack(hxi_mig *m, int i, unsigned char *dst)
 
 static void hxi_unpack(hxi_mig *m, int i, const unsigned char *src)
 {
-    memcpy(*m->x + 3 * (size_t)i, src, 3 * sizeof(double));
+    memcpy(*m->x + 3 * (size_t) i, src, 3 * sizeof(double));
     src += 3 * sizeof(double);
     for (int f = 0; f < m->nfields; f++) {
-        memcpy((char *)*m->fields[f].data + m->fields[f].size * (size_t)i, src,
+        memcpy((char *) *m->fields[f].data + m->fields[f].size * (size_t) i, src,
                m->fields[f].size);
         src += m->fields[f].size;
     }
@@ -65,11 +65,11 @@ static void hxi_unpack(hxi_mig *m, int i, const unsigned char *src)
 
 static void hxi_move(hxi_mig *m, int to, int from)
 {
-    memmove(*m->x + 3 * (size_t)to, *m->x + 3 * (size_t)from, 3 * sizeof(double));
+    memmove(*m->x + 3 * (size_t) to, *m->x + 3 * (size_t) from, 3 * sizeof(double));
     for (int f = 0; f < m->nfields; f++) {
         size_t s = m->fields[f].size;
-        char *base = (char *)*m->fields[f].data;
-        memmove(base + s * (size_t)to, base + s * (size_t)from, s);
+        char *base = (char *) *m->fields[f].data;
+        memmove(base + s * (size_t) to, base + s * (size_t) from, s);
     }
 }
 
@@ -79,10 +79,10 @@ static hx_status hxi_reserve(hxi_mig *m, int need)
     if (need <= *m->cap)
         return HX_OK;
     cap = need > 2 * *m->cap ? need : 2 * *m->cap;
-    HXI_CHECK(hxi_grow((void **)m->x, (size_t)cap * 3 * sizeof(double), "migrated coordinates"));
+    HXI_CHECK(hxi_grow((void **) m->x, (size_t) cap * 3 * sizeof(double), "migrated coordinates"));
     for (int f = 0; f < m->nfields; f++)
-        HXI_CHECK(hxi_grow(m->fields[f].data, (size_t)cap * m->fields[f].size,
-                           "a migrated field"));
+        HXI_CHECK(
+            hxi_grow(m->fields[f].data, (size_t) cap * m->fields[f].size, "a migrated field"));
     *m->cap = cap;
     return HX_OK;
 }
@@ -95,7 +95,7 @@ static hx_status hxi_collect(hxi_mig *m, int dim, int *misplaced)
     int keep = 0, g = d->grid[dim];
     m->nout[0] = m->nout[1] = 0;
     for (int i = 0; i < *m->n; i++) {
-        double xi = (*m->x)[3 * (size_t)i + dim];
+        double xi = (*m->x)[3 * (size_t) i + dim];
         int delta = 0;
         /* The domain bounds are the ownership rule; only atoms outside
          * them need their cell. */
@@ -108,12 +108,12 @@ static hx_status hxi_collect(hxi_mig *m, int dim, int *misplaced)
             continue;
         }
         int dir = delta <= g / 2 ? 1 : 0;
-        size_t need = (size_t)(m->nout[dir] + 1) * m->rec;
+        size_t need = (size_t) (m->nout[dir] + 1) * m->rec;
         if (need > m->outcap[dir]) {
             m->outcap[dir] = 2 * need;
-            HXI_CHECK(hxi_grow((void **)&m->out[dir], m->outcap[dir], "migration buffer"));
+            HXI_CHECK(hxi_grow((void **) &m->out[dir], m->outcap[dir], "migration buffer"));
         }
-        hxi_pack(m, i, m->out[dir] + (size_t)m->nout[dir] * m->rec);
+        hxi_pack(m, i, m->out[dir] + (size_t) m->nout[dir] * m->rec);
         m->nout[dir]++;
     }
     *misplaced = *m->n - keep;
@@ -132,19 +132,18 @@ static hx_status hxi_shift(hxi_mig *m, int dim, int dir)
     int nin = 0;
     hx_status st = HX_OK;
 
-    HXI_CHECK(hxi_sendrecv(m->comm, &m->nout[dir], sizeof(int), to, &nin, sizeof(int), from,
-                           tag));
-    if ((size_t)nin * m->rec > m->incap) {
-        m->incap = (size_t)nin * m->rec;
-        st = hxi_grow((void **)&m->in, m->incap, "migration receive buffer");
+    HXI_CHECK(hxi_sendrecv(m->comm, &m->nout[dir], sizeof(int), to, &nin, sizeof(int), from, tag));
+    if ((size_t) nin * m->rec > m->incap) {
+        m->incap = (size_t) nin * m->rec;
+        st = hxi_grow((void **) &m->in, m->incap, "migration receive buffer");
     }
     if (st == HX_OK)
         st = hxi_reserve(m, *m->n + nin);
     HXI_CHECK(hxi_agree(m->comm, st));
-    HXI_CHECK(hxi_sendrecv(m->comm, m->out[dir], (size_t)m->nout[dir] * m->rec, to, m->in,
-                           (size_t)nin * m->rec, from, tag + 1));
+    HXI_CHECK(hxi_sendrecv(m->comm, m->out[dir], (size_t) m->nout[dir] * m->rec, to, m->in,
+                           (size_t) nin * m->rec, from, tag + 1));
     for (int k = 0; k < nin; k++)
-        hxi_unpack(m, (*m->n)++, m->in + (size_t)k * m->rec);
+        hxi_unpack(m, (*m->n)++, m->in + (size_t) k * m->rec);
     return HX_OK;
 }
 
@@ -167,8 +166,10 @@ hx_status hx_migrate(hx_comm *comm, const hx_decomp *d, int *n, int *capacity, d
         st = hxi_error(HX_ERR_INVALID, "migrate: the decomposition, the atom count, the "
                                        "capacity, the coordinates and the fields must be given");
     else if (*n < 0 || *n > *capacity || (*n > 0 && !*x) || nfields < 0)
-        st = hxi_error(HX_ERR_INVALID, "migrate: %d atoms in room for %d: need 0 <= n <= "
-                                       "capacity and arrays for them", *n, *capacity);
+        st = hxi_error(HX_ERR_INVALID,
+                       "migrate: %d atoms in room for %d: need 0 <= n <= "
+                       "capacity and arrays for them",
+                       *n, *capacity);
     for (int f = 0; st == HX_OK && f < nfields; f++) {
         if (!fields[f].data || (*n > 0 && !*fields[f].data) || fields[f].size == 0)
             st = hxi_error(HX_ERR_INVALID, "migrate: field %d has no data or zero size", f);
@@ -176,7 +177,7 @@ hx_status hx_migrate(hx_comm *comm, const hx_decomp *d, int *n, int *capacity, d
     }
     for (int i = 0; st == HX_OK && i < *n; i++)
         for (int k = 0; k < 3; k++) {
-            double *p = *x + 3 * (size_t)i + k;
+            double *p = *x + 3 * (size_t) i + k;
             if (!isfinite(*p)) {
                 st = hxi_error(HX_ERR_COORD_NAN,
                                "atom %d has coordinate %c = %g: coordinates must be finite "
@@ -200,8 +201,10 @@ hx_status hx_migrate(hx_comm *comm, const hx_decomp *d, int *n, int *capacity, d
             if (misplaced == 0)
                 break;
             if (round > d->grid[dim]) {
-                st = hxi_error(HX_ERR_STATE, "migrate: atoms still misplaced along %c after "
-                                             "%d rounds", "xyz"[dim], round);
+                st = hxi_error(HX_ERR_STATE,
+                               "migrate: atoms still misplaced along %c after "
+                               "%d rounds",
+                               "xyz"[dim], round);
                 goto done;
             }
             HXI_CHECK_GOTO(hxi_shift(&m, dim, 1), st, done);

@@ -28,7 +28,7 @@ static hx_status hxi_check_home(const hx_decomp *d, int nhome, const double *x)
     if (nhome > 0 && !x)
         return hxi_error(HX_ERR_INVALID, "%d home atoms but no coordinates", nhome);
     for (int i = 0; i < nhome; i++) {
-        const double *p = x + 3 * (size_t)i;
+        const double *p = x + 3 * (size_t) i;
         for (int k = 0; k < 3; k++) {
             double hi = d->box_lo[k] + d->box_len[k];
             if (!isfinite(p[k]))
@@ -59,8 +59,8 @@ static hx_status hxi_plan_reserve(hx_plan *p, int n, int *cap)
     if (n <= *cap)
         return HX_OK;
     *cap = n > 2 * *cap ? n : 2 * *cap;
-    HXI_CHECK(hxi_grow((void **)&p->x, (size_t)*cap * 3 * sizeof(double), "plan coordinates"));
-    HXI_CHECK(hxi_grow((void **)&p->zones, (size_t)*cap * 4, "plan zones"));
+    HXI_CHECK(hxi_grow((void **) &p->x, (size_t) *cap * 3 * sizeof(double), "plan coordinates"));
+    HXI_CHECK(hxi_grow((void **) &p->zones, (size_t) *cap * 4, "plan zones"));
     return HX_OK;
 }
 
@@ -70,8 +70,7 @@ static uint64_t hxi_deps(const hx_plan *p, int npulses, const int *map, int from
     uint64_t deps = 0;
     int q = 0;
     for (int i = from; i < n; i++) {
-        while (q < npulses &&
-               map[i] >= p->pulse[q].recv_offset + p->pulse[q].nrecv)
+        while (q < npulses && map[i] >= p->pulse[q].recv_offset + p->pulse[q].nrecv)
             q++;
         if (q < npulses && map[i] >= p->pulse[q].recv_offset)
             deps |= UINT64_C(1) << q;
@@ -96,17 +95,18 @@ static hx_status hxi_plan_pulse(hx_plan *p, hx_comm *comm, int dim, int index, i
     pu->recv_rank = d->up[dim];
     pu->shift = d->coord[dim] == 0 ? d->box_len[dim] : 0.0;
 
-    st = hxi_alloc((void **)&map, (size_t)(cand_hi - cand_lo) * sizeof(int), "a pulse map");
+    st = hxi_alloc((void **) &map, (size_t) (cand_hi - cand_lo) * sizeof(int), "a pulse map");
     if (st == HX_OK) {
         for (int i = cand_lo; i < cand_hi; i++)
-            if (p->x[3 * (size_t)i + dim] < limit) {
+            if (p->x[3 * (size_t) i + dim] < limit) {
                 map[nsend++] = i;
                 nhome += i < p->nhome;
             }
-        st = hxi_grow((void **)sbuf, (size_t)(nsend + 1) * 3 * sizeof(double), "plan send buffer");
+        st =
+            hxi_grow((void **) sbuf, (size_t) (nsend + 1) * 3 * sizeof(double), "plan send buffer");
     }
     if (st == HX_OK)
-        st = hxi_grow((void **)zbuf, (size_t)(nsend + 1) * 4, "plan zone buffer");
+        st = hxi_grow((void **) zbuf, (size_t) (nsend + 1) * 4, "plan zone buffer");
     st = hxi_agree(comm, st);
     if (st != HX_OK) {
         free(map);
@@ -120,8 +120,8 @@ static hx_status hxi_plan_pulse(hx_plan *p, hx_comm *comm, int dim, int index, i
     p->npulses++;
 
     for (int i = 0; i < nsend; i++) {
-        const double *src = p->x + 3 * (size_t)map[i];
-        const uint8_t *zs = p->zones + 4 * (size_t)map[i];
+        const double *src = p->x + 3 * (size_t) map[i];
+        const uint8_t *zs = p->zones + 4 * (size_t) map[i];
         memcpy(*sbuf + 3 * i, src, 3 * sizeof(double));
         (*sbuf)[3 * i + dim] += pu->shift;
         memcpy(*zbuf + 4 * i, zs, 4);
@@ -133,16 +133,16 @@ static hx_status hxi_plan_pulse(hx_plan *p, hx_comm *comm, int dim, int index, i
     pu->nrecv = nrecv;
     pu->recv_offset = p->ntotal;
     HXI_CHECK(hxi_agree(comm, hxi_plan_reserve(p, p->ntotal + nrecv, cap)));
-    HXI_CHECK(hxi_sendrecv(comm, *sbuf, (size_t)nsend * 3 * sizeof(double), pu->send_rank,
-                           p->x + 3 * (size_t)p->ntotal, (size_t)nrecv * 3 * sizeof(double),
+    HXI_CHECK(hxi_sendrecv(comm, *sbuf, (size_t) nsend * 3 * sizeof(double), pu->send_rank,
+                           p->x + 3 * (size_t) p->ntotal, (size_t) nrecv * 3 * sizeof(double),
                            pu->recv_rank, HXI_TAG_X));
-    HXI_CHECK(hxi_sendrecv(comm, *zbuf, (size_t)nsend * 4, pu->send_rank,
-                           p->zones + 4 * (size_t)p->ntotal, (size_t)nrecv * 4, pu->recv_rank,
+    HXI_CHECK(hxi_sendrecv(comm, *zbuf, (size_t) nsend * 4, pu->send_rank,
+                           p->zones + 4 * (size_t) p->ntotal, (size_t) nrecv * 4, pu->recv_rank,
                            HXI_TAG_ZONE));
     /* The sender learns once where its atoms land on the receiver. */
     offsets[0] = pu->recv_offset;
-    HXI_CHECK(hxi_sendrecv(comm, &offsets[0], sizeof(int), pu->recv_rank, &offsets[1],
-                           sizeof(int), pu->send_rank, HXI_TAG_OFFSET));
+    HXI_CHECK(hxi_sendrecv(comm, &offsets[0], sizeof(int), pu->recv_rank, &offsets[1], sizeof(int),
+                           pu->send_rank, HXI_TAG_OFFSET));
     pu->peer_offset = offsets[1];
     p->ntotal += nrecv;
     return HX_OK;
@@ -174,15 +174,15 @@ hx_status hx_plan_create(hx_plan **out, hx_comm *comm, const hx_decomp *d, int n
         st = hxi_error(HX_ERR_INVALID, "no place for the plan: pass the address of an "
                                        "hx_plan pointer");
     else if (!d || hx_comm_size(comm) != d->nranks || hx_comm_rank(comm) != d->rank)
-        st = hxi_error(HX_ERR_INVALID,
-                       "decomposition is for rank %d of %d but the communicator has rank %d "
-                       "of %d: initialise it with hx_comm_rank and hx_comm_size",
-                       d ? d->rank : -1, d ? d->nranks : -1, hx_comm_rank(comm),
-                       hx_comm_size(comm));
+        st =
+            hxi_error(HX_ERR_INVALID,
+                      "decomposition is for rank %d of %d but the communicator has rank %d "
+                      "of %d: initialise it with hx_comm_rank and hx_comm_size",
+                      d ? d->rank : -1, d ? d->nranks : -1, hx_comm_rank(comm), hx_comm_size(comm));
     else
         st = hxi_check_home(d, nhome, x);
     if (st == HX_OK)
-        st = hxi_alloc((void **)&p, sizeof *p, "a plan");
+        st = hxi_alloc((void **) &p, sizeof *p, "a plan");
     if (st == HX_OK) {
         memset(p, 0, sizeof *p);
         p->decomp = *d;
@@ -193,8 +193,8 @@ hx_status hx_plan_create(hx_plan **out, hx_comm *comm, const hx_decomp *d, int n
     }
     HXI_CHECK_GOTO(hxi_agree(comm, st), st, fail);
     if (nhome)
-        memcpy(p->x, x, (size_t)nhome * 3 * sizeof(double));
-    memset(p->zones, 0, (size_t)nhome * 4);
+        memcpy(p->x, x, (size_t) nhome * 3 * sizeof(double));
+    memset(p->zones, 0, (size_t) nhome * 4);
 
     for (int dim = HX_Z; dim >= HX_X; dim--) {
         for (int k = 0; k < d->npulse[dim]; k++) {
@@ -204,8 +204,7 @@ hx_status hx_plan_create(hx_plan **out, hx_comm *comm, const hx_decomp *d, int n
                 lo = prev->recv_offset;
                 hi = prev->recv_offset + prev->nrecv;
             }
-            HXI_CHECK_GOTO(hxi_plan_pulse(p, comm, dim, k, lo, hi, &cap, &sbuf, &zbuf), st,
-                           fail);
+            HXI_CHECK_GOTO(hxi_plan_pulse(p, comm, dim, k, lo, hi, &cap, &sbuf, &zbuf), st, fail);
         }
     }
     p->nhalo = p->ntotal - p->nhome;
@@ -228,14 +227,38 @@ fail:
     return st;
 }
 
-const hx_decomp *hx_plan_decomp(const hx_plan *plan) { return &plan->decomp; }
-int hx_plan_nhome(const hx_plan *plan) { return plan->nhome; }
-int hx_plan_nhalo(const hx_plan *plan) { return plan->nhalo; }
-int hx_plan_ntotal(const hx_plan *plan) { return plan->ntotal; }
-int hx_plan_max_ntotal(const hx_plan *plan) { return plan->max_ntotal; }
-int hx_plan_npulses(const hx_plan *plan) { return plan->npulses; }
-const double *hx_plan_coords(const hx_plan *plan) { return plan->x; }
-const uint8_t *hx_plan_zones(const hx_plan *plan) { return plan->zones; }
+const hx_decomp *hx_plan_decomp(const hx_plan *plan)
+{
+    return &plan->decomp;
+}
+int hx_plan_nhome(const hx_plan *plan)
+{
+    return plan->nhome;
+}
+int hx_plan_nhalo(const hx_plan *plan)
+{
+    return plan->nhalo;
+}
+int hx_plan_ntotal(const hx_plan *plan)
+{
+    return plan->ntotal;
+}
+int hx_plan_max_ntotal(const hx_plan *plan)
+{
+    return plan->max_ntotal;
+}
+int hx_plan_npulses(const hx_plan *plan)
+{
+    return plan->npulses;
+}
+const double *hx_plan_coords(const hx_plan *plan)
+{
+    return plan->x;
+}
+const uint8_t *hx_plan_zones(const hx_plan *plan)
+{
+    return plan->zones;
+}
 
 const hx_pulse *hx_plan_pulse(const hx_plan *plan, int p)
 {

@@ -16,12 +16,12 @@
 /* Home atoms of one rank, in host memory, malloc'd (hx_migrate may grow them). */
 typedef struct hx_md_system {
     hx_decomp decomp;
-    int64_t natoms;  /* over all ranks */
-    int n;           /* home atoms here */
-    int capacity;    /* atoms the arrays hold */
-    double *x;       /* 3 per atom */
-    double *v;       /* 3 per atom */
-    int64_t *id;     /* global atom id, 0-based, in lattice order */
+    int64_t natoms; /* over all ranks */
+    int n;          /* home atoms here */
+    int capacity;   /* atoms the arrays hold */
+    double *x;      /* 3 per atom */
+    double *v;      /* 3 per atom */
+    int64_t *id;    /* global atom id, 0-based, in lattice order */
 } hx_md_system;
 
 /* One thermo row, LAMMPS's definitions: temperature over 3N-3 degrees of
@@ -37,14 +37,14 @@ typedef struct hx_md_thermo {
 
 /* Where the time goes, in seconds, summed over the run on this rank. */
 typedef enum hx_md_stage {
-    HX_MD_LOCAL = 0,  /* home-home pairs */
-    HX_MD_NONLOCAL,   /* pairs with halo atoms */
-    HX_MD_HALO_FWD,   /* coordinate halo exchange */
-    HX_MD_HALO_REV,   /* force halo exchange */
-    HX_MD_NEIGH,      /* cell and neighbour lists */
-    HX_MD_MIGRATE,    /* migrate and new plan */
-    HX_MD_INTEGRATE,  /* velocity Verlet */
-    HX_MD_OTHER,      /* thermo reductions, checks, everything else */
+    HX_MD_LOCAL = 0, /* home-home pairs */
+    HX_MD_NONLOCAL,  /* pairs with halo atoms */
+    HX_MD_HALO_FWD,  /* coordinate halo exchange */
+    HX_MD_HALO_REV,  /* force halo exchange */
+    HX_MD_NEIGH,     /* cell and neighbour lists */
+    HX_MD_MIGRATE,   /* migrate and new plan */
+    HX_MD_INTEGRATE, /* velocity Verlet */
+    HX_MD_OTHER,     /* thermo reductions, checks, everything else */
     HX_MD_NSTAGES
 } hx_md_stage;
 

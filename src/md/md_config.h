@@ -8,40 +8,40 @@
 #include <stdint.h>
 
 typedef enum hx_md_velocity_mode {
-    HX_MD_VEL_HALOX = 0,  /* seeded per-atom streams, same for any rank count */
-    HX_MD_VEL_MINIMD = 1  /* miniMD's ref/setup.cpp: Park-Miller per lattice site */
+    HX_MD_VEL_HALOX = 0, /* seeded per-atom streams, same for any rank count */
+    HX_MD_VEL_MINIMD = 1 /* miniMD's ref/setup.cpp: Park-Miller per lattice site */
 } hx_md_velocity_mode;
 
 /* One `run N` of the deck, with the settings in force when it was read. */
 typedef struct hx_md_config {
     /* system */
-    double density;      /* reduced density of the fcc lattice (lattice fcc RHO) */
-    int cells[3];        /* unit cells along x, y, z (region block 0 nx 0 ny 0 nz) */
-    double mass;         /* mass of type 1 */
+    double density; /* reduced density of the fcc lattice (lattice fcc RHO) */
+    int cells[3];   /* unit cells along x, y, z (region block 0 nx 0 ny 0 nz) */
+    double mass;    /* mass of type 1 */
     /* velocities */
-    double temperature;  /* velocity create T */
-    uint64_t seed;       /* velocity create ... SEED */
+    double temperature; /* velocity create T */
+    uint64_t seed;      /* velocity create ... SEED */
     hx_md_velocity_mode velocity_mode;
     int velocity_loop_geom; /* `loop geom` given (accepted; our streams are per atom anyway) */
     /* interaction */
-    double rc;           /* pair_style lj/cut RC (pair_coeff may override) */
+    double rc;             /* pair_style lj/cut RC (pair_coeff may override) */
     double epsilon, sigma; /* pair_coeff 1 1 EPS SIGMA */
-    int shift_energy;    /* pair_modify shift yes */
+    int shift_energy;      /* pair_modify shift yes */
     /* neighbour lists */
-    double skin;         /* neighbor SKIN bin */
-    int neigh_every;     /* neigh_modify every N */
-    int neigh_delay;     /* neigh_modify delay N */
-    int neigh_check;     /* neigh_modify check yes|no */
+    double skin;     /* neighbor SKIN bin */
+    int neigh_every; /* neigh_modify every N */
+    int neigh_delay; /* neigh_modify delay N */
+    int neigh_check; /* neigh_modify check yes|no */
     /* integration */
-    double dt;           /* timestep */
-    int steps;           /* run N */
-    int thermo_every;    /* thermo N (0: first and last step only) */
-    int nve;             /* fix ... nve given */
+    double dt;        /* timestep */
+    int steps;        /* run N */
+    int thermo_every; /* thermo N (0: first and last step only) */
+    int nve;          /* fix ... nve given */
     /* run-time choices (command line) */
-    char transport[32];  /* "cpu", "mpi", "nccl", "nvshmem-fused", ... */
-    int grid[3];         /* 0,0,0: chosen for the rank count */
-    int use_gpu;         /* -1 auto, 0 CPU engine, 1 GPU engine */
-    int dump_every;      /* extended XYZ trajectory every N steps (0: none) */
+    char transport[32]; /* "cpu", "mpi", "nccl", "nvshmem-fused", ... */
+    int grid[3];        /* 0,0,0: chosen for the rank count */
+    int use_gpu;        /* -1 auto, 0 CPU engine, 1 GPU engine */
+    int dump_every;     /* extended XYZ trajectory every N steps (0: none) */
     char dump_file[256];
     int progress;        /* print a progress line with ETA */
     char stats_csv[256]; /* append one row of timings to this CSV ("" none) */

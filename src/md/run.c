@@ -172,10 +172,10 @@ static double hxi_segments_median(hxi_segments *g)
 }
 
 /* One CSV row for halox-bench md; the header is written to a new file. */
-static void hxi_stats_row(const hx_md_config *cfg, const char *engine, const char *how,
-                          int ranks, int64_t natoms, int64_t steps, int64_t rebuilds,
-                          double median_us, double mean_us, double tau_day, double aps,
-                          const double *stage_avg, double tloop)
+static void hxi_stats_row(const hx_md_config *cfg, const char *engine, const char *how, int ranks,
+                          int64_t natoms, int64_t steps, int64_t rebuilds, double median_us,
+                          double mean_us, double tau_day, double aps, const double *stage_avg,
+                          double tloop)
 {
     FILE *f = fopen(cfg->stats_csv, "a");
     if (!f) {
@@ -237,8 +237,8 @@ static hx_status hxi_summary(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_e
     printf("  steps/s       %14.3f\n", 1.0 / t_step);
     printf("  us/step       %14.3f   (mean over all steps, rebuilds included)\n", 1e6 * t_step);
     if (median > 0)
-        printf("  us/step       %14.3f   (median of the %d stretches between rebuilds)\n",
-               median, segs->n);
+        printf("  us/step       %14.3f   (median of the %d stretches between rebuilds)\n", median,
+               segs->n);
     printf("  atom-steps/s  %14.6g\n", aps);
     printf("  tau/day       %14.3f\n", tau_day);
     printf("  %-18s %10s %10s %8s\n", "stage", "avg (s)", "max (s)", "% loop");

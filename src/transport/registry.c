@@ -29,7 +29,7 @@ static const hxi_transport_ops *const hxi_builtin[] = {
 #endif
     &hxi_transport_auto,
 };
-#define HXI_NBUILTIN ((int)(sizeof hxi_builtin / sizeof hxi_builtin[0]))
+#define HXI_NBUILTIN ((int) (sizeof hxi_builtin / sizeof hxi_builtin[0]))
 
 /* Every transport halox knows, and what a build needs for it. */
 static const struct {
@@ -46,7 +46,10 @@ static const struct {
     {"auto", "nothing"},
 };
 
-int hx_transport_count(void) { return HXI_NBUILTIN; }
+int hx_transport_count(void)
+{
+    return HXI_NBUILTIN;
+}
 
 const char *hx_transport_name_at(int i)
 {
@@ -92,7 +95,7 @@ hx_status hx_transport_create(hx_transport **out, hx_comm *comm, const hx_transp
         return hxi_unknown(opts->name);
     if (opts->dtype != HX_FLOAT && opts->dtype != HX_DOUBLE)
         return hxi_error(HX_ERR_INVALID, "data type %d: use HX_FLOAT or HX_DOUBLE",
-                         (int)opts->dtype);
+                         (int) opts->dtype);
     if (ops->on_device > 0 && opts->dtype != HX_FLOAT)
         return hxi_error(HX_ERR_UNSUPPORTED,
                          "transport '%s' moves float data only: use HX_FLOAT (the `cpu` "
@@ -105,7 +108,7 @@ hx_status hx_transport_create(hx_transport **out, hx_comm *comm, const hx_transp
                          "transport '%s' cannot be captured in a CUDA graph (opts.graph = 1): "
                          "use nvshmem-fused or nvshmem-fused-tma, or set opts.graph = 0",
                          ops->name);
-    HXI_CHECK(hxi_alloc((void **)&t, sizeof *t, "a transport"));
+    HXI_CHECK(hxi_alloc((void **) &t, sizeof *t, "a transport"));
     memset(t, 0, sizeof *t);
     t->ops = ops;
     t->comm = comm;
@@ -133,10 +136,22 @@ void hx_transport_destroy(hx_transport *t)
     free(t);
 }
 
-const char *hx_transport_name(const hx_transport *t) { return t->ops->name; }
-const char *hx_transport_describe(const hx_transport *t) { return t->describe; }
-void *hx_transport_coords(hx_transport *t) { return t->x; }
-void *hx_transport_forces(hx_transport *t) { return t->f; }
+const char *hx_transport_name(const hx_transport *t)
+{
+    return t->ops->name;
+}
+const char *hx_transport_describe(const hx_transport *t)
+{
+    return t->describe;
+}
+void *hx_transport_coords(hx_transport *t)
+{
+    return t->x;
+}
+void *hx_transport_forces(hx_transport *t)
+{
+    return t->f;
+}
 int hx_transport_on_device(const hx_transport *t)
 {
     if (t->ops->on_device >= 0)
@@ -195,8 +210,7 @@ hx_status hx_transport_step_graph(hx_transport *t)
                          "nvshmem-fused-tma)",
                          t->ops->name);
     if (!t->plan)
-        return hxi_error(HX_ERR_STATE,
-                         "step before a plan: call hx_transport_set_plan first");
+        return hxi_error(HX_ERR_STATE, "step before a plan: call hx_transport_set_plan first");
     t->step++;
     return t->ops->step_graph(t);
 }
@@ -205,10 +219,10 @@ int hxi_capacity_for(int need, int floor)
 {
     /* A quarter more than needed, so that small changes at the next rebuild
      * do not force a collective re-allocation. */
-    long cap = (long)need + need / 4 + 64;
+    long cap = (long) need + need / 4 + 64;
     if (cap < floor)
         cap = floor;
-    return cap > INT32_MAX ? INT32_MAX : (int)cap;
+    return cap > INT32_MAX ? INT32_MAX : (int) cap;
 }
 
 hx_status hxi_transport_fit(hx_transport *t, int *grow, int *new_capacity)
@@ -259,33 +273,32 @@ static hx_status hxi_array_io(hx_transport *t, hx_array which, int first, int n,
     void *tmp = host;
     hx_status st = HX_OK;
     if (which != HX_COORDS && which != HX_FORCES)
-        return hxi_error(HX_ERR_INVALID, "array %d: use HX_COORDS or HX_FORCES", (int)which);
-    if (first < 0 || n < 0 || (long)first + n > t->capacity)
+        return hxi_error(HX_ERR_INVALID, "array %d: use HX_COORDS or HX_FORCES", (int) which);
+    if (first < 0 || n < 0 || (long) first + n > t->capacity)
         return hxi_error(HX_ERR_OVERFLOW,
                          "atoms [%d, %ld) are outside the transport's arrays of %d atoms: set "
                          "a plan first, and stay within it",
-                         first, (long)first + n, t->capacity);
+                         first, (long) first + n, t->capacity);
     if (n == 0)
         return HX_OK;
-    array += (size_t)first * 3 * elem;
+    array += (size_t) first * 3 * elem;
     if (elem == sizeof(float))
-        HXI_CHECK(hxi_alloc(&tmp, (size_t)n * 3 * sizeof(float), "conversion buffer"));
+        HXI_CHECK(hxi_alloc(&tmp, (size_t) n * 3 * sizeof(float), "conversion buffer"));
     if (to_array && tmp != host)
-        for (size_t i = 0; i < (size_t)n * 3; i++)
-            ((float *)tmp)[i] = (float)host[i];
-    st = hxi_array_copy(t, array, tmp, (size_t)n * 3 * elem, to_array);
+        for (size_t i = 0; i < (size_t) n * 3; i++)
+            ((float *) tmp)[i] = (float) host[i];
+    st = hxi_array_copy(t, array, tmp, (size_t) n * 3 * elem, to_array);
     if (st == HX_OK && !to_array && tmp != host)
-        for (size_t i = 0; i < (size_t)n * 3; i++)
-            host[i] = ((float *)tmp)[i];
+        for (size_t i = 0; i < (size_t) n * 3; i++)
+            host[i] = ((float *) tmp)[i];
     if (tmp != host)
         free(tmp);
     return st;
 }
 
-hx_status hx_transport_write(hx_transport *t, hx_array which, int first, int n,
-                             const double *src)
+hx_status hx_transport_write(hx_transport *t, hx_array which, int first, int n, const double *src)
 {
-    return hxi_array_io(t, which, first, n, (double *)src, 1);
+    return hxi_array_io(t, which, first, n, (double *) src, 1);
 }
 
 hx_status hx_transport_read(hx_transport *t, hx_array which, int first, int n, double *dst)

@@ -10,7 +10,7 @@
 
 typedef struct hxi_transport_ops {
     const char *name;
-    int on_device;                 /* arrays live in device memory (-1: auto decides) */
+    int on_device; /* arrays live in device memory (-1: auto decides) */
     hx_status (*create)(hx_transport *t);
     void (*destroy)(hx_transport *t);
     /* Collective: adopt t->plan (already set), growing buffers as needed. */
@@ -28,12 +28,12 @@ struct hx_transport {
     hx_comm *comm;
     hx_transport_opts opts;
     const hx_plan *plan;
-    void *x;              /* coordinates, capacity * 3 of opts.dtype */
-    void *f;              /* forces, likewise */
-    int capacity;         /* atoms the arrays hold */
-    uint64_t step;        /* forward calls so far: grows, never resets */
+    void *x;       /* coordinates, capacity * 3 of opts.dtype */
+    void *f;       /* forces, likewise */
+    int capacity;  /* atoms the arrays hold */
+    uint64_t step; /* forward calls so far: grows, never resets */
     char describe[512];
-    void *impl;           /* backend state */
+    void *impl; /* backend state */
 };
 
 /* Capacity for a plan: what it needs times the margin, at least `floor`. */

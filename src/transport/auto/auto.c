@@ -23,13 +23,13 @@
 #define HXI_AUTO_MAX 16
 
 typedef struct hxi_auto {
-    int n;                             /* candidates */
+    int n; /* candidates */
     const char *name[HXI_AUTO_MAX];
-    hx_transport *cand[HXI_AUTO_MAX];  /* NULL: not created yet, or refused */
+    hx_transport *cand[HXI_AUTO_MAX]; /* NULL: not created yet, or refused */
     int refused[HXI_AUTO_MAX];
-    double us[HXI_AUTO_MAX];           /* last measurement, median per step */
+    double us[HXI_AUTO_MAX]; /* last measurement, median per step */
     hx_transport *chosen;
-    int measured_size;                 /* plan max_ntotal when last measured */
+    int measured_size; /* plan max_ntotal when last measured */
     int trial_steps;
 } hxi_auto;
 
@@ -42,14 +42,14 @@ static double hxi_now(void)
 
 static int hxi_cmp(const void *a, const void *b)
 {
-    double x = *(const double *)a, y = *(const double *)b;
+    double x = *(const double *) a, y = *(const double *) b;
     return (x > y) - (x < y);
 }
 
 static hx_status auto_create(hx_transport *t)
 {
     hxi_auto *a;
-    HXI_CHECK(hxi_alloc((void **)&a, sizeof *a, "auto transport"));
+    HXI_CHECK(hxi_alloc((void **) &a, sizeof *a, "auto transport"));
     memset(a, 0, sizeof *a);
     a->trial_steps = hxi_env_int("HALOX_AUTO_STEPS", 20);
     if (a->trial_steps < 3)
@@ -126,8 +126,8 @@ static hx_status auto_trial(hx_transport *t, int i, double *us)
             /* A candidate that fails its trial is dropped, not fatal: the
              * others may run. It is kept alive (see the top of the file). */
             if (hx_comm_rank(t->comm) == 0)
-                fprintf(stderr, "halox auto: %s failed its trial and is dropped: %s\n",
-                        a->name[i], hx_last_error());
+                fprintf(stderr, "halox auto: %s failed its trial and is dropped: %s\n", a->name[i],
+                        hx_last_error());
             a->refused[i] = 1;
             return HX_OK;
         }
@@ -135,7 +135,7 @@ static hx_status auto_trial(hx_transport *t, int i, double *us)
         if (s >= 0)
             times[s] = dt;
     }
-    qsort(times, (size_t)steps, sizeof times[0], hxi_cmp);
+    qsort(times, (size_t) steps, sizeof times[0], hxi_cmp);
     *us = 1e6 * times[steps / 2];
     return HX_OK;
 }
@@ -160,18 +160,17 @@ static hx_status auto_measure(hx_transport *t)
                          "printed): fix the first refusal, or name a transport");
     a->chosen = a->cand[best];
     a->measured_size = t->plan->max_ntotal;
-    len = snprintf(line, sizeof line, "auto: %s (measured, us per forward+reverse:",
-                   a->name[best]);
-    for (int i = 0; i < a->n && len < (int)sizeof line; i++)
+    len = snprintf(line, sizeof line, "auto: %s (measured, us per forward+reverse:", a->name[best]);
+    for (int i = 0; i < a->n && len < (int) sizeof line; i++)
         if (a->us[i] >= 0)
-            len += snprintf(line + len, sizeof line - (size_t)len, " %s %.1f", a->name[i],
-                            a->us[i]);
-    if (len < (int)sizeof line)
-        snprintf(line + len, sizeof line - (size_t)len, ")");
+            len +=
+                snprintf(line + len, sizeof line - (size_t) len, " %s %.1f", a->name[i], a->us[i]);
+    if (len < (int) sizeof line)
+        snprintf(line + len, sizeof line - (size_t) len, ")");
     snprintf(t->describe, sizeof t->describe, "%s", line);
     if (hx_comm_rank(t->comm) == 0)
-        fprintf(stderr, "halox %s; chose %s for a largest rank of %d atoms\n", line,
-                a->name[best], a->measured_size);
+        fprintf(stderr, "halox %s; chose %s for a largest rank of %d atoms\n", line, a->name[best],
+                a->measured_size);
     return HX_OK;
 }
 
@@ -179,7 +178,7 @@ static hx_status auto_set_plan(hx_transport *t)
 {
     hxi_auto *a = t->impl;
     int size = t->plan->max_ntotal;
-    int again = !a->chosen || fabs((double)size - a->measured_size) > 0.25 * a->measured_size;
+    int again = !a->chosen || fabs((double) size - a->measured_size) > 0.25 * a->measured_size;
     if (again)
         HXI_CHECK(auto_measure(t));
     else

@@ -16,15 +16,15 @@
 enum { HXI_TAG_FWD = 301, HXI_TAG_REV = 302 };
 
 typedef struct hxi_cpu {
-    size_t elem;     /* bytes of one component */
-    void *buf;       /* pack buffer, max_nsend * 3 components */
+    size_t elem; /* bytes of one component */
+    void *buf;   /* pack buffer, max_nsend * 3 components */
     size_t buf_bytes;
 } hxi_cpu;
 
 static hx_status cpu_alloc_arrays(hx_transport *t, int capacity)
 {
     hxi_cpu *c = t->impl;
-    size_t bytes = (size_t)capacity * 3 * c->elem;
+    size_t bytes = (size_t) capacity * 3 * c->elem;
     HXI_CHECK(hxi_grow(&t->x, bytes, "cpu transport coordinates"));
     HXI_CHECK(hxi_grow(&t->f, bytes, "cpu transport forces"));
     t->capacity = capacity;
@@ -34,7 +34,7 @@ static hx_status cpu_alloc_arrays(hx_transport *t, int capacity)
 static hx_status cpu_create(hx_transport *t)
 {
     hxi_cpu *c;
-    HXI_CHECK(hxi_alloc((void **)&c, sizeof *c, "cpu transport"));
+    HXI_CHECK(hxi_alloc((void **) &c, sizeof *c, "cpu transport"));
     memset(c, 0, sizeof *c);
     c->elem = t->opts.dtype == HX_DOUBLE ? sizeof(double) : sizeof(float);
     t->impl = c;
@@ -70,7 +70,7 @@ static hx_status cpu_set_plan(hx_transport *t)
     size_t need;
     HXI_CHECK(hxi_transport_fit(t, &grow, &cap));
     st = grow ? cpu_alloc_arrays(t, cap) : HX_OK;
-    need = (size_t)(t->plan->max_nsend + 1) * 3 * c->elem;
+    need = (size_t) (t->plan->max_nsend + 1) * 3 * c->elem;
     if (st == HX_OK && need > c->buf_bytes) {
         st = hxi_grow(&c->buf, need, "cpu transport pack buffer");
         if (st == HX_OK)
@@ -80,26 +80,26 @@ static hx_status cpu_set_plan(hx_transport *t)
 }
 
 /* Gathers map entries into buf, adding the shift along dim. */
-#define HXI_PACK(T)                                                                    \
-    static void cpu_pack_##T(const T *x, T *buf, const hx_pulse *p)                    \
-    {                                                                                  \
-        const T shift = (T)p->shift;                                                   \
-        for (int i = 0; i < p->nsend; i++) {                                           \
-            const T *src = x + 3 * (size_t)p->map[i];                                  \
-            buf[3 * i + 0] = src[0];                                                   \
-            buf[3 * i + 1] = src[1];                                                   \
-            buf[3 * i + 2] = src[2];                                                   \
-            buf[3 * i + p->dim] += shift;                                              \
-        }                                                                              \
-    }                                                                                  \
-    static void cpu_unpack_add_##T(T *f, const T *buf, const hx_pulse *p)              \
-    {                                                                                  \
-        for (int i = 0; i < p->nsend; i++) {                                           \
-            T *dst = f + 3 * (size_t)p->map[i];                                        \
-            dst[0] += buf[3 * i + 0];                                                  \
-            dst[1] += buf[3 * i + 1];                                                  \
-            dst[2] += buf[3 * i + 2];                                                  \
-        }                                                                              \
+#define HXI_PACK(T)                                                                                \
+    static void cpu_pack_##T(const T *x, T *buf, const hx_pulse *p)                                \
+    {                                                                                              \
+        const T shift = (T) p->shift;                                                              \
+        for (int i = 0; i < p->nsend; i++) {                                                       \
+            const T *src = x + 3 * (size_t) p->map[i];                                             \
+            buf[3 * i + 0] = src[0];                                                               \
+            buf[3 * i + 1] = src[1];                                                               \
+            buf[3 * i + 2] = src[2];                                                               \
+            buf[3 * i + p->dim] += shift;                                                          \
+        }                                                                                          \
+    }                                                                                              \
+    static void cpu_unpack_add_##T(T *f, const T *buf, const hx_pulse *p)                          \
+    {                                                                                              \
+        for (int i = 0; i < p->nsend; i++) {                                                       \
+            T *dst = f + 3 * (size_t) p->map[i];                                                   \
+            dst[0] += buf[3 * i + 0];                                                              \
+            dst[1] += buf[3 * i + 1];                                                              \
+            dst[2] += buf[3 * i + 2];                                                              \
+        }                                                                                          \
     }
 HXI_PACK(float)
 HXI_PACK(double)
@@ -114,9 +114,9 @@ static hx_status cpu_forward(hx_transport *t)
             cpu_pack_double(t->x, c->buf, p);
         else
             cpu_pack_float(t->x, c->buf, p);
-        HXI_CHECK(hxi_sendrecv(t->comm, c->buf, (size_t)p->nsend * 3 * c->elem, p->send_rank,
-                               (char *)t->x + (size_t)p->recv_offset * 3 * c->elem,
-                               (size_t)p->nrecv * 3 * c->elem, p->recv_rank, HXI_TAG_FWD));
+        HXI_CHECK(hxi_sendrecv(t->comm, c->buf, (size_t) p->nsend * 3 * c->elem, p->send_rank,
+                               (char *) t->x + (size_t) p->recv_offset * 3 * c->elem,
+                               (size_t) p->nrecv * 3 * c->elem, p->recv_rank, HXI_TAG_FWD));
     }
     return HX_OK;
 }
@@ -127,9 +127,9 @@ static hx_status cpu_reverse(hx_transport *t)
     const hx_plan *plan = t->plan;
     for (int q = plan->npulses - 1; q >= 0; q--) {
         const hx_pulse *p = &plan->pulse[q];
-        HXI_CHECK(hxi_sendrecv(t->comm, (char *)t->f + (size_t)p->recv_offset * 3 * c->elem,
-                               (size_t)p->nrecv * 3 * c->elem, p->recv_rank, c->buf,
-                               (size_t)p->nsend * 3 * c->elem, p->send_rank, HXI_TAG_REV));
+        HXI_CHECK(hxi_sendrecv(t->comm, (char *) t->f + (size_t) p->recv_offset * 3 * c->elem,
+                               (size_t) p->nrecv * 3 * c->elem, p->recv_rank, c->buf,
+                               (size_t) p->nsend * 3 * c->elem, p->send_rank, HXI_TAG_REV));
         if (t->opts.dtype == HX_DOUBLE)
             cpu_unpack_add_double(t->f, c->buf, p);
         else
