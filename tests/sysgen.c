@@ -392,7 +392,7 @@ static void check_pulses(hx_comm *c, const hx_plan *plan)
     /* Per-rank tables for the cross-rank checks. */
     int mine[4 * HX_MAX_PULSES + 2];
     memset(mine, 0, sizeof mine);
-    int at = nhome, bad = 0;
+    int at = nhome;
     char *mark = xcalloc((size_t) ntotal, 1);
     for (int p = 0; p < np; p++) {
         const hx_pulse *P = hx_plan_pulse(plan, p);
@@ -458,7 +458,6 @@ static void check_pulses(hx_comm *c, const hx_plan *plan)
         HXT_CHECK(nbad == 0, "pulse %d: %d map entries out of their range or repeated", p, nbad);
         HXT_CHECK(P->deps == deps, "pulse %d: deps 0x%llx, the map reads 0x%llx", p,
                   (unsigned long long) P->deps, (unsigned long long) deps);
-        bad += nbad;
         mine[4 * p + 0] = P->nsend;
         mine[4 * p + 1] = P->nrecv;
         mine[4 * p + 2] = P->recv_offset;

@@ -3,7 +3,9 @@
 #  1. the full build (CUDA code compiled where nvcc exists; GPU tests skip
 #     where there is no GPU and say why), all tests;
 #  2. the CPU tests again under AddressSanitizer and UndefinedBehaviorSanitizer;
-#  3. the deck reader's libFuzzer target for 60 s (clang).
+#  3. a clang build without MPI (one process, as where no MPI is
+#     installed): its CPU tests, then the deck reader's libFuzzer target
+#     for 60 s.
 # HALOX_TEST_SANITIZE=0 or HALOX_TEST_FUZZ=0 leave out step 2 or 3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +33,8 @@ if [ "${HALOX_TEST_FUZZ:-1}" = 1 ]; then
   fi
   if command -v clang >/dev/null; then
     CC=clang tools/setup.sh build-fuzz -DHALOX_FUZZ=ON -DHALOX_WITH_CUDA=OFF -DHALOX_WITH_MPI=OFF
+    say "CPU tests of a build without MPI (the multi-rank ones skip and say why)"
+    ctest --test-dir build-fuzz --output-on-failure -j "$jobs" -L cpu
     say "fuzzing the deck reader for 60 s"
     ctest --test-dir build-fuzz --output-on-failure -L fuzz
   else
