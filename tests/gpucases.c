@@ -1,8 +1,15 @@
 #include "gpucases.h"
 
+#include "core/hxi.h"
+
 #include <cuda_runtime_api.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* Steps per plan: enough for step counters and buffer reuse to matter. */
+#define HXT_GPU_STEPS 10
 
 /* 3 or more domains along a dimension: width 2.1 < rh gives 2 pulses (and
  * rh < half the box); else one pulse in a box of 12. */
@@ -82,4 +89,123 @@ void hxt_gpu_cases(hx_comm *comm, const int grids[][3], int ngrids, uint64_t see
         }
     }
     *last = previous;
+}
+
+void hxt_gpu_check_plan(hx_comm *comm, const hx_plan *plan, const char *label, uint64_t seed,
+                        void *ctx)
+{
+    hxt_gpu_entry *gt = ((hxt_gpu_set *) ctx)->e;
+    int ngt = ((hxt_gpu_set *) ctx)->n;
+    int rank = hx_comm_rank(comm);
+    int nhome = hx_plan_nhome(plan), ntotal = hx_plan_ntotal(plan);
+    hx_transport *ref = hxt_cpu_transport(comm, HX_FLOAT);
+    if (!hxt_agree(comm, ref != NULL))
+        return;
+    if (!hxt_agree(comm, HXT_OK(hx_transport_set_plan(ref, plan)))) {
+        hx_transport_destroy(ref);
+        return;
+    }
+    for (int k = 0; k < ngt; k++) {
+        if (!gt[k].alive)
+            continue;
+        int ok = HXT_OK(hx_transport_set_plan(gt[k].t, plan));
+        if (!hxt_agree(comm, ok)) {
+            gt[k].alive = 0;
+            if (rank == 0)
+                fprintf(stderr, "%s: set_plan failed on some rank\n", gt[k].label);
+            continue;
+        }
+        void *x = hx_transport_coords(gt[k].t);
+        if (gt[k].last_x && x != gt[k].last_x)
+            gt[k].moved++;
+        gt[k].last_x = x;
+    }
+    const double *x0 = hx_plan_coords(plan);
+    double *cur = malloc((size_t) (nhome + 1) * 3 * sizeof(double));
+    double *force = malloc((size_t) (ntotal + 1) * 3 * sizeof(double));
+    double *got = malloc((size_t) (ntotal + 1) * 3 * sizeof(double));
+    double *poison = malloc((size_t) (ntotal + 1) * 3 * sizeof(double));
+    memcpy(cur, x0, (size_t) nhome * 3 * sizeof(double));
+    for (int i = 0; i < ntotal * 3; i++)
+        poison[i] = NAN;
+    hxt_rng mv = {seed * 31u + (uint64_t) rank};
+
+    for (int step = 0; step < HXT_GPU_STEPS; step++) {
+        /* Home atoms move a little; the plan stays. */
+        if (step > 0)
+            for (int i = 0; i < nhome * 3; i++)
+                cur[i] += 0.02 * (hxt_uniform(&mv) - 0.5);
+        float *xr = hx_transport_coords(ref);
+        for (int i = 0; i < nhome * 3; i++)
+            xr[i] = (float) cur[i];
+        hxt_rng fr = {seed * 1000003u + (uint64_t) rank * 7919u + (uint64_t) step};
+        float *fref = hx_transport_forces(ref);
+        for (int i = 0; i < ntotal * 3; i++) {
+            double v = (2.0 * hxt_uniform(&fr) - 1.0) * pow(10.0, 2.0 * hxt_uniform(&fr) - 1.0);
+            fref[i] = (float) v;
+            force[i] = (double) fref[i];
+        }
+        HXT_OK(hx_transport_forward(ref));
+        HXT_OK(hx_transport_reverse(ref));
+        HXT_OK(hx_transport_sync(ref));
+
+        for (int k = 0; k < ngt; k++) {
+            if (!gt[k].alive)
+                continue;
+            hx_transport *t = gt[k].t;
+            int ok = HXT_OK(hx_transport_write(t, HX_COORDS, 0, nhome, cur));
+            /* Unwritten halo entries must show: poison them, and let no
+             * peer send before everyone has. */
+            ok &= HXT_OK(hx_transport_write(t, HX_COORDS, nhome, ntotal - nhome, poison));
+            ok &= HXT_OK(hxi_barrier(comm));
+            ok &= HXT_OK(hx_transport_forward(t));
+            ok &= HXT_OK(hx_transport_sync(t));
+            if (ok && HXT_OK(hx_transport_read(t, HX_COORDS, 0, ntotal, got))) {
+                int bad = 0;
+                for (int i = 0; i < ntotal * 3; i++)
+                    if (!hxt_same_f((float) got[i], xr[i])) {
+                        if (bad < 3)
+                            fprintf(stderr,
+                                    "[rank %d] %s %s step %d: coordinate %d.%d is %.9g, cpu "
+                                    "has %.9g\n",
+                                    rank, gt[k].label, label, step, i / 3, i % 3, got[i],
+                                    (double) xr[i]);
+                        bad++;
+                    }
+                HXT_CHECK(bad == 0, "%s %s step %d: %d of %d halo coordinates differ", gt[k].label,
+                          label, step, bad, (ntotal - nhome) * 3);
+            }
+            ok &= HXT_OK(hx_transport_write(t, HX_FORCES, 0, ntotal, force));
+            ok &= HXT_OK(hx_transport_reverse(t));
+            ok &= HXT_OK(hx_transport_sync(t));
+            if (ok && HXT_OK(hx_transport_read(t, HX_FORCES, 0, nhome, got))) {
+                int bad = 0;
+                for (int i = 0; i < nhome * 3; i++) {
+                    double want = fref[i];
+                    double tol = 1e-6 * fmax(fabs(want), 1.0);
+                    if (!(fabs(got[i] - want) <= tol)) {
+                        if (bad < 3)
+                            fprintf(stderr,
+                                    "[rank %d] %s %s step %d: force %d.%d is %.9g, cpu has "
+                                    "%.9g\n",
+                                    rank, gt[k].label, label, step, i / 3, i % 3, got[i], want);
+                        bad++;
+                    }
+                }
+                HXT_CHECK(bad == 0, "%s %s step %d: %d of %d home forces differ", gt[k].label,
+                          label, step, bad, nhome * 3);
+            }
+            if (!hxt_agree(comm, ok)) {
+                if (rank == 0)
+                    fprintf(stderr, "%s %s: step %d failed; dropping this transport\n", gt[k].label,
+                            label, step);
+                gt[k].alive = 0;
+            }
+        }
+    }
+    free(cur);
+    free(force);
+    free(got);
+    free(poison);
+    hx_transport_destroy(ref);
 }

@@ -29,4 +29,27 @@ typedef void (*hxt_gpu_case_fn)(hx_comm *comm, const hx_plan *plan, const char *
 void hxt_gpu_cases(hx_comm *comm, const int grids[][3], int ngrids, uint64_t seed,
                    hxt_gpu_case_fn fn, void *ctx, hx_plan **last);
 
+/* A transport under test. */
+typedef struct hxt_gpu_entry {
+    hx_transport *t;
+    char label[64];
+    int alive;    /* passed every case so far */
+    void *last_x; /* its coordinate array after the previous plan */
+    int moved;    /* plans after which that array had moved */
+} hxt_gpu_entry;
+
+typedef struct hxt_gpu_set {
+    hxt_gpu_entry *e;
+    int n;
+} hxt_gpu_set;
+
+/* An hxt_gpu_case_fn (ctx: an hxt_gpu_set): ten steps on one plan with the
+ * home atoms moving a little each step, every live entry against a float
+ * cpu transport. Halo coordinates must be bitwise equal (unwritten entries
+ * are poisoned with NaN first), and home forces after the reverse of
+ * random forces equal to 1e-6 relative (of max(|f|, 1)). An entry that
+ * fails on any rank is dropped from later cases. */
+void hxt_gpu_check_plan(hx_comm *comm, const hx_plan *plan, const char *label, uint64_t seed,
+                        void *ctx);
+
 #endif /* HALOX_TESTS_GPUCASES_H */

@@ -34,17 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NSTEPS 10
 #define NMODES 3
-
-typedef struct mode_run {
-    hx_mpi_mode mode;
-    const char *label;
-    hx_transport *t;
-    int alive;
-    void *last_x; /* coordinate array after the previous plan */
-    int moved;    /* plans after which the arrays had moved */
-} mode_run;
 
 static hx_status create_mpi(hx_comm *comm, hx_mpi_mode mode, hx_transport **t)
 {
@@ -148,116 +138,6 @@ static void check_selection(hx_comm *comm, int one_node, int *cuda_aware)
     }
 }
 
-/* One plan, NSTEPS steps, every live mode against the cpu transport. */
-typedef struct mode_set {
-    mode_run *mr;
-    int nm;
-} mode_set;
-
-static void run_plan(hx_comm *comm, const hx_plan *plan, const char *label, uint64_t seed,
-                     void *ctx)
-{
-    mode_run *mr = ((mode_set *) ctx)->mr;
-    int nm = ((mode_set *) ctx)->nm;
-    int rank = hx_comm_rank(comm);
-    int nhome = hx_plan_nhome(plan), ntotal = hx_plan_ntotal(plan);
-    hx_transport *ref = hxt_cpu_transport(comm, HX_FLOAT);
-    if (!hxt_agree(comm, ref != NULL))
-        return;
-    if (!hxt_agree(comm, HXT_OK(hx_transport_set_plan(ref, plan)))) {
-        hx_transport_destroy(ref);
-        return;
-    }
-    for (int k = 0; k < nm; k++) {
-        if (!mr[k].alive)
-            continue;
-        int ok = HXT_OK(hx_transport_set_plan(mr[k].t, plan));
-        if (!hxt_agree(comm, ok)) {
-            mr[k].alive = 0;
-            continue;
-        }
-        void *x = hx_transport_coords(mr[k].t);
-        if (mr[k].last_x && x != mr[k].last_x)
-            mr[k].moved++;
-        mr[k].last_x = x;
-    }
-    size_t n3 = (size_t) (ntotal + 1) * 3;
-    double *cur = malloc(n3 * sizeof(double)), *force = malloc(n3 * sizeof(double));
-    double *got = malloc(n3 * sizeof(double)), *poison = malloc(n3 * sizeof(double));
-    memcpy(cur, hx_plan_coords(plan), (size_t) nhome * 3 * sizeof(double));
-    for (size_t i = 0; i < n3; i++)
-        poison[i] = NAN;
-    hxt_rng mv = {seed * 31u + (uint64_t) rank};
-
-    for (int step = 0; step < NSTEPS; step++) {
-        if (step > 0)
-            for (int i = 0; i < nhome * 3; i++)
-                cur[i] += 0.02 * (hxt_uniform(&mv) - 0.5);
-        float *xr = hx_transport_coords(ref), *fref = hx_transport_forces(ref);
-        for (int i = 0; i < nhome * 3; i++)
-            xr[i] = (float) cur[i];
-        hxt_rng fr = {seed * 1000003u + (uint64_t) rank * 7919u + (uint64_t) step};
-        for (int i = 0; i < ntotal * 3; i++) {
-            fref[i] =
-                (float) ((2.0 * hxt_uniform(&fr) - 1.0) * pow(10.0, 2.0 * hxt_uniform(&fr) - 1.0));
-            force[i] = (double) fref[i];
-        }
-        HXT_OK(hx_transport_forward(ref));
-        HXT_OK(hx_transport_reverse(ref));
-        HXT_OK(hx_transport_sync(ref));
-
-        for (int k = 0; k < nm; k++) {
-            if (!mr[k].alive)
-                continue;
-            hx_transport *t = mr[k].t;
-            int ok = HXT_OK(hx_transport_write(t, HX_COORDS, 0, nhome, cur));
-            ok &= HXT_OK(hx_transport_write(t, HX_COORDS, nhome, ntotal - nhome, poison));
-            ok &= HXT_OK(hxi_barrier(comm));
-            ok &= HXT_OK(hx_transport_forward(t));
-            ok &= HXT_OK(hx_transport_sync(t));
-            if (ok && HXT_OK(hx_transport_read(t, HX_COORDS, 0, ntotal, got))) {
-                int bad = 0;
-                for (int i = 0; i < ntotal * 3; i++)
-                    if (!hxt_same_f((float) got[i], xr[i]) && bad++ < 3)
-                        fprintf(stderr,
-                                "[rank %d] %s %s step %d: coordinate %d.%d is %.9g, cpu "
-                                "has %.9g\n",
-                                rank, mr[k].label, label, step, i / 3, i % 3, got[i],
-                                (double) xr[i]);
-                HXT_CHECK(bad == 0, "%s %s step %d: %d of %d halo coordinates differ", mr[k].label,
-                          label, step, bad, (ntotal - nhome) * 3);
-            }
-            ok &= HXT_OK(hx_transport_write(t, HX_FORCES, 0, ntotal, force));
-            ok &= HXT_OK(hx_transport_reverse(t));
-            ok &= HXT_OK(hx_transport_sync(t));
-            if (ok && HXT_OK(hx_transport_read(t, HX_FORCES, 0, nhome, got))) {
-                int bad = 0;
-                for (int i = 0; i < nhome * 3; i++) {
-                    double want = fref[i];
-                    if (!(fabs(got[i] - want) <= 1e-6 * fmax(fabs(want), 1.0)) && bad++ < 3)
-                        fprintf(stderr,
-                                "[rank %d] %s %s step %d: force %d.%d is %.9g, cpu has "
-                                "%.9g\n",
-                                rank, mr[k].label, label, step, i / 3, i % 3, got[i], want);
-                }
-                HXT_CHECK(bad == 0, "%s %s step %d: %d of %d home forces differ", mr[k].label,
-                          label, step, bad, nhome * 3);
-            }
-            if (!hxt_agree(comm, ok)) {
-                if (rank == 0)
-                    fprintf(stderr, "%s %s: step %d failed; dropping this mode\n", mr[k].label,
-                            label, step);
-                mr[k].alive = 0;
-            }
-        }
-    }
-    free(cur);
-    free(force);
-    free(got);
-    free(poison);
-    hx_transport_destroy(ref);
-}
-
 int main(int argc, char **argv)
 {
     hx_comm *comm = hxt_init(&argc, &argv, "test_gpu_mpi_modes");
@@ -279,12 +159,15 @@ int main(int argc, char **argv)
     int cuda_aware = 0;
     check_selection(comm, one_node, &cuda_aware);
 
-    mode_run mr[NMODES] = {{HX_MPI_STAGED, "mpi (staged)", NULL, 0, NULL, 0},
-                           {HX_MPI_IPC, "mpi (ipc)", NULL, 0, NULL, 0},
-                           {HX_MPI_CUDA_AWARE, "mpi (cuda-aware)", NULL, 0, NULL, 0}};
+    static const hx_mpi_mode modes[NMODES] = {HX_MPI_STAGED, HX_MPI_IPC, HX_MPI_CUDA_AWARE};
+    static const char *const labels[NMODES] = {"mpi (staged)", "mpi (ipc)", "mpi (cuda-aware)"};
+    hxt_gpu_entry mr[NMODES];
+    memset(mr, 0, sizeof mr);
+    for (int k = 0; k < NMODES; k++)
+        snprintf(mr[k].label, sizeof mr[k].label, "%s", labels[k]);
     int nm = cuda_aware ? 3 : 2;
     for (int k = 0; k < nm; k++) {
-        hx_status st = create_mpi(comm, mr[k].mode, &mr[k].t);
+        hx_status st = create_mpi(comm, modes[k], &mr[k].t);
         mr[k].alive = hxt_agree(comm, st == HX_OK);
         if (!mr[k].alive) {
             HXT_CHECK(k == 1 && !one_node && st == HX_ERR_UNSUPPORTED, "%s: create: %s: %s",
@@ -297,15 +180,15 @@ int main(int argc, char **argv)
         const char *how = hx_transport_describe(mr[k].t);
         if (rank == 0)
             printf("%s: %s\n", mr[k].label, how);
-        HXT_CHECK(hxi_mpi_mode_of(mr[k].t) == (int) mr[k].mode, "%s runs mode %s", mr[k].label,
+        HXT_CHECK(hxi_mpi_mode_of(mr[k].t) == (int) modes[k], "%s runs mode %s", mr[k].label,
                   hxi_mpi_mode_name(hxi_mpi_mode_of(mr[k].t)));
-        if (mr[k].mode == HX_MPI_IPC)
+        if (modes[k] == HX_MPI_IPC)
             HXT_CHECK(strstr(how, "CUDA IPC") != NULL, "ipc description: '%s'", how);
     }
 
     hx_plan *previous = NULL;
-    mode_set set = {mr, nm};
-    hxt_gpu_cases(comm, (const int(*)[3]) grids, ngrids, 777u, run_plan, &set, &previous);
+    hxt_gpu_set set = {mr, nm};
+    hxt_gpu_cases(comm, (const int(*)[3]) grids, ngrids, 777u, hxt_gpu_check_plan, &set, &previous);
     for (int k = 0; k < nm; k++) {
         if (!mr[k].t)
             continue;
