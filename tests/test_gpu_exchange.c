@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAXT 8
+#define MAXT 12
 
 int main(int argc, char **argv)
 {
