@@ -316,6 +316,16 @@ static hx_status opt_yes_no(const char *opt, const char *text, int *out)
     return HX_OK;
 }
 
+/* A file name into a fixed buffer of `size` bytes. */
+static hx_status opt_file(const char *opt, const char *text, char *dst, size_t size)
+{
+    size_t len = strlen(text);
+    if (len == 0 || len >= size)
+        return hxi_error(HX_ERR_INVALID, "%s: a file name of 1 to %zu characters", opt, size - 1);
+    memcpy(dst, text, len + 1);
+    return HX_OK;
+}
+
 static hx_status opt_positive(const char *opt, const char *text, int allow_zero, double *out)
 {
     HXI_CHECK(opt_double(opt, text, out));
@@ -360,15 +370,10 @@ static hx_status apply_option(hx_md_config *c, const cli_option *o, char **v, in
     case OPT_CPU:
         c->use_gpu = 0;
         return HX_OK;
-    case OPT_DUMP: {
-        size_t len = strlen(v[0]);
-        if (len == 0 || len >= sizeof c->dump_file)
-            return hxi_error(HX_ERR_INVALID, "--dump: a file name of 1 to %zu characters",
-                             sizeof c->dump_file - 1);
-        memcpy(c->dump_file, v[0], len + 1);
+    case OPT_DUMP:
+        HXI_CHECK(opt_file(n, v[0], c->dump_file, sizeof c->dump_file));
         *dump_given = 1;
         return HX_OK;
-    }
     case OPT_DUMP_EVERY:
         *dump_every_given = 1;
         return opt_int(n, v[0], 0, INT_MAX, &c->dump_every);
@@ -419,14 +424,8 @@ static hx_status apply_option(hx_md_config *c, const cli_option *o, char **v, in
     case OPT_NO_PROGRESS:
         c->progress = 0;
         return HX_OK;
-    case OPT_STATS_CSV: {
-        size_t len = strlen(v[0]);
-        if (len == 0 || len >= sizeof c->stats_csv)
-            return hxi_error(HX_ERR_INVALID, "--stats-csv: a file name of 1 to %zu characters",
-                             sizeof c->stats_csv - 1);
-        memcpy(c->stats_csv, v[0], len + 1);
-        return HX_OK;
-    }
+    case OPT_STATS_CSV:
+        return opt_file(n, v[0], c->stats_csv, sizeof c->stats_csv);
     }
     return hxi_error(HX_ERR_INVALID, "option %s is not handled", n);
 }

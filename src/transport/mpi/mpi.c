@@ -171,10 +171,6 @@ static void mpi_free_buffers(hx_transport *t, mpi_impl *m)
 
 static hx_status mpi_create(hx_transport *t)
 {
-    if (t->opts.dtype != HX_FLOAT)
-        return hxi_error(HX_ERR_UNSUPPORTED,
-                         "transport mpi moves float data only; use dtype HX_FLOAT (or the cpu "
-                         "transport for double)");
     MPI_Comm *mc = (MPI_Comm *) hxi_comm_mpi(t->comm);
     if (!mc)
         return hxi_error(HX_ERR_MPI, "transport mpi needs an MPI communicator");

@@ -55,9 +55,6 @@ static void nccl_free(hx_transport *t, nccl_impl *m)
 
 static hx_status nccl_create(hx_transport *t)
 {
-    if (t->opts.dtype != HX_FLOAT)
-        return hxi_error(HX_ERR_UNSUPPORTED,
-                         "transport nccl moves float data only; use dtype HX_FLOAT");
     nccl_impl *m = NULL;
     HXI_CHECK(hxi_alloc((void **) &m, sizeof *m, "the nccl transport"));
     memset(m, 0, sizeof *m);

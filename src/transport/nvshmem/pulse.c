@@ -17,31 +17,12 @@
 
 static hx_status pulse_create(hx_transport *t)
 {
-    if (t->opts.dtype != HX_FLOAT)
-        return hxi_error(HX_ERR_UNSUPPORTED,
-                         "transport nvshmem-pulse moves float data only; use dtype HX_FLOAT");
-    hxi_shm *s = NULL;
-    HXI_CHECK(hxi_alloc((void **) &s, sizeof *s, "the nvshmem-pulse transport"));
-    hx_status st = hxi_shm_open(s, t, "nvshmem-pulse");
-    if (st != HX_OK) {
-        free(s);
-        return st;
-    }
-    t->impl = s;
+    HXI_CHECK(hxi_shm_create(t, "nvshmem-pulse"));
+    hxi_shm *s = t->impl;
     snprintf(t->describe, sizeof t->describe,
              "nvshmem-pulse: one pack-send-wait kernel per pulse; %s; GPU %d, %d rank(s) on it%s",
              hxi_shm_mode(s), s->g.device, s->g.ranks_on_device, s->g.mps ? ", MPS" : "");
     return HX_OK;
-}
-
-static void pulse_destroy(hx_transport *t)
-{
-    hxi_shm *s = t->impl;
-    if (!s)
-        return;
-    hxi_shm_close(s, t);
-    free(s);
-    t->impl = NULL;
 }
 
 static hx_status pulse_set_plan(hx_transport *t)
@@ -153,7 +134,7 @@ const hxi_transport_ops hxi_transport_nvshmem_pulse = {
     .name = "nvshmem-pulse",
     .on_device = 1,
     .create = pulse_create,
-    .destroy = pulse_destroy,
+    .destroy = hxi_shm_destroy,
     .set_plan = pulse_set_plan,
     .forward = pulse_forward,
     .reverse = pulse_reverse,

@@ -289,3 +289,26 @@ const char *hxi_shm_mode(const hxi_shm *s)
         return "one process per GPU";
     }
 }
+
+hx_status hxi_shm_create(hx_transport *t, const char *who)
+{
+    hxi_shm *s = NULL;
+    HXI_CHECK(hxi_alloc((void **) &s, sizeof *s, who));
+    hx_status st = hxi_shm_open(s, t, who);
+    if (st != HX_OK) {
+        free(s);
+        return st;
+    }
+    t->impl = s;
+    return HX_OK;
+}
+
+void hxi_shm_destroy(hx_transport *t)
+{
+    hxi_shm *s = t->impl;
+    if (!s)
+        return;
+    hxi_shm_close(s, t);
+    free(s);
+    t->impl = NULL;
+}

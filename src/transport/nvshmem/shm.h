@@ -40,6 +40,11 @@ hx_status hxi_shm_open(hxi_shm *s, hx_transport *t, const char *who);
 /* Collective. Frees what open and set_plan allocated; the last user in the
  * process finalises NVSHMEM (which then cannot start again in it). */
 void hxi_shm_close(hxi_shm *s, hx_transport *t);
+/* Collective. Allocates an hxi_shm into t->impl and opens it; the
+ * transports whose whole state is the shared one (stream, pulse). */
+hx_status hxi_shm_create(hx_transport *t, const char *who);
+/* Collective. Closes and frees what hxi_shm_create made. */
+void hxi_shm_destroy(hx_transport *t);
 /* Collective. Adopts t->plan: grows the symmetric arrays (t->x, t->f) and
  * staging slots together on all ranks, uploads the plan, and looks up the
  * peer pointers. */

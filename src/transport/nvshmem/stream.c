@@ -20,32 +20,13 @@
 
 static hx_status stream_create(hx_transport *t)
 {
-    if (t->opts.dtype != HX_FLOAT)
-        return hxi_error(HX_ERR_UNSUPPORTED,
-                         "transport nvshmem-stream moves float data only; use dtype HX_FLOAT");
-    hxi_shm *s = NULL;
-    HXI_CHECK(hxi_alloc((void **) &s, sizeof *s, "the nvshmem-stream transport"));
-    hx_status st = hxi_shm_open(s, t, "nvshmem-stream");
-    if (st != HX_OK) {
-        free(s);
-        return st;
-    }
-    t->impl = s;
+    HXI_CHECK(hxi_shm_create(t, "nvshmem-stream"));
+    hxi_shm *s = t->impl;
     snprintf(t->describe, sizeof t->describe,
              "nvshmem-stream: pack kernel + put with signal on the stream per pulse, bounded "
              "wait kernel; %s; GPU %d, %d rank(s) on it%s",
              hxi_shm_mode(s), s->g.device, s->g.ranks_on_device, s->g.mps ? ", MPS" : "");
     return HX_OK;
-}
-
-static void stream_destroy(hx_transport *t)
-{
-    hxi_shm *s = t->impl;
-    if (!s)
-        return;
-    hxi_shm_close(s, t);
-    free(s);
-    t->impl = NULL;
 }
 
 static hx_status stream_set_plan(hx_transport *t)
@@ -111,7 +92,7 @@ const hxi_transport_ops hxi_transport_nvshmem_stream = {
     .name = "nvshmem-stream",
     .on_device = 1,
     .create = stream_create,
-    .destroy = stream_destroy,
+    .destroy = hxi_shm_destroy,
     .set_plan = stream_set_plan,
     .forward = stream_forward,
     .reverse = stream_reverse,

@@ -128,9 +128,6 @@ static hx_status fz_force_mode(hx_transport *t, int *mode)
 static hx_status fz_create(hx_transport *t, int tma)
 {
     const char *who = fz_name(tma);
-    if (t->opts.dtype != HX_FLOAT)
-        return hxi_error(HX_ERR_UNSUPPORTED, "transport %s moves float data only; use HX_FLOAT",
-                         who);
     hxi_fz *z = NULL;
     HXI_CHECK(hxi_alloc((void **) &z, sizeof *z, who));
     memset(z, 0, sizeof *z);
