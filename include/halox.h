@@ -212,11 +212,33 @@ typedef struct hx_transport_opts {
 
 typedef struct hx_transport hx_transport;
 
+/* What a transport can do, as bits of hx_transport_caps(). A caller decides
+ * by these, never by a transport's name. */
+enum {
+    HX_CAP_DEVICE = 1u << 0,       /* arrays in device memory (float) */
+    HX_CAP_HOST = 1u << 1,         /* arrays in host memory */
+    HX_CAP_DOUBLE = 1u << 2,       /* takes HX_DOUBLE as well as HX_FLOAT */
+    HX_CAP_GRAPH = 1u << 3,        /* forward and reverse can be captured in a CUDA
+                                      graph (opts.graph, hx_transport_step_graph) */
+    HX_CAP_BLOCKS_HOST = 1u << 4,  /* forward and reverse wait on the host
+                                      (CPU-orchestrated): queue other work first */
+    HX_CAP_GPU_PER_RANK = 1u << 5, /* needs one GPU per rank */
+    HX_CAP_PEER = 1u << 6,         /* stores straight into peers' memory where it can;
+                                      opts.force_put takes the network path instead */
+    HX_CAP_CHOOSES = 1u << 7       /* measures others and runs the fastest (`auto`):
+                                      the other bits are its choice's, known after the
+                                      first plan */
+};
+
 void hx_transport_opts_init(hx_transport_opts *opts);
 /* Names of the transports built into this library, in order of increasing
  * sophistication. */
 int hx_transport_count(void);
 const char *hx_transport_name_at(int i);
+/* Capabilities of a built transport by name, before one is created
+ * (HX_CAP_* bits; 0 for a name not built here). `auto` answers
+ * HX_CAP_CHOOSES only: what it can do depends on its choice. */
+unsigned hx_transport_caps_of(const char *name);
 /* Collective over comm. */
 hx_status hx_transport_create(hx_transport **t, hx_comm *comm, const hx_transport_opts *opts);
 void hx_transport_destroy(hx_transport *t);
@@ -232,6 +254,9 @@ hx_status hx_transport_set_plan(hx_transport *t, const hx_plan *plan);
 void *hx_transport_coords(hx_transport *t);
 void *hx_transport_forces(hx_transport *t);
 int hx_transport_on_device(const hx_transport *t);
+/* HX_CAP_* bits of this transport; for `auto`, HX_CAP_CHOOSES plus those of
+ * the transport it runs now (none before its first plan). */
+unsigned hx_transport_caps(const hx_transport *t);
 /* Host <-> transport array copies with conversion, for set-up and checks:
  * n atoms (3 doubles each) from atom `first` on. Device transports copy
  * synchronously. */

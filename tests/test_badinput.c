@@ -274,6 +274,35 @@ static void check_transport(hx_comm *comm, const hx_decomp *d, const hxt_local *
         t = NULL;
         HXT_FAILS(hx_transport_create(&t, comm, &o), HX_ERR_UNSUPPORTED, names[i]);
     }
+    /* Capabilities: by name before creation, and of a created transport. */
+    HXT_CHECK(hx_transport_caps_of("no-such-transport") == 0 && hx_transport_caps_of(NULL) == 0,
+              "an unknown name has capabilities %#x", hx_transport_caps_of("no-such-transport"));
+    HXT_CHECK(hx_transport_caps_of("cpu") == (HX_CAP_HOST | HX_CAP_DOUBLE | HX_CAP_BLOCKS_HOST),
+              "cpu capabilities %#x", hx_transport_caps_of("cpu"));
+    HXT_CHECK(hx_transport_caps_of("auto") == HX_CAP_CHOOSES, "auto capabilities %#x",
+              hx_transport_caps_of("auto"));
+    for (int j = 0; j < hx_transport_count(); j++) {
+        unsigned c = hx_transport_caps_of(hx_transport_name_at(j));
+        HXT_CHECK(!((c & HX_CAP_DEVICE) && (c & HX_CAP_HOST)) &&
+                      (!(c & HX_CAP_GRAPH) || (c & HX_CAP_DEVICE)),
+                  "%s: capabilities %#x contradict each other", hx_transport_name_at(j), c);
+    }
+    o.name = "cpu";
+    o.dtype = HX_DOUBLE;
+    t = NULL;
+    if (HXT_OK(hx_transport_create(&t, comm, &o))) {
+        HXT_CHECK(hx_transport_caps(t) == hx_transport_caps_of("cpu") && !hx_transport_on_device(t),
+                  "cpu transport: capabilities %#x", hx_transport_caps(t));
+        hx_transport_destroy(t);
+    }
+    o.name = "auto";
+    o.dtype = HX_FLOAT;
+    t = NULL;
+    if (HXT_OK(hx_transport_create(&t, comm, &o))) {
+        HXT_CHECK(hx_transport_caps(t) == HX_CAP_CHOOSES,
+                  "auto before its first plan: capabilities %#x", hx_transport_caps(t));
+        hx_transport_destroy(t);
+    }
     o.name = "cpu";
     o.dtype = (hx_dtype) 7;
     t = NULL;

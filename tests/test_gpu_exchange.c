@@ -43,9 +43,10 @@ int main(int argc, char **argv)
     int ngt = 0;
     for (int i = 0; i < hx_transport_count() && ngt < MAXT - 1; i++) {
         const char *name = hx_transport_name_at(i);
-        if (strcmp(name, "cpu") == 0 || (only && strcmp(name, only) != 0))
+        const unsigned caps = hx_transport_caps_of(name);
+        if ((caps & HX_CAP_HOST) || (only && strcmp(name, only) != 0))
             continue;
-        int variants = strncmp(name, "nvshmem", 7) == 0 ? 2 : 1;
+        int variants = (caps & HX_CAP_PEER) ? 2 : 1;
         for (int v = 0; v < variants; v++) {
             hx_transport_opts o;
             hx_transport_opts_init(&o);

@@ -257,7 +257,7 @@ static void prepare(hx_comm *comm, const bench_opts *o, const hx_plan *plan, con
     hx_status st;
     hx_transport_opts_init(&to);
     to.name = row->name;
-    to.dtype = strcmp(row->name, "cpu") == 0 ? o->dtype : HX_FLOAT;
+    to.dtype = (hx_transport_caps_of(row->name) & HX_CAP_DOUBLE) ? o->dtype : HX_FLOAT;
     to.force_put = row->force_put;
     to.mpi_mode = row->mpi_mode;
     to.graph = row->graph;
@@ -443,7 +443,7 @@ static void bench_floor(hx_comm *comm, const hx_plan *plan, bench_row *rows, int
 #ifdef HALOX_HAVE_NVSHMEM
     hx_transport *t = NULL;
     for (int i = 0; i < nrows && !t; i++)
-        if (rows[i].status == HX_OK && strncmp(rows[i].name, "nvshmem-fused", 13) == 0)
+        if (rows[i].status == HX_OK && (hx_transport_caps_of(rows[i].name) & HX_CAP_GRAPH))
             t = rows[i].t;
     if (!t || hx_comm_size(comm) < 2)
         return;
@@ -607,7 +607,8 @@ int main(int argc, char **argv)
         if (!wanted(o.transport, name))
             continue;
         int is_mpi = strcmp(name, "mpi") == 0;
-        int variants = (strncmp(name, "nvshmem", 7) == 0 && !o.no_put) ? 2 : is_mpi ? 3 : 1;
+        const unsigned caps = hx_transport_caps_of(name);
+        int variants = ((caps & HX_CAP_PEER) && !o.no_put) ? 2 : is_mpi ? 3 : 1;
         for (int v = 0; v < variants && nrows < (int) (sizeof rows / sizeof rows[0]); v++) {
             bench_row *r = &rows[nrows++];
             memset(r, 0, sizeof *r);
@@ -626,7 +627,7 @@ int main(int argc, char **argv)
         /* The fused transports: the put path and, for nvshmem-fused, the
          * other force modes, launched; then all of them replayed from a
          * graph (the first launched rows above are the default mode). */
-        if (strncmp(name, "nvshmem-fused", 13) == 0) {
+        if (caps & HX_CAP_GRAPH) {
             const char *fmodes[2];
             int nf = 0;
 #ifdef HALOX_HAVE_NVSHMEM

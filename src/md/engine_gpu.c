@@ -28,7 +28,6 @@
 
 #include "core/hxi.h"
 #include "md/gpu/md_gpu.h"
-#include "transport/transport.h" /* hxi_auto_chosen */
 
 #include <cuda_runtime_api.h>
 
@@ -367,33 +366,35 @@ static hx_status choose_device(hx_md_engine *e)
 }
 
 /* The transport when none is named. With one rank nothing crosses a
- * boundary, so the one cheapest to create (`cpu`: no device memory, no
- * NVSHMEM or NCCL start-up) is as fast as any. With several, nvshmem-fused:
- * it alone lets the whole step replay from one CUDA graph, which measured
- * fastest at every size (docs/md-gpu.md); where it cannot run,
- * make_transport falls back to `auto`, which measures the launched ones on
- * the real plan. Without either, the most direct one built. */
+ * boundary, so the one cheapest to create (host arrays: no device memory,
+ * no NVSHMEM or NCCL start-up) is as fast as any. With several, the first
+ * built transport that can be captured in a CUDA graph (nvshmem-fused): it
+ * alone lets the whole step replay from one graph, which measured fastest
+ * at every size (docs/md-gpu.md); where it cannot run, make_transport falls
+ * back to the one that measures the launched ones on the real plan. */
 static const char *default_transport(const hx_md_engine *e)
 {
-    static const char *pref[] = {"nvshmem-fused",  "auto", "nvshmem-pulse",
-                                 "nvshmem-stream", "nccl", "mpi"};
-    if (!e->multi)
-        return "cpu";
-    for (size_t p = 0; p < sizeof pref / sizeof pref[0]; p++)
-        for (int i = 0; i < hx_transport_count(); i++)
-            if (strcmp(hx_transport_name_at(i), pref[p]) == 0)
-                return pref[p];
-    return "cpu";
+    const char *host = NULL, *chooser = NULL;
+    for (int i = 0; i < hx_transport_count(); i++) {
+        const char *name = hx_transport_name_at(i);
+        unsigned caps = hx_transport_caps_of(name);
+        if (e->multi && (caps & HX_CAP_DEVICE) && (caps & HX_CAP_GRAPH))
+            return name;
+        if (!host && (caps & HX_CAP_HOST))
+            host = name;
+        if (!chooser && (caps & HX_CAP_CHOOSES))
+            chooser = name;
+    }
+    return e->multi && chooser ? chooser : host;
 }
 
-/* Whether forward and reverse wait on the host (the MPI-driven ones):
- * then the local force kernel is queued first so that it overlaps them. */
-static int transport_blocks(const hx_transport *t)
+/* The transport that measures the others, for the fall-back. */
+static const char *choosing_transport(void)
 {
-    const char *name = hx_transport_name(t);
-    if (strcmp(name, "auto") == 0 && hxi_auto_chosen(t))
-        name = hxi_auto_chosen(t);
-    return strcmp(name, "mpi") == 0 || strcmp(name, "cpu") == 0;
+    for (int i = 0; i < hx_transport_count(); i++)
+        if (hx_transport_caps_of(hx_transport_name_at(i)) & HX_CAP_CHOOSES)
+            return hx_transport_name_at(i);
+    return NULL;
 }
 
 static hx_status make_transport(hx_md_engine *e)
@@ -402,12 +403,6 @@ static hx_status make_transport(hx_md_engine *e)
     const char *name = want;
     if (!want[0] || strcmp(want, "default") == 0)
         name = default_transport(e);
-    if (strcmp(name, "nccl") == 0 && e->local_size > e->ndevices)
-        return hxi_error(HX_ERR_UNSUPPORTED,
-                         "GPU engine: the nccl transport needs one GPU per rank, but %d ranks "
-                         "share %d GPU(s) on this host; use --transport nvshmem-pulse or mpi, "
-                         "or start at most %d ranks per host",
-                         e->local_size, e->ndevices, e->ndevices);
     hx_transport_opts o;
     hx_transport_opts_init(&o);
     o.name = name;
@@ -415,14 +410,16 @@ static hx_status make_transport(hx_md_engine *e)
     o.stream = (void *) e->s_nl;
     o.graph = e->mgraph;
     hx_status st = hxi_agree(e->comm, hx_transport_create(&e->t, e->comm, &o));
-    if (st == HX_ERR_UNSUPPORTED && name != want && strcmp(name, "auto") != 0) {
+    const char *fallback = choosing_transport();
+    if (st == HX_ERR_UNSUPPORTED && name != want && fallback &&
+        !(hx_transport_caps_of(name) & HX_CAP_CHOOSES)) {
         /* The default could not run here (e.g. processes sharing a GPU
          * without MPS): `auto` takes the transports that can. */
         if (e->rank == 0)
-            fprintf(stderr, "halox-md: %s cannot run here (%s); using auto\n", name,
-                    hx_last_error());
+            fprintf(stderr, "halox-md: %s cannot run here (%s); using %s\n", name, hx_last_error(),
+                    fallback);
         e->mgraph = e->mg_ok = 0;
-        o.name = "auto";
+        o.name = fallback;
         o.graph = 0;
         e->t = NULL;
         st = hxi_agree(e->comm, hx_transport_create(&e->t, e->comm, &o));
@@ -732,7 +729,7 @@ static hx_status rebuild_host(hx_md_engine *e, int initial)
                          "%d ranks the GPU engine needs a device transport (--transport mpi, "
                          "nccl, nvshmem-* or auto), or run the CPU engine (--cpu)",
                          hx_transport_name(e->t), e->nranks);
-    e->blocking_transport = transport_blocks(e->t);
+    e->blocking_transport = (hx_transport_caps(e->t) & HX_CAP_BLOCKS_HOST) != 0;
     e->mg_dirty = 1; /* the captured step holds the old arrays and sizes */
     e->nhome = hx_plan_nhome(plan);
     e->nhalo = hx_plan_nhalo(plan);
@@ -927,8 +924,7 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
         const char *tn = cfg->transport[0] && strcmp(cfg->transport, "default") != 0
                              ? cfg->transport
                              : default_transport(e);
-        int no = !(e->multi &&
-                   (strcmp(tn, "nvshmem-fused") == 0 || strcmp(tn, "nvshmem-fused-tma") == 0) &&
+        int no = !(e->multi && (hx_transport_caps_of(tn) & HX_CAP_GRAPH) &&
                    hxi_env_int("HALOX_MD_GRAPH", 1) != 0);
         HXI_CHECK_GOTO(hxi_allreduce_int(comm, &no, 1, 1), st, fail);
         e->mgraph = !no;

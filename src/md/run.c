@@ -69,7 +69,7 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
         return HX_OK;
     }
 #endif
-    if (tr[0] != '\0' && strcmp(tr, "cpu") != 0 && strcmp(tr, "auto") != 0)
+    if (hx_transport_caps_of(tr) & HX_CAP_DEVICE)
         return hxi_error(HX_ERR_UNSUPPORTED,
                          "--transport %s moves device memory, but the run uses the CPU engine, "
                          "which uses the cpu transport: drop --transport, or run the GPU "

@@ -96,7 +96,7 @@ hx_status hx_transport_create(hx_transport **out, hx_comm *comm, const hx_transp
     if (opts->dtype != HX_FLOAT && opts->dtype != HX_DOUBLE)
         return hxi_error(HX_ERR_INVALID, "data type %d: use HX_FLOAT or HX_DOUBLE",
                          (int) opts->dtype);
-    if (ops->on_device > 0 && opts->dtype != HX_FLOAT)
+    if (!(ops->caps & HX_CAP_DOUBLE) && opts->dtype != HX_FLOAT)
         return hxi_error(HX_ERR_UNSUPPORTED,
                          "transport '%s' moves float data only: use HX_FLOAT (the `cpu` "
                          "transport also takes HX_DOUBLE)",
@@ -152,16 +152,25 @@ void *hx_transport_forces(hx_transport *t)
 {
     return t->f;
 }
+unsigned hx_transport_caps_of(const char *name)
+{
+    for (int i = 0; name && i < HXI_NBUILTIN; i++)
+        if (strcmp(name, hxi_builtin[i]->name) == 0)
+            return hxi_builtin[i]->caps;
+    return 0;
+}
+
+unsigned hx_transport_caps(const hx_transport *t)
+{
+    if (!(t->ops->caps & HX_CAP_CHOOSES))
+        return t->ops->caps;
+    const hx_transport *chosen = hxi_auto_chosen(t);
+    return HX_CAP_CHOOSES | (chosen ? hx_transport_caps(chosen) : 0u);
+}
+
 int hx_transport_on_device(const hx_transport *t)
 {
-    if (t->ops->on_device >= 0)
-        return t->ops->on_device;
-    /* auto: that of the chosen transport; host until one is chosen. */
-    const char *chosen = hxi_auto_chosen(t);
-    for (int i = 0; chosen && i < HXI_NBUILTIN; i++)
-        if (strcmp(chosen, hxi_builtin[i]->name) == 0)
-            return hxi_builtin[i]->on_device > 0;
-    return 0;
+    return (hx_transport_caps(t) & HX_CAP_DEVICE) != 0;
 }
 
 hx_status hx_transport_set_plan(hx_transport *t, const hx_plan *plan)

@@ -10,7 +10,7 @@
 
 typedef struct hxi_transport_ops {
     const char *name;
-    int on_device; /* arrays live in device memory (-1: auto decides) */
+    unsigned caps; /* HX_CAP_* bits (auto: HX_CAP_CHOOSES; the rest is its choice's) */
     hx_status (*create)(hx_transport *t);
     void (*destroy)(hx_transport *t);
     /* Collective: adopt t->plan (already set), growing buffers as needed. */
@@ -46,7 +46,7 @@ hx_status hxi_transport_fit(hx_transport *t, int *grow, int *new_capacity);
 extern const hxi_transport_ops hxi_transport_cpu;
 extern const hxi_transport_ops hxi_transport_auto;
 /* The transport `auto` runs now (NULL before its first plan). */
-const char *hxi_auto_chosen(const hx_transport *t);
+const hx_transport *hxi_auto_chosen(const hx_transport *t);
 #ifdef HALOX_HAVE_CUDA
 #ifdef HALOX_HAVE_MPI
 extern const hxi_transport_ops hxi_transport_mpi;

@@ -58,10 +58,10 @@ static hx_status auto_create(hx_transport *t)
      * where none of them can run (no GPU, or none built). */
     for (int i = 0; i < hx_transport_count() && a->n < HXI_AUTO_MAX - 1; i++) {
         const char *name = hx_transport_name_at(i);
-        if (strcmp(name, "auto") != 0 && strcmp(name, "cpu") != 0)
+        if (hx_transport_caps_of(name) & HX_CAP_DEVICE)
             a->name[a->n++] = name;
     }
-    a->name[a->n++] = "cpu";
+    a->name[a->n++] = hxi_transport_cpu.name;
     t->impl = a;
     snprintf(t->describe, sizeof t->describe, "auto: nothing measured yet");
     return HX_OK;
@@ -148,7 +148,7 @@ static hx_status auto_measure(hx_transport *t)
 
     for (int i = 0; i < a->n; i++) {
         a->us[i] = -1;
-        if (strcmp(a->name[i], "cpu") == 0 && best >= 0)
+        if ((hx_transport_caps_of(a->name[i]) & HX_CAP_HOST) && best >= 0)
             continue;
         HXI_CHECK(auto_trial(t, i, &a->us[i]));
         if (a->us[i] >= 0 && (best < 0 || a->us[i] < a->us[best]))
@@ -207,15 +207,15 @@ static hx_status auto_sync(hx_transport *t)
     return a->chosen ? hx_transport_sync(a->chosen) : HX_OK;
 }
 
-const char *hxi_auto_chosen(const hx_transport *t)
+const hx_transport *hxi_auto_chosen(const hx_transport *t)
 {
     const hxi_auto *a = t->impl;
-    return a->chosen ? hx_transport_name(a->chosen) : NULL;
+    return a->chosen;
 }
 
 const hxi_transport_ops hxi_transport_auto = {
     .name = "auto",
-    .on_device = -1, /* that of the chosen transport */
+    .caps = HX_CAP_CHOOSES, /* and those of the chosen transport */
     .create = auto_create,
     .destroy = auto_destroy,
     .set_plan = auto_set_plan,

@@ -140,7 +140,7 @@ static hx_status cpu_reverse(hx_transport *t)
 
 const hxi_transport_ops hxi_transport_cpu = {
     .name = "cpu",
-    .on_device = 0,
+    .caps = HX_CAP_HOST | HX_CAP_DOUBLE | HX_CAP_BLOCKS_HOST,
     .create = cpu_create,
     .destroy = cpu_destroy,
     .set_plan = cpu_set_plan,

@@ -541,7 +541,7 @@ void hxi_mpi_times_reset(hx_transport *t)
 
 const hxi_transport_ops hxi_transport_mpi = {
     .name = "mpi",
-    .on_device = 1,
+    .caps = HX_CAP_DEVICE | HX_CAP_BLOCKS_HOST,
     .create = mpi_create,
     .destroy = mpi_destroy,
     .set_plan = mpi_set_plan,

@@ -231,7 +231,7 @@ static hx_status nccl_sync(hx_transport *t)
 
 const hxi_transport_ops hxi_transport_nccl = {
     .name = "nccl",
-    .on_device = 1,
+    .caps = HX_CAP_DEVICE | HX_CAP_GPU_PER_RANK,
     .create = nccl_create,
     .destroy = nccl_destroy,
     .set_plan = nccl_set_plan,

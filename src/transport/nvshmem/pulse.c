@@ -132,7 +132,7 @@ static hx_status pulse_sync(hx_transport *t)
 
 const hxi_transport_ops hxi_transport_nvshmem_pulse = {
     .name = "nvshmem-pulse",
-    .on_device = 1,
+    .caps = HX_CAP_DEVICE | HX_CAP_PEER,
     .create = pulse_create,
     .destroy = hxi_shm_destroy,
     .set_plan = pulse_set_plan,

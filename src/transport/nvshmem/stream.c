@@ -90,7 +90,7 @@ static hx_status stream_sync(hx_transport *t)
 
 const hxi_transport_ops hxi_transport_nvshmem_stream = {
     .name = "nvshmem-stream",
-    .on_device = 1,
+    .caps = HX_CAP_DEVICE | HX_CAP_PEER,
     .create = stream_create,
     .destroy = hxi_shm_destroy,
     .set_plan = stream_set_plan,

@@ -641,7 +641,7 @@ static hx_status fz_step_graph(hx_transport *t)
 
 const hxi_transport_ops hxi_transport_nvshmem_fused = {
     .name = "nvshmem-fused",
-    .on_device = 1,
+    .caps = HX_CAP_DEVICE | HX_CAP_PEER | HX_CAP_GRAPH,
     .create = fz_create_plain,
     .destroy = fz_destroy,
     .set_plan = fz_set_plan,
@@ -653,7 +653,7 @@ const hxi_transport_ops hxi_transport_nvshmem_fused = {
 
 const hxi_transport_ops hxi_transport_nvshmem_fused_tma = {
     .name = "nvshmem-fused-tma",
-    .on_device = 1,
+    .caps = HX_CAP_DEVICE | HX_CAP_PEER | HX_CAP_GRAPH,
     .create = fz_create_tma,
     .destroy = fz_destroy,
     .set_plan = fz_set_plan,
