@@ -575,7 +575,8 @@ static hx_status build_lists_host_path(hx_md_engine *e)
         hxg_list none = {NULL, NULL, 0, 0};
         CU(hxg_build_lists((void *) e->s_nl, e->nhome, e->ntotal, x, e->multi ? 3 : 4,
                            e->multi ? e->zones : NULL, e->cells, e->geom, e->lj.rh2, e->cell_cnt,
-                           e->cell_start, e->cellof, e->cellatoms, e->loc, e->multi ? e->nl : none,
+                           e->cell_start, e->cellof, e->cellatoms, e->scan_tmp, e->loc,
+                           e->multi ? e->nl : none,
                            e->flags),
            "neighbour-list build launch");
         hxg_flags fl;
@@ -861,7 +862,7 @@ static hx_status create_local(hx_md_engine *e)
     HXI_CHECK(dev_grow(&e->acc, &(size_t){0}, HXG_NACC * sizeof(double), "thermo sums"));
     HXI_CHECK(dev_grow(&e->cell_cnt, &(size_t){0}, sizeof(int32_t) * nc, "cell counts"));
     HXI_CHECK(dev_grow(&e->cell_start, &(size_t){0}, sizeof(int32_t) * (nc + 1), "cell starts"));
-    HXI_CHECK(dev_grow(&e->scan_tmp, &(size_t){0}, sizeof(int32_t) * 2 * HXG_MAX_COOP_BLOCKS,
+    HXI_CHECK(dev_grow(&e->scan_tmp, &(size_t){0}, sizeof(int32_t) * 2 * HXG_MAX_SCAN_BLOCKS,
                        "scan scratch"));
     CU(cudaHostAlloc((void **) &e->report, sizeof(hxg_report), cudaHostAllocMapped),
        "mapped host allocation");
@@ -886,8 +887,6 @@ static hx_status create_local(hx_md_engine *e)
             CU(cudaEventCreate(&e->spans[k].b), "timer event");
         }
     }
-    if (!e->multi && !e->host_rebuild && hxg_rebuild_single_grid() <= 0)
-        e->host_rebuild = 1; /* no cooperative launch: rebuild through the host */
     return HX_OK;
 }
 

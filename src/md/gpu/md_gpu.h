@@ -110,31 +110,33 @@ int hxg_force_local(void *stream, int tpp, int n, const float *x4, hxg_list l, h
 int hxg_force_nonlocal(void *stream, int tpp, int ntotal, const float *x3, hxg_list l, hxg_lj lj,
                        hxg_geom g, float *f3, double *acc);
 
-/* Host-path list build over ntotal atoms at x (stride xs floats: 3 or 4):
+/* Cell scan scratch: HXG_MAX_SCAN_BLOCKS chunks of 4096 cells at most
+ * (16.7 million cells); scan_tmp holds 2 * HXG_MAX_SCAN_BLOCKS ints. */
+#define HXG_MAX_SCAN_BLOCKS 4096
+
+/* Host-driven list build over ntotal atoms at x (stride xs floats: 3 or 4):
  * cell counts, scan, fill (sorted within a cell), then lists. Home atoms
  * (i < nhome) get loc (home neighbours) and nl (halo neighbours); halo atoms
  * get nl (partners in pairs this rank owns by the zone rule). zones: 4
  * bytes per atom, or NULL when there is no halo. */
 int hxg_build_lists(void *stream, int nhome, int ntotal, const float *x, int xs,
                     const uint8_t *zones, hxg_cellgrid cg, hxg_geom g, float rh2, int32_t *cell_cnt,
-                    int32_t *cell_start, int32_t *cellof, int32_t *cellatoms, hxg_list loc,
-                    hxg_list nl, hxg_flags *flags);
+                    int32_t *cell_start, int32_t *cellof, int32_t *cellatoms, int32_t *scan_tmp,
+                    hxg_list loc, hxg_list nl, hxg_flags *flags);
 
-/* Single-rank rebuild on the device, one cooperative launch. step < 0: the
- * step is flags->cur. Decides as LAMMPS's Neighbor::decide: returns at once
- * unless step % every == 0, step - last_build >= delay and, with check,
- * flags->moved_step == step. Otherwise wraps x into the box, sorts atoms by
- * cell (x4, v4, id permuted through the scratch arrays s*), sets xold4,
- * builds loc and reports into *report. scan_tmp: 2 * HXG_MAX_COOP_BLOCKS ints. */
-#define HXG_MAX_COOP_BLOCKS 4096
+/* Single-rank rebuild on the device: a sequence of kernels that each decide
+ * alike, as LAMMPS's Neighbor::decide, whether this step rebuilds (step < 0:
+ * the step is flags->cur): only when step % every == 0, step - last_build
+ * >= delay and, with check, flags->moved_step == step; otherwise each
+ * returns at once, so the sequence can be captured once and replayed every
+ * candidate step. A rebuild wraps x into the box, sorts atoms by cell (x4,
+ * v4, id permuted through the scratch arrays s*), sets xold4, builds loc and
+ * reports into *report. No host synchronisation. */
 int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int64_t *id, float *xold4,
                        float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg, hxg_geom g, float rh2,
                        int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof, int32_t *perm,
                        int32_t *scan_tmp, hxg_list loc, hxg_flags *flags, hxg_report *report,
                        int64_t step, int every, int delay, int check);
-
-/* Largest co-resident grid of the cooperative rebuild kernel (0: none). */
-int hxg_rebuild_single_grid(void);
 
 /* Steps the GPU engine (engine_gpu.c) has replayed from CUDA graphs so far,
  * on this rank, for tests and logs. */

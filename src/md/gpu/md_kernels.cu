@@ -13,12 +13,10 @@
  */
 #include "md_gpu.h"
 
-#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <climits>
-
-namespace cg = cooperative_groups;
+#include <cstdlib>
 
 #define HXG_FULL 0xffffffffu
 
@@ -534,178 +532,258 @@ static cudaError_t hxg_force(cudaStream_t s, int tpp, int xs, int n, const float
 
 /* ------------------------------------------------------------ list build */
 
-/* One thread per atom: its cell, and a count per cell (atomic). */
-template <int XS>
-__global__ void hxg_k_cell_count(int n, const float *__restrict__ x, hxg_cellgrid cg_,
-                                 int32_t *__restrict__ cnt, int32_t *__restrict__ cellof)
+/* Whether a list-build kernel works in this launch. Ungated (on == 0) for
+ * the host-driven builds. Gated for the single-rank rebuild, which decides
+ * on the device as LAMMPS's Neighbor::decide: step % every == 0, step -
+ * last_build >= delay and, with check, moved_step == step. Every kernel of
+ * one rebuild reads the same values (earlier kernels on the stream wrote
+ * them; only hxg_k_finish changes last_build, and it runs last), so all of
+ * them decide alike and either all work or none does. */
+struct hxg_gate {
+    hxg_flags *flags;
+    long long step; /* < 0: flags->cur */
+    int every, delay, check, on;
+};
+
+__device__ __forceinline__ bool hxg_open(const hxg_gate &g)
+{
+    if (!g.on)
+        return true;
+    const hxg_flags *fl = g.flags;
+    const long long step = g.step >= 0 ? g.step : fl->cur;
+    return step % g.every == 0 && step - fl->last_build >= g.delay &&
+           (!g.check || fl->moved_step == step);
+}
+
+/* One thread per atom: its cell, and a count per cell (atomic). WRAP (the
+ * single-rank rebuild, XS 4): x is first wrapped into the box; a
+ * non-finite coordinate is reported (flags->bad) and parked at the box
+ * origin, so that the build stays in bounds. */
+template <int XS, bool WRAP>
+__global__ void hxg_k_cell_count(hxg_gate gate, int n, float *__restrict__ x, hxg_cellgrid cg_,
+                                 hxg_geom g, int32_t *__restrict__ cnt,
+                                 int32_t *__restrict__ cellof)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n)
+    if (i >= n || !hxg_open(gate))
         return;
-    const int c = hxg_cell_of(hxg_load<XS>(x, i), cg_);
+    float3 p = hxg_load<XS, false>(x, i);
+    if (WRAP) {
+        if (!isfinite(p.x) || !isfinite(p.y) || !isfinite(p.z)) {
+            gate.flags->bad = 1;
+            p = make_float3(g.box_lo[0], g.box_lo[1], g.box_lo[2]);
+        }
+        p.x -= g.box_len[0] * floorf((p.x - g.box_lo[0]) / g.box_len[0]);
+        p.y -= g.box_len[1] * floorf((p.y - g.box_lo[1]) / g.box_len[1]);
+        p.z -= g.box_len[2] * floorf((p.z - g.box_lo[2]) / g.box_len[2]);
+        float4 *q = reinterpret_cast<float4 *>(x) + i;
+        *q = make_float4(p.x, p.y, p.z, q->w);
+    }
+    const int c = hxg_cell_of(p, cg_);
     cellof[i] = c;
     atomicAdd(&cnt[c], 1);
 }
 
-/* One block of 1024 threads: cell starts from counts. */
-__global__ void hxg_k_scan(const int32_t *cnt, int32_t *start, int n)
+/* The cell scan in three launches: each block of 1024 threads scans a
+ * chunk of HXG_SCAN_CHUNK cells and leaves the chunk's sum; one block scans
+ * the sums (total into start[ncell]); each block adds its chunk's offset.
+ * Blocks never wait for each other. */
+#define HXG_SCAN_CHUNK 4096
+__global__ void hxg_k_scan_part(hxg_gate gate, const int32_t *cnt, int32_t *start, int n,
+                                int32_t *bsum)
 {
-    hxg_block_scan(cnt, start, n, start + n);
+    if (!hxg_open(gate))
+        return;
+    const int beg = blockIdx.x * HXG_SCAN_CHUNK, len = min(HXG_SCAN_CHUNK, n - beg);
+    hxg_block_scan(cnt + beg, start + beg, len, bsum + blockIdx.x);
+}
+
+__global__ void hxg_k_scan_top(hxg_gate gate, const int32_t *bsum, int nb, int32_t *boff,
+                               int32_t *total)
+{
+    if (!hxg_open(gate))
+        return;
+    hxg_block_scan(bsum, boff, nb, total);
+}
+
+__global__ void hxg_k_scan_add(hxg_gate gate, int32_t *start, int n, const int32_t *boff)
+{
+    if (blockIdx.x == 0 || !hxg_open(gate))
+        return;
+    const int beg = blockIdx.x * HXG_SCAN_CHUNK, len = min(HXG_SCAN_CHUNK, n - beg);
+    const int32_t off = boff[blockIdx.x];
+    for (int c = threadIdx.x; c < len; c += blockDim.x)
+        start[beg + c] += off;
 }
 
 /* One thread per atom: a slot in its cell taken from the top by an atomic
  * decrement, which also leaves every count at zero for the next build. */
-__global__ void hxg_k_cell_fill(int n, const int32_t *__restrict__ cellof,
+__global__ void hxg_k_cell_fill(hxg_gate gate, int n, const int32_t *__restrict__ cellof,
                                 const int32_t *__restrict__ start, int32_t *cnt,
                                 int32_t *__restrict__ cellatoms)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n)
+    if (i >= n || !hxg_open(gate))
         return;
     const int c = cellof[i];
     cellatoms[start[c] + atomicSub(&cnt[c], 1) - 1] = i;
 }
 
 /* One warp per cell (see hxg_sort_cell_warp). */
-__global__ void hxg_k_cell_sort(int ncell, const int32_t *__restrict__ start,
+__global__ void hxg_k_cell_sort(hxg_gate gate, int ncell, const int32_t *__restrict__ start,
                                 int32_t *__restrict__ cellatoms)
 {
     const int c = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    if (c >= ncell)
+    if (c >= ncell || !hxg_open(gate))
         return; /* whole warps */
     hxg_sort_cell_warp(cellatoms + start[c], start[c + 1] - start[c]);
 }
 
-/* HXG_BG lanes per atom (home and halo); see hxg_build_group. A warp whose
- * first atom is past the end leaves as a whole; the others keep every lane
- * for the ballots. */
+/* Lists of atom i by one thread: the same candidates in the same order as
+ * hxg_build_group (cells in stencil order, atoms by index within a cell),
+ * so the lists, and the forces summed over them, are the same whichever
+ * kernel built them. Used where there are enough atoms to fill the GPU
+ * with one thread each: no ballots, and the threads of a warp, holding
+ * neighbouring atoms of a cell-sorted array, read mostly the same
+ * candidates. */
 template <int XS>
-__global__ void
-hxg_k_build(int nhome, int ntotal, const float *__restrict__ x, const uint8_t *__restrict__ zones,
-            hxg_cellgrid cg_, hxg_geom g, float rh2, const int32_t *__restrict__ start,
-            const int32_t *__restrict__ cellatoms, hxg_list loc, hxg_list nl, hxg_flags *flags)
+__device__ void hxg_build_thread(int i, int nhome, const float *__restrict__ x,
+                                 const uint8_t *__restrict__ zones, const hxg_cellgrid &cg_,
+                                 const hxg_geom &g, float rh2, const int32_t *__restrict__ start,
+                                 const int32_t *__restrict__ cellatoms, hxg_list loc, hxg_list nl,
+                                 hxg_flags *flags)
+{
+    const float3 xi = hxg_load<XS>(x, i);
+    const int cx = hxg_cell_coord(xi.x, cg_.lo[0], cg_.inv_w[0], cg_.n[0], cg_.periodic[0]);
+    const int cy = hxg_cell_coord(xi.y, cg_.lo[1], cg_.inv_w[1], cg_.n[1], cg_.periodic[1]);
+    const int cz = hxg_cell_coord(xi.z, cg_.lo[2], cg_.inv_w[2], cg_.n[2], cg_.periodic[2]);
+    const bool ihome = i < nhome;
+    const unsigned mi = (ihome || zones == nullptr) ? 0u : hxg_zone_mask(zones, i);
+    const size_t ls = (size_t) loc.stride, ns = (size_t) nl.stride;
+    int nloc = 0, nnl = 0;
+    for (int oz = -1; oz <= 1; oz++) {
+        int qz;
+        if (!hxg_stencil(cz, oz, cg_.n[2], cg_.periodic[2], &qz))
+            continue;
+        for (int oy = -1; oy <= 1; oy++) {
+            int qy;
+            if (!hxg_stencil(cy, oy, cg_.n[1], cg_.periodic[1], &qy))
+                continue;
+            for (int ox = -1; ox <= 1; ox++) {
+                int qx;
+                if (!hxg_stencil(cx, ox, cg_.n[0], cg_.periodic[0], &qx))
+                    continue;
+                const int cell = (qz * cg_.n[1] + qy) * cg_.n[0] + qx;
+                const int kend = __ldg(start + cell + 1);
+                for (int k = __ldg(start + cell); k < kend; k++) {
+                    const int j = cellatoms ? __ldg(cellatoms + k) : k;
+                    const float3 xj = hxg_load<XS>(x, j);
+                    float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z;
+                    dx -= g.per_len[0] * rintf(dx * g.per_inv[0]);
+                    dy -= g.per_len[1] * rintf(dy * g.per_inv[1]);
+                    dz -= g.per_len[2] * rintf(dz * g.per_inv[2]);
+                    if (!(dx * dx + dy * dy + dz * dz < rh2) || j == i)
+                        continue;
+                    const bool jhome = j < nhome;
+                    if (ihome && jhome) {
+                        if (nloc < loc.max)
+                            loc.nb[(size_t) nloc * ls + i] = j;
+                        nloc++;
+                    } else if (ihome || jhome || (mi & hxg_zone_mask(zones, j)) == 0) {
+                        if (nnl < nl.max)
+                            nl.nb[(size_t) nnl * ns + i] = j;
+                        nnl++;
+                    }
+                }
+            }
+        }
+    }
+    if (ihome)
+        loc.cnt[i] = min(nloc, loc.max);
+    if (nl.cnt)
+        nl.cnt[i] = min(nnl, nl.max);
+    if (nloc > loc.max || (nl.cnt && nnl > nl.max))
+        atomicMax(&flags->need, max(nloc, nnl));
+}
+
+/* Lists of every local atom (home and halo). LANES 1: one thread per atom
+ * (hxg_build_thread); LANES HXG_BG: a group of lanes per atom
+ * (hxg_build_group), for systems too small to fill the GPU one thread
+ * each. In the group form a warp whose first atom is past the end leaves
+ * as a whole; the others keep every lane for the ballots. */
+template <int XS, int LANES>
+__global__ void __launch_bounds__(128)
+    hxg_k_build(hxg_gate gate, int nhome, int ntotal, const float *__restrict__ x,
+                const uint8_t *__restrict__ zones, hxg_cellgrid cg_, hxg_geom g, float rh2,
+                const int32_t *__restrict__ start, const int32_t *__restrict__ cellatoms,
+                hxg_list loc, hxg_list nl, hxg_flags *flags)
 {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    if ((t & ~31) / HXG_BG >= ntotal)
+    if (!hxg_open(gate))
         return;
-    const int i = t / HXG_BG;
+    if (LANES == 1) {
+        if (t < ntotal)
+            hxg_build_thread<XS>(t, nhome, x, zones, cg_, g, rh2, start, cellatoms, loc, nl,
+                                 flags);
+        return;
+    }
+    if ((t & ~31) / LANES >= ntotal)
+        return;
+    const int i = t / LANES;
     hxg_build_group<XS, true>(i, i < ntotal, nhome, x, zones, cg_, g, rh2, start, cellatoms, loc,
                               nl, flags);
 }
 
 /* ------------------------------------------------ single-rank rebuild */
 
-struct hxg_rebuild_args {
-    int n;
-    float4 *x4, *v4, *xold4, *sx4, *sv4;
-    int64_t *id, *sid;
-    hxg_cellgrid cg;
-    hxg_geom g;
-    float rh2;
-    int32_t *cnt, *start, *cellof, *perm;
-    int32_t *bsum, *boff; /* one per block: the multi-block scan */
-    hxg_list loc;
-    hxg_flags *flags;
-    hxg_report *report;
-    long long step;
-    int every, delay, check;
-};
-
-/* Cooperative launch, grid-stride loops, phases separated by grid syncs
- * (which order global memory between phases). The decision to rebuild
- * (LAMMPS's Neighbor::decide, with ago = step - last_build) reads values
- * that earlier kernels on the stream wrote and that nothing in this kernel
- * changes before the first sync, so every block decides alike and either
- * all return or none. Counts are zero on entry (the fill leaves them
- * so). Thread 0 of the grid does the bookkeeping after the last sync and
- * publishes it to mapped host memory with a system fence. */
-__global__ void __launch_bounds__(256) hxg_k_rebuild_single(hxg_rebuild_args a)
+/* One thread per atom: the cell-sorted copy into the scratch arrays. */
+__global__ void hxg_k_permute(hxg_gate gate, int n, const int32_t *__restrict__ perm,
+                              const float4 *__restrict__ x4, const float4 *__restrict__ v4,
+                              const int64_t *__restrict__ id, float4 *__restrict__ sx4,
+                              float4 *__restrict__ sv4, int64_t *__restrict__ sid)
 {
-    hxg_flags *fl = a.flags;
-    const long long step = a.step >= 0 ? a.step : fl->cur;
-    if (step % a.every != 0 || step - fl->last_build < a.delay ||
-        (a.check && fl->moved_step != step))
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n || !hxg_open(gate))
         return;
-    cg::grid_group grid = cg::this_grid();
-    const int gt = blockIdx.x * blockDim.x + threadIdx.x;
-    const int gs = gridDim.x * blockDim.x;
-    const int n = a.n;
+    const int o = perm[k];
+    sx4[k] = x4[o];
+    sv4[k] = v4[o];
+    sid[k] = id[o];
+}
 
-    for (int i = gt; i < n; i += gs) {
-        float4 p = a.x4[i];
-        if (!isfinite(p.x) || !isfinite(p.y) || !isfinite(p.z)) {
-            fl->bad = 1;
-            p = make_float4(a.g.box_lo[0], a.g.box_lo[1], a.g.box_lo[2], 0.0f);
-        }
-        p.x -= a.g.box_len[0] * floorf((p.x - a.g.box_lo[0]) / a.g.box_len[0]);
-        p.y -= a.g.box_len[1] * floorf((p.y - a.g.box_lo[1]) / a.g.box_len[1]);
-        p.z -= a.g.box_len[2] * floorf((p.z - a.g.box_lo[2]) / a.g.box_len[2]);
-        a.x4[i] = p;
-        const int c = hxg_cell_of(make_float3(p.x, p.y, p.z), a.cg);
-        a.cellof[i] = c;
-        atomicAdd(&a.cnt[c], 1);
-    }
-    grid.sync();
-    const int ncell = a.cg.ncell;
-    if (ncell <= 32768) {
-        if (blockIdx.x == 0)
-            hxg_block_scan(a.cnt, a.start, ncell, a.start + ncell);
-    } else {
-        /* Each block scans its chunk, block 0 scans the chunk sums, each
-         * block adds its chunk's offset. */
-        const int chunk = (ncell + gridDim.x - 1) / gridDim.x;
-        const int beg = min((int) blockIdx.x * chunk, ncell), len = min(chunk, ncell - beg);
-        hxg_block_scan(a.cnt + beg, a.start + beg, len, a.bsum + blockIdx.x);
-        grid.sync();
-        if (blockIdx.x == 0)
-            hxg_block_scan(a.bsum, a.boff, gridDim.x, a.start + ncell);
-        grid.sync();
-        const int32_t off = a.boff[blockIdx.x];
-        for (int c = threadIdx.x; c < len; c += blockDim.x)
-            a.start[beg + c] += off;
-    }
-    grid.sync();
-    for (int i = gt; i < n; i += gs) {
-        const int c = a.cellof[i];
-        a.perm[a.start[c] + atomicSub(&a.cnt[c], 1) - 1] = i;
-    }
-    grid.sync();
-    for (int c = gt >> 5; c < ncell; c += gs >> 5)
-        hxg_sort_cell_warp(a.perm + a.start[c], a.start[c + 1] - a.start[c]);
-    grid.sync();
-    for (int k = gt; k < n; k += gs) {
-        const int o = a.perm[k];
-        a.sx4[k] = a.x4[o];
-        a.sv4[k] = a.v4[o];
-        a.sid[k] = a.id[o];
-    }
-    grid.sync();
-    for (int k = gt; k < n; k += gs) {
-        const float4 p = a.sx4[k];
-        a.x4[k] = p;
-        a.xold4[k] = p;
-        a.v4[k] = a.sv4[k];
-        a.id[k] = a.sid[k];
-    }
-    grid.sync();
-    /* x4 was written above: plain loads, not the read-only cache. */
-    const hxg_list none = {nullptr, nullptr, 0, 0};
-    const int gpw = 32 / HXG_BG, nw = gs >> 5;
-    for (int base = (gt >> 5) * gpw; base < n; base += nw * gpw) {
-        const int i = base + (threadIdx.x & 31) / HXG_BG;
-        hxg_build_group<4, false>(i, i < n, n, reinterpret_cast<const float *>(a.x4), nullptr, a.cg,
-                                  a.g, a.rh2, a.start, nullptr, a.loc, none, fl);
-    }
-    grid.sync();
-    if (gt == 0) {
-        fl->last_build = step;
-        fl->rebuilds += 1;
-        a.report->last_build = step;
-        a.report->rebuilds = fl->rebuilds;
-        a.report->need = fl->need;
-        a.report->bad = fl->bad;
-        __threadfence_system();
-    }
+/* One thread per atom: the sorted atoms back into the arrays the step
+ * kernels (and captured graphs) use, and the positions of this build. */
+__global__ void hxg_k_adopt(hxg_gate gate, int n, const float4 *__restrict__ sx4,
+                            const float4 *__restrict__ sv4, const int64_t *__restrict__ sid,
+                            float4 *__restrict__ x4, float4 *__restrict__ xold4,
+                            float4 *__restrict__ v4, int64_t *__restrict__ id)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n || !hxg_open(gate))
+        return;
+    const float4 p = sx4[k];
+    x4[k] = p;
+    xold4[k] = p;
+    v4[k] = sv4[k];
+    id[k] = sid[k];
+}
+
+/* One thread: the bookkeeping of a device rebuild, published to mapped
+ * host memory with a system fence, so that the host reads it without a
+ * synchronisation. Runs last: its change of last_build closes the gate. */
+__global__ void hxg_k_finish(hxg_gate gate, hxg_report *report)
+{
+    if (threadIdx.x != 0 || !hxg_open(gate))
+        return;
+    hxg_flags *fl = gate.flags;
+    const long long step = gate.step >= 0 ? gate.step : fl->cur;
+    fl->last_build = step;
+    fl->rebuilds += 1;
+    report->last_build = step;
+    report->rebuilds = fl->rebuilds;
+    report->need = fl->need;
+    report->bad = fl->bad;
+    __threadfence_system();
 }
 
 /* ------------------------------------------------------------ launchers */
@@ -754,57 +832,90 @@ extern "C" int hxg_force_nonlocal(void *stream, int tpp, int ntotal, const float
                            0.0f, acc, nullptr);
 }
 
+/* Lanes per atom of the list build: one thread per atom where that fills
+ * the GPU twice over (one resident thread per 1024 per SM), else a group.
+ * HALOX_MD_BUILD_LANES=1|8 overrides (for measurements). */
+static int hxg_build_lanes(long long n)
+{
+    static int sms = -1, forced = 0;
+    if (sms < 0) {
+        int dev = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+            cudaGetLastError();
+            sms = 1;
+        }
+        const char *env = getenv("HALOX_MD_BUILD_LANES");
+        forced = env ? atoi(env) : 0;
+    }
+    if (forced == 1 || forced == HXG_BG)
+        return forced;
+    return n >= 2LL * sms * 1024 ? 1 : HXG_BG;
+}
+
+template <int XS>
+static void hxg_launch_build(cudaStream_t s, hxg_gate gate, int nhome, int ntotal, const float *x,
+                             const uint8_t *zones, hxg_cellgrid cg_, hxg_geom g, float rh2,
+                             const int32_t *start, const int32_t *cellatoms, hxg_list loc,
+                             hxg_list nl, hxg_flags *flags)
+{
+    if (hxg_build_lanes(ntotal) == 1)
+        hxg_k_build<XS, 1><<<hxg_blocks(ntotal, 128), 128, 0, s>>>(
+            gate, nhome, ntotal, x, zones, cg_, g, rh2, start, cellatoms, loc, nl, flags);
+    else
+        hxg_k_build<XS, HXG_BG><<<hxg_blocks((long long) ntotal * HXG_BG, 128), 128, 0, s>>>(
+            gate, nhome, ntotal, x, zones, cg_, g, rh2, start, cellatoms, loc, nl, flags);
+}
+
+/* Cell starts from counts (three launches, see hxg_k_scan_part). */
+static cudaError_t hxg_scan_cells(cudaStream_t s, hxg_gate gate, const int32_t *cnt,
+                                  int32_t *start, int ncell, int32_t *scan_tmp)
+{
+    const int nb = (ncell + HXG_SCAN_CHUNK - 1) / HXG_SCAN_CHUNK;
+    if (nb > HXG_MAX_SCAN_BLOCKS)
+        return cudaErrorInvalidValue;
+    hxg_k_scan_part<<<nb, 1024, 0, s>>>(gate, cnt, start, ncell, scan_tmp);
+    hxg_k_scan_top<<<1, 1024, 0, s>>>(gate, scan_tmp, nb, scan_tmp + HXG_MAX_SCAN_BLOCKS,
+                                      start + ncell);
+    if (nb > 1)
+        hxg_k_scan_add<<<nb, 1024, 0, s>>>(gate, start, ncell, scan_tmp + HXG_MAX_SCAN_BLOCKS);
+    return cudaGetLastError();
+}
+
 extern "C" int hxg_build_lists(void *stream, int nhome, int ntotal, const float *x, int xs,
                                const uint8_t *zones, hxg_cellgrid cg_, hxg_geom g, float rh2,
                                int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof,
-                               int32_t *cellatoms, hxg_list loc, hxg_list nl, hxg_flags *flags)
+                               int32_t *cellatoms, int32_t *scan_tmp, hxg_list loc, hxg_list nl,
+                               hxg_flags *flags)
 {
     cudaStream_t s = (cudaStream_t) stream;
+    const hxg_gate open = {flags, 0, 1, 0, 0, 0};
     cudaError_t err = cudaMemsetAsync(cell_cnt, 0, sizeof(int32_t) * (size_t) cg_.ncell, s);
     if (err != cudaSuccess)
         return (int) err;
     if (ntotal > 0) {
+        float *xw = const_cast<float *>(x); /* not written without WRAP */
         if (xs == 4)
-            hxg_k_cell_count<4>
-                <<<hxg_blocks(ntotal, 256), 256, 0, s>>>(ntotal, x, cg_, cell_cnt, cellof);
+            hxg_k_cell_count<4, false><<<hxg_blocks(ntotal, 256), 256, 0, s>>>(
+                open, ntotal, xw, cg_, g, cell_cnt, cellof);
         else
-            hxg_k_cell_count<3>
-                <<<hxg_blocks(ntotal, 256), 256, 0, s>>>(ntotal, x, cg_, cell_cnt, cellof);
+            hxg_k_cell_count<3, false><<<hxg_blocks(ntotal, 256), 256, 0, s>>>(
+                open, ntotal, xw, cg_, g, cell_cnt, cellof);
     }
-    hxg_k_scan<<<1, 1024, 0, s>>>(cell_cnt, cell_start, cg_.ncell);
-    if (ntotal > 0) {
-        hxg_k_cell_fill<<<hxg_blocks(ntotal, 256), 256, 0, s>>>(ntotal, cellof, cell_start,
-                                                                cell_cnt, cellatoms);
-        hxg_k_cell_sort<<<hxg_blocks((long long) cg_.ncell * 32, 256), 256, 0, s>>>(
-            cg_.ncell, cell_start, cellatoms);
-        const int bgrid = hxg_blocks((long long) ntotal * HXG_BG, 128);
-        if (xs == 4)
-            hxg_k_build<4><<<bgrid, 128, 0, s>>>(nhome, ntotal, x, zones, cg_, g, rh2, cell_start,
-                                                 cellatoms, loc, nl, flags);
-        else
-            hxg_k_build<3><<<bgrid, 128, 0, s>>>(nhome, ntotal, x, zones, cg_, g, rh2, cell_start,
-                                                 cellatoms, loc, nl, flags);
-    }
+    err = hxg_scan_cells(s, open, cell_cnt, cell_start, cg_.ncell, scan_tmp);
+    if (err != cudaSuccess || ntotal <= 0)
+        return (int) err;
+    hxg_k_cell_fill<<<hxg_blocks(ntotal, 256), 256, 0, s>>>(open, ntotal, cellof, cell_start,
+                                                            cell_cnt, cellatoms);
+    hxg_k_cell_sort<<<hxg_blocks((long long) cg_.ncell * 32, 256), 256, 0, s>>>(
+        open, cg_.ncell, cell_start, cellatoms);
+    if (xs == 4)
+        hxg_launch_build<4>(s, open, nhome, ntotal, x, zones, cg_, g, rh2, cell_start, cellatoms,
+                            loc, nl, flags);
+    else
+        hxg_launch_build<3>(s, open, nhome, ntotal, x, zones, cg_, g, rh2, cell_start, cellatoms,
+                            loc, nl, flags);
     return (int) cudaGetLastError();
-}
-
-static int hxg_coop_grid = -1;
-
-extern "C" int hxg_rebuild_single_grid(void)
-{
-    if (hxg_coop_grid >= 0)
-        return hxg_coop_grid;
-    int dev = 0, sms = 0, coop = 0, per_sm = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, hxg_k_rebuild_single, 256, 0) !=
-            cudaSuccess) {
-        cudaGetLastError();
-        return hxg_coop_grid = 0;
-    }
-    const int g = sms * per_sm;
-    return hxg_coop_grid = coop ? (g < HXG_MAX_COOP_BLOCKS ? g : HXG_MAX_COOP_BLOCKS) : 0;
 }
 
 extern "C" int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int64_t *id,
@@ -814,38 +925,24 @@ extern "C" int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int
                                   int32_t *scan_tmp, hxg_list loc, hxg_flags *flags,
                                   hxg_report *report, int64_t step, int every, int delay, int check)
 {
-    const int maxgrid = hxg_rebuild_single_grid();
-    if (maxgrid <= 0)
-        return (int) cudaErrorCooperativeLaunchTooLarge;
-    hxg_rebuild_args a;
-    a.n = n;
-    a.x4 = (float4 *) x4;
-    a.v4 = (float4 *) v4;
-    a.xold4 = (float4 *) xold4;
-    a.sx4 = (float4 *) sx4;
-    a.sv4 = (float4 *) sv4;
-    a.id = id;
-    a.sid = sid;
-    a.cg = cg_;
-    a.g = g;
-    a.rh2 = rh2;
-    a.cnt = cell_cnt;
-    a.start = cell_start;
-    a.cellof = cellof;
-    a.perm = perm;
-    a.bsum = scan_tmp;
-    a.boff = scan_tmp + HXG_MAX_COOP_BLOCKS;
-    a.loc = loc;
-    a.flags = flags;
-    a.report = report;
-    a.step = (long long) step;
-    a.every = every > 0 ? every : 1;
-    a.delay = delay;
-    a.check = check;
-    const long long wa = (long long) n * HXG_BG, wc = (long long) cg_.ncell * 32;
-    const int want = hxg_blocks(wa > wc ? wa : wc, 256);
-    const int grid = want < maxgrid ? (want > 0 ? want : 1) : maxgrid;
-    void *args[] = {&a};
-    return (int) cudaLaunchCooperativeKernel((const void *) hxg_k_rebuild_single, dim3(grid),
-                                             dim3(256), args, 0, (cudaStream_t) stream);
+    cudaStream_t s = (cudaStream_t) stream;
+    const hxg_gate gate = {flags, (long long) step, every > 0 ? every : 1, delay, check, 1};
+    const hxg_list none = {nullptr, nullptr, 0, 0};
+    const int nb = hxg_blocks(n > 0 ? n : 1, 256);
+    hxg_k_cell_count<4, true><<<nb, 256, 0, s>>>(gate, n, x4, cg_, g, cell_cnt, cellof);
+    cudaError_t err = hxg_scan_cells(s, gate, cell_cnt, cell_start, cg_.ncell, scan_tmp);
+    if (err != cudaSuccess)
+        return (int) err;
+    hxg_k_cell_fill<<<nb, 256, 0, s>>>(gate, n, cellof, cell_start, cell_cnt, perm);
+    hxg_k_cell_sort<<<hxg_blocks((long long) cg_.ncell * 32, 256), 256, 0, s>>>(
+        gate, cg_.ncell, cell_start, perm);
+    hxg_k_permute<<<nb, 256, 0, s>>>(gate, n, perm, (const float4 *) x4, (const float4 *) v4, id,
+                                     (float4 *) sx4, (float4 *) sv4, sid);
+    hxg_k_adopt<<<nb, 256, 0, s>>>(gate, n, (const float4 *) sx4, (const float4 *) sv4, sid,
+                                   (float4 *) x4, (float4 *) xold4, (float4 *) v4, id);
+    /* Atoms are in cell order now: a cell's atoms are [start[c], start[c+1]). */
+    hxg_launch_build<4>(s, gate, n, n, x4, nullptr, cg_, g, rh2, cell_start, nullptr, loc, none,
+                        flags);
+    hxg_k_finish<<<1, 32, 0, s>>>(gate, report);
+    return (int) cudaGetLastError();
 }
