@@ -8,6 +8,15 @@ if(HALOX_HAVE_CUDA AND TARGET halox_md AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/e
   # Two pulses along x (domains 2.52 wide, halo cutoff 2.8): forwarding.
   hx_test(test_md_gpu_pulses SOURCES test_md_gpu.c LIBS halox_md RANKS 4 LABELS gpu
           ARGS --cells 6 --grid 4x1x1 TIMEOUT 900)
+  # The smallest box the cutoff allows (6.72 for a halo cutoff of 2.8): four
+  # cells along a periodic dimension, so the list build meets each cell
+  # under two images.
+  hx_test(test_md_gpu_small SOURCES test_md_gpu.c LIBS halox_md RANKS 1 2 LABELS gpu
+          ARGS --cells 4 TIMEOUT 900)
+  # The list build with one thread per atom (chosen by size from about
+  # 270,000 atoms on an H200): the same lists as the lane groups.
+  hx_test(test_md_gpu_lanes1 SOURCES test_md_gpu.c LIBS halox_md RANKS 1 2 LABELS gpu
+          ARGS --build-lanes 1 TIMEOUT 900)
   # The default system, 32,000 atoms.
   hx_test(test_md_gpu_default SOURCES test_md_gpu.c LIBS halox_md RANKS 1 2 LABELS gpu
           ARGS --cells 20 TIMEOUT 900)

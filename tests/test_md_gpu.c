@@ -37,7 +37,8 @@
  * wait for the check), that step must fail with HX_ERR_TIMEOUT on every
  * rank, and the engine must go away cleanly (a hang is the test's timeout).
  *
- * Options: --cells N (cubic, default 10), --grid AxBxC, --steps N, --withhold.
+ * Options: --cells N (cubic, default 10), --grid AxBxC, --steps N, --withhold,
+ * --build-lanes 1|8 (the list build's lanes per atom, chosen by size otherwise).
  * Exits 77 where no rank sees a GPU. Transports that refuse the setting
  * (nccl with several ranks on one GPU) are reported and skipped.
  */
@@ -438,6 +439,8 @@ int main(int argc, char **argv)
             steps = atoi(argv[++a]);
         else if (strcmp(argv[a], "--withhold") == 0)
             withhold = 1;
+        else if (strcmp(argv[a], "--build-lanes") == 0 && a + 1 < argc)
+            setenv("HALOX_MD_BUILD_LANES", argv[++a], 1); /* read at the first list build */
         else if (strcmp(argv[a], "--grid") == 0 && a + 1 < argc) {
             if (hx_grid_parse(argv[++a], grid) != HX_OK)
                 return hxt_skip(comm, "bad --grid");

@@ -431,6 +431,7 @@ static void setup_physics(hx_md_engine *e)
 {
     const hx_md_config *c = &e->cfg;
     const hx_decomp *d = &e->decomp;
+    double ext[3];
     double s6 = pow(c->sigma, 6.0), s12 = s6 * s6;
     e->lj.rc2 = (float) (c->rc * c->rc);
     e->lj.rh2 = (float) (e->rh * e->rh);
@@ -450,20 +451,27 @@ static void setup_physics(hx_md_engine *e)
         e->geom.per_inv[k] = periodic ? (float) (1.0 / d->box_len[k]) : 0.0f;
         e->geom.box_lo[k] = (float) d->box_lo[k];
         e->geom.box_len[k] = (float) d->box_len[k];
-        /* Cells of width >= rc + skin over home atoms and, along a
-         * decomposed dimension, the halo above them (up to the halo cutoff). */
-        double lo = periodic ? d->box_lo[k] : d->dom_lo[k];
-        double ext = periodic ? d->box_len[k] : d->dom_hi[k] - d->dom_lo[k] + d->cutoff;
-        int n = (int) floor(ext / (e->rh * (1.0 + 1e-6)));
-        if (n < 1)
-            n = 1;
-        if (n > 1024)
-            n = 1024;
-        e->cells.n[k] = n;
+        /* Cells of width a little over (rc + skin) / 2 over home atoms
+         * and, along a decomposed dimension, the halo above them (up to
+         * the halo cutoff): the list build then looks at rows of 5 cells
+         * cut to each atom's reach, a third of the candidates that cells
+         * of width rc + skin give (docs/md-gpu.md). */
+        ext[k] = periodic ? d->box_len[k] : d->dom_hi[k] - d->dom_lo[k] + d->cutoff;
+        int n = (int) floor(ext[k] / (0.5 * e->rh * (1.0 + 1e-5)));
+        e->cells.n[k] = n < 1 ? 1 : n;
         e->cells.periodic[k] = periodic;
-        e->cells.lo[k] = (float) lo;
-        e->cells.inv_w[k] = (float) (n / ext);
+        e->cells.lo[k] = (float) (periodic ? d->box_lo[k] : d->dom_lo[k]);
     }
+    /* Wider cells (still correct, a little slower) where the grid would
+     * outgrow the cell scan. */
+    while ((long long) e->cells.n[0] * e->cells.n[1] * e->cells.n[2] >
+           (long long) HXG_MAX_SCAN_BLOCKS * 4096) {
+        int k = e->cells.n[1] > e->cells.n[0] ? 1 : 0;
+        k = e->cells.n[2] > e->cells.n[k] ? 2 : k;
+        e->cells.n[k] = e->cells.n[k] * 3 / 4;
+    }
+    for (int k = 0; k < 3; k++)
+        e->cells.inv_w[k] = (float) (e->cells.n[k] / ext[k]);
     e->cells.ncell = e->cells.n[0] * e->cells.n[1] * e->cells.n[2];
 }
 

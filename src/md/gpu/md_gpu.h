@@ -27,7 +27,8 @@ typedef struct hxg_geom {
     float box_len[3];
 } hxg_geom;
 
-/* Cells of width >= the list cutoff covering home and halo atoms. */
+/* Cells of width >= half the list cutoff covering home and halo atoms;
+ * at least 4 along a periodic dimension (the box exceeds twice the cutoff). */
 typedef struct hxg_cellgrid {
     int32_t n[3];
     int32_t ncell;

@@ -76,47 +76,120 @@ __device__ void hxg_block_acc(double a0, double a1, double a2, double *acc)
     }
 }
 
-__device__ __forceinline__ int hxg_cell_coord(float x, float lo, float inv, int n, int periodic)
+/* Cell of a coordinate along one dimension, clamped into the grid. At a
+ * list build every coordinate lies inside the grid's extent (periodic
+ * dimensions are wrapped into the box first), so clamping only catches
+ * rounding at the edges and keeps each atom in the cell its coordinate
+ * says, which the image shifts of the build rely on. */
+__device__ __forceinline__ int hxg_cell_coord(float x, float lo, float inv, int n)
 {
-    int c = (int) floorf((x - lo) * inv);
-    if (periodic) {
-        c %= n;
-        if (c < 0)
-            c += n;
-    } else {
-        c = min(max(c, 0), n - 1);
-    }
-    return c;
+    return min(max((int) floorf((x - lo) * inv), 0), n - 1);
 }
 
 __device__ __forceinline__ int hxg_cell_of(float3 p, const hxg_cellgrid &cg_)
 {
-    const int cx = hxg_cell_coord(p.x, cg_.lo[0], cg_.inv_w[0], cg_.n[0], cg_.periodic[0]);
-    const int cy = hxg_cell_coord(p.y, cg_.lo[1], cg_.inv_w[1], cg_.n[1], cg_.periodic[1]);
-    const int cz = hxg_cell_coord(p.z, cg_.lo[2], cg_.inv_w[2], cg_.n[2], cg_.periodic[2]);
+    const int cx = hxg_cell_coord(p.x, cg_.lo[0], cg_.inv_w[0], cg_.n[0]);
+    const int cy = hxg_cell_coord(p.y, cg_.lo[1], cg_.inv_w[1], cg_.n[1]);
+    const int cz = hxg_cell_coord(p.z, cg_.lo[2], cg_.inv_w[2], cg_.n[2]);
     return (cz * cg_.n[1] + cy) * cg_.n[0] + cx;
 }
 
-/* Cell of stencil offset o (-1, 0, +1) along one dimension, or false
- * when there is none: clipped at the edge of a decomposed dimension; where
- * a periodic dimension has fewer than three cells the offsets name the
- * cells 0..n-1 themselves, so that no cell is visited twice. */
-__device__ __forceinline__ bool hxg_stencil(int c, int o, int n, int periodic, int *out)
+/* Cells are at least rh / 2 wide (the engine's set-up), so an atom's
+ * neighbours within rh lie at most HXG_REACH cells away along each
+ * dimension. */
+#define HXG_REACH 2
+#define HXG_ROWS ((2 * HXG_REACH + 1) * (2 * HXG_REACH + 1))
+
+/* The candidates of one atom come in rows: for each (oy, oz) in
+ * [-HXG_REACH, HXG_REACH]^2 (oz outer), the cells along x of that row that
+ * can hold atoms within rh of it. With atoms ordered by cell, a run of
+ * consecutive cells along x is one range of the cell list. A row's range
+ * is cut to the atom's reach (rows out of reach are empty) and split in two
+ * segments where it wraps around a periodic boundary; each segment carries
+ * the image shift of its cells (a multiple of the box length), so that the
+ * distance test needs no minimum image. Where a periodic dimension has few
+ * cells, one cell can appear in two segments or rows with different
+ * shifts; since the box is longer than 2 rh, at most one of those images
+ * lies within rh, so no pair is listed twice. */
+struct hxg_seg {
+    int kbeg, kend; /* candidate range in the cell list */
+    float3 xs;      /* the atom's position minus the segment's image shift */
+};
+
+/* Range along one dimension: cell q (unwrapped, in the atom's frame) is
+ * valid, wrapped into qw with image shift sh; d is the distance from the
+ * coordinate to the cell's slab. */
+__device__ __forceinline__ bool hxg_row_dim(float xv, int q, const hxg_cellgrid &cg_,
+                                            const hxg_geom &g, int k, int *qw, float *sh,
+                                            float *d)
 {
-    int q;
-    if (periodic && n < 3) {
-        q = o + 1;
-        if (q >= n)
-            return false;
-    } else {
-        q = c + o;
-        if (periodic)
-            q = q < 0 ? q + n : (q >= n ? q - n : q);
-        else if (q < 0 || q >= n)
-            return false;
+    const int n = cg_.n[k];
+    int m = 0;
+    if (cg_.periodic[k]) {
+        m = q < 0 ? -((n - 1 - q) / n) : q / n;
+    } else if (q < 0 || q >= n) {
+        return false;
     }
-    *out = q;
+    *qw = q - m * n;
+    *sh = (float) m * g.per_len[k];
+    const float w = 1.0f / cg_.inv_w[k];
+    const float lo = cg_.lo[k] + (float) q * w;
+    *d = fmaxf(0.0f, fmaxf(lo - xv, xv - (lo + w)));
     return true;
+}
+
+/* Segments of row r (0 .. HXG_ROWS-1) of an atom at xi in cell c. rhp: the
+ * list cutoff padded against rounding (the ranges may include a little
+ * more, never less). Empty segments have kbeg == kend. */
+__device__ __forceinline__ void hxg_row(float3 xi, const int c[3], int r, const hxg_cellgrid &cg_,
+                                        const hxg_geom &g, float rhp,
+                                        const int32_t *__restrict__ start, hxg_seg seg[2])
+{
+    seg[0].kbeg = seg[0].kend = seg[1].kbeg = seg[1].kend = 0;
+    seg[0].xs = seg[1].xs = xi;
+    const int oy = r % (2 * HXG_REACH + 1) - HXG_REACH, oz = r / (2 * HXG_REACH + 1) - HXG_REACH;
+    int qy, qz;
+    float sy, sz, dy, dz;
+    if (!hxg_row_dim(xi.y, c[1] + oy, cg_, g, 1, &qy, &sy, &dy) ||
+        !hxg_row_dim(xi.z, c[2] + oz, cg_, g, 2, &qz, &sz, &dz))
+        return;
+    const float rx2 = rhp * rhp - dy * dy - dz * dz;
+    if (rx2 <= 0.0f)
+        return;
+    const float rx = sqrtf(rx2);
+    const int n = cg_.n[0];
+    int ax = (int) floorf((xi.x - rx - cg_.lo[0]) * cg_.inv_w[0]);
+    int bx = (int) floorf((xi.x + rx - cg_.lo[0]) * cg_.inv_w[0]);
+    ax = max(ax, c[0] - HXG_REACH);
+    bx = min(min(bx, c[0] + HXG_REACH), ax + n); /* at most two periods */
+    if (!cg_.periodic[0]) {
+        ax = max(ax, 0);
+        bx = min(bx, n - 1);
+    }
+    if (ax > bx)
+        return;
+    const int base = (qz * cg_.n[1] + qy) * n;
+    const float3 xr = make_float3(xi.x, xi.y - sy, xi.z - sz);
+    /* Unwrapped cells [ax, bx]: at most n + 1 of them, so at most two
+     * periods. They still cover [x - rh, x + rh], which is shorter than
+     * the box (rh < half the box length, checked at set-up). */
+    const int m0 = ax < 0 ? -((n - 1 - ax) / n) : ax / n;
+    const int m1 = bx < 0 ? -((n - 1 - bx) / n) : bx / n;
+    const int a0 = ax - m0 * n, b0 = m0 == m1 ? bx - m0 * n : n - 1;
+    seg[0].kbeg = __ldg(start + base + a0);
+    seg[0].kend = __ldg(start + base + b0 + 1);
+    seg[0].xs = make_float3(xr.x - (float) m0 * g.per_len[0], xr.y, xr.z);
+    if (m1 != m0) {
+        seg[1].kbeg = __ldg(start + base);
+        seg[1].kend = __ldg(start + base + bx - m1 * n + 1);
+        seg[1].xs = make_float3(xr.x - (float) m1 * g.per_len[0], xr.y, xr.z);
+    }
+}
+
+/* rh padded so that rounding in the row ranges can only add candidates. */
+__device__ __forceinline__ float hxg_rh_padded(float rh2)
+{
+    return sqrtf(rh2) * (1.0f + 1e-5f) + 1e-6f;
 }
 
 __device__ __forceinline__ unsigned hxg_zone_mask(const uint8_t *zones, int i)
@@ -167,69 +240,39 @@ __device__ void hxg_block_scan(const int32_t *in, int32_t *out, int n, int32_t *
     __syncthreads();
 }
 
-/* Sorts one cell's atoms a[0..m) by index, by one warp (m is the same on
- * every lane): each lane holds up to four entries and counts the entries
- * below each of them, which is its place. The order of the list (and so the
- * float summation order) then does not depend on the order of atomics.
- * Cells of more than 128 atoms (far denser than a liquid) go serially. */
-__device__ void hxg_sort_cell_warp(int32_t *a, int m)
+/* Sorts one cell's atoms a[0..m) by index, by one thread (insertion sort:
+ * cells of at least rh / 2 hold a few atoms at liquid densities). The
+ * order of the list (and so the float summation order) then does not
+ * depend on the order of atomics. */
+__device__ void hxg_sort_cell(int32_t *a, int m)
 {
-    const int lane = threadIdx.x & 31;
-    if (m <= 1)
-        return;
-    if (m <= 128) {
-        int32_t v[4];
-        int r[4];
-#pragma unroll
-        for (int q = 0; q < 4; q++) {
-            const int idx = lane + 32 * q;
-            v[q] = idx < m ? a[idx] : INT_MAX;
-            r[q] = 0;
+    for (int k = 1; k < m; k++) {
+        const int32_t v = a[k];
+        int q = k - 1;
+        while (q >= 0 && a[q] > v) {
+            a[q + 1] = a[q];
+            q--;
         }
-        for (int k = 0; k < m; k++) {
-            const int q = k >> 5;
-            const int32_t mine = q == 0 ? v[0] : q == 1 ? v[1] : q == 2 ? v[2] : v[3];
-            const int32_t w = __shfl_sync(HXG_FULL, mine, k & 31);
-#pragma unroll
-            for (int t = 0; t < 4; t++)
-                r[t] += w < v[t];
-        }
-        __syncwarp();
-#pragma unroll
-        for (int q = 0; q < 4; q++)
-            if (lane + 32 * q < m)
-                a[r[q]] = v[q];
-        __syncwarp();
-        return;
+        a[q + 1] = v;
     }
-    if (lane == 0) {
-        for (int k = 1; k < m; k++) {
-            const int32_t v = a[k];
-            int q = k - 1;
-            while (q >= 0 && a[q] > v) {
-                a[q + 1] = a[q];
-                q--;
-            }
-            a[q + 1] = v;
-        }
-    }
-    __syncwarp();
 }
 
 /* Lanes per atom in the list build. */
 #define HXG_BG 8
 
 /* Lists of atom i, by the HXG_BG consecutive lanes of its group (sub = the
- * lane's place in it). The lanes take a cell's candidates HXG_BG at a time;
- * a ballot gives each hit its slot, so the list keeps the candidates' order
- * (cells in stencil order, atoms by index) whatever the lane count. Every
- * lane of the warp calls this together (the loops are warp-uniform);
- * inactive lanes (i out of range) only take part in the ballots.
+ * lane's place in it). The lanes take a segment's candidates HXG_BG at a
+ * time; a ballot gives each hit its slot, so the list keeps the
+ * candidates' order (rows, segments, atoms by index within a cell) whatever
+ * the lane count: the lists are those of hxg_build_thread. Every lane of
+ * the warp calls this together (the loops are warp-uniform: every atom
+ * walks all rows and both segments, empty or not); inactive lanes (i out
+ * of range) only take part in the ballots.
  * Home atoms (i < nhome): home neighbours into loc, halo ones into nl.
  * Halo atoms: partners of pairs this rank owns (the zone rule: no dimension
  * in which both are off home) into nl. cellatoms == NULL: atoms are stored
  * in cell order (cell c holds [start[c], start[c+1])). */
-template <int XS, bool NC>
+template <int XS>
 __device__ void hxg_build_group(int i, bool active, int nhome, const float *__restrict__ x,
                                 const uint8_t *__restrict__ zones, const hxg_cellgrid &cg_,
                                 const hxg_geom &g, float rh2, const int32_t *start,
@@ -240,68 +283,58 @@ __device__ void hxg_build_group(int i, bool active, int nhome, const float *__re
     const unsigned gmask = ((HXG_BG == 32) ? HXG_FULL : ((1u << HXG_BG) - 1u))
                            << (lane & ~(HXG_BG - 1));
     const unsigned below = (1u << lane) - 1u;
+    const float rhp = hxg_rh_padded(rh2);
     float3 xi = make_float3(0.0f, 0.0f, 0.0f);
     int ci[3] = {0, 0, 0};
     unsigned mi = 0;
     const bool ihome = i < nhome;
     if (active) {
-        xi = hxg_load<XS, NC>(x, i);
-        ci[0] = hxg_cell_coord(xi.x, cg_.lo[0], cg_.inv_w[0], cg_.n[0], cg_.periodic[0]);
-        ci[1] = hxg_cell_coord(xi.y, cg_.lo[1], cg_.inv_w[1], cg_.n[1], cg_.periodic[1]);
-        ci[2] = hxg_cell_coord(xi.z, cg_.lo[2], cg_.inv_w[2], cg_.n[2], cg_.periodic[2]);
+        xi = hxg_load<XS>(x, i);
+        ci[0] = hxg_cell_coord(xi.x, cg_.lo[0], cg_.inv_w[0], cg_.n[0]);
+        ci[1] = hxg_cell_coord(xi.y, cg_.lo[1], cg_.inv_w[1], cg_.n[1]);
+        ci[2] = hxg_cell_coord(xi.z, cg_.lo[2], cg_.inv_w[2], cg_.n[2]);
         mi = (ihome || zones == nullptr) ? 0u : hxg_zone_mask(zones, i);
     }
     int nloc = 0, nnl = 0;
-    for (int oz = -1; oz <= 1; oz++) {
-        for (int oy = -1; oy <= 1; oy++) {
-            for (int ox = -1; ox <= 1; ox++) {
-                int qx = 0, qy = 0, qz = 0;
-                const bool valid = active &&
-                                   hxg_stencil(ci[0], ox, cg_.n[0], cg_.periodic[0], &qx) &&
-                                   hxg_stencil(ci[1], oy, cg_.n[1], cg_.periodic[1], &qy) &&
-                                   hxg_stencil(ci[2], oz, cg_.n[2], cg_.periodic[2], &qz);
-                int kbeg = 0, kend = 0;
-                if (valid) {
-                    const int cell = (qz * cg_.n[1] + qy) * cg_.n[0] + qx;
-                    kbeg = start[cell];
-                    kend = start[cell + 1];
+    for (int r = 0; r < HXG_ROWS; r++) {
+        hxg_seg seg[2];
+        if (active)
+            hxg_row(xi, ci, r, cg_, g, rhp, start, seg);
+        else
+            seg[0].kbeg = seg[0].kend = seg[1].kbeg = seg[1].kend = 0;
+        for (int sgi = 0; sgi < 2; sgi++) {
+            const int kbeg = seg[sgi].kbeg, kend = seg[sgi].kend;
+            const float3 xs = seg[sgi].xs;
+            for (int k0 = kbeg; __any_sync(HXG_FULL, k0 < kend); k0 += HXG_BG) {
+                const int k = k0 + sub;
+                bool hloc = false, hnl = false;
+                int j = -1;
+                if (k < kend) {
+                    j = cellatoms ? __ldg(cellatoms + k) : k;
+                    const float3 xj = hxg_load<XS>(x, j);
+                    const float dx = xs.x - xj.x, dy = xs.y - xj.y, dz = xs.z - xj.z;
+                    if (dx * dx + dy * dy + dz * dz < rh2 && j != i) {
+                        const bool jhome = j < nhome;
+                        if (ihome && jhome)
+                            hloc = true;
+                        else
+                            hnl = ihome || jhome || (mi & hxg_zone_mask(zones, j)) == 0;
+                    }
                 }
-                for (int k0 = kbeg; __any_sync(HXG_FULL, k0 < kend); k0 += HXG_BG) {
-                    const int k = k0 + sub;
-                    bool hloc = false, hnl = false;
-                    int j = -1;
-                    if (k < kend) {
-                        j = cellatoms ? cellatoms[k] : k;
-                        if (j != i) {
-                            const float3 xj = hxg_load<XS, NC>(x, j);
-                            float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z;
-                            dx -= g.per_len[0] * rintf(dx * g.per_inv[0]);
-                            dy -= g.per_len[1] * rintf(dy * g.per_inv[1]);
-                            dz -= g.per_len[2] * rintf(dz * g.per_inv[2]);
-                            if (dx * dx + dy * dy + dz * dz < rh2) {
-                                const bool jhome = j < nhome;
-                                if (ihome && jhome)
-                                    hloc = true;
-                                else
-                                    hnl = ihome || jhome || (mi & hxg_zone_mask(zones, j)) == 0;
-                            }
-                        }
-                    }
-                    const unsigned bl = __ballot_sync(HXG_FULL, hloc) & gmask;
-                    const unsigned bn = __ballot_sync(HXG_FULL, hnl) & gmask;
-                    if (hloc) {
-                        const int slot = nloc + __popc(bl & below);
-                        if (slot < loc.max)
-                            loc.nb[(size_t) slot * loc.stride + i] = j;
-                    }
-                    if (hnl) {
-                        const int slot = nnl + __popc(bn & below);
-                        if (slot < nl.max)
-                            nl.nb[(size_t) slot * nl.stride + i] = j;
-                    }
-                    nloc += __popc(bl);
-                    nnl += __popc(bn);
+                const unsigned bl = __ballot_sync(HXG_FULL, hloc) & gmask;
+                const unsigned bn = __ballot_sync(HXG_FULL, hnl) & gmask;
+                if (hloc) {
+                    const int slot = nloc + __popc(bl & below);
+                    if (slot < loc.max)
+                        loc.nb[(size_t) slot * loc.stride + i] = j;
                 }
+                if (hnl) {
+                    const int slot = nnl + __popc(bn & below);
+                    if (slot < nl.max)
+                        nl.nb[(size_t) slot * nl.stride + i] = j;
+                }
+                nloc += __popc(bl);
+                nnl += __popc(bn);
             }
         }
     }
@@ -629,23 +662,22 @@ __global__ void hxg_k_cell_fill(hxg_gate gate, int n, const int32_t *__restrict_
     cellatoms[start[c] + atomicSub(&cnt[c], 1) - 1] = i;
 }
 
-/* One warp per cell (see hxg_sort_cell_warp). */
+/* One thread per cell (see hxg_sort_cell). */
 __global__ void hxg_k_cell_sort(hxg_gate gate, int ncell, const int32_t *__restrict__ start,
                                 int32_t *__restrict__ cellatoms)
 {
-    const int c = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= ncell || !hxg_open(gate))
-        return; /* whole warps */
-    hxg_sort_cell_warp(cellatoms + start[c], start[c + 1] - start[c]);
+        return;
+    hxg_sort_cell(cellatoms + start[c], start[c + 1] - start[c]);
 }
 
 /* Lists of atom i by one thread: the same candidates in the same order as
- * hxg_build_group (cells in stencil order, atoms by index within a cell),
- * so the lists, and the forces summed over them, are the same whichever
- * kernel built them. Used where there are enough atoms to fill the GPU
- * with one thread each: no ballots, and the threads of a warp, holding
- * neighbouring atoms of a cell-sorted array, read mostly the same
- * candidates. */
+ * hxg_build_group, so the lists, and the forces summed over them, are the
+ * same whichever kernel built them. Used where there are enough atoms to
+ * fill the GPU with one thread each: no ballots, and the threads of a
+ * warp, holding neighbouring atoms of a cell-sorted array, read mostly the
+ * same candidates. */
 template <int XS>
 __device__ void hxg_build_thread(int i, int nhome, const float *__restrict__ x,
                                  const uint8_t *__restrict__ zones, const hxg_cellgrid &cg_,
@@ -654,46 +686,36 @@ __device__ void hxg_build_thread(int i, int nhome, const float *__restrict__ x,
                                  hxg_flags *flags)
 {
     const float3 xi = hxg_load<XS>(x, i);
-    const int cx = hxg_cell_coord(xi.x, cg_.lo[0], cg_.inv_w[0], cg_.n[0], cg_.periodic[0]);
-    const int cy = hxg_cell_coord(xi.y, cg_.lo[1], cg_.inv_w[1], cg_.n[1], cg_.periodic[1]);
-    const int cz = hxg_cell_coord(xi.z, cg_.lo[2], cg_.inv_w[2], cg_.n[2], cg_.periodic[2]);
+    const int ci[3] = {hxg_cell_coord(xi.x, cg_.lo[0], cg_.inv_w[0], cg_.n[0]),
+                       hxg_cell_coord(xi.y, cg_.lo[1], cg_.inv_w[1], cg_.n[1]),
+                       hxg_cell_coord(xi.z, cg_.lo[2], cg_.inv_w[2], cg_.n[2])};
     const bool ihome = i < nhome;
     const unsigned mi = (ihome || zones == nullptr) ? 0u : hxg_zone_mask(zones, i);
     const size_t ls = (size_t) loc.stride, ns = (size_t) nl.stride;
+    const float rhp = hxg_rh_padded(rh2);
     int nloc = 0, nnl = 0;
-    for (int oz = -1; oz <= 1; oz++) {
-        int qz;
-        if (!hxg_stencil(cz, oz, cg_.n[2], cg_.periodic[2], &qz))
-            continue;
-        for (int oy = -1; oy <= 1; oy++) {
-            int qy;
-            if (!hxg_stencil(cy, oy, cg_.n[1], cg_.periodic[1], &qy))
-                continue;
-            for (int ox = -1; ox <= 1; ox++) {
-                int qx;
-                if (!hxg_stencil(cx, ox, cg_.n[0], cg_.periodic[0], &qx))
+    for (int r = 0; r < HXG_ROWS; r++) {
+        hxg_seg seg[2];
+        hxg_row(xi, ci, r, cg_, g, rhp, start, seg);
+#pragma unroll
+        for (int sgi = 0; sgi < 2; sgi++) {
+            const float3 xs = seg[sgi].xs;
+            const int kend = seg[sgi].kend;
+            for (int k = seg[sgi].kbeg; k < kend; k++) {
+                const int j = cellatoms ? __ldg(cellatoms + k) : k;
+                const float3 xj = hxg_load<XS>(x, j);
+                const float dx = xs.x - xj.x, dy = xs.y - xj.y, dz = xs.z - xj.z;
+                if (!(dx * dx + dy * dy + dz * dz < rh2) || j == i)
                     continue;
-                const int cell = (qz * cg_.n[1] + qy) * cg_.n[0] + qx;
-                const int kend = __ldg(start + cell + 1);
-                for (int k = __ldg(start + cell); k < kend; k++) {
-                    const int j = cellatoms ? __ldg(cellatoms + k) : k;
-                    const float3 xj = hxg_load<XS>(x, j);
-                    float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z;
-                    dx -= g.per_len[0] * rintf(dx * g.per_inv[0]);
-                    dy -= g.per_len[1] * rintf(dy * g.per_inv[1]);
-                    dz -= g.per_len[2] * rintf(dz * g.per_inv[2]);
-                    if (!(dx * dx + dy * dy + dz * dz < rh2) || j == i)
-                        continue;
-                    const bool jhome = j < nhome;
-                    if (ihome && jhome) {
-                        if (nloc < loc.max)
-                            loc.nb[(size_t) nloc * ls + i] = j;
-                        nloc++;
-                    } else if (ihome || jhome || (mi & hxg_zone_mask(zones, j)) == 0) {
-                        if (nnl < nl.max)
-                            nl.nb[(size_t) nnl * ns + i] = j;
-                        nnl++;
-                    }
+                const bool jhome = j < nhome;
+                if (ihome && jhome) {
+                    if (nloc < loc.max)
+                        loc.nb[(size_t) nloc * ls + i] = j;
+                    nloc++;
+                } else if (ihome || jhome || (mi & hxg_zone_mask(zones, j)) == 0) {
+                    if (nnl < nl.max)
+                        nl.nb[(size_t) nnl * ns + i] = j;
+                    nnl++;
                 }
             }
         }
@@ -730,7 +752,7 @@ __global__ void __launch_bounds__(128)
     if ((t & ~31) / LANES >= ntotal)
         return;
     const int i = t / LANES;
-    hxg_build_group<XS, true>(i, i < ntotal, nhome, x, zones, cg_, g, rh2, start, cellatoms, loc,
+    hxg_build_group<XS>(i, i < ntotal, nhome, x, zones, cg_, g, rh2, start, cellatoms, loc,
                               nl, flags);
 }
 
@@ -907,7 +929,7 @@ extern "C" int hxg_build_lists(void *stream, int nhome, int ntotal, const float 
         return (int) err;
     hxg_k_cell_fill<<<hxg_blocks(ntotal, 256), 256, 0, s>>>(open, ntotal, cellof, cell_start,
                                                             cell_cnt, cellatoms);
-    hxg_k_cell_sort<<<hxg_blocks((long long) cg_.ncell * 32, 256), 256, 0, s>>>(
+    hxg_k_cell_sort<<<hxg_blocks(cg_.ncell, 256), 256, 0, s>>>(
         open, cg_.ncell, cell_start, cellatoms);
     if (xs == 4)
         hxg_launch_build<4>(s, open, nhome, ntotal, x, zones, cg_, g, rh2, cell_start, cellatoms,
@@ -934,7 +956,7 @@ extern "C" int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int
     if (err != cudaSuccess)
         return (int) err;
     hxg_k_cell_fill<<<nb, 256, 0, s>>>(gate, n, cellof, cell_start, cell_cnt, perm);
-    hxg_k_cell_sort<<<hxg_blocks((long long) cg_.ncell * 32, 256), 256, 0, s>>>(
+    hxg_k_cell_sort<<<hxg_blocks(cg_.ncell, 256), 256, 0, s>>>(
         gate, cg_.ncell, cell_start, perm);
     hxg_k_permute<<<nb, 256, 0, s>>>(gate, n, perm, (const float4 *) x4, (const float4 *) v4, id,
                                      (float4 *) sx4, (float4 *) sv4, sid);
