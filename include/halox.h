@@ -130,6 +130,10 @@ typedef struct hx_pulse {
     int recv_offset; /* they land at [recv_offset, recv_offset + nrecv) */
     int peer_offset; /* where our atoms land on send_rank */
     uint64_t deps;   /* bit q set: map reads atoms delivered by pulse q */
+    int map_offset;  /* first entry of this map in the plan's concatenated
+                        maps (pulses in order): for device plans */
+    uint64_t share;  /* bit r set (r > this pulse): pulse r's map holds an
+                        atom this map holds too */
 } hx_pulse;
 
 typedef struct hx_plan hx_plan;
@@ -148,11 +152,17 @@ int hx_plan_max_ntotal(const hx_plan *plan);
 int hx_plan_npulses(const hx_plan *plan);
 /* Pulses in exchange order: Z pulses, then Y, then X. */
 const hx_pulse *hx_plan_pulse(const hx_plan *plan, int p);
+/* Map entries of pulse p that pulse q delivered (q < p; the map's halo
+ * entries are sorted, so they are one run starting at
+ * nsend_home + the counts of the pulses before q). */
+int hx_plan_from_pulse(const hx_plan *plan, int p, int q);
 /* Coordinates of all ntotal atoms (home, then halo with shifts applied), as
- * the plan's own exchange delivered them. ntotal * 3 doubles. */
+ * the plan's own exchange delivered them. ntotal * 3 doubles; NULL for a
+ * plan built on the device (hx_plan_device_coords). */
 const double *hx_plan_coords(const hx_plan *plan);
 /* Zone offsets: 4 bytes per atom (ox, oy, oz, 0), 0 for home. A pair (i, j)
- * belongs to this rank iff min(oi, oj) == 0 in every dimension. */
+ * belongs to this rank iff min(oi, oj) == 0 in every dimension. NULL for a
+ * plan built on the device (hx_plan_device_zones). */
 const uint8_t *hx_plan_zones(const hx_plan *plan);
 /* 1 when the pair (i, j) of local atoms is this rank's to compute. */
 static inline int hx_zone_pair(const uint8_t *zi, const uint8_t *zj)
@@ -286,6 +296,74 @@ hx_status hx_transport_sync(hx_transport *t);
  * again after each hx_transport_set_plan; errors are reported by
  * hx_transport_sync as for launched steps. */
 hx_status hx_transport_step_graph(hx_transport *t);
+
+/* -------------------------------------------------- rebuild on the device */
+
+/* For atoms whose data live on the GPU: migration and the halo plan with no
+ * per-atom data crossing to the host (the host learns counts and errors
+ * only). Each runs collectively, on the stream of the transport it is
+ * given, which also moves the bytes between neighbours (peer stores or
+ * puts for the NVSHMEM transports, NCCL send/receive for nccl, pinned host
+ * buffers over MPI for the others). Built with CUDA only: elsewhere every
+ * call returns HX_ERR_UNSUPPORTED. docs/core.md has the details. */
+
+/* The context of device rebuilds: scratch buffers, counters, the stream.
+ * One per set of arrays; it outlives the plans it makes. */
+typedef struct hx_rebuild hx_rebuild;
+
+/* Collective. t: a transport with device arrays (HX_CAP_DEVICE), used for
+ * its stream and its byte exchange; d: the decomposition (copied). */
+hx_status hx_rebuild_create(hx_rebuild **r, hx_transport *t, const hx_decomp *d);
+void hx_rebuild_destroy(hx_rebuild *r);
+
+/* A per-atom payload array in device memory carried by hx_rebuild_migrate:
+ * *data points to capacity * size bytes from cudaMalloc (size a multiple of
+ * 4); it moves when the arrays grow. */
+typedef struct hx_dfield {
+    void **data;
+    size_t size;
+} hx_dfield;
+
+/* Collective. *n atoms with xstride floats each (3 or 4; the first three
+ * are the position, the rest travel with it) in *x, a device array of
+ * *capacity atoms, as is every field. Wraps every coordinate into the box;
+ * then, along Z, Y, X in turn, atoms below their domain go to the lower
+ * neighbour and atoms at or above it to the upper one, with their fields;
+ * the atoms that stay keep their order and arrivals are appended. An atom
+ * may move at most one domain along each dimension between two calls
+ * (any distance where a dimension has two domains); one further away is
+ * HX_ERR_COORD_OUTSIDE naming it, and nothing moves. Where arrivals do not
+ * fit, every array grows (cudaMalloc, contents kept, old block freed) and
+ * *capacity with it. A non-finite coordinate is HX_ERR_COORD_NAN. */
+hx_status hx_rebuild_migrate(hx_rebuild *r, int *n, int *capacity, float **x, int xstride,
+                             const hx_dfield *fields, int nfields);
+
+/* Collective. The halo plan of nhome home atoms whose coordinates are in
+ * device memory (x, xstride floats per atom, every atom inside this rank's
+ * domain: call hx_rebuild_migrate first), by the rules of hx_plan_create:
+ * the same atoms per pulse in the same order, the same shifts, offsets,
+ * dependency and share masks, when the comparisons come out the same in
+ * float (a coordinate within rounding of a pulse's limit may fall either
+ * side). Maps, coordinates and zones stay on the device; hx_pulse.map is
+ * NULL. The plan's own exchange delivers the halo coordinates (shift added
+ * in float, as the GPU transports add it), so its coordinates are those a
+ * forward exchange of the transport gives. */
+hx_status hx_plan_create_device(hx_plan **plan, hx_rebuild *r, int nhome, const float *x,
+                                int xstride);
+/* 1 for a plan built on the device. */
+int hx_plan_on_device(const hx_plan *plan);
+/* Device arrays of a device plan (NULL for a host plan): coordinates of all
+ * ntotal atoms (3 floats each, home then halo), zones (4 bytes each), and
+ * the maps of all pulses concatenated (pulse p at hx_pulse.map_offset). */
+const float *hx_plan_device_coords(const hx_plan *plan);
+const uint8_t *hx_plan_device_zones(const hx_plan *plan);
+const int *hx_plan_device_maps(const hx_plan *plan);
+
+/* Collective. Atoms over all ranks and a checksum of their ids (a sum of a
+ * hash of each id, so that a lost or duplicated atom changes it), from n
+ * int64 ids in device memory. */
+hx_status hx_rebuild_census(hx_rebuild *r, int n, const int64_t *ids, int64_t *natoms,
+                            uint64_t *checksum);
 
 #ifdef __cplusplus
 }

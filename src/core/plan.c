@@ -64,18 +64,48 @@ static hx_status hxi_plan_reserve(hx_plan *p, int n, int *cap)
     return HX_OK;
 }
 
-/* Bits of the pulses whose received ranges hold the halo entries of a map. */
-static uint64_t hxi_deps(const hx_plan *p, int npulses, const int *map, int from, int n)
+/* Entries of map[from, n) (sorted: the halo part of a pulse's map) that
+ * each earlier pulse delivered, into count[0 .. npulses). */
+static void hxi_count_sources(const hx_plan *p, int npulses, const int *map, int from, int n,
+                              int *count)
 {
-    uint64_t deps = 0;
     int q = 0;
     for (int i = from; i < n; i++) {
         while (q < npulses && map[i] >= p->pulse[q].recv_offset + p->pulse[q].nrecv)
             q++;
         if (q < npulses && map[i] >= p->pulse[q].recv_offset)
-            deps |= UINT64_C(1) << q;
+            count[q]++;
     }
-    return deps;
+}
+
+void hxi_plan_summarise(hx_plan *p)
+{
+    int offset = 0;
+    for (int q = 0; q < p->npulses; q++) {
+        hx_pulse *pu = &p->pulse[q];
+        memset(p->from[q], 0, sizeof p->from[q]);
+        hxi_count_sources(p, q, pu->map, pu->nsend_home, pu->nsend, p->from[q]);
+        pu->deps = 0;
+        for (int r = 0; r < q; r++)
+            if (p->from[q][r] > 0)
+                pu->deps |= UINT64_C(1) << r;
+        pu->map_offset = offset;
+        offset += pu->nsend;
+    }
+    /* Pulses that share atoms: one mask of pulses per atom. */
+    uint64_t *mask = calloc((size_t) p->ntotal + 1, sizeof *mask);
+    for (int q = 0; q < p->npulses; q++)
+        for (int i = 0; mask && i < p->pulse[q].nsend; i++)
+            mask[p->pulse[q].map[i]] |= UINT64_C(1) << q;
+    for (int q = 0; q < p->npulses; q++) {
+        uint64_t m = 0;
+        for (int i = 0; mask && i < p->pulse[q].nsend; i++)
+            m |= mask[p->pulse[q].map[i]];
+        /* Without memory for the masks, every later pulse counts as
+         * sharing: a safe order, only less overlap. */
+        p->pulse[q].share = (mask ? m : ~UINT64_C(0)) & ~((UINT64_C(2) << q) - 1);
+    }
+    free(mask);
 }
 
 /* Selects, packs and exchanges one pulse; appends what arrives. */
@@ -116,7 +146,6 @@ static hx_status hxi_plan_pulse(hx_plan *p, hx_comm *comm, int dim, int index, i
     pu->map = map;
     pu->nsend = nsend;
     pu->nsend_home = nhome;
-    pu->deps = hxi_deps(p, p->npulses, map, nhome, nsend);
     p->npulses++;
 
     for (int i = 0; i < nsend; i++) {
@@ -152,6 +181,8 @@ void hx_plan_destroy(hx_plan *plan)
 {
     if (!plan)
         return;
+    if (plan->free_device)
+        plan->free_device(plan);
     for (int q = 0; q < plan->npulses; q++)
         free(plan->maps[q]);
     free(plan->x);
@@ -208,6 +239,7 @@ hx_status hx_plan_create(hx_plan **out, hx_comm *comm, const hx_decomp *d, int n
         }
     }
     p->nhalo = p->ntotal - p->nhome;
+    hxi_plan_summarise(p);
     sizes[0] = p->ntotal;
     sizes[1] = 0;
     for (int q = 0; q < p->npulses; q++)
@@ -258,6 +290,30 @@ const double *hx_plan_coords(const hx_plan *plan)
 const uint8_t *hx_plan_zones(const hx_plan *plan)
 {
     return plan->zones;
+}
+
+int hx_plan_from_pulse(const hx_plan *plan, int p, int q)
+{
+    if (p < 0 || p >= plan->npulses || q < 0 || q >= p)
+        return 0;
+    return plan->from[p][q];
+}
+
+int hx_plan_on_device(const hx_plan *plan)
+{
+    return plan->on_device;
+}
+const float *hx_plan_device_coords(const hx_plan *plan)
+{
+    return plan->d_x;
+}
+const uint8_t *hx_plan_device_zones(const hx_plan *plan)
+{
+    return plan->d_zones;
+}
+const int *hx_plan_device_maps(const hx_plan *plan)
+{
+    return plan->d_maps;
 }
 
 const hx_pulse *hx_plan_pulse(const hx_plan *plan, int p)

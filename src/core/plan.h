@@ -15,9 +15,23 @@ struct hx_plan {
     int max_nsend;  /* largest pulse send count over all ranks */
     int npulses;
     hx_pulse pulse[HX_MAX_PULSES];
+    /* from[p][q]: map entries of pulse p that pulse q delivered. */
+    int from[HX_MAX_PULSES][HX_MAX_PULSES];
+    /* Host plan (hx_plan_create). */
     int *maps[HX_MAX_PULSES]; /* owned storage behind pulse[p].map */
     double *x;                /* ntotal * 3 */
     uint8_t *zones;           /* ntotal * 4 */
+    /* Device plan (hx_plan_create_device): device arrays, freed by
+     * free_device (the rebuild module's, so that the core needs no CUDA). */
+    int on_device;
+    float *d_x;       /* ntotal * 3 */
+    uint8_t *d_zones; /* ntotal * 4 */
+    int *d_maps;      /* all maps, pulse p at pulse[p].map_offset */
+    void (*free_device)(struct hx_plan *plan);
 };
+
+/* Fills from[][] and every pulse's deps, map_offset and share from the
+ * host maps. */
+void hxi_plan_summarise(hx_plan *p);
 
 #endif /* HALOX_PLAN_H */

@@ -168,6 +168,13 @@ unsigned hx_transport_caps(const hx_transport *t)
     return HX_CAP_CHOOSES | (chosen ? hx_transport_caps(chosen) : 0u);
 }
 
+hx_transport *hxi_transport_actual(hx_transport *t)
+{
+    if (t->ops->caps & HX_CAP_CHOOSES)
+        return (hx_transport *) hxi_auto_chosen(t);
+    return t;
+}
+
 int hx_transport_on_device(const hx_transport *t)
 {
     return (hx_transport_caps(t) & HX_CAP_DEVICE) != 0;

@@ -21,7 +21,22 @@ typedef struct hxi_transport_ops {
     /* Graph mode: one step (forward + reverse) replayed from a CUDA graph.
      * NULL: the transport cannot be captured, and refuses opts.graph. */
     hx_status (*step_graph)(hx_transport *t);
+    /* The byte exchange of device rebuilds (src/rebuild/); NULL: the
+     * rebuild moves the bytes through pinned host memory over MPI.
+     * xchg_reserve, collective: every rank passes the same byte count, the
+     * largest message any rank sends in the exchanges that follow.
+     * xchg: sends sbytes at device address sbuf to rank dest and receives
+     * rbytes from rank src, ordered on t->stream: a later kernel there may
+     * read *rbuf, valid until the next xchg on this slot (0 .. 1). Every
+     * rank makes every exchange, with 0 bytes too. Between two exchanges
+     * on one slot the caller drains the stream and swaps a host message
+     * with dest and src, so no peer overwrites bytes not yet read. */
+    hx_status (*xchg_reserve)(hx_transport *t, size_t bytes);
+    hx_status (*xchg)(hx_transport *t, int slot, const void *sbuf, size_t sbytes, int dest,
+                      size_t rbytes, int src, const void **rbuf);
 } hxi_transport_ops;
+
+enum { HXI_XCHG_SLOTS = 2 };
 
 struct hx_transport {
     const hxi_transport_ops *ops;
@@ -32,6 +47,7 @@ struct hx_transport {
     void *f;       /* forces, likewise */
     int capacity;  /* atoms the arrays hold */
     uint64_t step; /* forward calls so far: grows, never resets */
+    void *stream;  /* cudaStream_t of a device transport (set at create) */
     char describe[512];
     void *impl; /* backend state */
 };
@@ -47,6 +63,9 @@ extern const hxi_transport_ops hxi_transport_cpu;
 extern const hxi_transport_ops hxi_transport_auto;
 /* The transport `auto` runs now (NULL before its first plan). */
 const hx_transport *hxi_auto_chosen(const hx_transport *t);
+/* The transport that does the work: auto's choice (NULL before its first
+ * plan), else t itself. */
+hx_transport *hxi_transport_actual(hx_transport *t);
 #ifdef HALOX_HAVE_CUDA
 #ifdef HALOX_HAVE_MPI
 extern const hxi_transport_ops hxi_transport_mpi;

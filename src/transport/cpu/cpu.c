@@ -68,6 +68,12 @@ static hx_status cpu_set_plan(hx_transport *t)
     hx_status st;
     int grow, cap;
     size_t need;
+    if (hx_plan_on_device(t->plan) && hx_plan_npulses(t->plan) > 0)
+        return hxi_agree(t->comm,
+                         hxi_error(HX_ERR_UNSUPPORTED,
+                                   "the cpu transport moves host arrays and needs a plan with "
+                                   "host maps (hx_plan_create), not one built on the device; "
+                                   "use a device transport with hx_plan_create_device"));
     HXI_CHECK(hxi_transport_fit(t, &grow, &cap));
     st = grow ? cpu_alloc_arrays(t, cap) : HX_OK;
     need = (size_t) (t->plan->max_nsend + 1) * 3 * c->elem;

@@ -186,6 +186,7 @@ hx_status hxi_gpu_open(hxi_gpu *g, hx_transport *t, const char *who)
         HXI_CUDA(cudaStreamCreate(&g->stream));
         g->own_stream = 1;
     }
+    t->stream = (void *) g->stream;
     HXI_CUDA_GOTO(cudaHostAlloc((void **) &g->rec_h, sizeof *g->rec_h, cudaHostAllocMapped), st,
                   fail);
     memset((void *) g->rec_h, 0, sizeof *g->rec_h);
@@ -261,13 +262,20 @@ hx_status hxi_gpu_upload_plan(hxi_gpu *g, const hx_plan *plan)
         g->maps_cap = cap;
     }
     /* Synchronous copies: the plan's host maps may change after this call,
-     * and a plan change is rare. */
+     * and a plan change is rare. A device plan's maps are copied on the
+     * device, in the same layout (pulse p at its map_offset). */
     HXI_CUDA(cudaStreamSynchronize(g->stream));
-    for (int p = 0; p < np; p++) {
-        const hx_pulse *s = hx_plan_pulse(plan, p);
-        if (s->nsend > 0)
-            HXI_CUDA(cudaMemcpy(g->d_maps + g->pulse[p].map_offset, s->map,
-                                (size_t) s->nsend * sizeof(int), cudaMemcpyHostToDevice));
+    if (hx_plan_on_device(plan)) {
+        if (total > 0)
+            HXI_CUDA(cudaMemcpy(g->d_maps, hx_plan_device_maps(plan), total * sizeof(int),
+                                cudaMemcpyDeviceToDevice));
+    } else {
+        for (int p = 0; p < np; p++) {
+            const hx_pulse *s = hx_plan_pulse(plan, p);
+            if (s->nsend > 0)
+                HXI_CUDA(cudaMemcpy(g->d_maps + g->pulse[p].map_offset, s->map,
+                                    (size_t) s->nsend * sizeof(int), cudaMemcpyHostToDevice));
+        }
     }
     if (np > 0)
         HXI_CUDA(cudaMemcpy(g->d_pulses, g->pulse, sizeof(hxi_gpu_pulse) * (size_t) np,
@@ -331,7 +339,10 @@ hx_status hxi_gpu_timeout_error(hxi_gpu *g, int rank, int pulse, int dim, int ki
         "every rank calls hx_transport_forward and hx_transport_reverse equally often, or "
         "raise the timeout (opts.timeout_s or HALOX_TIMEOUT_S, now %.1f s)",
         rank, waited_s, pulse, (dim >= 0 && dim < 3) ? dims[dim] : '?',
-        kind == 0 ? "coordinates" : "forces", (unsigned long long) step, peer, why, g->timeout_s);
+        kind == 0   ? "coordinates"
+        : kind == 1 ? "forces"
+                    : "rebuild bytes",
+        (unsigned long long) step, peer, why, g->timeout_s);
 }
 
 hx_status hxi_gpu_stream_poll(hxi_gpu *g, double limit_s, int *done)

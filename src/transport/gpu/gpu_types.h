@@ -28,7 +28,7 @@ typedef struct hxi_gpu_wait_info {
     int32_t peer;        /* rank expected to signal */
     int32_t pulse;       /* global pulse index */
     int32_t dim;         /* HX_X, HX_Y, HX_Z */
-    int32_t kind;        /* 0: coordinates, 1: forces */
+    int32_t kind;        /* 0: coordinates, 1: forces, 2: rebuild bytes */
     int32_t pad_;
 } hxi_gpu_wait_info;
 

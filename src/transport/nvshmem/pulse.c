@@ -138,5 +138,7 @@ const hxi_transport_ops hxi_transport_nvshmem_pulse = {
     .set_plan = pulse_set_plan,
     .forward = pulse_forward,
     .reverse = pulse_reverse,
+    .xchg_reserve = hxi_shm_xchg_reserve,
+    .xchg = hxi_shm_xchg,
     .sync = pulse_sync,
 };

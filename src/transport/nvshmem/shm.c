@@ -12,6 +12,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "transport/nvshmem/shm.h"
+#include "transport/gpu/kernels.h"
 #include "transport/nvshmem/shm_api.h"
 
 #include <stdio.h>
@@ -174,6 +175,8 @@ void hxi_shm_close(hxi_shm *s, hx_transport *t)
     sym_free(&t->f);
     sym_free((void **) &s->xstage);
     sym_free((void **) &s->fstage);
+    for (int k = 0; k < HXI_XCHG_SLOTS; k++)
+        sym_free(&s->xch[k]);
     sym_free((void **) &s->sig);
     if (s->d_count)
         cudaFree(s->d_count);
@@ -311,4 +314,55 @@ void hxi_shm_destroy(hx_transport *t)
     hxi_shm_close(s, t);
     free(s);
     t->impl = NULL;
+}
+
+hx_status hxi_shm_xchg_reserve(hx_transport *t, size_t bytes)
+{
+    hxi_shm *s = t->impl;
+    if (bytes <= s->xch_cap && s->xch[0])
+        return HX_OK;
+    /* Every rank passes the same size, so all take this branch together;
+     * peers may still read what they received last. */
+    HXI_CUDA(cudaStreamSynchronize(s->g.stream));
+    HXI_CHECK(hxi_barrier(t->comm));
+    size_t cap = bytes + bytes / 4 + 4096;
+    for (int k = 0; k < HXI_XCHG_SLOTS; k++) {
+        sym_free(&s->xch[k]);
+        s->xch_cap = 0;
+        HXI_CHECK(sym_alloc(t->comm, &s->xch[k], cap, "the rebuild's landing buffers"));
+    }
+    s->xch_cap = cap;
+    return HX_OK;
+}
+
+hx_status hxi_shm_xchg(hx_transport *t, int slot, const void *sbuf, size_t sbytes, int dest,
+                       size_t rbytes, int src, const void **rbuf)
+{
+    hxi_shm *s = t->impl;
+    hxi_gpu *g = &s->g;
+    HXI_CHECK(hxi_gpu_check_usable(g));
+    if (slot < 0 || slot >= HXI_XCHG_SLOTS || sbytes > s->xch_cap || rbytes > s->xch_cap)
+        return hxi_error(HX_ERR_OVERFLOW,
+                         "%s: rebuild exchange of %zu bytes out, %zu in (slot %d) does not fit "
+                         "the %zu reserved: call xchg_reserve with the largest message first",
+                         g->who, sbytes, rbytes, slot, s->xch_cap);
+    uint64_t *sig = s->sig + HXI_SHM_XSIG + slot;
+    uint64_t value = ++s->xseq[slot];
+    if (sbytes > 0)
+        hxi_shm_api_putmem_signal_on_stream(s->xch[slot], sbuf, sbytes, sig, value, dest,
+                                            g->stream);
+    else
+        hxi_shm_api_signal_on_stream(sig, value, dest, g->stream);
+    hxi_gpu_wait_info w;
+    memset(&w, 0, sizeof w);
+    w.step = value;
+    w.timeout_ns = g->timeout_ns;
+    w.rank = g->rank;
+    w.peer = src;
+    w.pulse = -1;
+    w.dim = -1;
+    w.kind = 2;
+    HXI_CUDA(hxi_gpu_wait_signal(g->stream, sig, w, g->d_hit, g->rec_d));
+    *rbuf = s->xch[slot];
+    return HX_OK;
 }

@@ -9,9 +9,11 @@
 
 #include "transport/gpu/gpu.h"
 
-/* Signal slots: coordinates of pulse p at p, forces at HXI_SHM_FSIG + p. */
+/* Signal slots: coordinates of pulse p at p, forces at HXI_SHM_FSIG + p,
+ * the rebuild's byte exchange at HXI_SHM_XSIG + slot. */
 #define HXI_SHM_FSIG HX_MAX_PULSES
-#define HXI_SHM_NSIG (2 * HX_MAX_PULSES)
+#define HXI_SHM_XSIG (2 * HX_MAX_PULSES)
+#define HXI_SHM_NSIG (2 * HX_MAX_PULSES + HXI_XCHG_SLOTS)
 
 typedef struct hxi_shm {
     hxi_gpu g;
@@ -31,6 +33,12 @@ typedef struct hxi_shm {
     float *peer_f[HX_MAX_PULSES];
     uint64_t *peer_fsig[HX_MAX_PULSES];
     int ndirect; /* pulses (both directions) with direct stores */
+
+    /* The rebuild's byte exchange: a symmetric landing buffer per slot,
+     * and the exchanges made on each (the signal value). */
+    void *xch[HXI_XCHG_SLOTS];
+    size_t xch_cap;
+    uint64_t xseq[HXI_XCHG_SLOTS];
 } hxi_shm;
 
 /* Collective. Opens the device (hxi_gpu_open), applies the shared-GPU
@@ -49,6 +57,13 @@ void hxi_shm_destroy(hx_transport *t);
  * staging slots together on all ranks, uploads the plan, and looks up the
  * peer pointers. */
 hx_status hxi_shm_set_plan(hxi_shm *s, hx_transport *t);
+/* The byte exchange of device rebuilds (see hxi_transport_ops.xchg): a
+ * put with signal into the peer's symmetric landing buffer, and a bounded
+ * wait for the incoming signal. t->impl must start with an hxi_shm (every
+ * nvshmem-* transport's does). */
+hx_status hxi_shm_xchg_reserve(hx_transport *t, size_t bytes);
+hx_status hxi_shm_xchg(hx_transport *t, int slot, const void *sbuf, size_t sbytes, int dest,
+                       size_t rbytes, int src, const void **rbuf);
 /* Words for describe: "direct stores (NVLink/same GPU)", "puts", "mixed". */
 const char *hxi_shm_paths(const hxi_shm *s);
 const char *hxi_shm_mode(const hxi_shm *s);

@@ -87,6 +87,18 @@ extern "C" void hxi_shm_api_quiet_on_stream(cudaStream_t s)
     nvshmemx_quiet_on_stream(s);
 }
 
+extern "C" void hxi_shm_api_putmem_signal_on_stream(void *dest, const void *src, size_t bytes,
+                                                    uint64_t *sig, uint64_t value, int pe,
+                                                    cudaStream_t s)
+{
+    nvshmemx_putmem_signal_on_stream(dest, src, bytes, sig, value, NVSHMEM_SIGNAL_SET, pe, s);
+}
+
+extern "C" void hxi_shm_api_signal_on_stream(uint64_t *sig, uint64_t value, int pe, cudaStream_t s)
+{
+    nvshmemx_signal_op_on_stream(sig, value, NVSHMEM_SIGNAL_SET, pe, s);
+}
+
 extern "C" void hxi_shm_api_versions(int *major, int *minor, int *patch)
 {
     *major = NVSHMEM_VENDOR_MAJOR_VERSION;

@@ -34,6 +34,11 @@ void hxi_shm_api_barrier_all(void);
 void hxi_shm_api_put_signal_on_stream(float *dest, const float *src, size_t nelems, uint64_t *sig,
                                       uint64_t value, int pe, cudaStream_t s);
 void hxi_shm_api_quiet_on_stream(cudaStream_t s);
+/* bytes from src into dest on pe, then sig on pe set to value (stream-ordered). */
+void hxi_shm_api_putmem_signal_on_stream(void *dest, const void *src, size_t bytes, uint64_t *sig,
+                                         uint64_t value, int pe, cudaStream_t s);
+/* sig on pe set to value (stream-ordered). */
+void hxi_shm_api_signal_on_stream(uint64_t *sig, uint64_t value, int pe, cudaStream_t s);
 void hxi_shm_api_versions(int *major, int *minor, int *patch);
 
 #ifdef __cplusplus

@@ -96,5 +96,7 @@ const hxi_transport_ops hxi_transport_nvshmem_stream = {
     .set_plan = stream_set_plan,
     .forward = stream_forward,
     .reverse = stream_reverse,
+    .xchg_reserve = hxi_shm_xchg_reserve,
+    .xchg = hxi_shm_xchg,
     .sync = stream_sync,
 };

@@ -240,73 +240,41 @@ static int fz_head(const float *dst)
 
 /* Dependent runs of every pulse's map: entries at or above nsend_home are
  * sorted (the plan appends candidates in index order), and pulses' receive
- * ranges are disjoint and ascending, so each source pulse is one run. */
+ * ranges are disjoint and ascending, so each source pulse is one run, as
+ * long as the plan counts (hx_plan_from_pulse). */
 static hx_status fz_segments(const hx_plan *plan, hxi_fz_seg **out, int *nseg, int seg_range[][2])
 {
-    int np = hx_plan_npulses(plan), cap = 0, n = 0;
+    int np = hx_plan_npulses(plan), n = 0;
     hxi_fz_seg *segs = NULL;
+    HXI_CHECK(hxi_alloc((void **) &segs,
+                        (size_t) (np * (np > 1 ? np - 1 : 1) / 2 + 1) * sizeof *segs,
+                        "dependency runs"));
     for (int p = 0; p < np; p++) {
         const hx_pulse *P = hx_plan_pulse(plan, p);
+        int begin = P->nsend_home;
         seg_range[p][0] = n;
-        int q = 0;
-        for (int i = P->nsend_home; i < P->nsend; i++) {
-            int a = P->map[i];
-            while (q < p &&
-                   a >= hx_plan_pulse(plan, q)->recv_offset + hx_plan_pulse(plan, q)->nrecv)
-                q++;
-            if (q >= p || a < hx_plan_pulse(plan, q)->recv_offset) {
-                free(segs);
-                return hxi_error(HX_ERR_STATE,
-                                 "pulse %d map entry %d (atom %d) lies in no earlier pulse's "
-                                 "receive range: the plan is inconsistent",
-                                 p, i, a);
-            }
-            if (n > seg_range[p][0] && segs[n - 1].src == q && segs[n - 1].end == i) {
-                segs[n - 1].end = i + 1;
+        for (int q = 0; q < p; q++) {
+            int c = hx_plan_from_pulse(plan, p, q);
+            if (c == 0)
                 continue;
-            }
-            if (n == cap) {
-                cap = cap ? 2 * cap : 64;
-                hx_status st =
-                    hxi_grow((void **) &segs, (size_t) cap * sizeof *segs, "dependency runs");
-                if (st != HX_OK) {
-                    free(segs);
-                    return st;
-                }
-            }
-            segs[n].begin = i;
-            segs[n].end = i + 1;
+            segs[n].begin = begin;
+            segs[n].end = begin + c;
             segs[n].src = q;
             segs[n].pad_ = 0;
+            begin += c;
             n++;
         }
         seg_range[p][1] = n;
+        if (begin != P->nsend) {
+            free(segs);
+            return hxi_error(HX_ERR_STATE,
+                             "pulse %d: %d of its %d halo map entries lie in no earlier pulse's "
+                             "receive range: the plan is inconsistent",
+                             p, P->nsend - begin, P->nsend - P->nsend_home);
+        }
     }
     *out = segs;
     *nseg = n;
-    return HX_OK;
-}
-
-/* Per pulse, the later pulses whose maps share atoms with its map. */
-static hx_status fz_overlaps(const hx_plan *plan, uint64_t share[])
-{
-    int np = hx_plan_npulses(plan), nt = hx_plan_ntotal(plan);
-    uint64_t *mask = NULL;
-    HXI_CHECK(hxi_alloc((void **) &mask, (size_t) (nt + 1) * sizeof *mask, "pulse overlap masks"));
-    memset(mask, 0, (size_t) (nt + 1) * sizeof *mask);
-    for (int p = 0; p < np; p++) {
-        const hx_pulse *P = hx_plan_pulse(plan, p);
-        for (int i = 0; i < P->nsend; i++)
-            mask[P->map[i]] |= UINT64_C(1) << p;
-    }
-    for (int p = 0; p < np; p++) {
-        const hx_pulse *P = hx_plan_pulse(plan, p);
-        uint64_t m = 0;
-        for (int i = 0; i < P->nsend; i++)
-            m |= mask[P->map[i]];
-        share[p] = m & ~((UINT64_C(2) << p) - 1);
-    }
-    free(mask);
     return HX_OK;
 }
 
@@ -327,10 +295,10 @@ static hx_status fz_set_plan(hx_transport *t)
     hxi_fz_seg *segs = NULL;
     int nseg = 0, seg_range[HX_MAX_PULSES][2];
     uint64_t share[HX_MAX_PULSES];
-    int *pmaps = NULL;
+    int *pmaps = NULL, *hmaps = NULL;
     st = fz_segments(plan, &segs, &nseg, seg_range);
-    if (st == HX_OK)
-        st = fz_overlaps(plan, share);
+    for (int p = 0; p < np; p++)
+        share[p] = hx_plan_pulse(plan, p)->share;
     HXI_CHECK_GOTO(hxi_agree(t->comm, st), st, done);
 
     /* Which ends of each pulse can reach the other by load/store: the
@@ -360,12 +328,26 @@ static hx_status fz_set_plan(hx_transport *t)
     }
     if (z->fmode == HXI_FZ_F_ATOMIC) {
         st = hxi_alloc((void **) &pmaps, (pmap_total + 1) * sizeof(int), "peer maps");
+        /* A device plan keeps its maps on the device: the opt-in atomic
+         * mode is the one place where they are copied to the host. */
+        if (st == HX_OK && hx_plan_on_device(plan)) {
+            st = hxi_alloc((void **) &hmaps, ((size_t) g->total_send + 1) * sizeof(int),
+                           "the maps on the host");
+            cudaError_t e = st == HX_OK
+                                ? cudaMemcpy(hmaps, g->d_maps, (size_t) g->total_send * sizeof(int),
+                                             cudaMemcpyDeviceToHost)
+                                : cudaSuccess;
+            if (e != cudaSuccess)
+                st = hxi_gpu_error(e, "copying the maps for the atomic force mode", __FILE__,
+                                   __LINE__);
+        }
         HXI_CHECK_GOTO(hxi_agree(t->comm, st), st, done);
         for (int p = 0; p < np; p++) {
             const hx_pulse *P = hx_plan_pulse(plan, p);
-            HXI_CHECK_GOTO(hxi_sendrecv(t->comm, P->map, (size_t) P->nsend * sizeof(int),
-                                        P->send_rank, pmaps + pmap_off[p],
-                                        (size_t) P->nrecv * sizeof(int), P->recv_rank, FZ_TAG_MAP),
+            const int *map = P->map ? P->map : hmaps + g->pulse[p].map_offset;
+            HXI_CHECK_GOTO(hxi_sendrecv(t->comm, map, (size_t) P->nsend * sizeof(int), P->send_rank,
+                                        pmaps + pmap_off[p], (size_t) P->nrecv * sizeof(int),
+                                        P->recv_rank, FZ_TAG_MAP),
                            st, done);
         }
     }
@@ -566,6 +548,7 @@ static hx_status fz_set_plan(hx_transport *t)
 done:
     free(segs);
     free(pmaps);
+    free(hmaps);
     return st;
 }
 
@@ -647,6 +630,8 @@ const hxi_transport_ops hxi_transport_nvshmem_fused = {
     .set_plan = fz_set_plan,
     .forward = fz_forward,
     .reverse = fz_reverse,
+    .xchg_reserve = hxi_shm_xchg_reserve,
+    .xchg = hxi_shm_xchg,
     .sync = fz_sync,
     .step_graph = fz_step_graph,
 };
@@ -659,6 +644,8 @@ const hxi_transport_ops hxi_transport_nvshmem_fused_tma = {
     .set_plan = fz_set_plan,
     .forward = fz_forward,
     .reverse = fz_reverse,
+    .xchg_reserve = hxi_shm_xchg_reserve,
+    .xchg = hxi_shm_xchg,
     .sync = fz_sync,
     .step_graph = fz_step_graph,
 };
