@@ -10,7 +10,7 @@
  * LJ liquid); positions are as the engine holds them, which between
  * neighbour-list rebuilds may lie slightly outside the box.
  */
-#include "md/md_cpu.h"
+#include "md/md_driver.h"
 
 #include <errno.h>
 #include <stdlib.h>

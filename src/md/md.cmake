@@ -1,8 +1,10 @@
 # halox_md: the Lennard-Jones engine of halox-md, a static library on top of
 # libhalox. Sources are globbed with CONFIGURE_DEPENDS so that files added
 # later (the deck reader, the GPU engine) join the build without editing
-# this file. engine_gpu.c and gpu/*.cu are built only with CUDA.
-file(GLOB HALOX_MD_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.c)
+# this file. The driver is in md/, the CPU engine in cpu/; engine_gpu.c and
+# gpu/*.cu are built only with CUDA.
+file(GLOB HALOX_MD_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.c
+     ${CMAKE_CURRENT_LIST_DIR}/cpu/*.c)
 list(REMOVE_ITEM HALOX_MD_SOURCES ${CMAKE_CURRENT_LIST_DIR}/engine_gpu.c)
 
 set(HALOX_MD_GPU_SOURCES)

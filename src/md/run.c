@@ -12,7 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "md/deck.h"
-#include "md/md_cpu.h"
+#include "md/md_driver.h"
 
 #include <math.h>
 #include <stdio.h>

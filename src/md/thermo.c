@@ -15,7 +15,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include "md/md_cpu.h"
+#include "md/md_driver.h"
 
 #include <string.h>
 #include <time.h>

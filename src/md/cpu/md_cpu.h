@@ -1,7 +1,8 @@
 /*
- * md_cpu.h - internals of the CPU engine and the driver: cell bins,
- * neighbour lists, the Lennard-Jones kernel, the thermo table, the
- * trajectory writer and a wall clock. Not installed.
+ * md_cpu.h - internals of the CPU engine: cell bins, neighbour lists and
+ * the Lennard-Jones kernel. What the driver shares with the engines (wall
+ * clock, thermo table, trajectory writer) is in md/md_driver.h. Not
+ * installed.
  */
 #ifndef HALOX_MD_CPU_H
 #define HALOX_MD_CPU_H
@@ -10,10 +11,6 @@
 #include "md/md.h"
 
 #include <stdint.h>
-#include <stdio.h>
-
-/* Wall-clock seconds from an arbitrary origin (monotonic). */
-double hxi_md_now(void);
 
 /* ------------------------------------------------------------ cell bins */
 
@@ -82,19 +79,5 @@ void hxi_md_lj_init(hxi_md_lj *p, const hx_md_config *cfg);
  * acc != NULL, adds the pair energy to acc[0] and sum r.F to acc[1]. */
 void hxi_md_force_lj(const hxi_md_lj *p, const hxi_md_pbc *b, const hxi_md_nlist *l,
                      const double *x, double *f, double *acc);
-
-/* ---------------------------------------------------------------- output */
-
-/* LAMMPS's `thermo_style one` header and rows. */
-void hxi_md_thermo_header(FILE *out);
-void hxi_md_thermo_row(FILE *out, const hx_md_thermo *t);
-
-/* Extended XYZ trajectory written by rank 0 from every rank's atoms. */
-typedef struct hxi_md_dump hxi_md_dump;
-/* Collective. */
-hx_status hxi_md_dump_open(hxi_md_dump **dump, hx_comm *comm, const char *path);
-/* Collective: sys holds this rank's current atoms (engine gather). */
-hx_status hxi_md_dump_frame(hxi_md_dump *dump, const hx_md_system *sys, int64_t step, double time);
-void hxi_md_dump_close(hxi_md_dump *dump);
 
 #endif /* HALOX_MD_CPU_H */

@@ -10,7 +10,7 @@
  * halo above), and an index outside is clamped: with bins at least the
  * cutoff wide a clamped atom still finds its partners in the stencil.
  */
-#include "md/md_cpu.h"
+#include "md/cpu/md_cpu.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -14,7 +14,7 @@
  * dimensions with grid 1. With the cutoff under half the box, at most one
  * image of a pair is within it.
  */
-#include "md/md_cpu.h"
+#include "md/cpu/md_cpu.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  * halo exchange). The virial is sum r.F over pairs, which is what LAMMPS's
  * fdotr sum over owned and ghost atoms amounts to.
  */
-#include "md/md_cpu.h"
+#include "md/cpu/md_cpu.h"
 
 void hxi_md_lj_init(hxi_md_lj *p, const hx_md_config *cfg)
 {

@@ -20,7 +20,8 @@
  * saved positions of the distance check and everything else indexed by atom
  * are rebuilt from it, and the forces are recomputed before they are used.
  */
-#include "md/md_cpu.h"
+#include "md/cpu/md_cpu.h"
+#include "md/md_driver.h"
 
 #include <math.h>
 #include <stdio.h>
