@@ -2,7 +2,7 @@
 # the GPU engine are; without a GPU they exit 77 (skipped) and say why.
 # Several ranks on one GPU need MPS for the NVSHMEM transports (see
 # tools/device-all.sh); nccl refuses that setting and is skipped.
-if(HALOX_HAVE_CUDA AND TARGET halox_md AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/engine_gpu.c)
+if(HALOX_HAVE_CUDA AND TARGET halox_md AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/gpu/engine.c)
   # 4,000 atoms, grid chosen for the ranks.
   hx_test(test_md_gpu SOURCES test_md_gpu.c LIBS halox_md RANKS 1 2 4 LABELS gpu TIMEOUT 900)
   # Two pulses along x (domains 2.52 wide, halo cutoff 2.8): forwarding.

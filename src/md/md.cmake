@@ -1,19 +1,15 @@
 # halox_md: the Lennard-Jones engine of halox-md, a static library on top of
 # libhalox. Sources are globbed with CONFIGURE_DEPENDS so that files added
-# later (the deck reader, the GPU engine) join the build without editing
-# this file. The driver is in md/, the CPU engine in cpu/; engine_gpu.c and
-# gpu/*.cu are built only with CUDA.
+# later join the build without editing this file. The driver is in md/, the
+# CPU engine in cpu/; the GPU engine (gpu/*.c, gpu/*.cu) is built only with
+# CUDA.
 file(GLOB HALOX_MD_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.c
      ${CMAKE_CURRENT_LIST_DIR}/cpu/*.c)
-list(REMOVE_ITEM HALOX_MD_SOURCES ${CMAKE_CURRENT_LIST_DIR}/engine_gpu.c)
 
 set(HALOX_MD_GPU_SOURCES)
 if(HALOX_HAVE_CUDA)
   file(GLOB HALOX_MD_GPU_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/gpu/*.cu
        ${CMAKE_CURRENT_LIST_DIR}/gpu/*.c)
-  if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/engine_gpu.c)
-    list(APPEND HALOX_MD_GPU_SOURCES ${CMAKE_CURRENT_LIST_DIR}/engine_gpu.c)
-  endif()
 endif()
 
 add_library(halox_md STATIC ${HALOX_MD_SOURCES} ${HALOX_MD_GPU_SOURCES})
@@ -23,7 +19,7 @@ target_compile_options(halox_md PRIVATE $<$<COMPILE_LANGUAGE:C>:${HALOX_C_WARNIN
 set_target_properties(halox_md PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
 # The driver selects the GPU engine only where one was built.
-if(HALOX_HAVE_CUDA AND EXISTS ${CMAKE_CURRENT_LIST_DIR}/engine_gpu.c)
+if(HALOX_HAVE_CUDA AND EXISTS ${CMAKE_CURRENT_LIST_DIR}/gpu/engine.c)
   target_compile_definitions(halox_md PRIVATE HALOX_MD_GPU_ENGINE)
   set_target_properties(halox_md PROPERTIES CUDA_SEPARABLE_COMPILATION OFF)
 endif()

@@ -56,7 +56,7 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
         if (!built)
             return hxi_error(HX_ERR_UNSUPPORTED,
                              "--gpu: this halox-md has no GPU engine (built without CUDA or "
-                             "without src/md/engine_gpu.c): run with --cpu, or rebuild with "
+                             "without src/md/gpu/engine.c): run with --cpu, or rebuild with "
                              "CUDA (-DHALOX_WITH_CUDA=ON)");
         if (gpus == 0)
             return hxi_error(HX_ERR_UNSUPPORTED,

@@ -1,0 +1,281 @@
+/*
+ * engine.c - the GPU engine of halox-md (float, device-resident): create,
+ * destroy, thermo, gather, stats and its table of ops.
+ *
+ * Positions, velocities and forces live on the GPU between list builds.
+ * A step is: kick-drift (with the half-skin check), then forces, then the
+ * closing kick. Two ways to rebuild:
+ *  - host path (every multi-rank run, and the first build of any run):
+ *    download x, v, id; hx_migrate; sort home atoms by cell; new plan;
+ *    upload; forward the halo; cell and neighbour lists on the GPU.
+ *  - device path (one rank): one cooperative kernel wraps, sorts by cell
+ *    and builds the list, and decides by itself whether it must (the
+ *    half-skin flag lives in device memory), so a step never waits for
+ *    the host.
+ * With halo atoms the step overlaps as GROMACS does: the local force kernel
+ * runs on the low-priority local stream while the coordinate exchange runs
+ * on the high-priority non-local stream (the transport's), followed there by
+ * the non-local force kernel and the force exchange; the closing kick waits
+ * for an event from the non-local stream.
+ * With a transport that can be captured (nvshmem-fused, -tma: graph mode),
+ * the steps between rebuild candidates and thermo steps are replayed from
+ * one CUDA graph of that whole two-stream step, and errors are agreed over
+ * the ranks only at those steps (the device waits are bounded, so no rank
+ * can hang in between). docs/md-gpu.md has the details.
+ *
+ * The parts, one job a file: setup.c (device, transport, physics, memory),
+ * rebuild.c (the host-path rebuild), step.c (the step schedules and their
+ * CUDA graphs), timers.c (stage timers); engine.h is what they share, and
+ * md_gpu.h with md_kernels.cu the kernels and their launchers.
+ */
+#include "md/gpu/engine.h"
+
+#include "md/md_driver.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void gpu_destroy(hx_md_engine *e);
+
+static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_config *cfg,
+                            hx_md_system *sys)
+{
+    if (!out || !comm || !cfg || !sys)
+        return hxi_error(HX_ERR_INVALID, "GPU engine: create needs an engine pointer, a "
+                                         "communicator, a config and a system");
+    *out = NULL;
+    hx_md_engine *e = calloc(1, sizeof *e);
+    HXI_CHECK(
+        hxi_agree(comm, e ? HX_OK : hxi_error(HX_ERR_NOMEM, "GPU engine: out of host memory")));
+    hx_status st = HX_OK;
+    e->cfg = *cfg;
+    if (e->cfg.neigh_every < 1)
+        e->cfg.neigh_every = 1;
+    if (e->cfg.neigh_delay < 0)
+        e->cfg.neigh_delay = 0;
+    e->comm = comm;
+    e->sys = sys;
+    e->decomp = sys->decomp;
+    e->rank = hx_comm_rank(comm);
+    e->nranks = hx_comm_size(comm);
+    e->multi = e->nranks > 1;
+    e->host_rebuild = hxi_env_int("HALOX_MD_HOST_REBUILD", 0) != 0;
+    e->rh = cfg->rc + cfg->skin;
+    HXI_CHECK_GOTO(hxg_eng_local_rank(e), st, fail);
+    {
+        /* Graph mode with several ranks: only for a transport that can be
+         * captured (named, or the default; `auto` measures launched
+         * transports), and only where every rank wants it: it decides at
+         * which steps the ranks meet in collectives. */
+        const char *tn = cfg->transport[0] && strcmp(cfg->transport, "default") != 0
+                             ? cfg->transport
+                             : hxg_eng_default_transport(e);
+        int no = !(e->multi && (hx_transport_caps_of(tn) & HX_CAP_GRAPH) &&
+                   hxi_env_int("HALOX_MD_GRAPH", 1) != 0);
+        HXI_CHECK_GOTO(hxi_allreduce_int(comm, &no, 1, 1), st, fail);
+        e->mgraph = !no;
+        e->mg_ok = e->mgraph;
+    }
+    HXI_CHECK_GOTO(hxi_agree(comm, hxg_eng_create_local(e)), st, fail);
+    st = hxg_eng_make_transport(e);
+    HXI_CHECK_GOTO(hxi_agree(comm, st), st, fail);
+    e->step = 0;
+    HXI_CHECK_GOTO(hxg_eng_rebuild_host(e, 1), st, fail);
+    HXI_CHECK_GOTO(hxi_agree(comm, hxg_eng_force_pass(e, 1, e->acc)), st, fail);
+    e->acc_valid = 1;
+    e->host_rebuilds = 0; /* count the rebuilds of the run, not the set-up */
+    memset(e->rb_phase, 0, sizeof e->rb_phase);
+    memset(&e->stats, 0, sizeof e->stats);
+    hxg_eng_capture_ahead(e);
+    {
+        const int *g = e->decomp.grid;
+        const char *how = e->mgraph  ? "host-path rebuilds, halo on a high-priority stream, steps "
+                                       "between rebuild and thermo steps replayed from one CUDA "
+                                       "graph (errors agreed at those steps)"
+                          : e->multi ? "host-path rebuilds, halo on a high-priority stream"
+                          : e->host_rebuild ? "host-path rebuilds"
+                          : e->graphs ? "device-resident rebuilds, steps replayed from CUDA graphs"
+                                      : "device-resident rebuilds";
+        snprintf(e->desc, sizeof e->desc,
+                 "gpu engine (float): %s [%s], grid %dx%dx%d, rank %d on GPU %d of %d (%s, %d "
+                 "rank(s) on this host), %d thread(s) per atom, lists of up to %d, %s",
+                 hx_transport_name(e->t), hx_transport_describe(e->t), g[0], g[1], g[2], e->rank,
+                 e->device, e->ndevices, e->device_name, e->local_size, e->tpp, e->loc.max, how);
+    }
+    *out = e;
+    return HX_OK;
+fail:
+    gpu_destroy(e);
+    return st;
+}
+
+static hx_status gpu_thermo(hx_md_engine *e, hx_md_thermo *out)
+{
+    if (!e || !out)
+        return hxi_error(HX_ERR_INVALID, "GPU engine: thermo needs an engine and an output");
+    double t0 = hxi_md_now();
+    double sums[HXG_NACC] = {0.0, 0.0, 0.0};
+    hx_status st = hxg_eng_pending_status(e); /* a check in graph mode */
+    if (st == HX_OK && !e->acc_valid)
+        st = hxg_eng_force_pass(e, 0, e->acc);
+    if (st == HX_OK &&
+        (cudaStreamSynchronize(e->s_nl) != cudaSuccess ||
+         cudaStreamSynchronize(e->s_loc) != cudaSuccess ||
+         cudaMemcpy(sums, e->acc, sizeof sums, cudaMemcpyDeviceToHost) != cudaSuccess))
+        st = cuda_fail(cudaGetLastError(), "thermo read-back");
+    if (st == HX_OK && e->multi)
+        st = hx_transport_sync(e->t);
+    if (st == HX_OK)
+        st = hxg_eng_check_report(e);
+    HXI_CHECK(hxi_agree(e->comm, st));
+    e->acc_valid = 1;
+    HXI_CHECK(hxi_allreduce_double(e->comm, sums, HXG_NACC, 0));
+    const double *L = e->decomp.box_len;
+    hx_md_thermo_from_sums(out, e->step, e->sys->natoms, L[0] * L[1] * L[2], sums[HXG_ACC_MV2],
+                           sums[HXG_ACC_E], sums[HXG_ACC_W]);
+    hxg_eng_tm_harvest_all(e);
+    e->stats.stage[HX_MD_OTHER] += hxi_md_now() - t0;
+    return HX_OK;
+}
+
+static hx_status gpu_gather(hx_md_engine *e, hx_md_system *sys, double **f)
+{
+    if (!e || !sys)
+        return hxi_error(HX_ERR_INVALID, "GPU engine: gather needs an engine and a system");
+    CU(cudaStreamSynchronize(e->s_nl), "non-local stream");
+    CU(cudaStreamSynchronize(e->s_loc), "local stream");
+    HXI_CHECK(hxg_eng_check_report(e));
+    int n = e->nhome;
+    if (n > sys->capacity || !sys->x) {
+        HXI_CHECK(
+            hxi_grow((void **) &sys->x, sizeof(double) * 3 * (size_t) (n ? n : 1), "positions"));
+        HXI_CHECK(
+            hxi_grow((void **) &sys->v, sizeof(double) * 3 * (size_t) (n ? n : 1), "velocities"));
+        HXI_CHECK(hxi_grow((void **) &sys->id, sizeof(int64_t) * (size_t) (n ? n : 1), "atom ids"));
+        sys->capacity = n;
+    }
+    CU(cudaMemcpy(e->h4, e->x4, 16 * (size_t) n, cudaMemcpyDeviceToHost), "download x");
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++)
+            sys->x[3 * i + k] = (double) e->h4[4 * i + k];
+    CU(cudaMemcpy(e->h4, e->v4, 16 * (size_t) n, cudaMemcpyDeviceToHost), "download v");
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++)
+            sys->v[3 * i + k] = (double) e->h4[4 * i + k];
+    CU(cudaMemcpy(sys->id, e->id, 8 * (size_t) n, cudaMemcpyDeviceToHost), "download id");
+    sys->n = n;
+    if (sys != e->sys) {
+        sys->decomp = e->decomp;
+        sys->natoms = e->sys->natoms;
+    }
+    if (f) {
+        if (n > e->fout_cap) {
+            HXI_CHECK(hxi_grow((void **) &e->fout, sizeof(double) * 3 * (size_t) n, "forces"));
+            e->fout_cap = n;
+        }
+        CU(cudaMemcpy(e->h4, e->f4, 16 * (size_t) n, cudaMemcpyDeviceToHost), "download f");
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < 3; k++)
+                e->fout[3 * i + k] = (double) e->h4[4 * i + k];
+        *f = e->fout;
+    }
+    return HX_OK;
+}
+
+static const hx_md_stats *gpu_stats(const hx_md_engine *ce)
+{
+    /* Reading the stage timers waits for the GPU: the engine is not const
+     * underneath, and the caller asks for final numbers. */
+    hx_md_engine *e = (hx_md_engine *) ce;
+    cudaStreamSynchronize(e->s_nl);
+    cudaStreamSynchronize(e->s_loc);
+    cudaGetLastError();
+    hxg_eng_tm_harvest_all(e);
+    e->stats.rebuilds = e->host_rebuilds + (e->report ? e->report->rebuilds : 0);
+    return &e->stats;
+}
+
+static const char *gpu_describe(const hx_md_engine *e)
+{
+    return e ? e->desc : "gpu engine";
+}
+
+static void gpu_destroy(hx_md_engine *e)
+{
+    if (!e)
+        return;
+    hxg_eng_rebuild_log(e);
+    if (e->s_loc)
+        cudaStreamSynchronize(e->s_loc);
+    if (e->s_nl)
+        cudaStreamSynchronize(e->s_nl);
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++)
+            if (e->gexec[a][b])
+                cudaGraphExecDestroy(e->gexec[a][b]);
+    if (e->mg_exec)
+        cudaGraphExecDestroy(e->mg_exec);
+    if (e->t)
+        hx_transport_destroy(e->t);
+    if (e->plan)
+        hx_plan_destroy(e->plan);
+    void *dev[] = {e->x4,        e->v4,       e->f4,         e->xold4,    e->sx4,
+                   e->sv4,       e->id,       e->sid,        e->zones,    e->cellof,
+                   e->cellatoms, e->cell_cnt, e->cell_start, e->scan_tmp, e->loc.nb,
+                   e->loc.cnt,   e->nl.nb,    e->nl.cnt,     e->flags,    e->acc};
+    for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
+        if (dev[k])
+            cudaFree(dev[k]);
+    if (e->h4)
+        cudaFreeHost(e->h4);
+    if (e->h3)
+        cudaFreeHost(e->h3);
+    if (e->report)
+        cudaFreeHost(e->report);
+    hxg_eng_timers_destroy(e);
+    if (e->ev_kd)
+        cudaEventDestroy(e->ev_kd);
+    if (e->ev_rev)
+        cudaEventDestroy(e->ev_rev);
+    if (e->ev_acc)
+        cudaEventDestroy(e->ev_acc);
+    if (e->ev_gfork)
+        cudaEventDestroy(e->ev_gfork);
+    if (e->ev_gjoin)
+        cudaEventDestroy(e->ev_gjoin);
+    if (e->s_loc)
+        cudaStreamDestroy(e->s_loc);
+    if (e->s_nl)
+        cudaStreamDestroy(e->s_nl);
+    cudaGetLastError();
+    free(e->fout);
+    free(e->hcell);
+    free(e->htmp);
+    free(e->htmp_id);
+    free(e);
+}
+
+static hx_status gpu_sync(hx_md_engine *e)
+{
+    CU(cudaStreamSynchronize(e->s_loc), "waiting for the local stream");
+    CU(cudaStreamSynchronize(e->s_nl), "waiting for the non-local stream");
+    return HX_OK;
+}
+
+int64_t hxg_engine_graph_steps(const struct hx_md_engine *e)
+{
+    return e ? e->graph_steps : 0;
+}
+
+const hx_md_engine_ops hx_md_engine_gpu = {
+    .name = "gpu",
+    .create = gpu_create,
+    .step = hxg_eng_step,
+    .thermo = gpu_thermo,
+    .gather = gpu_gather,
+    .stats = gpu_stats,
+    .sync = gpu_sync,
+    .describe = gpu_describe,
+    .destroy = gpu_destroy,
+};

@@ -1,0 +1,159 @@
+/*
+ * engine.h - what the files of the GPU engine of halox-md share, and no one
+ * else includes: the engine's state (struct hx_md_engine), the CUDA error
+ * helper and the functions one file of src/md/gpu/ calls in another (the
+ * hxg_eng_ prefix; what one file alone uses stays static there). engine.c
+ * says which file holds which part.
+ */
+#ifndef HALOX_MD_GPU_ENGINE_H
+#define HALOX_MD_GPU_ENGINE_H
+
+#include "md/md.h"
+
+#include "core/hxi.h"
+#include "md/gpu/md_gpu.h"
+
+#include <cuda_runtime_api.h>
+
+#include <stdint.h>
+
+/* One stage timer (a pair of events); defined in timers.c, which alone
+ * reads it. */
+typedef struct tm_span tm_span;
+
+struct hx_md_engine {
+    hx_md_config cfg;
+    hx_comm *comm;
+    hx_md_system *sys;
+    hx_decomp decomp;
+    int rank, nranks;
+    int multi;        /* more than one rank: halo exchange, host-path rebuilds */
+    int host_rebuild; /* one rank, but rebuild through the host (HALOX_MD_HOST_REBUILD=1) */
+    int device, ndevices, local_rank, local_size;
+    char device_name[256];
+    cudaStream_t s_loc, s_nl;
+    cudaEvent_t ev_kd, ev_rev, ev_acc;
+    hx_transport *t;
+    hx_plan *plan;
+    int blocking_transport; /* forward/reverse block the host (mpi, cpu) */
+
+    /* physics */
+    hxg_lj lj;
+    hxg_geom geom;
+    hxg_cellgrid cells;
+    float dtf, dt, mass, trig2;
+    double rh;
+    int tpp, tpp_nl;
+
+    /* sizes */
+    int nhome, nhalo, ntotal;
+    int cap_home, cap_total;
+
+    /* device arrays */
+    float *x4, *v4, *f4, *xold4, *sx4, *sv4;
+    int64_t *id, *sid;
+    float *tx, *tf; /* the transport's arrays (multi only) */
+    uint8_t *zones;
+    int32_t *cellof, *cellatoms, *cell_cnt, *cell_start, *scan_tmp;
+    hxg_list loc, nl;
+    size_t b_x4, b_v4, b_f4, b_xold4, b_sx4, b_sv4, b_id, b_sid, b_zones, b_cellof, b_cellatoms,
+        b_locnb, b_loccnt, b_nlnb, b_nlcnt;
+    hxg_flags *flags;
+    double *acc;
+    hxg_report *report; /* mapped host memory */
+    hxg_report *report_dev;
+
+    /* host staging (pinned) */
+    float *h4, *h3;
+    size_t b_h4, b_h3;
+    double *fout;
+    int fout_cap;
+    int32_t *hcell;
+    double *htmp;
+    int64_t *htmp_id;
+    int hsort_cap;
+
+    /* state */
+    int64_t step;
+    int64_t last_build; /* host's view (host path, or unchecked device path) */
+    int64_t host_rebuilds;
+    /* Seconds in each phase of the host-path rebuilds (HALOX_LOG=1 prints
+     * them per rebuild at the end): see rebuild_phase_names in rebuild.c. */
+    double rb_phase[9];
+    int ago; /* steps since the last build (host path) */
+    int acc_valid;
+    hx_md_stats stats;
+    int timers_on;
+    int timers_every; /* time one step in this many (HALOX_MD_TIMERS) */
+    int timing_now;   /* this step is timed */
+    tm_span *spans;
+    int span_next;
+    int graphs;                  /* replay device-resident steps from CUDA graphs */
+    cudaGraphExec_t gexec[2][2]; /* [candidate step][thermo step] */
+    int64_t graph_steps;         /* steps replayed from graphs so far (either path) */
+
+    /* Several ranks, graph mode: the same on every rank (agreed at create),
+     * since it decides where the ranks meet in collectives. */
+    int mgraph;
+    int mg_ok;    /* this rank replays (its capture worked); rank-local */
+    int mg_dirty; /* arrays or plan changed since the capture */
+    cudaGraphExec_t mg_exec;
+    cudaEvent_t ev_gfork, ev_gjoin; /* fork and join inside the capture */
+    hx_status pending;              /* first failure since the last check */
+    int64_t pending_step;
+    char pending_msg[640];
+    char desc[1024];
+};
+
+/* ---------------------------------------------------------------- errors */
+
+static inline hx_status cuda_fail(int err, const char *what)
+{
+    return hxi_error(HX_ERR_CUDA,
+                     "GPU engine: %s failed: %s (%s); check the GPU with nvidia-smi, "
+                     "or run the CPU engine",
+                     what, cudaGetErrorName((cudaError_t) err),
+                     cudaGetErrorString((cudaError_t) err));
+}
+
+#define CU(call, what)                                                                             \
+    do {                                                                                           \
+        int cu_e_ = (int) (call);                                                                  \
+        if (cu_e_ != 0)                                                                            \
+            return cuda_fail(cu_e_, what);                                                         \
+    } while (0)
+
+/* ----------------------------------------------------------- setup.c */
+
+hx_status hxg_eng_local_rank(hx_md_engine *e);
+const char *hxg_eng_default_transport(const hx_md_engine *e);
+hx_status hxg_eng_make_transport(hx_md_engine *e);
+hx_status hxg_eng_create_local(hx_md_engine *e);
+hx_status hxg_eng_dev_grow(void *p, size_t *have, size_t need, const char *what);
+int hxg_eng_round_up(long long v, int to);
+int hxg_eng_cap_for(int need);
+hx_status hxg_eng_ensure_capacity(hx_md_engine *e, int nhome, int ntotal);
+
+/* --------------------------------------------------------- rebuild.c */
+
+hx_status hxg_eng_rebuild_host(hx_md_engine *e, int initial);
+void hxg_eng_rebuild_log(const hx_md_engine *e);
+hx_status hxg_eng_check_report(hx_md_engine *e);
+
+/* ------------------------------------------------------------ step.c */
+
+hx_status hxg_eng_step(hx_md_engine *e, int want_thermo);
+hx_status hxg_eng_force_pass(hx_md_engine *e, int write, double *acc);
+hx_status hxg_eng_pending_status(hx_md_engine *e);
+void hxg_eng_capture_ahead(hx_md_engine *e);
+
+/* ---------------------------------------------------------- timers.c */
+
+hx_status hxg_eng_timers_create(hx_md_engine *e);
+void hxg_eng_timers_destroy(hx_md_engine *e);
+int hxg_eng_tm_open(hx_md_engine *e, int stage, cudaStream_t s);
+void hxg_eng_tm_close(hx_md_engine *e, int k, cudaStream_t s);
+void hxg_eng_tm_harvest_all(hx_md_engine *e);
+int hxg_eng_tm_sampled(int64_t step, int every);
+
+#endif /* HALOX_MD_GPU_ENGINE_H */

@@ -1,0 +1,305 @@
+/*
+ * rebuild.c - the GPU engine's host-path rebuild (engine.c says when it
+ * runs), its phase times, and the check of what the device path's rebuild
+ * kernel reports.
+ */
+#include "md/gpu/engine.h"
+
+#include "md/md_driver.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Orders home atoms by cell (the GPU's cell grid), so that atoms close in
+ * space are close in memory: the force kernels' gathers then hit cache. */
+static hx_status sort_home_by_cell(hx_md_engine *e)
+{
+    hx_md_system *s = e->sys;
+    int n = s->n, nc = e->cells.ncell;
+    if (n <= 1)
+        return HX_OK;
+    if (n > e->hsort_cap) {
+        int cap = hxg_eng_cap_for(n);
+        HXI_CHECK(
+            hxi_grow((void **) &e->hcell, sizeof(int32_t) * ((size_t) cap + nc + 1), "cell sort"));
+        HXI_CHECK(hxi_grow((void **) &e->htmp, sizeof(double) * 3 * (size_t) cap, "cell sort"));
+        HXI_CHECK(hxi_grow((void **) &e->htmp_id, sizeof(int64_t) * (size_t) cap, "cell sort"));
+        e->hsort_cap = cap;
+    }
+    int32_t *cell = e->hcell, *start = e->hcell + e->hsort_cap;
+    memset(start, 0, sizeof(int32_t) * ((size_t) nc + 1));
+    for (int i = 0; i < n; i++) {
+        int c3[3];
+        for (int k = 0; k < 3; k++) {
+            int m = e->cells.n[k];
+            int q = (int) floor((s->x[3 * i + k] - e->cells.lo[k]) * e->cells.inv_w[k]);
+            if (e->cells.periodic[k])
+                q = ((q % m) + m) % m;
+            else
+                q = q < 0 ? 0 : (q >= m ? m - 1 : q);
+            c3[k] = q;
+        }
+        cell[i] = (c3[2] * e->cells.n[1] + c3[1]) * e->cells.n[0] + c3[0];
+        start[cell[i] + 1]++;
+    }
+    for (int c = 0; c < nc; c++)
+        start[c + 1] += start[c];
+    /* Stable counting sort, applied to x, then v, then id. start[c + 1]
+     * serves as the running slot of cell c during a pass and ends each pass
+     * as the end of cell c, so each pass first shifts it back by one. */
+    double *t = e->htmp;
+    for (int pass = 0; pass < 2; pass++) {
+        double *a = pass == 0 ? s->x : s->v;
+        for (int c = nc; c > 0; c--)
+            start[c] = start[c - 1];
+        start[0] = 0;
+        for (int i = 0; i < n; i++) {
+            int slot = start[cell[i] + 1]++;
+            memcpy(t + 3 * (size_t) slot, a + 3 * (size_t) i, 3 * sizeof(double));
+        }
+        memcpy(a, t, 3 * sizeof(double) * (size_t) n);
+    }
+    for (int c = nc; c > 0; c--)
+        start[c] = start[c - 1];
+    start[0] = 0;
+    for (int i = 0; i < n; i++)
+        e->htmp_id[start[cell[i] + 1]++] = s->id[i];
+    memcpy(s->id, e->htmp_id, sizeof(int64_t) * (size_t) n);
+    return HX_OK;
+}
+
+/* Cell and neighbour lists through the host path's kernels; grows the
+ * lists and builds again when an atom had more neighbours than they hold.
+ * Rank-local. */
+static hx_status build_lists_host_path(hx_md_engine *e)
+{
+    for (int attempt = 0; attempt < 3; attempt++) {
+        const float *x = e->multi ? e->tx : e->x4;
+        hxg_list none = {NULL, NULL, 0, 0};
+        CU(hxg_build_lists((void *) e->s_nl, e->nhome, e->ntotal, x, e->multi ? 3 : 4,
+                           e->multi ? e->zones : NULL, e->cells, e->geom, e->lj.rh2, e->cell_cnt,
+                           e->cell_start, e->cellof, e->cellatoms, e->scan_tmp, e->loc,
+                           e->multi ? e->nl : none,
+                           e->flags),
+           "neighbour-list build launch");
+        hxg_flags fl;
+        CU(cudaMemcpyAsync(&fl, e->flags, sizeof fl, cudaMemcpyDeviceToHost, e->s_nl),
+           "flag read-back");
+        CU(cudaStreamSynchronize(e->s_nl), "neighbour-list build");
+        if (fl.need <= 0) {
+            fl.last_build = e->step;
+            CU(cudaMemcpy(e->flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag update");
+            return HX_OK;
+        }
+        /* An atom had more neighbours than the lists hold: grow and redo. */
+        int m = hxg_eng_round_up((long long) fl.need + fl.need / 4 + 8, 8);
+        hxi_info("GPU engine: neighbour lists grow to %d per atom", m);
+        if (m > e->loc.max) {
+            e->loc.max = m;
+            HXI_CHECK(hxg_eng_dev_grow(&e->loc.nb, &e->b_locnb,
+                                       4 * (size_t) e->cap_home * (size_t) m,
+                                       "the local neighbour list"));
+        }
+        if (e->multi && m > e->nl.max) {
+            e->nl.max = m;
+            HXI_CHECK(hxg_eng_dev_grow(&e->nl.nb, &e->b_nlnb,
+                                       4 * (size_t) e->cap_total * (size_t) m,
+                                       "the non-local neighbour list"));
+        }
+        fl.need = 0;
+        CU(cudaMemcpy(e->flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag reset");
+    }
+    return hxi_error(HX_ERR_OVERFLOW,
+                     "GPU engine: neighbour lists kept overflowing; set HALOX_MD_NEIGH_MAX "
+                     "above the largest neighbour count within rc + skin");
+}
+
+/* Home atoms from the device into sys (double). Rank-local. */
+static hx_status download_home(hx_md_engine *e, hx_md_system *s)
+{
+    int n = e->nhome;
+    if (n > s->capacity || !s->x || !s->v || !s->id) {
+        size_t m = (size_t) (n > 0 ? n : 1);
+        HXI_CHECK(hxi_grow((void **) &s->x, sizeof(double) * 3 * m, "positions"));
+        HXI_CHECK(hxi_grow((void **) &s->v, sizeof(double) * 3 * m, "velocities"));
+        HXI_CHECK(hxi_grow((void **) &s->id, sizeof(int64_t) * m, "atom ids"));
+        s->capacity = (int) m;
+    }
+    if (n > 0) {
+        CU(cudaMemcpy(e->h4, e->x4, 16 * (size_t) n, cudaMemcpyDeviceToHost), "download x");
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < 3; k++)
+                s->x[3 * i + k] = (double) e->h4[4 * i + k];
+        CU(cudaMemcpy(e->h4, e->v4, 16 * (size_t) n, cudaMemcpyDeviceToHost), "download v");
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < 3; k++)
+                s->v[3 * i + k] = (double) e->h4[4 * i + k];
+        CU(cudaMemcpy(s->id, e->id, 8 * (size_t) n, cudaMemcpyDeviceToHost), "download id");
+    }
+    s->n = n;
+    return HX_OK;
+}
+
+/* Home atoms of sys onto the device (x4, xold4, v4, id and, with a halo,
+ * the transport's coordinates), plus the plan's zones. Rank-local. */
+static hx_status upload_home(hx_md_engine *e)
+{
+    const hx_md_system *s = e->sys;
+    int n = e->nhome;
+    cudaStream_t q = e->s_nl;
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < 3; k++) {
+            e->h4[4 * i + k] = (float) s->x[3 * i + k];
+            e->h3[3 * i + k] = (float) s->x[3 * i + k];
+        }
+        e->h4[4 * i + 3] = 0.0f;
+    }
+    if (n > 0) {
+        CU(cudaMemcpyAsync(e->x4, e->h4, 16 * (size_t) n, cudaMemcpyHostToDevice, q), "upload x");
+        CU(cudaMemcpyAsync(e->xold4, e->x4, 16 * (size_t) n, cudaMemcpyDeviceToDevice, q),
+           "copy x");
+        if (e->multi)
+            CU(cudaMemcpyAsync(e->tx, e->h3, 12 * (size_t) n, cudaMemcpyHostToDevice, q),
+               "upload x to the transport");
+    }
+    CU(cudaStreamSynchronize(q), "upload");
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < 3; k++)
+            e->h4[4 * i + k] = (float) s->v[3 * i + k];
+        e->h4[4 * i + 3] = 0.0f;
+    }
+    if (n > 0) {
+        CU(cudaMemcpyAsync(e->v4, e->h4, 16 * (size_t) n, cudaMemcpyHostToDevice, q), "upload v");
+        CU(cudaMemcpyAsync(e->id, s->id, 8 * (size_t) n, cudaMemcpyHostToDevice, q), "upload id");
+    }
+    if (e->multi && e->ntotal > 0)
+        CU(cudaMemcpyAsync(e->zones, hx_plan_zones(e->plan), 4 * (size_t) e->ntotal,
+                           cudaMemcpyHostToDevice, q),
+           "upload zones");
+    CU(cudaStreamSynchronize(q), "upload");
+    return HX_OK;
+}
+
+static const char *const rebuild_phase_names[9] = {
+    "drain", "download", "migrate", "sort", "plan", "set_plan", "upload", "forward", "lists"};
+
+/* Adds the time since *t to phase k and moves *t on. */
+static void rebuild_mark(hx_md_engine *e, int k, double *t)
+{
+    double now = hxi_md_now();
+    e->rb_phase[k] += now - *t;
+    *t = now;
+}
+
+/* With HALOX_LOG=1, the mean time of each phase of the run's host-path
+ * rebuilds on rank 0 (called once, at destroy). */
+void hxg_eng_rebuild_log(const hx_md_engine *e)
+{
+    if (e->host_rebuilds > 0 && e->rank == 0 && hxi_log_level() >= 1) {
+        char line[512];
+        int len = snprintf(line, sizeof line, "host-path rebuilds, ms each on rank 0:");
+        for (int k = 0; k < 9 && len < (int) sizeof line; k++)
+            len += snprintf(line + len, sizeof line - (size_t) len, " %s %.3f",
+                            rebuild_phase_names[k], 1e3 * e->rb_phase[k] / e->host_rebuilds);
+        hxi_info("%s", line);
+    }
+}
+
+/* The host-path rebuild. Collective; every rank-local part is agreed on
+ * before the next collective call, so that a failure on one rank ends the
+ * rebuild on all. initial: the atoms are in e->sys already. */
+hx_status hxg_eng_rebuild_host(hx_md_engine *e, int initial)
+{
+    hx_md_system *s = e->sys;
+    hx_status st = HX_OK;
+    double tp = hxi_md_now();
+    /* The drain waits for steps already queued, whose kernels the stage
+     * timers count: it is kept out of "migrate + plan". */
+    if (cudaStreamSynchronize(e->s_loc) != cudaSuccess ||
+        cudaStreamSynchronize(e->s_nl) != cudaSuccess)
+        st = cuda_fail(cudaGetLastError(), "waiting for the step before a rebuild");
+    rebuild_mark(e, 0, &tp);
+    double t0 = tp;
+    if (st == HX_OK && !initial)
+        st = download_home(e, s);
+    HXI_CHECK(hxi_agree(e->comm, st));
+    rebuild_mark(e, 1, &tp);
+    hx_field fields[2] = {{(void **) &s->v, 3 * sizeof(double)},
+                          {(void **) &s->id, sizeof(int64_t)}};
+    HXI_CHECK(hx_migrate(e->comm, &e->decomp, &s->n, &s->capacity, &s->x, fields, 2));
+    rebuild_mark(e, 2, &tp);
+    HXI_CHECK(hxi_agree(e->comm, sort_home_by_cell(e)));
+    rebuild_mark(e, 3, &tp);
+    hx_plan *plan = NULL;
+    HXI_CHECK(hx_plan_create(&plan, e->comm, &e->decomp, s->n, s->x));
+    rebuild_mark(e, 4, &tp);
+    st = hxi_agree(e->comm, hx_transport_set_plan(e->t, plan));
+    rebuild_mark(e, 5, &tp);
+    if (st != HX_OK) {
+        hx_plan_destroy(plan);
+        return st;
+    }
+    if (e->plan)
+        hx_plan_destroy(e->plan);
+    e->plan = plan;
+    /* Known only now for `auto`, which chooses at its first plan. */
+    if (e->multi && !hx_transport_on_device(e->t))
+        return hxi_error(HX_ERR_UNSUPPORTED,
+                         "GPU engine: transport '%s' keeps its arrays in host memory; with "
+                         "%d ranks the GPU engine needs a device transport (--transport mpi, "
+                         "nccl, nvshmem-* or auto), or run the CPU engine (--cpu)",
+                         hx_transport_name(e->t), e->nranks);
+    e->blocking_transport = (hx_transport_caps(e->t) & HX_CAP_BLOCKS_HOST) != 0;
+    e->mg_dirty = 1; /* the captured step holds the old arrays and sizes */
+    e->nhome = hx_plan_nhome(plan);
+    e->nhalo = hx_plan_nhalo(plan);
+    e->ntotal = hx_plan_ntotal(plan);
+    if (e->multi) {
+        e->tx = (float *) hx_transport_coords(e->t);
+        e->tf = (float *) hx_transport_forces(e->t);
+    }
+    st = hxg_eng_ensure_capacity(e, e->nhome, e->ntotal);
+    if (st == HX_OK)
+        st = upload_home(e);
+    HXI_CHECK(hxi_agree(e->comm, st));
+    rebuild_mark(e, 6, &tp);
+    double t1 = tp;
+    e->stats.stage[HX_MD_MIGRATE] += t1 - t0;
+    if (e->multi) {
+        st = hx_transport_forward(e->t);
+        if (st == HX_OK)
+            st = hx_transport_sync(e->t);
+        HXI_CHECK(hxi_agree(e->comm, st));
+    }
+    rebuild_mark(e, 7, &tp);
+    double t2 = tp;
+    e->stats.stage[HX_MD_HALO_FWD] += t2 - t1;
+    HXI_CHECK(hxi_agree(e->comm, build_lists_host_path(e)));
+    rebuild_mark(e, 8, &tp);
+    e->stats.stage[HX_MD_NEIGH] += tp - t2;
+    e->last_build = e->step;
+    e->ago = 0;
+    e->host_rebuilds++;
+    return HX_OK;
+}
+
+/* Reports what the device path's rebuild kernel published (no sync). */
+hx_status hxg_eng_check_report(hx_md_engine *e)
+{
+    if (!e->report)
+        return HX_OK;
+    if (e->report->bad)
+        return hxi_error(HX_ERR_COORD_NAN,
+                         "GPU engine: a coordinate became NaN or infinite by step %lld; the "
+                         "system blew up: use a smaller timestep or check the input",
+                         (long long) e->step);
+    if (e->report->need > 0)
+        return hxi_error(HX_ERR_OVERFLOW,
+                         "GPU engine: an atom had %d neighbours within rc + skin at the list "
+                         "build of step %lld, over the %d the list holds; rerun with "
+                         "HALOX_MD_NEIGH_MAX=%d",
+                         (int) e->report->need, (long long) e->report->last_build, e->loc.max,
+                         hxg_eng_round_up((long long) e->report->need * 5 / 4 + 8, 8));
+    return HX_OK;
+}

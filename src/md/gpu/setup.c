@@ -1,0 +1,359 @@
+/*
+ * setup.c - the GPU engine's device and transport set-up: which GPU this
+ * rank uses, which transport moves its halo, the Lennard-Jones and cell
+ * parameters, and device and pinned host memory sized with a margin.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "md/gpu/engine.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* --------------------------------------------------------------- memory */
+
+hx_status hxg_eng_dev_grow(void *p, size_t *have, size_t need, const char *what)
+{
+    void **pp = (void **) p;
+    if (*pp && need <= *have)
+        return HX_OK;
+    if (*pp)
+        cudaFree(*pp);
+    *pp = NULL;
+    *have = 0;
+    cudaError_t err = cudaMalloc(pp, need ? need : 16);
+    if (err != cudaSuccess) {
+        *pp = NULL;
+        cudaGetLastError();
+        return hxi_error(HX_ERR_NOMEM,
+                         "GPU engine: cudaMalloc of %zu bytes for %s failed (%s); use fewer "
+                         "atoms per GPU (more ranks or GPUs)",
+                         need, what, cudaGetErrorString(err));
+    }
+    *have = need;
+    return HX_OK;
+}
+
+static hx_status host_grow(void *p, size_t *have, size_t need, const char *what)
+{
+    void **pp = (void **) p;
+    if (*pp && need <= *have)
+        return HX_OK;
+    if (*pp)
+        cudaFreeHost(*pp);
+    *pp = NULL;
+    *have = 0;
+    cudaError_t err = cudaMallocHost(pp, need ? need : 16);
+    if (err != cudaSuccess) {
+        *pp = NULL;
+        cudaGetLastError();
+        return hxi_error(HX_ERR_NOMEM,
+                         "GPU engine: pinned host allocation of %zu bytes for %s failed (%s)", need,
+                         what, cudaGetErrorString(err));
+    }
+    *have = need;
+    return HX_OK;
+}
+
+int hxg_eng_round_up(long long v, int to)
+{
+    return (int) ((v + to - 1) / to * to);
+}
+
+/* Room for `need` atoms with a margin, so that migration rarely reallocates. */
+int hxg_eng_cap_for(int need)
+{
+    return hxg_eng_round_up((long long) need + need / 4 + 1024, 32);
+}
+
+/* Neighbours within rc + skin an atom may have: the sphere at twice the
+ * larger of the system's density and 1/sigma^3 (LJ repulsion keeps liquids
+ * and solids well below that), plus room for the cell boundary effects. */
+static int neigh_max_for(const hx_md_engine *e, double rho)
+{
+    int env = hxi_env_int("HALOX_MD_NEIGH_MAX", 0);
+    if (env > 0)
+        return hxg_eng_round_up(env, 8);
+    double s3 = e->cfg.sigma * e->cfg.sigma * e->cfg.sigma;
+    double dens = fmax(rho, 1.0 / s3) * 2.0;
+    double nb = 4.0 / 3.0 * 3.14159265358979323846 * e->rh * e->rh * e->rh * dens + 32.0;
+    return hxg_eng_round_up((long long) ceil(nb), 8);
+}
+
+/* --------------------------------------------------------------- set-up */
+
+/* Rank among the processes of this host, as the GPU transports count it
+ * (the launcher's variable where it sets one, else by host name), so that
+ * engine and transport pick the same device. */
+hx_status hxg_eng_local_rank(hx_md_engine *e)
+{
+    char name[64];
+    memset(name, 0, sizeof name);
+    if (gethostname(name, sizeof name - 1) != 0)
+        strcpy(name, "?");
+    char *all = NULL;
+    HXI_CHECK(hxi_alloc((void **) &all, sizeof name * (size_t) e->nranks, "host names"));
+    hx_status st = hxi_allgather(e->comm, name, sizeof name, all);
+    if (st != HX_OK) {
+        free(all);
+        return st;
+    }
+    int local = 0, lsize = 0;
+    for (int r = 0; r < e->nranks; r++) {
+        if (strncmp(all + (size_t) r * sizeof name, name, sizeof name) == 0) {
+            if (r < e->rank)
+                local++;
+            lsize++;
+        }
+    }
+    free(all);
+    const char *env = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    if (!env)
+        env = getenv("MPI_LOCALRANKID");
+    if (!env)
+        env = getenv("SLURM_LOCALID");
+    e->local_rank = env && *env ? atoi(env) : local;
+    e->local_size = lsize;
+    return HX_OK;
+}
+
+/* Rank-local: call between collectives, then agree. */
+static hx_status choose_device(hx_md_engine *e)
+{
+    int ndev = 0;
+    cudaError_t err = cudaGetDeviceCount(&ndev);
+    if (err != cudaSuccess || ndev <= 0) {
+        cudaGetLastError();
+        return hxi_error(HX_ERR_CUDA,
+                         "GPU engine: no CUDA device is visible (%s); run on a machine with a "
+                         "GPU, check CUDA_VISIBLE_DEVICES, or use the CPU engine (--cpu)",
+                         err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
+    }
+    e->ndevices = ndev;
+    e->device = e->local_rank % ndev;
+    CU(cudaSetDevice(e->device), "cudaSetDevice");
+    struct cudaDeviceProp prop;
+    CU(cudaGetDeviceProperties(&prop, e->device), "cudaGetDeviceProperties");
+    snprintf(e->device_name, sizeof e->device_name, "%s", prop.name);
+    int sms = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
+    /* Threads per atom: enough threads to fill the GPU once (1024 per SM),
+     * at most 8. HALOX_MD_TPP overrides. */
+    int env = hxi_env_int("HALOX_MD_TPP", 0);
+    int tpp = 1;
+    while (tpp < 8 && (long long) e->sys->n * tpp < (long long) sms * 1024)
+        tpp *= 2;
+    e->tpp = env == 1 || env == 2 || env == 4 || env == 8 ? env : tpp;
+    e->tpp_nl = e->tpp;
+    return HX_OK;
+}
+
+/* The transport when none is named. With one rank nothing crosses a
+ * boundary, so the one cheapest to create (host arrays: no device memory,
+ * no NVSHMEM or NCCL start-up) is as fast as any. With several, the first
+ * built transport that can be captured in a CUDA graph (nvshmem-fused): it
+ * alone lets the whole step replay from one graph, which measured fastest
+ * at every size (docs/md-gpu.md); where it cannot run, hxg_eng_make_transport falls
+ * back to the one that measures the launched ones on the real plan. */
+const char *hxg_eng_default_transport(const hx_md_engine *e)
+{
+    const char *host = NULL, *chooser = NULL;
+    for (int i = 0; i < hx_transport_count(); i++) {
+        const char *name = hx_transport_name_at(i);
+        unsigned caps = hx_transport_caps_of(name);
+        if (e->multi && (caps & HX_CAP_DEVICE) && (caps & HX_CAP_GRAPH))
+            return name;
+        if (!host && (caps & HX_CAP_HOST))
+            host = name;
+        if (!chooser && (caps & HX_CAP_CHOOSES))
+            chooser = name;
+    }
+    return e->multi && chooser ? chooser : host;
+}
+
+/* The transport that measures the others, for the fall-back. */
+static const char *choosing_transport(void)
+{
+    for (int i = 0; i < hx_transport_count(); i++)
+        if (hx_transport_caps_of(hx_transport_name_at(i)) & HX_CAP_CHOOSES)
+            return hx_transport_name_at(i);
+    return NULL;
+}
+
+hx_status hxg_eng_make_transport(hx_md_engine *e)
+{
+    const char *want = e->cfg.transport;
+    const char *name = want;
+    if (!want[0] || strcmp(want, "default") == 0)
+        name = hxg_eng_default_transport(e);
+    hx_transport_opts o;
+    hx_transport_opts_init(&o);
+    o.name = name;
+    o.dtype = HX_FLOAT;
+    o.stream = (void *) e->s_nl;
+    o.graph = e->mgraph;
+    hx_status st = hxi_agree(e->comm, hx_transport_create(&e->t, e->comm, &o));
+    const char *fallback = choosing_transport();
+    if (st == HX_ERR_UNSUPPORTED && name != want && fallback &&
+        !(hx_transport_caps_of(name) & HX_CAP_CHOOSES)) {
+        /* The default could not run here (e.g. processes sharing a GPU
+         * without MPS): `auto` takes the transports that can. */
+        if (e->rank == 0)
+            fprintf(stderr, "halox-md: %s cannot run here (%s); using %s\n", name, hx_last_error(),
+                    fallback);
+        e->mgraph = e->mg_ok = 0;
+        o.name = fallback;
+        o.graph = 0;
+        e->t = NULL;
+        st = hxi_agree(e->comm, hx_transport_create(&e->t, e->comm, &o));
+    }
+    return st;
+}
+
+static void setup_physics(hx_md_engine *e)
+{
+    const hx_md_config *c = &e->cfg;
+    const hx_decomp *d = &e->decomp;
+    double ext[3];
+    double s6 = pow(c->sigma, 6.0), s12 = s6 * s6;
+    e->lj.rc2 = (float) (c->rc * c->rc);
+    e->lj.rh2 = (float) (e->rh * e->rh);
+    e->lj.lj1 = (float) (48.0 * c->epsilon * s12);
+    e->lj.lj2 = (float) (24.0 * c->epsilon * s6);
+    e->lj.lj3 = (float) (4.0 * c->epsilon * s12);
+    e->lj.lj4 = (float) (4.0 * c->epsilon * s6);
+    double sr6 = s6 / pow(c->rc, 6.0);
+    e->lj.eoff = c->shift_energy ? (float) (4.0 * c->epsilon * (sr6 * sr6 - sr6)) : 0.0f;
+    e->dt = (float) c->dt;
+    e->mass = (float) c->mass;
+    e->dtf = (float) (0.5 * c->dt / c->mass);
+    e->trig2 = (float) (0.25 * c->skin * c->skin);
+    for (int k = 0; k < 3; k++) {
+        int periodic = d->grid[k] == 1;
+        e->geom.per_len[k] = periodic ? (float) d->box_len[k] : 0.0f;
+        e->geom.per_inv[k] = periodic ? (float) (1.0 / d->box_len[k]) : 0.0f;
+        e->geom.box_lo[k] = (float) d->box_lo[k];
+        e->geom.box_len[k] = (float) d->box_len[k];
+        /* Cells of width a little over (rc + skin) / 2 over home atoms
+         * and, along a decomposed dimension, the halo above them (up to
+         * the halo cutoff): the list build then looks at rows of 5 cells
+         * cut to each atom's reach, a third of the candidates that cells
+         * of width rc + skin give (docs/md-gpu.md). */
+        ext[k] = periodic ? d->box_len[k] : d->dom_hi[k] - d->dom_lo[k] + d->cutoff;
+        int n = (int) floor(ext[k] / (0.5 * e->rh * (1.0 + 1e-5)));
+        e->cells.n[k] = n < 1 ? 1 : n;
+        e->cells.periodic[k] = periodic;
+        e->cells.lo[k] = (float) (periodic ? d->box_lo[k] : d->dom_lo[k]);
+    }
+    /* Wider cells (still correct, a little slower) where the grid would
+     * outgrow the cell scan. */
+    while ((long long) e->cells.n[0] * e->cells.n[1] * e->cells.n[2] >
+           (long long) HXG_MAX_SCAN_BLOCKS * 4096) {
+        int k = e->cells.n[1] > e->cells.n[0] ? 1 : 0;
+        k = e->cells.n[2] > e->cells.n[k] ? 2 : k;
+        e->cells.n[k] = e->cells.n[k] * 3 / 4;
+    }
+    for (int k = 0; k < 3; k++)
+        e->cells.inv_w[k] = (float) (e->cells.n[k] / ext[k]);
+    e->cells.ncell = e->cells.n[0] * e->cells.n[1] * e->cells.n[2];
+}
+
+/* Makes room for nhome home and ntotal local atoms. Contents are not kept:
+ * this runs only in a host-path rebuild, which uploads everything after. */
+hx_status hxg_eng_ensure_capacity(hx_md_engine *e, int nhome, int ntotal)
+{
+    if (nhome > e->cap_home || !e->x4) {
+        e->cap_home = hxg_eng_cap_for(nhome);
+        size_t h = (size_t) e->cap_home;
+        HXI_CHECK(hxg_eng_dev_grow(&e->x4, &e->b_x4, 16 * h, "positions"));
+        HXI_CHECK(hxg_eng_dev_grow(&e->v4, &e->b_v4, 16 * h, "velocities"));
+        HXI_CHECK(hxg_eng_dev_grow(&e->f4, &e->b_f4, 16 * h, "forces"));
+        HXI_CHECK(hxg_eng_dev_grow(&e->xold4, &e->b_xold4, 16 * h, "positions at the last build"));
+        HXI_CHECK(hxg_eng_dev_grow(&e->id, &e->b_id, 8 * h, "atom ids"));
+        if (!e->multi) {
+            HXI_CHECK(hxg_eng_dev_grow(&e->sx4, &e->b_sx4, 16 * h, "sort scratch"));
+            HXI_CHECK(hxg_eng_dev_grow(&e->sv4, &e->b_sv4, 16 * h, "sort scratch"));
+            HXI_CHECK(hxg_eng_dev_grow(&e->sid, &e->b_sid, 8 * h, "sort scratch"));
+        }
+        HXI_CHECK(host_grow(&e->h4, &e->b_h4, 16 * h, "staging"));
+        HXI_CHECK(host_grow(&e->h3, &e->b_h3, 12 * h, "staging"));
+        e->loc.stride = e->cap_home;
+        HXI_CHECK(hxg_eng_dev_grow(&e->loc.cnt, &e->b_loccnt, 4 * h, "neighbour counts"));
+        HXI_CHECK(hxg_eng_dev_grow(&e->loc.nb, &e->b_locnb, 4 * h * (size_t) e->loc.max,
+                                   "the local neighbour list"));
+    }
+    if (ntotal > e->cap_total || !e->cellof) {
+        e->cap_total = hxg_eng_cap_for(ntotal > e->cap_home ? ntotal : e->cap_home);
+        size_t t = (size_t) e->cap_total;
+        HXI_CHECK(hxg_eng_dev_grow(&e->cellof, &e->b_cellof, 4 * t, "cell indices"));
+        HXI_CHECK(hxg_eng_dev_grow(&e->cellatoms, &e->b_cellatoms, 4 * t, "cell lists"));
+        if (e->multi) {
+            HXI_CHECK(hxg_eng_dev_grow(&e->zones, &e->b_zones, 4 * t, "zones"));
+            e->nl.stride = e->cap_total;
+            HXI_CHECK(hxg_eng_dev_grow(&e->nl.cnt, &e->b_nlcnt, 4 * t, "neighbour counts"));
+            HXI_CHECK(hxg_eng_dev_grow(&e->nl.nb, &e->b_nlnb, 4 * t * (size_t) e->nl.max,
+                                       "the non-local neighbour list"));
+        }
+    }
+    return HX_OK;
+}
+
+/* Rank-local part of create: device, streams, events, physics, memory. */
+hx_status hxg_eng_create_local(hx_md_engine *e)
+{
+    const hx_md_config *cfg = &e->cfg;
+    if (!(cfg->rc > 0) || !(cfg->skin >= 0) || !(cfg->dt > 0) || !(cfg->mass > 0) ||
+        !(cfg->sigma > 0) || !(cfg->epsilon >= 0))
+        return hxi_error(HX_ERR_INVALID,
+                         "GPU engine: rc, dt, mass and sigma must be positive and skin, "
+                         "epsilon not negative (rc %g skin %g dt %g mass %g sigma %g eps %g)",
+                         cfg->rc, cfg->skin, cfg->dt, cfg->mass, cfg->sigma, cfg->epsilon);
+    if (e->decomp.nranks != e->nranks)
+        return hxi_error(HX_ERR_GRID,
+                         "GPU engine: the system's decomposition has %d domains but the "
+                         "communicator %d ranks; set sys->decomp for this communicator",
+                         e->decomp.nranks, e->nranks);
+    if (e->decomp.cutoff < e->rh * (1.0 - 1e-12))
+        return hxi_error(HX_ERR_CUTOFF,
+                         "GPU engine: the decomposition's halo cutoff %g is below rc + skin = "
+                         "%g; initialise sys->decomp with cutoff rc + skin",
+                         e->decomp.cutoff, e->rh);
+    HXI_CHECK(choose_device(e));
+    int least = 0, greatest = 0;
+    CU(cudaDeviceGetStreamPriorityRange(&least, &greatest), "stream priorities");
+    CU(cudaStreamCreateWithPriority(&e->s_loc, cudaStreamNonBlocking, least), "stream");
+    CU(cudaStreamCreateWithPriority(&e->s_nl, cudaStreamNonBlocking, greatest), "stream");
+    CU(cudaEventCreateWithFlags(&e->ev_kd, cudaEventDisableTiming), "event");
+    CU(cudaEventCreateWithFlags(&e->ev_rev, cudaEventDisableTiming), "event");
+    CU(cudaEventCreateWithFlags(&e->ev_acc, cudaEventDisableTiming), "event");
+    CU(cudaEventCreateWithFlags(&e->ev_gfork, cudaEventDisableTiming), "event");
+    CU(cudaEventCreateWithFlags(&e->ev_gjoin, cudaEventDisableTiming), "event");
+    setup_physics(e);
+    double vol = e->decomp.box_len[0] * e->decomp.box_len[1] * e->decomp.box_len[2];
+    int m = neigh_max_for(e, (double) e->sys->natoms / vol);
+    e->loc.max = m;
+    e->nl.max = m;
+    size_t nc = (size_t) e->cells.ncell;
+    HXI_CHECK(hxg_eng_dev_grow(&e->flags, &(size_t){0}, sizeof(hxg_flags), "flags"));
+    HXI_CHECK(hxg_eng_dev_grow(&e->acc, &(size_t){0}, HXG_NACC * sizeof(double), "thermo sums"));
+    HXI_CHECK(hxg_eng_dev_grow(&e->cell_cnt, &(size_t){0}, sizeof(int32_t) * nc, "cell counts"));
+    HXI_CHECK(
+        hxg_eng_dev_grow(&e->cell_start, &(size_t){0}, sizeof(int32_t) * (nc + 1), "cell starts"));
+    HXI_CHECK(hxg_eng_dev_grow(&e->scan_tmp, &(size_t){0},
+                               sizeof(int32_t) * 2 * HXG_MAX_SCAN_BLOCKS, "scan scratch"));
+    CU(cudaHostAlloc((void **) &e->report, sizeof(hxg_report), cudaHostAllocMapped),
+       "mapped host allocation");
+    CU(cudaHostGetDevicePointer((void **) &e->report_dev, e->report, 0), "mapped pointer");
+    memset((void *) e->report, 0, sizeof(hxg_report));
+    hxg_flags fl;
+    memset(&fl, 0, sizeof fl);
+    fl.moved_step = -1;
+    fl.cur = 1;
+    CU(cudaMemcpy(e->flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag set-up");
+    CU(cudaMemset(e->cell_cnt, 0, sizeof(int32_t) * nc), "cell count set-up");
+    e->graphs = !e->multi && !e->host_rebuild && hxi_env_int("HALOX_MD_GRAPH", 1) != 0;
+    HXI_CHECK(hxg_eng_timers_create(e));
+    return HX_OK;
+}

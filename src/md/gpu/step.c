@@ -1,0 +1,471 @@
+/*
+ * step.c - the GPU engine's step schedules: a device-resident step of one
+ * rank (replayed from CUDA graphs where it can be captured), a multi-rank
+ * step replayed from one graph between checks (graph mode), and a step
+ * through the host path, which rebuilds and agrees on errors over the
+ * ranks. Also the force pass outside a step (create, thermo).
+ */
+#include "md/gpu/engine.h"
+
+#include "md/md_driver.h"
+
+#include <stdio.h>
+
+/* ------------------------------------------- one rank, device-resident */
+
+/* The kernels of one device-resident step on the local stream: kick-drift,
+ * the rebuild kernel where one may happen, forces with the closing kick.
+ * The step number comes from flags->cur, so that the same launches can be
+ * captured once and replayed. */
+static hx_status launch_device_step(hx_md_engine *e, int candidate, int want_thermo)
+{
+    const hx_md_config *c = &e->cfg;
+    double *acc = want_thermo ? e->acc : NULL;
+    int k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
+    CU(hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4, NULL,
+                     c->nve ? e->dtf : 0.0f, c->nve ? e->dt : 0.0f, c->neigh_check, c->neigh_every,
+                     e->trig2, -1, e->flags, acc),
+       "kick-drift launch");
+    hxg_eng_tm_close(e, k, e->s_loc);
+    if (candidate) {
+        k = hxg_eng_tm_open(e, HX_MD_NEIGH, e->s_loc);
+        CU(hxg_rebuild_single((void *) e->s_loc, e->nhome, e->x4, e->v4, e->id, e->xold4, e->sx4,
+                              e->sv4, e->sid, e->cells, e->geom, e->lj.rh2, e->cell_cnt,
+                              e->cell_start, e->cellof, e->cellatoms, e->scan_tmp, e->loc, e->flags,
+                              e->report_dev, -1, c->neigh_every, c->neigh_delay, c->neigh_check),
+           "device rebuild launch");
+        hxg_eng_tm_close(e, k, e->s_loc);
+    }
+    k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
+    CU(hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom, e->f4,
+                       e->v4, c->nve ? e->dtf : 0.0f, e->mass, acc, &e->flags->cur),
+       "force launch");
+    hxg_eng_tm_close(e, k, e->s_loc);
+    return HX_OK;
+}
+
+/* Captures one kind of step into a graph. A failure (a driver that will
+ * not capture the cooperative launch, say) turns graphs off; the plain
+ * launches do the same work. */
+static void capture_step(hx_md_engine *e, int candidate, int want_thermo)
+{
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t x = NULL;
+    int timing = e->timing_now;
+    e->timing_now = 0;
+    hx_status st = HX_OK;
+    if (cudaStreamBeginCapture(e->s_loc, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+        st = HX_ERR_CUDA;
+    } else {
+        st = launch_device_step(e, candidate, want_thermo);
+        if (cudaStreamEndCapture(e->s_loc, &g) != cudaSuccess)
+            st = HX_ERR_CUDA;
+    }
+    if (st == HX_OK && cudaGraphInstantiate(&x, g, 0) != cudaSuccess)
+        st = HX_ERR_CUDA;
+    if (g)
+        cudaGraphDestroy(g);
+    cudaGetLastError();
+    e->timing_now = timing;
+    if (st != HX_OK) {
+        hxi_warn("GPU engine: could not capture a step into a CUDA graph; launching kernels "
+                 "one by one instead");
+        e->graphs = 0;
+        return;
+    }
+    e->gexec[candidate][want_thermo] = x;
+}
+
+/* One rank, rebuilds on the device: no host synchronisation in a step. */
+static hx_status step_device(hx_md_engine *e, int want_thermo)
+{
+    const int candidate = e->step % e->cfg.neigh_every == 0;
+    if (e->graphs && !e->timing_now) {
+        if (!e->gexec[candidate][want_thermo])
+            capture_step(e, candidate, want_thermo);
+        if (e->graphs) {
+            CU(cudaGraphLaunch(e->gexec[candidate][want_thermo], e->s_loc), "graph launch");
+            e->graph_steps++;
+            return hxg_eng_check_report(e);
+        }
+    }
+    HXI_CHECK(launch_device_step(e, candidate, want_thermo));
+    return hxg_eng_check_report(e);
+}
+
+/* ------------------------------------------- several ranks, graph mode */
+
+/* Graph mode (e->mgraph) replays every step that is neither a rebuild
+ * candidate nor a thermo step from one CUDA graph of the whole two-stream
+ * step, and such steps never synchronise with the host or the other ranks.
+ * Where the ranks still meet: candidate steps (the rebuild is collective,
+ * and with `check yes` the decision is data-dependent, read back and
+ * allreduced), thermo steps and thermo() (collective sums) -- the checks.
+ * Which steps those are depends only on the step count, the config and the
+ * driver's thermo flag, the same on every rank, so every rank reaches the
+ * same collective in the same step.
+ *
+ * Why nothing in between can hang: a replayed step only enqueues work (a
+ * graph launch never waits for another rank), and every device-side wait of
+ * the fused transports is bounded by its timeout; the first wait to expire
+ * records itself and makes every later wait on that rank return at once,
+ * so each rank's streams drain in bounded time whatever its peers do. A
+ * failure seen on the host between checks (a launch, a capture) is kept in
+ * e->pending, printed at once as a warning, and this rank stops enqueuing
+ * (its peers' waits then expire) but keeps stepping until the next check,
+ * where the streams are drained, the transport's timeout record is read
+ * (hx_transport_sync) and the status is agreed: every rank returns the
+ * same error from that step. */
+
+/* Whether the step `ago` steps after the last build may rebuild
+ * (LAMMPS's Neighbor::decide without the half-skin test). */
+static int rebuild_candidate(const hx_md_engine *e, int ago)
+{
+    return ago >= e->cfg.neigh_delay && ago % e->cfg.neigh_every == 0;
+}
+
+/* The first deferred failure, raised again for the check (HX_OK if none). */
+hx_status hxg_eng_pending_status(hx_md_engine *e)
+{
+    if (e->pending == HX_OK)
+        return HX_OK;
+    return hxi_error(e->pending, "%s (rank %d, step %lld; reported at the check of step %lld)",
+                     e->pending_msg, e->rank, (long long) e->pending_step, (long long) e->step);
+}
+
+static void defer(hx_md_engine *e, hx_status st)
+{
+    if (e->pending != HX_OK || st == HX_OK)
+        return;
+    e->pending = st;
+    e->pending_step = e->step;
+    snprintf(e->pending_msg, sizeof e->pending_msg, "%s", hx_last_error());
+    hxi_warn("GPU engine: rank %d failed at step %lld: %s; the run stops at the next rebuild or "
+             "thermo step, where the ranks agree on errors",
+             e->rank, (long long) e->step, e->pending_msg);
+}
+
+/* Rank-local part of a check: deferred failures, then drained streams and
+ * the transport's timeout record. The caller agrees on the result. */
+static hx_status check_local(hx_md_engine *e, hx_status st)
+{
+    if (st == HX_OK)
+        st = hxg_eng_pending_status(e);
+    if (st == HX_OK && (cudaStreamSynchronize(e->s_loc) != cudaSuccess ||
+                        cudaStreamSynchronize(e->s_nl) != cudaSuccess))
+        st = cuda_fail(cudaGetLastError(), "waiting for the steps since the last check");
+    if (st == HX_OK)
+        st = hx_transport_sync(e->t);
+    return st;
+}
+
+/* One step between checks, on both streams (captured, or launched when the
+ * step is timed or capture failed): kick-drift, which also writes the home
+ * coordinates into the transport's array; fork to the non-local stream for
+ * forward, non-local forces and reverse while the local forces run; join;
+ * closing kick. No thermo sums, and no half-skin check: such a step is
+ * never a rebuild candidate, so it needs no step number (the transport
+ * keeps its own on the device). fork/join: the events that link the
+ * streams (capture needs its own pair, see capture_multi). Rank-local. */
+static hx_status launch_multi_step(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join)
+{
+    const hx_md_config *c = &e->cfg;
+    const float dtf = c->nve ? e->dtf : 0.0f;
+    int k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
+    CU(hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4, e->tx, dtf,
+                     c->nve ? e->dt : 0.0f, 0, c->neigh_every, e->trig2, 0, e->flags, NULL),
+       "kick-drift launch");
+    hxg_eng_tm_close(e, k, e->s_loc);
+    CU(cudaEventRecord(fork, e->s_loc), "event");
+    CU(cudaStreamWaitEvent(e->s_nl, fork, 0), "event wait");
+    k = hxg_eng_tm_open(e, HX_MD_HALO_FWD, e->s_nl);
+    HXI_CHECK(hx_transport_forward(e->t));
+    hxg_eng_tm_close(e, k, e->s_nl);
+    k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
+    CU(hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom, e->f4,
+                       NULL, 0.0f, e->mass, NULL, NULL),
+       "local force launch");
+    hxg_eng_tm_close(e, k, e->s_loc);
+    k = hxg_eng_tm_open(e, HX_MD_NONLOCAL, e->s_nl);
+    CU(hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, e->ntotal, e->tx, e->nl, e->lj, e->geom,
+                          e->tf, NULL),
+       "non-local force launch");
+    hxg_eng_tm_close(e, k, e->s_nl);
+    k = hxg_eng_tm_open(e, HX_MD_HALO_REV, e->s_nl);
+    HXI_CHECK(hx_transport_reverse(e->t));
+    hxg_eng_tm_close(e, k, e->s_nl);
+    CU(cudaEventRecord(join, e->s_nl), "event");
+    CU(cudaStreamWaitEvent(e->s_loc, join, 0), "event wait");
+    k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
+    CU(hxg_kick((void *) e->s_loc, e->nhome, e->v4, e->f4, e->tf, dtf, e->mass, NULL),
+       "kick launch");
+    hxg_eng_tm_close(e, k, e->s_loc);
+    return HX_OK;
+}
+
+/* Captures the step above into e->mg_exec: capture begins on the local
+ * stream, the non-local stream joins through the fork event and leaves
+ * through the join event, so the graph holds both branches and their
+ * order. Kernel nodes keep their stream's priority (instantiated with
+ * UseNodePriority): the exchange branch stays ahead of the local forces.
+ * After a rebuild the existing executable is updated in place where the
+ * topology allows (cudaGraphExecUpdate), else instantiated again. Capture
+ * makes no CUDA call that waits, so it may run while the GPU is busy. A
+ * failure turns replay off on this rank (the same kernels are launched one
+ * by one instead; where the ranks meet does not change). */
+static void capture_multi(hx_md_engine *e)
+{
+    cudaGraph_t g = NULL;
+    const int timing = e->timing_now;
+    hx_status st = HX_OK;
+    cudaError_t ce;
+    e->timing_now = 0;
+    ce = cudaStreamBeginCapture(e->s_loc, cudaStreamCaptureModeThreadLocal);
+    if (ce != cudaSuccess) {
+        st = cuda_fail(ce, "beginning the capture of a step");
+    } else {
+        st = launch_multi_step(e, e->ev_gfork, e->ev_gjoin);
+        if (st != HX_OK) {
+            /* Join the other stream anyway, so that the capture ends. */
+            (void) cudaEventRecord(e->ev_gjoin, e->s_nl);
+            (void) cudaStreamWaitEvent(e->s_loc, e->ev_gjoin, 0);
+        }
+        ce = cudaStreamEndCapture(e->s_loc, &g);
+        if (st == HX_OK && ce != cudaSuccess)
+            st = cuda_fail(ce, "capturing a step");
+    }
+    if (st == HX_OK && e->mg_exec) {
+        cudaGraphExecUpdateResultInfo info;
+        if (cudaGraphExecUpdate(e->mg_exec, g, &info) != cudaSuccess) {
+            cudaGetLastError();
+            cudaGraphExecDestroy(e->mg_exec);
+            e->mg_exec = NULL;
+        }
+    }
+    if (st == HX_OK && !e->mg_exec) {
+        ce = cudaGraphInstantiate(&e->mg_exec, g, cudaGraphInstantiateFlagUseNodePriority);
+        if (ce != cudaSuccess) {
+            e->mg_exec = NULL;
+            st = cuda_fail(ce, "instantiating the captured step");
+        }
+    }
+    if (st == HX_OK && cudaGraphUpload(e->mg_exec, e->s_loc) != cudaSuccess)
+        cudaGetLastError(); /* only saves the first replay some time */
+    if (g)
+        cudaGraphDestroy(g);
+    e->timing_now = timing;
+    if (st != HX_OK) {
+        cudaGetLastError();
+        hxi_warn("GPU engine: rank %d could not capture a step into a CUDA graph (%s); launching "
+                 "its kernels one by one instead",
+                 e->rank, hx_last_error());
+        e->mg_ok = 0;
+        return;
+    }
+    e->mg_dirty = 0;
+}
+
+/* Captures now, at the end of a step (outside the stretches the driver
+ * times), when the plan changed and the next step will be replayed. */
+void hxg_eng_capture_ahead(hx_md_engine *e)
+{
+    if (e->mgraph && e->mg_ok && e->mg_dirty && e->pending == HX_OK &&
+        !rebuild_candidate(e, e->ago + 1))
+        capture_multi(e);
+}
+
+/* A step between checks: replayed, or launched when timed (or where capture
+ * failed). Returns HX_OK even on failure: the failure is deferred to the
+ * next check, where every rank meets (see above). */
+static hx_status step_replay(hx_md_engine *e)
+{
+    e->ago++;
+    if (e->pending != HX_OK)
+        return HX_OK; /* stopped at its failure; peers' waits expire */
+    if (e->mg_ok && !e->timing_now) {
+        if (e->mg_dirty)
+            capture_multi(e);
+        if (e->mg_ok) {
+            cudaError_t ce = cudaGraphLaunch(e->mg_exec, e->s_loc);
+            if (ce == cudaSuccess)
+                e->graph_steps++;
+            else
+                defer(e, cuda_fail(ce, "graph launch"));
+            return HX_OK;
+        }
+    }
+    defer(e, launch_multi_step(e, e->ev_kd, e->ev_rev));
+    return HX_OK;
+}
+
+/* Host-path rebuilds (every multi-rank run). Every return is agreed on by
+ * all ranks, so that nobody is left in a collective. */
+static hx_status step_host(hx_md_engine *e, int want_thermo, hx_status st)
+{
+    const hx_md_config *c = &e->cfg;
+    const int64_t step = e->step;
+    double *acc = want_thermo ? e->acc : NULL;
+    int rebuild = 0, k;
+
+    e->ago++;
+    if (rebuild_candidate(e, e->ago)) {
+        if (e->mgraph)
+            st = check_local(e, st); /* agreed below, before any collective */
+        if (!c->neigh_check) {
+            rebuild = 1;
+        } else {
+            double t0 = hxi_md_now();
+            int64_t moved = -1;
+            if (st == HX_OK && (cudaMemcpyAsync(&moved, &e->flags->moved_step, sizeof moved,
+                                                cudaMemcpyDeviceToHost, e->s_loc) != cudaSuccess ||
+                                cudaStreamSynchronize(e->s_loc) != cudaSuccess))
+                st = cuda_fail(cudaGetLastError(), "half-skin check");
+            HXI_CHECK(hxi_agree(e->comm, st));
+            rebuild = moved == step;
+            HXI_CHECK(hxi_allreduce_int(e->comm, &rebuild, 1, 1));
+            e->stats.stage[HX_MD_OTHER] += hxi_md_now() - t0;
+        }
+        if (rebuild) {
+            HXI_CHECK(hxi_agree(e->comm, st));
+            HXI_CHECK(hxg_eng_rebuild_host(e, 0));
+        }
+    }
+    const float dtf = c->nve ? e->dtf : 0.0f;
+    if (st == HX_OK && !e->multi) {
+        k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
+        if (hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom,
+                            e->f4, e->v4, dtf, e->mass, acc, NULL) != 0)
+            st = cuda_fail(cudaGetLastError(), "force launch");
+        hxg_eng_tm_close(e, k, e->s_loc);
+        return st;
+    }
+    if (st == HX_OK && !rebuild) {
+        if (cudaEventRecord(e->ev_kd, e->s_loc) != cudaSuccess ||
+            cudaStreamWaitEvent(e->s_nl, e->ev_kd, 0) != cudaSuccess)
+            st = cuda_fail(cudaGetLastError(), "event");
+    }
+    /* A transport that blocks the host goes after the local kernel is
+     * queued, so that they overlap; otherwise the halo goes first. */
+    for (int pass = 0; pass < 2 && st == HX_OK; pass++) {
+        if ((pass == 0) == (e->blocking_transport != 0)) {
+            k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
+            if (hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom,
+                                e->f4, NULL, 0.0f, e->mass, acc, NULL) != 0)
+                st = cuda_fail(cudaGetLastError(), "local force launch");
+            hxg_eng_tm_close(e, k, e->s_loc);
+        } else if (!rebuild) {
+            k = hxg_eng_tm_open(e, HX_MD_HALO_FWD, e->s_nl);
+            st = hx_transport_forward(e->t);
+            hxg_eng_tm_close(e, k, e->s_nl);
+        }
+    }
+    if (st == HX_OK) {
+        k = hxg_eng_tm_open(e, HX_MD_NONLOCAL, e->s_nl);
+        if (hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, e->ntotal, e->tx, e->nl, e->lj, e->geom,
+                               e->tf, acc) != 0)
+            st = cuda_fail(cudaGetLastError(), "non-local force launch");
+        hxg_eng_tm_close(e, k, e->s_nl);
+    }
+    if (st == HX_OK) {
+        k = hxg_eng_tm_open(e, HX_MD_HALO_REV, e->s_nl);
+        st = hx_transport_reverse(e->t);
+        hxg_eng_tm_close(e, k, e->s_nl);
+    }
+    if (st == HX_OK && (cudaEventRecord(e->ev_rev, e->s_nl) != cudaSuccess ||
+                        cudaStreamWaitEvent(e->s_loc, e->ev_rev, 0) != cudaSuccess))
+        st = cuda_fail(cudaGetLastError(), "event");
+    if (st == HX_OK) {
+        k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
+        if (hxg_kick((void *) e->s_loc, e->nhome, e->v4, e->f4, e->tf, dtf, e->mass, acc) != 0)
+            st = cuda_fail(cudaGetLastError(), "kick launch");
+        hxg_eng_tm_close(e, k, e->s_loc);
+    }
+    return hxi_agree(e->comm, st);
+}
+
+/* The kick-drift that opens a host-path step, with the half-skin check of
+ * this step (step_host reads it back at a candidate). Skipped after a
+ * failure (st), which it passes on. */
+static hx_status kickdrift_host_path(hx_md_engine *e, int want_thermo, hx_status st)
+{
+    const hx_md_config *c = &e->cfg;
+    int k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
+    if (st == HX_OK && hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4,
+                                     e->multi ? e->tx : NULL, c->nve ? e->dtf : 0.0f,
+                                     c->nve ? e->dt : 0.0f, c->neigh_check, c->neigh_every,
+                                     e->trig2, e->step, e->flags, want_thermo ? e->acc : NULL) != 0)
+        st = cuda_fail(cudaGetLastError(), "kick-drift launch");
+    hxg_eng_tm_close(e, k, e->s_loc);
+    return st;
+}
+
+/* A step through the host path: every multi-rank step that is not
+ * replayed, and every step of one rank with host rebuilds. With graph mode
+ * this is a check: a deferred failure skips the launches and is agreed in
+ * step_host; the next step is captured here when it will be replayed. */
+static hx_status step_checked(hx_md_engine *e, int want_thermo)
+{
+    hx_status st = e->mgraph ? hxg_eng_pending_status(e) : HX_OK;
+    st = kickdrift_host_path(e, want_thermo, st);
+    st = step_host(e, want_thermo, st);
+    if (st == HX_OK)
+        hxg_eng_capture_ahead(e);
+    return st;
+}
+
+/* One step, of one of three kinds: device-resident (one rank), replayed
+ * between checks (several ranks, graph mode), or through the host path
+ * with its rebuild and collective checks. */
+hx_status hxg_eng_step(hx_md_engine *e, int want_thermo)
+{
+    hx_status st;
+
+    e->step++;
+    e->stats.steps++;
+    e->acc_valid = 0;
+    e->timing_now = hxg_eng_tm_sampled(e->step, e->timers_every);
+    want_thermo = want_thermo != 0;
+    if (!e->multi && !e->host_rebuild)
+        st = step_device(e, want_thermo);
+    else if (e->mgraph && !want_thermo && !rebuild_candidate(e, e->ago + 1))
+        st = step_replay(e);
+    else
+        st = step_checked(e, want_thermo);
+    e->acc_valid = st == HX_OK && want_thermo;
+    return st;
+}
+
+/* ------------------------------------------------------ outside a step */
+
+/* Forces (and, with acc, energy and virial) for the current positions,
+ * without moving atoms: the first force pass and thermo recomputation.
+ * write: forces are stored (f4 ends as the total force on home atoms) and
+ * the force halo is exchanged. Rank-local apart from the transport. */
+hx_status hxg_eng_force_pass(hx_md_engine *e, int write, double *acc)
+{
+    if (acc) {
+        CU(cudaMemsetAsync(acc, 0, HXG_NACC * sizeof(double), e->s_loc), "clear sums");
+        CU(cudaEventRecord(e->ev_acc, e->s_loc), "event");
+        CU(cudaStreamWaitEvent(e->s_nl, e->ev_acc, 0), "event wait");
+    }
+    CU(hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom,
+                       write ? e->f4 : NULL, NULL, 0.0f, e->mass, acc, NULL),
+       "local force launch");
+    if (e->multi) {
+        CU(hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, e->ntotal, e->tx, e->nl, e->lj, e->geom,
+                              write ? e->tf : NULL, acc),
+           "non-local force launch");
+        if (write)
+            HXI_CHECK(hx_transport_reverse(e->t));
+        CU(cudaEventRecord(e->ev_rev, e->s_nl), "event");
+        CU(cudaStreamWaitEvent(e->s_loc, e->ev_rev, 0), "event wait");
+    }
+    /* Combine the halo-side forces (multi) and sum m v^2, without a kick. */
+    CU(hxg_kick((void *) e->s_loc, e->nhome, e->v4, e->f4, (e->multi && write) ? e->tf : NULL, 0.0f,
+                e->mass, acc),
+       "kick launch");
+    CU(cudaStreamSynchronize(e->s_loc), "force pass");
+    if (e->multi)
+        HXI_CHECK(hx_transport_sync(e->t));
+    return HX_OK;
+}
