@@ -28,6 +28,7 @@ struct hx_plan {
     uint8_t *d_zones; /* ntotal * 4 */
     int *d_maps;      /* all maps, pulse p at pulse[p].map_offset */
     void (*free_device)(struct hx_plan *plan);
+    void *device_owner; /* the rebuild context that made it */
 };
 
 /* Fills from[][] and every pulse's deps, map_offset and share from the

@@ -4,6 +4,9 @@
 list(APPEND HALOX_GPU_SOURCES
   transport/gpu/gpu.c
   transport/gpu/kernels.cu
+  rebuild/rebuild.c
+  rebuild/plan_device.c
+  rebuild/kernels.cu
 )
 if(HALOX_HAVE_MPI)
   list(APPEND HALOX_GPU_SOURCES transport/mpi/mpi.c transport/mpi/mpi_ipc.c)

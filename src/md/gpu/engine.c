@@ -84,24 +84,37 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     HXI_CHECK_GOTO(hxg_eng_rebuild_host(e, 1), st, fail);
     HXI_CHECK_GOTO(hxi_agree(comm, hxg_eng_force_pass(e, 1, e->acc)), st, fail);
     e->acc_valid = 1;
+    if (e->multi && !e->host_rebuild) {
+        HXI_CHECK_GOTO(hx_rebuild_create(&e->rb, e->t, &e->decomp), st, fail);
+#ifdef NDEBUG
+        e->check_atoms = hxi_env_int("HALOX_CHECK_ATOMS", 0) != 0;
+#else
+        e->check_atoms = hxi_env_int("HALOX_CHECK_ATOMS", 1) != 0;
+#endif
+        if (e->check_atoms)
+            HXI_CHECK_GOTO(hxg_eng_census(e), st, fail);
+    }
     e->host_rebuilds = 0; /* count the rebuilds of the run, not the set-up */
     memset(e->rb_phase, 0, sizeof e->rb_phase);
     memset(&e->stats, 0, sizeof e->stats);
     hxg_eng_capture_ahead(e);
     {
         const int *g = e->decomp.grid;
-        const char *how = e->mgraph  ? "host-path rebuilds, halo on a high-priority stream, steps "
-                                       "between rebuild and thermo steps replayed from one CUDA "
-                                       "graph (errors agreed at those steps)"
-                          : e->multi ? "host-path rebuilds, halo on a high-priority stream"
-                          : e->host_rebuild ? "host-path rebuilds"
-                          : e->graphs ? "device-resident rebuilds, steps replayed from CUDA graphs"
-                                      : "device-resident rebuilds";
+        const char *built = e->host_rebuild ? "host-path rebuilds"
+                            : e->multi      ? "device rebuilds (migration, sort, plan on the GPU)"
+                                            : "device-resident rebuilds";
+        const char *how = e->mgraph ? ", halo on a high-priority stream, steps between rebuild "
+                                      "and thermo steps replayed from one CUDA graph (errors "
+                                      "agreed at those steps)"
+                          : e->multi  ? ", halo on a high-priority stream"
+                          : e->graphs ? ", steps replayed from CUDA graphs"
+                                      : "";
         snprintf(e->desc, sizeof e->desc,
                  "gpu engine (float): %s [%s], grid %dx%dx%d, rank %d on GPU %d of %d (%s, %d "
-                 "rank(s) on this host), %d thread(s) per atom, lists of up to %d, %s",
+                 "rank(s) on this host), %d thread(s) per atom, lists of up to %d, %s%s%s",
                  hx_transport_name(e->t), hx_transport_describe(e->t), g[0], g[1], g[2], e->rank,
-                 e->device, e->ndevices, e->device_name, e->local_size, e->tpp, e->loc.max, how);
+                 e->device, e->ndevices, e->device_name, e->local_size, e->tpp, e->loc.max, built,
+                 how, e->check_atoms ? ", atoms counted after each rebuild" : "");
     }
     *out = e;
     return HX_OK;
@@ -192,7 +205,8 @@ static const hx_md_stats *gpu_stats(const hx_md_engine *ce)
     cudaStreamSynchronize(e->s_loc);
     cudaGetLastError();
     hxg_eng_tm_harvest_all(e);
-    e->stats.rebuilds = e->host_rebuilds + (e->report ? e->report->rebuilds : 0);
+    e->stats.rebuilds =
+        e->host_rebuilds + e->dev_rebuilds + (e->report ? e->report->rebuilds : 0);
     return &e->stats;
 }
 
@@ -206,6 +220,7 @@ static void gpu_destroy(hx_md_engine *e)
     if (!e)
         return;
     hxg_eng_rebuild_log(e);
+    hxg_eng_rebuild_device_log(e);
     if (e->s_loc)
         cudaStreamSynchronize(e->s_loc);
     if (e->s_nl)
@@ -220,6 +235,7 @@ static void gpu_destroy(hx_md_engine *e)
         hx_transport_destroy(e->t);
     if (e->plan)
         hx_plan_destroy(e->plan);
+    hx_rebuild_destroy(e->rb);
     void *dev[] = {e->x4,        e->v4,       e->f4,         e->xold4,    e->sx4,
                    e->sv4,       e->id,       e->sid,        e->zones,    e->cellof,
                    e->cellatoms, e->cell_cnt, e->cell_start, e->scan_tmp, e->loc.nb,

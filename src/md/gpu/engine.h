@@ -27,8 +27,8 @@ struct hx_md_engine {
     hx_md_system *sys;
     hx_decomp decomp;
     int rank, nranks;
-    int multi;        /* more than one rank: halo exchange, host-path rebuilds */
-    int host_rebuild; /* one rank, but rebuild through the host (HALOX_MD_HOST_REBUILD=1) */
+    int multi;        /* more than one rank: halo exchange */
+    int host_rebuild; /* rebuild through the host (HALOX_MD_HOST_REBUILD=1) */
     int device, ndevices, local_rank, local_size;
     char device_name[256];
     cudaStream_t s_loc, s_nl;
@@ -80,6 +80,16 @@ struct hx_md_engine {
     /* Seconds in each phase of the host-path rebuilds (HALOX_LOG=1 prints
      * them per rebuild at the end): see rebuild_phase_names in rebuild.c. */
     double rb_phase[9];
+    /* The device rebuild (several ranks; rebuild_dev.c): its context, the
+     * seconds of each phase, the rebuilds so far, and the census of atoms
+     * it checks after each (debug builds and HALOX_CHECK_ATOMS=1). */
+    hx_rebuild *rb;
+#define HXG_NPHASE 7
+    double dev_phase[HXG_NPHASE];
+    int64_t dev_rebuilds;
+    int check_atoms;
+    int census_set;
+    uint64_t census_sum;
     int ago; /* steps since the last build (host path) */
     int acc_valid;
     hx_md_stats stats;
@@ -133,12 +143,24 @@ hx_status hxg_eng_dev_grow(void *p, size_t *have, size_t need, const char *what)
 int hxg_eng_round_up(long long v, int to);
 int hxg_eng_cap_for(int need);
 hx_status hxg_eng_ensure_capacity(hx_md_engine *e, int nhome, int ntotal);
+/* After the device migration grew positions, velocities and ids to cap
+ * atoms: the other home-sized arrays follow. */
+hx_status hxg_eng_home_grown(hx_md_engine *e, int cap);
 
 /* --------------------------------------------------------- rebuild.c */
 
 hx_status hxg_eng_rebuild_host(hx_md_engine *e, int initial);
+/* Cell and neighbour lists of the current atoms, growing the lists when an
+ * atom has more neighbours than they hold. Rank-local. */
+hx_status hxg_eng_build_lists(hx_md_engine *e);
 void hxg_eng_rebuild_log(const hx_md_engine *e);
 hx_status hxg_eng_check_report(hx_md_engine *e);
+
+/* ----------------------------------------------------- rebuild_dev.c */
+
+hx_status hxg_eng_rebuild_device(hx_md_engine *e);
+void hxg_eng_rebuild_device_log(const hx_md_engine *e);
+hx_status hxg_eng_census(hx_md_engine *e);
 
 /* ------------------------------------------------------------ step.c */
 

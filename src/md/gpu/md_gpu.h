@@ -125,6 +125,14 @@ int hxg_build_lists(void *stream, int nhome, int ntotal, const float *x, int xs,
                     int32_t *cell_start, int32_t *cellof, int32_t *cellatoms, int32_t *scan_tmp,
                     hxg_list loc, hxg_list nl, hxg_flags *flags);
 
+/* Cell sort of n home atoms on the device (x4, v4, id permuted through the
+ * scratch arrays s*, xold4 set to the sorted positions; perm: n ints). The
+ * multi-rank device rebuild's sort; positions must be inside the grid. */
+int hxg_sort_home(void *stream, int n, float *x4, float *v4, int64_t *id, float *xold4, float *sx4,
+                  float *sv4, int64_t *sid, hxg_cellgrid cg, hxg_geom g, int32_t *cell_cnt,
+                  int32_t *cell_start, int32_t *cellof, int32_t *perm, int32_t *scan_tmp,
+                  hxg_flags *flags);
+
 /* Single-rank rebuild on the device: a sequence of kernels that each decide
  * alike, as LAMMPS's Neighbor::decide, whether this step rebuilds (step < 0:
  * the step is flags->cur): only when step % every == 0, step - last_build

@@ -940,6 +940,47 @@ extern "C" int hxg_build_lists(void *stream, int nhome, int ntotal, const float 
     return (int) cudaGetLastError();
 }
 
+/* Cell sort of n home atoms (x4, v4, id through the scratch arrays s*;
+ * xold4 set), then the cell starts of the sorted atoms. WRAP: positions
+ * are wrapped into the box first (the single-rank rebuild; migration
+ * wraps the multi-rank ones). */
+static cudaError_t hxg_launch_sort(cudaStream_t s, hxg_gate gate, bool wrap, int n, float *x4,
+                                   float *v4, int64_t *id, float *xold4, float *sx4, float *sv4,
+                                   int64_t *sid, hxg_cellgrid cg_, hxg_geom g, int32_t *cell_cnt,
+                                   int32_t *cell_start, int32_t *cellof, int32_t *perm,
+                                   int32_t *scan_tmp)
+{
+    const int nb = hxg_blocks(n > 0 ? n : 1, 256);
+    if (wrap)
+        hxg_k_cell_count<4, true><<<nb, 256, 0, s>>>(gate, n, x4, cg_, g, cell_cnt, cellof);
+    else
+        hxg_k_cell_count<4, false><<<nb, 256, 0, s>>>(gate, n, x4, cg_, g, cell_cnt, cellof);
+    cudaError_t err = hxg_scan_cells(s, gate, cell_cnt, cell_start, cg_.ncell, scan_tmp);
+    if (err != cudaSuccess)
+        return err;
+    hxg_k_cell_fill<<<nb, 256, 0, s>>>(gate, n, cellof, cell_start, cell_cnt, perm);
+    hxg_k_cell_sort<<<hxg_blocks(cg_.ncell, 256), 256, 0, s>>>(gate, cg_.ncell, cell_start, perm);
+    hxg_k_permute<<<nb, 256, 0, s>>>(gate, n, perm, (const float4 *) x4, (const float4 *) v4, id,
+                                     (float4 *) sx4, (float4 *) sv4, sid);
+    hxg_k_adopt<<<nb, 256, 0, s>>>(gate, n, (const float4 *) sx4, (const float4 *) sv4, sid,
+                                   (float4 *) x4, (float4 *) xold4, (float4 *) v4, id);
+    return cudaGetLastError();
+}
+
+extern "C" int hxg_sort_home(void *stream, int n, float *x4, float *v4, int64_t *id,
+                             float *xold4, float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg_,
+                             hxg_geom g, int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof,
+                             int32_t *perm, int32_t *scan_tmp, hxg_flags *flags)
+{
+    cudaStream_t s = (cudaStream_t) stream;
+    const hxg_gate open = {flags, 0, 1, 0, 0, 0};
+    cudaError_t err = cudaMemsetAsync(cell_cnt, 0, sizeof(int32_t) * (size_t) cg_.ncell, s);
+    if (err == cudaSuccess)
+        err = hxg_launch_sort(s, open, false, n, x4, v4, id, xold4, sx4, sv4, sid, cg_, g,
+                              cell_cnt, cell_start, cellof, perm, scan_tmp);
+    return (int) err;
+}
+
 extern "C" int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int64_t *id,
                                   float *xold4, float *sx4, float *sv4, int64_t *sid,
                                   hxg_cellgrid cg_, hxg_geom g, float rh2, int32_t *cell_cnt,
@@ -950,18 +991,10 @@ extern "C" int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int
     cudaStream_t s = (cudaStream_t) stream;
     const hxg_gate gate = {flags, (long long) step, every > 0 ? every : 1, delay, check, 1};
     const hxg_list none = {nullptr, nullptr, 0, 0};
-    const int nb = hxg_blocks(n > 0 ? n : 1, 256);
-    hxg_k_cell_count<4, true><<<nb, 256, 0, s>>>(gate, n, x4, cg_, g, cell_cnt, cellof);
-    cudaError_t err = hxg_scan_cells(s, gate, cell_cnt, cell_start, cg_.ncell, scan_tmp);
+    cudaError_t err = hxg_launch_sort(s, gate, true, n, x4, v4, id, xold4, sx4, sv4, sid, cg_, g,
+                                      cell_cnt, cell_start, cellof, perm, scan_tmp);
     if (err != cudaSuccess)
         return (int) err;
-    hxg_k_cell_fill<<<nb, 256, 0, s>>>(gate, n, cellof, cell_start, cell_cnt, perm);
-    hxg_k_cell_sort<<<hxg_blocks(cg_.ncell, 256), 256, 0, s>>>(
-        gate, cg_.ncell, cell_start, perm);
-    hxg_k_permute<<<nb, 256, 0, s>>>(gate, n, perm, (const float4 *) x4, (const float4 *) v4, id,
-                                     (float4 *) sx4, (float4 *) sv4, sid);
-    hxg_k_adopt<<<nb, 256, 0, s>>>(gate, n, (const float4 *) sx4, (const float4 *) sv4, sid,
-                                   (float4 *) x4, (float4 *) xold4, (float4 *) v4, id);
     /* Atoms are in cell order now: a cell's atoms are [start[c], start[c+1]). */
     hxg_launch_build<4>(s, gate, n, n, x4, nullptr, cg_, g, rh2, cell_start, nullptr, loc, none,
                         flags);

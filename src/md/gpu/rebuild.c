@@ -69,10 +69,7 @@ static hx_status sort_home_by_cell(hx_md_engine *e)
     return HX_OK;
 }
 
-/* Cell and neighbour lists through the host path's kernels; grows the
- * lists and builds again when an atom had more neighbours than they hold.
- * Rank-local. */
-static hx_status build_lists_host_path(hx_md_engine *e)
+hx_status hxg_eng_build_lists(hx_md_engine *e)
 {
     for (int attempt = 0; attempt < 3; attempt++) {
         const float *x = e->multi ? e->tx : e->x4;
@@ -275,7 +272,7 @@ hx_status hxg_eng_rebuild_host(hx_md_engine *e, int initial)
     rebuild_mark(e, 7, &tp);
     double t2 = tp;
     e->stats.stage[HX_MD_HALO_FWD] += t2 - t1;
-    HXI_CHECK(hxi_agree(e->comm, build_lists_host_path(e)));
+    HXI_CHECK(hxi_agree(e->comm, hxg_eng_build_lists(e)));
     rebuild_mark(e, 8, &tp);
     e->stats.stage[HX_MD_NEIGH] += tp - t2;
     e->last_build = e->step;

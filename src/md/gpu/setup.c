@@ -260,31 +260,49 @@ static void setup_physics(hx_md_engine *e)
     e->cells.ncell = e->cells.n[0] * e->cells.n[1] * e->cells.n[2];
 }
 
-/* Makes room for nhome home and ntotal local atoms. Contents are not kept:
- * this runs only in a host-path rebuild, which uploads everything after. */
-hx_status hxg_eng_ensure_capacity(hx_md_engine *e, int nhome, int ntotal)
+/* The home-sized arrays for cap atoms; contents are not kept. with_xvid:
+ * positions, velocities and ids too (the device migration grows those
+ * itself, keeping them). */
+static hx_status home_arrays(hx_md_engine *e, int cap, int with_xvid)
 {
-    if (nhome > e->cap_home || !e->x4) {
-        e->cap_home = hxg_eng_cap_for(nhome);
-        size_t h = (size_t) e->cap_home;
+    size_t h = (size_t) cap;
+    if (with_xvid) {
         HXI_CHECK(hxg_eng_dev_grow(&e->x4, &e->b_x4, 16 * h, "positions"));
         HXI_CHECK(hxg_eng_dev_grow(&e->v4, &e->b_v4, 16 * h, "velocities"));
-        HXI_CHECK(hxg_eng_dev_grow(&e->f4, &e->b_f4, 16 * h, "forces"));
-        HXI_CHECK(hxg_eng_dev_grow(&e->xold4, &e->b_xold4, 16 * h, "positions at the last build"));
         HXI_CHECK(hxg_eng_dev_grow(&e->id, &e->b_id, 8 * h, "atom ids"));
-        if (!e->multi) {
-            HXI_CHECK(hxg_eng_dev_grow(&e->sx4, &e->b_sx4, 16 * h, "sort scratch"));
-            HXI_CHECK(hxg_eng_dev_grow(&e->sv4, &e->b_sv4, 16 * h, "sort scratch"));
-            HXI_CHECK(hxg_eng_dev_grow(&e->sid, &e->b_sid, 8 * h, "sort scratch"));
-        }
-        HXI_CHECK(host_grow(&e->h4, &e->b_h4, 16 * h, "staging"));
-        HXI_CHECK(host_grow(&e->h3, &e->b_h3, 12 * h, "staging"));
-        e->loc.stride = e->cap_home;
-        HXI_CHECK(hxg_eng_dev_grow(&e->loc.cnt, &e->b_loccnt, 4 * h, "neighbour counts"));
-        HXI_CHECK(hxg_eng_dev_grow(&e->loc.nb, &e->b_locnb, 4 * h * (size_t) e->loc.max,
-                                   "the local neighbour list"));
     }
-    if (ntotal > e->cap_total || !e->cellof) {
+    HXI_CHECK(hxg_eng_dev_grow(&e->f4, &e->b_f4, 16 * h, "forces"));
+    HXI_CHECK(hxg_eng_dev_grow(&e->xold4, &e->b_xold4, 16 * h, "positions at the last build"));
+    /* Scratch of the device cell sort (every path but the host one). */
+    if (!e->host_rebuild) {
+        HXI_CHECK(hxg_eng_dev_grow(&e->sx4, &e->b_sx4, 16 * h, "sort scratch"));
+        HXI_CHECK(hxg_eng_dev_grow(&e->sv4, &e->b_sv4, 16 * h, "sort scratch"));
+        HXI_CHECK(hxg_eng_dev_grow(&e->sid, &e->b_sid, 8 * h, "sort scratch"));
+    }
+    HXI_CHECK(host_grow(&e->h4, &e->b_h4, 16 * h, "staging"));
+    HXI_CHECK(host_grow(&e->h3, &e->b_h3, 12 * h, "staging"));
+    e->loc.stride = cap;
+    HXI_CHECK(hxg_eng_dev_grow(&e->loc.cnt, &e->b_loccnt, 4 * h, "neighbour counts"));
+    HXI_CHECK(hxg_eng_dev_grow(&e->loc.nb, &e->b_locnb, 4 * h * (size_t) e->loc.max,
+                               "the local neighbour list"));
+    e->cap_home = cap;
+    return HX_OK;
+}
+
+hx_status hxg_eng_home_grown(hx_md_engine *e, int cap)
+{
+    e->b_x4 = e->b_v4 = 16 * (size_t) cap;
+    e->b_id = 8 * (size_t) cap;
+    return home_arrays(e, cap, 0);
+}
+
+/* Makes room for nhome home and ntotal local atoms. Contents are not kept:
+ * this runs in a rebuild, which rewrites what it needs after. */
+hx_status hxg_eng_ensure_capacity(hx_md_engine *e, int nhome, int ntotal)
+{
+    if (nhome > e->cap_home || !e->x4)
+        HXI_CHECK(home_arrays(e, hxg_eng_cap_for(nhome), 1));
+    if (ntotal > e->cap_total || e->cap_total < e->cap_home || !e->cellof) {
         e->cap_total = hxg_eng_cap_for(ntotal > e->cap_home ? ntotal : e->cap_home);
         size_t t = (size_t) e->cap_total;
         HXI_CHECK(hxg_eng_dev_grow(&e->cellof, &e->b_cellof, 4 * t, "cell indices"));

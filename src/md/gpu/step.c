@@ -327,7 +327,7 @@ static hx_status step_host(hx_md_engine *e, int want_thermo, hx_status st)
         }
         if (rebuild) {
             HXI_CHECK(hxi_agree(e->comm, st));
-            HXI_CHECK(hxg_eng_rebuild_host(e, 0));
+            HXI_CHECK(e->rb ? hxg_eng_rebuild_device(e) : hxg_eng_rebuild_host(e, 0));
         }
     }
     const float dtf = c->nve ? e->dtf : 0.0f;

@@ -1,0 +1,133 @@
+/*
+ * rebuild_dev.c - the GPU engine's device rebuild with several ranks: the
+ * atoms stay on the GPU, and the host sees counts and errors only.
+ *
+ * Migration of positions, velocities and ids (hx_rebuild_migrate, which
+ * also wraps), the cell sort of the home atoms (hxg_sort_home), the halo
+ * plan built on the device (hx_plan_create_device, whose own exchange
+ * delivers the halo coordinates), the transport's adoption of the plan,
+ * then the cell and neighbour lists, all on the transport's stream (the
+ * non-local stream). HALOX_MD_HOST_REBUILD=1 takes the host path instead
+ * (rebuild.c), which stays as the reference.
+ */
+#include "md/gpu/engine.h"
+
+#include "md/md_driver.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const phase_names[HXG_NPHASE] = {"drain", "migrate", "sort", "plan",
+                                                    "set_plan", "adopt", "lists"};
+
+static void mark(hx_md_engine *e, int k, double *t)
+{
+    double now = hxi_md_now();
+    e->dev_phase[k] += now - *t;
+    *t = now;
+}
+
+void hxg_eng_rebuild_device_log(const hx_md_engine *e)
+{
+    if (e->dev_rebuilds > 0 && e->rank == 0 && hxi_log_level() >= 1) {
+        char line[512];
+        int len = snprintf(line, sizeof line, "device rebuilds, ms each on rank 0:");
+        for (int k = 0; k < HXG_NPHASE && len < (int) sizeof line; k++)
+            len += snprintf(line + len, sizeof line - (size_t) len, " %s %.3f", phase_names[k],
+                            1e3 * e->dev_phase[k] / e->dev_rebuilds);
+        hxi_info("%s", line);
+    }
+}
+
+/* Atoms over all ranks and the checksum of their ids, against those of the
+ * set-up: a lost or duplicated atom is an error naming the step. */
+hx_status hxg_eng_census(hx_md_engine *e)
+{
+    int64_t natoms = 0;
+    uint64_t sum = 0;
+    HXI_CHECK(hx_rebuild_census(e->rb, e->nhome, e->id, &natoms, &sum));
+    if (!e->census_set) {
+        e->census_sum = sum;
+        e->census_set = 1;
+    }
+    if (natoms != e->sys->natoms || sum != e->census_sum)
+        return hxi_error(HX_ERR_STATE,
+                         "GPU engine: after the rebuild of step %lld the ranks hold %lld atoms "
+                         "(id checksum %016llx) where there were %lld (%016llx): atoms were lost "
+                         "or duplicated; rerun with HALOX_MD_HOST_REBUILD=1 and report this",
+                         (long long) e->step, (long long) natoms, (unsigned long long) sum,
+                         (long long) e->sys->natoms, (unsigned long long) e->census_sum);
+    return HX_OK;
+}
+
+hx_status hxg_eng_rebuild_device(hx_md_engine *e)
+{
+    double tp = hxi_md_now();
+    hx_status st = HX_OK;
+    /* The kick-drift of this step runs on the local stream; everything
+     * after runs on the non-local one. The drain is kept apart from the
+     * rebuild's phases: it waits for steps already queued. */
+    if (cudaStreamSynchronize(e->s_loc) != cudaSuccess ||
+        cudaStreamSynchronize(e->s_nl) != cudaSuccess)
+        st = cuda_fail(cudaGetLastError(), "waiting for the step before a rebuild");
+    HXI_CHECK(hxi_agree(e->comm, st));
+    mark(e, 0, &tp);
+    double t0 = tp;
+
+    int cap = e->cap_home;
+    hx_dfield fields[2] = {{(void **) &e->v4, 16}, {(void **) &e->id, sizeof(int64_t)}};
+    HXI_CHECK(hx_rebuild_migrate(e->rb, &e->nhome, &cap, &e->x4, 4, fields, 2));
+    if (cap != e->cap_home)
+        HXI_CHECK(hxi_agree(e->comm, hxg_eng_home_grown(e, cap)));
+    mark(e, 1, &tp);
+
+    st = hxg_eng_ensure_capacity(e, e->nhome, e->nhome);
+    if (st == HX_OK &&
+        hxg_sort_home((void *) e->s_nl, e->nhome, e->x4, e->v4, e->id, e->xold4, e->sx4, e->sv4,
+                      e->sid, e->cells, e->geom, e->cell_cnt, e->cell_start, e->cellof,
+                      e->cellatoms, e->scan_tmp, e->flags) != 0)
+        st = cuda_fail(cudaGetLastError(), "the cell sort");
+    HXI_CHECK(hxi_agree(e->comm, st));
+    mark(e, 2, &tp);
+
+    hx_plan *plan = NULL;
+    HXI_CHECK(hx_plan_create_device(&plan, e->rb, e->nhome, e->x4, 4));
+    mark(e, 3, &tp);
+    st = hxi_agree(e->comm, hx_transport_set_plan(e->t, plan));
+    if (st != HX_OK) {
+        hx_plan_destroy(plan);
+        return st;
+    }
+    hx_plan_destroy(e->plan);
+    e->plan = plan;
+    mark(e, 4, &tp);
+
+    /* The plan's exchange delivered the halo: its coordinates and zones
+     * become the transport's and the lists'. */
+    e->mg_dirty = 1; /* sizes (and maybe arrays) changed since the capture */
+    e->nhalo = hx_plan_nhalo(plan);
+    e->ntotal = hx_plan_ntotal(plan);
+    e->tx = (float *) hx_transport_coords(e->t);
+    e->tf = (float *) hx_transport_forces(e->t);
+    st = hxg_eng_ensure_capacity(e, e->nhome, e->ntotal);
+    if (st == HX_OK && e->ntotal > 0 &&
+        (cudaMemcpyAsync(e->tx, hx_plan_device_coords(plan), 12 * (size_t) e->ntotal,
+                         cudaMemcpyDeviceToDevice, e->s_nl) != cudaSuccess ||
+         cudaMemcpyAsync(e->zones, hx_plan_device_zones(plan), 4 * (size_t) e->ntotal,
+                         cudaMemcpyDeviceToDevice, e->s_nl) != cudaSuccess))
+        st = cuda_fail(cudaGetLastError(), "adopting the plan's coordinates");
+    HXI_CHECK(hxi_agree(e->comm, st));
+    mark(e, 5, &tp);
+    e->stats.stage[HX_MD_MIGRATE] += tp - t0;
+    double t1 = tp;
+
+    HXI_CHECK(hxi_agree(e->comm, hxg_eng_build_lists(e)));
+    if (e->check_atoms)
+        HXI_CHECK(hxg_eng_census(e));
+    mark(e, 6, &tp);
+    e->stats.stage[HX_MD_NEIGH] += tp - t1;
+    e->last_build = e->step;
+    e->ago = 0;
+    e->dev_rebuilds++;
+    return HX_OK;
+}

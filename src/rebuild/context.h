@@ -1,0 +1,87 @@
+/*
+ * context.h - the device rebuild's context (struct hx_rebuild) and the
+ * helpers its two host files share: rebuild.c (context, byte exchange,
+ * migration, census) and plan_device.c (the plan). Host side, C.
+ */
+#ifndef HALOX_REBUILD_CONTEXT_H
+#define HALOX_REBUILD_CONTEXT_H
+
+#include "core/hxi.h"
+#include "core/plan.h"
+#include "rebuild/rebuild.h"
+#include "transport/transport.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The device arrays of one plan; a freed plan leaves them for the next. */
+typedef struct hxr_arrays {
+    float *x;    /* atoms * 3 */
+    uint32_t *z; /* atoms zone words */
+    size_t atoms;
+    int32_t *maps; /* all pulses' maps */
+    size_t maps_cap;
+} hxr_arrays;
+
+struct hx_rebuild {
+    hx_comm *comm;
+    hx_transport *t;
+    hx_decomp d;
+    int refs;      /* the owner's, and one per live device plan */
+    int destroyed; /* the owner let go */
+
+    /* Scratch, rank-local, grown as needed (contents not kept). */
+    int32_t *cls, *pos; /* per atom: class, slot (plan: running count) */
+    size_t atoms_cap;
+    int32_t *bcnt, *boff; /* per block: counts, offsets (3 classes) */
+    size_t blocks_cap;
+    void *stay; /* stayers' records */
+    size_t stay_cap;
+    void *send[HXI_XCHG_SLOTS]; /* leavers' records / a pulse's records */
+    size_t send_cap[HXI_XCHG_SLOTS];
+    unsigned long long *mask; /* share masks, per local atom */
+    size_t mask_cap;
+
+    /* The exchange through pinned host memory, for transports without a
+     * device path: host send and receive buffers and the device copy. */
+    void *hs[HXI_XCHG_SLOTS], *hr[HXI_XCHG_SLOTS], *dr[HXI_XCHG_SLOTS];
+    size_t hs_cap[HXI_XCHG_SLOTS], hr_cap[HXI_XCHG_SLOTS], dr_cap[HXI_XCHG_SLOTS];
+
+    hxr_result *d_res; /* device */
+    hxr_result *h_res; /* pinned host copy */
+
+    hxr_arrays spare[2]; /* arrays of freed plans, for the next ones */
+    int nspare;
+};
+
+/* HX_ERR_CUDA (or HX_ERR_NOMEM) from a cudaError_t given as an int. */
+hx_status hxr_cuda(int err, const char *what);
+#define HXR_CU(call, what)                                                                         \
+    do {                                                                                           \
+        int hxr_e_ = (int) (call);                                                                 \
+        if (hxr_e_ != 0)                                                                           \
+            return hxr_cuda(hxr_e_, what);                                                         \
+    } while (0)
+
+/* The stream of the transport that does the work now. */
+hx_status hxr_stream(hx_rebuild *r, void **stream);
+/* Copies the device result to the host and waits for the stream (bounded;
+ * a device-side timeout of the exchange is reported). Rank-local. */
+hx_status hxr_fetch(hx_rebuild *r, void *stream);
+/* A device array of at least `need` bytes; contents are not kept. */
+hx_status hxr_grow(void **p, size_t *cap, size_t need, const char *what);
+/* Collective: the local status and n - 1 integers are reduced by max over
+ * the ranks (v[0] is set here); a failure anywhere returns that failure,
+ * with its message, on every rank. */
+hx_status hxr_agree_max(hx_rebuild *r, hx_status st, int *v, int n);
+/* Collective: room for messages of `bytes`, then the exchange of one slot
+ * (see hxi_transport_ops.xchg). */
+hx_status hxr_reserve(hx_rebuild *r, size_t bytes);
+hx_status hxr_xchg(hx_rebuild *r, void *stream, int slot, const void *sbuf, size_t sbytes,
+                   int dest, size_t rbytes, int src, const void **rbuf);
+/* Scratch for n atoms and their blocks. */
+hx_status hxr_scratch(hx_rebuild *r, int n);
+/* Drops one reference; the last frees the context. */
+void hxr_unref(hx_rebuild *r);
+
+#endif /* HALOX_REBUILD_CONTEXT_H */

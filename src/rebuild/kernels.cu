@@ -1,0 +1,495 @@
+/*
+ * kernels.cu - the device rebuild's kernels: migration (classify, scan,
+ * place, pack, unpack), the plan's pulses (home check, select, place,
+ * summary, receive), share masks and the census. Thin extern "C"
+ * launchers; all decisions and bookkeeping are the host's (rebuild.c,
+ * plan_device.c). Every kernel runs HXR_BLOCK threads per block; none
+ * waits for another block, so any grid size is safe.
+ *
+ * Stable compaction in three launches: per block counts of each class,
+ * one block scans the counts over blocks, then each block ranks its atoms
+ * within the block (a block-wide exclusive scan) and adds the block's
+ * offset: atoms keep their order inside each class.
+ */
+#include "rebuild/rebuild.h"
+
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+#include <cuda_runtime.h>
+
+#include <climits>
+
+typedef cub::BlockScan<int, HXR_BLOCK> hxr_bscan;
+
+static inline int hxr_grid(long long n)
+{
+    return (int) ((n + HXR_BLOCK - 1) / HXR_BLOCK);
+}
+
+extern "C" int hxr_blocks(long long n)
+{
+    return hxr_grid(n > 0 ? n : 1);
+}
+
+/* Lowest bad atom wins; its kind goes with it (set after the index, so a
+ * later, lower index may overwrite the kind: the host reads both after the
+ * kernel, and re-reads the atom itself for the message). */
+__device__ void hxr_report_bad(hxr_result *res, int i, int kind)
+{
+    if (atomicMin(&res->bad_index, i) > i)
+        res->bad_kind = kind;
+}
+
+__global__ void hxr_k_reset(hxr_result *res)
+{
+    int32_t *w = reinterpret_cast<int32_t *>(res);
+    for (int k = threadIdx.x; k < (int) (sizeof(hxr_result) / 4); k += blockDim.x)
+        w[k] = 0;
+    __syncthreads();
+    if (threadIdx.x == 0)
+        res->bad_index = INT_MAX;
+}
+
+/* ------------------------------------------------------------ migration */
+
+/* Wraps x into [lo, lo + len) in float. Rounding can leave the result on
+ * the upper edge or just below lo; both are moved inside, so that every
+ * wrapped coordinate passes the box checks of the plan. */
+__device__ __forceinline__ float hxr_wrap(float x, double lo, double len)
+{
+    const float flo = (float) lo, flen = (float) len;
+    float t = x - flen * floorf((x - flo) / flen);
+    if ((double) t >= lo + len)
+        t -= flen;
+    if ((double) t < lo) {
+        t = flo;
+        if ((double) t < lo)
+            t = nextafterf(t, INFINITY);
+    }
+    return t;
+}
+
+/* Domain index of a coordinate inside the box, as hx_decomp_cell: the
+ * estimate floor((x - lo) n / L), corrected against the bounds
+ * lo + L c / n that decide ownership. */
+__device__ __forceinline__ int hxr_owner(double x, const hxr_dom &d)
+{
+    const int n = d.grid, dim = d.dim;
+    const double lo = d.box_lo[dim], len = d.box_len[dim];
+    int c = (int) floor((x - lo) * n / len);
+    c = c < 0 ? 0 : (c >= n ? n - 1 : c);
+    if (c > 0 && x < lo + len * c / n)
+        c--;
+    else if (c + 1 < n && x >= lo + len * (c + 1) / n)
+        c++;
+    return c;
+}
+
+/* One thread per atom: class 0 (stays), 1 (to the lower neighbour) or 2
+ * (to the upper one) along d.dim; counts per class and block. With wrap,
+ * every position is first wrapped into the box (all three dimensions). A
+ * non-finite position, or one more than a domain away (with three domains
+ * or more), is reported and counted as staying. */
+__global__ void hxr_k_classify(hxr_layout L, int n, hxr_dom d, int wrap, int32_t *cls,
+                               int32_t *bcnt, hxr_result *res)
+{
+    __shared__ int32_t cnt[3];
+    if (threadIdx.x < 3)
+        cnt[threadIdx.x] = 0;
+    __syncthreads();
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float *p = L.x + (size_t) i * L.xs;
+        int c = 0;
+        const bool finite = isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2]);
+        if (!finite) {
+            hxr_report_bad(res, i, HXR_BAD_NAN);
+        } else if (wrap) {
+            for (int k = 0; k < 3; k++)
+                if ((double) p[k] < d.box_lo[k] || (double) p[k] >= d.box_lo[k] + d.box_len[k])
+                    p[k] = hxr_wrap(p[k], d.box_lo[k], d.box_len[k]);
+        }
+        if (finite && d.dim >= 0) {
+            const double x = (double) p[d.dim];
+            if (x < d.lo || x >= d.hi) {
+                const int delta = (hxr_owner(x, d) - d.coord + d.grid) % d.grid;
+                if (d.grid == 2)
+                    c = x < d.lo ? 1 : 2;
+                else if (delta == d.grid - 1)
+                    c = 1;
+                else if (delta == 1)
+                    c = 2;
+                else
+                    hxr_report_bad(res, i, HXR_BAD_FAR);
+            }
+        }
+        cls[i] = c;
+        atomicAdd(&cnt[c], 1);
+    }
+    __syncthreads();
+    if (threadIdx.x < 3)
+        bcnt[3 * blockIdx.x + threadIdx.x] = cnt[threadIdx.x];
+}
+
+/* One block: exclusive scan of each class's block counts (stride ncls)
+ * over nb blocks, in chunks of HXR_BLOCK; totals into res->count. */
+__global__ void hxr_k_scan_blocks(int nb, int ncls, const int32_t *bcnt, int32_t *boff,
+                                  hxr_result *res)
+{
+    __shared__ typename hxr_bscan::TempStorage tmp;
+    for (int c = 0; c < ncls; c++) {
+        int carry = 0;
+        for (int b0 = 0; b0 < nb; b0 += HXR_BLOCK) {
+            const int b = b0 + threadIdx.x;
+            const int v = b < nb ? bcnt[ncls * b + c] : 0;
+            int off, sum;
+            hxr_bscan(tmp).ExclusiveSum(v, off, sum);
+            if (b < nb)
+                boff[ncls * b + c] = carry + off;
+            carry += sum;
+            __syncthreads();
+        }
+        if (threadIdx.x == 0)
+            res->count[c] = carry;
+    }
+}
+
+/* One thread per atom: its slot within its class, in order. */
+__global__ void hxr_k_place(int n, int ncls, const int32_t *cls, const int32_t *boff,
+                            int32_t *pos)
+{
+    __shared__ typename hxr_bscan::TempStorage tmp;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int c = i < n ? cls[i] : -1;
+    for (int k = 0; k < ncls; k++) {
+        int off;
+        hxr_bscan(tmp).ExclusiveSum(c == k ? 1 : 0, off);
+        if (c == k)
+            pos[i] = boff[ncls * blockIdx.x + k] + off;
+        __syncthreads();
+    }
+}
+
+/* Word k of atom a's record. */
+__device__ __forceinline__ uint32_t *hxr_word(const hxr_layout &L, long long a, int k)
+{
+    if (k < L.xs)
+        return reinterpret_cast<uint32_t *>(L.x) + a * L.xs + k;
+    k -= L.xs;
+    for (int f = 0; f < L.nf; f++) {
+        if (k < L.f[f].words)
+            return reinterpret_cast<uint32_t *>(L.f[f].data) + a * L.f[f].words + k;
+        k -= L.f[f].words;
+    }
+    return nullptr; /* not reached: k < L.words */
+}
+
+/* One thread per record word: each atom's record into the buffer of its
+ * class, at its slot. */
+__global__ void hxr_k_pack(hxr_layout L, int n, const int32_t *cls, const int32_t *pos,
+                           uint32_t *stay, uint32_t *down, uint32_t *up)
+{
+    const long long w = (long long) blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= (long long) n * L.words)
+        return;
+    const long long a = w / L.words;
+    const int k = (int) (w - a * L.words);
+    const int c = cls[a];
+    uint32_t *dst = c == 0 ? stay : (c == 1 ? down : up);
+    dst[(long long) pos[a] * L.words + k] = *hxr_word(L, a, k);
+}
+
+/* One thread per record word: records back into the arrays, from three
+ * buffers in turn. */
+__global__ void hxr_k_unpack(hxr_layout L, int n0, const uint32_t *a, int n1, const uint32_t *b,
+                             int n2, const uint32_t *c)
+{
+    const long long w = (long long) blockIdx.x * blockDim.x + threadIdx.x;
+    const long long n = (long long) n0 + n1 + n2;
+    if (w >= n * L.words)
+        return;
+    const long long at = w / L.words;
+    const int k = (int) (w - at * L.words);
+    const uint32_t *src;
+    if (at < n0)
+        src = a + at * L.words;
+    else if (at < n0 + n1)
+        src = b + (at - n0) * L.words;
+    else
+        src = c + (at - n0 - n1) * L.words;
+    *hxr_word(L, at, k) = src[k];
+}
+
+/* ----------------------------------------------------------------- plan */
+
+/* One thread per home atom: the checks of hx_plan_create (finite, inside
+ * the box, inside the domain) and the copy into the plan's arrays. */
+__global__ void hxr_k_home(const float *x, int xs, int nhome, hxr_pdom d, float *px, uint32_t *pz,
+                           hxr_result *res)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= nhome)
+        return;
+    const float *p = x + (size_t) i * xs;
+    for (int k = 0; k < 3; k++) {
+        const double v = (double) p[k];
+        px[3 * (size_t) i + k] = p[k];
+        if (!isfinite(p[k]))
+            hxr_report_bad(res, i, HXR_BAD_NAN);
+        else if (v < d.lo[k] || v >= d.hi[k] || v < d.box_lo[k] || v >= d.box_hi[k])
+            hxr_report_bad(res, i, HXR_BAD_OUTSIDE);
+    }
+    pz[i] = 0u;
+}
+
+__device__ __forceinline__ bool hxr_selected(const float *px, int i, int dim, double limit)
+{
+    return (double) px[3 * (size_t) i + dim] < limit;
+}
+
+/* One thread per candidate: selected candidates per block. */
+__global__ void hxr_k_select_count(const float *px, int lo, int hi, int dim, double limit,
+                                   int32_t *bcnt)
+{
+    typedef cub::BlockReduce<int, HXR_BLOCK> reduce;
+    __shared__ typename reduce::TempStorage tmp;
+    const int i = lo + blockIdx.x * blockDim.x + threadIdx.x;
+    const int v = i < hi && hxr_selected(px, i, dim, limit) ? 1 : 0;
+    const int sum = reduce(tmp).Sum(v);
+    if (threadIdx.x == 0)
+        bcnt[blockIdx.x] = sum;
+}
+
+/* One thread per candidate: its place in the map (home atoms come first:
+ * candidates are in index order), the record sent, and the running count
+ * (spos, the map entries before this candidate). */
+__global__ void hxr_k_select_place(const float *px, const uint32_t *pz, int lo, int hi, int dim,
+                                   double limit, float shift, const int32_t *boff, int32_t *map,
+                                   int32_t *spos, float4 *send)
+{
+    __shared__ typename hxr_bscan::TempStorage tmp;
+    const int i = lo + blockIdx.x * blockDim.x + threadIdx.x;
+    const bool sel = i < hi && hxr_selected(px, i, dim, limit);
+    int off;
+    hxr_bscan(tmp).ExclusiveSum(sel ? 1 : 0, off);
+    if (i >= hi)
+        return;
+    const int at = boff[blockIdx.x] + off;
+    spos[i - lo] = at;
+    if (!sel)
+        return;
+    map[at] = i;
+    float r[3] = {px[3 * (size_t) i], px[3 * (size_t) i + 1], px[3 * (size_t) i + 2]};
+    r[dim] += shift; /* in float, as the GPU transports pack */
+    const uint32_t z = pz[i] + (1u << (8 * dim));
+    send[at] = make_float4(r[0], r[1], r[2], __uint_as_float(z));
+}
+
+/* Map entries before candidate b (b in [lo, hi]). */
+__device__ __forceinline__ int hxr_before(const int32_t *spos, int lo, int hi, int total, int b)
+{
+    b = b < lo ? lo : (b > hi ? hi : b);
+    return b == hi ? total : spos[b - lo];
+}
+
+/* One block: the selected home atoms and the count from each earlier
+ * pulse's receive range; res->count[0] (the total) is already set. */
+__global__ void hxr_k_select_summary(const int32_t *spos, int lo, int hi, int nhome, int np,
+                                     hxr_ranges r, hxr_result *res)
+{
+    const int total = res->count[0];
+    const int q = threadIdx.x;
+    if (q == 0)
+        res->nsel_home = hxr_before(spos, lo, hi, total, nhome);
+    if (q < np)
+        res->from[q] = hxr_before(spos, lo, hi, total, r.end[q]) -
+                       hxr_before(spos, lo, hi, total, r.beg[q]);
+}
+
+/* One thread per received atom. */
+__global__ void hxr_k_receive(const float4 *recv, int n, int at, float *px, uint32_t *pz)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const float4 v = recv[i];
+    const size_t o = (size_t) (at + i);
+    px[3 * o] = v.x;
+    px[3 * o + 1] = v.y;
+    px[3 * o + 2] = v.z;
+    pz[o] = __float_as_uint(v.w);
+}
+
+/* One thread per map entry: its pulse's bit on the atom (an atom is at most
+ * once in a map, but in several maps: atomic). */
+__global__ void hxr_k_mask_set(const int32_t *map, int n, int bit, unsigned long long *mask)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        atomicOr(&mask[map[i]], 1ull << bit);
+}
+
+struct hxr_or {
+    __device__ __forceinline__ unsigned long long operator()(unsigned long long a,
+                                                             unsigned long long b) const
+    {
+        return a | b;
+    }
+};
+
+/* One thread per map entry: the OR of the pulses on its atoms. */
+__global__ void hxr_k_mask_or(const int32_t *map, int n, int bit, const unsigned long long *mask,
+                              hxr_result *res)
+{
+    typedef cub::BlockReduce<unsigned long long, HXR_BLOCK> reduce;
+    __shared__ typename reduce::TempStorage tmp;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned long long m = reduce(tmp).Reduce(i < n ? mask[map[i]] : 0ull, hxr_or());
+    if (threadIdx.x == 0 && m)
+        atomicOr(&res->share[bit], m);
+}
+
+/* ---------------------------------------------------------------- census */
+
+/* splitmix64: a well-mixed hash, so that a sum of hashed ids changes when
+ * an atom is lost or duplicated (a plain sum can be balanced by another
+ * error). */
+__device__ __forceinline__ unsigned long long hxr_hash(unsigned long long z)
+{
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+__global__ void hxr_k_census(const int64_t *ids, int n, hxr_result *res)
+{
+    typedef cub::BlockReduce<unsigned long long, HXR_BLOCK> reduce;
+    __shared__ typename reduce::TempStorage tmp;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned long long h = i < n ? hxr_hash((unsigned long long) ids[i]) : 0ull;
+    const unsigned long long sum = reduce(tmp).Sum(h);
+    if (threadIdx.x == 0) {
+        atomicAdd(&res->census[0], (unsigned long long) min(HXR_BLOCK, n - (int) blockIdx.x * HXR_BLOCK));
+        atomicAdd(&res->census[1], sum);
+    }
+}
+
+/* ------------------------------------------------------------ launchers */
+
+#define HXR_S(stream) ((cudaStream_t) (stream))
+
+extern "C" int hxr_reset(void *stream, hxr_result *res)
+{
+    hxr_k_reset<<<1, HXR_BLOCK, 0, HXR_S(stream)>>>(res);
+    return (int) cudaGetLastError();
+}
+
+extern "C" int hxr_classify(void *stream, hxr_layout L, int n, hxr_dom dom, int wrap,
+                            int32_t *cls, int32_t *bcnt, hxr_result *res)
+{
+    hxr_k_classify<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>(L, n, dom, wrap, cls, bcnt,
+                                                                    res);
+    return (int) cudaGetLastError();
+}
+
+extern "C" int hxr_scan_blocks(void *stream, int nb, int ncls, const int32_t *bcnt, int32_t *boff,
+                               hxr_result *res)
+{
+    hxr_k_scan_blocks<<<1, HXR_BLOCK, 0, HXR_S(stream)>>>(nb, ncls, bcnt, boff, res);
+    return (int) cudaGetLastError();
+}
+
+extern "C" int hxr_place(void *stream, int n, int ncls, const int32_t *cls, const int32_t *boff,
+                         int32_t *pos)
+{
+    if (n > 0)
+        hxr_k_place<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>(n, ncls, cls, boff, pos);
+    return (int) cudaGetLastError();
+}
+
+extern "C" int hxr_pack(void *stream, hxr_layout L, int n, const int32_t *cls, const int32_t *pos,
+                        uint32_t *stay, uint32_t *down, uint32_t *up)
+{
+    if (n > 0)
+        hxr_k_pack<<<hxr_grid((long long) n * L.words), HXR_BLOCK, 0, HXR_S(stream)>>>(
+            L, n, cls, pos, stay, down, up);
+    return (int) cudaGetLastError();
+}
+
+extern "C" int hxr_unpack(void *stream, hxr_layout L, int n0, const uint32_t *a, int n1,
+                          const uint32_t *b, int n2, const uint32_t *c)
+{
+    const long long n = (long long) n0 + n1 + n2;
+    if (n > 0)
+        hxr_k_unpack<<<hxr_grid(n * L.words), HXR_BLOCK, 0, HXR_S(stream)>>>(L, n0, a, n1, b, n2,
+                                                                             c);
+    return (int) cudaGetLastError();
+}
+
+extern "C" int hxr_home(void *stream, const float *x, int xs, int nhome, hxr_pdom dom, float *px,
+                        uint32_t *pz, hxr_result *res)
+{
+    if (nhome > 0)
+        hxr_k_home<<<hxr_blocks(nhome), HXR_BLOCK, 0, HXR_S(stream)>>>(x, xs, nhome, dom, px, pz,
+                                                                       res);
+    return (int) cudaGetLastError();
+}
+
+extern "C" int hxr_select_count(void *stream, const float *px, int lo, int hi, int dim,
+                                double limit, int32_t *bcnt)
+{
+    hxr_k_select_count<<<hxr_blocks(hi - lo), HXR_BLOCK, 0, HXR_S(stream)>>>(px, lo, hi, dim,
+                                                                             limit, bcnt);
+    return (int) cudaGetLastError();
+}
+
+extern "C" int hxr_select_place(void *stream, const float *px, const uint32_t *pz, int lo, int hi,
+                                int dim, double limit, float shift, const int32_t *boff,
+                                int32_t *map, int32_t *spos, float *send)
+{
+    if (hi > lo)
+        hxr_k_select_place<<<hxr_blocks(hi - lo), HXR_BLOCK, 0, HXR_S(stream)>>>(
+            px, pz, lo, hi, dim, limit, shift, boff, map, spos, (float4 *) send);
+    return (int) cudaGetLastError();
+}
+
+extern "C" int hxr_select_summary(void *stream, const int32_t *spos, int lo, int hi, int nhome,
+                                  int np, hxr_ranges r, hxr_result *res)
+{
+    hxr_k_select_summary<<<1, HXR_MAX_PULSES, 0, HXR_S(stream)>>>(spos, lo, hi, nhome, np, r,
+                                                                  res);
+    return (int) cudaGetLastError();
+}
+
+extern "C" int hxr_receive(void *stream, const float *recv, int n, int at, float *px,
+                           uint32_t *pz)
+{
+    if (n > 0)
+        hxr_k_receive<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>((const float4 *) recv, n,
+                                                                      at, px, pz);
+    return (int) cudaGetLastError();
+}
+
+extern "C" int hxr_mask_set(void *stream, const int32_t *map, int n, int bit,
+                            unsigned long long *mask)
+{
+    if (n > 0)
+        hxr_k_mask_set<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>(map, n, bit, mask);
+    return (int) cudaGetLastError();
+}
+
+extern "C" int hxr_mask_or(void *stream, const int32_t *map, int n, int bit,
+                           const unsigned long long *mask, hxr_result *res)
+{
+    if (n > 0)
+        hxr_k_mask_or<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>(map, n, bit, mask, res);
+    return (int) cudaGetLastError();
+}
+
+extern "C" int hxr_census(void *stream, const int64_t *ids, int n, hxr_result *res)
+{
+    if (n > 0)
+        hxr_k_census<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>(ids, n, res);
+    return (int) cudaGetLastError();
+}

@@ -1,0 +1,345 @@
+/*
+ * plan_device.c - hx_plan_create_device: the halo plan of atoms whose
+ * coordinates live on the GPU, by the rules of core/plan.c.
+ *
+ * The plan runs the coordinate exchange once, pulse by pulse (Z, Y, X):
+ * a kernel pass selects the pulse's candidates (home atoms and the halo
+ * of earlier pulses, or what the previous pulse of the dimension brought)
+ * whose coordinate along the dimension lies below the domain's lower bound
+ * plus the halo cutoff, compacts them in order into the map (home atoms
+ * first), and packs their records with the shift and zone offset added.
+ * The host learns the count, the selected home atoms and the count taken
+ * from each earlier pulse (one synchronisation per pulse); counts and
+ * offsets go to the neighbours as in core/plan.c; the records cross with
+ * the transport's byte exchange and are appended. So planning and the
+ * first forward exchange are one pass, and the plan's coordinates are
+ * those the transport's forward exchange delivers (the same float adds).
+ */
+#include "rebuild/context.h"
+
+#include <cuda_runtime_api.h>
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { HXR_TAG_PCOUNT = 521, HXR_TAG_POFF = 522 };
+#define HXR_REC 16 /* bytes per atom of a pulse: x, y, z, zone */
+
+/* Grows a device array to `need` bytes, keeping its first `keep` bytes
+ * (stream-ordered copy; cudaFree of the old block waits for it). */
+static hx_status hxr_grow_keep(void **p, size_t *cap, size_t need, size_t keep, void *stream,
+                               const char *what)
+{
+    if (*p && need <= *cap)
+        return HX_OK;
+    void *n = NULL;
+    size_t ncap = 0;
+    HXI_CHECK(hxr_grow(&n, &ncap, need, what));
+    if (*p && keep > 0 &&
+        cudaMemcpyAsync(n, *p, keep, cudaMemcpyDeviceToDevice, (cudaStream_t) stream) !=
+            cudaSuccess) {
+        cudaFree(n);
+        return hxr_cuda(cudaGetLastError(), "keeping the plan's arrays while they grow");
+    }
+    if (*p)
+        cudaFree(*p);
+    *p = n;
+    *cap = ncap;
+    return HX_OK;
+}
+
+/* What a device plan owns: its arrays, and a reference to the context
+ * that lent them (device_owner of the plan). */
+typedef struct hxr_plan_mem {
+    hx_rebuild *r;
+    hxr_arrays a;
+} hxr_plan_mem;
+
+static void hxr_arrays_free(hxr_arrays *a)
+{
+    if (a->x)
+        cudaFree(a->x);
+    if (a->z)
+        cudaFree(a->z);
+    if (a->maps)
+        cudaFree(a->maps);
+    memset(a, 0, sizeof *a);
+}
+
+/* The free_device hook: the arrays go back to the context for the next
+ * plan (two are kept; a plan is made before the last one goes), and the
+ * plan lets go of the context. */
+static void hxr_plan_free(hx_plan *p)
+{
+    hxr_plan_mem *m = p->device_owner;
+    if (!m)
+        return;
+    hx_rebuild *r = m->r;
+    if (!r->destroyed && r->nspare < 2)
+        r->spare[r->nspare++] = m->a;
+    else
+        hxr_arrays_free(&m->a);
+    hxr_unref(r);
+    free(m);
+    p->device_owner = NULL;
+    p->d_x = NULL;
+    p->d_zones = NULL;
+    p->d_maps = NULL;
+}
+
+/* Arrays for a new plan: the largest spare set, grown to the first
+ * estimate as needed (contents not kept). */
+static hx_status hxr_arrays_take(hx_rebuild *r, hxr_arrays *a, size_t atoms, size_t maps)
+{
+    memset(a, 0, sizeof *a);
+    if (r->nspare > 0)
+        *a = r->spare[--r->nspare];
+    size_t xcap = a->atoms * 3 * sizeof(float), zcap = a->atoms * 4, mcap = a->maps_cap * 4;
+    if (!a->x || !a->z || a->atoms < atoms) {
+        HXI_CHECK(hxr_grow((void **) &a->x, &xcap, atoms * 3 * sizeof(float), "plan coordinates"));
+        HXI_CHECK(hxr_grow((void **) &a->z, &zcap, atoms * 4, "plan zones"));
+        a->atoms = zcap / 4 < xcap / 12 ? zcap / 4 : xcap / 12;
+    }
+    if (!a->maps || a->maps_cap < maps) {
+        HXI_CHECK(hxr_grow((void **) &a->maps, &mcap, maps * 4, "plan maps"));
+        a->maps_cap = mcap / 4;
+    }
+    return HX_OK;
+}
+
+/* Room for `atoms` atoms, keeping the first `keep`. */
+static hx_status hxr_arrays_atoms(hxr_arrays *a, size_t atoms, size_t keep, void *stream)
+{
+    if (atoms <= a->atoms)
+        return HX_OK;
+    size_t xcap = a->atoms * 3 * sizeof(float), zcap = a->atoms * 4;
+    size_t want = atoms + atoms / 4 + 64;
+    HXI_CHECK(hxr_grow_keep((void **) &a->x, &xcap, want * 3 * sizeof(float),
+                            keep * 3 * sizeof(float), stream, "plan coordinates"));
+    HXI_CHECK(hxr_grow_keep((void **) &a->z, &zcap, want * 4, keep * 4, stream, "plan zones"));
+    a->atoms = zcap / 4 < xcap / 12 ? zcap / 4 : xcap / 12;
+    return HX_OK;
+}
+
+/* Room for `maps` map entries, keeping the first `keep`. */
+static hx_status hxr_arrays_maps(hxr_arrays *a, size_t maps, size_t keep, void *stream)
+{
+    if (maps <= a->maps_cap)
+        return HX_OK;
+    size_t mcap = a->maps_cap * 4;
+    HXI_CHECK(hxr_grow_keep((void **) &a->maps, &mcap, (maps + maps / 4 + 64) * 4, keep * 4,
+                            stream, "plan maps"));
+    a->maps_cap = mcap / 4;
+    return HX_OK;
+}
+
+/* The error for a home atom the check kernel reported (rank-local). */
+static hx_status hxr_bad_home(hx_rebuild *r, const float *x, int xs)
+{
+    const hx_decomp *d = &r->d;
+    int i = r->h_res->bad_index;
+    float p[3] = {0.0f, 0.0f, 0.0f};
+    if (cudaMemcpy(p, x + (size_t) i * xs, sizeof p, cudaMemcpyDeviceToHost) != cudaSuccess)
+        cudaGetLastError();
+    if (r->h_res->bad_kind == HXR_BAD_NAN)
+        return hxi_error(HX_ERR_COORD_NAN,
+                         "home atom %d has position (%g, %g, %g): coordinates must be finite "
+                         "(check the integrator or the input)",
+                         i, p[0], p[1], p[2]);
+    double q[3] = {p[0], p[1], p[2]};
+    return hxi_error(HX_ERR_COORD_OUTSIDE,
+                     "home atom %d at (%g, %g, %g) is outside rank %d's domain [%g, %g) x [%g, "
+                     "%g) x [%g, %g) (it belongs to rank %d): call hx_rebuild_migrate before "
+                     "hx_plan_create_device",
+                     i, q[0], q[1], q[2], d->rank, d->dom_lo[0], d->dom_hi[0], d->dom_lo[1],
+                     d->dom_hi[1], d->dom_lo[2], d->dom_hi[2], hx_decomp_owner(d, q));
+}
+
+/* One pulse: select, pack, count; agree; exchange; append. */
+static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *stream, int dim,
+                           int index, int lo, int hi, const float *x, int xs, int *map_total)
+{
+    const hx_decomp *d = &r->d;
+    hx_pulse *pu = &p->pulse[p->npulses];
+    const int np = p->npulses, ncand = hi - lo, nb = hxr_blocks(ncand);
+    const double limit = d->dom_lo[dim] + d->cutoff;
+    pu->dim = dim;
+    pu->index = index;
+    pu->send_rank = d->down[dim];
+    pu->recv_rank = d->up[dim];
+    pu->shift = d->coord[dim] == 0 ? d->box_len[dim] : 0.0;
+    pu->map = NULL;
+    pu->map_offset = *map_total;
+    hxr_ranges rg;
+    memset(&rg, 0, sizeof rg);
+    for (int q = 0; q < np; q++) {
+        rg.beg[q] = p->pulse[q].recv_offset;
+        rg.end[q] = p->pulse[q].recv_offset + p->pulse[q].nrecv;
+    }
+    hx_status st = hxr_scratch(r, ncand);
+    if (st == HX_OK)
+        st = hxr_arrays_maps(a, (size_t) *map_total + (size_t) ncand, (size_t) *map_total, stream);
+    if (st == HX_OK)
+        st = hxr_grow(&r->send[0], &r->send_cap[0], (size_t) ncand * HXR_REC, "a pulse's atoms");
+    if (st == HX_OK &&
+        (hxr_select_count(stream, a->x, lo, hi, dim, limit, r->bcnt) ||
+         hxr_scan_blocks(stream, nb, 1, r->bcnt, r->boff, r->d_res) ||
+         hxr_select_place(stream, a->x, a->z, lo, hi, dim, limit, (float) pu->shift, r->boff,
+                          a->maps + *map_total, r->pos, (float *) r->send[0]) ||
+         hxr_select_summary(stream, r->pos, lo, hi, p->nhome, np, rg, r->d_res)))
+        st = hxr_cuda(cudaGetLastError(), "the pulse's selection kernels");
+    if (st == HX_OK)
+        st = hxr_fetch(r, stream);
+    if (st == HX_OK && r->h_res->bad_index != INT_MAX)
+        st = hxr_bad_home(r, x, xs);
+    int nsend = st == HX_OK ? r->h_res->count[0] : 0, nrecv = 0, offsets[2];
+    HXI_CHECK(hxi_sendrecv(r->comm, &nsend, sizeof nsend, pu->send_rank, &nrecv, sizeof nrecv,
+                           pu->recv_rank, HXR_TAG_PCOUNT));
+    /* The sender learns once where its atoms land on the receiver. */
+    offsets[0] = p->ntotal;
+    HXI_CHECK(hxi_sendrecv(r->comm, &offsets[0], sizeof(int), pu->recv_rank, &offsets[1],
+                           sizeof(int), pu->send_rank, HXR_TAG_POFF));
+    if (st == HX_OK && (long long) p->ntotal + nrecv > INT_MAX / 2)
+        st = hxi_error(HX_ERR_OVERFLOW, "device plan: %lld local atoms on rank %d: use more ranks",
+                       (long long) p->ntotal + nrecv, d->rank);
+    if (st == HX_OK)
+        st = hxr_arrays_atoms(a, (size_t) p->ntotal + (size_t) nrecv, (size_t) p->ntotal, stream);
+    int v[2] = {0, nsend};
+    HXI_CHECK(hxr_agree_max(r, st, v, 2));
+    HXI_CHECK(hxr_reserve(r, (size_t) v[1] * HXR_REC));
+    const void *rb = NULL;
+    HXI_CHECK(hxr_xchg(r, stream, 0, r->send[0], (size_t) nsend * HXR_REC, pu->send_rank,
+                       (size_t) nrecv * HXR_REC, pu->recv_rank, &rb));
+    HXR_CU(hxr_receive(stream, rb, nrecv, p->ntotal, a->x, a->z), "appending a pulse's atoms");
+
+    pu->nsend = nsend;
+    pu->nsend_home = r->h_res->nsel_home;
+    pu->nrecv = nrecv;
+    pu->recv_offset = p->ntotal;
+    pu->peer_offset = offsets[1];
+    pu->deps = 0;
+    for (int q = 0; q < np; q++) {
+        p->from[np][q] = r->h_res->from[q];
+        if (p->from[np][q] > 0)
+            pu->deps |= UINT64_C(1) << q;
+    }
+    p->ntotal += nrecv;
+    p->npulses++;
+    *map_total += nsend;
+    return HX_OK;
+}
+
+/* Pulses whose maps share an atom (bit r of pulse p's mask, r > p): one
+ * mask of pulses per atom, then the OR over each map. */
+static hx_status hxr_share(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *stream)
+{
+    if (p->npulses < 2)
+        return HX_OK;
+    size_t need = (size_t) p->ntotal * sizeof(unsigned long long);
+    hx_status st = hxr_grow((void **) &r->mask, &r->mask_cap, need, "share masks");
+    if (st == HX_OK && cudaMemsetAsync(r->mask, 0, need, (cudaStream_t) stream) != cudaSuccess)
+        st = hxr_cuda(cudaGetLastError(), "clearing the share masks");
+    for (int q = 0; st == HX_OK && q < p->npulses; q++)
+        if (hxr_mask_set(stream, a->maps + p->pulse[q].map_offset, p->pulse[q].nsend, q, r->mask))
+            st = hxr_cuda(cudaGetLastError(), "the share masks");
+    for (int q = 0; st == HX_OK && q < p->npulses; q++)
+        if (hxr_mask_or(stream, a->maps + p->pulse[q].map_offset, p->pulse[q].nsend, q, r->mask,
+                        r->d_res))
+            st = hxr_cuda(cudaGetLastError(), "the share masks");
+    if (st == HX_OK)
+        st = hxr_fetch(r, stream);
+    for (int q = 0; st == HX_OK && q < p->npulses; q++)
+        p->pulse[q].share = r->h_res->share[q] & ~((UINT64_C(2) << q) - 1);
+    return st;
+}
+
+hx_status hx_plan_create_device(hx_plan **out, hx_rebuild *r, int nhome, const float *x,
+                                int xstride)
+{
+    hx_plan *p = NULL;
+    hxr_plan_mem *m = NULL;
+    void *stream = NULL;
+    hx_status st = HX_OK;
+    if (!out || !r)
+        return hxi_error(HX_ERR_INVALID, "device plan: give a place for the plan and a context");
+    *out = NULL;
+    if (nhome < 0 || (nhome > 0 && !x) || (xstride != 3 && xstride != 4))
+        st = hxi_error(HX_ERR_INVALID,
+                       "device plan: %d home atoms, coordinates %p, stride %d: need nhome >= 0, "
+                       "device coordinates and 3 or 4 floats per atom",
+                       nhome, (const void *) x, xstride);
+    if (st == HX_OK)
+        st = hxr_stream(r, &stream);
+    if (st == HX_OK)
+        st = hxi_alloc((void **) &p, sizeof *p, "a device plan");
+    if (st == HX_OK) {
+        memset(p, 0, sizeof *p);
+        st = hxi_alloc((void **) &m, sizeof *m, "a device plan");
+    }
+    if (st == HX_OK) {
+        memset(m, 0, sizeof *m);
+        m->r = r;
+        r->refs++;
+        p->device_owner = m;
+        p->free_device = hxr_plan_free;
+        p->on_device = 1;
+        p->decomp = r->d;
+        p->nhome = p->ntotal = nhome;
+        /* Room for a halo of half the home atoms at once, as core/plan.c. */
+        size_t atoms = (size_t) nhome + (size_t) nhome / 2 + 64;
+        st = hxr_arrays_take(r, &m->a, atoms, (size_t) nhome / 2 + 64);
+    }
+    hxr_pdom dom;
+    for (int k = 0; k < 3; k++) {
+        dom.box_lo[k] = r->d.box_lo[k];
+        dom.box_hi[k] = r->d.box_lo[k] + r->d.box_len[k];
+        dom.lo[k] = r->d.dom_lo[k];
+        dom.hi[k] = r->d.dom_hi[k];
+    }
+    if (st == HX_OK && (hxr_reset(stream, r->d_res) ||
+                        hxr_home(stream, x, xstride, nhome, dom, m->a.x, m->a.z, r->d_res)))
+        st = hxr_cuda(cudaGetLastError(), "the home atoms' check");
+    HXI_CHECK_GOTO(hxi_agree(r->comm, st), st, fail);
+
+    int map_total = 0;
+    for (int dim = HX_Z; dim >= HX_X; dim--)
+        for (int k = 0; k < r->d.npulse[dim]; k++) {
+            int lo = 0, hi = p->ntotal;
+            if (k > 0) {
+                const hx_pulse *prev = &p->pulse[p->npulses - 1];
+                lo = prev->recv_offset;
+                hi = prev->recv_offset + prev->nrecv;
+            }
+            HXI_CHECK_GOTO(hxr_pulse(r, p, &m->a, stream, dim, k, lo, hi, x, xstride, &map_total),
+                           st, fail);
+        }
+    if (p->npulses == 0) { /* the home check still has to be read */
+        st = hxr_fetch(r, stream);
+        if (st == HX_OK && r->h_res->bad_index != INT_MAX)
+            st = hxr_bad_home(r, x, xstride);
+        HXI_CHECK_GOTO(hxi_agree(r->comm, st), st, fail);
+    }
+    HXI_CHECK_GOTO(hxi_agree(r->comm, hxr_share(r, p, &m->a, stream)), st, fail);
+    p->nhalo = p->ntotal - p->nhome;
+    p->d_x = m->a.x;
+    p->d_zones = (uint8_t *) m->a.z;
+    p->d_maps = m->a.maps;
+    int sizes[2] = {p->ntotal, 0};
+    for (int q = 0; q < p->npulses; q++)
+        if (p->pulse[q].nsend > sizes[1])
+            sizes[1] = p->pulse[q].nsend;
+    HXI_CHECK_GOTO(hxi_allreduce_int(r->comm, sizes, 2, 1), st, fail);
+    p->max_ntotal = sizes[0];
+    p->max_nsend = sizes[1];
+    *out = p;
+    return HX_OK;
+fail:
+    if (p) {
+        hx_plan_destroy(p); /* gives m's arrays back, through free_device */
+    } else if (m) {
+        hxr_arrays_free(&m->a);
+        free(m);
+    }
+    return st;
+}

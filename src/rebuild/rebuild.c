@@ -1,0 +1,520 @@
+/*
+ * rebuild.c - the device rebuild's context, its byte exchange with the
+ * neighbours, migration of device arrays, and the census of atoms.
+ *
+ * Migration goes dimension by dimension (Z, Y, X, decomposed ones only):
+ * a kernel classes every atom (stays, goes down, goes up; the first pass
+ * also wraps positions into the box), block counts are scanned, and the
+ * host learns three totals. Counts go to both neighbours, the ranks agree
+ * on errors, then each atom's record is packed into the buffer of its
+ * class at its slot (stable: order kept), the leavers' records are
+ * exchanged, and stayers then arrivals from below then from above are
+ * written back: the order hx_migrate leaves. One host synchronisation per
+ * dimension; no per-atom data reaches the host.
+ */
+#include "rebuild/context.h"
+
+#include <cuda_runtime_api.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { HXR_TAG_COUNT = 501, HXR_TAG_XCHG = 511 };
+
+/* ------------------------------------------------------------- helpers */
+
+hx_status hxr_cuda(int err, const char *what)
+{
+    cudaError_t e = (cudaError_t) err;
+    cudaGetLastError();
+    return hxi_error(e == cudaErrorMemoryAllocation ? HX_ERR_NOMEM : HX_ERR_CUDA,
+                     "device rebuild: %s failed: %s (%s); use fewer atoms per GPU if memory ran "
+                     "out",
+                     what, cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+hx_status hxr_grow(void **p, size_t *cap, size_t need, const char *what)
+{
+    if (*p && need <= *cap)
+        return HX_OK;
+    if (*p)
+        cudaFree(*p);
+    *p = NULL;
+    *cap = 0;
+    size_t bytes = need + need / 4 + 256;
+    cudaError_t e = cudaMalloc(p, bytes);
+    if (e != cudaSuccess) {
+        *p = NULL;
+        cudaGetLastError();
+        return hxi_error(HX_ERR_NOMEM,
+                         "device rebuild: cudaMalloc of %zu bytes for %s failed (%s); use fewer "
+                         "atoms per GPU (more GPUs)",
+                         bytes, what, cudaGetErrorString(e));
+    }
+    *cap = bytes;
+    return HX_OK;
+}
+
+static hx_status hxr_host_grow(void **p, size_t *cap, size_t need, const char *what)
+{
+    if (*p && need <= *cap)
+        return HX_OK;
+    if (*p)
+        cudaFreeHost(*p);
+    *p = NULL;
+    *cap = 0;
+    size_t bytes = need + need / 4 + 256;
+    if (cudaHostAlloc(p, bytes, cudaHostAllocDefault) != cudaSuccess) {
+        *p = NULL;
+        cudaGetLastError();
+        return hxi_error(HX_ERR_NOMEM, "device rebuild: pinned allocation of %zu bytes for %s",
+                         bytes, what);
+    }
+    *cap = bytes;
+    return HX_OK;
+}
+
+hx_status hxr_stream(hx_rebuild *r, void **stream)
+{
+    hx_transport *a = hxi_transport_actual(r->t);
+    if (!a || !a->stream)
+        return hxi_error(HX_ERR_STATE,
+                         "device rebuild: transport '%s' has no device stream yet (auto chooses "
+                         "at its first plan): give it a plan with hx_transport_set_plan first",
+                         hx_transport_name(r->t));
+    *stream = a->stream;
+    return HX_OK;
+}
+
+hx_status hxr_fetch(hx_rebuild *r, void *stream)
+{
+    HXR_CU(cudaMemcpyAsync(r->h_res, r->d_res, sizeof *r->h_res, cudaMemcpyDeviceToHost,
+                           (cudaStream_t) stream),
+           "copying the rebuild's counts");
+    /* The transport's sync is bounded and reports a timed-out wait of the
+     * exchange; without device waits it is a plain stream sync. */
+    HXI_CHECK(hx_transport_sync(r->t));
+    HXR_CU(cudaStreamSynchronize((cudaStream_t) stream), "waiting for the rebuild's kernels");
+    return HX_OK;
+}
+
+hx_status hxr_agree_max(hx_rebuild *r, hx_status st, int *v, int n)
+{
+    int size = hx_comm_size(r->comm), rank = hx_comm_rank(r->comm);
+    v[0] = st != HX_OK ? size - rank : 0;
+    HXI_CHECK(hxi_allreduce_int(r->comm, v, n, 1));
+    if (v[0] == 0)
+        return HX_OK;
+    /* Someone failed: the lowest failing rank's message for everyone. */
+    return hxi_agree(r->comm, st);
+}
+
+/* Two device arrays of one size, grown together (contents not kept). */
+static hx_status hxr_grow_pair(int32_t **a, int32_t **b, size_t *cap, size_t need,
+                               const char *what)
+{
+    if (*a && *b && need <= *cap)
+        return HX_OK;
+    size_t ca = 0, cb = 0;
+    if (*a)
+        cudaFree(*a);
+    if (*b)
+        cudaFree(*b);
+    *a = *b = NULL;
+    *cap = 0;
+    HXI_CHECK(hxr_grow((void **) a, &ca, need, what));
+    HXI_CHECK(hxr_grow((void **) b, &cb, need, what));
+    *cap = ca < cb ? ca : cb;
+    return HX_OK;
+}
+
+hx_status hxr_scratch(hx_rebuild *r, int n)
+{
+    size_t atoms = (size_t) (n > 0 ? n : 1), blocks = (size_t) hxr_blocks(n) * 3;
+    HXI_CHECK(hxr_grow_pair(&r->cls, &r->pos, &r->atoms_cap, atoms * sizeof(int32_t),
+                            "per-atom classes and slots"));
+    return hxr_grow_pair(&r->bcnt, &r->boff, &r->blocks_cap, blocks * sizeof(int32_t),
+                         "per-block counts");
+}
+
+/* ------------------------------------------------------- byte exchange */
+
+hx_status hxr_reserve(hx_rebuild *r, size_t bytes)
+{
+    hx_transport *a = hxi_transport_actual(r->t);
+    if (a && a->ops->xchg && a->ops->xchg_reserve)
+        return a->ops->xchg_reserve(a, bytes);
+    return HX_OK; /* the host path grows its buffers per message */
+}
+
+/* Through pinned host memory: for transports with no device path, and
+ * for MPI without CUDA support. */
+static hx_status hxr_xchg_host(hx_rebuild *r, void *stream, int slot, const void *sbuf,
+                               size_t sbytes, int dest, size_t rbytes, int src, const void **rbuf)
+{
+    cudaStream_t s = (cudaStream_t) stream;
+    hx_status st = hxr_host_grow(&r->hs[slot], &r->hs_cap[slot], sbytes, "the exchange");
+    if (st == HX_OK)
+        st = hxr_host_grow(&r->hr[slot], &r->hr_cap[slot], rbytes, "the exchange");
+    if (st == HX_OK)
+        st = hxr_grow(&r->dr[slot], &r->dr_cap[slot], rbytes, "the exchange");
+    if (st == HX_OK && sbytes > 0 &&
+        (cudaMemcpyAsync(r->hs[slot], sbuf, sbytes, cudaMemcpyDeviceToHost, s) != cudaSuccess ||
+         cudaStreamSynchronize(s) != cudaSuccess))
+        st = hxr_cuda(cudaGetLastError(), "copying rebuild bytes to the host");
+    /* Rank-local so far: agree before the messages. */
+    HXI_CHECK(hxi_agree(r->comm, st));
+    HXI_CHECK(hxi_sendrecv(r->comm, r->hs[slot], sbytes, dest, r->hr[slot], rbytes, src,
+                           HXR_TAG_XCHG + slot));
+    if (rbytes > 0)
+        HXR_CU(cudaMemcpyAsync(r->dr[slot], r->hr[slot], rbytes, cudaMemcpyHostToDevice, s),
+               "copying rebuild bytes to the device");
+    *rbuf = r->dr[slot];
+    return HX_OK;
+}
+
+hx_status hxr_xchg(hx_rebuild *r, void *stream, int slot, const void *sbuf, size_t sbytes,
+                   int dest, size_t rbytes, int src, const void **rbuf)
+{
+    hx_transport *a = hxi_transport_actual(r->t);
+    if (a && a->ops->xchg)
+        return hxi_agree(r->comm, a->ops->xchg(a, slot, sbuf, sbytes, dest, rbytes, src, rbuf));
+    return hxr_xchg_host(r, stream, slot, sbuf, sbytes, dest, rbytes, src, rbuf);
+}
+
+/* ------------------------------------------------------------- context */
+
+hx_status hx_rebuild_create(hx_rebuild **out, hx_transport *t, const hx_decomp *d)
+{
+    hx_rebuild *r = NULL;
+    hx_status st = HX_OK;
+    if (!out || !t || !d)
+        return hxi_error(HX_ERR_INVALID,
+                         "hx_rebuild_create needs a place for the context, a transport and a "
+                         "decomposition");
+    *out = NULL;
+    unsigned caps = hx_transport_caps(t);
+    if (!(caps & (HX_CAP_DEVICE | HX_CAP_CHOOSES)))
+        st = hxi_error(HX_ERR_UNSUPPORTED,
+                       "device rebuild: transport '%s' keeps its arrays in host memory; give it "
+                       "a device transport (mpi, nccl, nvshmem-*, auto)",
+                       hx_transport_name(t));
+    else if (d->nranks != hx_comm_size(t->comm) || d->rank != hx_comm_rank(t->comm))
+        st = hxi_error(HX_ERR_INVALID,
+                       "device rebuild: the decomposition is for rank %d of %d, the transport's "
+                       "communicator has rank %d of %d",
+                       d->rank, d->nranks, hx_comm_rank(t->comm), hx_comm_size(t->comm));
+    if (st == HX_OK)
+        st = hxi_alloc((void **) &r, sizeof *r, "the device rebuild");
+    if (st == HX_OK) {
+        memset(r, 0, sizeof *r);
+        r->comm = t->comm;
+        r->t = t;
+        r->d = *d;
+        r->refs = 1;
+        if (cudaMalloc((void **) &r->d_res, sizeof *r->d_res) != cudaSuccess ||
+            cudaHostAlloc((void **) &r->h_res, sizeof *r->h_res, cudaHostAllocDefault) !=
+                cudaSuccess)
+            st = hxr_cuda(cudaGetLastError(), "allocating the rebuild's counters");
+    }
+    st = hxi_agree(t->comm, st);
+    if (st != HX_OK) {
+        if (r) {
+            r->refs = 1;
+            hx_rebuild_destroy(r);
+        }
+        return st;
+    }
+    *out = r;
+    return HX_OK;
+}
+
+static void hxr_free(hx_rebuild *r)
+{
+    void *dev[] = {r->cls, r->pos, r->bcnt, r->boff, r->stay, r->mask, r->d_res};
+    for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
+        if (dev[k])
+            cudaFree(dev[k]);
+    for (int k = 0; k < HXI_XCHG_SLOTS; k++) {
+        if (r->send[k])
+            cudaFree(r->send[k]);
+        if (r->dr[k])
+            cudaFree(r->dr[k]);
+        if (r->hs[k])
+            cudaFreeHost(r->hs[k]);
+        if (r->hr[k])
+            cudaFreeHost(r->hr[k]);
+    }
+    for (int k = 0; k < r->nspare; k++) {
+        if (r->spare[k].x)
+            cudaFree(r->spare[k].x);
+        if (r->spare[k].z)
+            cudaFree(r->spare[k].z);
+        if (r->spare[k].maps)
+            cudaFree(r->spare[k].maps);
+    }
+    if (r->h_res)
+        cudaFreeHost(r->h_res);
+    cudaGetLastError();
+    free(r);
+}
+
+void hxr_unref(hx_rebuild *r)
+{
+    if (r && --r->refs == 0)
+        hxr_free(r);
+}
+
+void hx_rebuild_destroy(hx_rebuild *r)
+{
+    if (!r || r->destroyed)
+        return;
+    r->destroyed = 1;
+    hxr_unref(r);
+}
+
+/* ------------------------------------------------------------ migration */
+
+static const char hxr_axis[3] = {'x', 'y', 'z'};
+
+/* The error for a bad atom the kernels reported (rank-local). */
+static hx_status hxr_bad_atom(hx_rebuild *r, const float *x, int xs, int dim)
+{
+    const hxr_result *res = r->h_res;
+    const hx_decomp *d = &r->d;
+    float p[3] = {0.0f, 0.0f, 0.0f};
+    int i = res->bad_index;
+    if (cudaMemcpy(p, x + (size_t) i * xs, sizeof p, cudaMemcpyDeviceToHost) != cudaSuccess)
+        cudaGetLastError();
+    if (res->bad_kind == HXR_BAD_NAN)
+        return hxi_error(HX_ERR_COORD_NAN,
+                         "atom %d on rank %d has position (%g, %g, %g): coordinates must be "
+                         "finite (the time step may be too large)",
+                         i, d->rank, p[0], p[1], p[2]);
+    /* Too far: the distance to the reach of one hop, [lo - w, hi + w),
+     * over the periodic images. */
+    double w = d->box_len[dim] / d->grid[dim], v = p[dim], beyond = -1.0;
+    for (int k = -1; k <= 1; k++) {
+        double vv = v + k * d->box_len[dim], a = d->dom_lo[dim] - w, b = d->dom_hi[dim] + w;
+        double dd = vv < a ? a - vv : (vv >= b ? vv - b : 0.0);
+        if (beyond < 0.0 || dd < beyond)
+            beyond = dd;
+    }
+    return hxi_error(HX_ERR_COORD_OUTSIDE,
+                     "atom %d on rank %d is at %c = %g, %d domains from its domain [%g, %g), "
+                     "%g beyond the one-domain move allowed between two migrations (domains "
+                     "are %g wide along %c): migrate more often, or check the time step",
+                     i, d->rank, hxr_axis[dim], v,
+                     (hx_decomp_cell(d, dim, v) - d->coord[dim] + d->grid[dim]) % d->grid[dim],
+                     d->dom_lo[dim], d->dom_hi[dim], beyond, w, hxr_axis[dim]);
+}
+
+static hx_status hxr_check_fields(const int *n, const int *capacity, float **x, int xstride,
+                                  const hx_dfield *fields, int nfields)
+{
+    if (!n || !capacity || !x || (nfields > 0 && !fields) || *n < 0 || *n > *capacity ||
+        (*n > 0 && !*x))
+        return hxi_error(HX_ERR_INVALID,
+                         "device migrate: give the atom count, the capacity (n <= capacity) and "
+                         "device arrays for them");
+    if (xstride != 3 && xstride != 4)
+        return hxi_error(HX_ERR_INVALID, "device migrate: xstride %d: use 3 or 4 floats per atom",
+                         xstride);
+    if (nfields < 0 || nfields > HXR_MAX_FIELDS)
+        return hxi_error(HX_ERR_INVALID, "device migrate: %d fields: at most %d", nfields,
+                         HXR_MAX_FIELDS);
+    for (int f = 0; f < nfields; f++)
+        if (!fields[f].data || (*n > 0 && !*fields[f].data) || fields[f].size == 0 ||
+            fields[f].size % 4 != 0)
+            return hxi_error(HX_ERR_INVALID,
+                             "device migrate: field %d has no data or a size (%zu) that is not a "
+                             "positive multiple of 4 bytes",
+                             f, fields[f].size);
+    return HX_OK;
+}
+
+static hxr_layout hxr_layout_of(float *x, int xstride, const hx_dfield *fields, int nfields)
+{
+    hxr_layout L;
+    memset(&L, 0, sizeof L);
+    L.x = x;
+    L.xs = xstride;
+    L.nf = nfields;
+    L.words = xstride;
+    for (int f = 0; f < nfields; f++) {
+        L.f[f].data = *fields[f].data;
+        L.f[f].words = (int32_t) (fields[f].size / 4);
+        L.words += L.f[f].words;
+    }
+    return L;
+}
+
+/* New arrays of `cap` atoms for x and every field (contents not kept: the
+ * unpack rewrites every atom). The old ones stay until *old is freed. */
+static hx_status hxr_new_arrays(int cap, int xstride, const hx_dfield *fields, int nfields,
+                                void *fresh[])
+{
+    size_t bytes[HXR_MAX_FIELDS + 1];
+    bytes[0] = (size_t) cap * (size_t) xstride * sizeof(float);
+    for (int f = 0; f < nfields; f++)
+        bytes[f + 1] = (size_t) cap * fields[f].size;
+    for (int k = 0; k <= nfields; k++) {
+        if (cudaMalloc(&fresh[k], bytes[k]) != cudaSuccess) {
+            cudaGetLastError();
+            for (int j = 0; j < k; j++)
+                cudaFree(fresh[j]);
+            return hxi_error(HX_ERR_NOMEM,
+                             "device migrate: growing the atom arrays to %d atoms (%zu bytes) "
+                             "failed; use more GPUs",
+                             cap, bytes[k]);
+        }
+    }
+    return HX_OK;
+}
+
+/* One dimension: class, count, agree, pack, exchange, unpack. */
+static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap, int *n,
+                                 int *capacity, float **x, int xstride, const hx_dfield *fields,
+                                 int nfields)
+{
+    const hx_decomp *d = &r->d;
+    hxr_layout L = hxr_layout_of(*x, xstride, fields, nfields);
+    const size_t rec = (size_t) L.words * 4;
+    hxr_dom dom;
+    memset(&dom, 0, sizeof dom);
+    for (int k = 0; k < 3; k++) {
+        dom.box_lo[k] = d->box_lo[k];
+        dom.box_len[k] = d->box_len[k];
+    }
+    dom.dim = dim;
+    if (dim >= 0) {
+        dom.lo = d->dom_lo[dim];
+        dom.hi = d->dom_hi[dim];
+        dom.grid = d->grid[dim];
+        dom.coord = d->coord[dim];
+    }
+    const int nb = hxr_blocks(*n);
+    hx_status st = hxr_scratch(r, *n);
+    if (st == HX_OK && (hxr_reset(stream, r->d_res) ||
+                        hxr_classify(stream, L, *n, dom, wrap, r->cls, r->bcnt, r->d_res) ||
+                        hxr_scan_blocks(stream, nb, 3, r->bcnt, r->boff, r->d_res)))
+        st = hxr_cuda(cudaGetLastError(), "the migration's class kernels");
+    if (st == HX_OK)
+        st = hxr_fetch(r, stream);
+    if (st == HX_OK && r->h_res->bad_index != INT_MAX)
+        st = hxr_bad_atom(r, *x, xstride, dim >= 0 ? dim : 0);
+    if (dim < 0) /* wrap only */
+        return hxi_agree(r->comm, st);
+
+    int nstay = r->h_res->count[0], nout[2] = {r->h_res->count[1], r->h_res->count[2]};
+    int nin[2] = {0, 0}; /* [0] from above (their down), [1] from below (their up) */
+    if (st != HX_OK)
+        nstay = nout[0] = nout[1] = 0;
+    HXI_CHECK(hxi_sendrecv(r->comm, &nout[0], sizeof(int), d->down[dim], &nin[0], sizeof(int),
+                           d->up[dim], HXR_TAG_COUNT));
+    HXI_CHECK(hxi_sendrecv(r->comm, &nout[1], sizeof(int), d->up[dim], &nin[1], sizeof(int),
+                           d->down[dim], HXR_TAG_COUNT + 1));
+    long long need = (long long) nstay + nin[0] + nin[1];
+    if (st == HX_OK && need > INT_MAX / 2)
+        st = hxi_error(HX_ERR_OVERFLOW, "device migrate: %lld atoms on rank %d: use more ranks",
+                       need, d->rank);
+    int grow = st == HX_OK && need > *capacity;
+    int newcap = grow ? hxi_capacity_for((int) need, *capacity) : *capacity;
+    void *fresh[HXR_MAX_FIELDS + 1] = {NULL};
+    if (st == HX_OK)
+        st = hxr_grow(&r->stay, &r->stay_cap, (size_t) nstay * rec, "the staying atoms");
+    for (int k = 0; k < 2 && st == HX_OK; k++)
+        st = hxr_grow(&r->send[k], &r->send_cap[k], (size_t) nout[k] * rec, "the leaving atoms");
+    if (st == HX_OK && grow)
+        st = hxr_new_arrays(newcap, xstride, fields, nfields, fresh);
+    if (st == HX_OK && (hxr_place(stream, *n, 3, r->cls, r->boff, r->pos) ||
+                        hxr_pack(stream, L, *n, r->cls, r->pos, r->stay, r->send[0], r->send[1])))
+        st = hxr_cuda(cudaGetLastError(), "packing the leaving atoms");
+    int v[2] = {0, nout[0] > nout[1] ? nout[0] : nout[1]};
+    st = hxr_agree_max(r, st, v, 2);
+    if (st != HX_OK) {
+        for (int k = 0; k <= nfields; k++)
+            if (fresh[k])
+                cudaFree(fresh[k]);
+        return st;
+    }
+    if (grow) {
+        /* The pack above read the old arrays; cudaFree waits for it. */
+        cudaFree(*x);
+        *x = fresh[0];
+        for (int f = 0; f < nfields; f++) {
+            cudaFree(*fields[f].data);
+            *fields[f].data = fresh[f + 1];
+        }
+        *capacity = newcap;
+        L = hxr_layout_of(*x, xstride, fields, nfields);
+    }
+    HXI_CHECK(hxr_reserve(r, (size_t) v[1] * rec));
+    const void *from_above = NULL, *from_below = NULL;
+    HXI_CHECK(hxr_xchg(r, stream, 0, r->send[0], (size_t) nout[0] * rec, d->down[dim],
+                       (size_t) nin[0] * rec, d->up[dim], &from_above));
+    HXI_CHECK(hxr_xchg(r, stream, 1, r->send[1], (size_t) nout[1] * rec, d->up[dim],
+                       (size_t) nin[1] * rec, d->down[dim], &from_below));
+    /* Stayers, then arrivals from below, then from above: hx_migrate's order. */
+    HXR_CU(hxr_unpack(stream, L, nstay, r->stay, nin[1], from_below, nin[0], from_above),
+           "unpacking the arrivals");
+    *n = (int) need;
+    return HX_OK;
+}
+
+hx_status hx_rebuild_migrate(hx_rebuild *r, int *n, int *capacity, float **x, int xstride,
+                             const hx_dfield *fields, int nfields)
+{
+    if (!r)
+        return hxi_error(HX_ERR_INVALID, "device migrate: no rebuild context");
+    void *stream = NULL;
+    hx_status st = hxr_check_fields(n, capacity, x, xstride, fields, nfields);
+    if (st == HX_OK)
+        st = hxr_stream(r, &stream);
+    HXI_CHECK(hxi_agree(r->comm, st));
+    int wrap = 1;
+    for (int dim = HX_Z; dim >= HX_X; dim--) {
+        if (r->d.grid[dim] == 1)
+            continue;
+        HXI_CHECK(hxr_migrate_dim(r, stream, dim, wrap, n, capacity, x, xstride, fields, nfields));
+        wrap = 0;
+    }
+    if (wrap) /* nothing decomposed: wrap only */
+        HXI_CHECK(hxr_migrate_dim(r, stream, -1, 1, n, capacity, x, xstride, fields, nfields));
+    return HX_OK;
+}
+
+/* --------------------------------------------------------------- census */
+
+hx_status hx_rebuild_census(hx_rebuild *r, int n, const int64_t *ids, int64_t *natoms,
+                            uint64_t *checksum)
+{
+    if (!r || n < 0 || (n > 0 && !ids) || !natoms || !checksum)
+        return hxi_error(HX_ERR_INVALID, "census: give the context, n >= 0, the ids and two "
+                                         "places for the answers");
+    void *stream = NULL;
+    hx_status st = hxr_stream(r, &stream);
+    if (st == HX_OK && (hxr_reset(stream, r->d_res) || hxr_census(stream, ids, n, r->d_res)))
+        st = hxr_cuda(cudaGetLastError(), "the census kernel");
+    if (st == HX_OK)
+        st = hxr_fetch(r, stream);
+    HXI_CHECK(hxi_agree(r->comm, st));
+    int size = hx_comm_size(r->comm);
+    unsigned long long mine[2] = {r->h_res->census[0], r->h_res->census[1]};
+    unsigned long long *all = NULL;
+    HXI_CHECK(hxi_agree(r->comm, hxi_alloc((void **) &all, sizeof mine * (size_t) size, "census")));
+    st = hxi_allgather(r->comm, mine, sizeof mine, all);
+    if (st == HX_OK) {
+        unsigned long long total = 0, sum = 0;
+        for (int k = 0; k < size; k++) {
+            total += all[2 * k];
+            sum += all[2 * k + 1];
+        }
+        *natoms = (int64_t) total;
+        *checksum = sum;
+    }
+    free(all);
+    return st;
+}

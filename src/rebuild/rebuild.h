@@ -1,0 +1,135 @@
+/*
+ * rebuild.h - the device rebuild (hx_rebuild_*, hx_plan_create_device):
+ * what its host logic (rebuild.c, plan_device.c) and its kernels
+ * (kernels.cu) share. Fixed-width types and plain pointers only; compiles
+ * as C11 and as CUDA C++.
+ *
+ * Data layout. Migration moves records of 4-byte words: an atom's xs
+ * position words, then each field's words, packed back to back. The plan
+ * moves 16-byte records: x, y, z (shift added) and the zone word (offset
+ * added along the pulse's dimension).
+ */
+#ifndef HALOX_REBUILD_H
+#define HALOX_REBUILD_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HXR_MAX_FIELDS 8
+#define HXR_MAX_PULSES 32 /* HX_MAX_PULSES */
+#define HXR_BLOCK 256     /* threads per block of every kernel */
+
+typedef struct hxr_field {
+    void *data;    /* device array */
+    int32_t words; /* 4-byte words per atom */
+    int32_t pad_;
+} hxr_field;
+
+/* The arrays migration moves, as the kernels see them. */
+typedef struct hxr_layout {
+    float *x;
+    int32_t xs; /* position words per atom (3 or 4) */
+    int32_t nf;
+    hxr_field f[HXR_MAX_FIELDS];
+    int32_t words; /* per record: xs + the fields' words */
+    int32_t pad_;
+} hxr_layout;
+
+/* The box, and this rank's domain along the dimension being migrated. */
+typedef struct hxr_dom {
+    double box_lo[3], box_len[3];
+    double lo, hi; /* this rank's domain along dim */
+    int32_t dim;   /* -1: wrap only */
+    int32_t grid;  /* domains along dim */
+    int32_t coord; /* this rank's place along dim */
+    int32_t pad_;
+} hxr_dom;
+
+/* Kinds of bad atom, as the kernels report them. */
+enum { HXR_BAD_NONE = 0, HXR_BAD_NAN = 1, HXR_BAD_FAR = 2, HXR_BAD_OUTSIDE = 3 };
+
+/* What the kernels report to the host: in device memory, copied into
+ * pinned host memory before each synchronisation (atomics on mapped host
+ * memory are not atomic over PCIe on every platform). */
+typedef struct hxr_result {
+    int32_t count[3];  /* migration: atoms staying, going down, going up;
+                          plan: count[0] atoms selected */
+    int32_t bad_index; /* lowest bad atom (INT32_MAX: none) */
+    int32_t bad_kind;  /* HXR_BAD_* of that atom */
+    int32_t nsel_home; /* plan: selected home atoms */
+    int32_t from[HXR_MAX_PULSES];
+    unsigned long long share[HXR_MAX_PULSES];
+    unsigned long long census[2]; /* atoms, sum of hashed ids */
+} hxr_result;
+
+/* Every launcher returns the cudaError_t of its launches as an int. The
+ * stream is a cudaStream_t. */
+
+/* Zeroes the result (bad_index = INT32_MAX). */
+int hxr_reset(void *stream, hxr_result *res);
+
+/* Migration along one dimension, in four launches: classify (wraps every
+ * position into the box first when wrap is set, and counts each class per
+ * block), scan the block counts (totals into res->count), place (each
+ * atom's slot in its class), pack (records of stayers into stay, of
+ * leavers into down and up). nb: blocks of the classify launch,
+ * hxr_blocks(n). bcnt, boff: 3 * nb ints each. */
+int hxr_blocks(long long n);
+int hxr_classify(void *stream, hxr_layout L, int n, hxr_dom dom, int wrap, int32_t *cls,
+                 int32_t *bcnt, hxr_result *res);
+int hxr_scan_blocks(void *stream, int nb, int ncls, const int32_t *bcnt, int32_t *boff,
+                    hxr_result *res);
+int hxr_place(void *stream, int n, int ncls, const int32_t *cls, const int32_t *boff,
+              int32_t *pos);
+int hxr_pack(void *stream, hxr_layout L, int n, const int32_t *cls, const int32_t *pos,
+             uint32_t *stay, uint32_t *down, uint32_t *up);
+/* Records back into the arrays: n0 from a (stayers), then n1 from b, then
+ * n2 from c, at atoms 0 .. n0 + n1 + n2. */
+int hxr_unpack(void *stream, hxr_layout L, int n0, const uint32_t *a, int n1, const uint32_t *b,
+               int n2, const uint32_t *c);
+
+/* The plan. home: checks nhome positions (finite, inside the box and the
+ * domain; the first bad one into res) and copies them into px (3 floats per
+ * atom) with zone 0. */
+typedef struct hxr_pdom {
+    double box_lo[3], box_hi[3];
+    double lo[3], hi[3]; /* this rank's domain */
+} hxr_pdom;
+int hxr_home(void *stream, const float *x, int xs, int nhome, hxr_pdom dom, float *px,
+             uint32_t *pz, hxr_result *res);
+/* One pulse over candidates [lo, hi): an atom is sent when its coordinate
+ * along dim, widened to double, is below limit. select_count counts per
+ * block; hxr_scan_blocks (ncls 1) totals; select_place writes the map
+ * (candidate indices in order) and the 16-byte records (shift added along
+ * dim, zone + 1 along dim), and the running count at each candidate into
+ * spos; select_summary counts the selected home atoms (below nhome) and
+ * those of each earlier pulse's receive range [r.beg[q], r.end[q]). */
+int hxr_select_count(void *stream, const float *px, int lo, int hi, int dim, double limit,
+                     int32_t *bcnt);
+int hxr_select_place(void *stream, const float *px, const uint32_t *pz, int lo, int hi, int dim,
+                     double limit, float shift, const int32_t *boff, int32_t *map,
+                     int32_t *spos, float *send);
+typedef struct hxr_ranges {
+    int32_t beg[HXR_MAX_PULSES], end[HXR_MAX_PULSES];
+} hxr_ranges;
+int hxr_select_summary(void *stream, const int32_t *spos, int lo, int hi, int nhome, int np,
+                       hxr_ranges r, hxr_result *res);
+/* n received 16-byte records into px, pz from atom `at` on. */
+int hxr_receive(void *stream, const float *recv, int n, int at, float *px, uint32_t *pz);
+/* Share masks: mask[map[i]] |= 1 << bit for each entry; then res->share[bit]
+ * gets the OR of mask over the entries of that map. */
+int hxr_mask_set(void *stream, const int32_t *map, int n, int bit, unsigned long long *mask);
+int hxr_mask_or(void *stream, const int32_t *map, int n, int bit, const unsigned long long *mask,
+                hxr_result *res);
+
+/* Census: res->census[0] += n, res->census[1] += the sum of hashed ids. */
+int hxr_census(void *stream, const int64_t *ids, int n, hxr_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HALOX_REBUILD_H */

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# tools/device-rebuild.sh - the device rebuild on the GPU machine, in one
+# call: build, the GPU tests (under MPS where there are more ranks than
+# GPUs), then halox-md on 1 and 2 GPUs (MPS stopped) at three sizes with the
+# rebuild's phase times (HALOX_LOG=1). Output under $OUT.
+#   tools/device-rebuild.sh [test-regex] [steps]
+set -u
+OUT=${OUT:-/tmp/halox-device}; mkdir -p "$OUT"
+RX=${1:-.}
+STEPS=${2:-400}
+export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+export HALOX_TIMEOUT_S=10 NVSHMEM_SYMMETRIC_SIZE=4G
+B=build-device
+X="-x NVSHMEM_DISABLE_NVLS -x NCCL_NVLS_ENABLE -x HALOX_TIMEOUT_S -x NVSHMEM_SYMMETRIC_SIZE -x HALOX_LOG -x HALOX_MD_HOST_REBUILD -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"
+FLAGS="--oversubscribe;--allow-run-as-root;--bind-to;none"
+for v in $X; do [ "$v" = -x ] || FLAGS="$FLAGS;-x;$v"; done
+cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHALOX_WITH_CUDA=ON -DHALOX_WITH_MPI=ON \
+  -DHALOX_WITH_NCCL=ON -DHALOX_WITH_NVSHMEM=ON "-DHALOX_MPIEXEC_FLAGS=$FLAGS" >"$OUT/cfg.log" 2>&1
+cmake --build $B -j "$(nproc)" >"$OUT/build.log" 2>&1 || { grep -E "error" -A3 "$OUT/build.log" | head -40; exit 1; }
+echo "build ok"
+export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
+export NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=1
+mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
+if [ "$RX" != none ]; then
+  nvidia-cuda-mps-control -d
+  timeout -k 5 420 ctest --test-dir $B -L gpu -R "$RX" --output-on-failure -j 1 >"$OUT/ctest.log" 2>&1
+  echo quit | nvidia-cuda-mps-control; sleep 1
+  grep -E "Test +#|tests passed|FAIL" "$OUT/ctest.log" | cut -c1-160 | head -60
+fi
+MD=$B/tools/halox-md
+MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none $X"
+for s in 20 40 80; do
+  echo "=== size $s: 1 GPU, 2 GPUs (device rebuild), 2 GPUs (host rebuild)"
+  HALOX_LOG=1 timeout -k 5 120 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds," | sed 's/^/  1gpu /'
+  HALOX_LOG=1 timeout -k 5 120 $MPIRUN -n 2 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds,|rror" | sed 's/^/  2gpu /'
+  HALOX_MD_HOST_REBUILD=1 HALOX_LOG=1 timeout -k 5 120 $MPIRUN -n 2 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds,|rror" | sed 's/^/  2gpu-host /'
+done
