@@ -47,6 +47,12 @@ struct hx_rebuild {
     void *hs[HXI_XCHG_SLOTS], *hr[HXI_XCHG_SLOTS], *dr[HXI_XCHG_SLOTS];
     size_t hs_cap[HXI_XCHG_SLOTS], hr_cap[HXI_XCHG_SLOTS], dr_cap[HXI_XCHG_SLOTS];
 
+    /* A failed exchange, held for the next agreement (hxr_agree_max): a
+     * rank that failed keeps taking part with empty messages until then,
+     * so that no neighbour waits for it in a blocking call. */
+    hx_status pending;
+    char pending_msg[512];
+
     hxr_result *d_res; /* device */
     hxr_result *h_res; /* pinned host copy */
 
@@ -70,15 +76,19 @@ hx_status hxr_stream(hx_rebuild *r, void **stream);
 hx_status hxr_fetch(hx_rebuild *r, void *stream);
 /* A device array of at least `need` bytes; contents are not kept. */
 hx_status hxr_grow(void **p, size_t *cap, size_t need, const char *what);
-/* Collective: the local status and n - 1 integers are reduced by max over
- * the ranks (v[0] is set here); a failure anywhere returns that failure,
- * with its message, on every rank. */
+/* Collective: the local status (or an earlier failed exchange) and n - 1
+ * integers are reduced by max over the ranks (v[0] is set here); a failure
+ * anywhere returns that failure, with its message, on every rank. */
 hx_status hxr_agree_max(hx_rebuild *r, hx_status st, int *v, int n);
 /* Collective: room for messages of `bytes`, then the exchange of one slot
- * (see hxi_transport_ops.xchg). */
+ * (see hxi_transport_ops.xchg). A failure of the exchange is kept in
+ * r->pending and returned by the next hxr_agree_max on every rank; the
+ * caller goes on to that point (nothing received means *rbuf is NULL). */
 hx_status hxr_reserve(hx_rebuild *r, size_t bytes);
-hx_status hxr_xchg(hx_rebuild *r, void *stream, int slot, const void *sbuf, size_t sbytes,
-                   int dest, size_t rbytes, int src, const void **rbuf);
+void hxr_xchg(hx_rebuild *r, void *stream, int slot, const void *sbuf, size_t sbytes, int dest,
+              size_t rbytes, int src, const void **rbuf);
+/* Keeps the first failure in r->pending for the next hxr_agree_max. */
+void hxr_defer(hx_rebuild *r, hx_status st);
 /* Scratch for n atoms and their blocks. */
 hx_status hxr_scratch(hx_rebuild *r, int n);
 /* Drops one reference; the last frees the context. */

@@ -155,8 +155,7 @@ __global__ void hxr_k_scan_blocks(int nb, int ncls, const int32_t *bcnt, int32_t
 }
 
 /* One thread per atom: its slot within its class, in order. */
-__global__ void hxr_k_place(int n, int ncls, const int32_t *cls, const int32_t *boff,
-                            int32_t *pos)
+__global__ void hxr_k_place(int n, int ncls, const int32_t *cls, const int32_t *boff, int32_t *pos)
 {
     __shared__ typename hxr_bscan::TempStorage tmp;
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -302,8 +301,8 @@ __global__ void hxr_k_select_summary(const int32_t *spos, int lo, int hi, int nh
     if (q == 0)
         res->nsel_home = hxr_before(spos, lo, hi, total, nhome);
     if (q < np)
-        res->from[q] = hxr_before(spos, lo, hi, total, r.end[q]) -
-                       hxr_before(spos, lo, hi, total, r.beg[q]);
+        res->from[q] =
+            hxr_before(spos, lo, hi, total, r.end[q]) - hxr_before(spos, lo, hi, total, r.beg[q]);
 }
 
 /* One thread per received atom. */
@@ -370,7 +369,8 @@ __global__ void hxr_k_census(const int64_t *ids, int n, hxr_result *res)
     const unsigned long long h = i < n ? hxr_hash((unsigned long long) ids[i]) : 0ull;
     const unsigned long long sum = reduce(tmp).Sum(h);
     if (threadIdx.x == 0) {
-        atomicAdd(&res->census[0], (unsigned long long) min(HXR_BLOCK, n - (int) blockIdx.x * HXR_BLOCK));
+        atomicAdd(&res->census[0],
+                  (unsigned long long) min(HXR_BLOCK, n - (int) blockIdx.x * HXR_BLOCK));
         atomicAdd(&res->census[1], sum);
     }
 }
@@ -385,11 +385,10 @@ extern "C" int hxr_reset(void *stream, hxr_result *res)
     return (int) cudaGetLastError();
 }
 
-extern "C" int hxr_classify(void *stream, hxr_layout L, int n, hxr_dom dom, int wrap,
-                            int32_t *cls, int32_t *bcnt, hxr_result *res)
+extern "C" int hxr_classify(void *stream, hxr_layout L, int n, hxr_dom dom, int wrap, int32_t *cls,
+                            int32_t *bcnt, hxr_result *res)
 {
-    hxr_k_classify<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>(L, n, dom, wrap, cls, bcnt,
-                                                                    res);
+    hxr_k_classify<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>(L, n, dom, wrap, cls, bcnt, res);
     return (int) cudaGetLastError();
 }
 
@@ -439,8 +438,8 @@ extern "C" int hxr_home(void *stream, const float *x, int xs, int nhome, hxr_pdo
 extern "C" int hxr_select_count(void *stream, const float *px, int lo, int hi, int dim,
                                 double limit, int32_t *bcnt)
 {
-    hxr_k_select_count<<<hxr_blocks(hi - lo), HXR_BLOCK, 0, HXR_S(stream)>>>(px, lo, hi, dim,
-                                                                             limit, bcnt);
+    hxr_k_select_count<<<hxr_blocks(hi - lo), HXR_BLOCK, 0, HXR_S(stream)>>>(px, lo, hi, dim, limit,
+                                                                             bcnt);
     return (int) cudaGetLastError();
 }
 
@@ -457,17 +456,15 @@ extern "C" int hxr_select_place(void *stream, const float *px, const uint32_t *p
 extern "C" int hxr_select_summary(void *stream, const int32_t *spos, int lo, int hi, int nhome,
                                   int np, hxr_ranges r, hxr_result *res)
 {
-    hxr_k_select_summary<<<1, HXR_MAX_PULSES, 0, HXR_S(stream)>>>(spos, lo, hi, nhome, np, r,
-                                                                  res);
+    hxr_k_select_summary<<<1, HXR_MAX_PULSES, 0, HXR_S(stream)>>>(spos, lo, hi, nhome, np, r, res);
     return (int) cudaGetLastError();
 }
 
-extern "C" int hxr_receive(void *stream, const float *recv, int n, int at, float *px,
-                           uint32_t *pz)
+extern "C" int hxr_receive(void *stream, const float *recv, int n, int at, float *px, uint32_t *pz)
 {
     if (n > 0)
-        hxr_k_receive<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>((const float4 *) recv, n,
-                                                                      at, px, pz);
+        hxr_k_receive<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>((const float4 *) recv, n, at,
+                                                                      px, pz);
     return (int) cudaGetLastError();
 }
 

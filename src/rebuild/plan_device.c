@@ -128,8 +128,8 @@ static hx_status hxr_arrays_maps(hxr_arrays *a, size_t maps, size_t keep, void *
     if (maps <= a->maps_cap)
         return HX_OK;
     size_t mcap = a->maps_cap * 4;
-    HXI_CHECK(hxr_grow_keep((void **) &a->maps, &mcap, (maps + maps / 4 + 64) * 4, keep * 4,
-                            stream, "plan maps"));
+    HXI_CHECK(hxr_grow_keep((void **) &a->maps, &mcap, (maps + maps / 4 + 64) * 4, keep * 4, stream,
+                            "plan maps"));
     a->maps_cap = mcap / 4;
     return HX_OK;
 }
@@ -209,9 +209,11 @@ static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *strea
     HXI_CHECK(hxr_agree_max(r, st, v, 2));
     HXI_CHECK(hxr_reserve(r, (size_t) v[1] * HXR_REC));
     const void *rb = NULL;
-    HXI_CHECK(hxr_xchg(r, stream, 0, r->send[0], (size_t) nsend * HXR_REC, pu->send_rank,
-                       (size_t) nrecv * HXR_REC, pu->recv_rank, &rb));
-    HXR_CU(hxr_receive(stream, rb, nrecv, p->ntotal, a->x, a->z), "appending a pulse's atoms");
+    hxr_xchg(r, stream, 0, r->send[0], (size_t) nsend * HXR_REC, pu->send_rank,
+             (size_t) nrecv * HXR_REC, pu->recv_rank, &rb);
+    /* A failed exchange is agreed at the next pulse or at the end. */
+    if (r->pending == HX_OK && hxr_receive(stream, rb, nrecv, p->ntotal, a->x, a->z) != 0)
+        hxr_defer(r, hxr_cuda(cudaGetLastError(), "appending a pulse's atoms"));
 
     pu->nsend = nsend;
     pu->nsend_home = r->h_res->nsel_home;
@@ -318,20 +320,21 @@ hx_status hx_plan_create_device(hx_plan **out, hx_rebuild *r, int nhome, const f
         st = hxr_fetch(r, stream);
         if (st == HX_OK && r->h_res->bad_index != INT_MAX)
             st = hxr_bad_home(r, x, xstride);
-        HXI_CHECK_GOTO(hxi_agree(r->comm, st), st, fail);
     }
-    HXI_CHECK_GOTO(hxi_agree(r->comm, hxr_share(r, p, &m->a, stream)), st, fail);
+    if (st == HX_OK)
+        st = hxr_share(r, p, &m->a, stream);
     p->nhalo = p->ntotal - p->nhome;
     p->d_x = m->a.x;
     p->d_zones = (uint8_t *) m->a.z;
     p->d_maps = m->a.maps;
-    int sizes[2] = {p->ntotal, 0};
+    int sizes[3] = {0, p->ntotal, 0};
     for (int q = 0; q < p->npulses; q++)
-        if (p->pulse[q].nsend > sizes[1])
-            sizes[1] = p->pulse[q].nsend;
-    HXI_CHECK_GOTO(hxi_allreduce_int(r->comm, sizes, 2, 1), st, fail);
-    p->max_ntotal = sizes[0];
-    p->max_nsend = sizes[1];
+        if (p->pulse[q].nsend > sizes[2])
+            sizes[2] = p->pulse[q].nsend;
+    /* Also the agreement on the last pulse's exchange and what followed. */
+    HXI_CHECK_GOTO(hxr_agree_max(r, st, sizes, 3), st, fail);
+    p->max_ntotal = sizes[1];
+    p->max_nsend = sizes[2];
     *out = p;
     return HX_OK;
 fail:

@@ -103,6 +103,9 @@ hx_status hxr_fetch(hx_rebuild *r, void *stream)
 hx_status hxr_agree_max(hx_rebuild *r, hx_status st, int *v, int n)
 {
     int size = hx_comm_size(r->comm), rank = hx_comm_rank(r->comm);
+    if (st == HX_OK && r->pending != HX_OK)
+        st = hxi_error(r->pending, "%s", r->pending_msg);
+    r->pending = HX_OK;
     v[0] = st != HX_OK ? size - rank : 0;
     HXI_CHECK(hxi_allreduce_int(r->comm, v, n, 1));
     if (v[0] == 0)
@@ -112,8 +115,7 @@ hx_status hxr_agree_max(hx_rebuild *r, hx_status st, int *v, int n)
 }
 
 /* Two device arrays of one size, grown together (contents not kept). */
-static hx_status hxr_grow_pair(int32_t **a, int32_t **b, size_t *cap, size_t need,
-                               const char *what)
+static hx_status hxr_grow_pair(int32_t **a, int32_t **b, size_t *cap, size_t need, const char *what)
 {
     if (*a && *b && need <= *cap)
         return HX_OK;
@@ -164,24 +166,42 @@ static hx_status hxr_xchg_host(hx_rebuild *r, void *stream, int slot, const void
         (cudaMemcpyAsync(r->hs[slot], sbuf, sbytes, cudaMemcpyDeviceToHost, s) != cudaSuccess ||
          cudaStreamSynchronize(s) != cudaSuccess))
         st = hxr_cuda(cudaGetLastError(), "copying rebuild bytes to the host");
-    /* Rank-local so far: agree before the messages. */
-    HXI_CHECK(hxi_agree(r->comm, st));
-    HXI_CHECK(hxi_sendrecv(r->comm, r->hs[slot], sbytes, dest, r->hr[slot], rbytes, src,
-                           HXR_TAG_XCHG + slot));
-    if (rbytes > 0)
-        HXR_CU(cudaMemcpyAsync(r->dr[slot], r->hr[slot], rbytes, cudaMemcpyHostToDevice, s),
-               "copying rebuild bytes to the device");
-    *rbuf = r->dr[slot];
-    return HX_OK;
+    /* The message goes anyway (empty after a failure), so that the
+     * neighbours are not left waiting; the failure is agreed later. */
+    hx_status mst = hxi_sendrecv(r->comm, r->hs[slot], st == HX_OK ? sbytes : 0, dest, r->hr[slot],
+                                 st == HX_OK ? rbytes : 0, src, HXR_TAG_XCHG + slot);
+    if (st == HX_OK)
+        st = mst;
+    if (st == HX_OK && rbytes > 0 &&
+        cudaMemcpyAsync(r->dr[slot], r->hr[slot], rbytes, cudaMemcpyHostToDevice, s) != cudaSuccess)
+        st = hxr_cuda(cudaGetLastError(), "copying rebuild bytes to the device");
+    *rbuf = st == HX_OK ? r->dr[slot] : NULL;
+    return st;
 }
 
-hx_status hxr_xchg(hx_rebuild *r, void *stream, int slot, const void *sbuf, size_t sbytes,
-                   int dest, size_t rbytes, int src, const void **rbuf)
+void hxr_defer(hx_rebuild *r, hx_status st)
+{
+    if (r->pending != HX_OK || st == HX_OK)
+        return;
+    r->pending = st;
+    snprintf(r->pending_msg, sizeof r->pending_msg, "%s", hx_last_error());
+}
+
+void hxr_xchg(hx_rebuild *r, void *stream, int slot, const void *sbuf, size_t sbytes, int dest,
+              size_t rbytes, int src, const void **rbuf)
 {
     hx_transport *a = hxi_transport_actual(r->t);
+    hx_status st;
+    *rbuf = NULL;
+    if (r->pending != HX_OK)
+        return; /* already failed: the agreement will say so */
     if (a && a->ops->xchg)
-        return hxi_agree(r->comm, a->ops->xchg(a, slot, sbuf, sbytes, dest, rbytes, src, rbuf));
-    return hxr_xchg_host(r, stream, slot, sbuf, sbytes, dest, rbytes, src, rbuf);
+        st = a->ops->xchg(a, slot, sbuf, sbytes, dest, rbytes, src, rbuf);
+    else
+        st = hxr_xchg_host(r, stream, slot, sbuf, sbytes, dest, rbytes, src, rbuf);
+    if (st != HX_OK)
+        *rbuf = NULL;
+    hxr_defer(r, st);
 }
 
 /* ------------------------------------------------------------- context */
@@ -453,13 +473,16 @@ static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap,
     }
     HXI_CHECK(hxr_reserve(r, (size_t) v[1] * rec));
     const void *from_above = NULL, *from_below = NULL;
-    HXI_CHECK(hxr_xchg(r, stream, 0, r->send[0], (size_t) nout[0] * rec, d->down[dim],
-                       (size_t) nin[0] * rec, d->up[dim], &from_above));
-    HXI_CHECK(hxr_xchg(r, stream, 1, r->send[1], (size_t) nout[1] * rec, d->up[dim],
-                       (size_t) nin[1] * rec, d->down[dim], &from_below));
-    /* Stayers, then arrivals from below, then from above: hx_migrate's order. */
-    HXR_CU(hxr_unpack(stream, L, nstay, r->stay, nin[1], from_below, nin[0], from_above),
-           "unpacking the arrivals");
+    hxr_xchg(r, stream, 0, r->send[0], (size_t) nout[0] * rec, d->down[dim], (size_t) nin[0] * rec,
+             d->up[dim], &from_above);
+    hxr_xchg(r, stream, 1, r->send[1], (size_t) nout[1] * rec, d->up[dim], (size_t) nin[1] * rec,
+             d->down[dim], &from_below);
+    /* Stayers, then arrivals from below, then from above: hx_migrate's
+     * order. After a failed exchange the atoms are not trusted anyway; the
+     * failure is agreed at the end of the migration. */
+    if (r->pending == HX_OK &&
+        hxr_unpack(stream, L, nstay, r->stay, nin[1], from_below, nin[0], from_above) != 0)
+        hxr_defer(r, hxr_cuda(cudaGetLastError(), "unpacking the arrivals"));
     *n = (int) need;
     return HX_OK;
 }
@@ -483,7 +506,8 @@ hx_status hx_rebuild_migrate(hx_rebuild *r, int *n, int *capacity, float **x, in
     }
     if (wrap) /* nothing decomposed: wrap only */
         HXI_CHECK(hxr_migrate_dim(r, stream, -1, 1, n, capacity, x, xstride, fields, nfields));
-    return HX_OK;
+    int v[1];
+    return hxr_agree_max(r, HX_OK, v, 1); /* the last exchange's outcome */
 }
 
 /* --------------------------------------------------------------- census */

@@ -19,8 +19,8 @@ extern "C" {
 #endif
 
 #define HXR_MAX_FIELDS 8
-#define HXR_MAX_PULSES 32 /* HX_MAX_PULSES */
-#define HXR_BLOCK 256     /* threads per block of every kernel */
+#define HXR_MAX_PULSES 32  /* HX_MAX_PULSES */
+#define HXR_BLOCK      256 /* threads per block of every kernel */
 
 typedef struct hxr_field {
     void *data;    /* device array */
@@ -82,8 +82,7 @@ int hxr_classify(void *stream, hxr_layout L, int n, hxr_dom dom, int wrap, int32
                  int32_t *bcnt, hxr_result *res);
 int hxr_scan_blocks(void *stream, int nb, int ncls, const int32_t *bcnt, int32_t *boff,
                     hxr_result *res);
-int hxr_place(void *stream, int n, int ncls, const int32_t *cls, const int32_t *boff,
-              int32_t *pos);
+int hxr_place(void *stream, int n, int ncls, const int32_t *cls, const int32_t *boff, int32_t *pos);
 int hxr_pack(void *stream, hxr_layout L, int n, const int32_t *cls, const int32_t *pos,
              uint32_t *stay, uint32_t *down, uint32_t *up);
 /* Records back into the arrays: n0 from a (stayers), then n1 from b, then
@@ -98,8 +97,8 @@ typedef struct hxr_pdom {
     double box_lo[3], box_hi[3];
     double lo[3], hi[3]; /* this rank's domain */
 } hxr_pdom;
-int hxr_home(void *stream, const float *x, int xs, int nhome, hxr_pdom dom, float *px,
-             uint32_t *pz, hxr_result *res);
+int hxr_home(void *stream, const float *x, int xs, int nhome, hxr_pdom dom, float *px, uint32_t *pz,
+             hxr_result *res);
 /* One pulse over candidates [lo, hi): an atom is sent when its coordinate
  * along dim, widened to double, is below limit. select_count counts per
  * block; hxr_scan_blocks (ncls 1) totals; select_place writes the map
@@ -110,8 +109,8 @@ int hxr_home(void *stream, const float *x, int xs, int nhome, hxr_pdom dom, floa
 int hxr_select_count(void *stream, const float *px, int lo, int hi, int dim, double limit,
                      int32_t *bcnt);
 int hxr_select_place(void *stream, const float *px, const uint32_t *pz, int lo, int hi, int dim,
-                     double limit, float shift, const int32_t *boff, int32_t *map,
-                     int32_t *spos, float *send);
+                     double limit, float shift, const int32_t *boff, int32_t *map, int32_t *spos,
+                     float *send);
 typedef struct hxr_ranges {
     int32_t beg[HXR_MAX_PULSES], end[HXR_MAX_PULSES];
 } hxr_ranges;

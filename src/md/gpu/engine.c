@@ -103,9 +103,9 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
         const char *built = e->host_rebuild ? "host-path rebuilds"
                             : e->multi      ? "device rebuilds (migration, sort, plan on the GPU)"
                                             : "device-resident rebuilds";
-        const char *how = e->mgraph ? ", halo on a high-priority stream, steps between rebuild "
-                                      "and thermo steps replayed from one CUDA graph (errors "
-                                      "agreed at those steps)"
+        const char *how = e->mgraph   ? ", halo on a high-priority stream, steps between rebuild "
+                                        "and thermo steps replayed from one CUDA graph (errors "
+                                        "agreed at those steps)"
                           : e->multi  ? ", halo on a high-priority stream"
                           : e->graphs ? ", steps replayed from CUDA graphs"
                                       : "";
@@ -205,8 +205,7 @@ static const hx_md_stats *gpu_stats(const hx_md_engine *ce)
     cudaStreamSynchronize(e->s_loc);
     cudaGetLastError();
     hxg_eng_tm_harvest_all(e);
-    e->stats.rebuilds =
-        e->host_rebuilds + e->dev_rebuilds + (e->report ? e->report->rebuilds : 0);
+    e->stats.rebuilds = e->host_rebuilds + e->dev_rebuilds + (e->report ? e->report->rebuilds : 0);
     return &e->stats;
 }
 
@@ -236,10 +235,10 @@ static void gpu_destroy(hx_md_engine *e)
     if (e->plan)
         hx_plan_destroy(e->plan);
     hx_rebuild_destroy(e->rb);
-    void *dev[] = {e->x4,        e->v4,       e->f4,         e->xold4,    e->sx4,
-                   e->sv4,       e->id,       e->sid,        e->zones,    e->cellof,
-                   e->cellatoms, e->cell_cnt, e->cell_start, e->scan_tmp, e->loc.nb,
-                   e->loc.cnt,   e->nl.nb,    e->nl.cnt,     e->flags,    e->acc};
+    void *dev[] = {e->x4,       e->v4,         e->f4,       e->xold4,  e->sx4,     e->sv4,
+                   e->id,       e->sid,        e->zones,    e->xsort,  e->cellof,  e->cellatoms,
+                   e->cell_cnt, e->cell_start, e->scan_tmp, e->loc.nb, e->loc.cnt, e->nl.nb,
+                   e->nl.cnt,   e->flags,      e->acc};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
         if (dev[k])
             cudaFree(dev[k]);

@@ -54,10 +54,11 @@ struct hx_md_engine {
     int64_t *id, *sid;
     float *tx, *tf; /* the transport's arrays (multi only) */
     uint8_t *zones;
+    float *xsort; /* 4 floats per local atom: positions in cell order (list build) */
     int32_t *cellof, *cellatoms, *cell_cnt, *cell_start, *scan_tmp;
     hxg_list loc, nl;
-    size_t b_x4, b_v4, b_f4, b_xold4, b_sx4, b_sv4, b_id, b_sid, b_zones, b_cellof, b_cellatoms,
-        b_locnb, b_loccnt, b_nlnb, b_nlcnt;
+    size_t b_x4, b_v4, b_f4, b_xold4, b_sx4, b_sv4, b_id, b_sid, b_zones, b_xsort, b_cellof,
+        b_cellatoms, b_locnb, b_loccnt, b_nlnb, b_nlcnt;
     hxg_flags *flags;
     double *acc;
     hxg_report *report; /* mapped host memory */

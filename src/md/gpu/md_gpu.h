@@ -119,11 +119,12 @@ int hxg_force_nonlocal(void *stream, int tpp, int ntotal, const float *x3, hxg_l
  * cell counts, scan, fill (sorted within a cell), then lists. Home atoms
  * (i < nhome) get loc (home neighbours) and nl (halo neighbours); halo atoms
  * get nl (partners in pairs this rank owns by the zone rule). zones: 4
- * bytes per atom, or NULL when there is no halo. */
+ * bytes per atom, or NULL when there is no halo. xsort: 4 floats per atom,
+ * the positions in cell order (scratch). */
 int hxg_build_lists(void *stream, int nhome, int ntotal, const float *x, int xs,
                     const uint8_t *zones, hxg_cellgrid cg, hxg_geom g, float rh2, int32_t *cell_cnt,
-                    int32_t *cell_start, int32_t *cellof, int32_t *cellatoms, int32_t *scan_tmp,
-                    hxg_list loc, hxg_list nl, hxg_flags *flags);
+                    int32_t *cell_start, int32_t *cellof, int32_t *cellatoms, float *xsort,
+                    int32_t *scan_tmp, hxg_list loc, hxg_list nl, hxg_flags *flags);
 
 /* Cell sort of n home atoms on the device (x4, v4, id permuted through the
  * scratch arrays s*, xold4 set to the sorted positions; perm: n ints). The

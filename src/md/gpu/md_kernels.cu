@@ -98,7 +98,7 @@ __device__ __forceinline__ int hxg_cell_of(float3 p, const hxg_cellgrid &cg_)
  * neighbours within rh lie at most HXG_REACH cells away along each
  * dimension. */
 #define HXG_REACH 2
-#define HXG_ROWS ((2 * HXG_REACH + 1) * (2 * HXG_REACH + 1))
+#define HXG_ROWS  ((2 * HXG_REACH + 1) * (2 * HXG_REACH + 1))
 
 /* The candidates of one atom come in rows: for each (oy, oz) in
  * [-HXG_REACH, HXG_REACH]^2 (oz outer), the cells along x of that row that
@@ -120,8 +120,7 @@ struct hxg_seg {
  * valid, wrapped into qw with image shift sh; d is the distance from the
  * coordinate to the cell's slab. */
 __device__ __forceinline__ bool hxg_row_dim(float xv, int q, const hxg_cellgrid &cg_,
-                                            const hxg_geom &g, int k, int *qw, float *sh,
-                                            float *d)
+                                            const hxg_geom &g, int k, int *qw, float *sh, float *d)
 {
     const int n = cg_.n[k];
     int m = 0;
@@ -274,10 +273,10 @@ __device__ void hxg_sort_cell(int32_t *a, int m)
  * in cell order (cell c holds [start[c], start[c+1])). */
 template <int XS>
 __device__ void hxg_build_group(int i, bool active, int nhome, const float *__restrict__ x,
-                                const uint8_t *__restrict__ zones, const hxg_cellgrid &cg_,
-                                const hxg_geom &g, float rh2, const int32_t *start,
-                                const int32_t *cellatoms, hxg_list loc, hxg_list nl,
-                                hxg_flags *flags)
+                                const float4 *__restrict__ xsort, const uint8_t *__restrict__ zones,
+                                const hxg_cellgrid &cg_, const hxg_geom &g, float rh2,
+                                const int32_t *start, const int32_t *cellatoms, hxg_list loc,
+                                hxg_list nl, hxg_flags *flags)
 {
     const int lane = threadIdx.x & 31, sub = lane & (HXG_BG - 1);
     const unsigned gmask = ((HXG_BG == 32) ? HXG_FULL : ((1u << HXG_BG) - 1u))
@@ -310,10 +309,11 @@ __device__ void hxg_build_group(int i, bool active, int nhome, const float *__re
                 bool hloc = false, hnl = false;
                 int j = -1;
                 if (k < kend) {
-                    j = cellatoms ? __ldg(cellatoms + k) : k;
-                    const float3 xj = hxg_load<XS>(x, j);
+                    const float4 xj = __ldg(xsort + k);
                     const float dx = xs.x - xj.x, dy = xs.y - xj.y, dz = xs.z - xj.z;
-                    if (dx * dx + dy * dy + dz * dz < rh2 && j != i) {
+                    if (dx * dx + dy * dy + dz * dz < rh2)
+                        j = cellatoms ? __ldg(cellatoms + k) : k;
+                    if (j >= 0 && j != i) {
                         const bool jhome = j < nhome;
                         if (ihome && jhome)
                             hloc = true;
@@ -679,11 +679,11 @@ __global__ void hxg_k_cell_sort(hxg_gate gate, int ncell, const int32_t *__restr
  * warp, holding neighbouring atoms of a cell-sorted array, read mostly the
  * same candidates. */
 template <int XS>
-__device__ void hxg_build_thread(int i, int nhome, const float *__restrict__ x,
-                                 const uint8_t *__restrict__ zones, const hxg_cellgrid &cg_,
-                                 const hxg_geom &g, float rh2, const int32_t *__restrict__ start,
-                                 const int32_t *__restrict__ cellatoms, hxg_list loc, hxg_list nl,
-                                 hxg_flags *flags)
+__device__ void
+hxg_build_thread(int i, int nhome, const float *__restrict__ x, const float4 *__restrict__ xsort,
+                 const uint8_t *__restrict__ zones, const hxg_cellgrid &cg_, const hxg_geom &g,
+                 float rh2, const int32_t *__restrict__ start,
+                 const int32_t *__restrict__ cellatoms, hxg_list loc, hxg_list nl, hxg_flags *flags)
 {
     const float3 xi = hxg_load<XS>(x, i);
     const int ci[3] = {hxg_cell_coord(xi.x, cg_.lo[0], cg_.inv_w[0], cg_.n[0]),
@@ -702,10 +702,12 @@ __device__ void hxg_build_thread(int i, int nhome, const float *__restrict__ x,
             const float3 xs = seg[sgi].xs;
             const int kend = seg[sgi].kend;
             for (int k = seg[sgi].kbeg; k < kend; k++) {
-                const int j = cellatoms ? __ldg(cellatoms + k) : k;
-                const float3 xj = hxg_load<XS>(x, j);
+                const float4 xj = __ldg(xsort + k);
                 const float dx = xs.x - xj.x, dy = xs.y - xj.y, dz = xs.z - xj.z;
-                if (!(dx * dx + dy * dy + dz * dz < rh2) || j == i)
+                if (!(dx * dx + dy * dy + dz * dz < rh2))
+                    continue;
+                const int j = cellatoms ? __ldg(cellatoms + k) : k;
+                if (j == i)
                     continue;
                 const bool jhome = j < nhome;
                 if (ihome && jhome) {
@@ -736,24 +738,38 @@ __device__ void hxg_build_thread(int i, int nhome, const float *__restrict__ x,
 template <int XS, int LANES>
 __global__ void __launch_bounds__(128)
     hxg_k_build(hxg_gate gate, int nhome, int ntotal, const float *__restrict__ x,
-                const uint8_t *__restrict__ zones, hxg_cellgrid cg_, hxg_geom g, float rh2,
-                const int32_t *__restrict__ start, const int32_t *__restrict__ cellatoms,
-                hxg_list loc, hxg_list nl, hxg_flags *flags)
+                const float4 *__restrict__ xsort, const uint8_t *__restrict__ zones,
+                hxg_cellgrid cg_, hxg_geom g, float rh2, const int32_t *__restrict__ start,
+                const int32_t *__restrict__ cellatoms, hxg_list loc, hxg_list nl, hxg_flags *flags)
 {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (!hxg_open(gate))
         return;
     if (LANES == 1) {
         if (t < ntotal)
-            hxg_build_thread<XS>(t, nhome, x, zones, cg_, g, rh2, start, cellatoms, loc, nl,
+            hxg_build_thread<XS>(t, nhome, x, xsort, zones, cg_, g, rh2, start, cellatoms, loc, nl,
                                  flags);
         return;
     }
     if ((t & ~31) / LANES >= ntotal)
         return;
     const int i = t / LANES;
-    hxg_build_group<XS>(i, i < ntotal, nhome, x, zones, cg_, g, rh2, start, cellatoms, loc,
-                              nl, flags);
+    hxg_build_group<XS>(i, i < ntotal, nhome, x, xsort, zones, cg_, g, rh2, start, cellatoms, loc,
+                        nl, flags);
+}
+
+/* One thread per cell-list slot: the positions in cell order, so that the
+ * build reads each row's candidates from consecutive memory and looks up
+ * the atom index only for the candidates within reach. */
+template <int XS>
+__global__ void hxg_k_gather(int n, const float *__restrict__ x,
+                             const int32_t *__restrict__ cellatoms, float4 *__restrict__ xsort)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n)
+        return;
+    const float3 p = hxg_load<XS>(x, cellatoms[k]);
+    xsort[k] = make_float4(p.x, p.y, p.z, 0.0f);
 }
 
 /* ------------------------------------------------ single-rank rebuild */
@@ -854,8 +870,9 @@ extern "C" int hxg_force_nonlocal(void *stream, int tpp, int ntotal, const float
                            0.0f, acc, nullptr);
 }
 
-/* Lanes per atom of the list build: one thread per atom where that fills
- * the GPU twice over (one resident thread per 1024 per SM), else a group.
+/* Lanes per atom of the list build: one thread per atom from 128 atoms per
+ * SM (measured faster than lane groups from 32,000 atoms on an H200), else
+ * a group.
  * HALOX_MD_BUILD_LANES=1|8 overrides (for measurements). */
 static int hxg_build_lanes(long long n)
 {
@@ -872,26 +889,26 @@ static int hxg_build_lanes(long long n)
     }
     if (forced == 1 || forced == HXG_BG)
         return forced;
-    return n >= 2LL * sms * 1024 ? 1 : HXG_BG;
+    return n >= 128LL * sms ? 1 : HXG_BG;
 }
 
 template <int XS>
 static void hxg_launch_build(cudaStream_t s, hxg_gate gate, int nhome, int ntotal, const float *x,
-                             const uint8_t *zones, hxg_cellgrid cg_, hxg_geom g, float rh2,
-                             const int32_t *start, const int32_t *cellatoms, hxg_list loc,
-                             hxg_list nl, hxg_flags *flags)
+                             const float4 *xsort, const uint8_t *zones, hxg_cellgrid cg_,
+                             hxg_geom g, float rh2, const int32_t *start, const int32_t *cellatoms,
+                             hxg_list loc, hxg_list nl, hxg_flags *flags)
 {
     if (hxg_build_lanes(ntotal) == 1)
         hxg_k_build<XS, 1><<<hxg_blocks(ntotal, 128), 128, 0, s>>>(
-            gate, nhome, ntotal, x, zones, cg_, g, rh2, start, cellatoms, loc, nl, flags);
+            gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start, cellatoms, loc, nl, flags);
     else
         hxg_k_build<XS, HXG_BG><<<hxg_blocks((long long) ntotal * HXG_BG, 128), 128, 0, s>>>(
-            gate, nhome, ntotal, x, zones, cg_, g, rh2, start, cellatoms, loc, nl, flags);
+            gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start, cellatoms, loc, nl, flags);
 }
 
 /* Cell starts from counts (three launches, see hxg_k_scan_part). */
-static cudaError_t hxg_scan_cells(cudaStream_t s, hxg_gate gate, const int32_t *cnt,
-                                  int32_t *start, int ncell, int32_t *scan_tmp)
+static cudaError_t hxg_scan_cells(cudaStream_t s, hxg_gate gate, const int32_t *cnt, int32_t *start,
+                                  int ncell, int32_t *scan_tmp)
 {
     const int nb = (ncell + HXG_SCAN_CHUNK - 1) / HXG_SCAN_CHUNK;
     if (nb > HXG_MAX_SCAN_BLOCKS)
@@ -907,8 +924,8 @@ static cudaError_t hxg_scan_cells(cudaStream_t s, hxg_gate gate, const int32_t *
 extern "C" int hxg_build_lists(void *stream, int nhome, int ntotal, const float *x, int xs,
                                const uint8_t *zones, hxg_cellgrid cg_, hxg_geom g, float rh2,
                                int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof,
-                               int32_t *cellatoms, int32_t *scan_tmp, hxg_list loc, hxg_list nl,
-                               hxg_flags *flags)
+                               int32_t *cellatoms, float *xsort, int32_t *scan_tmp, hxg_list loc,
+                               hxg_list nl, hxg_flags *flags)
 {
     cudaStream_t s = (cudaStream_t) stream;
     const hxg_gate open = {flags, 0, 1, 0, 0, 0};
@@ -929,14 +946,18 @@ extern "C" int hxg_build_lists(void *stream, int nhome, int ntotal, const float 
         return (int) err;
     hxg_k_cell_fill<<<hxg_blocks(ntotal, 256), 256, 0, s>>>(open, ntotal, cellof, cell_start,
                                                             cell_cnt, cellatoms);
-    hxg_k_cell_sort<<<hxg_blocks(cg_.ncell, 256), 256, 0, s>>>(
-        open, cg_.ncell, cell_start, cellatoms);
-    if (xs == 4)
-        hxg_launch_build<4>(s, open, nhome, ntotal, x, zones, cg_, g, rh2, cell_start, cellatoms,
-                            loc, nl, flags);
-    else
-        hxg_launch_build<3>(s, open, nhome, ntotal, x, zones, cg_, g, rh2, cell_start, cellatoms,
-                            loc, nl, flags);
+    hxg_k_cell_sort<<<hxg_blocks(cg_.ncell, 256), 256, 0, s>>>(open, cg_.ncell, cell_start,
+                                                               cellatoms);
+    float4 *xs4 = reinterpret_cast<float4 *>(xsort);
+    if (xs == 4) {
+        hxg_k_gather<4><<<hxg_blocks(ntotal, 256), 256, 0, s>>>(ntotal, x, cellatoms, xs4);
+        hxg_launch_build<4>(s, open, nhome, ntotal, x, xs4, zones, cg_, g, rh2, cell_start,
+                            cellatoms, loc, nl, flags);
+    } else {
+        hxg_k_gather<3><<<hxg_blocks(ntotal, 256), 256, 0, s>>>(ntotal, x, cellatoms, xs4);
+        hxg_launch_build<3>(s, open, nhome, ntotal, x, xs4, zones, cg_, g, rh2, cell_start,
+                            cellatoms, loc, nl, flags);
+    }
     return (int) cudaGetLastError();
 }
 
@@ -967,17 +988,17 @@ static cudaError_t hxg_launch_sort(cudaStream_t s, hxg_gate gate, bool wrap, int
     return cudaGetLastError();
 }
 
-extern "C" int hxg_sort_home(void *stream, int n, float *x4, float *v4, int64_t *id,
-                             float *xold4, float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg_,
-                             hxg_geom g, int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof,
-                             int32_t *perm, int32_t *scan_tmp, hxg_flags *flags)
+extern "C" int hxg_sort_home(void *stream, int n, float *x4, float *v4, int64_t *id, float *xold4,
+                             float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg_, hxg_geom g,
+                             int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof, int32_t *perm,
+                             int32_t *scan_tmp, hxg_flags *flags)
 {
     cudaStream_t s = (cudaStream_t) stream;
     const hxg_gate open = {flags, 0, 1, 0, 0, 0};
     cudaError_t err = cudaMemsetAsync(cell_cnt, 0, sizeof(int32_t) * (size_t) cg_.ncell, s);
     if (err == cudaSuccess)
-        err = hxg_launch_sort(s, open, false, n, x4, v4, id, xold4, sx4, sv4, sid, cg_, g,
-                              cell_cnt, cell_start, cellof, perm, scan_tmp);
+        err = hxg_launch_sort(s, open, false, n, x4, v4, id, xold4, sx4, sv4, sid, cg_, g, cell_cnt,
+                              cell_start, cellof, perm, scan_tmp);
     return (int) err;
 }
 
@@ -996,8 +1017,8 @@ extern "C" int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int
     if (err != cudaSuccess)
         return (int) err;
     /* Atoms are in cell order now: a cell's atoms are [start[c], start[c+1]). */
-    hxg_launch_build<4>(s, gate, n, n, x4, nullptr, cg_, g, rh2, cell_start, nullptr, loc, none,
-                        flags);
+    hxg_launch_build<4>(s, gate, n, n, x4, reinterpret_cast<const float4 *>(x4), nullptr, cg_, g,
+                        rh2, cell_start, nullptr, loc, none, flags);
     hxg_k_finish<<<1, 32, 0, s>>>(gate, report);
     return (int) cudaGetLastError();
 }

@@ -76,9 +76,8 @@ hx_status hxg_eng_build_lists(hx_md_engine *e)
         hxg_list none = {NULL, NULL, 0, 0};
         CU(hxg_build_lists((void *) e->s_nl, e->nhome, e->ntotal, x, e->multi ? 3 : 4,
                            e->multi ? e->zones : NULL, e->cells, e->geom, e->lj.rh2, e->cell_cnt,
-                           e->cell_start, e->cellof, e->cellatoms, e->scan_tmp, e->loc,
-                           e->multi ? e->nl : none,
-                           e->flags),
+                           e->cell_start, e->cellof, e->cellatoms, e->xsort, e->scan_tmp, e->loc,
+                           e->multi ? e->nl : none, e->flags),
            "neighbour-list build launch");
         hxg_flags fl;
         CU(cudaMemcpyAsync(&fl, e->flags, sizeof fl, cudaMemcpyDeviceToHost, e->s_nl),

@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const phase_names[HXG_NPHASE] = {"drain", "migrate", "sort", "plan",
-                                                    "set_plan", "adopt", "lists"};
+static const char *const phase_names[HXG_NPHASE] = {"drain",    "migrate", "sort", "plan",
+                                                    "set_plan", "forward", "lists"};
 
 static void mark(hx_md_engine *e, int k, double *t)
 {
@@ -102,8 +102,11 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     e->plan = plan;
     mark(e, 4, &tp);
 
-    /* The plan's exchange delivered the halo: its coordinates and zones
-     * become the transport's and the lists'. */
+    /* The sorted home positions and the plan's zones become the
+     * transport's and the lists'; the transport's own forward exchange
+     * then brings the halo (the same values the plan's exchange brought:
+     * the same float adds), so that every transport starts the step with
+     * its step count and signals where its next step expects them. */
     e->mg_dirty = 1; /* sizes (and maybe arrays) changed since the capture */
     e->nhalo = hx_plan_nhalo(plan);
     e->ntotal = hx_plan_ntotal(plan);
@@ -111,17 +114,22 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     e->tf = (float *) hx_transport_forces(e->t);
     st = hxg_eng_ensure_capacity(e, e->nhome, e->ntotal);
     if (st == HX_OK && e->ntotal > 0 &&
-        (cudaMemcpyAsync(e->tx, hx_plan_device_coords(plan), 12 * (size_t) e->ntotal,
+        (cudaMemcpyAsync(e->tx, hx_plan_device_coords(plan), 12 * (size_t) e->nhome,
                          cudaMemcpyDeviceToDevice, e->s_nl) != cudaSuccess ||
          cudaMemcpyAsync(e->zones, hx_plan_device_zones(plan), 4 * (size_t) e->ntotal,
                          cudaMemcpyDeviceToDevice, e->s_nl) != cudaSuccess))
         st = cuda_fail(cudaGetLastError(), "adopting the plan's coordinates");
+    if (st == HX_OK)
+        st = hx_transport_forward(e->t);
     HXI_CHECK(hxi_agree(e->comm, st));
     mark(e, 5, &tp);
     e->stats.stage[HX_MD_MIGRATE] += tp - t0;
     double t1 = tp;
 
-    HXI_CHECK(hxi_agree(e->comm, hxg_eng_build_lists(e)));
+    st = hxg_eng_build_lists(e);
+    if (st == HX_OK)
+        st = hx_transport_sync(e->t); /* reports a timed-out forward */
+    HXI_CHECK(hxi_agree(e->comm, st));
     if (e->check_atoms)
         HXI_CHECK(hxg_eng_census(e));
     mark(e, 6, &tp);

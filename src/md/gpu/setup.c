@@ -307,6 +307,7 @@ hx_status hxg_eng_ensure_capacity(hx_md_engine *e, int nhome, int ntotal)
         size_t t = (size_t) e->cap_total;
         HXI_CHECK(hxg_eng_dev_grow(&e->cellof, &e->b_cellof, 4 * t, "cell indices"));
         HXI_CHECK(hxg_eng_dev_grow(&e->cellatoms, &e->b_cellatoms, 4 * t, "cell lists"));
+        HXI_CHECK(hxg_eng_dev_grow(&e->xsort, &e->b_xsort, 16 * t, "positions in cell order"));
         if (e->multi) {
             HXI_CHECK(hxg_eng_dev_grow(&e->zones, &e->b_zones, 4 * t, "zones"));
             e->nl.stride = e->cap_total;

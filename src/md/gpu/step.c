@@ -44,9 +44,8 @@ static hx_status launch_device_step(hx_md_engine *e, int candidate, int want_the
     return HX_OK;
 }
 
-/* Captures one kind of step into a graph. A failure (a driver that will
- * not capture the cooperative launch, say) turns graphs off; the plain
- * launches do the same work. */
+/* Captures one kind of step into a graph. A failure turns graphs off; the
+ * plain launches do the same work. */
 static void capture_step(hx_md_engine *e, int candidate, int want_thermo)
 {
     cudaGraph_t g = NULL;
@@ -272,6 +271,12 @@ void hxg_eng_capture_ahead(hx_md_engine *e)
     if (e->mgraph && e->mg_ok && e->mg_dirty && e->pending == HX_OK &&
         !rebuild_candidate(e, e->ago + 1))
         capture_multi(e);
+    /* One rank: the four kinds of step, once (their arrays never move), so
+     * that no capture falls inside the timed loop. */
+    for (int c = 0; c < 2; c++)
+        for (int t = 0; t < 2; t++)
+            if (!e->multi && e->graphs && !e->gexec[c][t])
+                capture_step(e, c, t);
 }
 
 /* A step between checks: replayed, or launched when timed (or where capture

@@ -323,7 +323,11 @@ hx_status hxi_shm_xchg_reserve(hx_transport *t, size_t bytes)
         return HX_OK;
     /* Every rank passes the same size, so all take this branch together;
      * peers may still read what they received last. */
-    HXI_CUDA(cudaStreamSynchronize(s->g.stream));
+    hx_status st = HX_OK;
+    if (cudaStreamSynchronize(s->g.stream) != cudaSuccess)
+        st = hxi_gpu_error(cudaGetLastError(), "waiting before the landing buffers grow", __FILE__,
+                           __LINE__);
+    HXI_CHECK(hxi_agree(t->comm, st));
     HXI_CHECK(hxi_barrier(t->comm));
     size_t cap = bytes + bytes / 4 + 4096;
     for (int k = 0; k < HXI_XCHG_SLOTS; k++) {
