@@ -17,6 +17,12 @@ if(HALOX_HAVE_CUDA AND TARGET halox_md AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/g
   # 270,000 atoms on an H200): the same lists as the lane groups.
   hx_test(test_md_gpu_lanes1 SOURCES test_md_gpu.c LIBS halox_md RANKS 1 2 LABELS gpu
           ARGS --build-lanes 1 TIMEOUT 900)
+  # Device against host-path rebuilds, 1,000 steps of 32,000 atoms.
+  hx_test(test_md_gpu_rebuilds SOURCES test_md_gpu.c LIBS halox_md RANKS 2 4 LABELS gpu
+          ARGS --compare-rebuilds --cells 20 --steps 1000 TIMEOUT 900)
+  # Arrays without margin: device rebuilds grow them mid-run.
+  hx_test(test_md_gpu_tight SOURCES test_md_gpu.c LIBS halox_md RANKS 2 4 LABELS gpu
+          ARGS --tight --steps 200 TIMEOUT 900)
   # The default system, 32,000 atoms.
   hx_test(test_md_gpu_default SOURCES test_md_gpu.c LIBS halox_md RANKS 1 2 LABELS gpu
           ARGS --cells 20 TIMEOUT 900)

@@ -37,8 +37,18 @@
  * wait for the check), that step must fail with HX_ERR_TIMEOUT on every
  * rank, and the engine must go away cleanly (a hang is the test's timeout).
  *
+ * With several ranks the default transport also runs with host-path
+ * rebuilds (HALOX_MD_HOST_REBUILD=1), the reference of the device rebuild.
+ *
+ * --compare-rebuilds: instead, device against host-path rebuilds over the
+ * whole run (see compare_rebuilds for the bounds). --tight: instead, the
+ * default transport with arrays sized without margin (HALOX_MD_TIGHT=1),
+ * so that device rebuilds grow them: the run must match the CPU engine and
+ * some rank must have grown.
+ *
  * Options: --cells N (cubic, default 10), --grid AxBxC, --steps N, --withhold,
- * --build-lanes 1|8 (the list build's lanes per atom, chosen by size otherwise).
+ * --build-lanes 1|8 (the list build's lanes per atom, chosen by size otherwise),
+ * --compare-rebuilds, --tight.
  * Exits 77 where no rank sees a GPU. Transports that refuse the setting
  * (nccl with several ranks on one GPU) are reported and skipped.
  */
@@ -53,6 +63,8 @@
 #include <stdio.h>
 
 #define AMP 0.05
+
+static int64_t last_growths; /* of the last run_gpu engine, this rank */
 
 typedef struct ref_t {
     double e, w;   /* pair energy (unshifted) and sum r.F over pairs within rc */
@@ -200,7 +212,7 @@ static void run_gpu(hx_comm *comm, const hx_md_config *base, const char *name, i
         return;
     N = sys.natoms;
     st = hx_md_engine_gpu.create(&eng, comm, &cfg, &sys);
-    if (size > 1 && strcmp(name, "cpu") == 0) {
+    if (size > 1 && (hx_transport_caps_of(name) & HX_CAP_HOST)) {
         HXT_CHECK(st == HX_ERR_UNSUPPORTED, "transport cpu with %d ranks: %s, want refusal", size,
                   hx_status_string(st));
         goto done;
@@ -335,11 +347,77 @@ static void run_gpu(hx_comm *comm, const hx_md_config *base, const char *name, i
         }
     }
 done:
-    if (eng)
+    if (eng) {
+        last_growths = hxg_engine_growths(eng);
         hx_md_engine_gpu.destroy(eng);
+    }
     free(fall);
     free(cnt);
     free_sys(&sys);
+}
+
+/* --compare-rebuilds: the default transport with device rebuilds and with
+ * host-path rebuilds (HALOX_MD_HOST_REBUILD=1), thermo every 100 steps.
+ * The two wrap coordinates differently (float on the device, double on the
+ * host), so their trajectories part at rounding level after the first
+ * wrap, and the chaos of a liquid grows that: up to step 100 every thermo
+ * value agrees to 2e-3 (each is within 1e-3 of the CPU engine there);
+ * after, the total energy, which both conserve, to 1e-3, and the
+ * fluctuating Temp, E_pair and Press to 5%, 2% and 0.15 (about three
+ * standard deviations of the difference of two independent 32,000-atom
+ * samples). Both must rebuild equally often and count every atom. */
+static void run_series(hx_comm *comm, const hx_md_config *base, int steps, hx_md_thermo *out,
+                       int64_t *rebuilds)
+{
+    hx_md_config cfg = *base;
+    hx_md_system sys;
+    hx_md_engine *eng = NULL;
+    if (!HXT_OK(setup(comm, &cfg, &sys)))
+        return;
+    if (HXT_OK(hx_md_engine_gpu.create(&eng, comm, &cfg, &sys)) &&
+        HXT_OK(hx_md_engine_gpu.thermo(eng, &out[0]))) {
+        if (hx_comm_rank(comm) == 0)
+            printf("  %s\n", hx_md_engine_gpu.describe(eng));
+        for (int s = 1; s <= steps; s++) {
+            if (!HXT_OK(hx_md_engine_gpu.step(eng, s % 100 == 0)))
+                break;
+            if (s % 100 == 0 && !HXT_OK(hx_md_engine_gpu.thermo(eng, &out[s / 100])))
+                break;
+        }
+        *rebuilds = hx_md_engine_gpu.stats(eng)->rebuilds;
+    }
+    if (eng)
+        hx_md_engine_gpu.destroy(eng);
+    free_sys(&sys);
+}
+
+static void compare_rebuilds(hx_comm *comm, const hx_md_config *cfg, int steps)
+{
+    int nk = steps / 100 + 1;
+    hx_md_thermo *dev = calloc((size_t) nk, sizeof *dev), *host = calloc((size_t) nk, sizeof *host);
+    int64_t rd = -1, rh = -2;
+    run_series(comm, cfg, steps, dev, &rd);
+    setenv("HALOX_MD_HOST_REBUILD", "1", 1);
+    run_series(comm, cfg, steps, host, &rh);
+    unsetenv("HALOX_MD_HOST_REBUILD");
+    HXT_CHECK(rd == rh, "device rebuilds %lld, host-path rebuilds %lld", (long long) rd,
+              (long long) rh);
+    for (int k = 0; k < nk; k++) {
+        const hx_md_thermo *a = &dev[k], *b = &host[k];
+        if (hx_comm_rank(comm) == 0)
+            printf("    step %5d: device Temp %.6f E_pair %.6f TotEng %.6f Press %.5f | host "
+                   "%.6f %.6f %.6f %.5f\n",
+                   100 * k, a->temp, a->epair, a->etotal, a->press, b->temp, b->epair, b->etotal,
+                   b->press);
+        if (k <= 1)
+            HXT_CHECK(thermo_close(a, b, 2e-3), "step %d: device and host rebuilds apart", 100 * k);
+        HXT_CHECK(
+            tmd_close(a->etotal, b->etotal, 1e-3, 0) && tmd_close(a->temp, b->temp, 0.05, 0) &&
+                tmd_close(a->epair, b->epair, 0.02, 0) && fabs(a->press - b->press) <= 0.15,
+            "step %d: device and host rebuilds further apart than the stated bounds", 100 * k);
+    }
+    free(dev);
+    free(host);
 }
 
 static int have_transport(const char *name)
@@ -427,7 +505,7 @@ int main(int argc, char **argv)
 {
     hx_comm *comm = hxt_init(&argc, &argv, "test_md_gpu");
     int rank = hx_comm_rank(comm), size = hx_comm_size(comm);
-    int ncells = 10, steps = 100, grid[3] = {0, 0, 0}, withhold = 0;
+    int ncells = 10, steps = 100, grid[3] = {0, 0, 0}, withhold = 0, compare = 0, tight = 0;
     cpu_run cpu;
     ref_t ref;
     hx_transport *keeper = NULL;
@@ -441,6 +519,10 @@ int main(int argc, char **argv)
             withhold = 1;
         else if (strcmp(argv[a], "--build-lanes") == 0 && a + 1 < argc)
             setenv("HALOX_MD_BUILD_LANES", argv[++a], 1); /* read at the first list build */
+        else if (strcmp(argv[a], "--compare-rebuilds") == 0)
+            compare = 1;
+        else if (strcmp(argv[a], "--tight") == 0)
+            tight = 1;
         else if (strcmp(argv[a], "--grid") == 0 && a + 1 < argc) {
             if (hx_grid_parse(argv[++a], grid) != HX_OK)
                 return hxt_skip(comm, "bad --grid");
@@ -464,7 +546,7 @@ int main(int argc, char **argv)
     memset(&ref, 0, sizeof ref);
     for (int t = 0; t < hx_transport_count() && !keeper; t++) {
         const char *name = hx_transport_name_at(t);
-        if (strncmp(name, "nvshmem", 7) == 0) {
+        if (hx_transport_caps_of(name) & HX_CAP_PEER) {
             hx_transport_opts o;
             hx_transport_opts_init(&o);
             o.name = name;
@@ -477,6 +559,48 @@ int main(int argc, char **argv)
         }
     }
 
+    if (compare) {
+        hx_md_config cfg;
+        hx_md_config_defaults(&cfg);
+        cfg.cells[0] = cfg.cells[1] = cfg.cells[2] = ncells;
+        memcpy(cfg.grid, grid, sizeof grid);
+        if (rank == 0)
+            printf("%d ranks, %d^3 cells, device against host-path rebuilds, %d steps\n", size,
+                   ncells, steps);
+        compare_rebuilds(comm, &cfg, steps);
+        if (keeper)
+            hx_transport_destroy(keeper);
+        return hxt_finish(comm);
+    }
+    if (tight) {
+        /* Arrays without margin: a rebuild that brings a rank more atoms
+         * grows them (and moves what the captured step uses); the run
+         * must still match the CPU engine. */
+        hx_md_config cfg;
+        hx_md_config_defaults(&cfg);
+        cfg.cells[0] = cfg.cells[1] = cfg.cells[2] = ncells;
+        memcpy(cfg.grid, grid, sizeof grid);
+        setenv("HALOX_MD_TIGHT", "1", 1);
+        memset(&cpu, 0, sizeof cpu);
+        if (run_cpu(comm, &cfg, steps, &cpu)) {
+            if (rank == 0)
+                printf("%d ranks, %d^3 cells, arrays without margin, %d steps\n", size, ncells,
+                       steps);
+            run_gpu(comm, &cfg, "", steps, &cpu, NULL, 1, -1);
+            int g = (int) last_growths;
+            if (HXT_OK(hxi_allreduce_int(comm, &g, 1, 1)))
+                HXT_CHECK(g > 0, "no rank grew its arrays: the growth path was not taken");
+            if (rank == 0)
+                printf("  growths: up to %d on a rank\n", g);
+        }
+        unsetenv("HALOX_MD_TIGHT");
+        free(cpu.f0);
+        free(cpu.x0);
+        free(cpu.v0);
+        if (keeper)
+            hx_transport_destroy(keeper);
+        return hxt_finish(comm);
+    }
     if (withhold) {
         int could_not = keeper ? run_withhold(comm, ncells, grid, steps) : 1;
         if (keeper)
@@ -538,16 +662,16 @@ int main(int argc, char **argv)
              * thermo steps (every 20, not every 1). */
             int graphs = -1;
             if (size > 1)
-                graphs = strncmp(name, "nvshmem-fused", 13) == 0 && variant == 0;
+                graphs = (hx_transport_caps_of(name) & HX_CAP_GRAPH) && variant == 0;
             run_gpu(comm, &cfg, name, steps, &cpu, &ref, variant == 0, graphs);
         }
-        if (size == 1) {
-            setenv("HALOX_MD_HOST_REBUILD", "1", 1);
-            if (rank == 0)
-                printf("  host-path rebuilds:\n");
-            run_gpu(comm, &cfg, "", steps, &cpu, &ref, variant == 0, 0);
-            unsetenv("HALOX_MD_HOST_REBUILD");
-        }
+        /* The host path, the reference of the device rebuild. */
+        setenv("HALOX_MD_HOST_REBUILD", "1", 1);
+        if (rank == 0)
+            printf("  host-path rebuilds:\n");
+        run_gpu(comm, &cfg, "", steps, &cpu, &ref, variant == 0,
+                size == 1 ? 0 : (have_transport("nvshmem-fused") && variant == 0 ? 1 : -1));
+        unsetenv("HALOX_MD_HOST_REBUILD");
         if (size == 1 || have_transport("nvshmem-fused")) {
             setenv("HALOX_MD_GRAPH", "0", 1);
             if (rank == 0)

@@ -61,6 +61,7 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     e->nranks = hx_comm_size(comm);
     e->multi = e->nranks > 1;
     e->host_rebuild = hxi_env_int("HALOX_MD_HOST_REBUILD", 0) != 0;
+    e->tight = hxi_env_int("HALOX_MD_TIGHT", 0) != 0;
     e->rh = cfg->rc + cfg->skin;
     HXI_CHECK_GOTO(hxg_eng_local_rank(e), st, fail);
     {
@@ -276,6 +277,11 @@ static hx_status gpu_sync(hx_md_engine *e)
     CU(cudaStreamSynchronize(e->s_loc), "waiting for the local stream");
     CU(cudaStreamSynchronize(e->s_nl), "waiting for the non-local stream");
     return HX_OK;
+}
+
+int64_t hxg_engine_growths(const struct hx_md_engine *e)
+{
+    return e ? e->growths : 0;
 }
 
 int64_t hxg_engine_graph_steps(const struct hx_md_engine *e)

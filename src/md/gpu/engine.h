@@ -89,6 +89,8 @@ struct hx_md_engine {
     double dev_phase[HXG_NPHASE];
     int64_t dev_rebuilds;
     int check_atoms;
+    int tight;       /* capacities without margin (HALOX_MD_TIGHT=1, for tests) */
+    int64_t growths; /* device rebuilds that grew the home arrays */
     int census_set;
     uint64_t census_sum;
     int ago; /* steps since the last build (host path) */
@@ -142,7 +144,7 @@ hx_status hxg_eng_make_transport(hx_md_engine *e);
 hx_status hxg_eng_create_local(hx_md_engine *e);
 hx_status hxg_eng_dev_grow(void *p, size_t *have, size_t need, const char *what);
 int hxg_eng_round_up(long long v, int to);
-int hxg_eng_cap_for(int need);
+int hxg_eng_cap_for(const hx_md_engine *e, int need);
 hx_status hxg_eng_ensure_capacity(hx_md_engine *e, int nhome, int ntotal);
 /* After the device migration grew positions, velocities and ids to cap
  * atoms: the other home-sized arrays follow. */

@@ -152,6 +152,9 @@ int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int64_t *id, f
  * on this rank, for tests and logs. */
 struct hx_md_engine;
 int64_t hxg_engine_graph_steps(const struct hx_md_engine *e);
+/* Device rebuilds on this rank that grew the home arrays (which moves the
+ * arrays a captured step uses), for tests. */
+int64_t hxg_engine_growths(const struct hx_md_engine *e);
 
 #ifdef __cplusplus
 }

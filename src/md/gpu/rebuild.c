@@ -20,7 +20,7 @@ static hx_status sort_home_by_cell(hx_md_engine *e)
     if (n <= 1)
         return HX_OK;
     if (n > e->hsort_cap) {
-        int cap = hxg_eng_cap_for(n);
+        int cap = hxg_eng_cap_for(e, n);
         HXI_CHECK(
             hxi_grow((void **) &e->hcell, sizeof(int32_t) * ((size_t) cap + nc + 1), "cell sort"));
         HXI_CHECK(hxi_grow((void **) &e->htmp, sizeof(double) * 3 * (size_t) cap, "cell sort"));

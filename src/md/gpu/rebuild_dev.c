@@ -77,8 +77,11 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     int cap = e->cap_home;
     hx_dfield fields[2] = {{(void **) &e->v4, 16}, {(void **) &e->id, sizeof(int64_t)}};
     HXI_CHECK(hx_rebuild_migrate(e->rb, &e->nhome, &cap, &e->x4, 4, fields, 2));
-    if (cap != e->cap_home)
-        HXI_CHECK(hxi_agree(e->comm, hxg_eng_home_grown(e, cap)));
+    if (cap != e->cap_home) { /* rank-local; agreed below, on every rank */
+        e->growths++;
+        st = hxg_eng_home_grown(e, cap);
+    }
+    HXI_CHECK(hxi_agree(e->comm, st));
     mark(e, 1, &tp);
 
     st = hxg_eng_ensure_capacity(e, e->nhome, e->nhome);

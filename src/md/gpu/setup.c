@@ -64,8 +64,12 @@ int hxg_eng_round_up(long long v, int to)
 }
 
 /* Room for `need` atoms with a margin, so that migration rarely reallocates. */
-int hxg_eng_cap_for(int need)
+int hxg_eng_cap_for(const hx_md_engine *e, int need)
 {
+    /* HALOX_MD_TIGHT=1: no margin, so that the first rebuild that brings a
+     * rank more atoms grows its arrays (tests of the growth path). */
+    if (e->tight)
+        return hxg_eng_round_up(need > 0 ? need : 1, 32);
     return hxg_eng_round_up((long long) need + need / 4 + 1024, 32);
 }
 
@@ -301,9 +305,9 @@ hx_status hxg_eng_home_grown(hx_md_engine *e, int cap)
 hx_status hxg_eng_ensure_capacity(hx_md_engine *e, int nhome, int ntotal)
 {
     if (nhome > e->cap_home || !e->x4)
-        HXI_CHECK(home_arrays(e, hxg_eng_cap_for(nhome), 1));
+        HXI_CHECK(home_arrays(e, hxg_eng_cap_for(e, nhome), 1));
     if (ntotal > e->cap_total || e->cap_total < e->cap_home || !e->cellof) {
-        e->cap_total = hxg_eng_cap_for(ntotal > e->cap_home ? ntotal : e->cap_home);
+        e->cap_total = hxg_eng_cap_for(e, ntotal > e->cap_home ? ntotal : e->cap_home);
         size_t t = (size_t) e->cap_total;
         HXI_CHECK(hxg_eng_dev_grow(&e->cellof, &e->b_cellof, 4 * t, "cell indices"));
         HXI_CHECK(hxg_eng_dev_grow(&e->cellatoms, &e->b_cellatoms, 4 * t, "cell lists"));

@@ -1,0 +1,410 @@
+/*
+ * test_dplan.c - the halo plan built on the device (hx_plan_create_device)
+ * against the host plan (hx_plan_create) on the same coordinates.
+ *
+ * Each case: a random or fcc-lattice system at density 0.8442 in a box
+ * whose domains give 1, 2 or 3 pulses along the decomposed dimensions
+ * (grids per rank count below). Coordinates are float values (the host
+ * plan gets them widened to double), and atoms within 1e-3 of any pulse's
+ * limit (a domain's lower bound plus the cutoff, over the periodic images)
+ * are left out: there float and double comparisons may fall either side,
+ * which the API allows. Then:
+ *  - every field of every pulse is equal (counts, ranks, offsets, shift,
+ *    dependency and share masks, map offsets, counts per source pulse),
+ *    and the maps and zones (downloaded) are equal entry by entry;
+ *  - the device plan's halo coordinates are bitwise those a float `cpu`
+ *    transport delivers on the host plan;
+ *  - every device transport built takes the device plan (no host maps):
+ *    its forward gives the same coordinates bitwise, and its reverse of
+ *    random forces the same home forces within 1e-6 relative (of
+ *    max(|f|, 1)), as the cpu transport on the host plan;
+ *  - home coordinates given as 3 and as 4 floats per atom;
+ *  - an atom outside its domain is HX_ERR_COORD_OUTSIDE on every rank.
+ * Exits 77 where there is no GPU or no grid for the rank count.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "gpucases.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RH     2.8
+#define MARGIN 1e-3
+#define MAXT   16
+
+/* Box length along a dimension of g domains: width 3.6 (1 pulse) for 2,
+ * 2.0 and 1.9 (2 pulses) for 3 and 4, 1.2 (3 pulses) for 8; 8.0 where the
+ * dimension is not decomposed. Every length exceeds 2 RH. */
+static double box_len_for(int g)
+{
+    switch (g) {
+    case 1:
+        return 8.0;
+    case 2:
+        return 7.2;
+    case 3:
+        return 6.0;
+    case 4:
+        return 7.6;
+    case 8:
+        return 9.6;
+    default:
+        return 2.8 * g;
+    }
+}
+
+static int grids_for(int nranks, int grids[][3])
+{
+    static const int g2[][3] = {{1, 1, 2}, {2, 1, 1}};
+    static const int g3[][3] = {{1, 1, 3}, {3, 1, 1}};
+    static const int g4[][3] = {{1, 2, 2}, {2, 2, 1}, {1, 1, 4}};
+    static const int g8[][3] = {{2, 2, 2}, {1, 1, 8}, {2, 1, 4}};
+    const int(*src)[3] = NULL;
+    int n = 0;
+    if (nranks == 2)
+        src = g2, n = 2;
+    else if (nranks == 3)
+        src = g3, n = 2;
+    else if (nranks == 4)
+        src = g4, n = 3;
+    else if (nranks == 8)
+        src = g8, n = 3;
+    if (src)
+        memcpy(grids, src, (size_t) n * sizeof *src);
+    return n;
+}
+
+/* fcc sites of lattice constant a filling [0, L) (whole cells that fit). */
+static void sys_lattice(hxt_sys *s, const double len[3])
+{
+    const double a = cbrt(4.0 / 0.8442);
+    const double basis[4][3] = {{0, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}, {0, 0.5, 0.5}};
+    int nc[3];
+    for (int k = 0; k < 3; k++)
+        nc[k] = (int) floor(len[k] / a);
+    s->n = 4 * nc[0] * nc[1] * nc[2];
+    s->x = malloc((size_t) s->n * 3 * sizeof(double));
+    for (int k = 0; k < 3; k++) {
+        s->box_lo[k] = 0.0;
+        s->box_len[k] = len[k];
+    }
+    int i = 0;
+    for (int z = 0; z < nc[2]; z++)
+        for (int y = 0; y < nc[1]; y++)
+            for (int x = 0; x < nc[0]; x++)
+                for (int b = 0; b < 4; b++) {
+                    /* a small offset keeps sites off the box origin */
+                    s->x[3 * i] = (x + basis[b][0]) * a + 0.0123;
+                    s->x[3 * i + 1] = (y + basis[b][1]) * a + 0.0234;
+                    s->x[3 * i + 2] = (z + basis[b][2]) * a + 0.0345;
+                    i++;
+                }
+}
+
+/* Float values, and no atom near a pulse limit of any rank (the same on
+ * every rank: the system is global). */
+static void sys_prepare(hxt_sys *s, const hx_decomp *d)
+{
+    int keep = 0;
+    for (int i = 0; i < s->n; i++) {
+        int near = 0;
+        for (int k = 0; k < 3; k++) {
+            double v = (double) (float) s->x[3 * i + k];
+            s->x[3 * i + k] = v;
+            double L = d->box_len[k];
+            for (int c = 0; c < d->grid[k] && d->grid[k] > 1; c++) {
+                double t = fmod(d->box_lo[k] + L * c / d->grid[k] + RH - d->box_lo[k], L);
+                double dist = fabs(v - d->box_lo[k] - t);
+                if (dist > L / 2)
+                    dist = L - dist;
+                near |= dist < MARGIN;
+            }
+        }
+        if (!near) {
+            memmove(s->x + 3 * keep, s->x + 3 * i, 3 * sizeof(double));
+            keep++;
+        }
+    }
+    s->n = keep;
+}
+
+static int same_pulse(const hx_pulse *a, const hx_pulse *b)
+{
+    return a->dim == b->dim && a->index == b->index && a->send_rank == b->send_rank &&
+           a->recv_rank == b->recv_rank && a->nsend == b->nsend && a->nsend_home == b->nsend_home &&
+           a->nrecv == b->nrecv && a->recv_offset == b->recv_offset &&
+           a->peer_offset == b->peer_offset && hxt_same_d(a->shift, b->shift) &&
+           a->deps == b->deps && a->map_offset == b->map_offset && a->share == b->share;
+}
+
+/* Structure, maps and zones of the two plans. */
+static void compare_plans(const hx_plan *hp, const hx_plan *dp, const char *label)
+{
+    HXT_CHECK(hx_plan_on_device(dp) && !hx_plan_on_device(hp), "%s: plan kinds", label);
+    HXT_CHECK(hx_plan_nhome(hp) == hx_plan_nhome(dp) && hx_plan_ntotal(hp) == hx_plan_ntotal(dp) &&
+                  hx_plan_npulses(hp) == hx_plan_npulses(dp) &&
+                  hx_plan_max_ntotal(hp) == hx_plan_max_ntotal(dp),
+              "%s: sizes: host %d home %d total %d pulses, device %d %d %d", label,
+              hx_plan_nhome(hp), hx_plan_ntotal(hp), hx_plan_npulses(hp), hx_plan_nhome(dp),
+              hx_plan_ntotal(dp), hx_plan_npulses(dp));
+    if (hx_plan_ntotal(hp) != hx_plan_ntotal(dp) || hx_plan_npulses(hp) != hx_plan_npulses(dp))
+        return;
+    int np = hx_plan_npulses(hp), nt = hx_plan_ntotal(hp), total = 0;
+    for (int p = 0; p < np; p++) {
+        const hx_pulse *a = hx_plan_pulse(hp, p), *b = hx_plan_pulse(dp, p);
+        HXT_CHECK(same_pulse(a, b),
+                  "%s: pulse %d differs: host send %d (home %d) recv %d at %d peer %d deps %llx "
+                  "share %llx; device send %d (home %d) recv %d at %d peer %d deps %llx share "
+                  "%llx",
+                  label, p, a->nsend, a->nsend_home, a->nrecv, a->recv_offset, a->peer_offset,
+                  (unsigned long long) a->deps, (unsigned long long) a->share, b->nsend,
+                  b->nsend_home, b->nrecv, b->recv_offset, b->peer_offset,
+                  (unsigned long long) b->deps, (unsigned long long) b->share);
+        HXT_CHECK(b->map == NULL, "%s: a device plan has a host map", label);
+        for (int q = 0; q < p; q++)
+            HXT_CHECK(hx_plan_from_pulse(hp, p, q) == hx_plan_from_pulse(dp, p, q),
+                      "%s: pulse %d takes %d atoms from pulse %d on the host, %d on the device",
+                      label, p, hx_plan_from_pulse(hp, p, q), q, hx_plan_from_pulse(dp, p, q));
+        total += a->nsend;
+    }
+    int *maps = malloc(((size_t) total + 1) * sizeof(int));
+    uint8_t *zones = malloc((size_t) nt * 4 + 4);
+    int ok = cudaMemcpy(maps, hx_plan_device_maps(dp), (size_t) total * sizeof(int),
+                        cudaMemcpyDeviceToHost) == cudaSuccess &&
+             cudaMemcpy(zones, hx_plan_device_zones(dp), (size_t) nt * 4, cudaMemcpyDeviceToHost) ==
+                 cudaSuccess;
+    HXT_CHECK(ok, "%s: downloading the device plan", label);
+    for (int p = 0; ok && p < np; p++) {
+        const hx_pulse *a = hx_plan_pulse(hp, p);
+        int bad = 0;
+        for (int i = 0; i < a->nsend; i++)
+            bad += maps[a->map_offset + i] != a->map[i];
+        HXT_CHECK(bad == 0, "%s: pulse %d: %d of %d map entries differ", label, p, bad, a->nsend);
+    }
+    if (ok)
+        HXT_CHECK(memcmp(zones, hx_plan_zones(hp), (size_t) nt * 4) == 0, "%s: zones differ",
+                  label);
+    free(maps);
+    free(zones);
+}
+
+/* Forward (and, with f, reverse) on t: coordinates of all atoms into xo,
+ * home forces into fo. */
+static int run_transport(hx_transport *t, const hx_plan *plan, const double *xhome,
+                         const double *fall, double *xo, double *fo)
+{
+    int nh = hx_plan_nhome(plan), nt = hx_plan_ntotal(plan);
+    return HXT_OK(hx_transport_set_plan(t, plan)) &&
+           HXT_OK(hx_transport_write(t, HX_COORDS, 0, nh, xhome)) &&
+           HXT_OK(hx_transport_forward(t)) && HXT_OK(hx_transport_sync(t)) &&
+           HXT_OK(hx_transport_read(t, HX_COORDS, 0, nt, xo)) &&
+           HXT_OK(hx_transport_write(t, HX_FORCES, 0, nt, fall)) &&
+           HXT_OK(hx_transport_reverse(t)) && HXT_OK(hx_transport_sync(t)) &&
+           HXT_OK(hx_transport_read(t, HX_FORCES, 0, nh, fo));
+}
+
+typedef struct tset {
+    hx_transport *t[MAXT];
+    char label[MAXT][48];
+    int n;
+} tset;
+
+/* Every device transport built (peer ones with the put path too). */
+static void make_transports(hx_comm *comm, tset *ts)
+{
+    memset(ts, 0, sizeof *ts);
+    for (int i = 0; i < hx_transport_count() && ts->n < MAXT - 1; i++) {
+        const char *name = hx_transport_name_at(i);
+        unsigned caps = hx_transport_caps_of(name);
+        if (!(caps & HX_CAP_DEVICE))
+            continue;
+        for (int put = 0; put < ((caps & HX_CAP_PEER) ? 2 : 1); put++) {
+            hx_transport_opts o;
+            hx_transport_opts_init(&o);
+            o.name = name;
+            o.dtype = HX_FLOAT;
+            o.force_put = put;
+            hx_transport *t = NULL;
+            hx_status st = hx_transport_create(&t, comm, &o);
+            if (!hxt_agree(comm, st == HX_OK)) {
+                HXT_CHECK(st == HX_OK || st == HX_ERR_UNSUPPORTED, "%s: create: %s", name,
+                          hx_last_error());
+                if (t)
+                    hx_transport_destroy(t);
+                if (hxt_rank == 0)
+                    printf("  %s%s: not run here (%s)\n", name, put ? "(put)" : "",
+                           st == HX_OK ? "another rank refused" : hx_last_error());
+                continue;
+            }
+            ts->t[ts->n] = t;
+            snprintf(ts->label[ts->n], sizeof ts->label[0], "%s%s", name, put ? "(put)" : "");
+            ts->n++;
+        }
+    }
+}
+
+/* One case: plans on the host and the device, compared; every transport
+ * on the device plan against the cpu transport on the host plan. */
+static void run_case(hx_comm *comm, const int grid[3], int lattice, int xstride, uint64_t seed,
+                     hx_transport *tf, tset *ts, hx_plan **keep_h, hx_plan **keep_d)
+{
+    int nr = hx_comm_size(comm), rank = hx_comm_rank(comm);
+    double lo[3] = {0, 0, 0}, len[3];
+    char gs[32], label[96];
+    for (int k = 0; k < 3; k++)
+        len[k] = box_len_for(grid[k]);
+    hx_decomp d;
+    if (!hxt_agree(comm, HXT_OK(hx_decomp_init(&d, lo, len, RH, grid, nr, rank))))
+        return;
+    hxt_sys s;
+    if (lattice)
+        sys_lattice(&s, len);
+    else
+        hxt_sys_random(&s, (int) (0.8442 * len[0] * len[1] * len[2]), lo, len, seed);
+    sys_prepare(&s, &d);
+    hxt_local l;
+    hxt_local_take(&l, &s, &d);
+    snprintf(label, sizeof label, "%s %s, %d pulses, stride %d", hxt_grid_str(grid, gs),
+             lattice ? "lattice" : "random", d.npulse[0] + d.npulse[1] + d.npulse[2], xstride);
+
+    /* The transport the rebuild moves its bytes with: the first one. */
+    hx_rebuild *rb = NULL;
+    hx_plan *hp = NULL, *dp = NULL;
+    float *dx = NULL, *hx4 = malloc(((size_t) l.n + 1) * 4 * sizeof(float));
+    for (int i = 0; i < l.n; i++)
+        for (int k = 0; k < xstride; k++) /* a fourth float travels unread */
+            hx4[xstride * i + k] = k < 3 ? (float) l.x[3 * i + k] : -1.0f;
+    int ok = cudaMalloc((void **) &dx, ((size_t) l.n + 1) * 4 * sizeof(float)) == cudaSuccess &&
+             cudaMemcpy(dx, hx4, (size_t) l.n * xstride * sizeof(float), cudaMemcpyHostToDevice) ==
+                 cudaSuccess;
+    HXT_CHECK(ok, "%s: upload", label);
+    ok = hxt_agree(comm, ok) && HXT_OK(hx_plan_create(&hp, comm, &d, l.n, l.x));
+    ok = hxt_agree(comm, ok) && HXT_OK(hx_rebuild_create(&rb, ts->t[0], &d));
+    ok = hxt_agree(comm, ok) && HXT_OK(hx_plan_create_device(&dp, rb, l.n, dx, xstride));
+    if (hxt_agree(comm, ok)) {
+        compare_plans(hp, dp, label);
+        int nt = hx_plan_ntotal(hp), nh = hx_plan_nhome(hp);
+        double *xr = malloc(((size_t) nt + 1) * 3 * sizeof(double));
+        double *fr = malloc(((size_t) nh + 1) * 3 * sizeof(double));
+        double *xo = malloc(((size_t) nt + 1) * 3 * sizeof(double));
+        double *fo = malloc(((size_t) nh + 1) * 3 * sizeof(double));
+        double *fall = malloc(((size_t) nt + 1) * 3 * sizeof(double));
+        float *dxp = malloc(((size_t) nt + 1) * 3 * sizeof(float));
+        hxt_rng rng = {seed * 77 + 5};
+        for (int i = 0; i < 3 * nt; i++)
+            fall[i] = (float) (2.0 * hxt_uniform(&rng) - 1.0);
+        /* The reference: the float cpu transport on the host plan. */
+        ok = run_transport(tf, hp, l.x, fall, xr, fr);
+        /* The device plan's own coordinates. */
+        if (ok && cudaMemcpy(dxp, hx_plan_device_coords(dp), (size_t) nt * 3 * sizeof(float),
+                             cudaMemcpyDeviceToHost) == cudaSuccess) {
+            int bad = 0;
+            for (int i = 0; i < 3 * nt; i++)
+                bad += !hxt_same_f(dxp[i], (float) xr[i]);
+            HXT_CHECK(bad == 0, "%s: %d plan coordinates differ from the cpu transport's", label,
+                      bad);
+        }
+        for (int k = 0; ok && k < ts->n; k++) {
+            if (!hxt_agree(comm, run_transport(ts->t[k], dp, l.x, fall, xo, fo)))
+                continue;
+            int bad = 0, badf = 0;
+            for (int i = 0; i < 3 * nt; i++)
+                bad += !hxt_same_f((float) xo[i], (float) xr[i]);
+            for (int i = 0; i < 3 * nh; i++)
+                badf += fabs(fo[i] - fr[i]) > 1e-6 * fmax(fabs(fr[i]), 1.0);
+            HXT_CHECK(bad == 0 && badf == 0,
+                      "%s: %s on the device plan: %d coordinates, %d forces differ", label,
+                      ts->label[k], bad, badf);
+        }
+        free(xr);
+        free(fr);
+        free(xo);
+        free(fo);
+        free(fall);
+        free(dxp);
+        if (rank == 0)
+            printf("  %-44s %6d atoms, rank 0: %d home %d halo\n", label, s.n, nh, nt - nh);
+    }
+    /* Transports keep the last plan they adopted: these two live until the
+     * next case has replaced them. */
+    hx_plan_destroy(*keep_h);
+    hx_plan_destroy(*keep_d);
+    *keep_h = hp;
+    *keep_d = dp;
+    hx_rebuild_destroy(rb);
+    cudaFree(dx);
+    free(hx4);
+    hxt_local_free(&l);
+    hxt_sys_free(&s);
+}
+
+/* An atom outside its domain: refused with HX_ERR_COORD_OUTSIDE on every
+ * rank, naming it. */
+static void run_outside(hx_comm *comm, const int grid[3], hx_transport *t)
+{
+    int nr = hx_comm_size(comm), rank = hx_comm_rank(comm);
+    double lo[3] = {0, 0, 0}, len[3];
+    for (int k = 0; k < 3; k++)
+        len[k] = box_len_for(grid[k]);
+    hx_decomp d;
+    if (!hxt_agree(comm, HXT_OK(hx_decomp_init(&d, lo, len, RH, grid, nr, rank))))
+        return;
+    float x[8] = {0};
+    for (int k = 0; k < 3; k++) {
+        x[k] = (float) (0.5 * (d.dom_lo[k] + d.dom_hi[k]));
+        x[4 + k] = x[k];
+    }
+    if (rank == nr - 1) /* the last rank's second atom sits in the next domain */
+        for (int k = 0; k < 3; k++)
+            if (d.grid[k] > 1)
+                x[4 + k] = (float) (d.dom_hi[k] >= d.box_lo[k] + d.box_len[k] ? d.box_lo[k] + 0.1
+                                                                              : d.dom_hi[k] + 0.1);
+    float *dx = NULL;
+    hx_rebuild *rb = NULL;
+    hx_plan *dp = NULL;
+    int ok = cudaMalloc((void **) &dx, sizeof x) == cudaSuccess &&
+             cudaMemcpy(dx, x, sizeof x, cudaMemcpyHostToDevice) == cudaSuccess;
+    if (hxt_agree(comm, ok) && hxt_agree(comm, HXT_OK(hx_rebuild_create(&rb, t, &d)))) {
+        HXT_FAILS(hx_plan_create_device(&dp, rb, 2, dx, 4), HX_ERR_COORD_OUTSIDE, "home atom 1");
+        HXT_CHECK(dp == NULL, "a refused plan was returned");
+    }
+    hx_plan_destroy(dp);
+    hx_rebuild_destroy(rb);
+    cudaFree(dx);
+}
+
+int main(int argc, char **argv)
+{
+    hx_comm *comm = hxt_init(&argc, &argv, "test_dplan");
+    int grids[8][3], ngrids = 0, ndev = 0;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (!hxt_agree(comm, e == cudaSuccess && ndev > 0))
+        return hxt_skip(comm, "no CUDA device visible here (the device plan needs one)");
+    ngrids = grids_for(hx_comm_size(comm), grids);
+    if (ngrids == 0)
+        return hxt_skip(comm, "no test grid for this rank count (use 2, 3, 4 or 8 ranks)");
+    hx_transport *tf = hxt_cpu_transport(comm, HX_FLOAT);
+    tset ts;
+    make_transports(comm, &ts);
+    if (!hxt_agree(comm, tf != NULL && ts.n > 0)) {
+        for (int k = 0; k < ts.n; k++)
+            hx_transport_destroy(ts.t[k]);
+        hx_transport_destroy(tf);
+        return hxt_skip(comm, "no device transport can run here");
+    }
+    hx_plan *keep_h = NULL, *keep_d = NULL;
+    uint64_t seed = 2026;
+    for (int g = 0; g < ngrids; g++)
+        for (int lattice = 0; lattice < 2; lattice++)
+            run_case(comm, grids[g], lattice, lattice ? 3 : 4, seed++, tf, &ts, &keep_h, &keep_d);
+    run_outside(comm, grids[0], ts.t[0]);
+    for (int k = 0; k < ts.n; k++)
+        hx_transport_destroy(ts.t[k]);
+    hx_transport_destroy(tf);
+    hx_plan_destroy(keep_h);
+    hx_plan_destroy(keep_d);
+    return hxt_finish(comm);
+}
