@@ -3,5 +3,5 @@
 # (skipped) and says why. 8 ranks on fewer GPUs need MPS (see
 # tools/device-all.sh).
 if(HALOX_HAVE_CUDA AND HALOX_HAVE_MPI)
-  hx_test(test_dplan SOURCES test_dplan.c LIBS hxgpucases RANKS 2 3 4 8 LABELS gpu TIMEOUT 600)
+  hx_test(test_dplan SOURCES test_dplan.c LIBS hxgpucases RANKS 2 4 8 LABELS gpu TIMEOUT 600)
 endif()

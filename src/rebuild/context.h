@@ -53,6 +53,12 @@ struct hx_rebuild {
     hx_status pending;
     char pending_msg[512];
 
+    /* Where the time goes (HALOX_LOG=1 prints it at destroy): waits for
+     * the stream, host messages and agreements, the byte exchange; and the
+     * calls. */
+    double t_wait, t_msg, t_xchg;
+    long n_migrate, n_plan;
+
     hxr_result *d_res; /* device */
     hxr_result *h_res; /* pinned host copy */
 
@@ -87,6 +93,8 @@ hx_status hxr_agree_max(hx_rebuild *r, hx_status st, int *v, int n);
 hx_status hxr_reserve(hx_rebuild *r, size_t bytes);
 void hxr_xchg(hx_rebuild *r, void *stream, int slot, const void *sbuf, size_t sbytes, int dest,
               size_t rbytes, int src, const void **rbuf);
+/* hxi_sendrecv of one int each way, timed. */
+hx_status hxr_swap(hx_rebuild *r, const int *out, int dest, int *in, int src, int tag);
 /* Keeps the first failure in r->pending for the next hxr_agree_max. */
 void hxr_defer(hx_rebuild *r, hx_status st);
 /* Scratch for n atoms and their blocks. */

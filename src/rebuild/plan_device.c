@@ -194,12 +194,10 @@ static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *strea
     if (st == HX_OK && r->h_res->bad_index != INT_MAX)
         st = hxr_bad_home(r, x, xs);
     int nsend = st == HX_OK ? r->h_res->count[0] : 0, nrecv = 0, offsets[2];
-    HXI_CHECK(hxi_sendrecv(r->comm, &nsend, sizeof nsend, pu->send_rank, &nrecv, sizeof nrecv,
-                           pu->recv_rank, HXR_TAG_PCOUNT));
+    HXI_CHECK(hxr_swap(r, &nsend, pu->send_rank, &nrecv, pu->recv_rank, HXR_TAG_PCOUNT));
     /* The sender learns once where its atoms land on the receiver. */
     offsets[0] = p->ntotal;
-    HXI_CHECK(hxi_sendrecv(r->comm, &offsets[0], sizeof(int), pu->recv_rank, &offsets[1],
-                           sizeof(int), pu->send_rank, HXR_TAG_POFF));
+    HXI_CHECK(hxr_swap(r, &offsets[0], pu->recv_rank, &offsets[1], pu->send_rank, HXR_TAG_POFF));
     if (st == HX_OK && (long long) p->ntotal + nrecv > INT_MAX / 2)
         st = hxi_error(HX_ERR_OVERFLOW, "device plan: %lld local atoms on rank %d: use more ranks",
                        (long long) p->ntotal + nrecv, d->rank);
@@ -275,6 +273,7 @@ hx_status hx_plan_create_device(hx_plan **out, hx_rebuild *r, int nhome, const f
         st = hxr_stream(r, &stream);
     if (st == HX_OK)
         st = hxi_alloc((void **) &p, sizeof *p, "a device plan");
+    r->n_plan++;
     if (st == HX_OK) {
         memset(p, 0, sizeof *p);
         st = hxi_alloc((void **) &m, sizeof *m, "a device plan");

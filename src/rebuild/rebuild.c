@@ -13,6 +13,7 @@
  * dimension; no per-atom data reaches the host.
  */
 #include "rebuild/context.h"
+#include "transport/gpu/gpu.h" /* hxi_gpu_now */
 
 #include <cuda_runtime_api.h>
 
@@ -90,6 +91,7 @@ hx_status hxr_stream(hx_rebuild *r, void **stream)
 
 hx_status hxr_fetch(hx_rebuild *r, void *stream)
 {
+    double t0 = hxi_gpu_now();
     HXR_CU(cudaMemcpyAsync(r->h_res, r->d_res, sizeof *r->h_res, cudaMemcpyDeviceToHost,
                            (cudaStream_t) stream),
            "copying the rebuild's counts");
@@ -97,7 +99,16 @@ hx_status hxr_fetch(hx_rebuild *r, void *stream)
      * exchange; without device waits it is a plain stream sync. */
     HXI_CHECK(hx_transport_sync(r->t));
     HXR_CU(cudaStreamSynchronize((cudaStream_t) stream), "waiting for the rebuild's kernels");
+    r->t_wait += hxi_gpu_now() - t0;
     return HX_OK;
+}
+
+hx_status hxr_swap(hx_rebuild *r, const int *out, int dest, int *in, int src, int tag)
+{
+    double t0 = hxi_gpu_now();
+    hx_status st = hxi_sendrecv(r->comm, out, sizeof *out, dest, in, sizeof *in, src, tag);
+    r->t_msg += hxi_gpu_now() - t0;
+    return st;
 }
 
 hx_status hxr_agree_max(hx_rebuild *r, hx_status st, int *v, int n)
@@ -107,7 +118,10 @@ hx_status hxr_agree_max(hx_rebuild *r, hx_status st, int *v, int n)
         st = hxi_error(r->pending, "%s", r->pending_msg);
     r->pending = HX_OK;
     v[0] = st != HX_OK ? size - rank : 0;
-    HXI_CHECK(hxi_allreduce_int(r->comm, v, n, 1));
+    double t0 = hxi_gpu_now();
+    hx_status ast = hxi_allreduce_int(r->comm, v, n, 1);
+    r->t_msg += hxi_gpu_now() - t0;
+    HXI_CHECK(ast);
     if (v[0] == 0)
         return HX_OK;
     /* Someone failed: the lowest failing rank's message for everyone. */
@@ -195,10 +209,12 @@ void hxr_xchg(hx_rebuild *r, void *stream, int slot, const void *sbuf, size_t sb
     *rbuf = NULL;
     if (r->pending != HX_OK)
         return; /* already failed: the agreement will say so */
+    double t0 = hxi_gpu_now();
     if (a && a->ops->xchg)
         st = a->ops->xchg(a, slot, sbuf, sbytes, dest, rbytes, src, rbuf);
     else
         st = hxr_xchg_host(r, stream, slot, sbuf, sbytes, dest, rbytes, src, rbuf);
+    r->t_xchg += hxi_gpu_now() - t0;
     if (st != HX_OK)
         *rbuf = NULL;
     hxr_defer(r, st);
@@ -291,6 +307,12 @@ void hx_rebuild_destroy(hx_rebuild *r)
 {
     if (!r || r->destroyed)
         return;
+    long calls = r->n_migrate + r->n_plan;
+    if (calls > 0 && hxi_log_level() >= 1 && hx_comm_rank(r->comm) == 0)
+        hxi_info("device rebuild, ms per migration + plan on rank 0: stream waits %.3f, host "
+                 "messages %.3f, byte exchange %.3f (%ld migrations, %ld plans)",
+                 2e3 * r->t_wait / calls, 2e3 * r->t_msg / calls, 2e3 * r->t_xchg / calls,
+                 r->n_migrate, r->n_plan);
     r->destroyed = 1;
     hxr_unref(r);
 }
@@ -432,10 +454,8 @@ static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap,
     int nin[2] = {0, 0}; /* [0] from above (their down), [1] from below (their up) */
     if (st != HX_OK)
         nstay = nout[0] = nout[1] = 0;
-    HXI_CHECK(hxi_sendrecv(r->comm, &nout[0], sizeof(int), d->down[dim], &nin[0], sizeof(int),
-                           d->up[dim], HXR_TAG_COUNT));
-    HXI_CHECK(hxi_sendrecv(r->comm, &nout[1], sizeof(int), d->up[dim], &nin[1], sizeof(int),
-                           d->down[dim], HXR_TAG_COUNT + 1));
+    HXI_CHECK(hxr_swap(r, &nout[0], d->down[dim], &nin[0], d->up[dim], HXR_TAG_COUNT));
+    HXI_CHECK(hxr_swap(r, &nout[1], d->up[dim], &nin[1], d->down[dim], HXR_TAG_COUNT + 1));
     long long need = (long long) nstay + nin[0] + nin[1];
     if (st == HX_OK && need > INT_MAX / 2)
         st = hxi_error(HX_ERR_OVERFLOW, "device migrate: %lld atoms on rank %d: use more ranks",
@@ -498,6 +518,7 @@ hx_status hx_rebuild_migrate(hx_rebuild *r, int *n, int *capacity, float **x, in
         st = hxr_stream(r, &stream);
     HXI_CHECK(hxi_agree(r->comm, st));
     int wrap = 1;
+    r->n_migrate++;
     for (int dim = HX_Z; dim >= HX_X; dim--) {
         if (r->d.grid[dim] == 1)
             continue;

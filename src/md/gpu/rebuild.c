@@ -84,8 +84,12 @@ hx_status hxg_eng_build_lists(hx_md_engine *e)
            "flag read-back");
         CU(cudaStreamSynchronize(e->s_nl), "neighbour-list build");
         if (fl.need <= 0) {
-            fl.last_build = e->step;
-            CU(cudaMemcpy(e->flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag update");
+            /* Only the single-rank device rebuild reads last_build (on the
+             * device); it starts from the set-up build at step 0. */
+            if (fl.last_build != e->step && !e->multi && !e->host_rebuild) {
+                fl.last_build = e->step;
+                CU(cudaMemcpy(e->flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag update");
+            }
             return HX_OK;
         }
         /* An atom had more neighbours than the lists hold: grow and redo. */
