@@ -4,14 +4,17 @@
  *
  * Positions, velocities and forces live on the GPU between list builds.
  * A step is: kick-drift (with the half-skin check), then forces, then the
- * closing kick. Two ways to rebuild:
- *  - host path (every multi-rank run, and the first build of any run):
- *    download x, v, id; hx_migrate; sort home atoms by cell; new plan;
- *    upload; forward the halo; cell and neighbour lists on the GPU.
- *  - device path (one rank): one cooperative kernel wraps, sorts by cell
- *    and builds the list, and decides by itself whether it must (the
+ * closing kick. Three ways to rebuild:
+ *  - device path, one rank: a sequence of kernels wraps, sorts by cell and
+ *    builds the list, each deciding by itself whether it must (the
  *    half-skin flag lives in device memory), so a step never waits for
- *    the host.
+ *    the host and the steps replay from CUDA graphs.
+ *  - device path, several ranks (rebuild_dev.c): migration, cell sort and
+ *    halo plan on the GPU (libhalox's hx_rebuild_*), then forward and
+ *    lists; the host sees counts and errors only.
+ *  - host path (the first build of any run, and HALOX_MD_HOST_REBUILD=1,
+ *    the reference): download x, v, id; hx_migrate; sort home atoms by
+ *    cell; new plan; upload; forward the halo; lists on the GPU.
  * With halo atoms the step overlaps as GROMACS does: the local force kernel
  * runs on the low-priority local stream while the coordinate exchange runs
  * on the high-priority non-local stream (the transport's), followed there by
@@ -24,7 +27,8 @@
  * can hang in between). docs/md-gpu.md has the details.
  *
  * The parts, one job a file: setup.c (device, transport, physics, memory),
- * rebuild.c (the host-path rebuild), step.c (the step schedules and their
+ * rebuild.c (the host-path rebuild and the list build), rebuild_dev.c (the
+ * device rebuild with several ranks), step.c (the step schedules and their
  * CUDA graphs), timers.c (stage timers); engine.h is what they share, and
  * md_gpu.h with md_kernels.cu the kernels and their launchers.
  */

@@ -1,5 +1,5 @@
 /*
- * md_gpu.h - what the GPU engine's host code (engine_gpu.c) and its kernels
+ * md_gpu.h - what the GPU engine's host code (the other files of src/md/gpu/) and its kernels
  * (md_kernels.cu) share: plain structs of fixed-width types and the thin
  * launchers. Compiles as C11 and as CUDA C++; needs no CUDA header.
  *
@@ -148,7 +148,7 @@ int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int64_t *id, f
                        int32_t *scan_tmp, hxg_list loc, hxg_flags *flags, hxg_report *report,
                        int64_t step, int every, int delay, int check);
 
-/* Steps the GPU engine (engine_gpu.c) has replayed from CUDA graphs so far,
+/* Steps the GPU engine has replayed from CUDA graphs so far,
  * on this rank, for tests and logs. */
 struct hx_md_engine;
 int64_t hxg_engine_graph_steps(const struct hx_md_engine *e);

@@ -2,7 +2,7 @@
  * md_kernels.cu - the GPU engine's kernels: integrator, Lennard-Jones
  * forces over full neighbour lists, cell and neighbour-list builds, and the
  * single-rank rebuild done entirely on the device. Thin extern "C"
- * launchers; all set-up arithmetic is done on the host (engine_gpu.c).
+ * launchers; all set-up arithmetic is done on the host (src/md/gpu/*.c).
  *
  * Why full lists: every pair appears in the lists of both of its atoms, so
  * each thread (group) owns the force of one atom and writes it once: no
