@@ -1,0 +1,11 @@
+# Tests of the device rebuild (src/rebuild/) and of the plan summaries it
+# relies on. test_plan_summary is a core test (CPU only); test_dmigrate
+# needs a GPU (label gpu) and exits 77 (skipped) without one.
+hx_test(test_plan_summary SOURCES test_plan_summary.c LIBS hxsysgen RANKS 1 2 3 4 8 LABELS cpu)
+if(HALOX_HAVE_CUDA AND HALOX_HAVE_MPI)
+  # Migration of device arrays against hx_migrate, on every grid of the
+  # rank count; --transport NAME picks the transport (default: the first
+  # of nvshmem-fused, mpi, nccl that can be created).
+  hx_test(test_dmigrate SOURCES test_dmigrate.c LIBS hxgpucases CUDA::cudart RANKS 1 2 3 4 8
+          LABELS gpu TIMEOUT 600)
+endif()
