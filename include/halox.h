@@ -302,8 +302,8 @@ hx_status hx_transport_step_graph(hx_transport *t);
 /* For atoms whose data live on the GPU: migration and the halo plan with no
  * per-atom data crossing to the host (the host learns counts and errors
  * only). Each runs collectively, on the stream of the transport it is
- * given, which also moves the bytes between neighbours (peer stores or
- * puts for the NVSHMEM transports, NCCL send/receive for nccl, pinned host
+ * given, which also moves the bytes between neighbours (puts with signal
+ * for the NVSHMEM transports, NCCL send/receive for nccl, pinned host
  * buffers over MPI for the others). Built with CUDA only: elsewhere every
  * call returns HX_ERR_UNSUPPORTED. docs/core.md has the details. */
 
@@ -331,10 +331,15 @@ typedef struct hx_dfield {
  * neighbour and atoms at or above it to the upper one, with their fields;
  * the atoms that stay keep their order and arrivals are appended. An atom
  * may move at most one domain along each dimension between two calls
- * (any distance where a dimension has two domains); one further away is
- * HX_ERR_COORD_OUTSIDE naming it, and nothing moves. Where arrivals do not
- * fit, every array grows (cudaMalloc, contents kept, old block freed) and
- * *capacity with it. A non-finite coordinate is HX_ERR_COORD_NAN. */
+ * (any distance where a dimension has two or three domains); one further
+ * away is HX_ERR_COORD_OUTSIDE naming it, found before anything moves (the
+ * positions are wrapped by then). Where arrivals do not fit, every array
+ * grows (cudaMalloc, contents kept, old block freed) and *capacity with it.
+ * A non-finite coordinate is HX_ERR_COORD_NAN. The work is ordered on the
+ * transport's stream: what is queued there after the call sees the
+ * migrated arrays, and a failed exchange of the last dimension is reported
+ * by the next call that waits for the stream (hx_transport_sync, or the
+ * next device rebuild call). */
 hx_status hx_rebuild_migrate(hx_rebuild *r, int *n, int *capacity, float **x, int xstride,
                              const hx_dfield *fields, int nfields);
 

@@ -31,13 +31,15 @@ extern "C" int hxr_blocks(long long n)
     return hxr_grid(n > 0 ? n : 1);
 }
 
-/* Lowest bad atom wins; its kind goes with it (set after the index, so a
- * later, lower index may overwrite the kind: the host reads both after the
- * kernel, and re-reads the atom itself for the message). */
-__device__ void hxr_report_bad(hxr_result *res, int i, int kind)
+/* Lowest bad atom wins; its kind and dimension go with it (set after the
+ * index, so a later, lower index may overwrite them: the host reads them
+ * after the kernel, and re-reads the atom itself for the message). */
+__device__ void hxr_report_bad(hxr_result *res, int i, int kind, int dim)
 {
-    if (atomicMin(&res->bad_index, i) > i)
+    if (atomicMin(&res->bad_index, i) > i) {
         res->bad_kind = kind;
+        res->bad_dim = dim;
+    }
 }
 
 __global__ void hxr_k_reset(hxr_result *res)
@@ -69,12 +71,12 @@ __device__ __forceinline__ float hxr_wrap(float x, double lo, double len)
     return t;
 }
 
-/* Domain index of a coordinate inside the box, as hx_decomp_cell: the
- * estimate floor((x - lo) n / L), corrected against the bounds
- * lo + L c / n that decide ownership. */
-__device__ __forceinline__ int hxr_owner(double x, const hxr_dom &d)
+/* Domain index along dim of a coordinate inside the box, as
+ * hx_decomp_cell: the estimate floor((x - lo) n / L), corrected against
+ * the bounds lo + L c / n that decide ownership. */
+__device__ __forceinline__ int hxr_owner(double x, const hxr_dom &d, int dim)
 {
-    const int n = d.grid, dim = d.dim;
+    const int n = d.grid[dim];
     const double lo = d.box_lo[dim], len = d.box_len[dim];
     int c = (int) floor((x - lo) * n / len);
     c = c < 0 ? 0 : (c >= n ? n - 1 : c);
@@ -85,11 +87,29 @@ __device__ __forceinline__ int hxr_owner(double x, const hxr_dom &d)
     return c;
 }
 
+/* Class of a coordinate along dim: 0 inside the domain, 1 below (to the
+ * lower neighbour), 2 at or above (to the upper one), -1 more than one
+ * hop away (only where the dimension has four domains or more). */
+__device__ __forceinline__ int hxr_class(double x, const hxr_dom &d, int dim)
+{
+    if (x >= d.lo[dim] && x < d.hi[dim])
+        return 0;
+    const int g = d.grid[dim], delta = (hxr_owner(x, d, dim) - d.coord[dim] + g) % g;
+    if (g == 2)
+        return x < d.lo[dim] ? 1 : 2;
+    if (delta == g - 1)
+        return 1;
+    if (delta == 1)
+        return 2;
+    return delta == 0 ? 0 : -1;
+}
+
 /* One thread per atom: class 0 (stays), 1 (to the lower neighbour) or 2
- * (to the upper one) along d.dim; counts per class and block. With wrap,
- * every position is first wrapped into the box (all three dimensions). A
- * non-finite position, or one more than a domain away (with three domains
- * or more), is reported and counted as staying. */
+ * (to the upper one) along d.dim; counts per class and block. With wrap
+ * (the first pass), every position is first wrapped into the box (all
+ * three dimensions) and checked against every decomposed dimension: an
+ * atom more than a hop away along any of them is reported, as is a
+ * non-finite position, and counted as staying. */
 __global__ void hxr_k_classify(hxr_layout L, int n, hxr_dom d, int wrap, int32_t *cls,
                                int32_t *bcnt, hxr_result *res)
 {
@@ -103,26 +123,17 @@ __global__ void hxr_k_classify(hxr_layout L, int n, hxr_dom d, int wrap, int32_t
         int c = 0;
         const bool finite = isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2]);
         if (!finite) {
-            hxr_report_bad(res, i, HXR_BAD_NAN);
+            hxr_report_bad(res, i, HXR_BAD_NAN, -1);
         } else if (wrap) {
-            for (int k = 0; k < 3; k++)
+            for (int k = 0; k < 3; k++) {
                 if ((double) p[k] < d.box_lo[k] || (double) p[k] >= d.box_lo[k] + d.box_len[k])
                     p[k] = hxr_wrap(p[k], d.box_lo[k], d.box_len[k]);
-        }
-        if (finite && d.dim >= 0) {
-            const double x = (double) p[d.dim];
-            if (x < d.lo || x >= d.hi) {
-                const int delta = (hxr_owner(x, d) - d.coord + d.grid) % d.grid;
-                if (d.grid == 2)
-                    c = x < d.lo ? 1 : 2;
-                else if (delta == d.grid - 1)
-                    c = 1;
-                else if (delta == 1)
-                    c = 2;
-                else
-                    hxr_report_bad(res, i, HXR_BAD_FAR);
+                if (d.grid[k] > 1 && hxr_class((double) p[k], d, k) < 0)
+                    hxr_report_bad(res, i, HXR_BAD_FAR, k);
             }
         }
+        if (finite && d.dim >= 0)
+            c = max(hxr_class((double) p[d.dim], d, d.dim), 0);
         cls[i] = c;
         atomicAdd(&cnt[c], 1);
     }
@@ -234,9 +245,9 @@ __global__ void hxr_k_home(const float *x, int xs, int nhome, hxr_pdom d, float 
         const double v = (double) p[k];
         px[3 * (size_t) i + k] = p[k];
         if (!isfinite(p[k]))
-            hxr_report_bad(res, i, HXR_BAD_NAN);
+            hxr_report_bad(res, i, HXR_BAD_NAN, -1);
         else if (v < d.lo[k] || v >= d.hi[k] || v < d.box_lo[k] || v >= d.box_hi[k])
-            hxr_report_bad(res, i, HXR_BAD_OUTSIDE);
+            hxr_report_bad(res, i, HXR_BAD_OUTSIDE, k);
     }
     pz[i] = 0u;
 }

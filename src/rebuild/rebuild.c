@@ -322,9 +322,10 @@ void hx_rebuild_destroy(hx_rebuild *r)
 static const char hxr_axis[3] = {'x', 'y', 'z'};
 
 /* The error for a bad atom the kernels reported (rank-local). */
-static hx_status hxr_bad_atom(hx_rebuild *r, const float *x, int xs, int dim)
+static hx_status hxr_bad_atom(hx_rebuild *r, const float *x, int xs)
 {
     const hxr_result *res = r->h_res;
+    const int dim = res->bad_dim >= 0 && res->bad_dim < 3 ? res->bad_dim : 0;
     const hx_decomp *d = &r->d;
     float p[3] = {0.0f, 0.0f, 0.0f};
     int i = res->bad_index;
@@ -344,13 +345,15 @@ static hx_status hxr_bad_atom(hx_rebuild *r, const float *x, int xs, int dim)
         if (beyond < 0.0 || dd < beyond)
             beyond = dd;
     }
+    int up = (hx_decomp_cell(d, dim, v) - d->coord[dim] + d->grid[dim]) % d->grid[dim];
+    int hops = up < d->grid[dim] - up ? up : d->grid[dim] - up;
     return hxi_error(HX_ERR_COORD_OUTSIDE,
                      "atom %d on rank %d is at %c = %g, %d domains from its domain [%g, %g), "
                      "%g beyond the one-domain move allowed between two migrations (domains "
-                     "are %g wide along %c): migrate more often, or check the time step",
-                     i, d->rank, hxr_axis[dim], v,
-                     (hx_decomp_cell(d, dim, v) - d->coord[dim] + d->grid[dim]) % d->grid[dim],
-                     d->dom_lo[dim], d->dom_hi[dim], beyond, w, hxr_axis[dim]);
+                     "are %g wide along %c); nothing was moved: migrate more often, or check "
+                     "the time step",
+                     i, d->rank, hxr_axis[dim], v, hops, d->dom_lo[dim], d->dom_hi[dim], beyond, w,
+                     hxr_axis[dim]);
 }
 
 static hx_status hxr_check_fields(const int *n, const int *capacity, float **x, int xstride,
@@ -429,14 +432,12 @@ static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap,
     for (int k = 0; k < 3; k++) {
         dom.box_lo[k] = d->box_lo[k];
         dom.box_len[k] = d->box_len[k];
+        dom.lo[k] = d->dom_lo[k];
+        dom.hi[k] = d->dom_hi[k];
+        dom.grid[k] = d->grid[k];
+        dom.coord[k] = d->coord[k];
     }
     dom.dim = dim;
-    if (dim >= 0) {
-        dom.lo = d->dom_lo[dim];
-        dom.hi = d->dom_hi[dim];
-        dom.grid = d->grid[dim];
-        dom.coord = d->coord[dim];
-    }
     const int nb = hxr_blocks(*n);
     hx_status st = hxr_scratch(r, *n);
     if (st == HX_OK && (hxr_reset(stream, r->d_res) ||
@@ -446,7 +447,7 @@ static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap,
     if (st == HX_OK)
         st = hxr_fetch(r, stream);
     if (st == HX_OK && r->h_res->bad_index != INT_MAX)
-        st = hxr_bad_atom(r, *x, xstride, dim >= 0 ? dim : 0);
+        st = hxr_bad_atom(r, *x, xstride);
     if (dim < 0) /* wrap only */
         return hxi_agree(r->comm, st);
 

@@ -38,13 +38,12 @@ typedef struct hxr_layout {
     int32_t pad_;
 } hxr_layout;
 
-/* The box, and this rank's domain along the dimension being migrated. */
+/* The box, this rank's domain, and the dimension being migrated. */
 typedef struct hxr_dom {
     double box_lo[3], box_len[3];
-    double lo, hi; /* this rank's domain along dim */
-    int32_t dim;   /* -1: wrap only */
-    int32_t grid;  /* domains along dim */
-    int32_t coord; /* this rank's place along dim */
+    double lo[3], hi[3];       /* this rank's domain */
+    int32_t grid[3], coord[3]; /* domains along each dimension, this rank's place */
+    int32_t dim;               /* -1: wrap only */
     int32_t pad_;
 } hxr_dom;
 
@@ -59,6 +58,7 @@ typedef struct hxr_result {
                           plan: count[0] atoms selected */
     int32_t bad_index; /* lowest bad atom (INT32_MAX: none) */
     int32_t bad_kind;  /* HXR_BAD_* of that atom */
+    int32_t bad_dim;   /* and the dimension of a HXR_BAD_FAR */
     int32_t nsel_home; /* plan: selected home atoms */
     int32_t from[HXR_MAX_PULSES];
     unsigned long long share[HXR_MAX_PULSES];
@@ -71,9 +71,11 @@ typedef struct hxr_result {
 /* Zeroes the result (bad_index = INT32_MAX). */
 int hxr_reset(void *stream, hxr_result *res);
 
-/* Migration along one dimension, in four launches: classify (wraps every
- * position into the box first when wrap is set, and counts each class per
- * block), scan the block counts (totals into res->count), place (each
+/* Migration along one dimension, in four launches: classify (with wrap,
+ * the first pass: wraps every position into the box and checks that every
+ * atom is within one hop of its domain along every decomposed dimension,
+ * so that a too-far atom is found before anything moves; counts each class
+ * per block), scan the block counts (totals into res->count), place (each
  * atom's slot in its class), pack (records of stayers into stay, of
  * leavers into down and up). nb: blocks of the classify launch,
  * hxr_blocks(n). bcnt, boff: 3 * nb ints each. */

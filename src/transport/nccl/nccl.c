@@ -23,6 +23,8 @@ typedef struct nccl_impl {
     ncclComm_t comm;
     float *d_buf; /* packed coordinates, then received forces: total_send atoms */
     size_t d_buf_cap;
+    void *xr[HXI_XCHG_SLOTS]; /* the rebuild's received bytes, per slot */
+    size_t xr_cap[HXI_XCHG_SLOTS];
 } nccl_impl;
 
 static hx_status nccl_err(ncclResult_t r, const char *what)
@@ -49,6 +51,9 @@ static void nccl_free(hx_transport *t, nccl_impl *m)
     t->x = t->f = NULL;
     if (m->d_buf)
         cudaFree(m->d_buf);
+    for (int k = 0; k < HXI_XCHG_SLOTS; k++)
+        if (m->xr[k])
+            cudaFree(m->xr[k]);
     free(m);
     t->impl = NULL;
 }
@@ -229,6 +234,43 @@ static hx_status nccl_sync(hx_transport *t)
     }
 }
 
+/* The rebuild's byte exchange: one grouped send and receive on the stream,
+ * into a receive buffer of this slot (rank-local growth: nothing here is
+ * symmetric, so there is nothing to reserve together). */
+static hx_status nccl_xchg_reserve(hx_transport *t, size_t bytes)
+{
+    (void) t, (void) bytes;
+    return HX_OK;
+}
+
+static hx_status nccl_xchg(hx_transport *t, int slot, const void *sbuf, size_t sbytes, int dest,
+                           size_t rbytes, int src, const void **rbuf)
+{
+    nccl_impl *m = t->impl;
+    HXI_CHECK(hxi_gpu_check_usable(&m->g));
+    if (slot < 0 || slot >= HXI_XCHG_SLOTS)
+        return hxi_error(HX_ERR_INVALID, "nccl: rebuild exchange slot %d", slot);
+    if (rbytes > m->xr_cap[slot] || !m->xr[slot]) {
+        if (m->xr[slot])
+            cudaFree(m->xr[slot]); /* waits for the device: a rare growth */
+        m->xr[slot] = NULL;
+        m->xr_cap[slot] = 0;
+        size_t cap = rbytes + rbytes / 4 + 4096;
+        HXI_CHECK(hxi_gpu_malloc(&m->xr[slot], cap, "the rebuild's receive buffer"));
+        m->xr_cap[slot] = cap;
+    }
+    /* Counts were exchanged first: a peer sends nothing exactly when we
+     * expect nothing, so skipping empty messages keeps the pairs matched. */
+    HXI_NCCL(ncclGroupStart());
+    if (sbytes > 0)
+        HXI_NCCL(ncclSend(sbuf, sbytes, ncclChar, dest, m->comm, m->g.stream));
+    if (rbytes > 0)
+        HXI_NCCL(ncclRecv(m->xr[slot], rbytes, ncclChar, src, m->comm, m->g.stream));
+    HXI_NCCL(ncclGroupEnd());
+    *rbuf = m->xr[slot];
+    return HX_OK;
+}
+
 const hxi_transport_ops hxi_transport_nccl = {
     .name = "nccl",
     .caps = HX_CAP_DEVICE | HX_CAP_GPU_PER_RANK,
@@ -237,5 +279,7 @@ const hxi_transport_ops hxi_transport_nccl = {
     .set_plan = nccl_set_plan,
     .forward = nccl_forward,
     .reverse = nccl_reverse,
+    .xchg_reserve = nccl_xchg_reserve,
+    .xchg = nccl_xchg,
     .sync = nccl_sync,
 };
