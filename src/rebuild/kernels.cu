@@ -199,11 +199,12 @@ __device__ __forceinline__ uint32_t *hxr_word(const hxr_layout &L, long long a, 
 __global__ void hxr_k_pack(hxr_layout L, int n, const int32_t *cls, const int32_t *pos,
                            uint32_t *stay, uint32_t *down, uint32_t *up)
 {
-    const long long w = (long long) blockIdx.x * blockDim.x + threadIdx.x;
-    if (w >= (long long) n * L.words)
+    /* 32-bit division: the launcher keeps n * words below 2^32. */
+    const unsigned w = blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= (unsigned) n * (unsigned) L.words)
         return;
-    const long long a = w / L.words;
-    const int k = (int) (w - a * L.words);
+    const unsigned a = w / (unsigned) L.words;
+    const int k = (int) (w - a * (unsigned) L.words);
     const int c = cls[a];
     uint32_t *dst = c == 0 ? stay : (c == 1 ? down : up);
     dst[(long long) pos[a] * L.words + k] = *hxr_word(L, a, k);
@@ -214,12 +215,12 @@ __global__ void hxr_k_pack(hxr_layout L, int n, const int32_t *cls, const int32_
 __global__ void hxr_k_unpack(hxr_layout L, int n0, const uint32_t *a, int n1, const uint32_t *b,
                              int n2, const uint32_t *c)
 {
-    const long long w = (long long) blockIdx.x * blockDim.x + threadIdx.x;
-    const long long n = (long long) n0 + n1 + n2;
-    if (w >= n * L.words)
+    const unsigned w = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned n = (unsigned) n0 + (unsigned) n1 + (unsigned) n2;
+    if (w >= n * (unsigned) L.words)
         return;
-    const long long at = w / L.words;
-    const int k = (int) (w - at * L.words);
+    const long long at = w / (unsigned) L.words;
+    const int k = (int) (w - (unsigned) at * (unsigned) L.words);
     const uint32_t *src;
     if (at < n0)
         src = a + at * L.words;
@@ -421,6 +422,8 @@ extern "C" int hxr_place(void *stream, int n, int ncls, const int32_t *cls, cons
 extern "C" int hxr_pack(void *stream, hxr_layout L, int n, const int32_t *cls, const int32_t *pos,
                         uint32_t *stay, uint32_t *down, uint32_t *up)
 {
+    if ((long long) n * L.words >= 4294967296LL)
+        return (int) cudaErrorInvalidValue;
     if (n > 0)
         hxr_k_pack<<<hxr_grid((long long) n * L.words), HXR_BLOCK, 0, HXR_S(stream)>>>(
             L, n, cls, pos, stay, down, up);
@@ -431,6 +434,8 @@ extern "C" int hxr_unpack(void *stream, hxr_layout L, int n0, const uint32_t *a,
                           const uint32_t *b, int n2, const uint32_t *c)
 {
     const long long n = (long long) n0 + n1 + n2;
+    if (n * L.words >= 4294967296LL)
+        return (int) cudaErrorInvalidValue;
     if (n > 0)
         hxr_k_unpack<<<hxr_grid(n * L.words), HXR_BLOCK, 0, HXR_S(stream)>>>(L, n0, a, n1, b, n2,
                                                                              c);
