@@ -32,6 +32,6 @@ MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none $X"
 for s in 20 40 80; do
   echo "=== size $s: 1 GPU, 2 GPUs (device rebuild), 2 GPUs (host rebuild)"
   HALOX_LOG=1 timeout -k 5 120 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds," | sed 's/^/  1gpu /'
-  HALOX_LOG=1 timeout -k 5 120 $MPIRUN -n 2 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds,|rror" | sed 's/^/  2gpu /'
+  HALOX_LOG=1 timeout -k 5 120 $MPIRUN -n 2 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds,|device rebuild,|rror" | sed 's/^/  2gpu /'
   HALOX_MD_HOST_REBUILD=1 HALOX_LOG=1 timeout -k 5 120 $MPIRUN -n 2 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds,|rror" | sed 's/^/  2gpu-host /'
 done
