@@ -117,21 +117,36 @@ static int decomp_of(const tcx *c, int rank, hx_decomp *o)
         hx_decomp_init(o, c->d.box_lo, c->d.box_len, c->d.cutoff, c->d.grid, c->nr, rank));
 }
 
+/* The set-up of cases 5 and 6: a decomposed dimension e (the last or the
+ * first, see decomposed_dim), rank 0's upper neighbour along it, the
+ * domain width and that neighbour's lower bound. 0 (the case reported as
+ * not run) where no dimension is decomposed or on a failure. */
+static int toward_rank0(tcx *c, int last, const char *what, int *e, int *up, double *w,
+                        double *lo_up)
+{
+    *e = decomposed_dim(c, last);
+    if (*e < 0) {
+        dmt_not_run(c, what);
+        return 0;
+    }
+    hx_decomp d0;
+    if (!hxt_agree(c->comm, decomp_of(c, 0, &d0)))
+        return 0;
+    *up = d0.up[*e];
+    *w = c->d.box_len[*e] / c->d.grid[*e];
+    *lo_up = c->bound[*e][1];
+    return 1;
+}
+
 /* Case 5: capacity exactly n everywhere, then the lower part of rank 0's
  * upper neighbour along one dimension moves into rank 0. */
 static void case_crowd(tcx *c)
 {
     const int fails0 = hxt_failures, N = c->N;
-    const int e = decomposed_dim(c, 1);
-    if (e < 0) {
-        dmt_not_run(c, "case 5 (crowded domain)");
+    int e, up;
+    double w, lo_up;
+    if (!toward_rank0(c, 1, "case 5 (crowded domain)", &e, &up, &w, &lo_up))
         return;
-    }
-    hx_decomp d0;
-    if (!hxt_agree(c->comm, decomp_of(c, 0, &d0)))
-        return;
-    const int up = d0.up[e];
-    const double w = c->d.box_len[e] / c->d.grid[e], lo_up = c->bound[e][1];
     float *tgt = dmt_xmalloc((size_t) N * 3 * sizeof(float));
     memcpy(tgt, c->cur, (size_t) N * 3 * sizeof(float));
     int nmove = 0;
@@ -175,16 +190,10 @@ static void case_crowd(tcx *c)
 static void case_all_out(tcx *c)
 {
     const int fails0 = hxt_failures, N = c->N;
-    const int e = decomposed_dim(c, 0);
-    if (e < 0) {
-        dmt_not_run(c, "case 6 (a rank sends everything)");
+    int e, up;
+    double w, lo_up;
+    if (!toward_rank0(c, 0, "case 6 (a rank sends everything)", &e, &up, &w, &lo_up))
         return;
-    }
-    hx_decomp d0;
-    if (!hxt_agree(c->comm, decomp_of(c, 0, &d0)))
-        return;
-    const int up = d0.up[e];
-    const double w = c->d.box_len[e] / c->d.grid[e], lo_up = c->bound[e][1];
     float *orig = dmt_xmalloc((size_t) N * 3 * sizeof(float));
     float *tgt = dmt_xmalloc((size_t) N * 3 * sizeof(float));
     char *from0 = calloc((size_t) N, 1);

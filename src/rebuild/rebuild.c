@@ -38,24 +38,7 @@ hx_status hxr_cuda(int err, const char *what)
 
 hx_status hxr_grow(void **p, size_t *cap, size_t need, const char *what)
 {
-    if (*p && need <= *cap)
-        return HX_OK;
-    if (*p)
-        cudaFree(*p);
-    *p = NULL;
-    *cap = 0;
-    size_t bytes = need + need / 4 + 256;
-    cudaError_t e = cudaMalloc(p, bytes);
-    if (e != cudaSuccess) {
-        *p = NULL;
-        cudaGetLastError();
-        return hxi_error(HX_ERR_NOMEM,
-                         "device rebuild: cudaMalloc of %zu bytes for %s failed (%s); use fewer "
-                         "atoms per GPU (more GPUs)",
-                         bytes, what, cudaGetErrorString(e));
-    }
-    *cap = bytes;
-    return HX_OK;
+    return hxi_gpu_grow(p, cap, need, need + need / 4 + 256, what);
 }
 
 static hx_status hxr_host_grow(void **p, size_t *cap, size_t need, const char *what)

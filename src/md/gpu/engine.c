@@ -164,25 +164,8 @@ static hx_status gpu_gather(hx_md_engine *e, hx_md_system *sys, double **f)
     CU(cudaStreamSynchronize(e->s_nl), "non-local stream");
     CU(cudaStreamSynchronize(e->s_loc), "local stream");
     HXI_CHECK(hxg_eng_check_report(e));
+    HXI_CHECK(hxg_eng_download_home(e, sys));
     int n = e->nhome;
-    if (n > sys->capacity || !sys->x) {
-        HXI_CHECK(
-            hxi_grow((void **) &sys->x, sizeof(double) * 3 * (size_t) (n ? n : 1), "positions"));
-        HXI_CHECK(
-            hxi_grow((void **) &sys->v, sizeof(double) * 3 * (size_t) (n ? n : 1), "velocities"));
-        HXI_CHECK(hxi_grow((void **) &sys->id, sizeof(int64_t) * (size_t) (n ? n : 1), "atom ids"));
-        sys->capacity = n;
-    }
-    CU(cudaMemcpy(e->h4, e->x4, 16 * (size_t) n, cudaMemcpyDeviceToHost), "download x");
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < 3; k++)
-            sys->x[3 * i + k] = (double) e->h4[4 * i + k];
-    CU(cudaMemcpy(e->h4, e->v4, 16 * (size_t) n, cudaMemcpyDeviceToHost), "download v");
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < 3; k++)
-            sys->v[3 * i + k] = (double) e->h4[4 * i + k];
-    CU(cudaMemcpy(sys->id, e->id, 8 * (size_t) n, cudaMemcpyDeviceToHost), "download id");
-    sys->n = n;
     if (sys != e->sys) {
         sys->decomp = e->decomp;
         sys->natoms = e->sys->natoms;

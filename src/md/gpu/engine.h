@@ -153,6 +153,14 @@ hx_status hxg_eng_home_grown(hx_md_engine *e, int cap);
 /* --------------------------------------------------------- rebuild.c */
 
 hx_status hxg_eng_rebuild_host(hx_md_engine *e, int initial);
+/* Home atoms from the device into s (double). Rank-local. */
+hx_status hxg_eng_download_home(hx_md_engine *e, hx_md_system *s);
+/* Rebuild phase times: adds the time since *t to phase[k] and moves *t
+ * on; with HALOX_LOG=1, prints the mean of each of n phases over count
+ * rebuilds on rank 0. */
+void hxg_eng_phase_mark(double *phase, int k, double *t);
+void hxg_eng_phase_log(const hx_md_engine *e, const char *what, const char *const *names,
+                       const double *phase, int n, int64_t count);
 /* Cell and neighbour lists of the current atoms, growing the lists when an
  * atom has more neighbours than they hold. Rank-local. */
 hx_status hxg_eng_build_lists(hx_md_engine *e);

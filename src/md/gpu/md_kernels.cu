@@ -256,6 +256,20 @@ __device__ void hxg_sort_cell(int32_t *a, int m)
     }
 }
 
+/* The counts of atom i's lists (at most what they hold), and the largest
+ * count seen over a list's room, so that the host grows the lists and
+ * builds again. */
+__device__ __forceinline__ void hxg_list_counts(int i, bool ihome, int nloc, int nnl, hxg_list loc,
+                                                hxg_list nl, hxg_flags *flags)
+{
+    if (ihome)
+        loc.cnt[i] = min(nloc, loc.max);
+    if (nl.cnt)
+        nl.cnt[i] = min(nnl, nl.max);
+    if (nloc > loc.max || (nl.cnt && nnl > nl.max))
+        atomicMax(&flags->need, max(nloc, nnl));
+}
+
 /* Lanes per atom in the list build. */
 #define HXG_BG 8
 
@@ -338,14 +352,8 @@ __device__ void hxg_build_group(int i, bool active, int nhome, const float *__re
             }
         }
     }
-    if (active && sub == 0) {
-        if (ihome)
-            loc.cnt[i] = min(nloc, loc.max);
-        if (nl.cnt)
-            nl.cnt[i] = min(nnl, nl.max);
-        if (nloc > loc.max || (nl.cnt && nnl > nl.max))
-            atomicMax(&flags->need, max(nloc, nnl));
-    }
+    if (active && sub == 0)
+        hxg_list_counts(i, ihome, nloc, nnl, loc, nl, flags);
 }
 
 /* ------------------------------------------------------------ integrator */
@@ -722,12 +730,7 @@ hxg_build_thread(int i, int nhome, const float *__restrict__ x, const float4 *__
             }
         }
     }
-    if (ihome)
-        loc.cnt[i] = min(nloc, loc.max);
-    if (nl.cnt)
-        nl.cnt[i] = min(nnl, nl.max);
-    if (nloc > loc.max || (nl.cnt && nnl > nl.max))
-        atomicMax(&flags->need, max(nloc, nnl));
+    hxg_list_counts(i, ihome, nloc, nnl, loc, nl, flags);
 }
 
 /* Lists of every local atom (home and halo). LANES 1: one thread per atom

@@ -115,8 +115,7 @@ hx_status hxg_eng_build_lists(hx_md_engine *e)
                      "above the largest neighbour count within rc + skin");
 }
 
-/* Home atoms from the device into sys (double). Rank-local. */
-static hx_status download_home(hx_md_engine *e, hx_md_system *s)
+hx_status hxg_eng_download_home(hx_md_engine *e, hx_md_system *s)
 {
     int n = e->nhome;
     if (n > s->capacity || !s->x || !s->v || !s->id) {
@@ -184,26 +183,32 @@ static hx_status upload_home(hx_md_engine *e)
 static const char *const rebuild_phase_names[9] = {
     "drain", "download", "migrate", "sort", "plan", "set_plan", "upload", "forward", "lists"};
 
-/* Adds the time since *t to phase k and moves *t on. */
-static void rebuild_mark(hx_md_engine *e, int k, double *t)
+void hxg_eng_phase_mark(double *phase, int k, double *t)
 {
     double now = hxi_md_now();
-    e->rb_phase[k] += now - *t;
+    phase[k] += now - *t;
     *t = now;
+}
+
+void hxg_eng_phase_log(const hx_md_engine *e, const char *what, const char *const *names,
+                       const double *phase, int n, int64_t count)
+{
+    if (count > 0 && e->rank == 0 && hxi_log_level() >= 1) {
+        char line[512];
+        int len = snprintf(line, sizeof line, "%s, ms each on rank 0:", what);
+        for (int k = 0; k < n && len < (int) sizeof line; k++)
+            len += snprintf(line + len, sizeof line - (size_t) len, " %s %.3f", names[k],
+                            1e3 * phase[k] / (double) count);
+        hxi_info("%s", line);
+    }
 }
 
 /* With HALOX_LOG=1, the mean time of each phase of the run's host-path
  * rebuilds on rank 0 (called once, at destroy). */
 void hxg_eng_rebuild_log(const hx_md_engine *e)
 {
-    if (e->host_rebuilds > 0 && e->rank == 0 && hxi_log_level() >= 1) {
-        char line[512];
-        int len = snprintf(line, sizeof line, "host-path rebuilds, ms each on rank 0:");
-        for (int k = 0; k < 9 && len < (int) sizeof line; k++)
-            len += snprintf(line + len, sizeof line - (size_t) len, " %s %.3f",
-                            rebuild_phase_names[k], 1e3 * e->rb_phase[k] / e->host_rebuilds);
-        hxi_info("%s", line);
-    }
+    hxg_eng_phase_log(e, "host-path rebuilds", rebuild_phase_names, e->rb_phase, 9,
+                      e->host_rebuilds);
 }
 
 /* The host-path rebuild. Collective; every rank-local part is agreed on
@@ -219,23 +224,23 @@ hx_status hxg_eng_rebuild_host(hx_md_engine *e, int initial)
     if (cudaStreamSynchronize(e->s_loc) != cudaSuccess ||
         cudaStreamSynchronize(e->s_nl) != cudaSuccess)
         st = cuda_fail(cudaGetLastError(), "waiting for the step before a rebuild");
-    rebuild_mark(e, 0, &tp);
+    hxg_eng_phase_mark(e->rb_phase, 0, &tp);
     double t0 = tp;
     if (st == HX_OK && !initial)
-        st = download_home(e, s);
+        st = hxg_eng_download_home(e, s);
     HXI_CHECK(hxi_agree(e->comm, st));
-    rebuild_mark(e, 1, &tp);
+    hxg_eng_phase_mark(e->rb_phase, 1, &tp);
     hx_field fields[2] = {{(void **) &s->v, 3 * sizeof(double)},
                           {(void **) &s->id, sizeof(int64_t)}};
     HXI_CHECK(hx_migrate(e->comm, &e->decomp, &s->n, &s->capacity, &s->x, fields, 2));
-    rebuild_mark(e, 2, &tp);
+    hxg_eng_phase_mark(e->rb_phase, 2, &tp);
     HXI_CHECK(hxi_agree(e->comm, sort_home_by_cell(e)));
-    rebuild_mark(e, 3, &tp);
+    hxg_eng_phase_mark(e->rb_phase, 3, &tp);
     hx_plan *plan = NULL;
     HXI_CHECK(hx_plan_create(&plan, e->comm, &e->decomp, s->n, s->x));
-    rebuild_mark(e, 4, &tp);
+    hxg_eng_phase_mark(e->rb_phase, 4, &tp);
     st = hxi_agree(e->comm, hx_transport_set_plan(e->t, plan));
-    rebuild_mark(e, 5, &tp);
+    hxg_eng_phase_mark(e->rb_phase, 5, &tp);
     if (st != HX_OK) {
         hx_plan_destroy(plan);
         return st;
@@ -263,7 +268,7 @@ hx_status hxg_eng_rebuild_host(hx_md_engine *e, int initial)
     if (st == HX_OK)
         st = upload_home(e);
     HXI_CHECK(hxi_agree(e->comm, st));
-    rebuild_mark(e, 6, &tp);
+    hxg_eng_phase_mark(e->rb_phase, 6, &tp);
     double t1 = tp;
     e->stats.stage[HX_MD_MIGRATE] += t1 - t0;
     if (e->multi) {
@@ -272,11 +277,11 @@ hx_status hxg_eng_rebuild_host(hx_md_engine *e, int initial)
             st = hx_transport_sync(e->t);
         HXI_CHECK(hxi_agree(e->comm, st));
     }
-    rebuild_mark(e, 7, &tp);
+    hxg_eng_phase_mark(e->rb_phase, 7, &tp);
     double t2 = tp;
     e->stats.stage[HX_MD_HALO_FWD] += t2 - t1;
     HXI_CHECK(hxi_agree(e->comm, hxg_eng_build_lists(e)));
-    rebuild_mark(e, 8, &tp);
+    hxg_eng_phase_mark(e->rb_phase, 8, &tp);
     e->stats.stage[HX_MD_NEIGH] += tp - t2;
     e->last_build = e->step;
     e->ago = 0;

@@ -20,23 +20,9 @@
 static const char *const phase_names[HXG_NPHASE] = {"drain",    "migrate", "sort", "plan",
                                                     "set_plan", "forward", "lists"};
 
-static void mark(hx_md_engine *e, int k, double *t)
-{
-    double now = hxi_md_now();
-    e->dev_phase[k] += now - *t;
-    *t = now;
-}
-
 void hxg_eng_rebuild_device_log(const hx_md_engine *e)
 {
-    if (e->dev_rebuilds > 0 && e->rank == 0 && hxi_log_level() >= 1) {
-        char line[512];
-        int len = snprintf(line, sizeof line, "device rebuilds, ms each on rank 0:");
-        for (int k = 0; k < HXG_NPHASE && len < (int) sizeof line; k++)
-            len += snprintf(line + len, sizeof line - (size_t) len, " %s %.3f", phase_names[k],
-                            1e3 * e->dev_phase[k] / e->dev_rebuilds);
-        hxi_info("%s", line);
-    }
+    hxg_eng_phase_log(e, "device rebuilds", phase_names, e->dev_phase, HXG_NPHASE, e->dev_rebuilds);
 }
 
 /* Atoms over all ranks and the checksum of their ids, against those of the
@@ -71,7 +57,7 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
         cudaStreamSynchronize(e->s_nl) != cudaSuccess)
         st = cuda_fail(cudaGetLastError(), "waiting for the step before a rebuild");
     HXI_CHECK(hxi_agree(e->comm, st));
-    mark(e, 0, &tp);
+    hxg_eng_phase_mark(e->dev_phase, 0, &tp);
     double t0 = tp;
 
     int cap = e->cap_home;
@@ -82,7 +68,7 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
         st = hxg_eng_home_grown(e, cap);
     }
     HXI_CHECK(hxi_agree(e->comm, st));
-    mark(e, 1, &tp);
+    hxg_eng_phase_mark(e->dev_phase, 1, &tp);
 
     st = hxg_eng_ensure_capacity(e, e->nhome, e->nhome);
     if (st == HX_OK &&
@@ -91,11 +77,11 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
                       e->cellatoms, e->scan_tmp, e->flags) != 0)
         st = cuda_fail(cudaGetLastError(), "the cell sort");
     HXI_CHECK(hxi_agree(e->comm, st));
-    mark(e, 2, &tp);
+    hxg_eng_phase_mark(e->dev_phase, 2, &tp);
 
     hx_plan *plan = NULL;
     HXI_CHECK(hx_plan_create_device(&plan, e->rb, e->nhome, e->x4, 4));
-    mark(e, 3, &tp);
+    hxg_eng_phase_mark(e->dev_phase, 3, &tp);
     st = hxi_agree(e->comm, hx_transport_set_plan(e->t, plan));
     if (st != HX_OK) {
         hx_plan_destroy(plan);
@@ -103,7 +89,7 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     }
     hx_plan_destroy(e->plan);
     e->plan = plan;
-    mark(e, 4, &tp);
+    hxg_eng_phase_mark(e->dev_phase, 4, &tp);
 
     /* The sorted home positions and the plan's zones become the
      * transport's and the lists'; the transport's own forward exchange
@@ -125,7 +111,7 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     if (st == HX_OK)
         st = hx_transport_forward(e->t);
     HXI_CHECK(hxi_agree(e->comm, st));
-    mark(e, 5, &tp);
+    hxg_eng_phase_mark(e->dev_phase, 5, &tp);
     e->stats.stage[HX_MD_MIGRATE] += tp - t0;
     double t1 = tp;
 
@@ -135,7 +121,7 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     HXI_CHECK(hxi_agree(e->comm, st));
     if (e->check_atoms)
         HXI_CHECK(hxg_eng_census(e));
-    mark(e, 6, &tp);
+    hxg_eng_phase_mark(e->dev_phase, 6, &tp);
     e->stats.stage[HX_MD_NEIGH] += tp - t1;
     e->last_build = e->step;
     e->ago = 0;

@@ -63,6 +63,19 @@ hx_status hxi_gpu_host_malloc(void **p, size_t bytes, const char *what)
     return HX_OK;
 }
 
+hx_status hxi_gpu_grow(void **p, size_t *cap, size_t need, size_t alloc, const char *what)
+{
+    if (*p && need <= *cap)
+        return HX_OK;
+    if (*p)
+        cudaFree(*p); /* waits for the device: growth is rare */
+    *p = NULL;
+    *cap = 0;
+    HXI_CHECK(hxi_gpu_malloc(p, alloc > need ? alloc : need, what));
+    *cap = alloc > need ? alloc : need;
+    return HX_OK;
+}
+
 hx_status hxi_gpu_regrow(void **p, size_t atoms, size_t keep, const char *what)
 {
     void *n = NULL;

@@ -78,6 +78,9 @@ hx_status hxi_gpu_upload_plan(hxi_gpu *g, const hx_plan *plan);
 /* Device allocation that records HX_ERR_NOMEM with what it was for. */
 hx_status hxi_gpu_malloc(void **p, size_t bytes, const char *what);
 hx_status hxi_gpu_host_malloc(void **p, size_t bytes, const char *what);
+/* A device array of at least `need` bytes (contents not kept): when *p
+ * holds fewer (*cap), it is freed and `alloc` >= need bytes taken. */
+hx_status hxi_gpu_grow(void **p, size_t *cap, size_t need, size_t alloc, const char *what);
 /* Replaces device array *p by one of `atoms` atoms (3 floats each),
  * keeping its first `keep` atoms. */
 hx_status hxi_gpu_regrow(void **p, size_t atoms, size_t keep, const char *what);

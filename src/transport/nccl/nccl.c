@@ -250,15 +250,8 @@ static hx_status nccl_xchg(hx_transport *t, int slot, const void *sbuf, size_t s
     HXI_CHECK(hxi_gpu_check_usable(&m->g));
     if (slot < 0 || slot >= HXI_XCHG_SLOTS)
         return hxi_error(HX_ERR_INVALID, "nccl: rebuild exchange slot %d", slot);
-    if (rbytes > m->xr_cap[slot] || !m->xr[slot]) {
-        if (m->xr[slot])
-            cudaFree(m->xr[slot]); /* waits for the device: a rare growth */
-        m->xr[slot] = NULL;
-        m->xr_cap[slot] = 0;
-        size_t cap = rbytes + rbytes / 4 + 4096;
-        HXI_CHECK(hxi_gpu_malloc(&m->xr[slot], cap, "the rebuild's receive buffer"));
-        m->xr_cap[slot] = cap;
-    }
+    HXI_CHECK(hxi_gpu_grow(&m->xr[slot], &m->xr_cap[slot], rbytes, rbytes + rbytes / 4 + 4096,
+                           "the rebuild's receive buffer"));
     /* Counts were exchanged first: a peer sends nothing exactly when we
      * expect nothing, so skipping empty messages keeps the pairs matched. */
     HXI_NCCL(ncclGroupStart());
