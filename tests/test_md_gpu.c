@@ -38,7 +38,9 @@
  * rank, and the engine must go away cleanly (a hang is the test's timeout).
  *
  * With several ranks the default transport also runs with host-path
- * rebuilds (HALOX_MD_HOST_REBUILD=1), the reference of the device rebuild.
+ * rebuilds (HALOX_MD_HOST_REBUILD=1), the reference of the device rebuild,
+ * and every device rebuild checks the atom count and id checksum
+ * (HALOX_CHECK_ATOMS=1).
  *
  * --compare-rebuilds: instead, device against host-path rebuilds over the
  * whole run (see compare_rebuilds for the bounds). --tight: instead, the
@@ -504,6 +506,8 @@ static int run_withhold(hx_comm *comm, int ncells, const int grid[3], int steps)
 int main(int argc, char **argv)
 {
     hx_comm *comm = hxt_init(&argc, &argv, "test_md_gpu");
+    /* Every device rebuild counts the atoms and checks their ids. */
+    setenv("HALOX_CHECK_ATOMS", "1", 1);
     int rank = hx_comm_rank(comm), size = hx_comm_size(comm);
     int ncells = 10, steps = 100, grid[3] = {0, 0, 0}, withhold = 0, compare = 0, tight = 0;
     cpu_run cpu;
