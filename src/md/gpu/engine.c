@@ -30,7 +30,7 @@
  * rebuild.c (the host-path rebuild and the list build), rebuild_dev.c (the
  * device rebuild with several ranks), step.c (the step schedules and their
  * CUDA graphs), timers.c (stage timers); engine.h is what they share, and
- * md_gpu.h with md_kernels.cu the kernels and their launchers.
+ * md_gpu.h with md_kernels.cu and md_lists.cu the kernels and their launchers.
  */
 #include "md/gpu/engine.h"
 

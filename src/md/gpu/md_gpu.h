@@ -1,6 +1,6 @@
 /*
  * md_gpu.h - what the GPU engine's host code (the other files of src/md/gpu/) and its kernels
- * (md_kernels.cu) share: plain structs of fixed-width types and the thin
+ * (md_kernels.cu, md_lists.cu) share: plain structs of fixed-width types and the thin
  * launchers. Compiles as C11 and as CUDA C++; needs no CUDA header.
  *
  * Arrays: x4, v4, f4 are float4 per home atom (w unused) owned by the

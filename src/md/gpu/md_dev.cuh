@@ -1,0 +1,37 @@
+/*
+ * md_dev.cuh - what the GPU engine's two kernel files (md_kernels.cu,
+ * md_lists.cu) share: the warp mask, position loads and grid sizes.
+ * Device code, included by .cu files only.
+ */
+#ifndef HALOX_MD_DEV_CUH
+#define HALOX_MD_DEV_CUH
+
+#include "md_gpu.h"
+
+#include <cuda_runtime.h>
+
+#define HXG_FULL 0xffffffffu
+
+/* Position i of an array of stride XS (3 or 4 floats). NC: through the
+ * read-only cache, allowed only where nothing in the kernel writes x. */
+template <int XS, bool NC = true>
+__device__ __forceinline__ float3 hxg_load(const float *__restrict__ x, int i)
+{
+    if (XS == 4) {
+        const float4 *p = reinterpret_cast<const float4 *>(x) + i;
+        const float4 q = NC ? __ldg(p) : *p;
+        return make_float3(q.x, q.y, q.z);
+    }
+    const float *p = x + 3 * (size_t) i;
+    if (NC)
+        return make_float3(__ldg(p), __ldg(p + 1), __ldg(p + 2));
+    return make_float3(p[0], p[1], p[2]);
+}
+
+/* Blocks of `block` threads for n items. */
+static inline int hxg_blocks(long long n, int block)
+{
+    return (int) ((n + block - 1) / block);
+}
+
+#endif /* HALOX_MD_DEV_CUH */
