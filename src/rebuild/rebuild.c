@@ -163,12 +163,14 @@ static hx_status hxr_xchg_host(hx_rebuild *r, void *stream, int slot, const void
         (cudaMemcpyAsync(r->hs[slot], sbuf, sbytes, cudaMemcpyDeviceToHost, s) != cudaSuccess ||
          cudaStreamSynchronize(s) != cudaSuccess))
         st = hxr_cuda(cudaGetLastError(), "copying rebuild bytes to the host");
-    /* The message goes anyway (empty after a failure), so that the
-     * neighbours are not left waiting; the failure is agreed later. */
-    hx_status mst = hxi_sendrecv(r->comm, r->hs[slot], st == HX_OK ? sbytes : 0, dest, r->hr[slot],
-                                 st == HX_OK ? rbytes : 0, src, HXR_TAG_XCHG + slot);
-    if (st == HX_OK)
-        st = mst;
+    /* Agreed before the message (with any failure held since the last
+     * agreement), so that no rank posts a message its peer will not match:
+     * MPI's sizes must agree, and a blocked peer would wait for good. */
+    if (st == HX_OK && r->pending != HX_OK)
+        st = hxi_error(r->pending, "%s", r->pending_msg);
+    HXI_CHECK(hxi_agree(r->comm, st));
+    st = hxi_sendrecv(r->comm, r->hs[slot], sbytes, dest, r->hr[slot], rbytes, src,
+                      HXR_TAG_XCHG + slot);
     if (st == HX_OK && rbytes > 0 &&
         cudaMemcpyAsync(r->dr[slot], r->hr[slot], rbytes, cudaMemcpyHostToDevice, s) != cudaSuccess)
         st = hxr_cuda(cudaGetLastError(), "copying rebuild bytes to the device");
@@ -190,13 +192,19 @@ void hxr_xchg(hx_rebuild *r, void *stream, int slot, const void *sbuf, size_t sb
     hx_transport *a = hxi_transport_actual(r->t);
     hx_status st;
     *rbuf = NULL;
-    if (r->pending != HX_OK)
-        return; /* already failed: the agreement will say so */
     double t0 = hxi_gpu_now();
-    if (a && a->ops->xchg)
+    if (a && a->ops->xchg) {
+        /* After a failure this rank stops sending; its peers' waits are
+         * bounded, and the failure is agreed at the next agreement. */
+        if (r->pending != HX_OK)
+            return;
         st = a->ops->xchg(a, slot, sbuf, sbytes, dest, rbytes, src, rbuf);
-    else
+    } else {
+        /* Every rank takes part: this path agrees before its message. */
         st = hxr_xchg_host(r, stream, slot, sbuf, sbytes, dest, rbytes, src, rbuf);
+        if (st != HX_OK)
+            r->pending = HX_OK; /* agreed already: every rank has it */
+    }
     r->t_xchg += hxi_gpu_now() - t0;
     if (st != HX_OK)
         *rbuf = NULL;
