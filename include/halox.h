@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define HX_VERSION_MAJOR 0
-#define HX_VERSION_MINOR 1
+#define HX_VERSION_MINOR 2
 #define HX_VERSION_PATCH 0
 
 /* ------------------------------------------------------------------ status */
@@ -49,6 +49,13 @@ typedef enum hx_status {
     HX_ERR_PARSE = -17,           /* text input could not be parsed */
     HX_ERR_IO = -18               /* a file could not be read or written */
 } hx_status;
+
+/* What this libhalox is, in one line: version, git revision where known,
+ * build type, the transports built in, and the dependencies with their
+ * versions ("halox 0.2.0 (git 1a2b3c4, RelWithDebInfo); transports: cpu
+ * mpi ...; MPI: Open MPI v4.1.6; CUDA runtime 13.0, driver 13.0; ...").
+ * Needs no device and no MPI start. */
+const char *hx_version_string(void);
 
 /* Short fixed name of a status ("HX_ERR_GRID"). */
 const char *hx_status_string(hx_status status);

@@ -2,8 +2,11 @@ add_executable(halox-bench ${CMAKE_CURRENT_LIST_DIR}/halox-bench.c)
 target_link_libraries(halox-bench PRIVATE halox m)
 target_include_directories(halox-bench PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_compile_options(halox-bench PRIVATE ${HALOX_C_WARNINGS})
+# halox-bench md runs bench/md_bench.py: from the source tree, or, once
+# installed, from <prefix>/share/halox next to the program's bin.
 target_compile_definitions(halox-bench PRIVATE
-  HALOX_BENCH_MD_SCRIPT="${PROJECT_SOURCE_DIR}/bench/md_bench.py")
+  HALOX_BENCH_MD_SCRIPT="${PROJECT_SOURCE_DIR}/bench/md_bench.py"
+  HALOX_BENCH_MD_SCRIPT_INSTALLED="../${CMAKE_INSTALL_DATADIR}/halox/md_bench.py")
 if(HALOX_HAVE_NVSHMEM)
   # halox-bench pingpong and --floor use the fused transports' probe.
   target_compile_definitions(halox-bench PRIVATE HALOX_HAVE_NVSHMEM)

@@ -119,6 +119,8 @@ static void usage(void)
            "                   [--lattice random|fcc] [--dtype float|double] [--seed S]\n"
            "                   [--csv FILE] [--no-put] [--floor]\n"
            "       halox-bench pingpong [--bytes N,N,...] [--iters N]\n"
+           "       halox-bench md ...   (whole MD steps; halox-bench md --help)\n"
+           "       halox-bench --version\n"
            "transports built:");
     for (int i = 0; i < hx_transport_count(); i++)
         printf(" %s", hx_transport_name_at(i));
@@ -530,6 +532,28 @@ static int bench_pingpong(hx_comm *comm, int argc, char **argv)
 #endif
 }
 
+/* bench/md_bench.py in the source tree this was built from, else the
+ * installed copy beside the program (<prefix>/bin/../share/halox). */
+static const char *md_script(void)
+{
+    static char path[4096 + 128];
+    char exe[4096];
+    if (access(HALOX_BENCH_MD_SCRIPT, R_OK) == 0)
+        return HALOX_BENCH_MD_SCRIPT;
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(path, sizeof path, "%s/%s", exe, HALOX_BENCH_MD_SCRIPT_INSTALLED);
+            if (access(path, R_OK) == 0)
+                return path;
+        }
+    }
+    return HALOX_BENCH_MD_SCRIPT; /* the error names where it was looked for */
+}
+
 int main(int argc, char **argv)
 {
     bench_opts o;
@@ -542,6 +566,11 @@ int main(int argc, char **argv)
     int nrows = 0;
     hx_status st;
 
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--version") == 0) {
+            printf("halox-bench: %s\n", hx_version_string());
+            return 0;
+        }
     /* `halox-bench md` runs whole MD steps under several process counts,
      * so it is a driver of mpirun and halox-md, written in Python. */
     if (argc > 1 && strcmp(argv[1], "md") == 0) {
@@ -549,12 +578,11 @@ int main(int argc, char **argv)
         if (!args)
             return 1;
         args[0] = "python3";
-        args[1] = HALOX_BENCH_MD_SCRIPT;
+        args[1] = (char *) md_script();
         for (int i = 2; i < argc; i++)
             args[i] = argv[i];
         execvp(args[0], args);
-        fprintf(stderr, "halox-bench md: cannot run python3 %s: %s\n", HALOX_BENCH_MD_SCRIPT,
-                strerror(errno));
+        fprintf(stderr, "halox-bench md: cannot run python3 %s: %s\n", args[1], strerror(errno));
         return 1;
     }
 

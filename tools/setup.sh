@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what halox needs where it is missing, then configures and builds.
 #   tools/setup.sh [BUILD_DIR] [extra cmake args...]
-# Debian/Ubuntu packages: cmake, ninja, Open MPI (apt-get, as root).
+# Debian/Ubuntu packages: cmake, ninja, Open MPI, pkg-config (apt-get, as root).
 # Python: nvidia-nvshmem-cu13==3.4.5 when a CUDA compiler is present (pip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +14,7 @@ need_apt=()
 command -v cmake >/dev/null || need_apt+=(cmake)
 command -v ninja >/dev/null || need_apt+=(ninja-build)
 command -v mpicc >/dev/null || need_apt+=(openmpi-bin libopenmpi-dev)
+command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     say "installing ${need_apt[*]} with apt-get"

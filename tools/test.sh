@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test:
 #  1. the full build (CUDA code compiled where nvcc exists; GPU tests skip
-#     where there is no GPU and say why), all tests;
+#     where there is no GPU and say why), all tests; then it and a static
+#     build without CUDA installed into temporary prefixes, with the
+#     examples built against each (CMake and pkg-config) and run;
 #  2. the CPU tests again under AddressSanitizer and UndefinedBehaviorSanitizer;
 #  3. a clang build without MPI (one process, as where no MPI is
 #     installed): its CPU tests, then the deck reader's libFuzzer target
@@ -15,6 +17,15 @@ say() { printf 'test: %s\n' "$*"; }
 tools/setup.sh build
 say "all tests of the full build"
 ctest --test-dir build --output-on-failure -j "$jobs"
+
+# The library as another code uses it: installed into a temporary prefix,
+# the examples built outside the tree with find_package(halox) and with
+# pkg-config, and run; then the same for a static libhalox without CUDA.
+say "the full build installed; the examples against it"
+tools/check-install.sh build
+say "a static libhalox without CUDA installed; the examples against it"
+tools/setup.sh build-static -DBUILD_SHARED_LIBS=OFF -DHALOX_WITH_CUDA=OFF -DBUILD_TESTING=OFF
+tools/check-install.sh build-static
 
 if [ "${HALOX_TEST_SANITIZE:-1}" = 1 ]; then
   tools/setup.sh build-asan -DHALOX_SANITIZE=ON -DHALOX_WITH_CUDA=OFF -DCMAKE_BUILD_TYPE=Debug

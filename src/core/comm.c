@@ -245,3 +245,18 @@ hx_status hxi_agree(hx_comm *c, hx_status local)
         return local;
     return hxi_error((hx_status) e.status, "rank %d: %s", first[0], e.msg);
 }
+
+void hxi_comm_library(char *buf, size_t n)
+{
+#ifdef HALOX_HAVE_MPI
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    if (MPI_Get_library_version(v, &len) == MPI_SUCCESS) {
+        v[len < (int) sizeof v ? len : (int) sizeof v - 1] = '\0';
+        v[strcspn(v, ",\n")] = '\0'; /* "Open MPI v4.1.6, package: ..." */
+        snprintf(buf, n, "%s", v);
+        return;
+    }
+#endif
+    snprintf(buf, n, "no MPI");
+}

@@ -71,5 +71,7 @@ hx_status hxi_barrier(hx_comm *c);
 hx_status hxi_agree(hx_comm *c, hx_status local);
 /* Pointer to the MPI_Comm inside (NULL without MPI). */
 void *hxi_comm_mpi(hx_comm *c);
+/* The MPI library's name and version ("Open MPI v4.1.6"), or "no MPI". */
+void hxi_comm_library(char *buf, size_t n);
 
 #endif /* HALOX_HXI_H */

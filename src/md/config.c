@@ -243,6 +243,7 @@ void hx_md_config_usage(FILE *out, const char *prog)
             "  --dump-every N        trajectory interval (default 100 with --dump)\n"
             "  --no-progress         no progress line\n"
             "  --stats-csv FILE      append a row of timings (us/step, stages) to FILE\n"
+            "  --version             version, build and what it was built with\n"
             "  -h, --help            this text\n",
             prog ? prog : "halox-md", d.cells[0], d.cells[1], d.cells[2],
             4 * d.cells[0] * d.cells[1] * d.cells[2], d.density, d.temperature, d.steps,

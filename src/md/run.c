@@ -419,6 +419,12 @@ int hx_md_main(int argc, char **argv)
     hx_status st;
     int rank = 0, rc = 1;
 
+    /* Before MPI starts: a version query needs no ranks. */
+    for (int i = 1; i < argc; i++)
+        if (argv[i] && strcmp(argv[i], "--version") == 0) {
+            printf("halox-md: %s\n", hx_version_string());
+            return 0;
+        }
     if (hx_init(&argc, &argv) != HX_OK || hx_comm_create(&comm, NULL) != HX_OK) {
         fprintf(stderr, "halox-md: ERROR: cannot start: %s\n", hx_last_error());
         hx_finalize();

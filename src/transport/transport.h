@@ -66,6 +66,14 @@ const hx_transport *hxi_auto_chosen(const hx_transport *t);
 /* The transport that does the work: auto's choice (NULL before its first
  * plan), else t itself. */
 hx_transport *hxi_transport_actual(hx_transport *t);
+/* The versions of what a build links, for hx_version_string ("CUDA
+ * runtime 13.0, driver 13.0"; "NCCL 2.28.9"). */
+#ifdef HALOX_HAVE_CUDA
+void hxi_gpu_versions(char *buf, size_t n);
+#endif
+#ifdef HALOX_HAVE_NCCL
+void hxi_nccl_version(char *buf, size_t n);
+#endif
 #ifdef HALOX_HAVE_CUDA
 #ifdef HALOX_HAVE_MPI
 extern const hxi_transport_ops hxi_transport_mpi;

@@ -414,3 +414,18 @@ hx_status hxi_gpu_refuse_shared(const hxi_gpu *g, const char *reason)
                      "process per GPU (mpirun -n <number of GPUs>), or use the mpi transport",
                      g->who, g->ranks_on_device, g->device, g->rank, reason);
 }
+
+void hxi_gpu_versions(char *buf, size_t n)
+{
+    int rt = 0, drv = 0;
+    if (cudaRuntimeGetVersion(&rt) != cudaSuccess)
+        rt = 0;
+    if (cudaDriverGetVersion(&drv) != cudaSuccess)
+        drv = 0;
+    (void) cudaGetLastError();
+    if (drv > 0)
+        snprintf(buf, n, "CUDA runtime %d.%d, driver %d.%d", rt / 1000, rt % 1000 / 10, drv / 1000,
+                 drv % 1000 / 10);
+    else
+        snprintf(buf, n, "CUDA runtime %d.%d, no driver", rt / 1000, rt % 1000 / 10);
+}

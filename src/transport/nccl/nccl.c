@@ -264,6 +264,15 @@ static hx_status nccl_xchg(hx_transport *t, int slot, const void *sbuf, size_t s
     return HX_OK;
 }
 
+void hxi_nccl_version(char *buf, size_t n)
+{
+    int v = 0;
+    if (ncclGetVersion(&v) != ncclSuccess)
+        v = 0;
+    /* 2.9 on: major * 10000 + minor * 100 + patch */
+    snprintf(buf, n, "NCCL %d.%d.%d", v / 10000, v / 100 % 100, v % 100);
+}
+
 const hxi_transport_ops hxi_transport_nccl = {
     .name = "nccl",
     .caps = HX_CAP_DEVICE | HX_CAP_GPU_PER_RANK,
