@@ -3,6 +3,8 @@ hx_test(test_md_forces SOURCES test_md_forces.c LIBS halox_md RANKS 1 2 4 LABELS
 hx_test(test_md_ranks SOURCES test_md_ranks.c LIBS halox_md RANKS 1 2 3 4 8 LABELS cpu TIMEOUT 300)
 hx_test(test_md_energy SOURCES test_md_energy.c LIBS halox_md RANKS 1 2 LABELS cpu TIMEOUT 300)
 hx_test(test_md_velocity SOURCES test_md_velocity.c LIBS halox_md RANKS 1 2 4 LABELS cpu TIMEOUT 120)
+hx_test(test_md_velocity_lammps SOURCES test_md_velocity_lammps.c LIBS halox_md RANKS 1 3 LABELS cpu
+        TIMEOUT 120)
 
 # halox-md end to end: a small deck run through the program, good and bad.
 # md_check.cmake runs the command after `--` and passes when the exit code

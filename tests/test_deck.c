@@ -41,7 +41,10 @@ static void test_defaults(void)
     HXT_CHECK(c.skin == 0.3 && c.neigh_every == 20 && c.neigh_delay == 0 && c.neigh_check == 0,
               "neighbour settings");
     HXT_CHECK(c.dt == 0.005 && c.steps == 100 && c.thermo_every == 50 && c.nve == 1, "integration");
-    HXT_CHECK(c.shift_energy == 0 && c.velocity_mode == HX_MD_VEL_HALOX, "shift, mode");
+    HXT_CHECK(c.shift_energy == 0 && c.velocity_mode == HX_MD_VEL_LAMMPS, "shift, mode");
+    HXT_CHECK(c.velocity_loop == HX_MD_LOOP_GEOM && c.velocity_gaussian == 0 &&
+                  c.velocity_mom == 1 && c.velocity_rot == 0,
+              "velocity: in.lj's loop geom, LAMMPS's other defaults");
     HXT_CHECK(c.transport[0] == '\0' && c.grid[0] == 0 && c.use_gpu == -1 && c.progress == 1 &&
                   c.dump_every == 0,
               "run-time fields");
@@ -66,9 +69,10 @@ static void test_in_lj(void)
               c.cells[0], c.cells[1], c.cells[2]);
     HXT_CHECK(c.density == 0.8442, "density %g", c.density);
     HXT_CHECK(c.mass == 1.0, "mass %g", c.mass);
-    HXT_CHECK(c.temperature == 1.44 && c.seed == 87287 && c.velocity_loop_geom == 1,
-              "velocity %g %llu %d", c.temperature, (unsigned long long) c.seed,
-              c.velocity_loop_geom);
+    HXT_CHECK(c.temperature == 1.44 && c.seed == 87287 && c.velocity_loop == HX_MD_LOOP_GEOM &&
+                  c.velocity_gaussian == 0 && c.velocity_mom == 1 && c.velocity_rot == 0,
+              "velocity %g %llu loop %d", c.temperature, (unsigned long long) c.seed,
+              (int) c.velocity_loop);
     HXT_CHECK(c.rc == 2.5 && c.epsilon == 1.0 && c.sigma == 1.0, "pair %g %g %g", c.rc, c.epsilon,
               c.sigma);
     HXT_CHECK(c.skin == 0.3 && c.neigh_every == 20 && c.neigh_delay == 0 && c.neigh_check == 0,
@@ -101,7 +105,7 @@ static void test_in_melt(void)
         return;
     HXT_CHECK(c.cells[0] == 10 && c.cells[1] == 10 && c.cells[2] == 10, "cells %d", c.cells[0]);
     HXT_CHECK(c.density == 0.8442 && c.temperature == 3.0 && c.seed == 87287 &&
-                  c.velocity_loop_geom == 1,
+                  c.velocity_loop == HX_MD_LOOP_GEOM,
               "system %g %g", c.density, c.temperature);
     HXT_CHECK(c.rc == 2.5 && c.skin == 0.3 && c.neigh_every == 20 && c.neigh_delay == 0 &&
                   c.neigh_check == 0,
@@ -122,7 +126,8 @@ static void test_all_and_vars(void)
         HXT_CHECK(c.cells[0] == 6 && c.cells[1] == 6 && c.cells[2] == 6, "cells %d %d %d",
                   c.cells[0], c.cells[1], c.cells[2]);
         HXT_CHECK(c.mass == 2.0 && c.temperature == 0.7 && c.seed == 12345 &&
-                      c.velocity_loop_geom == 0,
+                      c.velocity_loop == HX_MD_LOOP_ALL && c.velocity_gaussian == 1 &&
+                      c.velocity_mom == 1 && c.velocity_rot == 0,
                   "mass/velocity");
         HXT_CHECK(c.rc == 3.0 && c.epsilon == 1.5 && c.sigma == 1.1 && c.shift_energy == 1,
                   "pair %g %g %g %d", c.rc, c.epsilon, c.sigma, c.shift_energy);
@@ -305,9 +310,19 @@ static const bad_case bad_lines[] = {
     {"mass 2 1.0", HX_ERR_PARSE, "t.in:10: mass: atom type '2'"},
     {"velocity all create 1.0 0", HX_ERR_PARSE, "t.in:10: velocity: seed must be between 1"},
     {"velocity all create -1 5", HX_ERR_PARSE, "t.in:10: velocity: temperature -1 must be"},
-    {"velocity all create 1.0 5 mom no", HX_ERR_PARSE, "t.in:10: velocity: halox-md always"},
-    {"velocity all create 1.0 5 rot yes", HX_ERR_PARSE, "t.in:10: velocity: halox-md does not"},
+    {"velocity all create 1.0 5 mom maybe", HX_ERR_PARSE, "t.in:10: velocity: mom must be yes"},
+    {"velocity all create 1.0 5 rot 1", HX_ERR_PARSE, "t.in:10: velocity: rot must be yes"},
+    {"velocity all create 1.0 5 sum x", HX_ERR_PARSE, "t.in:10: velocity: sum must be yes"},
+    {"velocity all create 1.0 5 units cm", HX_ERR_PARSE, "t.in:10: velocity: units must be"},
+    {"velocity all create 1.0 5 dist normal", HX_ERR_PARSE, "t.in:10: velocity: dist must be"},
+    {"velocity all create 1.0 5 loop geo", HX_ERR_PARSE, "t.in:10: velocity: loop must be"},
     {"velocity all create 1.0 5 temp foo", HX_ERR_PARSE, "t.in:10: velocity keyword 'temp'"},
+    {"velocity all create 1.0 5 bias yes", HX_ERR_PARSE, "t.in:10: velocity keyword 'bias'"},
+    {"velocity all create 1.0 5 rigid r", HX_ERR_PARSE, "t.in:10: velocity keyword 'rigid'"},
+    {"velocity all create 1.0 5 spin yes", HX_ERR_PARSE, "t.in:10: velocity keyword 'spin'"},
+    {"velocity all create 1.0 5\nvelocity all create 1.0 6", HX_ERR_PARSE,
+     "t.in:11: a second velocity command"},
+    {"velocity all create 1.0 2147483648", HX_ERR_PARSE, "t.in:10: velocity: seed must be"},
     {"velocity all create 1.0 5 loop", HX_ERR_PARSE, "t.in:10: velocity keyword 'loop' has no"},
     {"velocity all set 1 0 0", HX_ERR_PARSE, "t.in:10: velocity style 'set'"},
     {"velocity mobile create 1.0 5", HX_ERR_PARSE, "t.in:10: velocity group 'mobile'"},
@@ -375,6 +390,13 @@ static const bad_case bad_decks[] = {
     {"lattice fcc 0.8\nregion box block 0 4 0 4 0 4\ncreate_box 1 box\n"
      "velocity all create 1 1\n",
      HX_ERR_PARSE, "t.in:4: velocity comes before create_atoms"},
+    {"lattice fcc 0.8\nregion box block 0 4 0 4 0 4\ncreate_box 1 box\ncreate_atoms 1 box\n"
+     "velocity all create 1 1\n",
+     HX_ERR_PARSE, "t.in:5: velocity comes before mass"},
+    {HEAD "velocity all create 1 1\nmass 1 2.0\nrun 1\n", HX_ERR_PARSE,
+     "t.in:11: mass after velocity"},
+    {"lattice fcc 0.8\nregion box block 0 4 0 4 0 4\ncreate_box 1 box\ncreate_atoms 1 sphere\n",
+     HX_ERR_PARSE, "t.in:4: create_atoms style 'sphere'"},
     {"pair_modify shift yes\n", HX_ERR_PARSE, "t.in:1: pair_modify comes before pair_style"},
     {HEAD, HX_ERR_PARSE, "t.in:9: no run command"},
     {"", HX_ERR_PARSE, "t.in:1: no run command"},
@@ -601,7 +623,9 @@ static void test_args(void)
             {{"--dt", "0"}, HX_ERR_INVALID, "--dt: 0 must be > 0"},
             {{"--every", "0"}, HX_ERR_INVALID, "--every: 0 must be between 1"},
             {{"--grid", "2x2"}, HX_ERR_PARSE, "cannot read grid \"2x2\""},
-            {{"--velocity", "lammps"}, HX_ERR_INVALID, "--velocity 'lammps'"},
+            {{"--velocity", "lamps"},
+             HX_ERR_INVALID,
+             "--velocity 'lamps': lammps, halox or minimd"},
             {{"--check", "maybe"}, HX_ERR_INVALID, "--check: 'maybe' must be yes or no"},
             {{"--transport", "NCCL!"}, HX_ERR_INVALID, "--transport 'NCCL!'"},
             {{"--seed", "0"}, HX_ERR_INVALID, "--seed: '0' must be a whole number > 0"},

@@ -179,6 +179,7 @@ static void test_halox(hx_comm *comm)
     int64_t N;
 
     hx_md_config_defaults(&cfg);
+    cfg.velocity_mode = HX_MD_VEL_HALOX;
     cfg.cells[0] = 6;
     cfg.cells[1] = 7;
     cfg.cells[2] = 8;

@@ -25,8 +25,11 @@ void hx_md_config_defaults(hx_md_config *c)
     c->mass = 1.0;
     c->temperature = 1.44;
     c->seed = 87287;
-    c->velocity_mode = HX_MD_VEL_HALOX;
-    c->velocity_loop_geom = 1;
+    c->velocity_mode = HX_MD_VEL_LAMMPS;
+    c->velocity_loop = HX_MD_LOOP_GEOM; /* as LAMMPS's bench/in.lj */
+    c->velocity_gaussian = 0;
+    c->velocity_mom = 1;
+    c->velocity_rot = 0;
     c->rc = 2.5;
     c->epsilon = 1.0;
     c->sigma = 1.0;
@@ -75,11 +78,19 @@ hx_status hx_md_config_check(const hx_md_config *c)
                          c->temperature);
     if (c->seed == 0)
         return hxi_error(HX_ERR_INVALID, "seed must be > 0 (velocity ... SEED, --seed)");
-    if (c->velocity_mode != HX_MD_VEL_HALOX && c->velocity_mode != HX_MD_VEL_MINIMD)
-        return hxi_error(HX_ERR_INVALID, "velocity mode %d is unknown (--velocity halox|minimd)",
+    if (c->velocity_mode != HX_MD_VEL_LAMMPS && c->velocity_mode != HX_MD_VEL_HALOX &&
+        c->velocity_mode != HX_MD_VEL_MINIMD)
+        return hxi_error(HX_ERR_INVALID,
+                         "velocity mode %d is unknown (--velocity lammps|halox|minimd)",
                          (int) c->velocity_mode);
-    if (c->velocity_loop_geom != 0 && c->velocity_loop_geom != 1)
-        return hxi_error(HX_ERR_INVALID, "velocity_loop_geom must be 0 or 1");
+    if (c->velocity_loop != HX_MD_LOOP_ALL && c->velocity_loop != HX_MD_LOOP_LOCAL &&
+        c->velocity_loop != HX_MD_LOOP_GEOM)
+        return hxi_error(HX_ERR_INVALID, "velocity loop %d is unknown", (int) c->velocity_loop);
+    if (c->velocity_mode == HX_MD_VEL_LAMMPS && c->seed > INT32_MAX)
+        return hxi_error(HX_ERR_INVALID,
+                         "seed %llu: LAMMPS's velocity seeds are ints, 1 to 2147483647 (velocity "
+                         "... SEED, --seed)",
+                         (unsigned long long) c->seed);
     if (!isfinite(c->rc) || c->rc <= 0.0)
         return hxi_error(HX_ERR_INVALID, "cutoff %g must be > 0 (pair_style lj/cut RC, --rc)",
                          c->rc);
@@ -223,8 +234,10 @@ void hx_md_config_usage(FILE *out, const char *prog)
             "                        (default: the engine's choice)\n"
             "  --grid AxBxC          rank grid, e.g. 2x2x1 (default: chosen for the ranks)\n"
             "  --gpu | --cpu         GPU (float) or CPU (double) engine (default: GPU if any)\n"
-            "  --velocity MODE       initial velocities: halox (per atom, any rank count)\n"
-            "                        or minimd (miniMD's generator) (default halox)\n"
+            "  --velocity MODE       initial velocities: lammps (LAMMPS's velocity create,\n"
+            "                        with the deck's loop and dist; loop geom without a\n"
+            "                        deck), halox (per atom, any rank count) or minimd\n"
+            "                        (miniMD's generator) (default lammps)\n"
             "  --seed N              velocity seed (default %llu)\n"
             "system\n"
             "  --cells NX NY NZ      fcc unit cells (region block 0 NX 0 NY 0 NZ)\n"
@@ -379,12 +392,14 @@ static hx_status apply_option(hx_md_config *c, const cli_option *o, char **v, in
         *dump_every_given = 1;
         return opt_int(n, v[0], 0, INT_MAX, &c->dump_every);
     case OPT_VELOCITY:
-        if (strcmp(v[0], "halox") == 0)
+        if (strcmp(v[0], "lammps") == 0)
+            c->velocity_mode = HX_MD_VEL_LAMMPS;
+        else if (strcmp(v[0], "halox") == 0)
             c->velocity_mode = HX_MD_VEL_HALOX;
         else if (strcmp(v[0], "minimd") == 0)
             c->velocity_mode = HX_MD_VEL_MINIMD;
         else
-            return hxi_error(HX_ERR_INVALID, "--velocity '%s': halox or minimd", v[0]);
+            return hxi_error(HX_ERR_INVALID, "--velocity '%s': lammps, halox or minimd", v[0]);
         return HX_OK;
     case OPT_CELLS:
         for (int d = 0; d < 3; d++)

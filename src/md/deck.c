@@ -72,7 +72,7 @@ typedef struct deck {
     /* What the deck has said so far. */
     hx_md_config c;
     int have_lattice, have_box, have_atoms, have_mass, have_pair_style, have_pair_coeff;
-    int have_fix, have_dump, ran;
+    int have_fix, have_dump, have_velocity, ran;
     double rc_global; /* pair_style lj/cut RC */
     double rc_coeff;  /* pair_coeff ... RC, or 0 when none was given */
     deck_region regions[DECK_MAX_REGIONS];
@@ -812,8 +812,8 @@ static hx_status cmd_create_atoms(deck *d)
         return deck_error(d, "create_atoms style '%s': halox-md fills the whole box (%s)",
                           show(d->words[2]).s, usage);
     if (d->nwords == 4 && strcmp(d->words[2], "region") != 0)
-        return deck_error(d, "create_atoms keyword '%s' is not supported (%s)", show(d->words[3]).s,
-                          usage);
+        return deck_error(d, "create_atoms style '%s' is not supported (%s or %s)",
+                          show(d->words[2]).s, usage, "create_atoms 1 region BOXREGION");
     HXI_CHECK(need(d, d->have_box, "create_box"));
     if (d->nwords == 4 && strcmp(d->words[3], d->box_region) != 0)
         return deck_error(d,
@@ -835,64 +835,110 @@ static hx_status cmd_mass(deck *d)
     HXI_CHECK(get_double(d, "mass", d->words[2], &m));
     if (m <= 0.0)
         return deck_error(d, "mass %s must be > 0", show(d->words[2]).s);
+    /* LAMMPS draws velocities with the mass of the moment; a later mass
+     * would leave them scaled for the old one. */
+    if (d->have_velocity && m != d->c.mass)
+        return deck_error(d,
+                          "mass after velocity: the velocities were created for mass %g; "
+                          "put mass before velocity",
+                          d->c.mass);
     d->c.mass = m;
     d->have_mass = 1;
     return HX_OK;
 }
 
+/* A yes/no keyword value. */
+static hx_status yes_no(deck *d, const char *key, const char *v, int *out)
+{
+    if (strcmp(v, "yes") == 0)
+        *out = 1;
+    else if (strcmp(v, "no") == 0)
+        *out = 0;
+    else
+        return deck_error(d, "velocity: %s must be yes or no, not '%s'", key, show(v).s);
+    return HX_OK;
+}
+
+/* `velocity all create T SEED keyword value ...`, as LAMMPS's Velocity:
+ * every keyword of `create` is read and done as LAMMPS does it (velocity.c),
+ * or refused. One velocity command per deck: a second would need LAMMPS's
+ * `sum` over two creates, which halox-md does not keep. */
 static hx_status cmd_velocity(deck *d)
 {
     static const char usage[] = "velocity all create T SEED [dist uniform|gaussian] "
-                                "[loop geom|all|local] [mom yes] [rot no]";
+                                "[loop all|local|geom] [mom yes|no] [rot yes|no] [sum no|yes] "
+                                "[units box|lattice]";
     double t;
     long long seed;
-    int loop_geom = 0;
+    hx_md_velocity_loop loop = HX_MD_LOOP_ALL; /* LAMMPS's defaults */
+    int gaussian = 0, mom = 1, rot = 0, sum = 0;
     if (d->nwords >= 2 && strcmp(d->words[1], "all") != 0)
         return deck_error(d, "velocity group '%s': halox-md has the group all only",
                           show(d->words[1]).s);
     if (d->nwords >= 3 && strcmp(d->words[2], "create") != 0)
         return deck_error(d, "velocity style '%s': halox-md reads `velocity all create` only",
                           show(d->words[2]).s);
+    if (d->have_velocity)
+        return deck_error(d, "a second velocity command: halox-md reads one `velocity all "
+                             "create` per deck");
     HXI_CHECK(nargs(d, 5, DECK_MAX_WORDS, usage));
     HXI_CHECK(need(d, d->have_atoms, "create_atoms"));
+    HXI_CHECK(need(d, d->have_mass, "mass")); /* LAMMPS: all masses must be set */
     HXI_CHECK(get_double(d, "temperature", d->words[3], &t));
     if (t < 0.0)
         return deck_error(d, "velocity: temperature %s must be >= 0", show(d->words[3]).s);
-    HXI_CHECK(get_int(d, "seed", d->words[4], 1, LLONG_MAX, &seed));
+    /* LAMMPS reads the seed as an int and refuses seeds <= 0. */
+    HXI_CHECK(get_int(d, "seed", d->words[4], 1, INT_MAX, &seed));
     for (int i = 5; i < d->nwords; i += 2) {
         const char *k = d->words[i];
         const char *v = i + 1 < d->nwords ? d->words[i + 1] : NULL;
         if (!v)
-            return deck_error(d, "velocity keyword '%s' has no value", show(k).s);
+            return deck_error(d, "velocity keyword '%s' has no value (%s)", show(k).s, usage);
         if (strcmp(k, "dist") == 0) {
-            /* Accepted and not recorded: the engine draws its own streams,
-             * so neither choice reproduces LAMMPS's numbers. */
             if (strcmp(v, "uniform") != 0 && strcmp(v, "gaussian") != 0)
                 return deck_error(d, "velocity: dist must be uniform or gaussian, not '%s'",
                                   show(v).s);
+            gaussian = strcmp(v, "gaussian") == 0;
         } else if (strcmp(k, "loop") == 0) {
-            if (strcmp(v, "geom") == 0)
-                loop_geom = 1;
-            else if (strcmp(v, "all") == 0 || strcmp(v, "local") == 0)
-                loop_geom = 0;
+            if (strcmp(v, "all") == 0)
+                loop = HX_MD_LOOP_ALL;
+            else if (strcmp(v, "local") == 0)
+                loop = HX_MD_LOOP_LOCAL;
+            else if (strcmp(v, "geom") == 0)
+                loop = HX_MD_LOOP_GEOM;
             else
-                return deck_error(d, "velocity: loop must be geom, all or local, not '%s'",
+                return deck_error(d, "velocity: loop must be all, local or geom, not '%s'",
                                   show(v).s);
         } else if (strcmp(k, "mom") == 0) {
-            if (strcmp(v, "yes") != 0)
-                return deck_error(d, "velocity: halox-md always zeroes the total momentum "
-                                     "(mom yes)");
+            HXI_CHECK(yes_no(d, "mom", v, &mom));
         } else if (strcmp(k, "rot") == 0) {
-            if (strcmp(v, "no") != 0)
-                return deck_error(d, "velocity: halox-md does not zero the angular momentum "
-                                     "(rot no)");
+            HXI_CHECK(yes_no(d, "rot", v, &rot));
+        } else if (strcmp(k, "sum") == 0) {
+            /* The velocities before this (the only) create are zero, so
+             * adding them changes nothing, as in LAMMPS. */
+            HXI_CHECK(yes_no(d, "sum", v, &sum));
+        } else if (strcmp(k, "units") == 0) {
+            /* LAMMPS reads it for every style; create does not use it. */
+            if (strcmp(v, "box") != 0 && strcmp(v, "lattice") != 0)
+                return deck_error(d, "velocity: units must be box or lattice, not '%s'", show(v).s);
+        } else if (strcmp(k, "temp") == 0 || strcmp(k, "bias") == 0 || strcmp(k, "rigid") == 0) {
+            return deck_error(d,
+                              "velocity keyword '%s' needs computes or rigid bodies, which "
+                              "halox-md does not have (%s)",
+                              show(k).s, usage);
         } else {
-            return deck_error(d, "velocity keyword '%s' is not supported (%s)", show(k).s, usage);
+            return deck_error(d, "velocity keyword '%s' is not one of LAMMPS's (%s)", show(k).s,
+                              usage);
         }
     }
+    (void) sum;
     d->c.temperature = t;
     d->c.seed = (uint64_t) seed;
-    d->c.velocity_loop_geom = loop_geom;
+    d->c.velocity_loop = loop;
+    d->c.velocity_gaussian = gaussian;
+    d->c.velocity_mom = mom;
+    d->c.velocity_rot = rot;
+    d->have_velocity = 1;
     return HX_OK;
 }
 
@@ -1296,7 +1342,10 @@ hx_status hx_md_deck_parse(const char *text, size_t len, const char *name, hx_md
      * stay as the caller had them. */
     d->c = *cfg;
     d->c.temperature = 0.0;
-    d->c.velocity_loop_geom = 0;
+    d->c.velocity_loop = HX_MD_LOOP_ALL;
+    d->c.velocity_gaussian = 0;
+    d->c.velocity_mom = 1;
+    d->c.velocity_rot = 0;
     d->c.shift_energy = 0;
     d->c.skin = 0.3;
     d->c.neigh_every = 1;

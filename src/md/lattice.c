@@ -47,6 +47,21 @@ hx_status hx_md_box(const hx_md_config *cfg, double box_lo[3], double box_len[3]
     return HX_OK;
 }
 
+void hx_md_site(const hx_md_config *cfg, int64_t id, double x[3])
+{
+    const double a = pow(4.0 / cfg->density, 1.0 / 3.0); /* as in hx_md_box */
+    const double lo = 0.0;
+    int m = (int) (id % 4);
+    int64_t c = id / 4;
+    int64_t cell[3];
+    cell[0] = c % cfg->cells[0];
+    cell[1] = (c / cfg->cells[0]) % cfg->cells[1];
+    cell[2] = c / ((int64_t) cfg->cells[0] * cfg->cells[1]);
+    /* The expression of hx_md_lattice, so that the result is its bits. */
+    for (int k = 0; k < 3; k++)
+        x[k] = lo + ((double) (int) cell[k] + hxi_fcc_basis[m][k]) * a;
+}
+
 /* Cells whose atoms may fall in [lo, hi) along one dimension: the range is
  * widened by one cell on each side so that rounding never drops a plane;
  * hx_decomp_owner makes the final choice. */

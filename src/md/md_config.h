@@ -8,9 +8,17 @@
 #include <stdint.h>
 
 typedef enum hx_md_velocity_mode {
-    HX_MD_VEL_HALOX = 0, /* seeded per-atom streams, same for any rank count */
-    HX_MD_VEL_MINIMD = 1 /* miniMD's ref/setup.cpp: Park-Miller per lattice site */
+    HX_MD_VEL_LAMMPS = 0, /* LAMMPS's `velocity create`, every keyword as LAMMPS does it */
+    HX_MD_VEL_HALOX = 1,  /* seeded per-atom streams, same for any rank count */
+    HX_MD_VEL_MINIMD = 2  /* miniMD's ref/setup.cpp: Park-Miller per lattice site */
 } hx_md_velocity_mode;
+
+/* LAMMPS's `velocity ... loop` and `dist`. */
+typedef enum hx_md_velocity_loop {
+    HX_MD_LOOP_ALL = 0,   /* one stream over atom ids 1..N (any rank count) */
+    HX_MD_LOOP_LOCAL = 1, /* a stream per rank over its own atoms */
+    HX_MD_LOOP_GEOM = 2   /* a stream per atom seeded by its coordinates */
+} hx_md_velocity_loop;
 
 /* One `run N` of the deck, with the settings in force when it was read. */
 typedef struct hx_md_config {
@@ -22,7 +30,10 @@ typedef struct hx_md_config {
     double temperature; /* velocity create T */
     uint64_t seed;      /* velocity create ... SEED */
     hx_md_velocity_mode velocity_mode;
-    int velocity_loop_geom; /* `loop geom` given (accepted; our streams are per atom anyway) */
+    hx_md_velocity_loop velocity_loop; /* loop all|local|geom */
+    int velocity_gaussian;             /* dist gaussian (else uniform) */
+    int velocity_mom;                  /* mom yes: zero the total momentum */
+    int velocity_rot;                  /* rot yes: zero the angular momentum */
     /* interaction */
     double rc;             /* pair_style lj/cut RC (pair_coeff may override) */
     double epsilon, sigma; /* pair_coeff 1 1 EPS SIGMA */

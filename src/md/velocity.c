@@ -1,13 +1,13 @@
 /*
- * velocity.c - initial velocities, the same for any rank count.
+ * velocity.c - initial velocities.
  *
- * Both modes compute each atom's raw velocity from its lattice site alone,
- * and every rank sweeps the whole lattice once (no communication) to form
- * the two global sums the set-up needs (total momentum, then kinetic
- * energy) in one fixed order. The sums are therefore bitwise identical on
- * every rank and for every rank count, and so are the velocities. The sweep
- * costs O(N) hashing per rank, negligible next to one force pass; LAMMPS's
- * `velocity ... loop all` does the same.
+ * HX_MD_VEL_LAMMPS (the default) is LAMMPS's `velocity create`, in
+ * velocity_lammps.c. The two modes here compute each atom's raw velocity
+ * from its lattice site alone, and every rank sweeps the whole lattice once (no communication) to
+ * form the two global sums the set-up needs (total momentum, then kinetic energy) in one fixed
+ * order. The sums are therefore bitwise identical on every rank and for every rank count, and so
+ * are the velocities. The sweep costs O(N) hashing per rank, negligible next to one force pass;
+ * LAMMPS's `velocity ... loop all` does the same.
  *
  * HX_MD_VEL_HALOX: raw components uniform in [-1/2, 1/2) from a splitmix64
  *   stream keyed by (seed, global id); momentum zeroed (subtract the mean);
@@ -31,6 +31,8 @@
 #include "md/md.h"
 
 #include "core/hxi.h"
+#include "md/park_miller.h"
+#include "md/velocity_lammps.h"
 
 #include <math.h>
 #include <string.h>
@@ -85,17 +87,6 @@ static hx_status hxi_vel_halox(hx_md_system *sys, const hx_md_config *cfg)
 }
 
 /* ----------------------------------------------------------- miniMD mode */
-
-/* One Park-Miller step by Schrage's method, as miniMD's random(). */
-static double hxi_park_miller(int *idum)
-{
-    const int ia = 16807, im = 2147483647, iq = 127773, ir = 2836;
-    int k = *idum / iq;
-    *idum = ia * (*idum - k * iq) - ir * k;
-    if (*idum < 0)
-        *idum += im;
-    return (1.0 / im) * *idum;
-}
 
 /* Raw velocity of half-lattice site (i, j, k). */
 static void hxi_minimd_raw(const int cells[3], int i, int j, int k, double v[3])
@@ -186,7 +177,6 @@ static hx_status hxi_vel_minimd(hx_md_system *sys, const hx_md_config *cfg)
 hx_status hx_md_velocities(hx_md_system *sys, const hx_md_config *cfg, hx_comm *comm)
 {
     hx_status st = HX_OK;
-    (void) comm; /* every rank sweeps the lattice itself: nothing to exchange */
     if (sys->natoms < 2)
         st = hxi_error(HX_ERR_INVALID,
                        "velocities need at least 2 atoms (3N-3 degrees of freedom); there "
@@ -200,6 +190,8 @@ hx_status hx_md_velocities(hx_md_system *sys, const hx_md_config *cfg, hx_comm *
         st = hxi_error(HX_ERR_INVALID, "mass %g: `mass 1 M` needs a positive mass", cfg->mass);
     else if (cfg->temperature == 0)
         memset(sys->v, 0, (size_t) sys->n * 3 * sizeof(double));
+    else if (cfg->velocity_mode == HX_MD_VEL_LAMMPS)
+        st = hx_md_velocities_lammps(sys, cfg, comm);
     else if (cfg->velocity_mode == HX_MD_VEL_MINIMD)
         st = hxi_vel_minimd(sys, cfg);
     else if (cfg->velocity_mode == HX_MD_VEL_HALOX)
