@@ -117,3 +117,20 @@ hx_md_cli_test(test_md_cli_density_zero RANKS 1 EXPECT fail
 hx_md_cli_test(test_md_cli_minimd60 RANKS 2 EXPECT ok
   REGEX "\n +100 +0\\.731062(8[5-9]|9[0-4])[0-9]* +-5\\.712170[0-4][0-9]* +0 +-4\\.[0-9]+ +1\\.20457(6[5-9]|7[0-4])[0-9]*"
   TIMEOUT 560 ARGS --velocity minimd --size 60 --steps 100 --thermo 50 --cpu)
+
+# Same deck, same numbers: halox-md's CPU engine against LAMMPS's own `lmp`
+# on decks of lammps_match.py, at 1 and 3 ranks; skips where lmp is not
+# installed (tools/test.sh installs the Debian package where it can).
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  set(lammps_launch)
+  if(HALOX_HAVE_MPI)
+    string(REPLACE ";" " " mpiflags "${HALOX_MPIEXEC_FLAGS}")
+    set(lammps_launch --mpiexec ${MPIEXEC_EXECUTABLE} "--mpiflags=${mpiflags}")
+  endif()
+  add_test(NAME test_lammps_match
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/lammps_match.py
+                   --halox $<TARGET_FILE:halox-md> ${lammps_launch})
+  set_tests_properties(test_lammps_match PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED"
+                       LABELS lammps TIMEOUT 900 PROCESSORS 3)
+endif()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test:
 #  1. the full build (CUDA code compiled where nvcc exists; GPU tests skip
-#     where there is no GPU and say why), all tests; then it and a static
+#     where there is no GPU and say why), all tests, with LAMMPS installed
+#     for the comparison against it; then it and a static
 #     build without CUDA installed into temporary prefixes, with the
 #     examples built against each (CMake and pkg-config) and run;
 #  2. the CPU tests again under AddressSanitizer and UndefinedBehaviorSanitizer;
@@ -15,6 +16,17 @@ jobs=$(nproc)
 say() { printf 'test: %s\n' "$*"; }
 
 tools/setup.sh build
+# LAMMPS itself, for test_lammps_match (thermo rows against lmp's).
+if ! command -v lmp >/dev/null; then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    say "installing LAMMPS (Debian package lammps) for test_lammps_match"
+    { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lammps >/dev/null 2>&1 ||
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lammps >/dev/null; }; } ||
+      say "apt-get could not install lammps: test_lammps_match will skip"
+  else
+    say "no lmp (LAMMPS) and no apt-get as root: test_lammps_match will skip"
+  fi
+fi
 say "all tests of the full build"
 ctest --test-dir build --output-on-failure -j "$jobs"
 
