@@ -23,3 +23,13 @@ if(HALOX_HAVE_CUDA AND EXISTS ${CMAKE_CURRENT_LIST_DIR}/gpu/engine.c)
   target_compile_definitions(halox_md PRIVATE HALOX_MD_GPU_ENGINE)
   set_target_properties(halox_md PROPERTIES CUDA_SEPARABLE_COMPILATION OFF)
 endif()
+
+# The LJ kernel's and the neighbour search's chunk loops are written to be
+# vectorised: -O3 where the build optimises, and -fno-trapping-math so that
+# the cutoff test may become a select (the values computed are the same;
+# only FP exception flags may differ, and halox reads none).
+if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
+  set_source_files_properties(
+    ${CMAKE_CURRENT_LIST_DIR}/cpu/force_lj.c ${CMAKE_CURRENT_LIST_DIR}/cpu/neighbor.c
+    PROPERTIES COMPILE_OPTIONS "-fno-trapping-math;$<$<NOT:$<CONFIG:Debug>>:-O3>")
+endif()

@@ -1,11 +1,12 @@
 /*
  * cells.c - atoms of one rank sorted into bins for the neighbour search.
  *
- * Bins are at least the neighbour cutoff wide, so the 27 bins around an
- * atom's bin hold every partner within the cutoff. Along a dimension with
- * grid 1 the bins tile the periodic box (positions are wrapped there at
- * every rebuild, by hx_migrate); with fewer than 3 bins they collapse into
- * one, since -1, 0, +1 would otherwise name the same bin twice. Along a
+ * Bins are at least cut / reach wide, so the (2 reach + 1)^3 bins around
+ * an atom's bin hold every partner within the cutoff. Along a dimension
+ * with grid 1 the bins tile the periodic box (positions are wrapped there
+ * at every rebuild, by hx_migrate); with fewer than 2 reach + 1 bins they
+ * collapse into one, since the offsets -reach .. reach would otherwise name
+ * the same bin twice. Along a
  * decomposed dimension the bins span the atoms present (home atoms plus the
  * halo above), and an index outside is clamped: with bins at least the
  * cutoff wide a clamped atom still finds its partners in the stencil.
@@ -21,6 +22,12 @@ void hxi_md_cells_free(hxi_md_cells *c)
     free(c->start);
     free(c->atoms);
     free(c->bin);
+    free(c->slot);
+    free(c->zmask);
+    free(c->split);
+    free(c->cand);
+    free(c->cand_j);
+    free(c->cand_zm);
     free(c->xs);
     memset(c, 0, sizeof *c);
 }
@@ -40,9 +47,10 @@ static int hxi_bin_index(const hxi_md_cells *c, int k, double x)
     return b;
 }
 
-hx_status hxi_md_cells_build(hxi_md_cells *c, const hx_decomp *d, double cut, const double *x,
-                             int n)
+hx_status hxi_md_cells_build(hxi_md_cells *c, const hx_decomp *d, double cut, int reach,
+                             const double *x, int n)
 {
+    const double width = cut / reach;
     int64_t nbins = 1;
 
     for (int k = 0; k < 3; k++) {
@@ -51,8 +59,8 @@ hx_status hxi_md_cells_build(hxi_md_cells *c, const hx_decomp *d, double cut, co
         if (d->grid[k] == 1) {
             lo = d->box_lo[k];
             len = d->box_len[k];
-            nb = (int) floor(len / cut);
-            if (nb < 3)
+            nb = (int) floor(len / width);
+            if (nb < 2 * reach + 1)
                 nb = 1;
             c->wrap[k] = nb > 1;
         } else {
@@ -68,7 +76,7 @@ hx_status hxi_md_cells_build(hxi_md_cells *c, const hx_decomp *d, double cut, co
                 hi = d->dom_hi[k];
             }
             len = hi - lo;
-            nb = len > cut ? (int) floor(len / cut) : 1;
+            nb = len > width ? (int) floor(len / width) : 1;
             if (len <= 0)
                 len = 1; /* all atoms on one plane: one bin */
             c->wrap[k] = 0;
@@ -97,6 +105,7 @@ hx_status hxi_md_cells_build(hxi_md_cells *c, const hx_decomp *d, double cut, co
         int cap = n + n / 4 + 16;
         HXI_CHECK(hxi_grow((void **) &c->atoms, (size_t) cap * sizeof(int), "binned atoms"));
         HXI_CHECK(hxi_grow((void **) &c->bin, (size_t) cap * sizeof(int), "atom bins"));
+        HXI_CHECK(hxi_grow((void **) &c->slot, (size_t) cap * sizeof(int), "atom bins"));
         HXI_CHECK(
             hxi_grow((void **) &c->xs, (size_t) cap * 3 * sizeof(double), "binned coordinates"));
         c->cap_atoms = cap;
@@ -116,6 +125,7 @@ hx_status hxi_md_cells_build(hxi_md_cells *c, const hx_decomp *d, double cut, co
     for (int i = 0; i < n; i++) {
         int q = c->start[c->bin[i]]++;
         c->atoms[q] = i;
+        c->slot[i] = q;
         memcpy(c->xs + 3 * (size_t) q, x + 3 * (size_t) i, 3 * sizeof(double));
     }
     for (int b = c->nbins; b > 0; b--)

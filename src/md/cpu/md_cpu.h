@@ -14,38 +14,53 @@
 
 /* ------------------------------------------------------------ cell bins */
 
-/* Atoms of one rank (home and halo) sorted into bins at least `cut` wide.
- * Along a dimension with grid 1 the bins tile the periodic box and wrap;
- * with fewer than three bins there they collapse into one, so that a
- * stencil never meets the same bin twice. Along a decomposed dimension the
- * bins span the atoms' extent and do not wrap. */
+/* Atoms of one rank (home and halo) sorted into bins at least cut / reach
+ * wide. Along a dimension with grid 1 the bins tile the periodic box and
+ * wrap; with fewer than 2 reach + 1 bins there they collapse into one, so
+ * that a stencil never meets the same bin twice. Along a decomposed
+ * dimension the bins span the atoms' extent and do not wrap. */
 typedef struct hxi_md_cells {
     int nb[3];     /* bins per dimension */
     int wrap[3];   /* 1: periodic along this dimension */
     double lo[3];  /* origin of bin 0 */
     double inv[3]; /* bins per unit length */
     int nbins;
-    int *start; /* nbins + 1: atoms of bin b are atoms[start[b] .. start[b+1]) */
-    int *atoms; /* atom indices, bin by bin, ascending within a bin */
-    int *bin;   /* bin of each atom */
-    double *xs; /* coordinates in the order of atoms[], read sequentially */
-    int cap_bins, cap_atoms;
+    int *start;     /* nbins + 1: atoms of bin b are atoms[start[b] .. start[b+1]) */
+    int *atoms;     /* atom indices, bin by bin, ascending within a bin */
+    int *bin;       /* bin of each atom */
+    int *slot;      /* where each atom is in atoms[] */
+    double *xs;     /* coordinates in the order of atoms[], read sequentially */
+    uint8_t *zmask; /* zone bits in the order of atoms[] (neighbor.c) */
+    int *split;     /* where each bin's home atoms end (neighbor.c) */
+    double *cand;   /* one bin's candidates: x, y, z blocks of cap_cand (neighbor.c) */
+    int *cand_j;
+    uint8_t *cand_zm;
+    int cap_bins, cap_atoms, cap_zmask, cap_split, cap_cand;
 } hxi_md_cells;
 
-hx_status hxi_md_cells_build(hxi_md_cells *c, const hx_decomp *d, double cut, const double *x,
-                             int n);
+hx_status hxi_md_cells_build(hxi_md_cells *c, const hx_decomp *d, double cut, int reach,
+                             const double *x, int n);
 void hxi_md_cells_free(hxi_md_cells *c);
 
 /* ------------------------------------------------------- neighbour lists */
 
-/* Half list in rows: each pair once, in the row of one of its atoms; the
- * partners of atom i are j[start[i] .. start[i+1]). */
+/* Half list in rows: each pair once, in the row of one of its atoms. Row
+ * r holds the partners of atom atom[r], j[start[r] .. start[r+1]); rows
+ * come bin by bin, so that atoms near in space are near in the list.
+ * Within a row, the pairs whose distance needs no periodic image come
+ * first, up to wrap[r]; those that do (across a periodic face along an
+ * undecomposed dimension) follow, so that the force loop takes the
+ * minimum image only where it can matter. */
 typedef struct hxi_md_nlist {
     int rows;
+    int *atom;
     int *start;
+    int *wrap;
     int *j;
     int cap_rows;
     size_t cap_j;
+    int *spill; /* a row's image pairs while the row is built */
+    size_t cap_spill;
 } hxi_md_nlist;
 
 /* Minimum image along the dimensions with grid 1; half is +inf elsewhere,
@@ -58,8 +73,9 @@ typedef struct hxi_md_pbc {
 void hxi_md_pbc_init(hxi_md_pbc *b, const hx_decomp *d);
 
 /* Every pair (i, j) of this rank within `cut` whose zones say the pair is
- * ours (hx_zone_pair), once: home-home pairs into `local` (rows 0..nhome),
- * pairs with a halo atom into `nonlocal` (rows 0..ntotal). */
+ * ours (hx_zone_pair), once: home-home pairs into `local` (a row for each
+ * home atom), pairs with a halo atom into `nonlocal` (a row for every
+ * atom). */
 hx_status hxi_md_neigh_build(hxi_md_nlist *local, hxi_md_nlist *nonlocal, hxi_md_cells *cells,
                              const hx_decomp *d, double cut, const double *x, const uint8_t *zones,
                              int nhome, int ntotal);

@@ -23,6 +23,9 @@
 void hxi_md_nlist_free(hxi_md_nlist *l)
 {
     free(l->start);
+    free(l->atom);
+    free(l->wrap);
+    free(l->spill);
     free(l->j);
     memset(l, 0, sizeof *l);
 }
@@ -35,14 +38,17 @@ void hxi_md_pbc_init(hxi_md_pbc *b, const hx_decomp *d)
     }
 }
 
+/* Room for `rows` rows, none written yet. */
 static hx_status hxi_rows(hxi_md_nlist *l, int rows)
 {
     if (rows + 1 > l->cap_rows) {
         int cap = rows + rows / 4 + 16;
         HXI_CHECK(hxi_grow((void **) &l->start, (size_t) cap * sizeof(int), "neighbour rows"));
+        HXI_CHECK(hxi_grow((void **) &l->wrap, (size_t) cap * sizeof(int), "neighbour rows"));
+        HXI_CHECK(hxi_grow((void **) &l->atom, (size_t) cap * sizeof(int), "neighbour rows"));
         l->cap_rows = cap;
     }
-    l->rows = rows;
+    l->rows = 0;
     l->start[0] = 0;
     return HX_OK;
 }
@@ -63,23 +69,189 @@ static hx_status hxi_room(hxi_md_nlist *l, size_t need)
     return HX_OK;
 }
 
-/* The 13 offsets (dx, dy, dz) in {-1, 0, 1}^3 that come after (0, 0, 0) in
- * z-major order: with the bin itself, a half stencil. A pair of atoms in
- * different bins is met from the bin whose offset to the other is in this
- * set; in one bin, from the lower index. With at least 3 bins along a
- * wrapping dimension (or no wrap) the offsets name distinct bins, so every
- * pair is met exactly once. */
-static const int hxi_half_stencil[13][3] = {
-    {1, 0, 0},  {-1, 1, 0}, {0, 1, 0}, {1, 1, 0},  {-1, -1, 1}, {0, -1, 1}, {1, -1, 1},
-    {-1, 0, 1}, {0, 0, 1},  {1, 0, 1}, {-1, 1, 1}, {0, 1, 1},   {1, 1, 1}};
-
-/* Bin b + o along one dimension, or -1 when it falls off a non-wrapping edge. */
-static int hxi_shift_bin(const hxi_md_cells *c, int k, int b, int o)
+/* Room for one row's image pairs. */
+static hx_status hxi_spill_room(hxi_md_nlist *l, size_t need)
 {
-    int t = b + o, nb = c->nb[k];
-    if (c->wrap[k])
-        return (t + nb) % nb;
-    return t < 0 || t >= nb ? -1 : t;
+    if (need <= l->cap_spill)
+        return HX_OK;
+    HXI_CHECK(hxi_grow((void **) &l->spill, (need + 256) * sizeof(int), "neighbour row"));
+    l->cap_spill = need + 256;
+    return HX_OK;
+}
+
+/* Ends the row of atom i: its image pairs after the others. */
+static void hxi_row_end(hxi_md_nlist *l, int i, size_t *n, size_t nspill)
+{
+    const int r = l->rows++;
+    l->atom[r] = i;
+    l->wrap[r] = (int) *n;
+    memcpy(l->j + *n, l->spill, nspill * sizeof(int));
+    *n += nspill;
+    l->start[r + 1] = (int) *n;
+}
+
+/* Bins half the cutoff wide: an atom's partners lie in the 5 x 5 x 5 bins
+ * around its own, and the bins checked hold about 15.6 cut^3 of space
+ * against 27 cut^3 for bins as wide as the cutoff. */
+#define HXI_REACH       2
+#define HXI_SPAN        (2 * HXI_REACH + 1)
+#define HXI_MAX_STENCIL ((HXI_SPAN * HXI_SPAN * HXI_SPAN - 1) / 2)
+
+/* The half stencil: the offsets in [-R, R]^3 that come after (0, 0, 0) in
+ * z-major order, less those whose bins are too far apart to hold a pair
+ * within the cutoff. A pair of atoms in different bins is met from the
+ * bin whose offset to the other is in this set; in one bin, from the lower
+ * index. With at least 2R + 1 bins along a wrapping dimension (or no wrap)
+ * the offsets name distinct bins, so every pair is met exactly once. */
+static int hxi_stencil(const hxi_md_cells *c, double cut, int off[][3])
+{
+    int n = 0;
+    for (int z = -HXI_REACH; z <= HXI_REACH; z++)
+        for (int y = -HXI_REACH; y <= HXI_REACH; y++)
+            for (int x = -HXI_REACH; x <= HXI_REACH; x++) {
+                const int o[3] = {x, y, z};
+                double gap2 = 0.0;
+                if (z < 0 || (z == 0 && (y < 0 || (y == 0 && x <= 0))))
+                    continue;
+                for (int k = 0; k < 3; k++) {
+                    int a = o[k] < 0 ? -o[k] : o[k];
+                    double g = a > 1 ? (a - 1) / c->inv[k] : 0.0;
+                    gap2 += g * g;
+                }
+                if (gap2 >= cut * cut)
+                    continue;
+                off[n][0] = x, off[n][1] = y, off[n][2] = z;
+                n++;
+            }
+    return n;
+}
+
+/* Zone offsets as 3 bits, one per dimension with a nonzero offset: a
+ * pair is this rank's iff the two masks share no bit (hx_zone_pair). */
+static unsigned hxi_zone_bits(const uint8_t *z)
+{
+    return (unsigned) (z[0] != 0) | (unsigned) (z[1] != 0) << 1 | (unsigned) (z[2] != 0) << 2;
+}
+
+#define HXI_SEARCH_CHUNK 64
+
+/* The partners among candidates [g0, g1) of the gathered set (coordinates
+ * in separate arrays, already moved to their image nearest the bin): the
+ * distances a chunk at a time in one loop the compiler vectorises, then
+ * the partners within the cutoff (and of this rank by their zones, mi
+ * being the atom's zone bits) appended to out[*n ..] without a branch
+ * (about one candidate in four is taken, which a branch would mispredict). */
+static void hxi_take(const hxi_md_cells *c, int g0, int g1, const double *xi, double cut2,
+                     unsigned mi, int *out, size_t *n)
+{
+    const double *cx = c->cand, *cy = c->cand + c->cap_cand,
+                 *cz = c->cand + 2 * (size_t) c->cap_cand;
+    double r2[HXI_SEARCH_CHUNK];
+    size_t a = *n;
+    for (int q0 = g0; q0 < g1; q0 += HXI_SEARCH_CHUNK) {
+        const int m = g1 - q0 < HXI_SEARCH_CHUNK ? g1 - q0 : HXI_SEARCH_CHUNK;
+        for (int k = 0; k < m; k++) {
+            const double dx = xi[0] - cx[q0 + k], dy = xi[1] - cy[q0 + k], dz = xi[2] - cz[q0 + k];
+            r2[k] = dx * dx + dy * dy + dz * dz;
+        }
+        for (int k = 0; k < m; k++) {
+            out[a] = c->cand_j[q0 + k];
+            a += (size_t) ((r2[k] < cut2) & ((c->cand_zm[q0 + k] & mi) == 0));
+        }
+    }
+    *n = a;
+}
+
+/* The same for atoms p0 .. p1 of the atom's own bin (no image). */
+static void hxi_take_own(const hxi_md_cells *c, const uint8_t *zmask, int p0, int p1,
+                         const double *xi, double cut2, unsigned mi, int *out, size_t *n)
+{
+    size_t a = *n;
+    for (int p = p0; p < p1; p++) {
+        const double *xj = c->xs + 3 * (size_t) p;
+        const double dx = xi[0] - xj[0], dy = xi[1] - xj[1], dz = xi[2] - xj[2];
+        out[a] = c->atoms[p];
+        a += (size_t) ((dx * dx + dy * dy + dz * dz < cut2) & ((zmask[p] & mi) == 0));
+    }
+    *n = a;
+}
+
+/* Gathers the atoms of bins[1 .. nbins) (bin b's stencil, its own bin
+ * left out) into c->cand, each moved by its bin's shift, in four groups:
+ * group[g] .. group[g+1] for g = 2 image + halo (image: the bin wrapped
+ * across a periodic face; halo: the atom is not a home atom). */
+static hx_status hxi_gather(hxi_md_cells *c, const int *split, const int *bins, double (*shift)[3],
+                            int nbins, int group[5])
+{
+    int count[4] = {0, 0, 0, 0}, pos[4];
+    for (int q = 1; q < nbins; q++) {
+        const int img = shift[q][0] != 0.0 || shift[q][1] != 0.0 || shift[q][2] != 0.0;
+        count[2 * img] += split[bins[q]] - c->start[bins[q]];
+        count[2 * img + 1] += c->start[bins[q] + 1] - split[bins[q]];
+    }
+    group[0] = 0;
+    for (int g = 0; g < 4; g++)
+        group[g + 1] = group[g] + count[g];
+    if (group[4] > c->cap_cand) {
+        int cap = group[4] + group[4] / 2 + 64;
+        HXI_CHECK(hxi_grow((void **) &c->cand, (size_t) cap * 3 * sizeof(double),
+                           "neighbour candidates"));
+        HXI_CHECK(
+            hxi_grow((void **) &c->cand_j, (size_t) cap * sizeof(int), "neighbour candidates"));
+        HXI_CHECK(hxi_grow((void **) &c->cand_zm, (size_t) cap, "neighbour candidates"));
+        c->cap_cand = cap;
+    }
+    for (int g = 0; g < 4; g++)
+        pos[g] = group[g];
+    for (int q = 1; q < nbins; q++) {
+        const int img = shift[q][0] != 0.0 || shift[q][1] != 0.0 || shift[q][2] != 0.0;
+        for (int p = c->start[bins[q]]; p < c->start[bins[q] + 1]; p++) {
+            const int g = 2 * img + (p >= split[bins[q]]);
+            const double *xj = c->xs + 3 * (size_t) p;
+            const int t = pos[g]++;
+            c->cand[t] = xj[0] - shift[q][0];
+            c->cand[c->cap_cand + t] = xj[1] - shift[q][1];
+            c->cand[2 * (size_t) c->cap_cand + t] = xj[2] - shift[q][2];
+            c->cand_j[t] = c->atoms[p];
+            c->cand_zm[t] = c->zmask[p];
+        }
+    }
+    return HX_OK;
+}
+
+/* As hxi_search, with the minimum image taken pair by pair along the
+ * periodic dimensions whose bins collapsed into one (small boxes). */
+static void hxi_search_min_image(const hxi_md_pbc *pbc, const double half[3], const hxi_md_cells *c,
+                                 int p0, int end, const double *xi, double cut2, int i, int pi,
+                                 int nhome, const uint8_t *zmask, hxi_md_nlist *local,
+                                 hxi_md_nlist *nonlocal, size_t *nl, size_t *nn, size_t *sl,
+                                 size_t *sn)
+{
+    const unsigned mi = zmask[pi];
+    for (int p = p0; p < end; p++) {
+        const int j = c->atoms[p];
+        const double *xj = c->xs + 3 * (size_t) p;
+        double d[3] = {xi[0] - xj[0], xi[1] - xj[1], xi[2] - xj[2]};
+        int image = 0;
+        for (int k = 0; k < 3; k++) {
+            if (d[k] > half[k])
+                d[k] -= pbc->len[k], image = 1;
+            else if (d[k] < -half[k])
+                d[k] += pbc->len[k], image = 1;
+        }
+        if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] >= cut2 || (zmask[p] & mi) != 0)
+            continue;
+        if (i < nhome && j < nhome) {
+            if (image)
+                local->spill[(*sl)++] = j;
+            else
+                local->j[(*nl)++] = j;
+        } else if (image) {
+            nonlocal->spill[(*sn)++] = j;
+        } else {
+            nonlocal->j[(*nn)++] = j;
+        }
+    }
 }
 
 hx_status hxi_md_neigh_build(hxi_md_nlist *local, hxi_md_nlist *nonlocal, hxi_md_cells *cells,
@@ -89,75 +261,119 @@ hx_status hxi_md_neigh_build(hxi_md_nlist *local, hxi_md_nlist *nonlocal, hxi_md
     const double cut2 = cut * cut;
     hxi_md_pbc pbc;
     size_t nl = 0, nn = 0;
+    int off[HXI_MAX_STENCIL][3], noff, per_pair = 0;
+    int bins[HXI_MAX_STENCIL + 1], first[HXI_MAX_STENCIL + 1], nbins, group[5] = {0, 0, 0, 0, 0};
+    double shift[HXI_MAX_STENCIL + 1][3], mi_half[3];
+    uint8_t *zmask;
+    int *split;
 
     hxi_md_pbc_init(&pbc, d);
-    HXI_CHECK(hxi_md_cells_build(cells, d, cut, x, ntotal));
+    HXI_CHECK(hxi_md_cells_build(cells, d, cut, HXI_REACH, x, ntotal));
+    noff = hxi_stencil(cells, cut, off);
+    if (ntotal > cells->cap_zmask) {
+        HXI_CHECK(hxi_grow((void **) &cells->zmask, (size_t) cells->cap_atoms, "atom zones"));
+        cells->cap_zmask = cells->cap_atoms;
+    }
+    zmask = cells->zmask;
+    for (int p = 0; p < ntotal; p++)
+        zmask[p] = (uint8_t) hxi_zone_bits(zones + 4 * (size_t) cells->atoms[p]);
+    /* Where each bin's home atoms end (they come first: atoms ascend). */
+    if (cells->nbins > cells->cap_split) {
+        HXI_CHECK(hxi_grow((void **) &cells->split, (size_t) cells->cap_bins * sizeof(int),
+                           "neighbour bins"));
+        cells->cap_split = cells->cap_bins;
+    }
+    split = cells->split;
+    for (int b = 0; b < cells->nbins; b++) {
+        int p = cells->start[b];
+        while (p < cells->start[b + 1] && cells->atoms[p] < nhome)
+            p++;
+        split[b] = p;
+    }
+    /* A periodic dimension whose bins collapsed into one: there the
+     * minimum image is taken pair by pair; elsewhere a bin's wrap gives
+     * the image. */
+    for (int k = 0; k < 3; k++) {
+        mi_half[k] = d->grid[k] == 1 && !cells->wrap[k] ? pbc.half[k] : INFINITY;
+        per_pair |= d->grid[k] == 1 && !cells->wrap[k];
+    }
     HXI_CHECK(hxi_rows(local, nhome));
     HXI_CHECK(hxi_rows(nonlocal, ntotal));
     /* A first guess of the list sizes; grown below when it falls short. */
     HXI_CHECK(hxi_room(local, (size_t) nhome * 48 + 64));
     HXI_CHECK(hxi_room(nonlocal, (size_t) (ntotal - nhome) * 48 + 64));
 
-    for (int i = 0; i < ntotal; i++) {
-        const double *xi = x + 3 * (size_t) i;
-        const uint8_t *zi = zones + 4 * (size_t) i;
-        const int b = cells->bin[i];
+    /* Bin by bin: the bins to search, each with the shift that brings its
+     * atoms to the image nearest this bin's, then a row for each atom. */
+    for (int b = 0; b < cells->nbins; b++) {
         const int bxyz[3] = {b % cells->nb[0], (b / cells->nb[0]) % cells->nb[1],
                              b / (cells->nb[0] * cells->nb[1])};
-        int bins[14], nbins = 0;
-        size_t most = 0;
-
-        bins[nbins++] = b;
-        for (int o = 0; o < 13; o++) {
+        if (cells->start[b] == cells->start[b + 1])
+            continue;
+        bins[0] = b;
+        shift[0][0] = shift[0][1] = shift[0][2] = 0.0;
+        nbins = 1;
+        for (int o = 0; o < noff; o++) {
             int t[3], ok = 1;
             for (int k = 0; k < 3 && ok; k++) {
-                t[k] = hxi_shift_bin(cells, k, bxyz[k], hxi_half_stencil[o][k]);
-                ok = t[k] >= 0;
+                t[k] = bxyz[k] + off[o][k];
+                shift[nbins][k] = 0.0;
+                if (cells->wrap[k]) {
+                    if (t[k] < 0) {
+                        t[k] += cells->nb[k];
+                        shift[nbins][k] = pbc.len[k];
+                    } else if (t[k] >= cells->nb[k]) {
+                        t[k] -= cells->nb[k];
+                        shift[nbins][k] = -pbc.len[k];
+                    }
+                } else {
+                    ok = t[k] >= 0 && t[k] < cells->nb[k];
+                }
             }
-            if (ok)
-                bins[nbins++] = t[0] + cells->nb[0] * (t[1] + cells->nb[1] * t[2]);
+            if (!ok)
+                continue;
+            bins[nbins] = t[0] + cells->nb[0] * (t[1] + cells->nb[1] * t[2]);
+            first[nbins] = cells->start[bins[nbins]];
+            nbins++;
         }
-        /* Room for every candidate at once, so the loop below only appends. */
-        for (int q = 0; q < nbins; q++)
-            most += (size_t) (cells->start[bins[q] + 1] - cells->start[bins[q]]);
-        HXI_CHECK(hxi_room(local, nl + most));
-        HXI_CHECK(hxi_room(nonlocal, nn + most));
-
-        for (int q = 0; q < nbins; q++) {
-            for (int p = cells->start[bins[q]]; p < cells->start[bins[q] + 1]; p++) {
-                int j = cells->atoms[p];
-                const double *xj = cells->xs + 3 * (size_t) p;
-                double dx, dy, dz;
-                if (q == 0 && j <= i)
-                    continue;
-                if (i >= nhome && j >= nhome && !hx_zone_pair(zi, zones + 4 * (size_t) j))
-                    continue;
-                dx = xi[0] - xj[0];
-                dy = xi[1] - xj[1];
-                dz = xi[2] - xj[2];
-                if (dx > pbc.half[0])
-                    dx -= pbc.len[0];
-                else if (dx < -pbc.half[0])
-                    dx += pbc.len[0];
-                if (dy > pbc.half[1])
-                    dy -= pbc.len[1];
-                else if (dy < -pbc.half[1])
-                    dy += pbc.len[1];
-                if (dz > pbc.half[2])
-                    dz -= pbc.len[2];
-                else if (dz < -pbc.half[2])
-                    dz += pbc.len[2];
-                if (dx * dx + dy * dy + dz * dz >= cut2)
-                    continue;
-                if (i < nhome && j < nhome)
-                    local->j[nl++] = j;
-                else
-                    nonlocal->j[nn++] = j;
+        if (!per_pair)
+            HXI_CHECK(hxi_gather(cells, split, bins, shift, nbins, group));
+        for (int pi = cells->start[b]; pi < cells->start[b + 1]; pi++) {
+            const int i = cells->atoms[pi];
+            const double *xi = cells->xs + 3 * (size_t) pi;
+            const int own_end = cells->start[b + 1];
+            size_t most = 0, sl = 0, sn = 0;
+            first[0] = pi + 1; /* in its own bin, the atoms after it */
+            /* Room for every candidate at once, so the search only appends. */
+            for (int q = 0; q < nbins; q++)
+                most += (size_t) (cells->start[bins[q] + 1] - first[q]);
+            HXI_CHECK(hxi_room(local, nl + most));
+            HXI_CHECK(hxi_room(nonlocal, nn + most));
+            HXI_CHECK(hxi_spill_room(local, most));
+            HXI_CHECK(hxi_spill_room(nonlocal, most));
+            if (per_pair) {
+                for (int q = 0; q < nbins; q++)
+                    hxi_search_min_image(&pbc, mi_half, cells, first[q], cells->start[bins[q] + 1],
+                                         xi, cut2, i, pi, nhome, zmask, local, nonlocal, &nl, &nn,
+                                         &sl, &sn);
+            } else if (i < nhome) {
+                const int mid = split[b] > pi + 1 ? split[b] : pi + 1;
+                hxi_take_own(cells, zmask, pi + 1, mid, xi, cut2, 0u, local->j, &nl);
+                hxi_take_own(cells, zmask, mid, own_end, xi, cut2, 0u, nonlocal->j, &nn);
+                hxi_take(cells, group[0], group[1], xi, cut2, 0u, local->j, &nl);
+                hxi_take(cells, group[1], group[2], xi, cut2, 0u, nonlocal->j, &nn);
+                hxi_take(cells, group[2], group[3], xi, cut2, 0u, local->spill, &sl);
+                hxi_take(cells, group[3], group[4], xi, cut2, 0u, nonlocal->spill, &sn);
+            } else {
+                const unsigned mi = zmask[pi];
+                hxi_take_own(cells, zmask, pi + 1, own_end, xi, cut2, mi, nonlocal->j, &nn);
+                hxi_take(cells, group[0], group[2], xi, cut2, mi, nonlocal->j, &nn);
+                hxi_take(cells, group[2], group[4], xi, cut2, mi, nonlocal->spill, &sn);
             }
+            if (i < nhome)
+                hxi_row_end(local, i, &nl, sl);
+            hxi_row_end(nonlocal, i, &nn, sn);
         }
-        if (i < nhome)
-            local->start[i + 1] = (int) nl;
-        nonlocal->start[i + 1] = (int) nn;
     }
     return HX_OK;
 }
