@@ -30,7 +30,8 @@ if(HALOX_FUZZ)
     foreach(tok units lj atom_style atomic lattice fcc region block create_box
                 create_atoms box mass velocity all create loop geom dist gaussian mom rot
                 pair_style lj/cut pair_coeff pair_modify shift neighbor bin neigh_modify
-                every delay check yes no fix nve timestep thermo dump atom xyz run pre post
+                every delay check yes no fix nve timestep thermo dump dump_modify sort id atom xyz run
+                pre post local sum units lattice uniform
                 variable index equal v_ "\${" "}" "$(" ")" "&\\x0A" "\\\"" "#" "^" "1e308")
       file(APPEND ${_dict} "\"${tok}\"\n")
     endforeach()

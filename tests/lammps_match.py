@@ -34,6 +34,10 @@ Which runs are compared, as LAMMPS documents its loop modes:
   - loop local: a stream per process over its own atoms, which depends on
     the decomposition in either program: 1 rank against 1 rank only.
 
+Trajectories: `dump ID all atom|xyz N FILE` with `dump_modify ID sort id`
+on a small deck: halox-md's file on 1 and 3 ranks must equal LAMMPS's
+(1 process) byte for byte (LAMMPS prints coordinates to 6 digits).
+
 Exit 0 when every comparison holds; prints SKIPPED (and exits 0) when lmp
 is not installed, so that ctest reports a skip, not a pass.
 """
@@ -100,6 +104,10 @@ def deck_text(cells, rho, temp, seed, vel, extra):
     ]
     lines += rest + ["fix 1 all nve"]
     return lines
+
+
+# Trajectory decks: (name, dump style, file name).
+DUMPS = [("dump_atom", "atom", "traj.atom"), ("dump_xyz", "xyz", "traj.xyz")]
 
 
 def thermo_rows(text):
@@ -200,6 +208,28 @@ def main():
             print("%-16s loop %-5s compared at %s rank(s)" %
                   (name, loop, ",".join(str(n) for n in ranks
                                          if not (loop == "local" and n != 1))))
+        for (name, style, fname) in DUMPS:
+            if only and name not in only:
+                continue
+            lines = deck_text((6, 7, 8), 0.8442, 1.44, 87287, "loop geom", [])
+            path = os.path.join(tmp, "in." + name)
+            with open(path, "w") as f:
+                f.write("\n".join(lines + ["dump d all %s 5 %s" % (style, fname),
+                                            "dump_modify d sort id", "run 10"]) + "\n")
+            run(launch(1, lmp) + ["-in", path, "-log", "none", "-echo", "none"], tmp)
+            with open(os.path.join(tmp, fname), "rb") as f:
+                want = f.read()
+            for n in ranks:
+                os.remove(os.path.join(tmp, fname))
+                run(launch(n, a.halox) + ["-in", path, "--cpu"] + a.halox_args.split(), tmp)
+                with open(os.path.join(tmp, fname), "rb") as f:
+                    got = f.read()
+                compared += 1
+                if got != want:
+                    failures.append("%s: halox-md's %s file on %d rank(s) differs from LAMMPS's "
+                                    "(%d vs %d bytes)" % (name, style, n, len(got), len(want)))
+            print("%-16s dump %-5s compared at %s rank(s)" %
+                  (name, style, ",".join(str(n) for n in ranks)))
     print("%d comparisons, largest difference after step 0: %.2e (bound %.0e)" %
           (compared, worst, TOL))
     if compared == 0:

@@ -134,8 +134,9 @@ static void test_all_and_vars(void)
         HXT_CHECK(c.skin == 0.4 && c.neigh_every == 2 && c.neigh_delay == 4 && c.neigh_check == 1,
                   "lists %g %d %d %d", c.skin, c.neigh_every, c.neigh_delay, c.neigh_check);
         HXT_CHECK(c.nve == 1 && c.dt == 0.002 && c.thermo_every == 10, "integration");
-        HXT_CHECK(c.dump_every == 25 && strcmp(c.dump_file, "traj.xyz") == 0, "dump %d %s",
-                  c.dump_every, c.dump_file);
+        HXT_CHECK(c.dump_every == 25 && strcmp(c.dump_file, "traj.xyz") == 0 &&
+                      c.dump_style == HX_MD_DUMP_ATOM,
+                  "dump %d %s style %d", c.dump_every, c.dump_file, (int) c.dump_style);
         HXT_CHECK(c.steps == 70, "two runs add up: %d", c.steps);
     }
     hx_md_config_defaults(&c);
@@ -194,6 +195,9 @@ static void test_lexical(void)
     if (HXT_OK(parse(HEAD "dump d all atom 7 \"a#b$x.xyz\" # comment\nrun 1", &c, NULL, 0)))
         HXT_CHECK(strcmp(c.dump_file, "a#b$x.xyz") == 0 && c.dump_every == 7, "file %s",
                   c.dump_file);
+    if (HXT_OK(parse(HEAD "dump t all xyz 3 t.xyz\ndump_modify t sort id\nrun 1", &c, NULL, 0)))
+        HXT_CHECK(c.dump_style == HX_MD_DUMP_XYZ && c.dump_every == 3, "xyz style %d",
+                  (int) c.dump_style);
 
     /* $(formula), precedence, v_ of index and equal variables. */
     if (HXT_OK(parse(HEAD "variable a index 4\nvariable b equal v_a*2+1\n"
@@ -329,6 +333,12 @@ static const bad_case bad_lines[] = {
     {"fix 1 all nvt temp 1 1 0.1", HX_ERR_PARSE, "t.in:10: fix style 'nvt'"},
     {"fix 1 mobile nve", HX_ERR_PARSE, "t.in:10: fix group 'mobile'"},
     {"dump d all custom 10 f id x", HX_ERR_PARSE, "t.in:10: dump style 'custom'"},
+    {"dump_modify d sort id", HX_ERR_PARSE, "t.in:10: dump_modify: no dump 'd'"},
+    {"dump d all atom 5 f\ndump_modify d sort 2", HX_ERR_PARSE,
+     "t.in:11: dump_modify sort 2: halox-md writes atoms in id order only"},
+    {"dump d all atom 5 f\ndump_modify d scale no", HX_ERR_PARSE,
+     "t.in:11: dump_modify keyword 'scale'"},
+    {"dump d all atom 5 f\ndump_modify d", HX_ERR_PARSE, "t.in:11: dump_modify takes a keyword"},
     {"dump d all atom 0 f.xyz", HX_ERR_PARSE, "t.in:10: dump: the dump interval must be"},
     {"dump d all atom 10 f.*.xyz", HX_ERR_PARSE, "t.in:10: dump file 'f.*.xyz'"},
     {"variable v string hello", HX_ERR_PARSE, "t.in:10: variable style 'string'"},

@@ -46,6 +46,7 @@ void hx_md_config_defaults(hx_md_config *c)
     c->use_gpu = -1;
     c->dump_every = 0;
     c->dump_file[0] = '\0';
+    c->dump_style = HX_MD_DUMP_EXTXYZ;
     c->progress = 1;
     c->stats_csv[0] = '\0';
 }
@@ -138,6 +139,9 @@ hx_status hx_md_config_check(const hx_md_config *c)
                          c->use_gpu);
     if (!has_nul(c->dump_file, sizeof c->dump_file))
         return hxi_error(HX_ERR_INVALID, "dump file name is not terminated (--dump)");
+    if (c->dump_style != HX_MD_DUMP_EXTXYZ && c->dump_style != HX_MD_DUMP_ATOM &&
+        c->dump_style != HX_MD_DUMP_XYZ)
+        return hxi_error(HX_ERR_INVALID, "dump style %d is unknown", (int) c->dump_style);
     if (c->dump_every < 0)
         return hxi_error(HX_ERR_INVALID, "dump interval %d must be >= 0 (--dump-every)",
                          c->dump_every);

@@ -79,6 +79,7 @@ typedef struct deck {
     int nregions;
     char box_region[DECK_MAX_NAME];
     char fix_id[DECK_MAX_NAME];
+    char dump_id[DECK_MAX_NAME];
 } deck;
 
 /* ------------------------------------------------------------- messages */
@@ -1080,8 +1081,10 @@ static hx_status cmd_thermo(deck *d)
     return get_int32(d, "the thermo interval", d->words[1], 0, &d->c.thermo_every);
 }
 
-/* `dump ID all atom N FILE`: halox-md writes extended XYZ, not LAMMPS's
- * atom format, every N steps into FILE. */
+/* `dump ID all atom|xyz N FILE`: LAMMPS's atom format (id type xs ys zs)
+ * or its xyz format (type x y z), with LAMMPS's headers and number formats,
+ * a frame at the first step and every N steps; atoms in id order, as LAMMPS
+ * writes them with `dump_modify ID sort id`. */
 static hx_status cmd_dump(deck *d)
 {
     static const char usage[] = "dump ID all atom N FILE";
@@ -1111,8 +1114,33 @@ static hx_status cmd_dump(deck *d)
                           "not supported",
                           show(file).s);
     snprintf(d->c.dump_file, sizeof d->c.dump_file, "%s", file);
+    snprintf(d->dump_id, sizeof d->dump_id, "%s", d->words[1]);
     d->c.dump_every = every;
+    d->c.dump_style = strcmp(d->words[3], "atom") == 0 ? HX_MD_DUMP_ATOM : HX_MD_DUMP_XYZ;
     d->have_dump = 1;
+    return HX_OK;
+}
+
+/* `dump_modify ID sort id`: halox-md writes every frame in id order. */
+static hx_status cmd_dump_modify(deck *d)
+{
+    static const char usage[] = "dump_modify ID sort id";
+    HXI_CHECK(nargs(d, 2, DECK_MAX_WORDS, usage));
+    if (!d->have_dump || strcmp(d->words[1], d->dump_id) != 0)
+        return deck_error(d, "dump_modify: no dump '%s' (define it with `dump %s all atom N FILE`)",
+                          show(d->words[1]).s, show(d->words[1]).s);
+    for (int i = 2; i < d->nwords; i += 2) {
+        const char *k = d->words[i];
+        const char *v = i + 1 < d->nwords ? d->words[i + 1] : NULL;
+        if (strcmp(k, "sort") != 0)
+            return deck_error(d, "dump_modify keyword '%s' is not supported (%s)", show(k).s,
+                              usage);
+        if (!v || strcmp(v, "id") != 0)
+            return deck_error(d, "dump_modify sort %s: halox-md writes atoms in id order only (%s)",
+                              v ? show(v).s : "(nothing)", usage);
+    }
+    if (d->nwords == 2)
+        return deck_error(d, "dump_modify takes a keyword (%s)", usage);
     return HX_OK;
 }
 
@@ -1220,6 +1248,7 @@ static const deck_command commands[] = {
     {"timestep", cmd_timestep},
     {"thermo", cmd_thermo},
     {"dump", cmd_dump},
+    {"dump_modify", cmd_dump_modify},
     {"run", cmd_run},
     {"variable", cmd_variable},
 };

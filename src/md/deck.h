@@ -11,13 +11,14 @@
  *   lattice fcc RHO               region ID block 0 NX 0 NY 0 NZ [units lattice]
  *   create_box 1 ID               create_atoms 1 box | create_atoms 1 region ID
  *   mass 1|* M                    velocity all create T SEED [dist uniform|gaussian]
- *                                   [loop geom|all|local] [mom yes] [rot no]
+ *                                   [loop all|local|geom] [mom yes|no] [rot yes|no]
+ *                                   [sum no|yes] [units box|lattice]
  *   pair_style lj/cut RC          pair_coeff 1 1|* * EPS SIGMA [RC]
  *   pair_modify shift yes|no      neighbor SKIN bin
  *   neigh_modify [every N] [delay N] [check yes|no]
  *   fix ID all nve                timestep DT
  *   thermo N                      dump ID all atom|xyz N FILE
- *   run N [pre yes|no] [post yes|no]
+ *   dump_modify ID sort id        run N [pre yes|no] [post yes|no]
  *   variable NAME index VALUE     variable NAME equal FORMULA
  * with LAMMPS's lexical rules: `#` comments, a trailing `&` continues a line,
  * "..." and '...' quote one word (no substitution or comment inside), and
@@ -29,8 +30,9 @@
  * 0.3 bin, neigh_modify every 1 delay 0 check yes, pair_modify shift no, no
  * velocity command: atoms start at rest, no fix nve: nve = 0). The run-time
  * fields (transport, grid, use_gpu, velocity_mode, progress) are not deck
- * matters and keep what cfg held; dump_every/dump_file change only when the
- * deck has a dump command.
+ * matters and keep what cfg held; dump_every/dump_file/dump_style change
+ * only when the deck has a dump command. Each keyword is done as LAMMPS
+ * does it (velocity create exactly: velocity_lammps.c) or refused.
  *
  * Several `run` commands: the first ends the set-up and later ones add their
  * steps; after the first run only `variable` and `run` are accepted, since

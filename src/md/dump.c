@@ -1,14 +1,26 @@
 /*
- * dump.c - extended XYZ trajectory (read by ASE and OVITO).
+ * dump.c - trajectories.
  *
  * Rank 0 gathers every rank's atoms and writes them in global id order, so
- * that atom k is line k of every frame whatever the rank count:
+ * that atom k is line k of every frame whatever the rank count. Positions
+ * are as the engine holds them, which between neighbour-list rebuilds may
+ * lie slightly outside the box (LAMMPS's do too). Three formats:
+ *
+ * HX_MD_DUMP_EXTXYZ (--dump): extended XYZ, read by ASE and OVITO:
  *   N
  *   Lattice="Lx 0 0 0 Ly 0 0 0 Lz" Properties=species:S:1:pos:R:3:vel:R:3 Time=t Step=s pbc="T T T"
  *   Ar x y z vx vy vz
  * The species is a placeholder name for the one LJ type ("Ar", the textbook
- * LJ liquid); positions are as the engine holds them, which between
- * neighbour-list rebuilds may lie slightly outside the box.
+ * LJ liquid).
+ *
+ * HX_MD_DUMP_ATOM (deck `dump ID all atom N FILE`): LAMMPS's atom format,
+ * its defaults (scaled coordinates, no image flags), as LAMMPS writes it:
+ *   ITEM: TIMESTEP / s / ITEM: NUMBER OF ATOMS / N / ITEM: BOX BOUNDS pp pp pp
+ *   lo hi (three lines, %-1.16e) / ITEM: ATOMS id type xs ys zs
+ *   tag 1 xs ys zs (%g)
+ * HX_MD_DUMP_XYZ (deck `dump ID all xyz N FILE`): LAMMPS's xyz format:
+ *   N / Atoms. Timestep: s / 1 x y z (%g)
+ * Both with atoms sorted by id, as LAMMPS's `dump_modify ID sort id`.
  */
 #include "md/md_driver.h"
 
@@ -24,6 +36,7 @@ struct hxi_md_dump {
     hx_comm *comm;
     FILE *fp;
     char path[256];
+    hx_md_dump_style style;
     double *all;  /* rank 0: natoms * 6, by id */
     double *pack; /* this rank: n * 7 (id, x, v) */
     int64_t cap_all;
@@ -31,7 +44,8 @@ struct hxi_md_dump {
     int *counts, *displs;
 };
 
-hx_status hxi_md_dump_open(hxi_md_dump **out, hx_comm *comm, const char *path)
+hx_status hxi_md_dump_open(hxi_md_dump **out, hx_comm *comm, const char *path,
+                           hx_md_dump_style style)
 {
     hxi_md_dump *d = NULL;
     hx_status st = hxi_alloc((void **) &d, sizeof *d, "the trajectory writer");
@@ -39,6 +53,7 @@ hx_status hxi_md_dump_open(hxi_md_dump **out, hx_comm *comm, const char *path)
     if (st == HX_OK) {
         memset(d, 0, sizeof *d);
         d->comm = comm;
+        d->style = style;
         snprintf(d->path, sizeof d->path, "%s", path);
         if (hx_comm_rank(comm) == 0) {
             d->fp = fopen(path, "w");
@@ -147,12 +162,29 @@ static hx_status hxi_dump_collect(hxi_md_dump *d, const hx_md_system *sys)
     return hxi_agree(d->comm, st);
 }
 
-hx_status hxi_md_dump_frame(hxi_md_dump *d, const hx_md_system *sys, int64_t step, double time)
+/* One frame in rank 0's file, as d->style says. */
+static void hxi_dump_write(hxi_md_dump *d, const hx_md_system *sys, int64_t step, double time)
 {
-    const double *L = sys->decomp.box_len;
-    hx_status st = HX_OK;
-    HXI_CHECK(hxi_dump_collect(d, sys));
-    if (hx_comm_rank(d->comm) == 0) {
+    const double *lo = sys->decomp.box_lo, *L = sys->decomp.box_len;
+    if (d->style == HX_MD_DUMP_ATOM) {
+        fprintf(d->fp, "ITEM: TIMESTEP\n%lld\nITEM: NUMBER OF ATOMS\n%lld\n", (long long) step,
+                (long long) sys->natoms);
+        fprintf(d->fp, "ITEM: BOX BOUNDS pp pp pp\n");
+        for (int k = 0; k < 3; k++)
+            fprintf(d->fp, "%-1.16e %-1.16e\n", lo[k], lo[k] + L[k]);
+        fprintf(d->fp, "ITEM: ATOMS id type xs ys zs\n");
+        for (int64_t k = 0; k < sys->natoms; k++) {
+            const double *p = d->all + 6 * (size_t) k;
+            fprintf(d->fp, "%lld 1 %g %g %g\n", (long long) k + 1, (p[0] - lo[0]) / L[0],
+                    (p[1] - lo[1]) / L[1], (p[2] - lo[2]) / L[2]);
+        }
+    } else if (d->style == HX_MD_DUMP_XYZ) {
+        fprintf(d->fp, "%lld\nAtoms. Timestep: %lld\n", (long long) sys->natoms, (long long) step);
+        for (int64_t k = 0; k < sys->natoms; k++) {
+            const double *p = d->all + 6 * (size_t) k;
+            fprintf(d->fp, "1 %g %g %g\n", p[0], p[1], p[2]);
+        }
+    } else {
         fprintf(d->fp, "%lld\n", (long long) sys->natoms);
         fprintf(d->fp,
                 "Lattice=\"%.17g 0 0 0 %.17g 0 0 0 %.17g\" "
@@ -163,6 +195,15 @@ hx_status hxi_md_dump_frame(hxi_md_dump *d, const hx_md_system *sys, int64_t ste
             fprintf(d->fp, "Ar %.10g %.10g %.10g %.10g %.10g %.10g\n", p[0], p[1], p[2], p[3], p[4],
                     p[5]);
         }
+    }
+}
+
+hx_status hxi_md_dump_frame(hxi_md_dump *d, const hx_md_system *sys, int64_t step, double time)
+{
+    hx_status st = HX_OK;
+    HXI_CHECK(hxi_dump_collect(d, sys));
+    if (hx_comm_rank(d->comm) == 0) {
+        hxi_dump_write(d, sys, step, time);
         if (fflush(d->fp) != 0 || ferror(d->fp))
             st = hxi_error(HX_ERR_IO, "cannot write the trajectory \"%s\": %s", d->path,
                            strerror(errno));

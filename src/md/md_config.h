@@ -20,6 +20,13 @@ typedef enum hx_md_velocity_loop {
     HX_MD_LOOP_GEOM = 2   /* a stream per atom seeded by its coordinates */
 } hx_md_velocity_loop;
 
+/* The trajectory's format. */
+typedef enum hx_md_dump_style {
+    HX_MD_DUMP_EXTXYZ = 0, /* --dump: extended XYZ (positions and velocities; ASE, OVITO) */
+    HX_MD_DUMP_ATOM = 1,   /* deck `dump ... atom`: LAMMPS's atom format (id type xs ys zs) */
+    HX_MD_DUMP_XYZ = 2     /* deck `dump ... xyz`: LAMMPS's xyz format (type x y z) */
+} hx_md_dump_style;
+
 /* One `run N` of the deck, with the settings in force when it was read. */
 typedef struct hx_md_config {
     /* system */
@@ -52,8 +59,9 @@ typedef struct hx_md_config {
     char transport[32]; /* "cpu", "mpi", "nccl", "nvshmem-fused", ... */
     int grid[3];        /* 0,0,0: chosen for the rank count */
     int use_gpu;        /* -1 auto, 0 CPU engine, 1 GPU engine */
-    int dump_every;     /* extended XYZ trajectory every N steps (0: none) */
+    int dump_every;     /* a trajectory frame every N steps (0: none) */
     char dump_file[256];
+    hx_md_dump_style dump_style;
     int progress;        /* print a progress line with ETA */
     char stats_csv[256]; /* append one row of timings to this CSV ("" none) */
 } hx_md_config;

@@ -23,7 +23,8 @@ void hxi_md_thermo_row(FILE *out, const hx_md_thermo *t);
 /* Extended XYZ trajectory written by rank 0 from every rank's atoms. */
 typedef struct hxi_md_dump hxi_md_dump;
 /* Collective. */
-hx_status hxi_md_dump_open(hxi_md_dump **dump, hx_comm *comm, const char *path);
+hx_status hxi_md_dump_open(hxi_md_dump **dump, hx_comm *comm, const char *path,
+                           hx_md_dump_style style);
 /* Collective: sys holds this rank's current atoms (engine gather). */
 hx_status hxi_md_dump_frame(hxi_md_dump *dump, const hx_md_system *sys, int64_t step, double time);
 void hxi_md_dump_close(hxi_md_dump *dump);

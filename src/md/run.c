@@ -295,7 +295,7 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
         fflush(stdout);
     }
     if (cfg->dump_every > 0 && cfg->dump_file[0]) {
-        st = hxi_md_dump_open(&dump, comm, cfg->dump_file);
+        st = hxi_md_dump_open(&dump, comm, cfg->dump_file, cfg->dump_style);
         if (st != HX_OK)
             goto done;
     }
