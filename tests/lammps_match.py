@@ -2,7 +2,7 @@
 """Runs halox-md (CPU engine) and LAMMPS (`lmp`) on the same decks and
 compares their thermo rows.
 
-Decks: a set of our own that varies density, box shape, temperature, seed,
+Decks: a set of our own (18) that varies density, box shape, temperature, seed,
 mass, cutoff (pair_style and pair_coeff), energy shift, skin, neighbour
 every/delay/check, timestep, thermo interval and every velocity keyword.
 Each runs on 1 and 3 ranks in both programs.
@@ -68,6 +68,7 @@ DECKS = [
      ["neighbor 0.1 bin", "neigh_modify every 1 delay 0 check yes"], 100, 10),
     ("long_box", (16, 8, 8), 0.8442, 1.44, 87287, "loop geom",
      ["neigh_modify every 2 delay 4 check yes"], 100, 50),
+    ("thin_box", (4, 10, 9), 0.8442, 1.44, 87287, "loop geom", [], 100, 50),
     ("flat_box", (12, 12, 8), 0.8442, 1.0, 424242, "dist gaussian loop geom", [], 100, 50),
     ("cutoff3", (10, 10, 9), 0.8442, 1.44, 87287, "loop geom", ["pair_style lj/cut 3.0",
                                                               "pair_coeff 1 1 1.0 1.0 3.0"],

@@ -1,7 +1,8 @@
 /*
  * test_md_forces.c - the CPU engine against a brute-force all-pairs sum.
  *
- * The default system (32,000 atoms, fcc 0.8442, rc 2.5): at step 0 the
+ * The default system (32,000 atoms, fcc 0.8442, rc 2.5), and a thin box of
+ * 4 x 10 x 9 cells (the neighbour search's small-box path): at step 0 the
  * engine's E_pair per atom and pressure must equal an all-pairs double
  * computation done here (every pair i < j, minimum image in every
  * dimension, no cells, no halo, no zones) to 1e-10 relative, with and
@@ -83,9 +84,8 @@ static double lj_offset(const hx_md_config *cfg)
     return 4.0 * cfg->epsilon * (q6 * q6 - q6);
 }
 
-int main(int argc, char **argv)
+static void one_system(hx_comm *comm, int nx, int ny, int nz)
 {
-    hx_comm *comm = hxt_init(&argc, &argv, "test_md_forces");
     int rank = hx_comm_rank(comm), size = hx_comm_size(comm);
     hx_md_config cfg, cfg_shift;
     hx_md_system sys, sys2;
@@ -97,6 +97,7 @@ int main(int argc, char **argv)
     ref_sums rs;
 
     hx_md_config_defaults(&cfg);
+    cfg.cells[0] = nx, cfg.cells[1] = ny, cfg.cells[2] = nz;
     cfg_shift = cfg;
     cfg_shift.shift_energy = 1;
     memset(&sys, 0, sizeof sys);
@@ -105,7 +106,7 @@ int main(int argc, char **argv)
         !HXT_OK(tmd_setup(comm, &cfg_shift, &sys2, &eng2)))
         goto done;
     N = sys.natoms;
-    HXT_CHECK(N == 32000, "default system has %lld atoms, want 32000", (long long) N);
+    HXT_CHECK(N == 4LL * nx * ny * nz, "%dx%dx%d cells hold %lld atoms", nx, ny, nz, (long long) N);
     memcpy(L, sys.decomp.box_len, sizeof L);
     V = L[0] * L[1] * L[2];
     a = pow(4.0 / cfg.density, 1.0 / 3.0);
@@ -242,5 +243,15 @@ done:
     free(fall);
     tmd_free(&sys, eng);
     tmd_free(&sys2, eng2);
+}
+
+int main(int argc, char **argv)
+{
+    hx_comm *comm = hxt_init(&argc, &argv, "test_md_forces");
+    one_system(comm, 20, 20, 20);
+    /* 4 cells (6.7) along x: under five half-cutoff bins, so the neighbour
+     * search takes the minimum image pair by pair, with y and z wrapping
+     * by bins (each 10 and 9 cells). */
+    one_system(comm, 4, 10, 9);
     return hxt_finish(comm);
 }

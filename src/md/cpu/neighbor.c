@@ -219,8 +219,9 @@ static hx_status hxi_gather(hxi_md_cells *c, const int *split, const int *bins, 
     return HX_OK;
 }
 
-/* As hxi_search, with the minimum image taken pair by pair along the
- * periodic dimensions whose bins collapsed into one (small boxes). */
+/* As hxi_take for a whole stencil bin, with the minimum image taken pair by
+ * pair along the periodic dimensions (half[k] is +inf along the others);
+ * for boxes whose bins collapsed into one along some periodic dimension. */
 static void hxi_search_min_image(const hxi_md_pbc *pbc, const double half[3], const hxi_md_cells *c,
                                  int p0, int end, const double *xi, double cut2, int i, int pi,
                                  int nhome, const uint8_t *zmask, hxi_md_nlist *local,
@@ -290,13 +291,14 @@ hx_status hxi_md_neigh_build(hxi_md_nlist *local, hxi_md_nlist *nonlocal, hxi_md
             p++;
         split[b] = p;
     }
-    /* A periodic dimension whose bins collapsed into one: there the
-     * minimum image is taken pair by pair; elsewhere a bin's wrap gives
-     * the image. */
-    for (int k = 0; k < 3; k++) {
-        mi_half[k] = d->grid[k] == 1 && !cells->wrap[k] ? pbc.half[k] : INFINITY;
+    /* A periodic dimension whose bins collapsed into one (a box under
+     * five half-cutoff bins along it): then the minimum image is taken pair
+     * by pair along every periodic dimension, and the bins' shifts are not
+     * used; otherwise a bin's wrap gives the image. */
+    for (int k = 0; k < 3; k++)
         per_pair |= d->grid[k] == 1 && !cells->wrap[k];
-    }
+    for (int k = 0; k < 3; k++)
+        mi_half[k] = pbc.half[k];
     HXI_CHECK(hxi_rows(local, nhome));
     HXI_CHECK(hxi_rows(nonlocal, ntotal));
     /* A first guess of the list sizes; grown below when it falls short. */
