@@ -1,7 +1,8 @@
-# The LAMMPS deck reader of halox-md (src/md/deck.c, src/md/config.c) and
+# The LAMMPS deck reader of halox-md (src/md/deck*.c, src/md/config.c) and
 # its fuzz target. The tests compile the reader from source, so they need
 # libhalox only (errors, hx_grid_parse), not the engine.
-set(HX_DECK_SOURCES ${PROJECT_SOURCE_DIR}/src/md/deck.c ${PROJECT_SOURCE_DIR}/src/md/config.c)
+set(HX_DECK_SOURCES ${PROJECT_SOURCE_DIR}/src/md/deck.c ${PROJECT_SOURCE_DIR}/src/md/deck_lex.c
+                     ${PROJECT_SOURCE_DIR}/src/md/deck_commands.c ${PROJECT_SOURCE_DIR}/src/md/config.c)
 file(GLOB HX_DECK_CORPUS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/decks/*)
 
 hx_test(test_deck SOURCES test_deck.c ${HX_DECK_SOURCES}

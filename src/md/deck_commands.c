@@ -1,0 +1,633 @@
+/*
+ * deck_commands.c - the commands of the deck subset (deck.h): each keyword
+ * done as LAMMPS does it, or refused with the file, the line and the form
+ * halox-md reads.
+ */
+#include "md/deck_internal.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char deck_commands[] =
+    "units, atom_style, lattice, region, create_box, create_atoms, mass, velocity, "
+    "pair_style, pair_coeff, pair_modify, neighbor, neigh_modify, fix, timestep, thermo, "
+    "dump, dump_modify, variable, run";
+
+/* ------------------------------------------------------------ commands */
+
+static hx_status nargs(deck *d, int min, int max, const char *usage)
+{
+    if (d->nwords < min || d->nwords > max)
+        return deck_error(d, "%s takes %s; write `%s`", d->words[0],
+                          d->nwords < min ? "more arguments" : "fewer arguments", usage);
+    return HX_OK;
+}
+
+/* Atom types: halox-md has one, so "1" or a range that holds only 1. */
+static hx_status check_type(deck *d, const char *w)
+{
+    static const char *const ok[] = {"1", "*", "1*", "*1", "1*1"};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        if (strcmp(w, ok[i]) == 0)
+            return HX_OK;
+    return deck_error(d, "%s: atom type '%s': halox-md has one atom type, 1 (or *)", d->words[0],
+                      deck_show(w).s);
+}
+
+static hx_status need(deck *d, int have, const char *first)
+{
+    if (!have)
+        return deck_error(d, "%s comes before %s; LAMMPS needs %s first", d->words[0], first,
+                          first);
+    return HX_OK;
+}
+
+static hx_status cmd_units(deck *d)
+{
+    HXI_CHECK(nargs(d, 2, 2, "units lj"));
+    if (d->have_box)
+        return deck_error(d, "units after create_box; put it first");
+    if (strcmp(d->words[1], "lj") != 0)
+        return deck_error(d,
+                          "units '%s': halox-md runs reduced Lennard-Jones units only "
+                          "(units lj)",
+                          deck_show(d->words[1]).s);
+    return HX_OK;
+}
+
+static hx_status cmd_atom_style(deck *d)
+{
+    HXI_CHECK(nargs(d, 2, 2, "atom_style atomic"));
+    if (d->have_box)
+        return deck_error(d, "atom_style after create_box; put it first");
+    if (strcmp(d->words[1], "atomic") != 0)
+        return deck_error(d,
+                          "atom_style '%s': halox-md has point atoms only "
+                          "(atom_style atomic)",
+                          deck_show(d->words[1]).s);
+    return HX_OK;
+}
+
+static hx_status cmd_lattice(deck *d)
+{
+    double rho;
+    if (d->nwords >= 2 && strcmp(d->words[1], "fcc") != 0)
+        return deck_error(d,
+                          "lattice '%s': halox-md builds fcc lattices only "
+                          "(lattice fcc RHO)",
+                          deck_show(d->words[1]).s);
+    if (d->nwords > 3)
+        return deck_error(d, "lattice keyword '%s' is not supported; write `lattice fcc RHO`",
+                          deck_show(d->words[3]).s);
+    HXI_CHECK(nargs(d, 3, 3, "lattice fcc RHO"));
+    if (d->nregions > 0 || d->have_box)
+        return deck_error(d, "lattice after region: halox-md builds the box and the atoms "
+                             "from one lattice; put lattice before region");
+    HXI_CHECK(deck_get_double(d, "density", d->words[2], &rho));
+    if (rho <= 0.0)
+        return deck_error(d, "lattice: density %s must be > 0", deck_show(d->words[2]).s);
+    d->c.density = rho;
+    d->have_lattice = 1;
+    return HX_OK;
+}
+
+static hx_status cmd_region(deck *d)
+{
+    static const char usage[] = "region ID block 0 NX 0 NY 0 NZ";
+    static const char *const axis = "xyz";
+    deck_region *r;
+    HXI_CHECK(nargs(d, 9, 11, usage));
+    if (!deck_is_name(d->words[1], strlen(d->words[1])))
+        return deck_error(d, "region ID '%s' must be letters, digits and _",
+                          deck_show(d->words[1]).s);
+    if (strcmp(d->words[2], "block") != 0)
+        return deck_error(d, "region style '%s': halox-md reads block regions only (%s)",
+                          deck_show(d->words[2]).s, usage);
+    if (d->nwords > 9) {
+        if (d->nwords != 11 || strcmp(d->words[9], "units") != 0 ||
+            strcmp(d->words[10], "lattice") != 0)
+            return deck_error(d, "region keyword '%s' is not supported (only `units lattice`)",
+                              deck_show(d->words[9]).s);
+    }
+    HXI_CHECK(need(d, d->have_lattice, "lattice"));
+    for (int i = 0; i < d->nregions; i++)
+        if (strcmp(d->regions[i].id, d->words[1]) == 0)
+            return deck_error(d, "region ID '%s' is already defined", deck_show(d->words[1]).s);
+    if (d->nregions == DECK_MAX_REGIONS)
+        return deck_error(d, "more than %d regions", DECK_MAX_REGIONS);
+    r = &d->regions[d->nregions];
+    for (int k = 0; k < 3; k++) {
+        char what[16];
+        double lo, hi;
+        snprintf(what, sizeof what, "%clo", axis[k]);
+        HXI_CHECK(deck_get_double(d, what, d->words[3 + 2 * k], &lo));
+        snprintf(what, sizeof what, "%chi", axis[k]);
+        HXI_CHECK(deck_get_double(d, what, d->words[4 + 2 * k], &hi));
+        if (lo != 0.0)
+            return deck_error(d, "region: %clo is %s; the box must start at 0 (%s)", axis[k],
+                              deck_show(d->words[3 + 2 * k]).s, usage);
+        if (hi != floor(hi) || hi < 1.0 || hi > DECK_MAX_CELLS)
+            return deck_error(d,
+                              "region: %chi %s must be a whole number of lattice cells, "
+                              "1 to %d",
+                              axis[k], deck_show(d->words[4 + 2 * k]).s, DECK_MAX_CELLS);
+        r->cells[k] = (int) hi;
+    }
+    snprintf(r->id, sizeof r->id, "%s", d->words[1]);
+    d->nregions++;
+    return HX_OK;
+}
+
+static const deck_region *region_find(const deck *d, const char *id)
+{
+    for (int i = 0; i < d->nregions; i++)
+        if (strcmp(d->regions[i].id, id) == 0)
+            return &d->regions[i];
+    return NULL;
+}
+
+static hx_status cmd_create_box(deck *d)
+{
+    const deck_region *r;
+    long long ntypes;
+    HXI_CHECK(nargs(d, 3, 3, "create_box 1 REGION"));
+    HXI_CHECK(deck_get_int(d, "the number of atom types", d->words[1], 0, LLONG_MAX, &ntypes));
+    if (ntypes != 1)
+        return deck_error(d, "create_box %s: halox-md has one atom type (create_box 1 REGION)",
+                          deck_show(d->words[1]).s);
+    if (d->have_box)
+        return deck_error(d, "the box is already created");
+    r = region_find(d, d->words[2]);
+    if (!r)
+        return deck_error(d,
+                          "create_box: no region '%s' (define it with `region %s block 0 "
+                          "NX 0 NY 0 NZ`)",
+                          deck_show(d->words[2]).s, deck_show(d->words[2]).s);
+    memcpy(d->c.cells, r->cells, sizeof d->c.cells);
+    snprintf(d->box_region, sizeof d->box_region, "%s", r->id);
+    d->have_box = 1;
+    return HX_OK;
+}
+
+static hx_status cmd_create_atoms(deck *d)
+{
+    static const char usage[] = "create_atoms 1 box";
+    long long type;
+    HXI_CHECK(nargs(d, 3, 4, usage));
+    HXI_CHECK(deck_get_int(d, "the atom type", d->words[1], 0, LLONG_MAX, &type));
+    if (type != 1)
+        return deck_error(d, "create_atoms %s: halox-md has one atom type (%s)",
+                          deck_show(d->words[1]).s, usage);
+    if (d->nwords == 3 && strcmp(d->words[2], "box") != 0)
+        return deck_error(d, "create_atoms style '%s': halox-md fills the whole box (%s)",
+                          deck_show(d->words[2]).s, usage);
+    if (d->nwords == 4 && strcmp(d->words[2], "region") != 0)
+        return deck_error(d, "create_atoms style '%s' is not supported (%s or %s)",
+                          deck_show(d->words[2]).s, usage, "create_atoms 1 region BOXREGION");
+    HXI_CHECK(need(d, d->have_box, "create_box"));
+    if (d->nwords == 4 && strcmp(d->words[3], d->box_region) != 0)
+        return deck_error(d,
+                          "create_atoms region '%s': halox-md fills the whole box "
+                          "(region %s)",
+                          deck_show(d->words[3]).s, d->box_region);
+    if (d->have_atoms)
+        return deck_error(d, "atoms are already created; halox-md fills the box once");
+    d->have_atoms = 1;
+    return HX_OK;
+}
+
+static hx_status cmd_mass(deck *d)
+{
+    double m;
+    HXI_CHECK(nargs(d, 3, 3, "mass 1 M"));
+    HXI_CHECK(check_type(d, d->words[1]));
+    HXI_CHECK(need(d, d->have_box, "create_box"));
+    HXI_CHECK(deck_get_double(d, "mass", d->words[2], &m));
+    if (m <= 0.0)
+        return deck_error(d, "mass %s must be > 0", deck_show(d->words[2]).s);
+    /* LAMMPS draws velocities with the mass of the moment; a later mass
+     * would leave them scaled for the old one. */
+    if (d->have_velocity && m != d->c.mass)
+        return deck_error(d,
+                          "mass after velocity: the velocities were created for mass %g; "
+                          "put mass before velocity",
+                          d->c.mass);
+    d->c.mass = m;
+    d->have_mass = 1;
+    return HX_OK;
+}
+
+/* `velocity all create T SEED keyword value ...`, as LAMMPS's Velocity:
+ * every keyword of `create` is read and done as LAMMPS does it (velocity.c),
+ * or refused. One velocity command per deck: a second would need LAMMPS's
+ * `sum` over two creates, which halox-md does not keep. */
+static hx_status cmd_velocity(deck *d)
+{
+    static const char usage[] = "velocity all create T SEED [dist uniform|gaussian] "
+                                "[loop all|local|geom] [mom yes|no] [rot yes|no] [sum no|yes] "
+                                "[units box|lattice]";
+    double t;
+    long long seed;
+    hx_md_velocity_loop loop = HX_MD_LOOP_ALL; /* LAMMPS's defaults */
+    int gaussian = 0, mom = 1, rot = 0, sum = 0;
+    if (d->nwords >= 2 && strcmp(d->words[1], "all") != 0)
+        return deck_error(d, "velocity group '%s': halox-md has the group all only",
+                          deck_show(d->words[1]).s);
+    if (d->nwords >= 3 && strcmp(d->words[2], "create") != 0)
+        return deck_error(d, "velocity style '%s': halox-md reads `velocity all create` only",
+                          deck_show(d->words[2]).s);
+    if (d->have_velocity)
+        return deck_error(d, "a second velocity command: halox-md reads one `velocity all "
+                             "create` per deck");
+    HXI_CHECK(nargs(d, 5, DECK_MAX_WORDS, usage));
+    HXI_CHECK(need(d, d->have_atoms, "create_atoms"));
+    HXI_CHECK(need(d, d->have_mass, "mass")); /* LAMMPS: all masses must be set */
+    HXI_CHECK(deck_get_double(d, "temperature", d->words[3], &t));
+    if (t < 0.0)
+        return deck_error(d, "velocity: temperature %s must be >= 0", deck_show(d->words[3]).s);
+    /* LAMMPS reads the seed as an int and refuses seeds <= 0. */
+    HXI_CHECK(deck_get_int(d, "seed", d->words[4], 1, INT_MAX, &seed));
+    for (int i = 5; i < d->nwords; i += 2) {
+        const char *k = d->words[i];
+        const char *v = i + 1 < d->nwords ? d->words[i + 1] : NULL;
+        if (!v)
+            return deck_error(d, "velocity keyword '%s' has no value (%s)", deck_show(k).s, usage);
+        if (strcmp(k, "dist") == 0) {
+            if (strcmp(v, "uniform") != 0 && strcmp(v, "gaussian") != 0)
+                return deck_error(d, "velocity: dist must be uniform or gaussian, not '%s'",
+                                  deck_show(v).s);
+            gaussian = strcmp(v, "gaussian") == 0;
+        } else if (strcmp(k, "loop") == 0) {
+            if (strcmp(v, "all") == 0)
+                loop = HX_MD_LOOP_ALL;
+            else if (strcmp(v, "local") == 0)
+                loop = HX_MD_LOOP_LOCAL;
+            else if (strcmp(v, "geom") == 0)
+                loop = HX_MD_LOOP_GEOM;
+            else
+                return deck_error(d, "velocity: loop must be all, local or geom, not '%s'",
+                                  deck_show(v).s);
+        } else if (strcmp(k, "mom") == 0) {
+            HXI_CHECK(deck_get_yes_no(d, "mom", v, &mom));
+        } else if (strcmp(k, "rot") == 0) {
+            HXI_CHECK(deck_get_yes_no(d, "rot", v, &rot));
+        } else if (strcmp(k, "sum") == 0) {
+            /* The velocities before this (the only) create are zero, so
+             * adding them changes nothing, as in LAMMPS. */
+            HXI_CHECK(deck_get_yes_no(d, "sum", v, &sum));
+        } else if (strcmp(k, "units") == 0) {
+            /* LAMMPS reads it for every style; create does not use it. */
+            if (strcmp(v, "box") != 0 && strcmp(v, "lattice") != 0)
+                return deck_error(d, "velocity: units must be box or lattice, not '%s'",
+                                  deck_show(v).s);
+        } else if (strcmp(k, "temp") == 0 || strcmp(k, "bias") == 0 || strcmp(k, "rigid") == 0) {
+            return deck_error(d,
+                              "velocity keyword '%s' needs computes or rigid bodies, which "
+                              "halox-md does not have (%s)",
+                              deck_show(k).s, usage);
+        } else {
+            return deck_error(d, "velocity keyword '%s' is not one of LAMMPS's (%s)",
+                              deck_show(k).s, usage);
+        }
+    }
+    (void) sum;
+    d->c.temperature = t;
+    d->c.seed = (uint64_t) seed;
+    d->c.velocity_loop = loop;
+    d->c.velocity_gaussian = gaussian;
+    d->c.velocity_mom = mom;
+    d->c.velocity_rot = rot;
+    d->have_velocity = 1;
+    return HX_OK;
+}
+
+static hx_status cmd_pair_style(deck *d)
+{
+    double rc;
+    if (d->nwords >= 2 && strcmp(d->words[1], "lj/cut") != 0)
+        return deck_error(d,
+                          "pair_style '%s': halox-md computes lj/cut only "
+                          "(pair_style lj/cut RC)",
+                          deck_show(d->words[1]).s);
+    HXI_CHECK(nargs(d, 3, 3, "pair_style lj/cut RC"));
+    HXI_CHECK(deck_get_double(d, "cutoff", d->words[2], &rc));
+    if (rc <= 0.0)
+        return deck_error(d, "pair_style: cutoff %s must be > 0", deck_show(d->words[2]).s);
+    d->rc_global = rc;
+    d->have_pair_style = 1;
+    return HX_OK;
+}
+
+static hx_status cmd_pair_coeff(deck *d)
+{
+    double eps, sigma, rc = 0.0;
+    HXI_CHECK(nargs(d, 5, 6, "pair_coeff 1 1 EPSILON SIGMA [RC]"));
+    HXI_CHECK(check_type(d, d->words[1]));
+    HXI_CHECK(check_type(d, d->words[2]));
+    HXI_CHECK(need(d, d->have_box, "create_box"));
+    HXI_CHECK(need(d, d->have_pair_style, "pair_style"));
+    HXI_CHECK(deck_get_double(d, "epsilon", d->words[3], &eps));
+    HXI_CHECK(deck_get_double(d, "sigma", d->words[4], &sigma));
+    if (eps < 0.0)
+        return deck_error(d, "pair_coeff: epsilon %s must be >= 0", deck_show(d->words[3]).s);
+    if (sigma <= 0.0)
+        return deck_error(d, "pair_coeff: sigma %s must be > 0", deck_show(d->words[4]).s);
+    if (d->nwords == 6) {
+        HXI_CHECK(deck_get_double(d, "cutoff", d->words[5], &rc));
+        if (rc <= 0.0)
+            return deck_error(d, "pair_coeff: cutoff %s must be > 0", deck_show(d->words[5]).s);
+    }
+    d->c.epsilon = eps;
+    d->c.sigma = sigma;
+    d->rc_coeff = rc;
+    d->have_pair_coeff = 1;
+    return HX_OK;
+}
+
+static hx_status cmd_pair_modify(deck *d)
+{
+    HXI_CHECK(nargs(d, 3, DECK_MAX_WORDS, "pair_modify shift yes|no"));
+    HXI_CHECK(need(d, d->have_pair_style, "pair_style"));
+    for (int i = 1; i < d->nwords; i += 2) {
+        if (strcmp(d->words[i], "shift") != 0)
+            return deck_error(d,
+                              "pair_modify keyword '%s' is not supported (pair_modify "
+                              "shift yes|no)",
+                              deck_show(d->words[i]).s);
+        if (i + 1 == d->nwords)
+            return deck_error(d, "pair_modify shift has no value (yes or no)");
+        HXI_CHECK(deck_get_yes_no(d, "shift", d->words[i + 1], &d->c.shift_energy));
+    }
+    return HX_OK;
+}
+
+static hx_status cmd_neighbor(deck *d)
+{
+    double skin;
+    HXI_CHECK(nargs(d, 3, 3, "neighbor SKIN bin"));
+    HXI_CHECK(deck_get_double(d, "skin", d->words[1], &skin));
+    if (skin < 0.0)
+        return deck_error(d, "neighbor: skin %s must be >= 0", deck_show(d->words[1]).s);
+    if (strcmp(d->words[2], "bin") != 0)
+        return deck_error(d, "neighbor style '%s': halox-md bins (neighbor SKIN bin)",
+                          deck_show(d->words[2]).s);
+    d->c.skin = skin;
+    return HX_OK;
+}
+
+static hx_status cmd_neigh_modify(deck *d)
+{
+    HXI_CHECK(nargs(d, 3, DECK_MAX_WORDS, "neigh_modify every N delay N check yes|no"));
+    for (int i = 1; i < d->nwords; i += 2) {
+        const char *k = d->words[i];
+        const char *v = i + 1 < d->nwords ? d->words[i + 1] : NULL;
+        if (strcmp(k, "every") != 0 && strcmp(k, "delay") != 0 && strcmp(k, "check") != 0)
+            return deck_error(d,
+                              "neigh_modify keyword '%s' is not supported (every, delay, "
+                              "check)",
+                              deck_show(k).s);
+        if (!v)
+            return deck_error(d, "neigh_modify %s has no value", k);
+        if (strcmp(k, "every") == 0)
+            HXI_CHECK(deck_get_int32(d, "every", v, 1, &d->c.neigh_every));
+        else if (strcmp(k, "delay") == 0)
+            HXI_CHECK(deck_get_int32(d, "delay", v, 0, &d->c.neigh_delay));
+        else
+            HXI_CHECK(deck_get_yes_no(d, "check", v, &d->c.neigh_check));
+    }
+    if (d->c.neigh_delay % d->c.neigh_every != 0)
+        return deck_error(d, "neigh_modify: delay %d must be 0 or a multiple of every %d",
+                          d->c.neigh_delay, d->c.neigh_every);
+    return HX_OK;
+}
+
+static hx_status cmd_fix(deck *d)
+{
+    if (d->nwords >= 4 && strcmp(d->words[3], "nve") != 0)
+        return deck_error(d, "fix style '%s': halox-md integrates with fix ID all nve only",
+                          deck_show(d->words[3]).s);
+    HXI_CHECK(nargs(d, 4, 4, "fix ID all nve"));
+    if (!deck_is_name(d->words[1], strlen(d->words[1])))
+        return deck_error(d, "fix ID '%s' must be letters, digits and _", deck_show(d->words[1]).s);
+    if (strcmp(d->words[2], "all") != 0)
+        return deck_error(d, "fix group '%s': halox-md has the group all only",
+                          deck_show(d->words[2]).s);
+    HXI_CHECK(need(d, d->have_box, "create_box"));
+    if (d->have_fix && strcmp(d->fix_id, d->words[1]) != 0)
+        return deck_error(d, "fix %s: a second fix nve (besides %s) would integrate twice",
+                          deck_show(d->words[1]).s, d->fix_id);
+    snprintf(d->fix_id, sizeof d->fix_id, "%s", d->words[1]);
+    d->have_fix = 1;
+    d->c.nve = 1;
+    return HX_OK;
+}
+
+static hx_status cmd_timestep(deck *d)
+{
+    double dt;
+    HXI_CHECK(nargs(d, 2, 2, "timestep DT"));
+    HXI_CHECK(deck_get_double(d, "timestep", d->words[1], &dt));
+    if (dt <= 0.0)
+        return deck_error(d, "timestep %s must be > 0", deck_show(d->words[1]).s);
+    d->c.dt = dt;
+    return HX_OK;
+}
+
+static hx_status cmd_thermo(deck *d)
+{
+    HXI_CHECK(nargs(d, 2, 2, "thermo N"));
+    return deck_get_int32(d, "the thermo interval", d->words[1], 0, &d->c.thermo_every);
+}
+
+/* `dump ID all atom|xyz N FILE`: LAMMPS's atom format (id type xs ys zs)
+ * or its xyz format (type x y z), with LAMMPS's headers and number formats,
+ * a frame at the first step and every N steps; atoms in id order, as LAMMPS
+ * writes them with `dump_modify ID sort id`. */
+static hx_status cmd_dump(deck *d)
+{
+    static const char usage[] = "dump ID all atom N FILE";
+    const char *file;
+    int every;
+    if (d->nwords >= 4 && strcmp(d->words[3], "atom") != 0 && strcmp(d->words[3], "xyz") != 0)
+        return deck_error(d,
+                          "dump style '%s': halox-md writes one extended XYZ trajectory "
+                          "(%s)",
+                          deck_show(d->words[3]).s, usage);
+    HXI_CHECK(nargs(d, 6, 6, usage));
+    if (!deck_is_name(d->words[1], strlen(d->words[1])))
+        return deck_error(d, "dump ID '%s' must be letters, digits and _",
+                          deck_show(d->words[1]).s);
+    if (strcmp(d->words[2], "all") != 0)
+        return deck_error(d, "dump group '%s': halox-md has the group all only",
+                          deck_show(d->words[2]).s);
+    HXI_CHECK(need(d, d->have_box, "create_box"));
+    if (d->have_dump)
+        return deck_error(d, "a second dump: halox-md writes one trajectory");
+    HXI_CHECK(deck_get_int32(d, "the dump interval", d->words[4], 1, &every));
+    file = d->words[5];
+    if (file[0] == '\0' || strlen(file) >= sizeof d->c.dump_file)
+        return deck_error(d, "dump file name must have 1 to %zu bytes", sizeof d->c.dump_file - 1);
+    if (strchr(file, '*') || strchr(file, '%'))
+        return deck_error(d,
+                          "dump file '%s': one file per step or per rank ('*', '%%') is "
+                          "not supported",
+                          deck_show(file).s);
+    snprintf(d->c.dump_file, sizeof d->c.dump_file, "%s", file);
+    snprintf(d->dump_id, sizeof d->dump_id, "%s", d->words[1]);
+    d->c.dump_every = every;
+    d->c.dump_style = strcmp(d->words[3], "atom") == 0 ? HX_MD_DUMP_ATOM : HX_MD_DUMP_XYZ;
+    d->have_dump = 1;
+    return HX_OK;
+}
+
+/* `dump_modify ID sort id`: halox-md writes every frame in id order. */
+static hx_status cmd_dump_modify(deck *d)
+{
+    static const char usage[] = "dump_modify ID sort id";
+    HXI_CHECK(nargs(d, 2, DECK_MAX_WORDS, usage));
+    if (!d->have_dump || strcmp(d->words[1], d->dump_id) != 0)
+        return deck_error(d, "dump_modify: no dump '%s' (define it with `dump %s all atom N FILE`)",
+                          deck_show(d->words[1]).s, deck_show(d->words[1]).s);
+    for (int i = 2; i < d->nwords; i += 2) {
+        const char *k = d->words[i];
+        const char *v = i + 1 < d->nwords ? d->words[i + 1] : NULL;
+        if (strcmp(k, "sort") != 0)
+            return deck_error(d, "dump_modify keyword '%s' is not supported (%s)", deck_show(k).s,
+                              usage);
+        if (!v || strcmp(v, "id") != 0)
+            return deck_error(d, "dump_modify sort %s: halox-md writes atoms in id order only (%s)",
+                              v ? deck_show(v).s : "(nothing)", usage);
+    }
+    if (d->nwords == 2)
+        return deck_error(d, "dump_modify takes a keyword (%s)", usage);
+    return HX_OK;
+}
+
+static hx_status cmd_run(deck *d)
+{
+    int n;
+    HXI_CHECK(nargs(d, 2, 6, "run N [pre yes|no] [post yes|no]"));
+    HXI_CHECK(deck_get_int32(d, "the number of steps", d->words[1], 0, &n));
+    for (int i = 2; i < d->nwords; i += 2) {
+        int unused;
+        /* pre/post only change what LAMMPS prints. */
+        if (strcmp(d->words[i], "pre") != 0 && strcmp(d->words[i], "post") != 0)
+            return deck_error(d, "run keyword '%s' is not supported (pre, post)",
+                              deck_show(d->words[i]).s);
+        if (i + 1 == d->nwords)
+            return deck_error(d, "run %s has no value (yes or no)", d->words[i]);
+        HXI_CHECK(deck_get_yes_no(d, d->words[i], d->words[i + 1], &unused));
+    }
+    if (!d->ran) {
+        HXI_CHECK(need(d, d->have_box, "create_box"));
+        HXI_CHECK(need(d, d->have_atoms, "create_atoms"));
+        HXI_CHECK(need(d, d->have_mass, "mass"));
+        HXI_CHECK(need(d, d->have_pair_style, "pair_style"));
+        HXI_CHECK(need(d, d->have_pair_coeff, "pair_coeff"));
+        d->c.rc = d->rc_coeff > 0.0 ? d->rc_coeff : d->rc_global;
+        d->c.steps = 0;
+        d->ran = 1;
+    }
+    if (n > INT_MAX - d->c.steps)
+        return deck_error(d, "runs add up to more than %d steps", INT_MAX);
+    d->c.steps += n;
+    return HX_OK;
+}
+
+static hx_status cmd_variable(deck *d)
+{
+    const char *name;
+    deck_var *v;
+    if (d->nwords < 4)
+        return deck_error(d, "variable takes a name, a style and a value; write `variable "
+                             "NAME index VALUE` or `variable NAME equal FORMULA`");
+    name = d->words[1];
+    if (!deck_is_name(name, strlen(name)))
+        return deck_error(d, "variable name '%s' must be letters, digits and _ (at most %d)",
+                          deck_show(name).s, DECK_MAX_NAME - 1);
+    v = deck_var_find(d, name, strlen(name));
+    if (strcmp(d->words[2], "index") == 0) {
+        /* As LAMMPS: an index variable that exists (from -var, or earlier)
+         * keeps its value; later values would need `next`, which halox-md
+         * does not read, so only the first counts. */
+        if (v && v->style != VAR_INDEX)
+            return deck_error(d, "variable %s is equal-style; it cannot become index-style",
+                              deck_show(name).s);
+        if (v)
+            return HX_OK;
+        return deck_var_add(d, name, VAR_INDEX, d->words[3], NULL);
+    }
+    if (strcmp(d->words[2], "equal") == 0) {
+        char *copy;
+        if (d->nwords != 4)
+            return deck_error(d,
+                              "variable %s equal takes one formula; quote it when it has "
+                              "spaces",
+                              deck_show(name).s);
+        if (!v)
+            return deck_var_add(d, name, VAR_EQUAL, d->words[3], NULL);
+        if (v->style != VAR_EQUAL)
+            return deck_error(d,
+                              "variable %s is index-style (perhaps from -var); it cannot "
+                              "become equal-style",
+                              deck_show(name).s);
+        copy = malloc(strlen(d->words[3]) + 1);
+        if (!copy)
+            return hxi_error(HX_ERR_NOMEM, "out of memory for the value of variable %s",
+                             deck_show(name).s);
+        strcpy(copy, d->words[3]);
+        free(v->value);
+        v->value = copy;
+        return HX_OK;
+    }
+    return deck_error(d, "variable style '%s' is not supported (index, equal)",
+                      deck_show(d->words[2]).s);
+}
+
+typedef struct deck_command {
+    const char *name;
+    hx_status (*run)(deck *d);
+} deck_command;
+
+static const deck_command commands[] = {
+    {"units", cmd_units},
+    {"atom_style", cmd_atom_style},
+    {"lattice", cmd_lattice},
+    {"region", cmd_region},
+    {"create_box", cmd_create_box},
+    {"create_atoms", cmd_create_atoms},
+    {"mass", cmd_mass},
+    {"velocity", cmd_velocity},
+    {"pair_style", cmd_pair_style},
+    {"pair_coeff", cmd_pair_coeff},
+    {"pair_modify", cmd_pair_modify},
+    {"neighbor", cmd_neighbor},
+    {"neigh_modify", cmd_neigh_modify},
+    {"fix", cmd_fix},
+    {"timestep", cmd_timestep},
+    {"thermo", cmd_thermo},
+    {"dump", cmd_dump},
+    {"dump_modify", cmd_dump_modify},
+    {"run", cmd_run},
+    {"variable", cmd_variable},
+};
+
+hx_status deck_run_command(deck *d)
+{
+    const char *cmd = d->words[0];
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (strcmp(cmd, commands[i].name) != 0)
+            continue;
+        if (d->ran && commands[i].run != cmd_run && commands[i].run != cmd_variable)
+            return deck_error(d,
+                              "%s after the first run: halox-md runs one set-up, and later "
+                              "runs only add steps; move it before the first run",
+                              cmd);
+        return commands[i].run(d);
+    }
+    return deck_error(d, "unsupported command '%s' (halox-md reads: %s)", deck_show(cmd).s,
+                      deck_commands);
+}
