@@ -49,6 +49,13 @@ void hx_md_config_defaults(hx_md_config *c)
     c->dump_style = HX_MD_DUMP_EXTXYZ;
     c->progress = 1;
     c->stats_csv[0] = '\0';
+    c->restart_file[0] = '\0';
+    c->checkpoint_file[0] = '\0';
+    c->checkpoint_every = 0;
+    c->write_restart_file[0] = '\0';
+    c->write_restart_after = 0;
+    c->max_hours = 0.0;
+    c->given = 0;
 }
 
 /* ------------------------------------------------------------- checks */
@@ -150,6 +157,25 @@ hx_status hx_md_config_check(const hx_md_config *c)
                          c->dump_every);
     if (c->progress != 0 && c->progress != 1)
         return hxi_error(HX_ERR_INVALID, "progress must be 0 or 1 (--no-progress)");
+    if (!has_nul(c->restart_file, sizeof c->restart_file) ||
+        !has_nul(c->checkpoint_file, sizeof c->checkpoint_file) ||
+        !has_nul(c->write_restart_file, sizeof c->write_restart_file))
+        return hxi_error(HX_ERR_INVALID, "a restart file name is not terminated");
+    if (c->checkpoint_every < 0)
+        return hxi_error(HX_ERR_INVALID,
+                         "checkpoint interval %d must be >= 0 (restart N FILE, "
+                         "--checkpoint-every)",
+                         c->checkpoint_every);
+    if (c->checkpoint_every > 0 && c->checkpoint_file[0] == '\0')
+        return hxi_error(HX_ERR_INVALID,
+                         "a checkpoint every %d steps needs a file: add --checkpoint FILE",
+                         c->checkpoint_every);
+    if (c->write_restart_file[0] &&
+        (c->write_restart_after < 0 || c->write_restart_after > c->steps))
+        return hxi_error(HX_ERR_INVALID, "write_restart after %d of %d steps",
+                         c->write_restart_after, c->steps);
+    if (!isfinite(c->max_hours) || c->max_hours < 0.0)
+        return hxi_error(HX_ERR_INVALID, "--max-hours %g must be >= 0", c->max_hours);
     return HX_OK;
 }
 
@@ -180,7 +206,11 @@ typedef enum opt_id {
     OPT_THERMO,
     OPT_SEED,
     OPT_NO_PROGRESS,
-    OPT_STATS_CSV
+    OPT_STATS_CSV,
+    OPT_RESTART,
+    OPT_CHECKPOINT,
+    OPT_CHECKPOINT_EVERY,
+    OPT_MAX_HOURS
 } opt_id;
 
 typedef struct cli_option {
@@ -216,6 +246,10 @@ static const cli_option options[] = {
     {"--seed", NULL, 1, OPT_SEED},
     {"--no-progress", NULL, 0, OPT_NO_PROGRESS},
     {"--stats-csv", NULL, 1, OPT_STATS_CSV},
+    {"--restart", NULL, 1, OPT_RESTART},
+    {"--checkpoint", NULL, 1, OPT_CHECKPOINT},
+    {"--checkpoint-every", NULL, 1, OPT_CHECKPOINT_EVERY},
+    {"--max-hours", NULL, 1, OPT_MAX_HOURS},
 };
 
 void hx_md_config_usage(FILE *out, const char *prog)
@@ -260,6 +294,15 @@ void hx_md_config_usage(FILE *out, const char *prog)
             "  --dump-every N        trajectory interval (default 100 with --dump)\n"
             "  --no-progress         no progress line\n"
             "  --stats-csv FILE      append a row of timings (us/step, stages) to FILE\n"
+            "restart files\n"
+            "  --restart FILE        continue from a restart file: its atoms, box, step,\n"
+            "                        mass, pair and timestep (options given here win);\n"
+            "                        any rank count, either engine\n"
+            "  --checkpoint FILE     write the state to FILE (the last one kept as\n"
+            "                        FILE.prev) every --checkpoint-every N steps, and when\n"
+            "                        stopped by SIGTERM, SIGINT or --max-hours\n"
+            "  --checkpoint-every N  checkpoint interval (default 0: only when stopped)\n"
+            "  --max-hours H         stop cleanly (checkpoint, exit 0) before H hours\n"
             "  --version             version, build and what it was built with\n"
             "  -h, --help            this text\n",
             prog ? prog : "halox-md", d.cells[0], d.cells[1], d.cells[2],
@@ -408,26 +451,32 @@ static hx_status apply_option(hx_md_config *c, const cli_option *o, char **v, in
     case OPT_CELLS:
         for (int d = 0; d < 3; d++)
             HXI_CHECK(opt_int(n, v[d], 1, 1000000, &c->cells[d]));
+        c->given |= HX_MD_GIVEN_SIZE;
         return HX_OK;
     case OPT_SIZE:
         HXI_CHECK(opt_int(n, v[0], 1, 1000000, &c->cells[0]));
         c->cells[1] = c->cells[2] = c->cells[0];
+        c->given |= HX_MD_GIVEN_SIZE;
         return HX_OK;
     case OPT_DENSITY:
+        c->given |= HX_MD_GIVEN_DENSITY;
         return opt_positive(n, v[0], 0, &c->density);
     case OPT_TEMP:
         return opt_positive(n, v[0], 1, &c->temperature);
     case OPT_RC:
+        c->given |= HX_MD_GIVEN_RC;
         return opt_positive(n, v[0], 0, &c->rc);
     case OPT_SKIN:
         return opt_positive(n, v[0], 1, &c->skin);
     case OPT_DT:
+        c->given |= HX_MD_GIVEN_DT;
         return opt_positive(n, v[0], 0, &c->dt);
     case OPT_EVERY:
         return opt_int(n, v[0], 1, INT_MAX, &c->neigh_every);
     case OPT_CHECK:
         return opt_yes_no(n, v[0], &c->neigh_check);
     case OPT_SHIFT:
+        c->given |= HX_MD_GIVEN_SHIFT;
         return opt_yes_no(n, v[0], &c->shift_energy);
     case OPT_THERMO:
         return opt_int(n, v[0], 0, INT_MAX, &c->thermo_every);
@@ -446,6 +495,14 @@ static hx_status apply_option(hx_md_config *c, const cli_option *o, char **v, in
         return HX_OK;
     case OPT_STATS_CSV:
         return opt_file(n, v[0], c->stats_csv, sizeof c->stats_csv);
+    case OPT_RESTART:
+        return opt_file(n, v[0], c->restart_file, sizeof c->restart_file);
+    case OPT_CHECKPOINT:
+        return opt_file(n, v[0], c->checkpoint_file, sizeof c->checkpoint_file);
+    case OPT_CHECKPOINT_EVERY:
+        return opt_int(n, v[0], 0, INT_MAX, &c->checkpoint_every);
+    case OPT_MAX_HOURS:
+        return opt_positive(n, v[0], 0, &c->max_hours);
     }
     return hxi_error(HX_ERR_INVALID, "option %s is not handled", n);
 }
@@ -544,6 +601,15 @@ hx_status hx_md_config_apply_args(hx_md_config *cfg, int argc, char **argv, hx_m
     }
     if (dump_given && !dump_every_given && c.dump_every == 0)
         c.dump_every = 100;
+    for (int i = 1; i < argc && out.deck; i++)
+        if (strcmp(argv[i], "--restart") == 0 || strncmp(argv[i], "--restart=", 10) == 0) {
+            st = hxi_error(HX_ERR_INVALID,
+                           "--restart with a deck (-in %s): name the file in the deck "
+                           "(read_restart FILE, in place of lattice, region, create_box, "
+                           "create_atoms and velocity), or run without a deck",
+                           out.deck);
+            goto done;
+        }
     HXI_CHECK_GOTO(hx_md_config_check(&c), st, done);
     *cfg = c;
     if (cli)

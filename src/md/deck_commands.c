@@ -14,7 +14,7 @@
 static const char deck_commands[] =
     "units, atom_style, lattice, region, create_box, create_atoms, mass, velocity, "
     "pair_style, pair_coeff, pair_modify, neighbor, neigh_modify, fix, timestep, thermo, "
-    "dump, dump_modify, variable, run";
+    "dump, dump_modify, read_restart, write_restart, restart, variable, run";
 
 /* ------------------------------------------------------------ commands */
 
@@ -42,6 +42,18 @@ static hx_status need(deck *d, int have, const char *first)
     if (!have)
         return deck_error(d, "%s comes before %s; LAMMPS needs %s first", d->words[0], first,
                           first);
+    return HX_OK;
+}
+
+/* Commands that make the box, the atoms or their velocities: the restart
+ * file has them. */
+static hx_status not_restarted(deck *d)
+{
+    if (d->restarted)
+        return deck_error(d,
+                          "%s after read_restart: the restart file holds the box, the atoms and "
+                          "their velocities",
+                          d->words[0]);
     return HX_OK;
 }
 
@@ -73,6 +85,7 @@ static hx_status cmd_atom_style(deck *d)
 
 static hx_status cmd_lattice(deck *d)
 {
+    HXI_CHECK(not_restarted(d));
     double rho;
     if (d->nwords >= 2 && strcmp(d->words[1], "fcc") != 0)
         return deck_error(d,
@@ -96,6 +109,7 @@ static hx_status cmd_lattice(deck *d)
 
 static hx_status cmd_region(deck *d)
 {
+    HXI_CHECK(not_restarted(d));
     static const char usage[] = "region ID block 0 NX 0 NY 0 NZ";
     static const char *const axis = "xyz";
     deck_region *r;
@@ -151,6 +165,7 @@ static const deck_region *region_find(const deck *d, const char *id)
 
 static hx_status cmd_create_box(deck *d)
 {
+    HXI_CHECK(not_restarted(d));
     const deck_region *r;
     long long ntypes;
     HXI_CHECK(nargs(d, 3, 3, "create_box 1 REGION"));
@@ -174,6 +189,7 @@ static hx_status cmd_create_box(deck *d)
 
 static hx_status cmd_create_atoms(deck *d)
 {
+    HXI_CHECK(not_restarted(d));
     static const char usage[] = "create_atoms 1 box";
     long long type;
     HXI_CHECK(nargs(d, 3, 4, usage));
@@ -210,12 +226,13 @@ static hx_status cmd_mass(deck *d)
         return deck_error(d, "mass %s must be > 0", deck_show(d->words[2]).s);
     /* LAMMPS draws velocities with the mass of the moment; a later mass
      * would leave them scaled for the old one. */
-    if (d->have_velocity && m != d->c.mass)
+    if (d->have_velocity && !d->restarted && m != d->c.mass)
         return deck_error(d,
                           "mass after velocity: the velocities were created for mass %g; "
                           "put mass before velocity",
                           d->c.mass);
     d->c.mass = m;
+    d->c.given |= HX_MD_GIVEN_MASS;
     d->have_mass = 1;
     return HX_OK;
 }
@@ -226,6 +243,7 @@ static hx_status cmd_mass(deck *d)
  * `sum` over two creates, which halox-md does not keep. */
 static hx_status cmd_velocity(deck *d)
 {
+    HXI_CHECK(not_restarted(d));
     static const char usage[] = "velocity all create T SEED [dist uniform|gaussian] "
                                 "[loop all|local|geom] [mom yes|no] [rot yes|no] [sum no|yes] "
                                 "[units box|lattice]";
@@ -317,6 +335,7 @@ static hx_status cmd_pair_style(deck *d)
     if (rc <= 0.0)
         return deck_error(d, "pair_style: cutoff %s must be > 0", deck_show(d->words[2]).s);
     d->rc_global = rc;
+    d->c.given |= HX_MD_GIVEN_RC;
     d->have_pair_style = 1;
     return HX_OK;
 }
@@ -343,6 +362,7 @@ static hx_status cmd_pair_coeff(deck *d)
     d->c.epsilon = eps;
     d->c.sigma = sigma;
     d->rc_coeff = rc;
+    d->c.given |= HX_MD_GIVEN_PAIR | (rc > 0.0 ? HX_MD_GIVEN_RC : 0u);
     d->have_pair_coeff = 1;
     return HX_OK;
 }
@@ -360,6 +380,7 @@ static hx_status cmd_pair_modify(deck *d)
         if (i + 1 == d->nwords)
             return deck_error(d, "pair_modify shift has no value (yes or no)");
         HXI_CHECK(deck_get_yes_no(d, "shift", d->words[i + 1], &d->c.shift_energy));
+        d->c.given |= HX_MD_GIVEN_SHIFT;
     }
     return HX_OK;
 }
@@ -433,6 +454,7 @@ static hx_status cmd_timestep(deck *d)
     if (dt <= 0.0)
         return deck_error(d, "timestep %s must be > 0", deck_show(d->words[1]).s);
     d->c.dt = dt;
+    d->c.given |= HX_MD_GIVEN_DT;
     return HX_OK;
 }
 
@@ -527,13 +549,94 @@ static hx_status cmd_run(deck *d)
         HXI_CHECK(need(d, d->have_mass, "mass"));
         HXI_CHECK(need(d, d->have_pair_style, "pair_style"));
         HXI_CHECK(need(d, d->have_pair_coeff, "pair_coeff"));
-        d->c.rc = d->rc_coeff > 0.0 ? d->rc_coeff : d->rc_global;
+        /* After read_restart without a new pair_style or cutoff, the
+         * file's cutoff is used (set when the file is read). */
+        if (d->rc_coeff > 0.0 || d->rc_global > 0.0)
+            d->c.rc = d->rc_coeff > 0.0 ? d->rc_coeff : d->rc_global;
         d->c.steps = 0;
         d->ran = 1;
     }
     if (n > INT_MAX - d->c.steps)
         return deck_error(d, "runs add up to more than %d steps", INT_MAX);
     d->c.steps += n;
+    return HX_OK;
+}
+
+/* `read_restart FILE`: the box, the atoms (x, v), the step, the mass,
+ * the pair style and coefficients and the timestep come from FILE (read
+ * when the run starts); commands after it may change the latter, as in
+ * LAMMPS. Neighbour settings, fix nve, thermo and output are the deck's. */
+static hx_status cmd_read_restart(deck *d)
+{
+    HXI_CHECK(nargs(d, 2, 2, "read_restart FILE"));
+    if (d->have_lattice || d->have_box || d->nregions > 0)
+        return deck_error(d,
+                          "read_restart after %s: the restart file makes the box; use one "
+                          "or the other",
+                          d->have_box       ? "create_box"
+                          : d->have_lattice ? "lattice"
+                                            : "region");
+    if (d->restarted)
+        return deck_error(d, "a second read_restart");
+    if (strlen(d->words[1]) >= sizeof d->c.restart_file)
+        return deck_error(d, "read_restart: the file name is longer than %zu bytes",
+                          sizeof d->c.restart_file - 1);
+    snprintf(d->c.restart_file, sizeof d->c.restart_file, "%s", d->words[1]);
+    d->restarted = 1;
+    d->have_lattice = d->have_box = d->have_atoms = d->have_mass = 1;
+    d->have_pair_style = d->have_pair_coeff = 1;
+    d->have_velocity = 1;
+    return HX_OK;
+}
+
+/* A restart file name: LAMMPS's '*' (the step) and '%' (MPI-IO) forms
+ * are refused; halox-md keeps the previous file as FILE.prev instead. */
+static hx_status restart_name(deck *d, const char *w, char *dst, size_t size)
+{
+    if (w[0] == '\0' || strlen(w) >= size)
+        return deck_error(d, "%s: the file name must have 1 to %zu bytes", d->words[0], size - 1);
+    if (strchr(w, '*') || strchr(w, '%'))
+        return deck_error(d,
+                          "%s: file names with '*' or '%%' (one file per step, MPI-IO) are "
+                          "not supported; halox-md keeps the previous file as FILE.prev",
+                          d->words[0]);
+    snprintf(dst, size, "%s", w);
+    return HX_OK;
+}
+
+/* `write_restart FILE`: the state after the steps of the runs so far. */
+static hx_status cmd_write_restart(deck *d)
+{
+    HXI_CHECK(nargs(d, 2, 2, "write_restart FILE"));
+    HXI_CHECK(need(d, d->have_atoms, "create_atoms"));
+    if (d->c.write_restart_file[0])
+        return deck_error(d, "a second write_restart: halox-md writes one per deck");
+    HXI_CHECK(
+        restart_name(d, d->words[1], d->c.write_restart_file, sizeof d->c.write_restart_file));
+    d->c.write_restart_after = d->ran ? d->c.steps : 0;
+    return HX_OK;
+}
+
+/* `restart N FILE` (every N steps) or `restart 0` (none). */
+static hx_status cmd_restart(deck *d)
+{
+    static const char usage[] = "restart N FILE | restart 0";
+    int every;
+    if (d->nwords >= 2 && strcmp(d->words[1], "0") == 0) {
+        HXI_CHECK(nargs(d, 2, 2, usage));
+        d->c.checkpoint_every = 0;
+        d->c.checkpoint_file[0] = '\0';
+        return HX_OK;
+    }
+    if (d->nwords == 4)
+        return deck_error(d,
+                          "restart N FILE1 FILE2 (two files in turn) is not supported: "
+                          "halox-md keeps the previous file as FILE.prev (%s)",
+                          usage);
+    HXI_CHECK(nargs(d, 3, 3, usage));
+    HXI_CHECK(deck_get_int32(d, "the restart interval", d->words[1], 1, &every));
+    HXI_CHECK(restart_name(d, d->words[2], d->c.checkpoint_file, sizeof d->c.checkpoint_file));
+    d->c.checkpoint_every = every;
     return HX_OK;
 }
 
@@ -611,6 +714,9 @@ static const deck_command commands[] = {
     {"thermo", cmd_thermo},
     {"dump", cmd_dump},
     {"dump_modify", cmd_dump_modify},
+    {"read_restart", cmd_read_restart},
+    {"write_restart", cmd_write_restart},
+    {"restart", cmd_restart},
     {"run", cmd_run},
     {"variable", cmd_variable},
 };
@@ -621,7 +727,8 @@ hx_status deck_run_command(deck *d)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(cmd, commands[i].name) != 0)
             continue;
-        if (d->ran && commands[i].run != cmd_run && commands[i].run != cmd_variable)
+        if (d->ran && commands[i].run != cmd_run && commands[i].run != cmd_variable &&
+            commands[i].run != cmd_write_restart)
             return deck_error(d,
                               "%s after the first run: halox-md runs one set-up, and later "
                               "runs only add steps; move it before the first run",

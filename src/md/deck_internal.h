@@ -58,6 +58,7 @@ typedef struct deck {
     hx_md_config c;
     int have_lattice, have_box, have_atoms, have_mass, have_pair_style, have_pair_coeff;
     int have_fix, have_dump, have_velocity, ran;
+    int restarted;    /* read_restart given: the file holds box, atoms, mass, pair, dt */
     double rc_global; /* pair_style lj/cut RC */
     double rc_coeff;  /* pair_coeff ... RC, or 0 when none was given */
     deck_region regions[DECK_MAX_REGIONS];

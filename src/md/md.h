@@ -73,6 +73,12 @@ typedef struct hx_md_engine_ops {
      * engine, valid until the next call) when f is not NULL. */
     hx_status (*gather)(hx_md_engine *e, hx_md_system *sys, double **f);
     const hx_md_stats *(*stats)(const hx_md_engine *e);
+    /* Makes the next step rebuild (migrate, plan, lists) whatever the
+     * neighbour schedule says, so that the state after it is what a run
+     * started from it would build: restart files are written after such a
+     * step (NULL: the engine cannot; continuations then agree to rounding
+     * only). Rank-local; call it on every rank before the same step. */
+    hx_status (*rebuild_next)(hx_md_engine *e);
     /* Waits until the engine's queued work is done, so that host clocks
      * measure it (NULL: every step is synchronous). Rank-local. */
     hx_status (*sync)(hx_md_engine *e);

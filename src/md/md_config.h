@@ -27,6 +27,18 @@ typedef enum hx_md_dump_style {
     HX_MD_DUMP_XYZ = 2     /* deck `dump ... xyz`: LAMMPS's xyz format (type x y z) */
 } hx_md_dump_style;
 
+/* Settings given by the deck after read_restart or on the command line,
+ * which a restart file therefore does not replace (hx_md_config.given). */
+enum {
+    HX_MD_GIVEN_MASS = 1 << 0,   /* mass */
+    HX_MD_GIVEN_RC = 1 << 1,     /* pair_style RC, pair_coeff ... RC, --rc */
+    HX_MD_GIVEN_PAIR = 1 << 2,   /* pair_coeff EPS SIGMA */
+    HX_MD_GIVEN_SHIFT = 1 << 3,  /* pair_modify shift, --shift */
+    HX_MD_GIVEN_DT = 1 << 4,     /* timestep, --dt */
+    HX_MD_GIVEN_SIZE = 1 << 5,   /* --size, --cells (must match the file) */
+    HX_MD_GIVEN_DENSITY = 1 << 6 /* --density (must match the file) */
+};
+
 /* One `run N` of the deck, with the settings in force when it was read. */
 typedef struct hx_md_config {
     /* system */
@@ -64,6 +76,14 @@ typedef struct hx_md_config {
     hx_md_dump_style dump_style;
     int progress;        /* print a progress line with ETA */
     char stats_csv[256]; /* append one row of timings to this CSV ("" none) */
+    /* restart files */
+    char restart_file[256];       /* read_restart / --restart: start from it ("" none) */
+    char checkpoint_file[256];    /* restart N FILE / --checkpoint ("" none) */
+    int checkpoint_every;         /* every N steps (0: only when stopped by a signal) */
+    char write_restart_file[256]; /* write_restart FILE ("" none) */
+    int write_restart_after;      /* ... after this many of the run's steps */
+    double max_hours;             /* --max-hours: stop cleanly before this (0: none) */
+    unsigned given;               /* HX_MD_GIVEN_* */
 } hx_md_config;
 
 /* The classic LJ melt benchmark: 32,000 atoms (20^3 fcc cells at 0.8442),

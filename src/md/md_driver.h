@@ -20,7 +20,21 @@ double hxi_md_now(void);
 void hxi_md_thermo_header(FILE *out);
 void hxi_md_thermo_row(FILE *out, const hx_md_thermo *t);
 
-/* Extended XYZ trajectory written by rank 0 from every rank's atoms. */
+/* Every rank's atoms on rank 0 by global id (gather.c). */
+typedef struct hxi_md_gather {
+    double *all; /* rank 0: natoms * 6 (x, v), by id */
+    int64_t cap_all;
+    double *pack; /* this rank: n * 7 (id, x, v) */
+    int cap_pack;
+    int *counts, *displs;
+} hxi_md_gather;
+/* Collective: sys holds this rank's current atoms; every id must be held
+ * by exactly one rank. `what` names the caller in messages. */
+hx_status hxi_md_gather_by_id(hxi_md_gather *g, hx_comm *comm, const hx_md_system *sys,
+                              const char *what);
+void hxi_md_gather_free(hxi_md_gather *g);
+
+/* Trajectories written by rank 0 from every rank's atoms (dump.c). */
 typedef struct hxi_md_dump hxi_md_dump;
 /* Collective. */
 hx_status hxi_md_dump_open(hxi_md_dump **dump, hx_comm *comm, const char *path,
@@ -28,5 +42,22 @@ hx_status hxi_md_dump_open(hxi_md_dump **dump, hx_comm *comm, const char *path,
 /* Collective: sys holds this rank's current atoms (engine gather). */
 hx_status hxi_md_dump_frame(hxi_md_dump *dump, const hx_md_system *sys, int64_t step, double time);
 void hxi_md_dump_close(hxi_md_dump *dump);
+
+/* ------------------------------------------------------ stopping (stop.c) */
+
+typedef struct hxi_md_stop {
+    double max_seconds; /* 0: no time limit */
+    double t_start;     /* hxi_md_now() when the program started */
+    int64_t next_check; /* the step after which the ranks look next */
+    int reason;         /* 0: none; a signal number; -1: the time limit */
+} hxi_md_stop;
+
+/* SIGTERM and SIGINT set a flag that hxi_md_stop_poll() reads. */
+void hxi_md_stop_install(void);
+void hxi_md_stop_init(hxi_md_stop *p, double max_hours, double t_start);
+/* Collective after step s (counted from 1 in this run) when s is
+ * p->next_check: sets p->reason when a rank saw a signal or the time limit
+ * passed. loop_seconds: this rank's time in the loop so far. */
+hx_status hxi_md_stop_poll(hxi_md_stop *p, hx_comm *comm, int64_t s, double loop_seconds);
 
 #endif /* HALOX_MD_DRIVER_H */

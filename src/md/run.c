@@ -13,8 +13,10 @@
 
 #include "md/deck.h"
 #include "md/md_driver.h"
+#include "md/restart.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,10 +97,49 @@ static hx_status hxi_check_atoms_per_rank(hx_comm *comm, const hx_md_system *sys
     return HX_OK;
 }
 
-static hx_status hxi_setup(hx_comm *comm, const hx_md_config *cfg, hx_md_system *sys)
+/* The system from a restart file: its header into cfg (with the checks
+ * that the run asks for the same system), the decomposition of its box,
+ * then this rank's atoms. */
+static hx_status hxi_setup_restart(hx_comm *comm, hx_md_config *cfg, hx_md_system *sys,
+                                   int64_t *first_step)
+{
+    hxi_md_restart h;
+    const int *grid = cfg->grid;
+    HXI_CHECK(hxi_md_restart_read_header(comm, cfg->restart_file, &h));
+    if ((cfg->given & HX_MD_GIVEN_SIZE) &&
+        (cfg->cells[0] != h.cells[0] || cfg->cells[1] != h.cells[1] || cfg->cells[2] != h.cells[2]))
+        return hxi_error(HX_ERR_INVALID,
+                         "restart file %s holds %lld atoms (%dx%dx%d cells), but the run asks "
+                         "for %dx%dx%d cells: drop --size/--cells, or start from another file",
+                         cfg->restart_file, (long long) h.natoms, h.cells[0], h.cells[1],
+                         h.cells[2], cfg->cells[0], cfg->cells[1], cfg->cells[2]);
+    if ((cfg->given & HX_MD_GIVEN_DENSITY) && cfg->density != h.density)
+        return hxi_error(HX_ERR_INVALID,
+                         "restart file %s holds a system at density %g, but the run asks for "
+                         "%g: drop --density, or start from another file",
+                         cfg->restart_file, h.density, cfg->density);
+    hxi_md_restart_apply(&h, cfg);
+    HXI_CHECK(hx_md_config_check(cfg));
+    HXI_CHECK(hxi_agree(comm, hx_decomp_init(&sys->decomp, h.box_lo, h.box_len, cfg->rc + cfg->skin,
+                                             grid, hx_comm_size(comm), hx_comm_rank(comm))));
+    HXI_CHECK(hxi_md_restart_read_atoms(comm, cfg->restart_file, &h, sys));
+    HXI_CHECK(hxi_agree(comm, hxi_check_atoms_per_rank(comm, sys)));
+    *first_step = h.step;
+    if (hx_comm_rank(comm) == 0) {
+        printf("halox-md: read restart file %s: step %lld, %lld atoms\n", cfg->restart_file,
+               (long long) h.step, (long long) h.natoms);
+        fflush(stdout);
+    }
+    return HX_OK;
+}
+
+static hx_status hxi_setup(hx_comm *comm, hx_md_config *cfg, hx_md_system *sys, int64_t *first_step)
 {
     double lo[3], len[3];
     const int *grid = cfg->grid;
+    *first_step = 0;
+    if (cfg->restart_file[0])
+        return hxi_setup_restart(comm, cfg, sys, first_step);
     HXI_CHECK(hxi_agree(comm, hx_md_box(cfg, lo, len)));
     HXI_CHECK(hxi_agree(comm, hx_decomp_init(&sys->decomp, lo, len, cfg->rc + cfg->skin, grid,
                                              hx_comm_size(comm), hx_comm_rank(comm))));
@@ -263,7 +304,25 @@ static hx_status hxi_summary(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_e
     return HX_OK;
 }
 
-static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *sys)
+/* Writes a restart file at absolute step `abs` from the engine's atoms. */
+static hx_status hxi_write_restart(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_engine *eng,
+                                   hx_md_system *sys, const hx_md_config *cfg, const char *path,
+                                   int64_t abs, hxi_md_gather *g)
+{
+    HXI_CHECK(hxi_agree(comm, ops->gather(eng, sys, NULL)));
+    return hxi_md_restart_write(g, comm, path, sys, cfg, abs);
+}
+
+/* Step s of this run ends with a restart file written (not counting a
+ * stop, which the loop knows about one step ahead). */
+static int hxi_writes_after(const hx_md_config *cfg, int64_t first, int64_t s)
+{
+    return (cfg->checkpoint_every > 0 && (first + s) % cfg->checkpoint_every == 0) ||
+           (cfg->write_restart_file[0] && s == cfg->write_restart_after);
+}
+
+static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *sys, int64_t first,
+                         hxi_md_stop *stop)
 {
     const hx_md_engine_ops *ops = NULL;
     hx_md_engine *eng = NULL;
@@ -271,11 +330,13 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
     hx_md_thermo th;
     hxi_progress prog;
     hxi_segments segs = {NULL, 0, 0};
+    hxi_md_gather g;
     int rank = hx_comm_rank(comm);
     int64_t steps = cfg->steps > 0 ? cfg->steps : 0;
     double t0, loop, out_time = 0, t;
     hx_status st;
 
+    memset(&g, 0, sizeof g);
     HXI_CHECK(hxi_agree(comm, hxi_choose_engine(comm, cfg, &ops)));
     if (rank == 0) {
         const double *L = sys->decomp.box_len;
@@ -303,6 +364,7 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
     st = hxi_agree(comm, ops->thermo(eng, &th));
     if (st != HX_OK)
         goto done;
+    th.step += first;
     if (rank == 0) {
         hxi_md_thermo_header(stdout);
         hxi_md_thermo_row(stdout, &th);
@@ -311,7 +373,12 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
     if (dump) {
         st = ops->gather(eng, sys, NULL);
         if (st == HX_OK)
-            st = hxi_md_dump_frame(dump, sys, 0, 0.0);
+            st = hxi_md_dump_frame(dump, sys, first, (double) first * cfg->dt);
+        if (st != HX_OK)
+            goto done;
+    }
+    if (cfg->write_restart_file[0] && cfg->write_restart_after == 0) {
+        st = hxi_write_restart(comm, ops, eng, sys, cfg, cfg->write_restart_file, first, &g);
         if (st != HX_OK)
             goto done;
     }
@@ -332,8 +399,18 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
     double seg_t0 = 0;
     int64_t seg_first = 0, seg_rebuilds = 0;
     int seg_clean = 0;
+    int64_t stop_at = -1; /* the step after which a stop request ends the run */
     for (int64_t s = 1; s <= steps; s++) {
-        int want = (cfg->thermo_every > 0 && s % cfg->thermo_every == 0) || s == steps;
+        const int64_t abs = first + s;
+        const int last = s == steps || s == stop_at;
+        int want = (cfg->thermo_every > 0 && abs % cfg->thermo_every == 0) || last;
+        /* A step after which a restart file is written rebuilds, so that
+         * the file continues the run exactly. */
+        if (ops->rebuild_next && (hxi_writes_after(cfg, first, s) || s == stop_at)) {
+            st = ops->rebuild_next(eng);
+            if (st != HX_OK)
+                break;
+        }
         if (periodic && s % every == 1 && s + every - 2 <= steps) {
             st = ops->sync ? ops->sync(eng) : HX_OK;
             if (st == HX_OK)
@@ -373,6 +450,7 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
             st = ops->thermo(eng, &th);
             if (st != HX_OK)
                 break;
+            th.step += first;
             t = hxi_md_now();
             if (rank == 0) {
                 hxi_progress_clear(&prog);
@@ -381,14 +459,36 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
             }
             out_time += hxi_md_now() - t;
         }
-        if (dump && s % cfg->dump_every == 0) {
+        if (dump && abs % cfg->dump_every == 0) {
             t = hxi_md_now();
             st = ops->gather(eng, sys, NULL);
             if (st == HX_OK)
-                st = hxi_md_dump_frame(dump, sys, s, (double) s * cfg->dt);
+                st = hxi_md_dump_frame(dump, sys, abs, (double) abs * cfg->dt);
             out_time += hxi_md_now() - t;
             if (st != HX_OK)
                 break;
+        }
+        if (hxi_writes_after(cfg, first, s) || s == stop_at) {
+            t = hxi_md_now();
+            if (cfg->write_restart_file[0] && s == cfg->write_restart_after)
+                st = hxi_write_restart(comm, ops, eng, sys, cfg, cfg->write_restart_file, abs, &g);
+            if (st == HX_OK && cfg->checkpoint_file[0] &&
+                ((cfg->checkpoint_every > 0 && abs % cfg->checkpoint_every == 0) || s == stop_at))
+                st = hxi_write_restart(comm, ops, eng, sys, cfg, cfg->checkpoint_file, abs, &g);
+            out_time += hxi_md_now() - t;
+            if (st != HX_OK)
+                break;
+        }
+        if (s == stop_at) {
+            steps = s; /* the summary counts the steps run */
+            break;
+        }
+        if (s < steps) {
+            st = hxi_md_stop_poll(stop, comm, s, hxi_md_now() - t0);
+            if (st != HX_OK)
+                break;
+            if (stop->reason && stop_at < 0)
+                stop_at = s + 1;
         }
         if (prog.on) {
             t = hxi_md_now();
@@ -402,7 +502,30 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
         goto done;
     loop = hxi_md_now() - t0;
     st = hxi_summary(comm, ops, eng, cfg, sys->natoms, steps, loop, out_time, &segs);
+    if (st == HX_OK && stop->reason && rank == 0) {
+        char why[64];
+        if (stop->reason > 0)
+            snprintf(why, sizeof why, "stopped by %s",
+                     stop->reason == SIGINT    ? "SIGINT"
+                     : stop->reason == SIGTERM ? "SIGTERM"
+                                               : "a signal");
+        else
+            snprintf(why, sizeof why, "stopped by --max-hours %g", cfg->max_hours);
+        fflush(stdout);
+        if (cfg->checkpoint_file[0])
+            fprintf(stderr,
+                    "halox-md: %s after step %lld; the state is in %s (continue with "
+                    "--restart %s, or read_restart %s in a deck)\n",
+                    why, (long long) (first + steps), cfg->checkpoint_file, cfg->checkpoint_file,
+                    cfg->checkpoint_file);
+        else
+            fprintf(stderr,
+                    "halox-md: %s after step %lld; no checkpoint was configured (--checkpoint "
+                    "FILE, or restart N FILE in a deck), so the state is not saved\n",
+                    why, (long long) (first + steps));
+    }
 done:
+    hxi_md_gather_free(&g);
     free(segs.us);
     hxi_md_dump_close(dump);
     if (eng)
@@ -416,8 +539,11 @@ int hx_md_main(int argc, char **argv)
     hx_md_config cfg;
     hx_md_cli cli;
     hx_md_system sys;
+    hxi_md_stop stop;
     hx_status st;
+    int64_t first = 0;
     int rank = 0, rc = 1;
+    double t_start = hxi_md_now();
 
     /* Before MPI starts: a version query needs no ranks. */
     for (int i = 1; i < argc; i++)
@@ -442,11 +568,16 @@ int hx_md_main(int argc, char **argv)
         rc = 0;
         goto out;
     }
+    hxi_md_stop_init(&stop, cfg.max_hours, t_start);
+    hxi_md_stop_install();
     if (st == HX_OK)
-        st = hxi_setup(comm, &cfg, &sys);
+        st = hxi_setup(comm, &cfg, &sys, &first);
     if (st == HX_OK)
-        st = hxi_run(comm, &cfg, &sys);
+        st = hxi_run(comm, &cfg, &sys, first, &stop);
     rc = st == HX_OK ? 0 : 1;
+    /* Stopped by a signal: the shell's code for it (128 + signal). */
+    if (st == HX_OK && stop.reason > 0)
+        rc = 128 + stop.reason;
     if (st != HX_OK && rank == 0) {
         fflush(stdout);
         fprintf(stderr, "halox-md: ERROR: %s (%s)\n", hx_last_error(), hx_status_string(st));

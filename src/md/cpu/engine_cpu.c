@@ -43,7 +43,11 @@ struct hx_md_engine {
     double cutneigh;
     double *xhold; /* home positions at the last rebuild (check yes) */
     int cap_hold;
-    int ago;       /* steps since the last rebuild */
+    int ago;           /* steps since the last rebuild */
+    int force_rebuild; /* rebuild_next() was called */
+    int64_t *order;    /* sort by id: (id, index) pairs, 2 per atom */
+    double *scratch;   /* sort by id: one array's worth of values */
+    int cap_order;
     double dtf;    /* dt / 2m */
     double acc[2]; /* pair energy and virial of the last force pass */
     int acc_valid;
@@ -63,6 +67,65 @@ static hx_status cpu_forward(hx_md_engine *e)
     return st;
 }
 
+static int cpu_by_id(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
+    return (x > y) - (x < y);
+}
+
+/* Home atoms in id order after every migration: the order, and with it
+ * every sum over atoms, then depends only on which atoms a rank owns, so a
+ * run continued from a restart file (atoms read in id order) repeats the
+ * original bit for bit. Atoms that stayed keep their (sorted) order and
+ * arrivals are appended: only the arrivals are sorted, then merged. */
+static hx_status cpu_sort_by_id(hx_md_engine *e)
+{
+    hx_md_system *s = e->sys;
+    const int n = s->n;
+    int k = 1, a, b, m;
+    int64_t *ord;
+    if (n < 2)
+        return HX_OK;
+    while (k < n && s->id[k - 1] < s->id[k])
+        k++;
+    if (k == n)
+        return HX_OK;
+    if (n > e->cap_order) {
+        int cap = n + n / 4 + 16;
+        HXI_CHECK(hxi_grow((void **) &e->order, (size_t) cap * 4 * sizeof(int64_t), "id order"));
+        HXI_CHECK(hxi_grow((void **) &e->scratch, (size_t) cap * 3 * sizeof(double), "id order"));
+        e->cap_order = cap;
+    }
+    /* (id, index) pairs: [0, k) already ascending, [k, n) sorted here,
+     * then merged into the second half of e->order. */
+    ord = e->order;
+    for (int i = 0; i < n; i++) {
+        ord[2 * i] = s->id[i];
+        ord[2 * i + 1] = i;
+    }
+    qsort(ord + 2 * k, (size_t) (n - k), 2 * sizeof(int64_t), cpu_by_id);
+    a = 0, b = k, m = 0;
+    while (a < k || b < n) {
+        int from = (b >= n || (a < k && ord[2 * a] < ord[2 * b])) ? a++ : b++;
+        ord[2 * (size_t) n + m++] = ord[2 * from + 1];
+    }
+    /* Apply the permutation (new slot i takes old index perm[i]). */
+    {
+        const int64_t *perm = ord + 2 * (size_t) n;
+        double *t = e->scratch;
+        for (int i = 0; i < n; i++)
+            memcpy(t + 3 * (size_t) i, s->x + 3 * (size_t) perm[i], 3 * sizeof(double));
+        memcpy(s->x, t, (size_t) n * 3 * sizeof(double));
+        for (int i = 0; i < n; i++)
+            memcpy(t + 3 * (size_t) i, s->v + 3 * (size_t) perm[i], 3 * sizeof(double));
+        memcpy(s->v, t, (size_t) n * 3 * sizeof(double));
+        for (int i = 0; i < n; i++)
+            ((int64_t *) t)[i] = s->id[perm[i]];
+        memcpy(s->id, t, (size_t) n * sizeof(int64_t));
+    }
+    return HX_OK;
+}
+
 /* Migrate, plan, transport, halo, lists: everything that depends on where
  * the atoms are. Collective; every failure is agreed on. */
 static hx_status cpu_rebuild(hx_md_engine *e)
@@ -77,6 +140,7 @@ static hx_status cpu_rebuild(hx_md_engine *e)
     if (e->plan && e->nhome > 0)
         memcpy(s->x, e->x, (size_t) e->nhome * 3 * sizeof(double));
     HXI_CHECK(hx_migrate(e->comm, &s->decomp, &s->n, &s->capacity, &s->x, fields, 2));
+    HXI_CHECK(hxi_agree(e->comm, cpu_sort_by_id(e)));
     HXI_CHECK(hx_plan_create(&plan, e->comm, &s->decomp, s->n, s->x));
     st = hx_transport_set_plan(e->t, plan);
     if (st != HX_OK) {
@@ -149,6 +213,11 @@ static hx_status cpu_decide(hx_md_engine *e, int *rebuild)
     int flag = 0;
     *rebuild = 0;
     e->ago++;
+    if (e->force_rebuild) {
+        e->force_rebuild = 0;
+        *rebuild = 1;
+        return HX_OK;
+    }
     if (e->ago < e->cfg.neigh_delay || e->ago % every != 0)
         return HX_OK;
     if (!e->cfg.neigh_check) {
@@ -166,6 +235,12 @@ static hx_status cpu_decide(hx_md_engine *e, int *rebuild)
     }
     HXI_CHECK(hxi_allreduce_int(e->comm, &flag, 1, 1));
     *rebuild = flag;
+    return HX_OK;
+}
+
+static hx_status cpu_rebuild_next(hx_md_engine *e)
+{
+    e->force_rebuild = 1;
     return HX_OK;
 }
 
@@ -297,6 +372,8 @@ static void cpu_destroy(hx_md_engine *e)
     hxi_md_nlist_free(&e->nonlocal);
     free(e->xhold);
     free(e->fout);
+    free(e->order);
+    free(e->scratch);
     free(e);
 }
 
@@ -355,6 +432,7 @@ const hx_md_engine_ops hx_md_engine_cpu = {
     .step = cpu_step,
     .thermo = cpu_thermo,
     .gather = cpu_gather,
+    .rebuild_next = cpu_rebuild_next,
     .stats = cpu_stats,
     .describe = cpu_describe,
     .destroy = cpu_destroy,
