@@ -134,3 +134,18 @@ if(Python3_Interpreter_FOUND)
   set_tests_properties(test_lammps_match PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED"
                        LABELS lammps TIMEOUT 900 PROCESSORS 3)
 endif()
+
+# Restart files, stops and faults, end to end (tests/restart_cases.py):
+# continuation bit for bit at 1, 2 and 4 ranks, write_restart, SIGTERM,
+# --max-hours, every bad file, a killed rank.
+if(Python3_Interpreter_FOUND)
+  set(restart_launch)
+  if(HALOX_HAVE_MPI)
+    string(REPLACE ";" " " mpiflags "${HALOX_MPIEXEC_FLAGS}")
+    set(restart_launch --mpiexec ${MPIEXEC_EXECUTABLE} "--mpiflags=${mpiflags}")
+  endif()
+  add_test(NAME test_md_restart
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/restart_cases.py
+                   --halox $<TARGET_FILE:halox-md> ${restart_launch})
+  set_tests_properties(test_md_restart PROPERTIES LABELS cpu TIMEOUT 900 PROCESSORS 4)
+endif()

@@ -198,6 +198,18 @@ static void test_lexical(void)
     if (HXT_OK(parse(HEAD "dump t all xyz 3 t.xyz\ndump_modify t sort id\nrun 1", &c, NULL, 0)))
         HXT_CHECK(c.dump_style == HX_MD_DUMP_XYZ && c.dump_every == 3, "xyz style %d",
                   (int) c.dump_style);
+    /* read_restart: the file's system; what comes after it is the deck's. */
+    if (HXT_OK(parse("read_restart a.rst\ntimestep 0.002\nfix 1 all nve\nrestart 25 c.rst\n"
+                     "run 50\nwrite_restart w.rst\nrun 10\n",
+                     &c, NULL, 0)))
+        HXT_CHECK(strcmp(c.restart_file, "a.rst") == 0 && c.dt == 0.002 &&
+                      c.given == HX_MD_GIVEN_DT && c.checkpoint_every == 25 &&
+                      strcmp(c.checkpoint_file, "c.rst") == 0 &&
+                      strcmp(c.write_restart_file, "w.rst") == 0 && c.write_restart_after == 50 &&
+                      c.steps == 60 && c.nve == 1,
+                  "read_restart deck: file %s dt %g given %u restart %d %s write %s after %d",
+                  c.restart_file, c.dt, c.given, c.checkpoint_every, c.checkpoint_file,
+                  c.write_restart_file, c.write_restart_after);
 
     /* $(formula), precedence, v_ of index and equal variables. */
     if (HXT_OK(parse(HEAD "variable a index 4\nvariable b equal v_a*2+1\n"
@@ -334,6 +346,11 @@ static const bad_case bad_lines[] = {
     {"fix 1 mobile nve", HX_ERR_PARSE, "t.in:10: fix group 'mobile'"},
     {"dump d all custom 10 f id x", HX_ERR_PARSE, "t.in:10: dump style 'custom'"},
     {"dump_modify d sort id", HX_ERR_PARSE, "t.in:10: dump_modify: no dump 'd'"},
+    {"read_restart a.rst", HX_ERR_PARSE, "t.in:10: read_restart after create_box"},
+    {"restart 10 a.rst b.rst", HX_ERR_PARSE, "t.in:10: restart N FILE1 FILE2"},
+    {"restart 10 a.*.rst", HX_ERR_PARSE, "t.in:10: restart: file names with '*'"},
+    {"restart -5 a.rst", HX_ERR_PARSE, "t.in:10: restart: the restart interval"},
+    {"write_restart a.rst\nwrite_restart b.rst", HX_ERR_PARSE, "t.in:11: a second write_restart"},
     {"dump d all atom 5 f\ndump_modify d sort 2", HX_ERR_PARSE,
      "t.in:11: dump_modify sort 2: halox-md writes atoms in id order only"},
     {"dump d all atom 5 f\ndump_modify d scale no", HX_ERR_PARSE,
@@ -397,6 +414,11 @@ static const bad_case bad_decks[] = {
      "t.in:3: create_box 2: halox-md has one atom type"},
     {"lattice fcc 0.8\ncreate_box 1 box\n", HX_ERR_PARSE, "t.in:2: create_box: no region 'box'"},
     {"mass 1 1.0\n", HX_ERR_PARSE, "t.in:1: mass comes before create_box"},
+    {"read_restart a.rst\nlattice fcc 0.8\n", HX_ERR_PARSE,
+     "t.in:2: lattice after read_restart: the restart file holds"},
+    {"read_restart a.rst\nvelocity all create 1 5\n", HX_ERR_PARSE,
+     "t.in:2: velocity after read_restart"},
+    {"read_restart a.rst\nread_restart b.rst\n", HX_ERR_PARSE, "t.in:2: a second read_restart"},
     {"lattice fcc 0.8\nregion box block 0 4 0 4 0 4\ncreate_box 1 box\n"
      "velocity all create 1 1\n",
      HX_ERR_PARSE, "t.in:4: velocity comes before create_atoms"},

@@ -9,6 +9,7 @@
 # quick: the build, the GPU tests and one default halox-md run on 2
 # processes, no benchmarks.
 set -u
+. "$(dirname "$0")/run-group.sh" # run_group: a step's whole process group ends with it
 DEADLINE=${1:-560}
 QUICK=${2:-}
 OUT=${OUT:-/tmp/halox-device}
@@ -51,7 +52,7 @@ step() { # step NAME SECONDS command...
   [ "$tmo" -gt "$(($(left) - 10))" ] && tmo=$(($(left) - 10))
   t1=$(date +%s)
   echo "== $name: $*"
-  timeout -k 5 "$tmo" "$@"
+  run_group "$tmo" "$@"
   rc=$?
   note "$name: rc=$rc ($(($(date +%s) - t1)) s)"
 }

@@ -14,6 +14,7 @@
 # also runs the shared gpu tests), in this order of value; steps past the
 # deadline are skipped. Never touches GPU settings.
 set -u
+. "$(dirname "$0")/run-group.sh" # run_group: a step's whole process group ends with it
 DEADLINE=${1:-400}
 shift || true
 STEPS=${*:-"tests2 pingpong bench2 tests48 sanitizer bench8 timeout"}
@@ -72,7 +73,7 @@ run() {
   [ "$tmo" -gt "$(left)" ] && tmo=$(($(left) - 5))
   echo "== $name: $*"
   local t1=$(date +%s)
-  timeout -k 5 "$tmo" "$@" >/tmp/run.out 2>&1
+  run_group "$tmo" "$@" >/tmp/run.out 2>&1
   local rc=$?
   cat /tmp/run.out
   echo "RESULT $name rc=$rc ($(($(date +%s) - t1)) s)" >>"$SUM"

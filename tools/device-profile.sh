@@ -4,6 +4,7 @@
 # two (PROFILE2=0 leaves that out). Expects a build in build-device
 # (tools/device-rebuild.sh). Output under $OUT, summed by bench/ncu_sum.py.
 set -u
+. "$(dirname "$0")/run-group.sh" # run_group: a step's whole process group ends with it
 OUT=${OUT:-/tmp/halox-device}; mkdir -p "$OUT"
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 export HALOX_TIMEOUT_S=120 NVSHMEM_SYMMETRIC_SIZE=4G
@@ -13,11 +14,11 @@ MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none $X"
 K='regex:hxg_k_(cell|scan|build|gather|perm|adopt|force)|hxr_k'
 NCU="ncu --clock-control none --metrics gpu__time_duration.sum -k $K --launch-skip 0"
 RUN="--gpu --size 80 --steps 41 --thermo 0 --no-progress"
-timeout -k 5 120 $NCU --launch-count 200 $MD $RUN >"$OUT/ncu1.log" 2>&1
+run_group 120 $NCU --launch-count 200 $MD $RUN >"$OUT/ncu1.log" 2>&1
 echo "== one GPU, 2,048,000 atoms"
 python3 bench/ncu_sum.py "$OUT/ncu1.log" 24
 if [ "${PROFILE2:-1}" = 1 ]; then
-  timeout -k 5 150 $MPIRUN -n 1 $NCU --launch-count 400 $MD $RUN : -n 1 $MD $RUN >"$OUT/ncu2.log" 2>&1
+  run_group 150 $MPIRUN -n 1 $NCU --launch-count 400 $MD $RUN : -n 1 $MD $RUN >"$OUT/ncu2.log" 2>&1
   echo "== rank 0 of two GPUs, 2,048,000 atoms"
   python3 bench/ncu_sum.py "$OUT/ncu2.log" 30
 fi

@@ -5,6 +5,7 @@
 # rebuild's phase times (HALOX_LOG=1). Output under $OUT.
 #   tools/device-rebuild.sh [test-regex] [steps]
 set -u
+. "$(dirname "$0")/run-group.sh" # run_group: a step's whole process group ends with it
 OUT=${OUT:-/tmp/halox-device}; mkdir -p "$OUT"
 RX=${1:-.}
 STEPS=${2:-400}
@@ -23,7 +24,7 @@ export NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=1
 mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
 if [ "$RX" != none ]; then
   nvidia-cuda-mps-control -d
-  timeout -k 5 420 ctest --test-dir $B -L gpu -R "$RX" --output-on-failure -j 1 >"$OUT/ctest.log" 2>&1
+  run_group 420 ctest --test-dir $B -L gpu -R "$RX" --output-on-failure -j 1 >"$OUT/ctest.log" 2>&1
   echo quit | nvidia-cuda-mps-control; sleep 1
   grep -E "Test +#|tests passed|FAIL" "$OUT/ctest.log" | cut -c1-160 | head -60
 fi
@@ -31,7 +32,7 @@ MD=$B/tools/halox-md
 MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none $X"
 for s in 20 40 80; do
   echo "=== size $s: 1 GPU, 2 GPUs (device rebuild), 2 GPUs (host rebuild)"
-  HALOX_LOG=1 timeout -k 5 120 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds," | sed 's/^/  1gpu /'
-  HALOX_LOG=1 timeout -k 5 120 $MPIRUN -n 2 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds,|device rebuild,|rror" | sed 's/^/  2gpu /'
-  HALOX_MD_HOST_REBUILD=1 HALOX_LOG=1 timeout -k 5 120 $MPIRUN -n 2 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds,|rror" | sed 's/^/  2gpu-host /'
+  HALOX_LOG=1 run_group 120 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds," | sed 's/^/  1gpu /'
+  HALOX_LOG=1 run_group 120 $MPIRUN -n 2 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds,|device rebuild,|rror" | sed 's/^/  2gpu /'
+  HALOX_MD_HOST_REBUILD=1 HALOX_LOG=1 run_group 120 $MPIRUN -n 2 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds,|rror" | sed 's/^/  2gpu-host /'
 done

@@ -19,6 +19,8 @@
  *   fix ID all nve                timestep DT
  *   thermo N                      dump ID all atom|xyz N FILE
  *   dump_modify ID sort id        run N [pre yes|no] [post yes|no]
+ *   read_restart FILE             write_restart FILE
+ *   restart N FILE | restart 0
  *   variable NAME index VALUE     variable NAME equal FORMULA
  * with LAMMPS's lexical rules: `#` comments, a trailing `&` continues a line,
  * "..." and '...' quote one word (no substitution or comment inside), and

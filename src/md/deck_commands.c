@@ -569,6 +569,8 @@ static hx_status cmd_run(deck *d)
 static hx_status cmd_read_restart(deck *d)
 {
     HXI_CHECK(nargs(d, 2, 2, "read_restart FILE"));
+    if (d->restarted)
+        return deck_error(d, "a second read_restart");
     if (d->have_lattice || d->have_box || d->nregions > 0)
         return deck_error(d,
                           "read_restart after %s: the restart file makes the box; use one "
@@ -576,8 +578,6 @@ static hx_status cmd_read_restart(deck *d)
                           d->have_box       ? "create_box"
                           : d->have_lattice ? "lattice"
                                             : "region");
-    if (d->restarted)
-        return deck_error(d, "a second read_restart");
     if (strlen(d->words[1]) >= sizeof d->c.restart_file)
         return deck_error(d, "read_restart: the file name is longer than %zu bytes",
                           sizeof d->c.restart_file - 1);

@@ -259,6 +259,42 @@ static hx_status rst_write_file(const char *path, const unsigned char *header,
     return HX_OK;
 }
 
+hx_status hxi_md_restart_probe(hx_comm *comm, const char *path)
+{
+    hx_status st = HX_OK;
+    if (hx_comm_rank(comm) == 0) {
+        struct stat sb;
+        char tmp[600];
+        FILE *fp;
+        if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+            fp = fopen(path, "ab");
+            if (!fp)
+                st =
+                    hxi_error(HX_ERR_IO, "cannot write restart file %s: %s", path, strerror(errno));
+            else
+                fclose(fp);
+        } else if (strlen(path) > 500) {
+            st = hxi_error(HX_ERR_INVALID,
+                           "restart file name of %zu bytes is too long (500 at "
+                           "most)",
+                           strlen(path));
+        } else {
+            snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long) getpid());
+            fp = fopen(tmp, "wb");
+            if (!fp)
+                st = hxi_error(HX_ERR_IO,
+                               "cannot write restart file %s: cannot create %s: %s (check the "
+                               "directory exists and is writable)",
+                               path, tmp, strerror(errno));
+            else {
+                fclose(fp);
+                remove(tmp);
+            }
+        }
+    }
+    return hxi_agree(comm, st);
+}
+
 hx_status hxi_md_restart_write(hxi_md_gather *g, hx_comm *comm, const char *path,
                                const hx_md_system *sys, const hx_md_config *cfg, int64_t step)
 {

@@ -23,6 +23,10 @@ typedef struct hxi_md_restart {
  * the same status; on failure the previous file at path is untouched. */
 hx_status hxi_md_restart_write(hxi_md_gather *g, hx_comm *comm, const char *path,
                                const hx_md_system *sys, const hx_md_config *cfg, int64_t step);
+/* Collective: whether rank 0 can write a restart file at path (a file in
+ * its directory is created and removed), so that a run finds out at its
+ * start, not at its first checkpoint. */
+hx_status hxi_md_restart_probe(hx_comm *comm, const char *path);
 /* Collective: the header, checked on rank 0 and broadcast. */
 hx_status hxi_md_restart_read_header(hx_comm *comm, const char *path, hxi_md_restart *h);
 /* Collective: this rank's atoms (those its domain owns; sys->decomp set)

@@ -355,6 +355,16 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
         printf("  %s\n", ops->describe(eng));
         fflush(stdout);
     }
+    if (cfg->checkpoint_file[0]) {
+        st = hxi_md_restart_probe(comm, cfg->checkpoint_file);
+        if (st != HX_OK)
+            goto done;
+    }
+    if (cfg->write_restart_file[0]) {
+        st = hxi_md_restart_probe(comm, cfg->write_restart_file);
+        if (st != HX_OK)
+            goto done;
+    }
     if (cfg->dump_every > 0 && cfg->dump_file[0]) {
         st = hxi_md_dump_open(&dump, comm, cfg->dump_file, cfg->dump_style);
         if (st != HX_OK)

@@ -2,6 +2,7 @@
  * stop.c - stopping a run cleanly: SIGTERM and SIGINT (as a batch system
  * or a person sends them) and the --max-hours limit.
  *
+ * SIGXFSZ is ignored, so that a file-size limit ends in a write error.
  * A signal only sets a flag (and puts the default action back, so that a
  * second one ends the process at once). The ranks look at the flags
  * together, every so many steps: an allreduce of (signal seen, time
@@ -35,6 +36,9 @@ void hxi_md_stop_install(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    /* A file over the size limit is a write error with a message (the
+     * restart writer keeps the old file), not a killed process. */
+    signal(SIGXFSZ, SIG_IGN);
 }
 
 void hxi_md_stop_init(hxi_md_stop *p, double max_hours, double t_start)

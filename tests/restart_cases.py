@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""halox-md's restart files, stops and faults, end to end (CPU engine).
+
+  continuation  a run of 60 steps writing a checkpoint every 30, and a run
+                of 40 steps writing one at 30 then continued from it for 30
+                steps: the step-60 files are equal byte for byte (every x
+                and v in double), at 1, 2 and 4 ranks; the 1-rank file
+                continued on 4 ranks and through a deck (read_restart) on
+                2 prints the same thermo rows as the original
+  write_restart a deck writing the state after its first run equals the
+                command line's checkpoint of the same step, byte for byte
+  SIGTERM       a long run signalled mid-way: exit 143, one line naming
+                the checkpoint, which continues
+  --max-hours   stops in time with exit 0 and a checkpoint
+  bad files     truncated, a flipped payload byte, a flipped header byte,
+                another version, not a restart file, another system size,
+                an unwritable directory, a full device (/dev/full), a file
+                over the size limit: each one ERROR line and a non-zero
+                exit; the last leaves the previous checkpoint as it was
+  killed rank   SIGKILL to one of 2 ranks: the run ends within 30 s, the
+                launcher names the rank, no process is left
+
+Usage: restart_cases.py --halox PATH [--mpiexec PATH --mpiflags "..."]
+Without a launcher the multi-rank cases are skipped (and said to be).
+"""
+import argparse
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+FAILS = []
+
+
+def check(ok, what):
+    print("%s %s" % ("ok  " if ok else "FAIL", what))
+    if not ok:
+        FAILS.append(what)
+
+
+class Runner:
+    def __init__(self, a, tmp):
+        self.a, self.tmp = a, tmp
+
+    def cmd(self, n, args):
+        base = [self.a.halox, "--cpu", "--no-progress"] + args
+        if n == 1 and not self.a.mpiexec:
+            return base
+        return [self.a.mpiexec, "-n", str(n)] + self.a.mpiflags.split() + base
+
+    def run(self, n, args, limit=None, timeout=300):
+        def lim():
+            if limit:
+                resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        p = subprocess.run(self.cmd(n, args), cwd=self.tmp, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=timeout, preexec_fn=lim)
+        return p.returncode, p.stdout, p.stderr
+
+
+def rows(text, first=0):
+    out = []
+    for line in text.splitlines():
+        w = line.split()
+        if len(w) == 6 and w[0].isdigit() and int(w[0]) >= first:
+            out.append(w)
+    return out
+
+
+def same_file(tmp, a, b):
+    with open(os.path.join(tmp, a), "rb") as f, open(os.path.join(tmp, b), "rb") as g:
+        return f.read() == g.read()
+
+
+SYS = ["--size", "8", "--thermo", "10"]
+
+
+def continuation(r, ranks):
+    full_out = {}
+    for n in ranks:
+        rc1, out, _ = r.run(n, SYS + ["--steps", "60", "--checkpoint", "full%d.rst" % n,
+                                      "--checkpoint-every", "30"])
+        rc2, _, _ = r.run(n, SYS + ["--steps", "40", "--checkpoint", "half%d.rst" % n,
+                                    "--checkpoint-every", "30"])
+        rc3, _, _ = r.run(n, ["--restart", "half%d.rst" % n, "--steps", "30", "--thermo", "10",
+                              "--checkpoint", "cont%d.rst" % n, "--checkpoint-every", "30"])
+        check(rc1 == rc2 == rc3 == 0, "continuation at %d rank(s): the runs succeed" % n)
+        if rc1 == rc2 == rc3 == 0:
+            check(same_file(r.tmp, "full%d.rst" % n, "cont%d.rst" % n),
+                  "continuation at %d rank(s): step-60 state equal byte for byte" % n)
+        full_out[n] = out
+    # Another rank count, and a deck.
+    want = rows(full_out[ranks[0]], 30)
+    if len(ranks) > 1:
+        rc, out, err = r.run(ranks[-1], ["--restart", "half1.rst", "--steps", "30", "--thermo",
+                                         "10"])
+        check(rc == 0 and rows(out, 30) == want,
+              "the 1-rank file continued on %d ranks prints the original rows" % ranks[-1])
+    with open(os.path.join(r.tmp, "in.cont"), "w") as f:
+        f.write("read_restart half1.rst\nneighbor 0.3 bin\n"
+                "neigh_modify delay 0 every 20 check no\nfix 1 all nve\nthermo 10\nrun 30\n")
+    n = 2 if len(ranks) > 1 else 1
+    rc, out, err = r.run(n, ["-in", "in.cont"])
+    check(rc == 0 and rows(out, 30) == want,
+          "read_restart in a deck on %d rank(s) prints the original rows" % n)
+
+
+def write_restart(r):
+    with open(os.path.join(r.tmp, "in.write"), "w") as f:
+        f.write("units lj\natom_style atomic\nlattice fcc 0.8442\n"
+                "region box block 0 8 0 8 0 8\ncreate_box 1 box\ncreate_atoms 1 box\n"
+                "mass 1 1.0\nvelocity all create 1.44 87287 loop geom\n"
+                "pair_style lj/cut 2.5\npair_coeff 1 1 1.0 1.0 2.5\nneighbor 0.3 bin\n"
+                "neigh_modify delay 0 every 20 check no\nfix 1 all nve\n"
+                "run 30\nwrite_restart deck.rst\nrun 10\n")
+    rc, _, err = r.run(1, ["-in", "in.write"])
+    check(rc == 0 and same_file(r.tmp, "deck.rst", "half1.rst"),
+          "write_restart after run 30 equals --checkpoint's step-30 file byte for byte")
+
+
+def stops(r):
+    # SIGTERM: run the program directly, so that its own exit code shows.
+    p = subprocess.Popen([r.a.halox, "--cpu", "--no-progress", "--size", "10", "--steps",
+                          "10000000", "--thermo", "0", "--checkpoint", "sig.rst"], cwd=r.tmp,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.0)
+    p.send_signal(signal.SIGTERM)
+    try:
+        out, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    lines = [l for l in err.splitlines() if l.strip()]
+    check(p.returncode == 128 + signal.SIGTERM and len(lines) == 1 and
+          "stopped by SIGTERM" in lines[0] and "sig.rst" in lines[0],
+          "SIGTERM: exit %d and one line naming the checkpoint (%r)" % (p.returncode, err[-200:]))
+    rc, out, _ = r.run(1, ["--restart", "sig.rst", "--steps", "5"])
+    check(rc == 0 and len(rows(out)) >= 2, "the SIGTERM checkpoint continues")
+    t0 = time.time()
+    rc, out, err = r.run(1, ["--size", "10", "--steps", "10000000", "--thermo", "0",
+                             "--checkpoint", "mh.rst", "--max-hours", "0.0005"])
+    took = time.time() - t0
+    check(rc == 0 and "stopped by --max-hours" in err and os.path.exists(
+        os.path.join(r.tmp, "mh.rst")) and took < 30,
+        "--max-hours 0.0005 (1.8 s): exit %d after %.1f s with a checkpoint" % (rc, took))
+
+
+def bad_files(r):
+    src = os.path.join(r.tmp, "half1.rst")
+    data = open(src, "rb").read()
+
+    def variant(name, blob):
+        with open(os.path.join(r.tmp, name), "wb") as f:
+            f.write(blob)
+
+    def flip(at):
+        b = bytearray(data)
+        b[at] ^= 0x01
+        return bytes(b)
+
+    variant("trunc.rst", data[:len(data) // 2])
+    variant("payload.rst", flip(len(data) - 1000))
+    variant("header.rst", flip(30))
+    ver = bytearray(data)
+    ver[8] = 2
+    variant("version.rst", bytes(ver))
+    variant("text.rst", b"units lj\n")
+    cases = [
+        (["--restart", "trunc.rst"], "truncated"),
+        (["--restart", "payload.rst"], "atoms' checksum does not match"),
+        (["--restart", "header.rst"], "header's checksum does not match"),
+        (["--restart", "version.rst"], "version 2; this halox-md reads version 1"),
+        (["--restart", "text.rst"], "not a restart file"),
+        (["--restart", "missing.rst"], "cannot open restart file missing.rst"),
+        (["--restart", "half1.rst", "--size", "9"], "but the run asks for 9x9x9 cells"),
+        (["--size", "8", "--checkpoint", "/no/such/dir/c.rst", "--checkpoint-every", "5"],
+         "cannot create /no/such/dir/c.rst.tmp"),
+        (["--size", "8", "--checkpoint", "/dev/full", "--checkpoint-every", "5"],
+         "No space left on device"),
+    ]
+    for args, want in cases:
+        rc, out, err = r.run(1, args + ["--steps", "10"])
+        errs = [l for l in err.splitlines() if "ERROR" in l]
+        check(rc != 0 and len(errs) == 1 and want in errs[0],
+              "%s: one ERROR line with '%s' (exit %d)" % (" ".join(args), want, rc))
+    # A write that fails (over the file-size limit) keeps the old file.
+    big = ["--size", "40", "--steps", "4", "--every", "2", "--thermo", "0", "--checkpoint",
+           "big.rst", "--checkpoint-every", "2"]
+    rc, _, _ = r.run(1, big)
+    shutil.copy(os.path.join(r.tmp, "big.rst"), os.path.join(r.tmp, "big.keep"))
+    rc2, out, err = r.run(1, big, limit=8 << 20)
+    errs = [l for l in err.splitlines() if "ERROR" in l]
+    left = [f for f in os.listdir(r.tmp) if f.startswith("big.rst.tmp")]
+    check(rc == 0 and rc2 != 0 and len(errs) == 1 and "File too large" in errs[0] and
+          same_file(r.tmp, "big.rst", "big.keep") and not left,
+          "a write over the size limit: one ERROR line, the old file intact, no temporary left")
+
+
+def killed_rank(r):
+    tag = "--stats-csv=kill-%d.csv" % os.getpid()  # marks this run's processes
+    p = subprocess.Popen(r.cmd(2, ["--size", "12", "--steps", "10000000", "--thermo", "0",
+                                   tag]), cwd=r.tmp, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    time.sleep(3.0)
+    pids = subprocess.run(["pgrep", "-f", "halox-md.*" + tag.replace("=", ".")],
+                          stdout=subprocess.PIPE, text=True).stdout.split()
+    ranks = [int(x) for x in pids if int(x) != p.pid]
+    check(len(ranks) == 2, "killed rank: 2 rank processes found (%s)" % pids)
+    if not ranks:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        return
+    os.kill(max(ranks), signal.SIGKILL)
+    t0 = time.time()
+    try:
+        out, _ = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
+        out += "\n(still running after 30 s)"
+    took = time.time() - t0
+    time.sleep(0.5)
+    left = subprocess.run(["pgrep", "-f", "halox-md.*" + tag.replace("=", ".")],
+                          stdout=subprocess.PIPE, text=True).stdout.split()
+    check(p.returncode != 0 and took < 30 and "rank" in out and not left,
+          "killed rank: the run ends in %.1f s (exit %s), the launcher names the rank, "
+          "%d processes left" % (took, p.returncode, len(left)))
+    if left:
+        for x in left:
+            os.kill(int(x), signal.SIGKILL)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--halox", required=True)
+    ap.add_argument("--mpiexec", default="")
+    ap.add_argument("--mpiflags", default="")
+    a = ap.parse_args()
+    a.halox = os.path.abspath(a.halox)
+    with tempfile.TemporaryDirectory(prefix="halox-restart-") as tmp:
+        r = Runner(a, tmp)
+        ranks = [1, 2, 4] if a.mpiexec else [1]
+        if not a.mpiexec:
+            print("note: no MPI launcher: continuation at 1 rank only, no killed-rank case")
+        continuation(r, ranks)
+        write_restart(r)
+        stops(r)
+        bad_files(r)
+        if a.mpiexec:
+            killed_rank(r)
+    print("%d failure(s)" % len(FAILS))
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+# tools/run-group.sh - sourced by the device scripts: run_group SECONDS
+# command... runs the command in a session (and process group) of its own
+# and, when it passes SECONDS, sends SIGTERM to the whole group, then
+# SIGKILL 5 s later. `timeout` signals only its child, so the ranks of a
+# timed-out mpirun could outlive it and keep the GPUs for the next step;
+# here nothing of the step survives it. The exit status is the command's
+# (124 when the time ran out, like timeout).
+run_group() {
+  local tmo=$1 pid watchdog rc flag
+  shift
+  flag=$(mktemp)
+  rm -f "$flag"
+  setsid "$@" &
+  pid=$!
+  (
+    sleep "$tmo"
+    : >"$flag"
+    kill -TERM -- -"$pid" 2>/dev/null
+    sleep 5
+    kill -KILL -- -"$pid" 2>/dev/null
+  ) &
+  watchdog=$!
+  wait "$pid"
+  rc=$?
+  kill "$watchdog" 2>/dev/null
+  wait "$watchdog" 2>/dev/null
+  # Whatever of the group outlived its leader goes too.
+  kill -KILL -- -"$pid" 2>/dev/null
+  if [ -e "$flag" ]; then
+    rm -f "$flag"
+    echo "run_group: '$*' ran past $tmo s: its process group was killed" >&2
+    return 124
+  fi
+  return "$rc"
+}
