@@ -126,7 +126,14 @@ def stops(r):
     p = subprocess.Popen([r.a.halox, "--cpu", "--no-progress", "--size", "10", "--steps",
                           "10000000", "--thermo", "0", "--checkpoint", "sig.rst"], cwd=r.tmp,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(2.0)
+    # Signal once the run is in its loop (the thermo header is out), not
+    # while it starts (a slow start, as under sanitizers, would take the
+    # signal before the handler is installed).
+    head = ""
+    deadline = time.time() + 120
+    while "Step" not in head and time.time() < deadline and p.poll() is None:
+        head += p.stdout.readline()
+    time.sleep(0.5)
     p.send_signal(signal.SIGTERM)
     try:
         out, err = p.communicate(timeout=60)
@@ -204,10 +211,13 @@ def killed_rank(r):
     p = subprocess.Popen(r.cmd(2, ["--size", "12", "--steps", "10000000", "--thermo", "0",
                                    tag]), cwd=r.tmp, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    time.sleep(3.0)
-    pids = subprocess.run(["pgrep", "-f", "halox-md.*" + tag.replace("=", ".")],
-                          stdout=subprocess.PIPE, text=True).stdout.split()
-    ranks = [int(x) for x in pids if int(x) != p.pid]
+    ranks, deadline = [], time.time() + 120
+    while len(ranks) < 2 and time.time() < deadline and p.poll() is None:
+        time.sleep(0.5)
+        pids = subprocess.run(["pgrep", "-f", "halox-md.*" + tag.replace("=", ".")],
+                              stdout=subprocess.PIPE, text=True).stdout.split()
+        ranks = [int(x) for x in pids if int(x) != p.pid]
+    time.sleep(1.0)  # into the run loop
     check(len(ranks) == 2, "killed rank: 2 rank processes found (%s)" % pids)
     if not ranks:
         os.killpg(p.pid, signal.SIGKILL)
