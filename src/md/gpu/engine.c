@@ -41,6 +41,7 @@
 #include <string.h>
 
 static void gpu_destroy(hx_md_engine *e);
+static size_t engine_bytes(const hx_md_engine *e);
 
 static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_config *cfg,
                             hx_md_system *sys)
@@ -116,10 +117,12 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
                                       : "";
         snprintf(e->desc, sizeof e->desc,
                  "gpu engine (float): %s [%s], grid %dx%dx%d, rank %d on GPU %d of %d (%s, %d "
-                 "rank(s) on this host), %d thread(s) per atom, lists of up to %d, %s%s%s",
+                 "rank(s) on this host), %d thread(s) per atom, lists of up to %d, %.0f bytes "
+                 "per atom on the GPU, %s%s%s",
                  hx_transport_name(e->t), hx_transport_describe(e->t), g[0], g[1], g[2], e->rank,
-                 e->device, e->ndevices, e->device_name, e->local_size, e->tpp, e->loc.max, built,
-                 how, e->check_atoms ? ", atoms counted after each rebuild" : "");
+                 e->device, e->ndevices, e->device_name, e->local_size, e->tpp, e->loc.max,
+                 e->nhome > 0 ? (double) engine_bytes(e) / (double) e->nhome : 0.0, built, how,
+                 e->check_atoms ? ", atoms counted after each rebuild" : "");
     }
     *out = e;
     return HX_OK;
@@ -135,6 +138,13 @@ static hx_status gpu_thermo(hx_md_engine *e, hx_md_thermo *out)
     double t0 = hxi_md_now();
     double sums[HXG_NACC] = {0.0, 0.0, 0.0};
     hx_status st = hxg_eng_pending_status(e); /* a check in graph mode */
+    if (st == HX_OK && (cudaStreamSynchronize(e->s_nl) != cudaSuccess ||
+                        cudaStreamSynchronize(e->s_loc) != cudaSuccess))
+        st = cuda_fail(cudaGetLastError(), "waiting for the steps");
+    /* First: a single-rank list that overflowed is grown and its steps
+     * done again (their sums with them). */
+    if (st == HX_OK)
+        st = hxg_eng_check_report(e);
     if (st == HX_OK && !e->acc_valid)
         st = hxg_eng_force_pass(e, 0, e->acc);
     if (st == HX_OK &&
@@ -144,8 +154,6 @@ static hx_status gpu_thermo(hx_md_engine *e, hx_md_thermo *out)
         st = cuda_fail(cudaGetLastError(), "thermo read-back");
     if (st == HX_OK && e->multi)
         st = hx_transport_sync(e->t);
-    if (st == HX_OK)
-        st = hxg_eng_check_report(e);
     HXI_CHECK(hxi_agree(e->comm, st));
     e->acc_valid = 1;
     HXI_CHECK(hxi_allreduce_double(e->comm, sums, HXG_NACC, 0));
@@ -202,10 +210,34 @@ static const char *gpu_describe(const hx_md_engine *e)
     return e ? e->desc : "gpu engine";
 }
 
+/* Bytes of GPU memory the engine itself holds (not the transport's). */
+static size_t engine_bytes(const hx_md_engine *e)
+{
+    return e->b_x4 + e->b_v4 + e->b_f4 + e->b_xold4 + e->b_sx4 + e->b_sv4 + e->b_id + e->b_sid +
+           e->b_zones + e->b_xsort + e->b_cellof + e->b_cellatoms + e->b_locnb + e->b_loccnt +
+           e->b_nlnb + e->b_nlcnt + sizeof(int32_t) * (2 * (size_t) e->cells.ncell + 1);
+}
+
+/* With HALOX_LOG=1 on rank 0: the lists' room against the largest count
+ * met, and the engine's memory per atom. */
+static void lists_log(const hx_md_engine *e)
+{
+    if (e->rank != 0 || hxi_log_level() < 1 || e->nhome <= 0)
+        return;
+    int most = e->max_neigh;
+    if (e->report && e->report->maxcnt > most)
+        most = e->report->maxcnt;
+    hxi_info("GPU engine: lists of %d slots per atom, largest neighbour count %d, grown %lld "
+             "time(s) during the run; %.0f bytes per home atom on the GPU (%.2f GB)",
+             e->loc.max, most, (long long) e->list_regrowths,
+             (double) engine_bytes(e) / (double) e->nhome, (double) engine_bytes(e) / 1e9);
+}
+
 static void gpu_destroy(hx_md_engine *e)
 {
     if (!e)
         return;
+    lists_log(e);
     hxg_eng_rebuild_log(e);
     hxg_eng_rebuild_device_log(e);
     if (e->s_loc)

@@ -48,6 +48,9 @@ struct hx_md_engine {
     /* sizes */
     int nhome, nhalo, ntotal;
     int cap_home, cap_total;
+    int max_neigh;          /* largest neighbour count of any atom at any list build so far */
+    int64_t list_regrowths; /* single-rank device rebuilds whose list had to grow */
+    int last_want;          /* the last step launched is a thermo step */
 
     /* device arrays */
     float *x4, *v4, *f4, *xold4, *sx4, *sv4;
@@ -164,6 +167,9 @@ void hxg_eng_phase_log(const hx_md_engine *e, const char *what, const char *cons
 /* Cell and neighbour lists of the current atoms, growing the lists when an
  * atom has more neighbours than they hold. Rank-local. */
 hx_status hxg_eng_build_lists(hx_md_engine *e);
+/* One rank's list of its atoms in cell order (sorted, cell starts set),
+ * growing it until it holds every atom's neighbours. */
+hx_status hxg_eng_relist_single(hx_md_engine *e);
 void hxg_eng_rebuild_log(const hx_md_engine *e);
 hx_status hxg_eng_check_report(hx_md_engine *e);
 
@@ -176,6 +182,8 @@ hx_status hxg_eng_census(hx_md_engine *e);
 /* ------------------------------------------------------------ step.c */
 
 hx_status hxg_eng_step(hx_md_engine *e, int want_thermo);
+/* After a single-rank device rebuild overflowed its list (see step.c). */
+hx_status hxg_eng_recover_single(hx_md_engine *e);
 hx_status hxg_eng_force_pass(hx_md_engine *e, int write, double *acc);
 hx_status hxg_eng_pending_status(hx_md_engine *e);
 void hxg_eng_capture_ahead(hx_md_engine *e);

@@ -61,6 +61,11 @@ typedef struct hxg_flags {
     int32_t need;       /* largest neighbour count seen over a list's max (0: none) */
     int32_t bad;        /* a non-finite coordinate was seen at a rebuild */
     int32_t rebuilds;   /* list builds done on the device path */
+    /* The single-rank rebuild overflowed its list: every later step kernel
+     * returns at once until the host has grown the list and finished the
+     * step (hxg_k_finish sets it; the host clears it). */
+    int32_t halt;
+    int32_t maxcnt; /* largest neighbour count of any atom at any list build so far */
     int32_t pad;
 } hxg_flags;
 
@@ -71,7 +76,7 @@ typedef struct hxg_report {
     volatile int32_t rebuilds;
     volatile int32_t need;
     volatile int32_t bad;
-    volatile int32_t pad;
+    volatile int32_t maxcnt;
 } hxg_report;
 
 /* acc[0] pair energy, acc[1] virial sum r.f, acc[2] sum m v^2, each summed
@@ -81,7 +86,7 @@ enum { HXG_ACC_E = 0, HXG_ACC_W = 1, HXG_ACC_MV2 = 2, HXG_NACC = 3 };
 /* Each launcher returns the cudaError_t of its launch as an int (0: fine). */
 
 /* v += dtf f; x += dt v (x4 and, when x3 != NULL, the transport's home
- * coordinates). step < 0: the step is flags->cur. When neigh_check and
+ * coordinates). Does nothing while flags->halt. step < 0: the step is flags->cur. When neigh_check and
  * step % every == 0, flags->moved_step = step if an atom moved more than
  * sqrt(trig2) from xold4. acc_zero != NULL: zeroes the HXG_NACC
  * accumulators (a thermo step). */
@@ -99,10 +104,12 @@ int hxg_kick(void *stream, int n, float *v4, float *f4, const float *f3, float d
  * atomics). f4 != NULL: forces written; v4 != NULL: then v += dtf f (the
  * single-rank step's closing kick, fused). acc != NULL: energy and virial
  * (and m v^2 after the kick when v4 != NULL) added. tpp: threads per atom
- * (1, 2, 4 or 8). step_ctr != NULL: incremented once (the step is done). */
+ * (1, 2, 4 or 8). flags != NULL (the single-rank device step): nothing
+ * is done while flags->halt, else flags->cur is incremented once (the step
+ * is done). */
 int hxg_force_local(void *stream, int tpp, int n, const float *x4, hxg_list l, hxg_lj lj,
                     hxg_geom g, float *f4, float *v4, float dtf, float mass, double *acc,
-                    int64_t *step_ctr);
+                    hxg_flags *flags);
 
 /* Every local atom i in [0, ntotal) against its non-local list: for a home
  * atom its halo neighbours, for a halo atom its partners in owned pairs.
@@ -112,8 +119,9 @@ int hxg_force_nonlocal(void *stream, int tpp, int ntotal, const float *x3, hxg_l
                        hxg_geom g, float *f3, double *acc);
 
 /* Cell scan scratch: HXG_MAX_SCAN_BLOCKS chunks of 4096 cells at most
- * (16.7 million cells); scan_tmp holds 2 * HXG_MAX_SCAN_BLOCKS ints. */
-#define HXG_MAX_SCAN_BLOCKS 4096
+ * (268 million cells, enough for half-cutoff cells over 600 million atoms
+ * at liquid density); scan_tmp holds 2 * HXG_MAX_SCAN_BLOCKS ints. */
+#define HXG_MAX_SCAN_BLOCKS 65536
 
 /* Host-driven list build over ntotal atoms at x (stride xs floats: 3 or 4):
  * cell counts, scan, fill (sorted within a cell), then lists. Home atoms
@@ -126,6 +134,12 @@ int hxg_build_lists(void *stream, int nhome, int ntotal, const float *x, int xs,
                     int32_t *cell_start, int32_t *cellof, int32_t *cellatoms, float *xsort,
                     int32_t *scan_tmp, hxg_list loc, hxg_list nl, hxg_flags *flags);
 
+/* The local list loc of n atoms already in cell order (x4 sorted, cell
+ * starts in cell_start from that sort), ungated: the single-rank set-up
+ * and the rebuild of a list that overflowed (after it grew). */
+int hxg_build_sorted(void *stream, int n, const float *x4, hxg_cellgrid cg, hxg_geom g, float rh2,
+                     const int32_t *cell_start, hxg_list loc, hxg_flags *flags);
+
 /* Cell sort of n home atoms on the device (x4, v4, id permuted through the
  * scratch arrays s*, xold4 set to the sorted positions; perm: n ints). The
  * multi-rank device rebuild's sort; positions must be inside the grid. */
@@ -133,6 +147,11 @@ int hxg_sort_home(void *stream, int n, float *x4, float *v4, int64_t *id, float 
                   float *sv4, int64_t *sid, hxg_cellgrid cg, hxg_geom g, int32_t *cell_cnt,
                   int32_t *cell_start, int32_t *cellof, int32_t *perm, int32_t *scan_tmp,
                   hxg_flags *flags);
+/* The same with positions wrapped into the box first (one rank's set-up). */
+int hxg_sort_home_wrap(void *stream, int n, float *x4, float *v4, int64_t *id, float *xold4,
+                       float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg, hxg_geom g,
+                       int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof, int32_t *perm,
+                       int32_t *scan_tmp, hxg_flags *flags);
 
 /* Single-rank rebuild on the device: a sequence of kernels that each decide
  * alike, as LAMMPS's Neighbor::decide, whether this step rebuilds (step < 0:
@@ -141,7 +160,9 @@ int hxg_sort_home(void *stream, int n, float *x4, float *v4, int64_t *id, float 
  * returns at once, so the sequence can be captured once and replayed every
  * candidate step. A rebuild wraps x into the box, sorts atoms by cell (x4,
  * v4, id permuted through the scratch arrays s*), sets xold4, builds loc and
- * reports into *report. No host synchronisation. */
+ * reports into *report. No host synchronisation. A build that overflows loc
+ * sets flags->halt (see hxg_flags): the host grows the list, builds it
+ * again (hxg_build_sorted) and finishes the step. */
 int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int64_t *id, float *xold4,
                        float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg, hxg_geom g, float rh2,
                        int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof, int32_t *perm,

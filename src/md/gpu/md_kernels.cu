@@ -70,6 +70,8 @@ __global__ void hxg_k_kickdrift(int n, float4 *__restrict__ x, float4 *__restric
                                 double *acc_zero)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (flags && flags->halt)
+        return; /* a list overflowed: the host finishes this step */
     if (step < 0)
         step = flags->cur;
     const bool check = neigh_check && step % every == 0;
@@ -141,11 +143,15 @@ template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK>
 __global__ void __launch_bounds__(128)
     hxg_k_force(int n, const float *__restrict__ x, hxg_list l, hxg_lj lj, hxg_geom g,
                 float *__restrict__ f, float4 *__restrict__ v, float dtf, float mass, double *acc,
-                long long *step_ctr)
+                hxg_flags *flags)
 {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (step_ctr && t == 0)
-        *step_ctr += 1; /* nothing in this kernel reads it */
+    if (flags) {
+        if (flags->halt)
+            return; /* the whole grid alike */
+        if (t == 0)
+            flags->cur += 1; /* nothing in this kernel reads it */
+    }
     const int i = t / TPP, sub = t % TPP;
     const bool active = i < n;
     float fx = 0.0f, fy = 0.0f, fz = 0.0f, e = 0.0f, w = 0.0f;
@@ -217,13 +223,13 @@ __global__ void __launch_bounds__(128)
 template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK>
 static cudaError_t hxg_launch_force(cudaStream_t s, int n, const float *x, hxg_list l, hxg_lj lj,
                                     hxg_geom g, float *f, float4 *v, float dtf, float mass,
-                                    double *acc, long long *ctr)
+                                    double *acc, hxg_flags *flags)
 {
     const int block = 128;
     const long long threads = (long long) (n > 0 ? n : 1) * TPP;
     const int grid = (int) ((threads + block - 1) / block);
     hxg_k_force<TPP, XS, THERMO, WRITE, KICK>
-        <<<grid, block, 0, s>>>(n, x, l, lj, g, f, v, dtf, mass, acc, ctr);
+        <<<grid, block, 0, s>>>(n, x, l, lj, g, f, v, dtf, mass, acc, flags);
     return cudaGetLastError();
 }
 
@@ -232,11 +238,11 @@ static cudaError_t hxg_launch_force(cudaStream_t s, int n, const float *x, hxg_l
 template <int TPP>
 static cudaError_t hxg_force_tpp(cudaStream_t s, int xs, int n, const float *x, hxg_list l,
                                  hxg_lj lj, hxg_geom g, float *f, float4 *v, float dtf, float mass,
-                                 double *acc, long long *ctr)
+                                 double *acc, hxg_flags *flags)
 {
     const bool th = acc != nullptr;
 #define HXG_F(XS_, TH_, W_, K_)                                                                    \
-    hxg_launch_force<TPP, XS_, TH_, W_, K_>(s, n, x, l, lj, g, f, v, dtf, mass, acc, ctr)
+    hxg_launch_force<TPP, XS_, TH_, W_, K_>(s, n, x, l, lj, g, f, v, dtf, mass, acc, flags)
     if (xs == 4) {
         if (f && v)
             return th ? HXG_F(4, true, true, true) : HXG_F(4, false, true, true);
@@ -252,17 +258,17 @@ static cudaError_t hxg_force_tpp(cudaStream_t s, int xs, int n, const float *x, 
 
 static cudaError_t hxg_force(cudaStream_t s, int tpp, int xs, int n, const float *x, hxg_list l,
                              hxg_lj lj, hxg_geom g, float *f, float4 *v, float dtf, float mass,
-                             double *acc, long long *ctr)
+                             double *acc, hxg_flags *flags)
 {
     switch (tpp) {
     case 1:
-        return hxg_force_tpp<1>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc, ctr);
+        return hxg_force_tpp<1>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc, flags);
     case 2:
-        return hxg_force_tpp<2>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc, ctr);
+        return hxg_force_tpp<2>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc, flags);
     case 4:
-        return hxg_force_tpp<4>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc, ctr);
+        return hxg_force_tpp<4>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc, flags);
     case 8:
-        return hxg_force_tpp<8>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc, ctr);
+        return hxg_force_tpp<8>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc, flags);
     default:
         return cudaErrorInvalidValue;
     }
@@ -296,10 +302,10 @@ extern "C" int hxg_kick(void *stream, int n, float *v4, float *f4, const float *
 
 extern "C" int hxg_force_local(void *stream, int tpp, int n, const float *x4, hxg_list l, hxg_lj lj,
                                hxg_geom g, float *f4, float *v4, float dtf, float mass, double *acc,
-                               int64_t *step_ctr)
+                               hxg_flags *flags)
 {
     return (int) hxg_force((cudaStream_t) stream, tpp, 4, n, x4, l, lj, g, f4, (float4 *) v4, dtf,
-                           mass, acc, (long long *) step_ctr);
+                           mass, acc, flags);
 }
 
 extern "C" int hxg_force_nonlocal(void *stream, int tpp, int ntotal, const float *x3, hxg_list l,

@@ -192,9 +192,10 @@ __device__ void hxg_sort_cell(int32_t *a, int m)
     }
 }
 
-/* The counts of atom i's lists (at most what they hold), and the largest
+/* The counts of atom i's lists (at most what they hold), the largest
  * count seen over a list's room, so that the host grows the lists and
- * builds again. */
+ * builds again, and the largest count of any atom (one atomic per warp:
+ * the lanes that call this together reduce first). */
 __device__ __forceinline__ void hxg_list_counts(int i, bool ihome, int nloc, int nnl, hxg_list loc,
                                                 hxg_list nl, hxg_flags *flags)
 {
@@ -204,6 +205,10 @@ __device__ __forceinline__ void hxg_list_counts(int i, bool ihome, int nloc, int
         nl.cnt[i] = min(nnl, nl.max);
     if (nloc > loc.max || (nl.cnt && nnl > nl.max))
         atomicMax(&flags->need, max(nloc, nnl));
+    const unsigned m = __activemask();
+    const int most = __reduce_max_sync(m, max(nloc, nnl));
+    if ((threadIdx.x & 31) == __ffs(m) - 1)
+        atomicMax(&flags->maxcnt, most);
 }
 
 /* Lanes per atom in the list build. */
@@ -312,6 +317,8 @@ __device__ __forceinline__ bool hxg_open(const hxg_gate &g)
     if (!g.on)
         return true;
     const hxg_flags *fl = g.flags;
+    if (fl->halt)
+        return false; /* an earlier build overflowed: the host takes over */
     const long long step = g.step >= 0 ? g.step : fl->cur;
     return step % g.every == 0 && step - fl->last_build >= g.delay &&
            (!g.check || fl->moved_step == step);
@@ -532,7 +539,8 @@ __global__ void hxg_k_adopt(hxg_gate gate, int n, const float4 *__restrict__ sx4
 
 /* One thread: the bookkeeping of a device rebuild, published to mapped
  * host memory with a system fence, so that the host reads it without a
- * synchronisation. Runs last: its change of last_build closes the gate. */
+ * synchronisation. Runs last: its change of last_build closes the gate. A
+ * list that overflowed halts the step kernels that follow (hxg_flags). */
 __global__ void hxg_k_finish(hxg_gate gate, hxg_report *report)
 {
     if (threadIdx.x != 0 || !hxg_open(gate))
@@ -541,10 +549,13 @@ __global__ void hxg_k_finish(hxg_gate gate, hxg_report *report)
     const long long step = gate.step >= 0 ? gate.step : fl->cur;
     fl->last_build = step;
     fl->rebuilds += 1;
+    if (fl->need > 0)
+        fl->halt = 1;
     report->last_build = step;
     report->rebuilds = fl->rebuilds;
     report->need = fl->need;
     report->bad = fl->bad;
+    report->maxcnt = fl->maxcnt;
     __threadfence_system();
 }
 
@@ -668,18 +679,51 @@ static cudaError_t hxg_launch_sort(cudaStream_t s, hxg_gate gate, bool wrap, int
     return cudaGetLastError();
 }
 
-extern "C" int hxg_sort_home(void *stream, int n, float *x4, float *v4, int64_t *id, float *xold4,
-                             float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg_, hxg_geom g,
-                             int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof, int32_t *perm,
-                             int32_t *scan_tmp, hxg_flags *flags)
+extern "C" int hxg_build_sorted(void *stream, int n, const float *x4, hxg_cellgrid cg_,
+                                hxg_geom g, float rh2, const int32_t *cell_start, hxg_list loc,
+                                hxg_flags *flags)
+{
+    const hxg_gate open = {flags, 0, 1, 0, 0, 0};
+    const hxg_list none = {nullptr, nullptr, 0, 0};
+    if (n <= 0)
+        return 0;
+    hxg_launch_build<4>((cudaStream_t) stream, open, n, n, x4,
+                        reinterpret_cast<const float4 *>(x4), nullptr, cg_, g, rh2, cell_start,
+                        nullptr, loc, none, flags);
+    return (int) cudaGetLastError();
+}
+
+static int hxg_sort_open(void *stream, bool wrap, int n, float *x4, float *v4, int64_t *id,
+                         float *xold4, float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg_,
+                         hxg_geom g, int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof,
+                         int32_t *perm, int32_t *scan_tmp, hxg_flags *flags)
 {
     cudaStream_t s = (cudaStream_t) stream;
     const hxg_gate open = {flags, 0, 1, 0, 0, 0};
     cudaError_t err = cudaMemsetAsync(cell_cnt, 0, sizeof(int32_t) * (size_t) cg_.ncell, s);
     if (err == cudaSuccess)
-        err = hxg_launch_sort(s, open, false, n, x4, v4, id, xold4, sx4, sv4, sid, cg_, g, cell_cnt,
+        err = hxg_launch_sort(s, open, wrap, n, x4, v4, id, xold4, sx4, sv4, sid, cg_, g, cell_cnt,
                               cell_start, cellof, perm, scan_tmp);
     return (int) err;
+}
+
+extern "C" int hxg_sort_home_wrap(void *stream, int n, float *x4, float *v4, int64_t *id,
+                                  float *xold4, float *sx4, float *sv4, int64_t *sid,
+                                  hxg_cellgrid cg_, hxg_geom g, int32_t *cell_cnt,
+                                  int32_t *cell_start, int32_t *cellof, int32_t *perm,
+                                  int32_t *scan_tmp, hxg_flags *flags)
+{
+    return hxg_sort_open(stream, true, n, x4, v4, id, xold4, sx4, sv4, sid, cg_, g, cell_cnt,
+                         cell_start, cellof, perm, scan_tmp, flags);
+}
+
+extern "C" int hxg_sort_home(void *stream, int n, float *x4, float *v4, int64_t *id, float *xold4,
+                             float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg_, hxg_geom g,
+                             int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof, int32_t *perm,
+                             int32_t *scan_tmp, hxg_flags *flags)
+{
+    return hxg_sort_open(stream, false, n, x4, v4, id, xold4, sx4, sv4, sid, cg_, g, cell_cnt,
+                         cell_start, cellof, perm, scan_tmp, flags);
 }
 
 extern "C" int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int64_t *id,

@@ -69,6 +69,71 @@ static hx_status sort_home_by_cell(hx_md_engine *e)
     return HX_OK;
 }
 
+/* Lists with room for `need` neighbours per atom and a quarter more. */
+static hx_status grow_lists(hx_md_engine *e, int need)
+{
+    int m = hxg_eng_round_up((long long) need + need / 4 + 8, 8);
+    hxi_info("GPU engine: neighbour lists grow to %d per atom (an atom has %d neighbours)", m,
+             need);
+    if (m > e->loc.max) {
+        e->loc.max = m;
+        HXI_CHECK(hxg_eng_dev_grow(&e->loc.nb, &e->b_locnb, 4 * (size_t) e->cap_home * (size_t) m,
+                                   "the local neighbour list"));
+    }
+    if (e->multi && m > e->nl.max) {
+        e->nl.max = m;
+        HXI_CHECK(hxg_eng_dev_grow(&e->nl.nb, &e->b_nlnb, 4 * (size_t) e->cap_total * (size_t) m,
+                                   "the non-local neighbour list"));
+    }
+    return HX_OK;
+}
+
+static hx_status read_flags(hx_md_engine *e, hxg_flags *fl, cudaStream_t s)
+{
+    CU(cudaMemcpyAsync(fl, e->flags, sizeof *fl, cudaMemcpyDeviceToHost, s), "flag read-back");
+    CU(cudaStreamSynchronize(s), "neighbour-list build");
+    e->max_neigh = fl->maxcnt;
+    return HX_OK;
+}
+
+/* Also after a device rebuild that overflowed (need set, halted): the list
+ * grows first, and the halt is lifted. */
+hx_status hxg_eng_relist_single(hx_md_engine *e)
+{
+    hxg_flags fl;
+    HXI_CHECK(read_flags(e, &fl, e->s_loc));
+    for (int attempt = 0, built = 0; attempt < 4; attempt++) {
+        if (fl.need > 0 || fl.halt) {
+            if (fl.need > 0)
+                HXI_CHECK(grow_lists(e, fl.need));
+            fl.need = 0;
+            fl.halt = 0;
+            CU(cudaMemcpy(e->flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag reset");
+        } else if (built) {
+            return HX_OK;
+        }
+        CU(hxg_build_sorted((void *) e->s_loc, e->nhome, e->x4, e->cells, e->geom, e->lj.rh2,
+                            e->cell_start, e->loc, e->flags),
+           "neighbour-list build launch");
+        HXI_CHECK(read_flags(e, &fl, e->s_loc));
+        built = 1;
+    }
+    return hxi_error(HX_ERR_OVERFLOW,
+                     "GPU engine: neighbour lists kept overflowing; set HALOX_MD_NEIGH_MAX "
+                     "above the largest neighbour count within rc + skin");
+}
+
+/* One rank's set-up on the device: the uploaded atoms sorted by cell,
+ * then their list. */
+static hx_status build_single(hx_md_engine *e)
+{
+    CU(hxg_sort_home((void *) e->s_loc, e->nhome, e->x4, e->v4, e->id, e->xold4, e->sx4, e->sv4,
+                     e->sid, e->cells, e->geom, e->cell_cnt, e->cell_start, e->cellof,
+                     e->cellatoms, e->scan_tmp, e->flags),
+       "cell sort launch");
+    return hxg_eng_relist_single(e);
+}
+
 hx_status hxg_eng_build_lists(hx_md_engine *e)
 {
     for (int attempt = 0; attempt < 3; attempt++) {
@@ -80,9 +145,7 @@ hx_status hxg_eng_build_lists(hx_md_engine *e)
                            e->multi ? e->nl : none, e->flags),
            "neighbour-list build launch");
         hxg_flags fl;
-        CU(cudaMemcpyAsync(&fl, e->flags, sizeof fl, cudaMemcpyDeviceToHost, e->s_nl),
-           "flag read-back");
-        CU(cudaStreamSynchronize(e->s_nl), "neighbour-list build");
+        HXI_CHECK(read_flags(e, &fl, e->s_nl));
         if (fl.need <= 0) {
             /* Only the single-rank device rebuild reads last_build (on the
              * device); it starts from the set-up build at step 0. */
@@ -93,20 +156,7 @@ hx_status hxg_eng_build_lists(hx_md_engine *e)
             return HX_OK;
         }
         /* An atom had more neighbours than the lists hold: grow and redo. */
-        int m = hxg_eng_round_up((long long) fl.need + fl.need / 4 + 8, 8);
-        hxi_info("GPU engine: neighbour lists grow to %d per atom", m);
-        if (m > e->loc.max) {
-            e->loc.max = m;
-            HXI_CHECK(hxg_eng_dev_grow(&e->loc.nb, &e->b_locnb,
-                                       4 * (size_t) e->cap_home * (size_t) m,
-                                       "the local neighbour list"));
-        }
-        if (e->multi && m > e->nl.max) {
-            e->nl.max = m;
-            HXI_CHECK(hxg_eng_dev_grow(&e->nl.nb, &e->b_nlnb,
-                                       4 * (size_t) e->cap_total * (size_t) m,
-                                       "the non-local neighbour list"));
-        }
+        HXI_CHECK(grow_lists(e, fl.need));
         fl.need = 0;
         CU(cudaMemcpy(e->flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag reset");
     }
@@ -127,11 +177,11 @@ hx_status hxg_eng_download_home(hx_md_engine *e, hx_md_system *s)
     }
     if (n > 0) {
         CU(cudaMemcpy(e->h4, e->x4, 16 * (size_t) n, cudaMemcpyDeviceToHost), "download x");
-        for (int i = 0; i < n; i++)
+        for (size_t i = 0; i < (size_t) n; i++)
             for (int k = 0; k < 3; k++)
                 s->x[3 * i + k] = (double) e->h4[4 * i + k];
         CU(cudaMemcpy(e->h4, e->v4, 16 * (size_t) n, cudaMemcpyDeviceToHost), "download v");
-        for (int i = 0; i < n; i++)
+        for (size_t i = 0; i < (size_t) n; i++)
             for (int k = 0; k < 3; k++)
                 s->v[3 * i + k] = (double) e->h4[4 * i + k];
         CU(cudaMemcpy(s->id, e->id, 8 * (size_t) n, cudaMemcpyDeviceToHost), "download id");
@@ -147,13 +197,14 @@ static hx_status upload_home(hx_md_engine *e)
     const hx_md_system *s = e->sys;
     int n = e->nhome;
     cudaStream_t q = e->s_nl;
-    for (int i = 0; i < n; i++) {
-        for (int k = 0; k < 3; k++) {
+    for (size_t i = 0; i < (size_t) n; i++) {
+        for (int k = 0; k < 3; k++)
             e->h4[4 * i + k] = (float) s->x[3 * i + k];
-            e->h3[3 * i + k] = (float) s->x[3 * i + k];
-        }
         e->h4[4 * i + 3] = 0.0f;
     }
+    if (e->multi) /* the transport's coordinates: 3 floats per atom */
+        for (size_t i = 0; i < 3 * (size_t) n; i++)
+            e->h3[i] = (float) s->x[i];
     if (n > 0) {
         CU(cudaMemcpyAsync(e->x4, e->h4, 16 * (size_t) n, cudaMemcpyHostToDevice, q), "upload x");
         CU(cudaMemcpyAsync(e->xold4, e->x4, 16 * (size_t) n, cudaMemcpyDeviceToDevice, q),
@@ -163,7 +214,7 @@ static hx_status upload_home(hx_md_engine *e)
                "upload x to the transport");
     }
     CU(cudaStreamSynchronize(q), "upload");
-    for (int i = 0; i < n; i++) {
+    for (size_t i = 0; i < (size_t) n; i++) {
         for (int k = 0; k < 3; k++)
             e->h4[4 * i + k] = (float) s->v[3 * i + k];
         e->h4[4 * i + 3] = 0.0f;
@@ -234,7 +285,10 @@ hx_status hxg_eng_rebuild_host(hx_md_engine *e, int initial)
                           {(void **) &s->id, sizeof(int64_t)}};
     HXI_CHECK(hx_migrate(e->comm, &e->decomp, &s->n, &s->capacity, &s->x, fields, 2));
     hxg_eng_phase_mark(e->rb_phase, 2, &tp);
-    HXI_CHECK(hxi_agree(e->comm, sort_home_by_cell(e)));
+    /* One rank with device rebuilds sorts on the device (build_single). */
+    const int single = !e->multi && !e->host_rebuild;
+    if (!single)
+        HXI_CHECK(hxi_agree(e->comm, sort_home_by_cell(e)));
     hxg_eng_phase_mark(e->rb_phase, 3, &tp);
     hx_plan *plan = NULL;
     HXI_CHECK(hx_plan_create(&plan, e->comm, &e->decomp, s->n, s->x));
@@ -280,7 +334,7 @@ hx_status hxg_eng_rebuild_host(hx_md_engine *e, int initial)
     hxg_eng_phase_mark(e->rb_phase, 7, &tp);
     double t2 = tp;
     e->stats.stage[HX_MD_HALO_FWD] += t2 - t1;
-    HXI_CHECK(hxi_agree(e->comm, hxg_eng_build_lists(e)));
+    HXI_CHECK(hxi_agree(e->comm, single ? build_single(e) : hxg_eng_build_lists(e)));
     hxg_eng_phase_mark(e->rb_phase, 8, &tp);
     e->stats.stage[HX_MD_NEIGH] += tp - t2;
     e->last_build = e->step;
@@ -299,6 +353,8 @@ hx_status hxg_eng_check_report(hx_md_engine *e)
                          "GPU engine: a coordinate became NaN or infinite by step %lld; the "
                          "system blew up: use a smaller timestep or check the input",
                          (long long) e->step);
+    if (e->report->need > 0 && !e->multi && !e->host_rebuild)
+        return hxg_eng_recover_single(e);
     if (e->report->need > 0)
         return hxi_error(HX_ERR_OVERFLOW,
                          "GPU engine: an atom had %d neighbours within rc + skin at the list "

@@ -68,23 +68,74 @@ int hxg_eng_cap_for(const hx_md_engine *e, int need)
 {
     /* HALOX_MD_TIGHT=1: no margin, so that the first rebuild that brings a
      * rank more atoms grows its arrays (tests of the growth path). */
-    if (e->tight)
+    if (e->tight || !e->multi) /* one rank: no atom ever arrives */
         return hxg_eng_round_up(need > 0 ? need : 1, 32);
     return hxg_eng_round_up((long long) need + need / 4 + 1024, 32);
 }
 
-/* Neighbours within rc + skin an atom may have: the sphere at twice the
- * larger of the system's density and 1/sigma^3 (LJ repulsion keeps liquids
- * and solids well below that), plus room for the cell boundary effects. */
+/* Room per atom in the neighbour lists to start with: the neighbours
+ * within rc + skin at the system's mean density, plus 30% and 8 for
+ * liquid fluctuations (in the LJ melt at 0.8442, 78 on the lattice, at
+ * most about 100 in the liquid: 112 slots). A list build that finds more
+ * grows the lists and builds again (rebuild.c, step.c), so a denser
+ * cluster costs one regrowth, not an error. HALOX_MD_NEIGH_MAX sets it. */
 static int neigh_max_for(const hx_md_engine *e, double rho)
 {
     int env = hxi_env_int("HALOX_MD_NEIGH_MAX", 0);
     if (env > 0)
         return hxg_eng_round_up(env, 8);
-    double s3 = e->cfg.sigma * e->cfg.sigma * e->cfg.sigma;
-    double dens = fmax(rho, 1.0 / s3) * 2.0;
-    double nb = 4.0 / 3.0 * 3.14159265358979323846 * e->rh * e->rh * e->rh * dens + 32.0;
-    return hxg_eng_round_up((long long) ceil(nb), 8);
+    double nb = 4.0 / 3.0 * 3.14159265358979323846 * e->rh * e->rh * e->rh * rho;
+    return hxg_eng_round_up((long long) ceil(fmax(1.3 * nb + 8.0, 16.0)), 8);
+}
+
+/* Bytes of GPU memory per home atom the engine holds (see the table in
+ * docs/md-gpu.md): positions, velocities, forces and positions at the
+ * last build (16 each), the sort's scratch (40), ids (8), cell index and
+ * slot (8), then the lists: 4 per slot plus a count, for home atoms and,
+ * with several ranks, for home and halo atoms, plus the halo's own arrays
+ * there (positions in cell order, zones and the transport's coordinates
+ * and forces, 40 per local atom). */
+static double bytes_per_atom(const hx_md_engine *e, int width, double halo_frac)
+{
+    double b = 64.0 + 40.0 + 8.0 + 8.0 + 4.0 * (width + 1);
+    if (e->multi)
+        b += (1.0 + halo_frac) * (4.0 * (width + 1) + 40.0);
+    return b;
+}
+
+/* Refuses, before any large allocation, a system whose atoms do not fit in
+ * the GPU's free memory (HALOX_MD_GPU_BYTES caps what counts as free, for
+ * tests), saying how many GPUs it would take. Rank-local; create agrees. */
+static hx_status check_fit(const hx_md_engine *e, int nhome)
+{
+    size_t free_b = 0, total_b = 0;
+    CU(cudaMemGetInfo(&free_b, &total_b), "memory query");
+    double cap_env = hxi_env_double("HALOX_MD_GPU_BYTES", 0.0);
+    double avail = (double) free_b;
+    if (cap_env > 0 && cap_env < avail)
+        avail = cap_env;
+    /* The halo of a slab of thickness rh on each face along decomposed
+     * dimensions, as a fraction of the home atoms. */
+    double halo = 0.0;
+    for (int k = 0; k < 3; k++)
+        if (e->decomp.grid[k] > 1)
+            halo += 2.0 * e->rh / (e->decomp.dom_hi[k] - e->decomp.dom_lo[k]);
+    double margin = e->multi ? 1.25 : 1.0;
+    double per = bytes_per_atom(e, e->loc.max, halo);
+    double cells = 8.0 * (double) e->cells.ncell;
+    double need = per * margin * (double) nhome + cells + 64.0 * 1048576.0;
+    if (need <= avail)
+        return HX_OK;
+    double natoms = (double) e->sys->natoms;
+    double per_gpu = avail - 64.0 * 1048576.0;
+    long gpus = per_gpu > 0 ? (long) ceil(natoms * per * 1.25 * 1.1 / per_gpu) : 0;
+    return hxi_error(HX_ERR_NOMEM,
+                     "GPU engine: %d atoms on rank %d need about %.1f GB on the GPU (%.0f bytes "
+                     "per atom, lists of %d), but %.1f GB are free on GPU %d: this system of "
+                     "%.0f atoms needs about %ld GPUs of this size, one rank each (or fewer "
+                     "atoms, or a smaller rc + skin)",
+                     nhome, e->rank, need / 1e9, per * margin, e->loc.max, avail / 1e9, e->device,
+                     natoms, gpus > 1 ? gpus : 2);
 }
 
 /* --------------------------------------------------------------- set-up */
@@ -284,7 +335,8 @@ static hx_status home_arrays(hx_md_engine *e, int cap, int with_xvid)
         HXI_CHECK(hxg_eng_dev_grow(&e->sid, &e->b_sid, 8 * h, "sort scratch"));
     }
     HXI_CHECK(host_grow(&e->h4, &e->b_h4, 16 * h, "staging"));
-    HXI_CHECK(host_grow(&e->h3, &e->b_h3, 12 * h, "staging"));
+    if (e->multi)
+        HXI_CHECK(host_grow(&e->h3, &e->b_h3, 12 * h, "staging"));
     e->loc.stride = cap;
     HXI_CHECK(hxg_eng_dev_grow(&e->loc.cnt, &e->b_loccnt, 4 * h, "neighbour counts"));
     HXI_CHECK(hxg_eng_dev_grow(&e->loc.nb, &e->b_locnb, 4 * h * (size_t) e->loc.max,
@@ -311,7 +363,10 @@ hx_status hxg_eng_ensure_capacity(hx_md_engine *e, int nhome, int ntotal)
         size_t t = (size_t) e->cap_total;
         HXI_CHECK(hxg_eng_dev_grow(&e->cellof, &e->b_cellof, 4 * t, "cell indices"));
         HXI_CHECK(hxg_eng_dev_grow(&e->cellatoms, &e->b_cellatoms, 4 * t, "cell lists"));
-        HXI_CHECK(hxg_eng_dev_grow(&e->xsort, &e->b_xsort, 16 * t, "positions in cell order"));
+        /* One rank's atoms are themselves in cell order (device sort). */
+        if (e->multi || e->host_rebuild)
+            HXI_CHECK(
+                hxg_eng_dev_grow(&e->xsort, &e->b_xsort, 16 * t, "positions in cell order"));
         if (e->multi) {
             HXI_CHECK(hxg_eng_dev_grow(&e->zones, &e->b_zones, 4 * t, "zones"));
             e->nl.stride = e->cap_total;
@@ -358,6 +413,7 @@ hx_status hxg_eng_create_local(hx_md_engine *e)
     int m = neigh_max_for(e, (double) e->sys->natoms / vol);
     e->loc.max = m;
     e->nl.max = m;
+    HXI_CHECK(check_fit(e, e->sys->n));
     size_t nc = (size_t) e->cells.ncell;
     HXI_CHECK(hxg_eng_dev_grow(&e->flags, &(size_t){0}, sizeof(hxg_flags), "flags"));
     HXI_CHECK(hxg_eng_dev_grow(&e->acc, &(size_t){0}, HXG_NACC * sizeof(double), "thermo sums"));

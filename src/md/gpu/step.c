@@ -38,7 +38,7 @@ static hx_status launch_device_step(hx_md_engine *e, int candidate, int want_the
     }
     k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
     CU(hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom, e->f4,
-                       e->v4, c->nve ? e->dtf : 0.0f, e->mass, acc, &e->flags->cur),
+                       e->v4, c->nve ? e->dtf : 0.0f, e->mass, acc, e->flags),
        "force launch");
     hxg_eng_tm_close(e, k, e->s_loc);
     return HX_OK;
@@ -79,6 +79,7 @@ static void capture_step(hx_md_engine *e, int candidate, int want_thermo)
 static hx_status step_device(hx_md_engine *e, int want_thermo)
 {
     const int candidate = e->step % e->cfg.neigh_every == 0;
+    e->last_want = want_thermo;
     if (e->graphs && !e->timing_now) {
         if (!e->gexec[candidate][want_thermo])
             capture_step(e, candidate, want_thermo);
@@ -90,6 +91,47 @@ static hx_status step_device(hx_md_engine *e, int want_thermo)
     }
     HXI_CHECK(launch_device_step(e, candidate, want_thermo));
     return hxg_eng_check_report(e);
+}
+
+/* The single-rank rebuild of some step s found an atom with more
+ * neighbours than the list holds: the device halted every kernel after it
+ * (hxg_flags.halt), so steps s+1 .. e->step, which the host has launched,
+ * did nothing, and step s lacks its forces. This grows the list, builds it
+ * again on the atoms as that rebuild sorted them, finishes step s (forces
+ * and the closing kick) and launches the later steps again. The lists
+ * hold the same neighbours in the same order as a large enough list
+ * would, so the run computes the same numbers. The captured steps hold
+ * the old list and are captured again. */
+hx_status hxg_eng_recover_single(hx_md_engine *e)
+{
+    const hx_md_config *c = &e->cfg;
+    for (int round = 0; round < 4; round++) {
+        hxg_flags fl;
+        CU(cudaStreamSynchronize(e->s_loc), "waiting for the halted steps");
+        CU(cudaMemcpy(&fl, e->flags, sizeof fl, cudaMemcpyDeviceToHost), "flag read-back");
+        if (!fl.halt)
+            return HX_OK;
+        const int64_t s = fl.cur;
+        HXI_CHECK(hxg_eng_relist_single(e));
+        for (int a = 0; a < 2; a++)
+            for (int b = 0; b < 2; b++)
+                if (e->gexec[a][b]) {
+                    cudaGraphExecDestroy(e->gexec[a][b]);
+                    e->gexec[a][b] = NULL;
+                }
+        e->list_regrowths++;
+        e->report->need = 0;
+        const int thermo_s = s == e->step && e->last_want;
+        CU(hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom,
+                           e->f4, e->v4, c->nve ? e->dtf : 0.0f, e->mass,
+                           thermo_s ? e->acc : NULL, e->flags),
+           "force launch");
+        for (int64_t t = s + 1; t <= e->step; t++)
+            HXI_CHECK(launch_device_step(e, t % c->neigh_every == 0, t == e->step && e->last_want));
+    }
+    return hxi_error(HX_ERR_OVERFLOW,
+                     "GPU engine: neighbour lists kept overflowing; set HALOX_MD_NEIGH_MAX "
+                     "above the largest neighbour count within rc + skin");
 }
 
 /* ------------------------------------------- several ranks, graph mode */
