@@ -49,7 +49,11 @@ hx_status hx_md_box(const hx_md_config *cfg, double box_lo[3], double box_len[3]
 
 void hx_md_site(const hx_md_config *cfg, int64_t id, double x[3])
 {
-    const double a = pow(4.0 / cfg->density, 1.0 / 3.0); /* as in hx_md_box */
+    hx_md_site_at(cfg, pow(4.0 / cfg->density, 1.0 / 3.0) /* as in hx_md_box */, id, x);
+}
+
+void hx_md_site_at(const hx_md_config *cfg, double a, int64_t id, double x[3])
+{
     const double lo = 0.0;
     int m = (int) (id % 4);
     int64_t c = id / 4;
@@ -118,19 +122,49 @@ hx_status hx_md_lattice(hx_md_system *sys, const hx_md_config *cfg)
     if (st != HX_OK)
         goto fail;
 
-    for (int k = r0[2]; k <= r1[2]; k++)
-        for (int j = r0[1]; j <= r1[1]; j++)
-            for (int i = r0[0]; i <= r1[0]; i++)
-                for (int m = 0; m < 4; m++) {
-                    double *p = x + 3 * (size_t) n;
-                    p[0] = lo[0] + ((double) i + hxi_fcc_basis[m][0]) * a;
-                    p[1] = lo[1] + ((double) j + hxi_fcc_basis[m][1]) * a;
-                    p[2] = lo[2] + ((double) k + hxi_fcc_basis[m][2]) * a;
-                    if (hx_decomp_owner(d, p) != d->rank)
-                        continue;
-                    id[n] = (((int64_t) k * cfg->cells[1] + j) * cfg->cells[0] + i) * 4 + m;
-                    n++;
-                }
+    /* Planes of cells along z by the host's threads, each into its own
+     * stretch of the arrays (the sites of one plane at most), then moved
+     * together in plane order: the atoms and their order are those of one
+     * loop over k, j, i, m. */
+    {
+        const int nk = r1[2] - r0[2] + 1;
+        const size_t plane = 4 * (size_t) (r1[1] - r0[1] + 1) * (size_t) (r1[0] - r0[0] + 1);
+        int *count = NULL;
+        st = hxi_alloc((void **) &count, sizeof(int) * (size_t) nk, "lattice plane counts");
+        if (st != HX_OK)
+            goto fail;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1)
+#endif
+        for (int kk = 0; kk < nk; kk++) {
+            const int k = r0[2] + kk;
+            double *xp = x + 3 * plane * (size_t) kk;
+            int64_t *ip = id + plane * (size_t) kk;
+            int c = 0;
+            for (int j = r0[1]; j <= r1[1]; j++)
+                for (int i = r0[0]; i <= r1[0]; i++)
+                    for (int m = 0; m < 4; m++) {
+                        double *p = xp + 3 * (size_t) c;
+                        p[0] = lo[0] + ((double) i + hxi_fcc_basis[m][0]) * a;
+                        p[1] = lo[1] + ((double) j + hxi_fcc_basis[m][1]) * a;
+                        p[2] = lo[2] + ((double) k + hxi_fcc_basis[m][2]) * a;
+                        if (hx_decomp_owner(d, p) != d->rank)
+                            continue;
+                        ip[c] = (((int64_t) k * cfg->cells[1] + j) * cfg->cells[0] + i) * 4 + m;
+                        c++;
+                    }
+            count[kk] = c;
+        }
+        for (int kk = 0; kk < nk; kk++) {
+            const size_t from = plane * (size_t) kk;
+            if (from != (size_t) n) {
+                memmove(x + 3 * (size_t) n, x + 3 * from, 3 * sizeof(double) * (size_t) count[kk]);
+                memmove(id + n, id + from, sizeof(int64_t) * (size_t) count[kk]);
+            }
+            n += count[kk];
+        }
+        free(count);
+    }
     memset(v, 0, (size_t) cap * 3 * sizeof(double));
 
     free(sys->x);

@@ -18,6 +18,14 @@ target_link_libraries(halox_md PUBLIC halox m)
 target_compile_options(halox_md PRIVATE $<$<COMPILE_LANGUAGE:C>:${HALOX_C_WARNINGS}>)
 set_target_properties(halox_md PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
+# Set-up (the lattice, the velocities) runs on the host's threads where
+# OpenMP is found (OMP_NUM_THREADS as usual); without it the same loops run
+# on one thread and give the same atoms.
+find_package(OpenMP COMPONENTS C)
+if(OpenMP_C_FOUND)
+  target_link_libraries(halox_md PUBLIC OpenMP::OpenMP_C)
+endif()
+
 # The driver selects the GPU engine only where one was built.
 if(HALOX_HAVE_CUDA AND EXISTS ${CMAKE_CURRENT_LIST_DIR}/gpu/engine.c)
   target_compile_definitions(halox_md PRIVATE HALOX_MD_GPU_ENGINE)

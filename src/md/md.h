@@ -102,6 +102,9 @@ hx_status hx_md_lattice(hx_md_system *sys, const hx_md_config *cfg);
 hx_status hx_md_box(const hx_md_config *cfg, double box_lo[3], double box_len[3]);
 /* The lattice position of global atom id, bit for bit hx_md_lattice's. */
 void hx_md_site(const hx_md_config *cfg, int64_t id, double x[3]);
+/* The same with the lattice constant a = (4 / density)^(1/3) given, for
+ * loops over many sites. */
+void hx_md_site_at(const hx_md_config *cfg, double a, int64_t id, double x[3]);
 /* Velocities at cfg->temperature: seeded, zero total momentum, scaled to T
  * over 3N-3 degrees of freedom; identical for any rank count. Collective. */
 hx_status hx_md_velocities(hx_md_system *sys, const hx_md_config *cfg, hx_comm *comm);

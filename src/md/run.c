@@ -242,7 +242,7 @@ static void hxi_stats_row(const hx_md_config *cfg, const char *engine, const cha
 
 static hx_status hxi_summary(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_engine *eng,
                              const hx_md_config *cfg, int64_t natoms, int64_t steps, double loop,
-                             double out_time, hxi_segments *segs)
+                             double out_time, double setup, hxi_segments *segs)
 {
     const hx_md_stats *st = ops->stats(eng);
     int size = hx_comm_size(comm), rank = hx_comm_rank(comm);
@@ -281,6 +281,7 @@ static hx_status hxi_summary(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_e
         printf("  us/step       %14.3f   (median of the %d stretches between rebuilds)\n", median,
                segs->n);
     printf("  atom-steps/s  %14.6g\n", aps);
+    printf("  set-up (s)    %14.3f   (from the start of the program to the first step)\n", setup);
     printf("  tau/day       %14.3f\n", tau_day);
     printf("  %-18s %10s %10s %8s\n", "stage", "avg (s)", "max (s)", "% loop");
     {
@@ -511,7 +512,8 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
     if (st != HX_OK)
         goto done;
     loop = hxi_md_now() - t0;
-    st = hxi_summary(comm, ops, eng, cfg, sys->natoms, steps, loop, out_time, &segs);
+    st = hxi_summary(comm, ops, eng, cfg, sys->natoms, steps, loop, out_time, t0 - stop->t_start,
+                     &segs);
     if (st == HX_OK && stop->reason && rank == 0) {
         char why[64];
         if (stop->reason > 0)

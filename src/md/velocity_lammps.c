@@ -40,8 +40,15 @@
  * order (an atom's raw velocity and lattice site need no other rank), as a
  * one-process LAMMPS run sums over its atoms, which are in id order there.
  * The velocities are then bitwise the same on every rank count and bitwise
- * LAMMPS's on one process; the sweep costs a few passes of 3N draws per
- * rank (tens of ms at 2,048,000 atoms). loop local sums this rank's atoms
+ * LAMMPS's on one process. The raw velocities of all N atoms are drawn
+ * once into memory (24 bytes per atom, freed at the end), by all the
+ * host's threads where that gives the same numbers: loop geom draws each
+ * atom from its own reset, and loop all with dist uniform takes exactly 3
+ * values per atom, so a thread starts its block of ids from the seed
+ * advanced by 3 x the first id (Park-Miller jumps ahead by a power of the
+ * multiplier); loop all with dist gaussian rejects a varying number of
+ * values and is drawn by one thread. The sums then run over the stored
+ * values, in id order, on one thread. loop local sums this rank's atoms
  * and adds over ranks, as LAMMPS does.
  */
 #include "md/velocity_lammps.h"
@@ -160,7 +167,8 @@ typedef struct vsource {
     int64_t next; /* sweep: next id; local: next index */
     int walk;     /* sweep: next entry of order[] */
     int *order;   /* sweep: local indices by increasing id */
-    ran_park r;   /* loop all: the one stream */
+    double *raw;  /* sweep: the raw velocities of ids 0 .. N-1, 3 each */
+    double a;     /* the lattice constant, as hx_md_site computes it */
 } vsource;
 
 /* This rank's atoms in id order (LAMMPS's atom->map, for the sweep). */
@@ -175,21 +183,80 @@ static int by_id(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* (16807^k * state) mod (2^31 - 1): the Park-Miller state k values on. */
+static int park_miller_jump(int state, int64_t k)
+{
+    const uint64_t m = 2147483647u;
+    uint64_t mult = 16807u, r = 1u;
+    for (; k > 0; k >>= 1) {
+        if (k & 1)
+            r = r * mult % m;
+        mult = mult * mult % m;
+    }
+    return (int) (r * (uint64_t) state % m);
+}
+
+/* Raw velocities of ids [first, last) into raw (see the header comment). */
+static void draw_block(const hx_md_config *cfg, double a, double *raw, int64_t first,
+                       int64_t last)
+{
+    const double factor = 1.0 / sqrt(cfg->mass);
+    const int seed = (int) cfg->seed;
+    ran_park r;
+    double x[3];
+    if (cfg->velocity_loop == HX_MD_LOOP_ALL)
+        ran_seed(&r, park_miller_jump(seed, 3 * first));
+    for (int64_t id = first; id < last; id++) {
+        if (cfg->velocity_loop == HX_MD_LOOP_GEOM) {
+            hx_md_site_at(cfg, a, id, x);
+            ran_reset_geom(&r, seed, x);
+        }
+        ran_raw(&r, cfg->velocity_gaussian, factor, raw + 3 * (size_t) id);
+    }
+}
+
+static hx_status draw_all(vsource *s)
+{
+    const hx_md_config *cfg = s->cfg;
+    const int64_t n = s->sys->natoms;
+    HXI_CHECK(hxi_alloc((void **) &s->raw, 3 * sizeof(double) * (size_t) (n > 0 ? n : 1),
+                        "raw velocities"));
+    if (cfg->velocity_loop == HX_MD_LOOP_ALL && cfg->velocity_gaussian) {
+        draw_block(cfg, s->a, s->raw, 0, n); /* rejections: one stream, in order */
+        return HX_OK;
+    }
+    const int64_t block = 16384, nblocks = (n + block - 1) / block;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 16)
+#endif
+    for (int64_t b = 0; b < nblocks; b++)
+        draw_block(cfg, s->a, s->raw, b * block, b + 1 < nblocks ? (b + 1) * block : n);
+    return HX_OK;
+}
+
 static hx_status source_init(vsource *s, hx_md_system *sys, const hx_md_config *cfg)
 {
     id_index *pairs = NULL;
+    int sorted = 1;
     memset(s, 0, sizeof *s);
     s->cfg = cfg;
     s->sys = sys;
+    s->a = pow(4.0 / cfg->density, 1.0 / 3.0); /* as in hx_md_site */
     s->sweep = cfg->velocity_loop != HX_MD_LOOP_LOCAL;
-    if (!s->sweep || sys->n == 0)
+    if (!s->sweep)
         return HX_OK;
-    HXI_CHECK(hxi_alloc((void **) &pairs, (size_t) sys->n * sizeof *pairs, "velocity id order"));
-    if (hxi_alloc((void **) &s->order, (size_t) sys->n * sizeof *s->order, "velocity id order") !=
-        HX_OK) {
-        free(pairs);
-        return HX_ERR_NOMEM;
+    HXI_CHECK(draw_all(s));
+    if (sys->n == 0)
+        return HX_OK;
+    HXI_CHECK(hxi_alloc((void **) &s->order, (size_t) sys->n * sizeof *s->order, "velocity id order"));
+    for (int i = 1; i < sys->n && sorted; i++)
+        sorted = sys->id[i - 1] < sys->id[i];
+    if (sorted) { /* the lattice's atoms come in id order */
+        for (int i = 0; i < sys->n; i++)
+            s->order[i] = i;
+        return HX_OK;
     }
+    HXI_CHECK(hxi_alloc((void **) &pairs, (size_t) sys->n * sizeof *pairs, "velocity id order"));
     for (int i = 0; i < sys->n; i++) {
         pairs[i].id = sys->id[i];
         pairs[i].i = i;
@@ -205,8 +272,6 @@ static void source_rewind(vsource *s)
 {
     s->next = 0;
     s->walk = 0;
-    if (s->sweep && s->cfg->velocity_loop == HX_MD_LOOP_ALL)
-        ran_seed(&s->r, (int) s->cfg->seed);
 }
 
 /* The next atom: its position, its raw velocity (times 1/sqrt(mass)) and
@@ -214,7 +279,6 @@ static void source_rewind(vsource *s)
 static int source_next(vsource *s, double x[3], double v[3], int *local)
 {
     const hx_md_config *cfg = s->cfg;
-    const double factor = 1.0 / sqrt(cfg->mass);
     hx_md_system *sys = s->sys;
     if (!s->sweep) {
         if (s->next >= sys->n)
@@ -226,10 +290,8 @@ static int source_next(vsource *s, double x[3], double v[3], int *local)
     }
     if (s->next >= sys->natoms)
         return 0;
-    hx_md_site(cfg, s->next, x);
-    if (cfg->velocity_loop == HX_MD_LOOP_GEOM)
-        ran_reset_geom(&s->r, (int) cfg->seed, x);
-    ran_raw(&s->r, cfg->velocity_gaussian, factor, v);
+    hx_md_site_at(cfg, s->a, s->next, x);
+    memcpy(v, s->raw + 3 * (size_t) s->next, 3 * sizeof(double));
     *local = -1;
     if (s->walk < sys->n && sys->id[s->order[s->walk]] == s->next)
         *local = s->order[s->walk++];
@@ -409,5 +471,6 @@ hx_status hx_md_velocities_lammps(hx_md_system *sys, const hx_md_config *cfg, hx
     }
 done:
     free(src.order);
+    free(src.raw);
     return st;
 }
