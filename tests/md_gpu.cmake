@@ -31,3 +31,17 @@ if(HALOX_HAVE_CUDA AND TARGET halox_md AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/g
   hx_test(test_md_gpu_withhold SOURCES test_md_gpu.c LIBS halox_md RANKS 2 4 LABELS gpu
           ARGS --withhold TIMEOUT 300)
 endif()
+
+# The neighbour lists' room on one GPU (tests/md_gpu_lists.py): the default
+# room, 216 and 80 slots give the same thermo rows; 80 slots grow mid-run
+# (graphs and plain launches); a system over the memory allowed is refused
+# with the GPUs it needs.
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND AND HALOX_HAVE_CUDA AND TARGET halox_md
+   AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/gpu/engine.c)
+  add_test(NAME test_md_gpu_lists
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/md_gpu_lists.py
+                   --halox $<TARGET_FILE:halox-md>)
+  set_tests_properties(test_md_gpu_lists PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED"
+                       LABELS gpu TIMEOUT 600)
+endif()

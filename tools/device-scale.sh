@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# tools/device-scale.sh - size and set-up on one GPU, in one call: build
+# this tree (and, when a source tree BEFORE is given, that one too, for the
+# force kernel before and after), the one-GPU list tests, then halox-md
+# --gpu at 2,048,000 atoms (stage times, memory per atom, both builds
+# alternately) and at the large sizes asked for (100 steps each: set-up
+# time, bytes per atom, us/step, atom-steps/s). Output under $OUT.
+#   tools/device-scale.sh [BEFORE_DIR|-] [size ...]     (default sizes: 335)
+set -u
+OUT=${OUT:-/tmp/halox-device}; mkdir -p "$OUT"
+. "$(dirname "$0")/run-group.sh"
+BEFORE=${1:--}
+shift || true
+SIZES=${*:-335}
+export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+T0=$(date +%s)
+echo "machine: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1), $(nproc) cores, $(free -g | awk '/Mem/{print $2}') GB host, $(date -u +%F)"
+build() { # build SRC DIR
+  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHALOX_WITH_CUDA=ON \
+    -DHALOX_WITH_MPI=ON -DHALOX_WITH_NCCL=ON -DHALOX_WITH_NVSHMEM=ON >"$OUT/cfg-$(basename "$2").log" 2>&1 &&
+    cmake --build "$2" -j "$(nproc)" >"$OUT/build-$(basename "$2").log" 2>&1
+}
+build . build-scale || { echo "build FAILED"; grep -E "error" -A3 "$OUT/build-build-scale.log" | head -30; exit 1; }
+if [ "$BEFORE" != - ]; then
+  build "$BEFORE" build-before || { echo "build of $BEFORE FAILED"; BEFORE=-; }
+fi
+echo "builds ok ($(($(date +%s) - T0)) s)"
+run_group 300 ctest --test-dir build-scale -R "test_md_gpu_lists|test_md_gpu_np1|test_md_gpu_default_np1|test_md_gpu_small_np1|test_md_gpu_lanes1_np1" \
+  --output-on-failure -j 1 >"$OUT/ctest-scale.log" 2>&1
+grep -E "Test +#|tests passed|^ok|FAIL|default room" "$OUT/ctest-scale.log" | cut -c1-200
+md() { # md BUILD SIZE STEPS: one run, its summary lines
+  HALOX_LOG=1 run_group 400 "$1/tools/halox-md" --gpu --size "$2" --steps "$3" --thermo 0 \
+    --no-progress 2>&1 | grep -E "atoms, fcc|bytes per atom|us/step|atom-steps|set-up|^  (local|neigh|integr)|lists of|grow|rror" | cut -c1-260
+}
+echo "=== 2,048,000 atoms, 400 steps: after, before, after, before"
+for r in 1 2; do
+  echo "--- after"; md build-scale 80 400
+  [ "$BEFORE" != - ] && { echo "--- before"; md build-before 80 400; }
+done
+for s in $SIZES; do
+  echo "=== size $s ($((4 * s * s * s)) atoms), 100 steps"
+  md build-scale "$s" 100
+  echo "    ($(($(date +%s) - T0)) s so far)"
+done
