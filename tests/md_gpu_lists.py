@@ -58,7 +58,7 @@ def main():
     ap.add_argument("--halox", required=True)
     a = ap.parse_args()
 
-    rc, out, err = run(a.halox, ["--size", "2", "--steps", "0"])
+    rc, out, err = run(a.halox, ["--size", "5", "--steps", "0"])
     if rc != 0:
         print("SKIPPED: halox-md --gpu cannot run here: %s" % (err.strip().splitlines() or ["?"])[-1])
         return 0
