@@ -8,7 +8,8 @@
 # us/step, atom-steps/s). Output under $OUT.
 #   [EXTRA=1] [LATE="size ..."] tools/device-scale.sh [BEFORE_DIR|-] [size ...]  (default 335)
 # EXTRA=1: also the installed package with its CUDA example, and a GPU run
-# continued from a checkpoint; LATE: sizes run after those.
+# continued from a checkpoint; LATE: sizes run after those; QUICK=1: no
+# tests, and one 2,048,000-atom run.
 set -u
 OUT=${OUT:-/tmp/halox-device}; mkdir -p "$OUT"
 . "$(dirname "$0")/run-group.sh"
@@ -29,7 +30,7 @@ if [ "$BEFORE" != - ]; then
   build "$BEFORE" build-before || { echo "build of $BEFORE FAILED"; BEFORE=-; }
 fi
 echo "builds ok ($(($(date +%s) - T0)) s)"
-run_group 300 ctest --test-dir build-scale -R "test_md_gpu_lists|test_md_gpu_np1|test_md_gpu_default_np1|test_md_gpu_small_np1|test_md_gpu_lanes1_np1" \
+[ "${QUICK:-}" = 1 ] || run_group 300 ctest --test-dir build-scale -R "test_md_gpu_lists|test_md_gpu_np1|test_md_gpu_default_np1|test_md_gpu_small_np1|test_md_gpu_lanes1_np1" \
   --output-on-failure -j 1 >"$OUT/ctest-scale.log" 2>&1
 grep -E "Test +#|tests passed|^ok|FAIL|default room" "$OUT/ctest-scale.log" | cut -c1-200
 md() { # md BUILD SIZE STEPS: one run, its summary lines
@@ -39,6 +40,7 @@ md() { # md BUILD SIZE STEPS: one run, its summary lines
 echo "=== 2,048,000 atoms, 400 steps: lists sized from the density, then the former 216 slots, twice"
 for r in 1 2; do
   echo "--- default room"; md build-scale 80 400
+  [ "${QUICK:-}" = 1 ] && break
   echo "--- 216 slots"; HALOX_MD_NEIGH_MAX=216 md build-scale 80 400
   [ "$BEFORE" != - ] && { echo "--- before"; md build-before 80 400; }
 done

@@ -18,7 +18,9 @@ run_group() {
     kill -TERM -- -"$pid" 2>/dev/null
     sleep 5
     kill -KILL -- -"$pid" 2>/dev/null
-  ) &
+  ) </dev/null >/dev/null 2>&1 &
+  # (its own descriptors: a sleep that outlives it must not hold the
+  # caller's pipe open, or a reader of the command's output waits for it)
   watchdog=$!
   wait "$pid"
   rc=$?
