@@ -143,9 +143,14 @@ static hx_status hxi_setup(hx_comm *comm, hx_md_config *cfg, hx_md_system *sys, 
     HXI_CHECK(hxi_agree(comm, hx_md_box(cfg, lo, len)));
     HXI_CHECK(hxi_agree(comm, hx_decomp_init(&sys->decomp, lo, len, cfg->rc + cfg->skin, grid,
                                              hx_comm_size(comm), hx_comm_rank(comm))));
+    double t0 = hxi_md_now();
     HXI_CHECK(hxi_agree(comm, hx_md_lattice(sys, cfg)));
     HXI_CHECK(hxi_agree(comm, hxi_check_atoms_per_rank(comm, sys)));
+    double t1 = hxi_md_now();
     HXI_CHECK(hxi_agree(comm, hx_md_velocities(sys, cfg, comm)));
+    if (hx_comm_rank(comm) == 0)
+        hxi_info("set-up on rank 0: lattice %.3f s, velocities %.3f s", t1 - t0,
+                 hxi_md_now() - t1);
     return HX_OK;
 }
 
@@ -350,8 +355,12 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
                cfg->nve ? "nve" : "no integrator (atoms stay put)");
         fflush(stdout);
     }
+    t = hxi_md_now();
     st = ops->create(&eng, comm, cfg, sys);
     HXI_CHECK(hxi_agree(comm, st));
+    if (rank == 0)
+        hxi_info("set-up on rank 0: engine %.3f s (arrays, first lists and forces)",
+                 hxi_md_now() - t);
     if (rank == 0) {
         printf("  %s\n", ops->describe(eng));
         fflush(stdout);

@@ -169,6 +169,7 @@ typedef struct vsource {
     int *order;   /* sweep: local indices by increasing id */
     double *raw;  /* sweep: the raw velocities of ids 0 .. N-1, 3 each */
     double a;     /* the lattice constant, as hx_md_site computes it */
+    int want_x;   /* sweep: positions are needed (rot yes) */
 } vsource;
 
 /* This rank's atoms in id order (LAMMPS's atom->map, for the sweep). */
@@ -243,6 +244,7 @@ static hx_status source_init(vsource *s, hx_md_system *sys, const hx_md_config *
     s->sys = sys;
     s->a = pow(4.0 / cfg->density, 1.0 / 3.0); /* as in hx_md_site */
     s->sweep = cfg->velocity_loop != HX_MD_LOOP_LOCAL;
+    s->want_x = cfg->velocity_rot;
     if (!s->sweep)
         return HX_OK;
     HXI_CHECK(draw_all(s));
@@ -290,7 +292,8 @@ static int source_next(vsource *s, double x[3], double v[3], int *local)
     }
     if (s->next >= sys->natoms)
         return 0;
-    hx_md_site_at(cfg, s->a, s->next, x);
+    if (s->want_x) /* else no caller reads x (correct() only with rot) */
+        hx_md_site_at(cfg, s->a, s->next, x);
     memcpy(v, s->raw + 3 * (size_t) s->next, 3 * sizeof(double));
     *local = -1;
     if (s->walk < sys->n && sys->id[s->order[s->walk]] == s->next)
@@ -327,7 +330,7 @@ static hx_status reduce(vsource *s, hx_comm *comm, double *v, int n)
 /* LAMMPS's Group::mass and Group::vcm, then Velocity::zero_momentum. */
 static hx_status find_vcm(vsource *s, hx_comm *comm, vcorr *c, double *total)
 {
-    double x[3], v[3], p[3] = {0, 0, 0};
+    double x[3] = {0, 0, 0}, v[3], p[3] = {0, 0, 0};
     int local;
     *total = 0.0;
     source_rewind(s);
@@ -348,7 +351,7 @@ static hx_status find_vcm(vsource *s, hx_comm *comm, vcorr *c, double *total)
 static hx_status find_omega(vsource *s, hx_comm *comm, vcorr *c, double total)
 {
     const double m = s->cfg->mass;
-    double x[3], v[3], cm[3] = {0, 0, 0}, L[3] = {0, 0, 0}, I[3][3] = {{0}};
+    double x[3] = {0, 0, 0}, v[3], cm[3] = {0, 0, 0}, L[3] = {0, 0, 0}, I[3][3] = {{0}};
     int local;
     source_rewind(s);
     while (source_next(s, x, v, &local))
@@ -419,7 +422,7 @@ hx_status hx_md_velocities_lammps(hx_md_system *sys, const hx_md_config *cfg, hx
 {
     vsource src;
     vcorr corr;
-    double x[3], v[3], total = 0.0, t = 0.0, scale;
+    double x[3] = {0, 0, 0}, v[3], total = 0.0, t = 0.0, scale;
     int local;
     hx_status st = check_args(sys, cfg);
 

@@ -177,10 +177,16 @@ hx_status hxg_eng_download_home(hx_md_engine *e, hx_md_system *s)
     }
     if (n > 0) {
         CU(cudaMemcpy(e->h4, e->x4, 16 * (size_t) n, cudaMemcpyDeviceToHost), "download x");
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (!e->multi)
+#endif
         for (size_t i = 0; i < (size_t) n; i++)
             for (int k = 0; k < 3; k++)
                 s->x[3 * i + k] = (double) e->h4[4 * i + k];
         CU(cudaMemcpy(e->h4, e->v4, 16 * (size_t) n, cudaMemcpyDeviceToHost), "download v");
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (!e->multi)
+#endif
         for (size_t i = 0; i < (size_t) n; i++)
             for (int k = 0; k < 3; k++)
                 s->v[3 * i + k] = (double) e->h4[4 * i + k];
@@ -197,12 +203,18 @@ static hx_status upload_home(hx_md_engine *e)
     const hx_md_system *s = e->sys;
     int n = e->nhome;
     cudaStream_t q = e->s_nl;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (!e->multi)
+#endif
     for (size_t i = 0; i < (size_t) n; i++) {
         for (int k = 0; k < 3; k++)
             e->h4[4 * i + k] = (float) s->x[3 * i + k];
         e->h4[4 * i + 3] = 0.0f;
     }
     if (e->multi) /* the transport's coordinates: 3 floats per atom */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (!e->multi)
+#endif
         for (size_t i = 0; i < 3 * (size_t) n; i++)
             e->h3[i] = (float) s->x[i];
     if (n > 0) {
@@ -214,6 +226,9 @@ static hx_status upload_home(hx_md_engine *e)
                "upload x to the transport");
     }
     CU(cudaStreamSynchronize(q), "upload");
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (!e->multi)
+#endif
     for (size_t i = 0; i < (size_t) n; i++) {
         for (int k = 0; k < 3; k++)
             e->h4[4 * i + k] = (float) s->v[3 * i + k];
