@@ -2,9 +2,10 @@
 # Sets up, builds and runs every test:
 #  1. the full build (CUDA code compiled where nvcc exists; GPU tests skip
 #     where there is no GPU and say why), all tests, with LAMMPS installed
-#     for the comparison against it; then it and a static
-#     build without CUDA installed into temporary prefixes, with the
-#     examples built against each (CMake and pkg-config) and run;
+#     for the comparison against it; then it, a static build without
+#     CUDA and (where nvcc exists) a static build with CUDA installed into
+#     temporary prefixes, with the examples built against each (CMake and
+#     pkg-config) and run;
 #  2. the CPU tests again under AddressSanitizer and UndefinedBehaviorSanitizer;
 #  3. a clang build without MPI (one process, as where no MPI is
 #     installed): its CPU tests, then the deck reader's libFuzzer target
@@ -38,6 +39,13 @@ tools/check-install.sh build
 say "a static libhalox without CUDA installed; the examples against it"
 tools/setup.sh build-static -DBUILD_SHARED_LIBS=OFF -DHALOX_WITH_CUDA=OFF -DBUILD_TESTING=OFF
 tools/check-install.sh build-static
+# A static libhalox with CUDA (NCCL and NVSHMEM where found) needs its
+# dependencies spelled out to a C program; the CUDA example links it.
+if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
+  say "a static libhalox with CUDA installed; the examples against it"
+  tools/setup.sh build-static-cuda -DBUILD_SHARED_LIBS=OFF -DBUILD_TESTING=OFF
+  tools/check-install.sh build-static-cuda
+fi
 
 if [ "${HALOX_TEST_SANITIZE:-1}" = 1 ]; then
   tools/setup.sh build-asan -DHALOX_SANITIZE=ON -DHALOX_WITH_CUDA=OFF -DCMAKE_BUILD_TYPE=Debug
