@@ -149,3 +149,19 @@ if(Python3_Interpreter_FOUND)
                    --halox $<TARGET_FILE:halox-md> ${restart_launch})
   set_tests_properties(test_md_restart PROPERTIES LABELS cpu TIMEOUT 900 PROCESSORS 4)
 endif()
+
+# halox-md's timeline (HALOX_TRACE, tests/trace_cases.py): off by default, a
+# bad path refused before the run, ranks on one clock, the stages of every
+# step, and bench/trace_step.py's picture of one step.
+if(Python3_Interpreter_FOUND)
+  set(trace_launch)
+  if(HALOX_HAVE_MPI)
+    string(REPLACE ";" " " mpiflags "${HALOX_MPIEXEC_FLAGS}")
+    set(trace_launch --mpiexec ${MPIEXEC_EXECUTABLE} "--mpiflags=${mpiflags}")
+  endif()
+  add_test(NAME test_md_trace
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/trace_cases.py
+                   --halox $<TARGET_FILE:halox-md> --script ${PROJECT_SOURCE_DIR}/bench/trace_step.py
+                   ${trace_launch})
+  set_tests_properties(test_md_trace PROPERTIES LABELS cpu TIMEOUT 300 PROCESSORS 2)
+endif()

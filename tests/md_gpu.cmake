@@ -45,3 +45,14 @@ if(Python3_Interpreter_FOUND AND HALOX_HAVE_CUDA AND TARGET halox_md
   set_tests_properties(test_md_gpu_lists PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED"
                        LABELS gpu TIMEOUT 600)
 endif()
+
+# The timeline with the GPU engine: CUPTI's kernel records on the host's
+# clock (tests/trace_cases.py --gpu).
+if(Python3_Interpreter_FOUND AND HALOX_HAVE_CUDA AND TARGET halox_md
+   AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/gpu/engine.c)
+  add_test(NAME test_md_gpu_trace
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/trace_cases.py --gpu
+                   --halox $<TARGET_FILE:halox-md> --script ${PROJECT_SOURCE_DIR}/bench/trace_step.py)
+  set_tests_properties(test_md_gpu_trace PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED"
+                       LABELS gpu TIMEOUT 300)
+endif()

@@ -30,6 +30,11 @@ endif()
 if(HALOX_HAVE_CUDA AND EXISTS ${CMAKE_CURRENT_LIST_DIR}/gpu/engine.c)
   target_compile_definitions(halox_md PRIVATE HALOX_MD_GPU_ENGINE)
   set_target_properties(halox_md PROPERTIES CUDA_SEPARABLE_COMPILATION OFF)
+  # HALOX_TRACE records kernels and copies through CUPTI where it is found.
+  if(TARGET CUDA::cupti)
+    target_compile_definitions(halox_md PRIVATE HALOX_HAVE_CUPTI)
+    target_link_libraries(halox_md PRIVATE CUDA::cupti)
+  endif()
 endif()
 
 # The LJ kernel's and the neighbour search's chunk loops are written to be

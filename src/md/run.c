@@ -14,6 +14,7 @@
 #include "md/deck.h"
 #include "md/md_driver.h"
 #include "md/restart.h"
+#include "md/trace.h"
 
 #include <math.h>
 #include <signal.h>
@@ -26,9 +27,6 @@
 #include <cuda_runtime_api.h>
 #endif
 
-static const char *const hxi_stage_names[HX_MD_NSTAGES] = {
-    "local forces",    "non-local forces", "halo forward", "halo reverse",
-    "neighbour build", "migrate + plan",   "integrate",    "other"};
 
 /* Devices this rank can use for the GPU engine (0 where it is not built). */
 static int hxi_gpu_count(void)
@@ -148,9 +146,11 @@ static hx_status hxi_setup(hx_comm *comm, hx_md_config *cfg, hx_md_system *sys, 
     HXI_CHECK(hxi_agree(comm, hxi_check_atoms_per_rank(comm, sys)));
     double t1 = hxi_md_now();
     HXI_CHECK(hxi_agree(comm, hx_md_velocities(sys, cfg, comm)));
+    double t2 = hxi_md_now();
+    hxi_trace_host("lattice", t0, t1);
+    hxi_trace_host("velocities", t1, t2);
     if (hx_comm_rank(comm) == 0)
-        hxi_info("set-up on rank 0: lattice %.3f s, velocities %.3f s", t1 - t0,
-                 hxi_md_now() - t1);
+        hxi_info("set-up on rank 0: lattice %.3f s, velocities %.3f s", t1 - t0, t2 - t1);
     return HX_OK;
 }
 
@@ -294,7 +294,7 @@ static hx_status hxi_summary(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_e
         for (int k = 0; k < HX_MD_NSTAGES; k++) {
             double avg = sum[k] / size;
             tot += avg;
-            printf("  %-18s %10.4f %10.4f %8.2f\n", hxi_stage_names[k], avg, max[k],
+            printf("  %-18s %10.4f %10.4f %8.2f\n", hxi_md_stage_name(k), avg, max[k],
                    100.0 * avg / tloop);
         }
         printf("  %-18s %10.4f %10s %8.2f\n", "total", tot, "", 100.0 * tot / tloop);
@@ -358,6 +358,7 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
     t = hxi_md_now();
     st = ops->create(&eng, comm, cfg, sys);
     HXI_CHECK(hxi_agree(comm, st));
+    hxi_trace_host("engine set-up", t, hxi_md_now());
     if (rank == 0)
         hxi_info("set-up on rank 0: engine %.3f s (arrays, first lists and forces)",
                  hxi_md_now() - t);
@@ -443,7 +444,10 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
             seg_clean = 1;
         }
         seg_clean &= !want;
+        const double t_step = hxi_trace_on ? hxi_md_now() : 0.0;
         st = ops->step(eng, want);
+        if (hxi_trace_on)
+            hxi_trace_host("step", t_step, hxi_md_now());
         if (st != HX_OK)
             break;
         if (seg_clean && (s + 1) % every == 0) {
@@ -467,7 +471,10 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
             }
         }
         if (want) {
+            const double t_th = hxi_trace_on ? hxi_md_now() : 0.0;
             st = ops->thermo(eng, &th);
+            if (hxi_trace_on)
+                hxi_trace_host("thermo", t_th, hxi_md_now());
             if (st != HX_OK)
                 break;
             th.step += first;
@@ -485,6 +492,7 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
             if (st == HX_OK)
                 st = hxi_md_dump_frame(dump, sys, abs, (double) abs * cfg->dt);
             out_time += hxi_md_now() - t;
+            hxi_trace_host("dump", t, hxi_md_now());
             if (st != HX_OK)
                 break;
         }
@@ -496,6 +504,7 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
                 ((cfg->checkpoint_every > 0 && abs % cfg->checkpoint_every == 0) || s == stop_at))
                 st = hxi_write_restart(comm, ops, eng, sys, cfg, cfg->checkpoint_file, abs, &g);
             out_time += hxi_md_now() - t;
+            hxi_trace_host("restart file", t, hxi_md_now());
             if (st != HX_OK)
                 break;
         }
@@ -523,6 +532,9 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
     loop = hxi_md_now() - t0;
     st = hxi_summary(comm, ops, eng, cfg, sys->natoms, steps, loop, out_time, t0 - stop->t_start,
                      &segs);
+    /* Before the engine goes: its GPU records are flushed into the trace. */
+    if (st == HX_OK)
+        st = hxi_trace_close(comm);
     if (st == HX_OK && stop->reason && rank == 0) {
         char why[64];
         if (stop->reason > 0)
@@ -591,6 +603,8 @@ int hx_md_main(int argc, char **argv)
     }
     hxi_md_stop_init(&stop, cfg.max_hours, t_start);
     hxi_md_stop_install();
+    if (st == HX_OK)
+        st = hxi_trace_open(comm);
     if (st == HX_OK)
         st = hxi_setup(comm, &cfg, &sys, &first);
     if (st == HX_OK)

@@ -22,6 +22,7 @@
  */
 #include "md/cpu/md_cpu.h"
 #include "md/md_driver.h"
+#include "md/trace.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -63,7 +64,7 @@ static hx_status cpu_forward(hx_md_engine *e)
 {
     double t0 = hxi_md_now();
     hx_status st = hx_transport_forward(e->t);
-    e->stats.stage[HX_MD_HALO_FWD] += hxi_md_now() - t0;
+    hxi_md_stage(&e->stats, HX_MD_HALO_FWD, t0, hxi_md_now());
     return st;
 }
 
@@ -156,7 +157,7 @@ static hx_status cpu_rebuild(hx_md_engine *e)
     if (e->nhome > 0)
         memcpy(e->x, s->x, (size_t) e->nhome * 3 * sizeof(double));
     t1 = hxi_md_now();
-    e->stats.stage[HX_MD_MIGRATE] += t1 - t0;
+    hxi_md_stage(&e->stats, HX_MD_MIGRATE, t0, t1);
 
     HXI_CHECK(cpu_forward(e));
 
@@ -172,11 +173,11 @@ static hx_status cpu_rebuild(hx_md_engine *e)
     if (st == HX_OK && e->cfg.neigh_check && e->nhome > 0)
         memcpy(e->xhold, e->x, (size_t) e->nhome * 3 * sizeof(double));
     t1 = hxi_md_now();
-    e->stats.stage[HX_MD_NEIGH] += t1 - t0;
+    hxi_md_stage(&e->stats, HX_MD_NEIGH, t0, t1);
     /* Agreeing is waiting for the slowest rank, as LAMMPS counts it under
      * Comm: it goes with migration and planning, not the list build. */
     st = hxi_agree(e->comm, st);
-    e->stats.stage[HX_MD_MIGRATE] += hxi_md_now() - t1;
+    hxi_md_stage(&e->stats, HX_MD_MIGRATE, t1, hxi_md_now());
     HXI_CHECK(st);
     e->ago = 0;
     e->stats.rebuilds++;
@@ -197,9 +198,9 @@ static hx_status cpu_forces(hx_md_engine *e, int energy)
     hxi_md_force_lj(&e->lj, &e->pbc, &e->nonlocal, e->x, e->f, acc);
     t2 = hxi_md_now();
     st = hx_transport_reverse(e->t);
-    e->stats.stage[HX_MD_LOCAL] += t1 - t0;
-    e->stats.stage[HX_MD_NONLOCAL] += t2 - t1;
-    e->stats.stage[HX_MD_HALO_REV] += hxi_md_now() - t2;
+    hxi_md_stage(&e->stats, HX_MD_LOCAL, t0, t1);
+    hxi_md_stage(&e->stats, HX_MD_NONLOCAL, t1, t2);
+    hxi_md_stage(&e->stats, HX_MD_HALO_REV, t2, hxi_md_now());
     e->acc_valid = energy && st == HX_OK;
     return st;
 }
@@ -274,7 +275,7 @@ static hx_status cpu_step(hx_md_engine *e, int want_thermo)
         cpu_kick(e);
         for (int i = 0; i < 3 * e->nhome; i++)
             e->x[i] += dt * v[i];
-        e->stats.stage[HX_MD_INTEGRATE] += hxi_md_now() - t0;
+        hxi_md_stage(&e->stats, HX_MD_INTEGRATE, t0, hxi_md_now());
     }
     st = cpu_decide(e, &rebuild);
     if (st == HX_OK)
@@ -284,7 +285,7 @@ static hx_status cpu_step(hx_md_engine *e, int want_thermo)
     if (st == HX_OK && e->cfg.nve) {
         t0 = hxi_md_now();
         cpu_kick(e);
-        e->stats.stage[HX_MD_INTEGRATE] += hxi_md_now() - t0;
+        hxi_md_stage(&e->stats, HX_MD_INTEGRATE, t0, hxi_md_now());
     }
     e->step++;
     e->stats.steps++;

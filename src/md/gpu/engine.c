@@ -50,6 +50,7 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
         return hxi_error(HX_ERR_INVALID, "GPU engine: create needs an engine pointer, a "
                                          "communicator, a config and a system");
     *out = NULL;
+    hxg_trace_cupti_start(); /* before the first kernel (HALOX_TRACE only) */
     hx_md_engine *e = calloc(1, sizeof *e);
     HXI_CHECK(
         hxi_agree(comm, e ? HX_OK : hxi_error(HX_ERR_NOMEM, "GPU engine: out of host memory")));

@@ -158,10 +158,10 @@ hx_status hxg_eng_home_grown(hx_md_engine *e, int cap);
 hx_status hxg_eng_rebuild_host(hx_md_engine *e, int initial);
 /* Home atoms from the device into s (double). Rank-local. */
 hx_status hxg_eng_download_home(hx_md_engine *e, hx_md_system *s);
-/* Rebuild phase times: adds the time since *t to phase[k] and moves *t
- * on; with HALOX_LOG=1, prints the mean of each of n phases over count
- * rebuilds on rank 0. */
-void hxg_eng_phase_mark(double *phase, int k, double *t);
+/* Rebuild phase times: adds the time since *t to phase[k] (traced as
+ * names[k] under HALOX_TRACE) and moves *t on; with HALOX_LOG=1, prints
+ * the mean of each of n phases over count rebuilds on rank 0. */
+void hxg_eng_phase_mark(double *phase, const char *const *names, int k, double *t);
 void hxg_eng_phase_log(const hx_md_engine *e, const char *what, const char *const *names,
                        const double *phase, int n, int64_t count);
 /* Cell and neighbour lists of the current atoms, growing the lists when an
@@ -187,6 +187,13 @@ hx_status hxg_eng_recover_single(hx_md_engine *e);
 hx_status hxg_eng_force_pass(hx_md_engine *e, int write, double *acc);
 hx_status hxg_eng_pending_status(hx_md_engine *e);
 void hxg_eng_capture_ahead(hx_md_engine *e);
+
+/* ----------------------------------------------------- trace_cupti.c */
+
+/* Under HALOX_TRACE: CUPTI's activity records of every kernel, copy and
+ * memset of this process go into the trace (a warning where CUPTI cannot
+ * start; the host ranges are kept). Process-wide, once. */
+void hxg_trace_cupti_start(void);
 
 /* ---------------------------------------------------------- timers.c */
 

@@ -4,6 +4,7 @@
  * kernel reports.
  */
 #include "md/gpu/engine.h"
+#include "md/trace.h"
 
 #include "md/md_driver.h"
 
@@ -249,10 +250,11 @@ static hx_status upload_home(hx_md_engine *e)
 static const char *const rebuild_phase_names[9] = {
     "drain", "download", "migrate", "sort", "plan", "set_plan", "upload", "forward", "lists"};
 
-void hxg_eng_phase_mark(double *phase, int k, double *t)
+void hxg_eng_phase_mark(double *phase, const char *const *names, int k, double *t)
 {
     double now = hxi_md_now();
     phase[k] += now - *t;
+    hxi_trace_host(names[k], *t, now);
     *t = now;
 }
 
@@ -290,26 +292,26 @@ hx_status hxg_eng_rebuild_host(hx_md_engine *e, int initial)
     if (cudaStreamSynchronize(e->s_loc) != cudaSuccess ||
         cudaStreamSynchronize(e->s_nl) != cudaSuccess)
         st = cuda_fail(cudaGetLastError(), "waiting for the step before a rebuild");
-    hxg_eng_phase_mark(e->rb_phase, 0, &tp);
+    hxg_eng_phase_mark(e->rb_phase, rebuild_phase_names, 0, &tp);
     double t0 = tp;
     if (st == HX_OK && !initial)
         st = hxg_eng_download_home(e, s);
     HXI_CHECK(hxi_agree(e->comm, st));
-    hxg_eng_phase_mark(e->rb_phase, 1, &tp);
+    hxg_eng_phase_mark(e->rb_phase, rebuild_phase_names, 1, &tp);
     hx_field fields[2] = {{(void **) &s->v, 3 * sizeof(double)},
                           {(void **) &s->id, sizeof(int64_t)}};
     HXI_CHECK(hx_migrate(e->comm, &e->decomp, &s->n, &s->capacity, &s->x, fields, 2));
-    hxg_eng_phase_mark(e->rb_phase, 2, &tp);
+    hxg_eng_phase_mark(e->rb_phase, rebuild_phase_names, 2, &tp);
     /* One rank with device rebuilds sorts on the device (build_single). */
     const int single = !e->multi && !e->host_rebuild;
     if (!single)
         HXI_CHECK(hxi_agree(e->comm, sort_home_by_cell(e)));
-    hxg_eng_phase_mark(e->rb_phase, 3, &tp);
+    hxg_eng_phase_mark(e->rb_phase, rebuild_phase_names, 3, &tp);
     hx_plan *plan = NULL;
     HXI_CHECK(hx_plan_create(&plan, e->comm, &e->decomp, s->n, s->x));
-    hxg_eng_phase_mark(e->rb_phase, 4, &tp);
+    hxg_eng_phase_mark(e->rb_phase, rebuild_phase_names, 4, &tp);
     st = hxi_agree(e->comm, hx_transport_set_plan(e->t, plan));
-    hxg_eng_phase_mark(e->rb_phase, 5, &tp);
+    hxg_eng_phase_mark(e->rb_phase, rebuild_phase_names, 5, &tp);
     if (st != HX_OK) {
         hx_plan_destroy(plan);
         return st;
@@ -337,7 +339,7 @@ hx_status hxg_eng_rebuild_host(hx_md_engine *e, int initial)
     if (st == HX_OK)
         st = upload_home(e);
     HXI_CHECK(hxi_agree(e->comm, st));
-    hxg_eng_phase_mark(e->rb_phase, 6, &tp);
+    hxg_eng_phase_mark(e->rb_phase, rebuild_phase_names, 6, &tp);
     double t1 = tp;
     e->stats.stage[HX_MD_MIGRATE] += t1 - t0;
     if (e->multi) {
@@ -346,11 +348,11 @@ hx_status hxg_eng_rebuild_host(hx_md_engine *e, int initial)
             st = hx_transport_sync(e->t);
         HXI_CHECK(hxi_agree(e->comm, st));
     }
-    hxg_eng_phase_mark(e->rb_phase, 7, &tp);
+    hxg_eng_phase_mark(e->rb_phase, rebuild_phase_names, 7, &tp);
     double t2 = tp;
     e->stats.stage[HX_MD_HALO_FWD] += t2 - t1;
     HXI_CHECK(hxi_agree(e->comm, single ? build_single(e) : hxg_eng_build_lists(e)));
-    hxg_eng_phase_mark(e->rb_phase, 8, &tp);
+    hxg_eng_phase_mark(e->rb_phase, rebuild_phase_names, 8, &tp);
     e->stats.stage[HX_MD_NEIGH] += tp - t2;
     e->last_build = e->step;
     e->ago = 0;

@@ -57,7 +57,7 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
         cudaStreamSynchronize(e->s_nl) != cudaSuccess)
         st = cuda_fail(cudaGetLastError(), "waiting for the step before a rebuild");
     HXI_CHECK(hxi_agree(e->comm, st));
-    hxg_eng_phase_mark(e->dev_phase, 0, &tp);
+    hxg_eng_phase_mark(e->dev_phase, phase_names, 0, &tp);
     double t0 = tp;
 
     int cap = e->cap_home;
@@ -68,7 +68,7 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
         st = hxg_eng_home_grown(e, cap);
     }
     HXI_CHECK(hxi_agree(e->comm, st));
-    hxg_eng_phase_mark(e->dev_phase, 1, &tp);
+    hxg_eng_phase_mark(e->dev_phase, phase_names, 1, &tp);
 
     st = hxg_eng_ensure_capacity(e, e->nhome, e->nhome);
     if (st == HX_OK &&
@@ -77,11 +77,11 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
                       e->cellatoms, e->scan_tmp, e->flags) != 0)
         st = cuda_fail(cudaGetLastError(), "the cell sort");
     HXI_CHECK(hxi_agree(e->comm, st));
-    hxg_eng_phase_mark(e->dev_phase, 2, &tp);
+    hxg_eng_phase_mark(e->dev_phase, phase_names, 2, &tp);
 
     hx_plan *plan = NULL;
     HXI_CHECK(hx_plan_create_device(&plan, e->rb, e->nhome, e->x4, 4));
-    hxg_eng_phase_mark(e->dev_phase, 3, &tp);
+    hxg_eng_phase_mark(e->dev_phase, phase_names, 3, &tp);
     st = hxi_agree(e->comm, hx_transport_set_plan(e->t, plan));
     if (st != HX_OK) {
         hx_plan_destroy(plan);
@@ -89,7 +89,7 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     }
     hx_plan_destroy(e->plan);
     e->plan = plan;
-    hxg_eng_phase_mark(e->dev_phase, 4, &tp);
+    hxg_eng_phase_mark(e->dev_phase, phase_names, 4, &tp);
 
     /* The sorted home positions and the plan's zones become the
      * transport's and the lists'; the transport's own forward exchange
@@ -111,7 +111,7 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     if (st == HX_OK)
         st = hx_transport_forward(e->t);
     HXI_CHECK(hxi_agree(e->comm, st));
-    hxg_eng_phase_mark(e->dev_phase, 5, &tp);
+    hxg_eng_phase_mark(e->dev_phase, phase_names, 5, &tp);
     e->stats.stage[HX_MD_MIGRATE] += tp - t0;
     double t1 = tp;
 
@@ -121,7 +121,7 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     HXI_CHECK(hxi_agree(e->comm, st));
     if (e->check_atoms)
         HXI_CHECK(hxg_eng_census(e));
-    hxg_eng_phase_mark(e->dev_phase, 6, &tp);
+    hxg_eng_phase_mark(e->dev_phase, phase_names, 6, &tp);
     e->stats.stage[HX_MD_NEIGH] += tp - t1;
     e->last_build = e->step;
     e->ago = 0;

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""halox-md's timeline (HALOX_TRACE=FILE), end to end.
+
+  off           without HALOX_TRACE no file is written and nothing is said
+  bad path      a file that cannot be written: one ERROR line, non-zero exit,
+                before any step
+  ranks         at 1 and 2 ranks (where a launcher is given): valid JSON, one
+                process per rank named "rank R", a "step" range per step on
+                every rank, the engine's stages inside the steps, the set-up
+                ranges, ranks on one clock (their first steps start within
+                50 ms of each other)
+  --gpu         the GPU engine: kernel records (the integrator and the
+                forces) on named streams, on the host's clock (inside the
+                run's host ranges)
+  picture       bench/trace_step.py draws one step (SVG, or PNG with
+                matplotlib) and names every lane
+
+Usage: trace_cases.py --halox PATH --script bench/trace_step.py [--gpu]
+                      [--mpiexec PATH --mpiflags "..."]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+FAILS = []
+
+
+def check(ok, what):
+    print("%s %s" % ("ok  " if ok else "FAIL", what))
+    if not ok:
+        FAILS.append(what)
+
+
+def run(a, n, args, env, cwd):
+    cmd = [a.halox, "--gpu" if a.gpu else "--cpu", "--no-progress"] + args
+    if n > 1:
+        cmd = [a.mpiexec, "-n", str(n)] + a.mpiflags.split() + ["-x", "HALOX_TRACE"] + cmd
+    e = dict(os.environ)
+    e.update(env)
+    return subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, timeout=300, env=e)
+
+
+def ranks_case(a, n, tmp):
+    path = os.path.join(tmp, "trace%d.json" % n)
+    steps = 40
+    p = run(a, n, ["--size", "8", "--steps", str(steps), "--thermo", "20"],
+            {"HALOX_TRACE": path}, tmp)
+    check(p.returncode == 0, "%d rank(s): rc %d %s" % (n, p.returncode, p.stderr[-300:]))
+    if p.returncode != 0:
+        return None
+    try:
+        with open(path) as f:
+            d = json.load(f)
+    except (OSError, ValueError) as err:
+        check(False, "%d rank(s): the trace is valid JSON (%s)" % (n, err))
+        return None
+    ev = d.get("traceEvents", [])
+    procs = {e["pid"]: e["args"]["name"] for e in ev
+             if e.get("ph") == "M" and e.get("name") == "process_name"}
+    check(procs == {r: "rank %d" % r for r in range(n)},
+          "%d rank(s): processes %s" % (n, sorted(procs.items())))
+    xs = [e for e in ev if e.get("ph") == "X"]
+    check(all(e["dur"] >= 0 and e["ts"] >= -1e6 for e in xs),
+          "%d rank(s): every range has a start and a non-negative length" % n)
+    first = {}
+    for r in range(n):
+        st = sorted(e["ts"] for e in xs if e["pid"] == r and e["name"] == "step")
+        check(len(st) == steps, "%d rank(s): rank %d has %d step ranges (%d)" %
+              (n, r, len(st), steps))
+        if st:
+            first[r] = st[0]
+        names = {e["name"] for e in xs if e["pid"] == r}
+        want = {"lattice", "velocities", "engine set-up", "thermo"}
+        if not a.gpu:
+            want |= {"local forces", "integrate", "neighbour build"}
+        check(want <= names, "%d rank(s): rank %d has the ranges %s" %
+              (n, r, sorted(want - names) or "all"))
+    if len(first) == n and n > 1:
+        spread = max(first.values()) - min(first.values())
+        check(spread < 50000, "%d ranks: first steps within 50 ms (%.0f us)" % (n, spread))
+    if a.gpu:
+        kern = [e for e in xs if e.get("cat") == "kernel"]
+        knames = {e["name"] for e in kern}
+        check("hxg_k_kickdrift" in knames and any(k.startswith("hxg_k_force") for k in knames),
+              "gpu: the integrator and force kernels are recorded (%d kernels, e.g. %s)" %
+              (len(kern), sorted(knames)[:6]))
+        threads = {e["args"]["name"] for e in ev
+                   if e.get("ph") == "M" and e.get("name") == "thread_name"}
+        check(any(t.startswith("stream ") for t in threads), "gpu: streams are named (%s)" %
+              sorted(threads))
+        host = [e for e in xs if e.get("cat") == "host" and e["name"] == "step"]
+        if host and kern:
+            lo = min(e["ts"] for e in host) - 1e6
+            hi = max(e["ts"] + e["dur"] for e in host) + 1e6
+            inside = sum(1 for e in kern if lo <= e["ts"] <= hi)
+            check(inside >= 0.9 * len([e for e in kern if e["name"] == "hxg_k_kickdrift"]),
+                  "gpu: kernels lie on the host's clock, within the run's steps (%d of %d)" %
+                  (inside, len(kern)))
+    return path
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--halox", required=True)
+    ap.add_argument("--script", required=True)
+    ap.add_argument("--gpu", action="store_true")
+    ap.add_argument("--mpiexec")
+    ap.add_argument("--mpiflags", default="")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        if a.gpu:
+            p = run(a, 1, ["--size", "5", "--steps", "0"], {}, tmp)
+            if p.returncode != 0:
+                print("SKIPPED: halox-md --gpu cannot run here: %s" %
+                      (p.stderr.strip().splitlines() or ["?"])[-1])
+                return 0
+        p = run(a, 1, ["--size", "6", "--steps", "10"], {}, tmp)
+        check(p.returncode == 0 and not os.listdir(tmp) and "trace" not in p.stdout,
+              "off: no file, no message (%s)" % os.listdir(tmp))
+        bad = os.path.join(tmp, "no", "such", "dir", "t.json")
+        p = run(a, 1, ["--size", "6", "--steps", "10"], {"HALOX_TRACE": bad}, tmp)
+        errs = [l for l in p.stderr.splitlines() if "ERROR" in l]
+        check(p.returncode != 0 and len(errs) == 1 and "HALOX_TRACE" in errs[0]
+              and "Step" not in p.stdout,
+              "bad path: one ERROR line before any step (%s)" % errs)
+        paths = [ranks_case(a, 1, tmp)]
+        if a.mpiexec:
+            paths.append(ranks_case(a, 2, tmp))
+        else:
+            print("skip 2 ranks: no launcher given")
+        for path in [p for p in paths if p]:
+            out = path[:-5] + ".svg"
+            q = subprocess.run([sys.executable, a.script, path, "--out", out], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, timeout=120)
+            ok = q.returncode == 0 and os.path.getsize(out) > 1000 if os.path.exists(out) else False
+            with open(out) if os.path.exists(out) else open(os.devnull) as f:
+                svg = f.read()
+            check(ok and "rank 0 host" in svg, "picture of %s: %s" %
+                  (os.path.basename(path), (q.stdout + q.stderr).strip().splitlines()[:3]))
+    if FAILS:
+        print("%d check(s) failed" % len(FAILS))
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
