@@ -122,15 +122,16 @@ hx_md_cli_test(test_md_cli_minimd60 RANKS 2 EXPECT ok
 # on decks of lammps_match.py, at 1 and 3 ranks; skips where lmp is not
 # installed (tools/test.sh installs the Debian package where it can).
 find_package(Python3 COMPONENTS Interpreter)
+# The launcher the end-to-end scripts use for several ranks.
+set(hx_py_launch)
+if(HALOX_HAVE_MPI)
+  string(REPLACE ";" " " mpiflags "${HALOX_MPIEXEC_FLAGS}")
+  set(hx_py_launch --mpiexec ${MPIEXEC_EXECUTABLE} "--mpiflags=${mpiflags}")
+endif()
 if(Python3_Interpreter_FOUND)
-  set(lammps_launch)
-  if(HALOX_HAVE_MPI)
-    string(REPLACE ";" " " mpiflags "${HALOX_MPIEXEC_FLAGS}")
-    set(lammps_launch --mpiexec ${MPIEXEC_EXECUTABLE} "--mpiflags=${mpiflags}")
-  endif()
   add_test(NAME test_lammps_match
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/lammps_match.py
-                   --halox $<TARGET_FILE:halox-md> ${lammps_launch})
+                   --halox $<TARGET_FILE:halox-md> ${hx_py_launch})
   set_tests_properties(test_lammps_match PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED"
                        LABELS lammps TIMEOUT 900 PROCESSORS 3)
 endif()
@@ -139,14 +140,9 @@ endif()
 # continuation bit for bit at 1, 2 and 4 ranks, write_restart, SIGTERM,
 # --max-hours, every bad file, a killed rank.
 if(Python3_Interpreter_FOUND)
-  set(restart_launch)
-  if(HALOX_HAVE_MPI)
-    string(REPLACE ";" " " mpiflags "${HALOX_MPIEXEC_FLAGS}")
-    set(restart_launch --mpiexec ${MPIEXEC_EXECUTABLE} "--mpiflags=${mpiflags}")
-  endif()
   add_test(NAME test_md_restart
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/restart_cases.py
-                   --halox $<TARGET_FILE:halox-md> ${restart_launch})
+                   --halox $<TARGET_FILE:halox-md> ${hx_py_launch})
   set_tests_properties(test_md_restart PROPERTIES LABELS cpu TIMEOUT 900 PROCESSORS 4)
 endif()
 
@@ -154,14 +150,9 @@ endif()
 # bad path refused before the run, ranks on one clock, the stages of every
 # step, and bench/trace_step.py's picture of one step.
 if(Python3_Interpreter_FOUND)
-  set(trace_launch)
-  if(HALOX_HAVE_MPI)
-    string(REPLACE ";" " " mpiflags "${HALOX_MPIEXEC_FLAGS}")
-    set(trace_launch --mpiexec ${MPIEXEC_EXECUTABLE} "--mpiflags=${mpiflags}")
-  endif()
   add_test(NAME test_md_trace
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/trace_cases.py
                    --halox $<TARGET_FILE:halox-md> --script ${PROJECT_SOURCE_DIR}/bench/trace_step.py
-                   ${trace_launch})
+                   ${hx_py_launch})
   set_tests_properties(test_md_trace PROPERTIES LABELS cpu TIMEOUT 300 PROCESSORS 2)
 endif()

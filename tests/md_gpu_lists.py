@@ -23,13 +23,7 @@ import re
 import subprocess
 import sys
 
-FAILS = []
-
-
-def check(ok, what):
-    print("%s %s" % ("ok  " if ok else "FAIL", what))
-    if not ok:
-        FAILS.append(what)
+from checks import check, finish
 
 
 def run(halox, args, env=None, timeout=600):
@@ -101,11 +95,7 @@ def main():
     check(len(errs) == 1 and re.search(r"needs about \d+ GPUs", errs[0]) is not None,
           "too large a system: one ERROR line naming the GPUs it needs: %s" % errs)
 
-    if FAILS:
-        print("%d check(s) failed" % len(FAILS))
-        return 1
-    print("all checks passed")
-    return 0
+    return finish()
 
 
 if __name__ == "__main__":

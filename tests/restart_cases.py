@@ -33,13 +33,7 @@ import sys
 import tempfile
 import time
 
-FAILS = []
-
-
-def check(ok, what):
-    print("%s %s" % ("ok  " if ok else "FAIL", what))
-    if not ok:
-        FAILS.append(what)
+from checks import check, finish
 
 
 class Runner:
@@ -261,8 +255,7 @@ def main():
         bad_files(r)
         if a.mpiexec:
             killed_rank(r)
-    print("%d failure(s)" % len(FAILS))
-    return 1 if FAILS else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -25,13 +25,7 @@ import subprocess
 import sys
 import tempfile
 
-FAILS = []
-
-
-def check(ok, what):
-    print("%s %s" % ("ok  " if ok else "FAIL", what))
-    if not ok:
-        FAILS.append(what)
+from checks import check, finish
 
 
 def run(a, n, args, env, cwd):
@@ -141,11 +135,7 @@ def main():
                 svg = f.read()
             check(ok and "rank 0 host" in svg, "picture of %s: %s" %
                   (os.path.basename(path), (q.stdout + q.stderr).strip().splitlines()[:3]))
-    if FAILS:
-        print("%d check(s) failed" % len(FAILS))
-        return 1
-    print("all checks passed")
-    return 0
+    return finish()
 
 
 if __name__ == "__main__":
