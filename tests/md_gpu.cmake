@@ -56,3 +56,16 @@ if(Python3_Interpreter_FOUND AND HALOX_HAVE_CUDA AND TARGET halox_md
   set_tests_properties(test_md_gpu_trace PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED"
                        LABELS gpu TIMEOUT 300)
 endif()
+
+# Restart files with the GPU engine (tests/restart_cases.py --gpu):
+# continuation within the stated float bound at 1 and 2 ranks and across
+# engines, and a rank killed mid-run under each GPU transport
+# (hx_py_launch comes from tests/md.cmake).
+if(Python3_Interpreter_FOUND AND HALOX_HAVE_CUDA AND TARGET halox_md
+   AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/gpu/engine.c)
+  add_test(NAME test_md_gpu_restart
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/restart_cases.py --gpu
+                   --halox $<TARGET_FILE:halox-md> ${hx_py_launch})
+  set_tests_properties(test_md_gpu_restart PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED"
+                       LABELS gpu TIMEOUT 600 PROCESSORS 2)
+endif()
