@@ -65,7 +65,9 @@ if(HALOX_HAVE_NCCL)
   string(APPEND _private " ${HALOX_NCCL_LIBRARY}")
 endif()
 if(HALOX_HAVE_NVSHMEM)
-  string(APPEND _private " ${HALOX_NVSHMEM_DEVICE} ${HALOX_NVSHMEM_HOST}")
+  # The host library is shared and usually outside the loader's path (a
+  # Python wheel's lib/, say): the program gets its folder as an rpath.
+  string(APPEND _private " ${HALOX_NVSHMEM_DEVICE} ${HALOX_NVSHMEM_HOST} -Wl,-rpath,${HALOX_NVSHMEM_LIBDIR}")
 endif()
 set(HALOX_PC_LIBS_PRIVATE "${_private}")
 set(HALOX_PC_CFLAGS_MPI "")
