@@ -148,7 +148,8 @@ hx_status hx_md_lattice(hx_md_system *sys, const hx_md_config *cfg)
                         p[0] = lo[0] + ((double) i + hxi_fcc_basis[m][0]) * a;
                         p[1] = lo[1] + ((double) j + hxi_fcc_basis[m][1]) * a;
                         p[2] = lo[2] + ((double) k + hxi_fcc_basis[m][2]) * a;
-                        if (hx_decomp_owner(d, p) != d->rank)
+                        /* One rank owns every site: all lie inside the box. */
+                        if (d->nranks > 1 && hx_decomp_owner(d, p) != d->rank)
                             continue;
                         ip[c] = (((int64_t) k * cfg->cells[1] + j) * cfg->cells[0] + i) * 4 + m;
                         c++;

@@ -48,7 +48,8 @@
  * advanced by 3 x the first id (Park-Miller jumps ahead by a power of the
  * multiplier); loop all with dist gaussian rejects a varying number of
  * values and is drawn by one thread. The sums then run over the stored
- * values, in id order, on one thread. loop local sums this rank's atoms
+ * values, in id order, on one thread, and each rank's own atoms then take
+ * their velocities from them on all threads. loop local sums this rank's atoms
  * and adds over ranks, as LAMMPS does.
  */
 #include "md/velocity_lammps.h"
@@ -165,24 +166,10 @@ typedef struct vsource {
     hx_md_system *sys;
     int sweep;    /* 1: all ids here, no sum over ranks needed */
     int64_t next; /* sweep: next id; local: next index */
-    int walk;     /* sweep: next entry of order[] */
-    int *order;   /* sweep: local indices by increasing id */
     double *raw;  /* sweep: the raw velocities of ids 0 .. N-1, 3 each */
     double a;     /* the lattice constant, as hx_md_site computes it */
     int want_x;   /* sweep: positions are needed (rot yes) */
 } vsource;
-
-/* This rank's atoms in id order (LAMMPS's atom->map, for the sweep). */
-typedef struct id_index {
-    int64_t id;
-    int i;
-} id_index;
-
-static int by_id(const void *a, const void *b)
-{
-    int64_t x = ((const id_index *) a)->id, y = ((const id_index *) b)->id;
-    return (x > y) - (x < y);
-}
 
 /* (16807^k * state) mod (2^31 - 1): the Park-Miller state k values on. */
 static int park_miller_jump(int state, int64_t k)
@@ -237,47 +224,23 @@ static hx_status draw_all(vsource *s)
 
 static hx_status source_init(vsource *s, hx_md_system *sys, const hx_md_config *cfg)
 {
-    id_index *pairs = NULL;
-    int sorted = 1;
     memset(s, 0, sizeof *s);
     s->cfg = cfg;
     s->sys = sys;
     s->a = pow(4.0 / cfg->density, 1.0 / 3.0); /* as in hx_md_site */
     s->sweep = cfg->velocity_loop != HX_MD_LOOP_LOCAL;
     s->want_x = cfg->velocity_rot;
-    if (!s->sweep)
-        return HX_OK;
-    HXI_CHECK(draw_all(s));
-    if (sys->n == 0)
-        return HX_OK;
-    HXI_CHECK(hxi_alloc((void **) &s->order, (size_t) sys->n * sizeof *s->order, "velocity id order"));
-    for (int i = 1; i < sys->n && sorted; i++)
-        sorted = sys->id[i - 1] < sys->id[i];
-    if (sorted) { /* the lattice's atoms come in id order */
-        for (int i = 0; i < sys->n; i++)
-            s->order[i] = i;
-        return HX_OK;
-    }
-    HXI_CHECK(hxi_alloc((void **) &pairs, (size_t) sys->n * sizeof *pairs, "velocity id order"));
-    for (int i = 0; i < sys->n; i++) {
-        pairs[i].id = sys->id[i];
-        pairs[i].i = i;
-    }
-    qsort(pairs, (size_t) sys->n, sizeof *pairs, by_id);
-    for (int i = 0; i < sys->n; i++)
-        s->order[i] = pairs[i].i;
-    free(pairs);
-    return HX_OK;
+    return s->sweep ? draw_all(s) : HX_OK;
 }
 
 static void source_rewind(vsource *s)
 {
     s->next = 0;
-    s->walk = 0;
 }
 
 /* The next atom: its position, its raw velocity (times 1/sqrt(mass)) and
- * its index here (-1 when another rank owns it). 0 at the end. */
+ * its index here (loop local; -1 in a sweep, whose sums need no owner).
+ * 0 at the end. */
 static int source_next(vsource *s, double x[3], double v[3], int *local)
 {
     const hx_md_config *cfg = s->cfg;
@@ -296,8 +259,6 @@ static int source_next(vsource *s, double x[3], double v[3], int *local)
         hx_md_site_at(cfg, s->a, s->next, x);
     memcpy(v, s->raw + 3 * (size_t) s->next, 3 * sizeof(double));
     *local = -1;
-    if (s->walk < sys->n && sys->id[s->order[s->walk]] == s->next)
-        *local = s->order[s->walk++];
     s->next++;
     return 1;
 }
@@ -464,16 +425,36 @@ hx_status hx_md_velocities_lammps(hx_md_system *sys, const hx_md_config *cfg, hx
         goto done;
     }
     scale = sqrt(cfg->temperature / t);
+    for (int i = 0; src.sweep && i < sys->n; i++)
+        if (sys->id[i] < 0 || sys->id[i] >= sys->natoms) {
+            st = hxi_error(HX_ERR_STATE, "velocity create: atom %d has id %lld, outside 0..%lld",
+                           i, (long long) sys->id[i], (long long) sys->natoms - 1);
+            goto done;
+        }
+    if (src.sweep) {
+        /* No sum: this rank's atoms each on their own, on all threads. */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+        for (int i = 0; i < sys->n; i++) {
+            double xi[3] = {0, 0, 0}, vi[3];
+            const int64_t id = sys->id[i];
+            if (corr.rot)
+                hx_md_site_at(cfg, src.a, id, xi);
+            memcpy(vi, src.raw + 3 * (size_t) id, sizeof vi);
+            correct(&corr, xi, vi);
+            for (int k = 0; k < 3; k++)
+                sys->v[3 * (size_t) i + k] = vi[k] * scale;
+        }
+        goto done;
+    }
     source_rewind(&src);
     while (source_next(&src, x, v, &local)) {
-        if (local < 0)
-            continue;
         correct(&corr, x, v);
         for (int k = 0; k < 3; k++)
             sys->v[3 * (size_t) local + k] = v[k] * scale;
     }
 done:
-    free(src.order);
     free(src.raw);
     return st;
 }
