@@ -32,40 +32,29 @@ if(HALOX_HAVE_CUDA AND TARGET halox_md AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/g
           ARGS --withhold TIMEOUT 300)
 endif()
 
-# The neighbour lists' room on one GPU (tests/md_gpu_lists.py): the default
-# room, 216 and 80 slots give the same thermo rows; 80 slots grow mid-run
-# (graphs and plain launches); a system over the memory allowed is refused
-# with the GPUs it needs.
-find_package(Python3 COMPONENTS Interpreter)
+# End to end on the GPU engine (Python scripts beside this file; Python3
+# and hx_py_launch come from tests/md.cmake, included before this file):
+# - md_gpu_lists.py: the default room, 216 and 80 slots give the same
+#   thermo rows; 80 slots grow mid-run (graphs and plain launches); a
+#   system over the memory allowed is refused with the GPUs it needs;
+# - trace_cases.py --gpu: the timeline's CUPTI kernel records on the
+#   host's clock;
+# - restart_cases.py --gpu: continuation within the stated float bound at
+#   1 and 2 ranks and across engines, and a rank killed mid-run under each
+#   GPU transport.
 if(Python3_Interpreter_FOUND AND HALOX_HAVE_CUDA AND TARGET halox_md
    AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/gpu/engine.c)
   add_test(NAME test_md_gpu_lists
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/md_gpu_lists.py
                    --halox $<TARGET_FILE:halox-md>)
-  set_tests_properties(test_md_gpu_lists PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED"
-                       LABELS gpu TIMEOUT 600)
-endif()
-
-# The timeline with the GPU engine: CUPTI's kernel records on the host's
-# clock (tests/trace_cases.py --gpu).
-if(Python3_Interpreter_FOUND AND HALOX_HAVE_CUDA AND TARGET halox_md
-   AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/gpu/engine.c)
   add_test(NAME test_md_gpu_trace
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/trace_cases.py --gpu
                    --halox $<TARGET_FILE:halox-md> --script ${PROJECT_SOURCE_DIR}/bench/trace_step.py)
-  set_tests_properties(test_md_gpu_trace PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED"
-                       LABELS gpu TIMEOUT 300)
-endif()
-
-# Restart files with the GPU engine (tests/restart_cases.py --gpu):
-# continuation within the stated float bound at 1 and 2 ranks and across
-# engines, and a rank killed mid-run under each GPU transport
-# (hx_py_launch comes from tests/md.cmake).
-if(Python3_Interpreter_FOUND AND HALOX_HAVE_CUDA AND TARGET halox_md
-   AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/gpu/engine.c)
   add_test(NAME test_md_gpu_restart
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/restart_cases.py --gpu
                    --halox $<TARGET_FILE:halox-md> ${hx_py_launch})
-  set_tests_properties(test_md_gpu_restart PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED"
-                       LABELS gpu TIMEOUT 600 PROCESSORS 2)
+  set_tests_properties(test_md_gpu_lists test_md_gpu_trace test_md_gpu_restart
+                       PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED" LABELS gpu TIMEOUT 600)
+  set_tests_properties(test_md_gpu_trace PROPERTIES TIMEOUT 300)
+  set_tests_properties(test_md_gpu_restart PROPERTIES PROCESSORS 2)
 endif()

@@ -245,10 +245,7 @@ static void gpu_destroy(hx_md_engine *e)
         cudaStreamSynchronize(e->s_loc);
     if (e->s_nl)
         cudaStreamSynchronize(e->s_nl);
-    for (int a = 0; a < 2; a++)
-        for (int b = 0; b < 2; b++)
-            if (e->gexec[a][b])
-                cudaGraphExecDestroy(e->gexec[a][b]);
+    hxg_eng_drop_step_graphs(e);
     if (e->mg_exec)
         cudaGraphExecDestroy(e->mg_exec);
     if (e->t)

@@ -170,6 +170,8 @@ hx_status hxg_eng_build_lists(hx_md_engine *e);
 /* One rank's list of its atoms in cell order (sorted, cell starts set),
  * growing it until it holds every atom's neighbours. */
 hx_status hxg_eng_relist_single(hx_md_engine *e);
+/* The error of lists that still overflow after growing. */
+hx_status hxg_eng_lists_overflow(void);
 void hxg_eng_rebuild_log(const hx_md_engine *e);
 hx_status hxg_eng_check_report(hx_md_engine *e);
 
@@ -184,6 +186,8 @@ hx_status hxg_eng_census(hx_md_engine *e);
 hx_status hxg_eng_step(hx_md_engine *e, int want_thermo);
 /* After a single-rank device rebuild overflowed its list (see step.c). */
 hx_status hxg_eng_recover_single(hx_md_engine *e);
+/* Destroys the single-rank step graphs (captured again when next needed). */
+void hxg_eng_drop_step_graphs(hx_md_engine *e);
 hx_status hxg_eng_force_pass(hx_md_engine *e, int write, double *acc);
 hx_status hxg_eng_pending_status(hx_md_engine *e);
 void hxg_eng_capture_ahead(hx_md_engine *e);

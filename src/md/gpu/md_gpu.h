@@ -147,11 +147,6 @@ int hxg_sort_home(void *stream, int n, float *x4, float *v4, int64_t *id, float 
                   float *sv4, int64_t *sid, hxg_cellgrid cg, hxg_geom g, int32_t *cell_cnt,
                   int32_t *cell_start, int32_t *cellof, int32_t *perm, int32_t *scan_tmp,
                   hxg_flags *flags);
-/* The same with positions wrapped into the box first (one rank's set-up). */
-int hxg_sort_home_wrap(void *stream, int n, float *x4, float *v4, int64_t *id, float *xold4,
-                       float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg, hxg_geom g,
-                       int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof, int32_t *perm,
-                       int32_t *scan_tmp, hxg_flags *flags);
 
 /* Single-rank rebuild on the device: a sequence of kernels that each decide
  * alike, as LAMMPS's Neighbor::decide, whether this step rebuilds (step < 0:

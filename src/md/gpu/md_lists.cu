@@ -693,37 +693,18 @@ extern "C" int hxg_build_sorted(void *stream, int n, const float *x4, hxg_cellgr
     return (int) cudaGetLastError();
 }
 
-static int hxg_sort_open(void *stream, bool wrap, int n, float *x4, float *v4, int64_t *id,
-                         float *xold4, float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg_,
-                         hxg_geom g, int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof,
-                         int32_t *perm, int32_t *scan_tmp, hxg_flags *flags)
-{
-    cudaStream_t s = (cudaStream_t) stream;
-    const hxg_gate open = {flags, 0, 1, 0, 0, 0};
-    cudaError_t err = cudaMemsetAsync(cell_cnt, 0, sizeof(int32_t) * (size_t) cg_.ncell, s);
-    if (err == cudaSuccess)
-        err = hxg_launch_sort(s, open, wrap, n, x4, v4, id, xold4, sx4, sv4, sid, cg_, g, cell_cnt,
-                              cell_start, cellof, perm, scan_tmp);
-    return (int) err;
-}
-
-extern "C" int hxg_sort_home_wrap(void *stream, int n, float *x4, float *v4, int64_t *id,
-                                  float *xold4, float *sx4, float *sv4, int64_t *sid,
-                                  hxg_cellgrid cg_, hxg_geom g, int32_t *cell_cnt,
-                                  int32_t *cell_start, int32_t *cellof, int32_t *perm,
-                                  int32_t *scan_tmp, hxg_flags *flags)
-{
-    return hxg_sort_open(stream, true, n, x4, v4, id, xold4, sx4, sv4, sid, cg_, g, cell_cnt,
-                         cell_start, cellof, perm, scan_tmp, flags);
-}
-
 extern "C" int hxg_sort_home(void *stream, int n, float *x4, float *v4, int64_t *id, float *xold4,
                              float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg_, hxg_geom g,
                              int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof, int32_t *perm,
                              int32_t *scan_tmp, hxg_flags *flags)
 {
-    return hxg_sort_open(stream, false, n, x4, v4, id, xold4, sx4, sv4, sid, cg_, g, cell_cnt,
-                         cell_start, cellof, perm, scan_tmp, flags);
+    cudaStream_t s = (cudaStream_t) stream;
+    const hxg_gate open = {flags, 0, 1, 0, 0, 0};
+    cudaError_t err = cudaMemsetAsync(cell_cnt, 0, sizeof(int32_t) * (size_t) cg_.ncell, s);
+    if (err == cudaSuccess)
+        err = hxg_launch_sort(s, open, false, n, x4, v4, id, xold4, sx4, sv4, sid, cg_, g, cell_cnt,
+                              cell_start, cellof, perm, scan_tmp);
+    return (int) err;
 }
 
 extern "C" int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int64_t *id,

@@ -70,6 +70,13 @@ static hx_status sort_home_by_cell(hx_md_engine *e)
     return HX_OK;
 }
 
+hx_status hxg_eng_lists_overflow(void)
+{
+    return hxi_error(HX_ERR_OVERFLOW,
+                     "GPU engine: neighbour lists kept overflowing; set HALOX_MD_NEIGH_MAX "
+                     "above the largest neighbour count within rc + skin");
+}
+
 /* Lists with room for `need` neighbours per atom and a quarter more. */
 static hx_status grow_lists(hx_md_engine *e, int need)
 {
@@ -119,9 +126,7 @@ hx_status hxg_eng_relist_single(hx_md_engine *e)
         HXI_CHECK(read_flags(e, &fl, e->s_loc));
         built = 1;
     }
-    return hxi_error(HX_ERR_OVERFLOW,
-                     "GPU engine: neighbour lists kept overflowing; set HALOX_MD_NEIGH_MAX "
-                     "above the largest neighbour count within rc + skin");
+    return hxg_eng_lists_overflow();
 }
 
 /* One rank's set-up on the device: the uploaded atoms sorted by cell,
@@ -161,9 +166,7 @@ hx_status hxg_eng_build_lists(hx_md_engine *e)
         fl.need = 0;
         CU(cudaMemcpy(e->flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag reset");
     }
-    return hxi_error(HX_ERR_OVERFLOW,
-                     "GPU engine: neighbour lists kept overflowing; set HALOX_MD_NEIGH_MAX "
-                     "above the largest neighbour count within rc + skin");
+    return hxg_eng_lists_overflow();
 }
 
 hx_status hxg_eng_download_home(hx_md_engine *e, hx_md_system *s)
@@ -213,9 +216,6 @@ static hx_status upload_home(hx_md_engine *e)
         e->h4[4 * i + 3] = 0.0f;
     }
     if (e->multi) /* the transport's coordinates: 3 floats per atom */
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (!e->multi)
-#endif
         for (size_t i = 0; i < 3 * (size_t) n; i++)
             e->h3[i] = (float) s->x[i];
     if (n > 0) {

@@ -75,8 +75,8 @@ int hxg_eng_cap_for(const hx_md_engine *e, int need)
 
 /* Room per atom in the neighbour lists to start with: the neighbours
  * within rc + skin at the system's mean density, plus 30% and 8 for
- * liquid fluctuations (in the LJ melt at 0.8442, 78 on the lattice, at
- * most about 100 in the liquid: 112 slots). A list build that finds more
+ * liquid fluctuations (in the LJ melt at 0.8442: 78 on the lattice, at
+ * most 90-91 measured in the liquid; 112 slots). A list build that finds more
  * grows the lists and builds again (rebuild.c, step.c), so a denser
  * cluster costs one regrowth, not an error. HALOX_MD_NEIGH_MAX sets it. */
 static int neigh_max_for(const hx_md_engine *e, double rho)
@@ -120,10 +120,10 @@ static hx_status check_fit(const hx_md_engine *e, int nhome)
     for (int k = 0; k < 3; k++)
         if (e->decomp.grid[k] > 1)
             halo += 2.0 * e->rh / (e->decomp.dom_hi[k] - e->decomp.dom_lo[k]);
-    double margin = e->multi ? 1.25 : 1.0;
     double per = bytes_per_atom(e, e->loc.max, halo);
+    double cap = (double) hxg_eng_cap_for(e, nhome); /* the arrays' room, margin included */
     double cells = 8.0 * (double) e->cells.ncell;
-    double need = per * margin * (double) nhome + cells + 64.0 * 1048576.0;
+    double need = per * cap + cells + 64.0 * 1048576.0;
     if (need <= avail)
         return HX_OK;
     double natoms = (double) e->sys->natoms;
@@ -134,7 +134,8 @@ static hx_status check_fit(const hx_md_engine *e, int nhome)
                      "per atom, lists of %d), but %.1f GB are free on GPU %d: this system of "
                      "%.0f atoms needs about %ld GPUs of this size, one rank each (or fewer "
                      "atoms, or a smaller rc + skin)",
-                     nhome, e->rank, need / 1e9, per * margin, e->loc.max, avail / 1e9, e->device,
+                     nhome, e->rank, need / 1e9, per * cap / (nhome > 0 ? nhome : 1), e->loc.max,
+                     avail / 1e9, e->device,
                      natoms, gpus > 1 ? gpus : 2);
 }
 

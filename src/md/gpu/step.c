@@ -75,6 +75,16 @@ static void capture_step(hx_md_engine *e, int candidate, int want_thermo)
     e->gexec[candidate][want_thermo] = x;
 }
 
+void hxg_eng_drop_step_graphs(hx_md_engine *e)
+{
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++)
+            if (e->gexec[a][b]) {
+                cudaGraphExecDestroy(e->gexec[a][b]);
+                e->gexec[a][b] = NULL;
+            }
+}
+
 /* One rank, rebuilds on the device: no host synchronisation in a step. */
 static hx_status step_device(hx_md_engine *e, int want_thermo)
 {
@@ -113,12 +123,7 @@ hx_status hxg_eng_recover_single(hx_md_engine *e)
             return HX_OK;
         const int64_t s = fl.cur;
         HXI_CHECK(hxg_eng_relist_single(e));
-        for (int a = 0; a < 2; a++)
-            for (int b = 0; b < 2; b++)
-                if (e->gexec[a][b]) {
-                    cudaGraphExecDestroy(e->gexec[a][b]);
-                    e->gexec[a][b] = NULL;
-                }
+        hxg_eng_drop_step_graphs(e);
         e->list_regrowths++;
         e->report->need = 0;
         const int thermo_s = s == e->step && e->last_want;
@@ -129,9 +134,7 @@ hx_status hxg_eng_recover_single(hx_md_engine *e)
         for (int64_t t = s + 1; t <= e->step; t++)
             HXI_CHECK(launch_device_step(e, t % c->neigh_every == 0, t == e->step && e->last_want));
     }
-    return hxi_error(HX_ERR_OVERFLOW,
-                     "GPU engine: neighbour lists kept overflowing; set HALOX_MD_NEIGH_MAX "
-                     "above the largest neighbour count within rc + skin");
+    return hxg_eng_lists_overflow();
 }
 
 /* ------------------------------------------- several ranks, graph mode */
