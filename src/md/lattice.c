@@ -21,6 +21,11 @@
 static const double hxi_fcc_basis[4][3] = {
     {0.0, 0.0, 0.0}, {0.5, 0.5, 0.0}, {0.5, 0.0, 0.5}, {0.0, 0.5, 0.5}};
 
+double hx_md_lattice_constant(const hx_md_config *cfg)
+{
+    return pow(4.0 / cfg->density, 1.0 / 3.0);
+}
+
 hx_status hx_md_box(const hx_md_config *cfg, double box_lo[3], double box_len[3])
 {
     double a;
@@ -29,7 +34,7 @@ hx_status hx_md_box(const hx_md_config *cfg, double box_lo[3], double box_len[3]
                          "lattice density %g is impossible: `lattice fcc RHO` needs a positive "
                          "finite reduced density (0.8442 in the LJ benchmark)",
                          cfg->density);
-    a = pow(4.0 / cfg->density, 1.0 / 3.0);
+    a = hx_md_lattice_constant(cfg);
     if (!(a > 0) || !isfinite(a))
         return hxi_error(HX_ERR_INVALID,
                          "lattice density %g gives lattice constant %g: choose a density "
@@ -49,7 +54,7 @@ hx_status hx_md_box(const hx_md_config *cfg, double box_lo[3], double box_len[3]
 
 void hx_md_site(const hx_md_config *cfg, int64_t id, double x[3])
 {
-    hx_md_site_at(cfg, pow(4.0 / cfg->density, 1.0 / 3.0) /* as in hx_md_box */, id, x);
+    hx_md_site_at(cfg, hx_md_lattice_constant(cfg), id, x);
 }
 
 void hx_md_site_at(const hx_md_config *cfg, double a, int64_t id, double x[3])
@@ -87,7 +92,7 @@ hx_status hx_md_lattice(hx_md_system *sys, const hx_md_config *cfg)
     hx_status st;
 
     HXI_CHECK(hx_md_box(cfg, lo, len));
-    a = pow(4.0 / cfg->density, 1.0 / 3.0); /* as in hx_md_box, bit for bit */
+    a = hx_md_lattice_constant(cfg);
     for (int k = 0; k < 3; k++)
         if (fabs(d->box_len[k] - len[k]) > 1e-12 * len[k] || d->box_lo[k] != lo[k])
             return hxi_error(HX_ERR_BOX,

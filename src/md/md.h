@@ -100,10 +100,13 @@ hx_status hx_md_lattice(hx_md_system *sys, const hx_md_config *cfg);
  * (4 / density)^(1/3) along each dimension. HX_ERR_INVALID for a density or
  * cell count that cannot make a lattice. */
 hx_status hx_md_box(const hx_md_config *cfg, double box_lo[3], double box_len[3]);
+/* The fcc lattice constant (4 / density)^(1/3): every lattice position
+ * (the box, the sites, the velocities' sweep) is made from this value. */
+double hx_md_lattice_constant(const hx_md_config *cfg);
 /* The lattice position of global atom id, bit for bit hx_md_lattice's. */
 void hx_md_site(const hx_md_config *cfg, int64_t id, double x[3]);
-/* The same with the lattice constant a = (4 / density)^(1/3) given, for
- * loops over many sites. */
+/* The same with a = hx_md_lattice_constant(cfg) given, for loops over
+ * many sites. */
 void hx_md_site_at(const hx_md_config *cfg, double a, int64_t id, double x[3]);
 /* Velocities at cfg->temperature: seeded, zero total momentum, scaled to T
  * over 3N-3 degrees of freedom; identical for any rank count. Collective. */

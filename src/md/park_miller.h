@@ -12,15 +12,32 @@
 
 #include <stdint.h>
 
+#define HXI_PARK_MILLER_A 16807
+#define HXI_PARK_MILLER_M 2147483647 /* 2^31 - 1 */
+
 static inline double hxi_park_miller(int *state)
 {
-    const int64_t im = 2147483647;
-    const int64_t p = 16807 * (int64_t) *state;
+    const int64_t im = HXI_PARK_MILLER_M;
+    const int64_t p = HXI_PARK_MILLER_A * (int64_t) *state;
     int64_t r = (p & im) + (p >> 31);
     if (r >= im)
         r -= im;
     *state = (int) r;
     return (1.0 / (double) im) * (double) *state;
+}
+
+/* The state k values after `state`: 16807^k * state mod (2^31 - 1), by
+ * squaring, so that a stream can be started anywhere along it. */
+static inline int hxi_park_miller_jump(int state, int64_t k)
+{
+    const uint64_t m = HXI_PARK_MILLER_M;
+    uint64_t mult = HXI_PARK_MILLER_A, r = 1u;
+    for (; k > 0; k >>= 1) {
+        if (k & 1)
+            r = r * mult % m;
+        mult = mult * mult % m;
+    }
+    return (int) (r * (uint64_t) state % m);
 }
 
 #endif

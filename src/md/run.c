@@ -27,7 +27,6 @@
 #include <cuda_runtime_api.h>
 #endif
 
-
 /* Devices this rank can use for the GPU engine (0 where it is not built). */
 static int hxi_gpu_count(void)
 {
@@ -358,10 +357,13 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
     t = hxi_md_now();
     st = ops->create(&eng, comm, cfg, sys);
     HXI_CHECK(hxi_agree(comm, st));
-    hxi_trace_host("engine set-up", t, hxi_md_now());
-    if (rank == 0)
-        hxi_info("set-up on rank 0: engine %.3f s (arrays, first lists and forces)",
-                 hxi_md_now() - t);
+    {
+        const double t_end = hxi_md_now();
+        hxi_trace_host("engine set-up", t, t_end);
+        if (rank == 0)
+            hxi_info("set-up on rank 0: engine %.3f s (arrays, first lists and forces)",
+                     t_end - t);
+    }
     if (rank == 0) {
         printf("  %s\n", ops->describe(eng));
         fflush(stdout);

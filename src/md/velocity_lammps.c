@@ -167,22 +167,9 @@ typedef struct vsource {
     int sweep;    /* 1: all ids here, no sum over ranks needed */
     int64_t next; /* sweep: next id; local: next index */
     double *raw;  /* sweep: the raw velocities of ids 0 .. N-1, 3 each */
-    double a;     /* the lattice constant, as hx_md_site computes it */
+    double a;     /* the lattice constant (hx_md_lattice_constant) */
     int want_x;   /* sweep: positions are needed (rot yes) */
 } vsource;
-
-/* (16807^k * state) mod (2^31 - 1): the Park-Miller state k values on. */
-static int park_miller_jump(int state, int64_t k)
-{
-    const uint64_t m = 2147483647u;
-    uint64_t mult = 16807u, r = 1u;
-    for (; k > 0; k >>= 1) {
-        if (k & 1)
-            r = r * mult % m;
-        mult = mult * mult % m;
-    }
-    return (int) (r * (uint64_t) state % m);
-}
 
 /* Raw velocities of ids [first, last) into raw (see the header comment). */
 static void draw_block(const hx_md_config *cfg, double a, double *raw, int64_t first,
@@ -193,7 +180,7 @@ static void draw_block(const hx_md_config *cfg, double a, double *raw, int64_t f
     ran_park r;
     double x[3];
     if (cfg->velocity_loop == HX_MD_LOOP_ALL)
-        ran_seed(&r, park_miller_jump(seed, 3 * first));
+        ran_seed(&r, hxi_park_miller_jump(seed, 3 * first));
     for (int64_t id = first; id < last; id++) {
         if (cfg->velocity_loop == HX_MD_LOOP_GEOM) {
             hx_md_site_at(cfg, a, id, x);
@@ -227,7 +214,7 @@ static hx_status source_init(vsource *s, hx_md_system *sys, const hx_md_config *
     memset(s, 0, sizeof *s);
     s->cfg = cfg;
     s->sys = sys;
-    s->a = pow(4.0 / cfg->density, 1.0 / 3.0); /* as in hx_md_site */
+    s->a = hx_md_lattice_constant(cfg);
     s->sweep = cfg->velocity_loop != HX_MD_LOOP_LOCAL;
     s->want_x = cfg->velocity_rot;
     return s->sweep ? draw_all(s) : HX_OK;
