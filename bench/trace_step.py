@@ -10,7 +10,9 @@ window runs from the K-th start of the anchor on rank 0 to its (K+N)-th
 start: by default the integrator kernel (hxg_k_kickdrift) where the trace
 has kernels, else the driver's "step" range, and K the middle one, so the
 window shows a step between rebuilds as the GPU ran it. --from/--to give
-the window in microseconds instead. Writes PNG with matplotlib, SVG
+the window in microseconds instead. --list prints every range in the
+window, lane by lane: start (us from the window's start), length, name.
+Writes PNG with matplotlib, SVG
 without it (or when the name ends in .svg). Prints what the window holds:
 per lane, the busy time and the largest gap.
 """
@@ -73,6 +75,13 @@ def summary(lanes, names, t0, t1):
         gap = max(gap, t1 - end)
         print("  rank %d %-12s busy %8.1f us of %8.1f, largest gap %7.1f us, %d ranges" %
               (key[0], names.get(key, "tid %d" % key[1]), busy, t1 - t0, gap, len(bs)))
+
+
+def listing(lanes, names, t0):
+    for key, bs in lanes.items():
+        print("  rank %d %s:" % (key[0], names.get(key, "tid %d" % key[1])))
+        for b in sorted(bs, key=lambda b: b["ts"]):
+            print("    %9.1f %8.1f  %s" % (b["ts"] - t0, b["dur"], b["name"]))
 
 
 def colours(lanes):
@@ -151,6 +160,7 @@ def main():
     ap.add_argument("--steps", type=int, default=1)
     ap.add_argument("--from", dest="frm", type=float)
     ap.add_argument("--to", type=float)
+    ap.add_argument("--list", action="store_true")
     a = ap.parse_args()
     bars, names = load(a.trace)
     t0, t1, how = window(bars, a)
@@ -158,6 +168,8 @@ def main():
     title = "%s: %.1f us from %.1f (%s)" % (a.trace, t1 - t0, t0, how)
     print(title)
     summary(lanes, names, t0, t1)
+    if a.list:
+        listing(lanes, names, t0)
     out = a.out
     if out.endswith(".png"):
         try:

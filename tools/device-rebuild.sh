@@ -3,7 +3,7 @@
 # call: build, the GPU tests (under MPS where there are more ranks than
 # GPUs), then halox-md on 1 and 2 GPUs (MPS stopped) at three sizes with the
 # rebuild's phase times (HALOX_LOG=1). Output under $OUT.
-#   [TRACE=1] tools/device-rebuild.sh [test-regex] [steps]
+#   [TRACE=1] [SIZES="20 40 80"] tools/device-rebuild.sh [test-regex] [steps]
 # TRACE=1 adds timelines of 2 GPUs (HALOX_TRACE) and pictures of a step.
 set -u
 . "$(dirname "$0")/run-group.sh" # run_group: a step's whole process group ends with it
@@ -31,27 +31,33 @@ if [ "$RX" != none ]; then
 fi
 MD=$B/tools/halox-md
 MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none $X"
-for s in 20 40 80; do
+for s in ${SIZES:-20 40 80}; do
   echo "=== size $s: 1 GPU, 2 GPUs (device rebuild), 2 GPUs (host rebuild)"
   HALOX_LOG=1 run_group 120 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds," | sed 's/^/  1gpu /'
   HALOX_LOG=1 run_group 120 $MPIRUN -n 2 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds,|device rebuild,|rror" | sed 's/^/  2gpu /'
   HALOX_MD_HOST_REBUILD=1 HALOX_LOG=1 run_group 120 $MPIRUN -n 2 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds,|rror" | sed 's/^/  2gpu-host /'
 done
-# TRACE=1: timelines of 2 GPUs at 32,000 and 256,000 atoms (HALOX_TRACE),
-# with one step between rebuilds and one rebuild step drawn
-# (bench/trace_step.py; PNG where matplotlib is, else SVG), under $OUT.
+# TRACE=1: timelines at 32,000 and 256,000 atoms (HALOX_TRACE) on 2 GPUs
+# and on 1, with one step between rebuilds and one rebuild step drawn
+# (bench/trace_step.py; PNG where matplotlib is, else SVG) and listed
+# range by range (*.txt), under $OUT.
 if [ "${TRACE:-}" = 1 ]; then
   PY=/opt/torch/.venv/bin/python3
   [ -x "$PY" ] || PY=$(command -v python3)
   for s in 20 40; do
-    T="$OUT/trace-2gpu-size$s.json"
-    echo "=== trace, size $s, 2 GPUs -> $T"
-    HALOX_TRACE="$T" run_group 120 $MPIRUN -n 2 -x HALOX_TRACE $MD --gpu --size $s --steps 100 \
-      --thermo 0 --no-progress 2>&1 | grep -E "us/step|trace|rror" | sed 's/^/  /'
-    run_group 60 "$PY" bench/trace_step.py "$T" --out "$OUT/step-2gpu-size$s.png" | sed 's/^/  /'
-    # The step that rebuilds: the 20th start of the integrator holds step 20's rebuild.
-    run_group 60 "$PY" bench/trace_step.py "$T" --index 19 --out "$OUT/rebuild-2gpu-size$s.png" |
-      sed 's/^/  /'
-    gzip -f "$T"
+    for np in 2 1; do
+      T="$OUT/trace-${np}gpu-size$s.json"
+      echo "=== trace, size $s, $np GPU(s) -> $T"
+      HALOX_TRACE="$T" run_group 120 $MPIRUN -n $np -x HALOX_TRACE $MD --gpu --size $s --steps 100 \
+        --thermo 0 --no-progress 2>&1 | grep -E "us/step|trace|rror" | sed 's/^/  /'
+      run_group 60 "$PY" bench/trace_step.py "$T" --list --steps 2 \
+        --out "$OUT/step-${np}gpu-size$s.png" >"$OUT/step-${np}gpu-size$s.txt"
+      head -8 "$OUT/step-${np}gpu-size$s.txt" | sed 's/^/  /'
+      # The step that rebuilds: the 20th start of the integrator holds step 20's rebuild.
+      run_group 60 "$PY" bench/trace_step.py "$T" --list --index 19 \
+        --out "$OUT/rebuild-${np}gpu-size$s.png" >"$OUT/rebuild-${np}gpu-size$s.txt"
+      head -8 "$OUT/rebuild-${np}gpu-size$s.txt" | sed 's/^/  /'
+      gzip -f "$T"
+    done
   done
 fi
