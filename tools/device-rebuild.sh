@@ -3,7 +3,8 @@
 # call: build, the GPU tests (under MPS where there are more ranks than
 # GPUs), then halox-md on 1 and 2 GPUs (MPS stopped) at three sizes with the
 # rebuild's phase times (HALOX_LOG=1). Output under $OUT.
-#   [TRACE=1] [SIZES="20 40 80"] tools/device-rebuild.sh [test-regex] [steps]
+#   [TRACE=1] [SIZES="20 40 80"] [HOST=0] tools/device-rebuild.sh [test-regex] [steps]
+# HOST=0 leaves out the host-rebuild runs.
 # TRACE=1 adds timelines of 2 GPUs (HALOX_TRACE) and pictures of a step.
 set -u
 . "$(dirname "$0")/run-group.sh" # run_group: a step's whole process group ends with it
@@ -35,7 +36,7 @@ for s in ${SIZES:-20 40 80}; do
   echo "=== size $s: 1 GPU, 2 GPUs (device rebuild), 2 GPUs (host rebuild)"
   HALOX_LOG=1 run_group 120 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds," | sed 's/^/  1gpu /'
   HALOX_LOG=1 run_group 120 $MPIRUN -n 2 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds,|device rebuild,|rror" | sed 's/^/  2gpu /'
-  HALOX_MD_HOST_REBUILD=1 HALOX_LOG=1 run_group 120 $MPIRUN -n 2 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds,|rror" | sed 's/^/  2gpu-host /'
+  [ "${HOST:-1}" = 1 ] && HALOX_MD_HOST_REBUILD=1 HALOX_LOG=1 run_group 120 $MPIRUN -n 2 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds,|rror" | sed 's/^/  2gpu-host /'
 done
 # TRACE=1: timelines at 32,000 and 256,000 atoms (HALOX_TRACE) on 2 GPUs
 # and on 1, with one step between rebuilds and one rebuild step drawn

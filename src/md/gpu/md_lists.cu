@@ -52,6 +52,16 @@ struct hxg_seg {
     float3 xs;      /* the atom's position minus the segment's image shift */
 };
 
+/* The period of unwrapped cell q along a periodic dimension of n cells:
+ * wherever the build asks, q lies at most HXG_REACH cells beyond the grid,
+ * and a periodic dimension has at least 3 cells (the box is longer than
+ * 2 rh, the cells a little over rh / 2 wide), so q is in [-n, 2n) and no
+ * division is needed. */
+__device__ __forceinline__ int hxg_period_of(int q, int n)
+{
+    return q < 0 ? -1 : (q >= n ? 1 : 0);
+}
+
 /* Range along one dimension: cell q (unwrapped, in the atom's frame) is
  * valid, wrapped into qw with image shift sh; d is the distance from the
  * coordinate to the cell's slab. */
@@ -61,7 +71,7 @@ __device__ __forceinline__ bool hxg_row_dim(float xv, int q, const hxg_cellgrid 
     const int n = cg_.n[k];
     int m = 0;
     if (cg_.periodic[k]) {
-        m = q < 0 ? -((n - 1 - q) / n) : q / n;
+        m = hxg_period_of(q, n);
     } else if (q < 0 || q >= n) {
         return false;
     }
@@ -108,8 +118,8 @@ __device__ __forceinline__ void hxg_row(float3 xi, const int c[3], int r, const 
     /* Unwrapped cells [ax, bx]: at most n + 1 of them, so at most two
      * periods. They still cover [x - rh, x + rh], which is shorter than
      * the box (rh < half the box length, checked at set-up). */
-    const int m0 = ax < 0 ? -((n - 1 - ax) / n) : ax / n;
-    const int m1 = bx < 0 ? -((n - 1 - bx) / n) : bx / n;
+    const int m0 = cg_.periodic[0] ? hxg_period_of(ax, n) : 0;
+    const int m1 = cg_.periodic[0] ? hxg_period_of(bx, n) : 0;
     const int a0 = ax - m0 * n, b0 = m0 == m1 ? bx - m0 * n : n - 1;
     seg[0].kbeg = __ldg(start + base + a0);
     seg[0].kend = __ldg(start + base + b0 + 1);
@@ -408,31 +418,56 @@ __global__ void hxg_k_cell_sort(hxg_gate gate, int ncell, const int32_t *__restr
     hxg_sort_cell(cellatoms + start[c], start[c + 1] - start[c]);
 }
 
+/* Slots of the local list each lane of the one-thread build keeps in
+ * shared memory before they go out (see hxg_build_thread). */
+#define HXG_RING 32
+
 /* Lists of atom i by one thread: the same candidates in the same order as
  * hxg_build_group, so the lists, and the forces summed over them, are the
  * same whichever kernel built them. Used where there are enough atoms to
  * fill the GPU with one thread each: no ballots, and the threads of a
  * warp, holding neighbouring atoms of a cell-sorted array, read mostly the
- * same candidates. */
+ * same candidates.
+ * The local list (the bulk of the pairs) is column-major: slot s of atom i
+ * at s * stride + i. Stored as found, each lane's store would touch a
+ * sector of its own. Instead each lane keeps its latest HXG_RING slots in
+ * `ring` (this warp's HXG_RING x 32 ints), and after every row the warp
+ * stores the slots that every lane has filled, one coalesced line per slot.
+ * A lane that gets HXG_RING slots ahead of the slowest one stores the rest
+ * of its list directly (from slot `direct` on). Every lane of the warp
+ * calls this together; inactive lanes (i out of range) only take part in
+ * the warp's reductions. */
 template <int XS>
-__device__ void
-hxg_build_thread(int i, int nhome, const float *__restrict__ x, const float4 *__restrict__ xsort,
-                 const uint8_t *__restrict__ zones, const hxg_cellgrid &cg_, const hxg_geom &g,
-                 float rh2, const int32_t *__restrict__ start,
-                 const int32_t *__restrict__ cellatoms, hxg_list loc, hxg_list nl, hxg_flags *flags)
+__device__ void hxg_build_thread(int i, bool active, int nhome, const float *__restrict__ x,
+                                 const float4 *__restrict__ xsort,
+                                 const uint8_t *__restrict__ zones, const hxg_cellgrid &cg_,
+                                 const hxg_geom &g, float rh2, const int32_t *__restrict__ start,
+                                 const int32_t *__restrict__ cellatoms, hxg_list loc, hxg_list nl,
+                                 hxg_flags *flags, int32_t (*ring)[32])
 {
-    const float3 xi = hxg_load<XS>(x, i);
-    const int ci[3] = {hxg_cell_coord(xi.x, cg_.lo[0], cg_.inv_w[0], cg_.n[0]),
-                       hxg_cell_coord(xi.y, cg_.lo[1], cg_.inv_w[1], cg_.n[1]),
-                       hxg_cell_coord(xi.z, cg_.lo[2], cg_.inv_w[2], cg_.n[2])};
-    const bool ihome = i < nhome;
-    const unsigned mi = (ihome || zones == nullptr) ? 0u : hxg_zone_mask(zones, i);
+    const int lane = threadIdx.x & 31;
+    float3 xi = make_float3(0.0f, 0.0f, 0.0f);
+    int ci[3] = {0, 0, 0};
+    const bool ihome = active && i < nhome;
+    unsigned mi = 0;
+    if (active) {
+        xi = hxg_load<XS>(x, i);
+        ci[0] = hxg_cell_coord(xi.x, cg_.lo[0], cg_.inv_w[0], cg_.n[0]);
+        ci[1] = hxg_cell_coord(xi.y, cg_.lo[1], cg_.inv_w[1], cg_.n[1]);
+        ci[2] = hxg_cell_coord(xi.z, cg_.lo[2], cg_.inv_w[2], cg_.n[2]);
+        mi = (ihome || zones == nullptr) ? 0u : hxg_zone_mask(zones, i);
+    }
     const size_t ls = (size_t) loc.stride, ns = (size_t) nl.stride;
     const float rhp = hxg_rh_padded(rh2);
     int nloc = 0, nnl = 0;
+    int flushed = 0;      /* warp-uniform: slots below are stored for every home lane */
+    int direct = INT_MAX; /* this lane's slots from here on are stored directly */
     for (int r = 0; r < HXG_ROWS; r++) {
         hxg_seg seg[2];
-        hxg_row(xi, ci, r, cg_, g, rhp, start, seg);
+        if (active)
+            hxg_row(xi, ci, r, cg_, g, rhp, start, seg);
+        else
+            seg[0].kbeg = seg[0].kend = seg[1].kbeg = seg[1].kend = 0;
 #pragma unroll
         for (int sgi = 0; sgi < 2; sgi++) {
             const float3 xs = seg[sgi].xs;
@@ -447,8 +482,13 @@ hxg_build_thread(int i, int nhome, const float *__restrict__ x, const float4 *__
                     continue;
                 const bool jhome = j < nhome;
                 if (ihome && jhome) {
-                    if (nloc < loc.max)
-                        loc.nb[(size_t) nloc * ls + i] = j;
+                    if (nloc - flushed < HXG_RING && nloc < direct) {
+                        ring[nloc % HXG_RING][lane] = j;
+                    } else {
+                        direct = min(direct, nloc);
+                        if (nloc < loc.max)
+                            loc.nb[(size_t) nloc * ls + i] = j;
+                    }
                     nloc++;
                 } else if (ihome || jhome || (mi & hxg_zone_mask(zones, j)) == 0) {
                     if (nnl < nl.max)
@@ -457,8 +497,20 @@ hxg_build_thread(int i, int nhome, const float *__restrict__ x, const float4 *__
                 }
             }
         }
+        const int most = __reduce_min_sync(HXG_FULL, ihome ? nloc : INT_MAX);
+        if (most != INT_MAX) {
+            for (int sl = flushed; sl < most; sl++)
+                if (ihome && sl < direct && sl < loc.max)
+                    loc.nb[(size_t) sl * ls + i] = ring[sl % HXG_RING][lane];
+            flushed = most;
+        }
     }
-    hxg_list_counts(i, ihome, nloc, nnl, loc, nl, flags);
+    const int top = __reduce_max_sync(HXG_FULL, ihome ? min(nloc, direct) : 0);
+    for (int sl = flushed; sl < top; sl++)
+        if (ihome && sl < nloc && sl < direct && sl < loc.max)
+            loc.nb[(size_t) sl * ls + i] = ring[sl % HXG_RING][lane];
+    if (active)
+        hxg_list_counts(i, ihome, nloc, nnl, loc, nl, flags);
 }
 
 /* Lists of every local atom (home and halo). LANES 1: one thread per atom
@@ -477,9 +529,10 @@ __global__ void __launch_bounds__(128)
     if (!hxg_open(gate))
         return;
     if (LANES == 1) {
-        if (t < ntotal)
-            hxg_build_thread<XS>(t, nhome, x, xsort, zones, cg_, g, rh2, start, cellatoms, loc, nl,
-                                 flags);
+        __shared__ int32_t ring[128 / 32][HXG_RING][32];
+        if ((t & ~31) < ntotal)
+            hxg_build_thread<XS>(t, t < ntotal, nhome, x, xsort, zones, cg_, g, rh2, start,
+                                 cellatoms, loc, nl, flags, ring[threadIdx.x >> 5]);
         return;
     }
     if ((t & ~31) / LANES >= ntotal)

@@ -203,6 +203,12 @@ static hx_status choose_device(hx_md_engine *e)
         tpp *= 2;
     e->tpp = env == 1 || env == 2 || env == 4 || env == 8 ? env : tpp;
     e->tpp_nl = e->tpp;
+    /* Home atoms whose local forces run beside the forward exchange, before
+     * the non-local forces (step.c, launch_multi_step): about what an H200
+     * computes in the time of one forward. HALOX_MD_LOCAL_AHEAD overrides. */
+    e->local_ahead = hxi_env_int("HALOX_MD_LOCAL_AHEAD", 24000);
+    if (e->local_ahead < 0)
+        e->local_ahead = 0;
     return HX_OK;
 }
 
@@ -409,6 +415,8 @@ hx_status hxg_eng_create_local(hx_md_engine *e)
     CU(cudaEventCreateWithFlags(&e->ev_acc, cudaEventDisableTiming), "event");
     CU(cudaEventCreateWithFlags(&e->ev_gfork, cudaEventDisableTiming), "event");
     CU(cudaEventCreateWithFlags(&e->ev_gjoin, cudaEventDisableTiming), "event");
+    CU(cudaEventCreateWithFlags(&e->ev_nlf, cudaEventDisableTiming), "event");
+    CU(cudaEventCreateWithFlags(&e->ev_gnlf, cudaEventDisableTiming), "event");
     setup_physics(e);
     double vol = e->decomp.box_len[0] * e->decomp.box_len[1] * e->decomp.box_len[2];
     int m = neigh_max_for(e, (double) e->sys->natoms / vol);
