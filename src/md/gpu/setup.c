@@ -203,6 +203,9 @@ static hx_status choose_device(hx_md_engine *e)
         tpp *= 2;
     e->tpp = env == 1 || env == 2 || env == 4 || env == 8 ? env : tpp;
     e->tpp_nl = e->tpp;
+    env = hxi_env_int("HALOX_MD_TPP_NL", 0);
+    if (env == 1 || env == 2 || env == 4 || env == 8)
+        e->tpp_nl = env;
     /* Home atoms whose local forces run beside the forward exchange, before
      * the non-local forces (step.c, launch_multi_step): about what an H200
      * computes in the time of one forward. HALOX_MD_LOCAL_AHEAD overrides. */
