@@ -277,10 +277,6 @@ static void gpu_destroy(hx_md_engine *e)
         cudaEventDestroy(e->ev_gfork);
     if (e->ev_gjoin)
         cudaEventDestroy(e->ev_gjoin);
-    if (e->ev_nlf)
-        cudaEventDestroy(e->ev_nlf);
-    if (e->ev_gnlf)
-        cudaEventDestroy(e->ev_gnlf);
     if (e->s_loc)
         cudaStreamDestroy(e->s_loc);
     if (e->s_nl)

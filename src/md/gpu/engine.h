@@ -115,8 +115,6 @@ struct hx_md_engine {
     int mg_dirty; /* arrays or plan changed since the capture */
     cudaGraphExec_t mg_exec;
     cudaEvent_t ev_gfork, ev_gjoin; /* fork and join inside the capture */
-    cudaEvent_t ev_nlf, ev_gnlf;    /* non-local forces done (plain, captured) */
-    int local_ahead; /* home atoms whose forces run beside the forward exchange */
     hx_status pending;              /* first failure since the last check */
     int64_t pending_step;
     char pending_msg[640];

@@ -110,10 +110,6 @@ int hxg_kick(void *stream, int n, float *v4, float *f4, const float *f3, float d
 int hxg_force_local(void *stream, int tpp, int n, const float *x4, hxg_list l, hxg_lj lj,
                     hxg_geom g, float *f4, float *v4, float dtf, float mass, double *acc,
                     hxg_flags *flags);
-/* The same for home atoms [first, n) only (nothing when first >= n). */
-int hxg_force_local_part(void *stream, int tpp, int first, int n, const float *x4, hxg_list l,
-                         hxg_lj lj, hxg_geom g, float *f4, float *v4, float dtf, float mass,
-                         double *acc, hxg_flags *flags);
 
 /* Every local atom i in [0, ntotal) against its non-local list: for a home
  * atom its halo neighbours, for a halo atom its partners in owned pairs.

@@ -202,16 +202,19 @@ static hx_status choose_device(hx_md_engine *e)
     while (tpp < 8 && (long long) e->sys->n * tpp < (long long) sms * 1024)
         tpp *= 2;
     e->tpp = env == 1 || env == 2 || env == 4 || env == 8 ? env : tpp;
-    e->tpp_nl = e->tpp;
+    /* The non-local forces (a few pairs per atom, most atoms none) run
+     * beside the local ones, and where those are short the non-local
+     * kernel's longest neighbour loop sets the step: 8 threads per atom
+     * below two fills of the GPU, else as the local forces. On 2 H200s at
+     * 128,000 atoms per rank, 8 rather than 2 made the step 64.0 us
+     * instead of 68.4; at 1,024,000 per rank more than 1 was slower.
+     * HALOX_MD_TPP_NL overrides. */
+    e->tpp_nl = (long long) e->sys->n < 2LL * sms * 1024 ? 8 : e->tpp;
     env = hxi_env_int("HALOX_MD_TPP_NL", 0);
     if (env == 1 || env == 2 || env == 4 || env == 8)
         e->tpp_nl = env;
-    /* Home atoms whose local forces run beside the forward exchange, before
-     * the non-local forces (step.c, launch_multi_step): about what an H200
-     * computes in the time of one forward. HALOX_MD_LOCAL_AHEAD overrides. */
-    e->local_ahead = hxi_env_int("HALOX_MD_LOCAL_AHEAD", 24000);
-    if (e->local_ahead < 0)
-        e->local_ahead = 0;
+    else if (hxi_env_int("HALOX_MD_TPP", 0) > 0)
+        e->tpp_nl = e->tpp;
     return HX_OK;
 }
 
@@ -418,8 +421,6 @@ hx_status hxg_eng_create_local(hx_md_engine *e)
     CU(cudaEventCreateWithFlags(&e->ev_acc, cudaEventDisableTiming), "event");
     CU(cudaEventCreateWithFlags(&e->ev_gfork, cudaEventDisableTiming), "event");
     CU(cudaEventCreateWithFlags(&e->ev_gjoin, cudaEventDisableTiming), "event");
-    CU(cudaEventCreateWithFlags(&e->ev_nlf, cudaEventDisableTiming), "event");
-    CU(cudaEventCreateWithFlags(&e->ev_gnlf, cudaEventDisableTiming), "event");
     setup_physics(e);
     double vol = e->decomp.box_len[0] * e->decomp.box_len[1] * e->decomp.box_len[2];
     int m = neigh_max_for(e, (double) e->sys->natoms / vol);
