@@ -128,7 +128,7 @@ int hxg_force_nonlocal(void *stream, int tpp, int ntotal, const float *x3, hxg_l
  * (i < nhome) get loc (home neighbours) and nl (halo neighbours); halo atoms
  * get nl (partners in pairs this rank owns by the zone rule). zones: 4
  * bytes per atom, or NULL when there is no halo. xsort: 4 floats per atom,
- * the positions in cell order (scratch). */
+ * the positions in cell order with each atom's index in w (scratch). */
 int hxg_build_lists(void *stream, int nhome, int ntotal, const float *x, int xs,
                     const uint8_t *zones, hxg_cellgrid cg, hxg_geom g, float rh2, int32_t *cell_cnt,
                     int32_t *cell_start, int32_t *cellof, int32_t *cellatoms, float *xsort,

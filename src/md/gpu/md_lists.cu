@@ -234,13 +234,14 @@ __device__ __forceinline__ void hxg_list_counts(int i, bool ihome, int nloc, int
  * of range) only take part in the ballots.
  * Home atoms (i < nhome): home neighbours into loc, halo ones into nl.
  * Halo atoms: partners of pairs this rank owns (the zone rule: no dimension
- * in which both are off home) into nl. cellatoms == NULL: atoms are stored
+ * in which both are off home) into nl. indexed: xsort is the cell list's
+ * positions with each atom's index in w (hxg_k_gather); else atoms are stored
  * in cell order (cell c holds [start[c], start[c+1])). */
 template <int XS>
 __device__ void hxg_build_group(int i, bool active, int nhome, const float *__restrict__ x,
                                 const float4 *__restrict__ xsort, const uint8_t *__restrict__ zones,
                                 const hxg_cellgrid &cg_, const hxg_geom &g, float rh2,
-                                const int32_t *start, const int32_t *cellatoms, hxg_list loc,
+                                const int32_t *start, bool indexed, hxg_list loc,
                                 hxg_list nl, hxg_flags *flags)
 {
     const int lane = threadIdx.x & 31, sub = lane & (HXG_BG - 1);
@@ -277,7 +278,7 @@ __device__ void hxg_build_group(int i, bool active, int nhome, const float *__re
                     const float4 xj = __ldg(xsort + k);
                     const float dx = xs.x - xj.x, dy = xs.y - xj.y, dz = xs.z - xj.z;
                     if (dx * dx + dy * dy + dz * dz < rh2)
-                        j = cellatoms ? __ldg(cellatoms + k) : k;
+                        j = indexed ? __float_as_int(xj.w) : k;
                     if (j >= 0 && j != i) {
                         const bool jhome = j < nhome;
                         if (ihome && jhome)
@@ -442,8 +443,8 @@ __device__ void hxg_build_thread(int i, bool active, int nhome, const float *__r
                                  const float4 *__restrict__ xsort,
                                  const uint8_t *__restrict__ zones, const hxg_cellgrid &cg_,
                                  const hxg_geom &g, float rh2, const int32_t *__restrict__ start,
-                                 const int32_t *__restrict__ cellatoms, hxg_list loc, hxg_list nl,
-                                 hxg_flags *flags, int32_t (*ring)[32])
+                                 bool indexed, hxg_list loc, hxg_list nl, hxg_flags *flags,
+                                 int32_t (*ring)[32])
 {
     const int lane = threadIdx.x & 31;
     float3 xi = make_float3(0.0f, 0.0f, 0.0f);
@@ -472,12 +473,16 @@ __device__ void hxg_build_thread(int i, bool active, int nhome, const float *__r
         for (int sgi = 0; sgi < 2; sgi++) {
             const float3 xs = seg[sgi].xs;
             const int kend = seg[sgi].kend;
+            /* The next candidate is loaded before this one is tested. */
+            float4 next = seg[sgi].kbeg < kend ? __ldg(xsort + seg[sgi].kbeg) : float4{};
             for (int k = seg[sgi].kbeg; k < kend; k++) {
-                const float4 xj = __ldg(xsort + k);
+                const float4 xj = next;
+                if (k + 1 < kend)
+                    next = __ldg(xsort + k + 1);
                 const float dx = xs.x - xj.x, dy = xs.y - xj.y, dz = xs.z - xj.z;
                 if (!(dx * dx + dy * dy + dz * dz < rh2))
                     continue;
-                const int j = cellatoms ? __ldg(cellatoms + k) : k;
+                const int j = indexed ? __float_as_int(xj.w) : k;
                 if (j == i)
                     continue;
                 const bool jhome = j < nhome;
@@ -523,7 +528,7 @@ __global__ void __launch_bounds__(128)
     hxg_k_build(hxg_gate gate, int nhome, int ntotal, const float *__restrict__ x,
                 const float4 *__restrict__ xsort, const uint8_t *__restrict__ zones,
                 hxg_cellgrid cg_, hxg_geom g, float rh2, const int32_t *__restrict__ start,
-                const int32_t *__restrict__ cellatoms, hxg_list loc, hxg_list nl, hxg_flags *flags)
+                bool indexed, hxg_list loc, hxg_list nl, hxg_flags *flags)
 {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (!hxg_open(gate))
@@ -532,19 +537,19 @@ __global__ void __launch_bounds__(128)
         __shared__ int32_t ring[128 / 32][HXG_RING][32];
         if ((t & ~31) < ntotal)
             hxg_build_thread<XS>(t, t < ntotal, nhome, x, xsort, zones, cg_, g, rh2, start,
-                                 cellatoms, loc, nl, flags, ring[threadIdx.x >> 5]);
+                                 indexed, loc, nl, flags, ring[threadIdx.x >> 5]);
         return;
     }
     if ((t & ~31) / LANES >= ntotal)
         return;
     const int i = t / LANES;
-    hxg_build_group<XS>(i, i < ntotal, nhome, x, xsort, zones, cg_, g, rh2, start, cellatoms, loc,
-                        nl, flags);
+    hxg_build_group<XS>(i, i < ntotal, nhome, x, xsort, zones, cg_, g, rh2, start, indexed, loc, nl,
+                        flags);
 }
 
-/* One thread per cell-list slot: the positions in cell order, so that the
- * build reads each row's candidates from consecutive memory and looks up
- * the atom index only for the candidates within reach. */
+/* One thread per cell-list slot: the positions in cell order, each with
+ * its atom's index in w (the bits of an int), so that the build reads each
+ * row's candidates, and the index of a hit, from consecutive memory. */
 template <int XS>
 __global__ void hxg_k_gather(int n, const float *__restrict__ x,
                              const int32_t *__restrict__ cellatoms, float4 *__restrict__ xsort)
@@ -552,8 +557,9 @@ __global__ void hxg_k_gather(int n, const float *__restrict__ x,
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n)
         return;
-    const float3 p = hxg_load<XS>(x, cellatoms[k]);
-    xsort[k] = make_float4(p.x, p.y, p.z, 0.0f);
+    const int i = cellatoms[k];
+    const float3 p = hxg_load<XS>(x, i);
+    xsort[k] = make_float4(p.x, p.y, p.z, __int_as_float(i));
 }
 
 /* ------------------------------------------------ single-rank rebuild */
@@ -639,15 +645,15 @@ static int hxg_build_lanes(long long n)
 template <int XS>
 static void hxg_launch_build(cudaStream_t s, hxg_gate gate, int nhome, int ntotal, const float *x,
                              const float4 *xsort, const uint8_t *zones, hxg_cellgrid cg_,
-                             hxg_geom g, float rh2, const int32_t *start, const int32_t *cellatoms,
-                             hxg_list loc, hxg_list nl, hxg_flags *flags)
+                             hxg_geom g, float rh2, const int32_t *start, bool indexed, hxg_list loc,
+                             hxg_list nl, hxg_flags *flags)
 {
     if (hxg_build_lanes(ntotal) == 1)
         hxg_k_build<XS, 1><<<hxg_blocks(ntotal, 128), 128, 0, s>>>(
-            gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start, cellatoms, loc, nl, flags);
+            gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start, indexed, loc, nl, flags);
     else
         hxg_k_build<XS, HXG_BG><<<hxg_blocks((long long) ntotal * HXG_BG, 128), 128, 0, s>>>(
-            gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start, cellatoms, loc, nl, flags);
+            gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start, indexed, loc, nl, flags);
 }
 
 /* Cell starts from counts (three launches, see hxg_k_scan_part). */
@@ -695,12 +701,12 @@ extern "C" int hxg_build_lists(void *stream, int nhome, int ntotal, const float 
     float4 *xs4 = reinterpret_cast<float4 *>(xsort);
     if (xs == 4) {
         hxg_k_gather<4><<<hxg_blocks(ntotal, 256), 256, 0, s>>>(ntotal, x, cellatoms, xs4);
-        hxg_launch_build<4>(s, open, nhome, ntotal, x, xs4, zones, cg_, g, rh2, cell_start,
-                            cellatoms, loc, nl, flags);
+        hxg_launch_build<4>(s, open, nhome, ntotal, x, xs4, zones, cg_, g, rh2, cell_start, true,
+                            loc, nl, flags);
     } else {
         hxg_k_gather<3><<<hxg_blocks(ntotal, 256), 256, 0, s>>>(ntotal, x, cellatoms, xs4);
-        hxg_launch_build<3>(s, open, nhome, ntotal, x, xs4, zones, cg_, g, rh2, cell_start,
-                            cellatoms, loc, nl, flags);
+        hxg_launch_build<3>(s, open, nhome, ntotal, x, xs4, zones, cg_, g, rh2, cell_start, true,
+                            loc, nl, flags);
     }
     return (int) cudaGetLastError();
 }
@@ -742,7 +748,7 @@ extern "C" int hxg_build_sorted(void *stream, int n, const float *x4, hxg_cellgr
         return 0;
     hxg_launch_build<4>((cudaStream_t) stream, open, n, n, x4,
                         reinterpret_cast<const float4 *>(x4), nullptr, cg_, g, rh2, cell_start,
-                        nullptr, loc, none, flags);
+                        false, loc, none, flags);
     return (int) cudaGetLastError();
 }
 
@@ -776,7 +782,7 @@ extern "C" int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int
         return (int) err;
     /* Atoms are in cell order now: a cell's atoms are [start[c], start[c+1]). */
     hxg_launch_build<4>(s, gate, n, n, x4, reinterpret_cast<const float4 *>(x4), nullptr, cg_, g,
-                        rh2, cell_start, nullptr, loc, none, flags);
+                        rh2, cell_start, false, loc, none, flags);
     hxg_k_finish<<<1, 32, 0, s>>>(gate, report);
     return (int) cudaGetLastError();
 }
