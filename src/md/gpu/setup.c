@@ -213,8 +213,6 @@ static hx_status choose_device(hx_md_engine *e)
     env = hxi_env_int("HALOX_MD_TPP_NL", 0);
     if (env == 1 || env == 2 || env == 4 || env == 8)
         e->tpp_nl = env;
-    else if (hxi_env_int("HALOX_MD_TPP", 0) > 0)
-        e->tpp_nl = e->tpp;
     return HX_OK;
 }
 
