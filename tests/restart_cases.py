@@ -270,7 +270,13 @@ def killed_rank(r, transport=None):
         os.killpg(p.pid, signal.SIGKILL)
         p.communicate()
         return
-    os.kill(max(ranks), signal.SIGKILL)
+    try:
+        os.kill(max(ranks), signal.SIGKILL)
+    except ProcessLookupError:  # the run ended by itself: say how
+        out, _ = p.communicate()
+        check(False, "%s: the run ended before a rank was killed (exit %s): %s" %
+              (what, p.returncode, out.strip()[-600:]))
+        return
     t0 = time.time()
     try:
         out, _ = p.communicate(timeout=30)
