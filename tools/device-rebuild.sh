@@ -4,7 +4,8 @@
 # GPUs), then halox-md on 1 and 2 GPUs (MPS stopped) at three sizes with the
 # rebuild's phase times (HALOX_LOG=1). Output under $OUT.
 #   [TRACE=1] [SIZES="20 40 80"] [HOST=0] tools/device-rebuild.sh [test-regex] [steps]
-# HOST=0 leaves out the host-rebuild runs.
+# HOST=0 leaves out the host-rebuild runs; MPS=0 runs the tests without
+# MPS (one process per GPU: only tests of at most as many ranks as GPUs).
 # TRACE=1 adds timelines of 2 GPUs (HALOX_TRACE) and pictures of a step.
 set -u
 . "$(dirname "$0")/run-group.sh" # run_group: a step's whole process group ends with it
@@ -25,9 +26,9 @@ export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
 export NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=1
 mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
 if [ "$RX" != none ]; then
-  nvidia-cuda-mps-control -d
+  [ "${MPS:-1}" = 1 ] && nvidia-cuda-mps-control -d
   run_group 420 ctest --test-dir $B -L gpu -R "$RX" --output-on-failure -j 1 >"$OUT/ctest.log" 2>&1
-  echo quit | nvidia-cuda-mps-control; sleep 1
+  [ "${MPS:-1}" = 1 ] && { echo quit | nvidia-cuda-mps-control; sleep 1; }
   grep -E "Test +#|tests passed|FAIL" "$OUT/ctest.log" | cut -c1-160 | head -60
 fi
 MD=$B/tools/halox-md
