@@ -13,8 +13,8 @@ if(HALOX_HAVE_CUDA AND TARGET halox_md AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/g
   # under two images.
   hx_test(test_md_gpu_small SOURCES test_md_gpu.c LIBS halox_md RANKS 1 2 LABELS gpu
           ARGS --cells 4 TIMEOUT 900)
-  # The list build with one thread per atom (chosen by size from about
-  # 270,000 atoms on an H200): the same lists as the lane groups.
+  # The list build with one thread per atom (chosen by size from 256 atoms
+  # per SM, 33,792 on an H200): the same lists as the lane groups.
   hx_test(test_md_gpu_lanes1 SOURCES test_md_gpu.c LIBS halox_md RANKS 1 2 LABELS gpu
           ARGS --build-lanes 1 TIMEOUT 900)
   # Device against host-path rebuilds, 1,000 steps of 32,000 atoms.
