@@ -184,10 +184,7 @@ static hx_status gpu_gather(hx_md_engine *e, hx_md_system *sys, double **f)
             HXI_CHECK(hxi_grow((void **) &e->fout, sizeof(double) * 3 * (size_t) n, "forces"));
             e->fout_cap = n;
         }
-        CU(cudaMemcpy(e->h4, e->f4, 16 * (size_t) n, cudaMemcpyDeviceToHost), "download f");
-        for (int i = 0; i < n; i++)
-            for (int k = 0; k < 3; k++)
-                e->fout[3 * i + k] = (double) e->h4[4 * i + k];
+        HXI_CHECK(hxg_eng_get(e, e->fout, e->f4, n, 4, e->s_loc));
         *f = e->fout;
     }
     return HX_OK;
@@ -260,10 +257,7 @@ static void gpu_destroy(hx_md_engine *e)
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
         if (dev[k])
             cudaFree(dev[k]);
-    if (e->h4)
-        cudaFreeHost(e->h4);
-    if (e->h3)
-        cudaFreeHost(e->h3);
+    hxg_eng_stage_destroy(e);
     if (e->report)
         cudaFreeHost(e->report);
     hxg_eng_timers_destroy(e);

@@ -68,8 +68,8 @@ struct hx_md_engine {
     hxg_report *report_dev;
 
     /* host staging (pinned) */
-    float *h4, *h3;
-    size_t b_h4, b_h3;
+    void *stage[2];          /* pinned staging halves (staging.c) */
+    cudaEvent_t ev_stage[2]; /* each half's last copy */
     double *fout;
     int fout_cap;
     int32_t *hcell;
@@ -158,6 +158,20 @@ hx_status hxg_eng_home_grown(hx_md_engine *e, int cap);
 hx_status hxg_eng_rebuild_host(hx_md_engine *e, int initial);
 /* Home atoms from the device into s (double). Rank-local. */
 hx_status hxg_eng_download_home(hx_md_engine *e, hx_md_system *s);
+
+/* --------------------------------------------------------- staging.c */
+
+/* n atoms from host to device on stream s, through the pinned staging
+ * buffer: w 3 or 4, host doubles (3 per atom) into w floats per atom (the
+ * fourth 0); w 0, `size` bytes per atom as they are. Waits for the copy. */
+hx_status hxg_eng_put(hx_md_engine *e, void *dst, const void *src, int n, int w, size_t size,
+                      cudaStream_t s);
+/* n atoms from device floats (w per atom, the first 3 taken) into host
+ * doubles (3 per atom). Waits for the copy. */
+hx_status hxg_eng_get(hx_md_engine *e, double *dst, const float *src, int n, int w,
+                      cudaStream_t s);
+hx_status hxg_eng_stage_create(hx_md_engine *e);
+void hxg_eng_stage_destroy(hx_md_engine *e);
 /* Rebuild phase times: adds the time since *t to phase[k] (traced as
  * names[k] under HALOX_TRACE) and moves *t on; with HALOX_LOG=1, prints
  * the mean of each of n phases over count rebuilds on rank 0. */

@@ -180,20 +180,8 @@ hx_status hxg_eng_download_home(hx_md_engine *e, hx_md_system *s)
         s->capacity = (int) m;
     }
     if (n > 0) {
-        CU(cudaMemcpy(e->h4, e->x4, 16 * (size_t) n, cudaMemcpyDeviceToHost), "download x");
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (!e->multi)
-#endif
-        for (size_t i = 0; i < (size_t) n; i++)
-            for (int k = 0; k < 3; k++)
-                s->x[3 * i + k] = (double) e->h4[4 * i + k];
-        CU(cudaMemcpy(e->h4, e->v4, 16 * (size_t) n, cudaMemcpyDeviceToHost), "download v");
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (!e->multi)
-#endif
-        for (size_t i = 0; i < (size_t) n; i++)
-            for (int k = 0; k < 3; k++)
-                s->v[3 * i + k] = (double) e->h4[4 * i + k];
+        HXI_CHECK(hxg_eng_get(e, s->x, e->x4, n, 4, e->s_nl));
+        HXI_CHECK(hxg_eng_get(e, s->v, e->v4, n, 4, e->s_nl));
         CU(cudaMemcpy(s->id, e->id, 8 * (size_t) n, cudaMemcpyDeviceToHost), "download id");
     }
     s->n = n;
@@ -201,44 +189,21 @@ hx_status hxg_eng_download_home(hx_md_engine *e, hx_md_system *s)
 }
 
 /* Home atoms of sys onto the device (x4, xold4, v4, id and, with a halo,
- * the transport's coordinates), plus the plan's zones. Rank-local. */
+ * the transport's coordinates), plus the plan's zones, through the
+ * staging buffer (staging.c). Rank-local. */
 static hx_status upload_home(hx_md_engine *e)
 {
     const hx_md_system *s = e->sys;
     int n = e->nhome;
     cudaStream_t q = e->s_nl;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (!e->multi)
-#endif
-    for (size_t i = 0; i < (size_t) n; i++) {
-        for (int k = 0; k < 3; k++)
-            e->h4[4 * i + k] = (float) s->x[3 * i + k];
-        e->h4[4 * i + 3] = 0.0f;
-    }
-    if (e->multi) /* the transport's coordinates: 3 floats per atom */
-        for (size_t i = 0; i < 3 * (size_t) n; i++)
-            e->h3[i] = (float) s->x[i];
-    if (n > 0) {
-        CU(cudaMemcpyAsync(e->x4, e->h4, 16 * (size_t) n, cudaMemcpyHostToDevice, q), "upload x");
+    HXI_CHECK(hxg_eng_put(e, e->x4, s->x, n, 4, 0, q));
+    if (n > 0)
         CU(cudaMemcpyAsync(e->xold4, e->x4, 16 * (size_t) n, cudaMemcpyDeviceToDevice, q),
            "copy x");
-        if (e->multi)
-            CU(cudaMemcpyAsync(e->tx, e->h3, 12 * (size_t) n, cudaMemcpyHostToDevice, q),
-               "upload x to the transport");
-    }
-    CU(cudaStreamSynchronize(q), "upload");
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (!e->multi)
-#endif
-    for (size_t i = 0; i < (size_t) n; i++) {
-        for (int k = 0; k < 3; k++)
-            e->h4[4 * i + k] = (float) s->v[3 * i + k];
-        e->h4[4 * i + 3] = 0.0f;
-    }
-    if (n > 0) {
-        CU(cudaMemcpyAsync(e->v4, e->h4, 16 * (size_t) n, cudaMemcpyHostToDevice, q), "upload v");
-        CU(cudaMemcpyAsync(e->id, s->id, 8 * (size_t) n, cudaMemcpyHostToDevice, q), "upload id");
-    }
+    if (e->multi) /* the transport's coordinates: 3 floats per atom */
+        HXI_CHECK(hxg_eng_put(e, e->tx, s->x, n, 3, 0, q));
+    HXI_CHECK(hxg_eng_put(e, e->v4, s->v, n, 4, 0, q));
+    HXI_CHECK(hxg_eng_put(e, e->id, s->id, n, 0, sizeof(int64_t), q));
     if (e->multi && e->ntotal > 0)
         CU(cudaMemcpyAsync(e->zones, hx_plan_zones(e->plan), 4 * (size_t) e->ntotal,
                            cudaMemcpyHostToDevice, q),

@@ -1,7 +1,7 @@
 /*
  * setup.c - the GPU engine's device and transport set-up: which GPU this
  * rank uses, which transport moves its halo, the Lennard-Jones and cell
- * parameters, and device and pinned host memory sized with a margin.
+ * parameters, and device memory sized with a margin.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -32,27 +32,6 @@ hx_status hxg_eng_dev_grow(void *p, size_t *have, size_t need, const char *what)
                          "GPU engine: cudaMalloc of %zu bytes for %s failed (%s); use fewer "
                          "atoms per GPU (more ranks or GPUs)",
                          need, what, cudaGetErrorString(err));
-    }
-    *have = need;
-    return HX_OK;
-}
-
-static hx_status host_grow(void *p, size_t *have, size_t need, const char *what)
-{
-    void **pp = (void **) p;
-    if (*pp && need <= *have)
-        return HX_OK;
-    if (*pp)
-        cudaFreeHost(*pp);
-    *pp = NULL;
-    *have = 0;
-    cudaError_t err = cudaMallocHost(pp, need ? need : 16);
-    if (err != cudaSuccess) {
-        *pp = NULL;
-        cudaGetLastError();
-        return hxi_error(HX_ERR_NOMEM,
-                         "GPU engine: pinned host allocation of %zu bytes for %s failed (%s)", need,
-                         what, cudaGetErrorString(err));
     }
     *have = need;
     return HX_OK;
@@ -350,9 +329,6 @@ static hx_status home_arrays(hx_md_engine *e, int cap, int with_xvid)
         HXI_CHECK(hxg_eng_dev_grow(&e->sv4, &e->b_sv4, 16 * h, "sort scratch"));
         HXI_CHECK(hxg_eng_dev_grow(&e->sid, &e->b_sid, 8 * h, "sort scratch"));
     }
-    HXI_CHECK(host_grow(&e->h4, &e->b_h4, 16 * h, "staging"));
-    if (e->multi)
-        HXI_CHECK(host_grow(&e->h3, &e->b_h3, 12 * h, "staging"));
     e->loc.stride = cap;
     HXI_CHECK(hxg_eng_dev_grow(&e->loc.cnt, &e->b_loccnt, 4 * h, "neighbour counts"));
     HXI_CHECK(hxg_eng_dev_grow(&e->loc.nb, &e->b_locnb, 4 * h * (size_t) e->loc.max,
