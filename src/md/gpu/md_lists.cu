@@ -420,8 +420,10 @@ __global__ void hxg_k_cell_sort(hxg_gate gate, int ncell, const int32_t *__restr
 }
 
 /* Slots of the local list each lane of the one-thread build keeps in
- * shared memory before they go out (see hxg_build_thread). */
-#define HXG_RING 32
+ * shared memory before they go out (see hxg_build_thread), and the list
+ * build's block size. */
+#define HXG_RING        32
+#define HXG_BUILD_BLOCK 128
 
 /* Lists of atom i by one thread: the same candidates in the same order as
  * hxg_build_group, so the lists, and the forces summed over them, are the
@@ -524,7 +526,7 @@ __device__ void hxg_build_thread(int i, bool active, int nhome, const float *__r
  * each. In the group form a warp whose first atom is past the end leaves
  * as a whole; the others keep every lane for the ballots. */
 template <int XS, int LANES>
-__global__ void __launch_bounds__(128)
+__global__ void __launch_bounds__(HXG_BUILD_BLOCK)
     hxg_k_build(hxg_gate gate, int nhome, int ntotal, const float *__restrict__ x,
                 const float4 *__restrict__ xsort, const uint8_t *__restrict__ zones,
                 hxg_cellgrid cg_, hxg_geom g, float rh2, const int32_t *__restrict__ start,
@@ -534,7 +536,7 @@ __global__ void __launch_bounds__(128)
     if (!hxg_open(gate))
         return;
     if (LANES == 1) {
-        __shared__ int32_t ring[128 / 32][HXG_RING][32];
+        __shared__ int32_t ring[HXG_BUILD_BLOCK / 32][HXG_RING][32];
         if ((t & ~31) < ntotal)
             hxg_build_thread<XS>(t, t < ntotal, nhome, x, xsort, zones, cg_, g, rh2, start,
                                  indexed, loc, nl, flags, ring[threadIdx.x >> 5]);
@@ -650,10 +652,11 @@ static void hxg_launch_build(cudaStream_t s, hxg_gate gate, int nhome, int ntota
                              hxg_list nl, hxg_flags *flags)
 {
     if (hxg_build_lanes(ntotal) == 1)
-        hxg_k_build<XS, 1><<<hxg_blocks(ntotal, 128), 128, 0, s>>>(
+        hxg_k_build<XS, 1><<<hxg_blocks(ntotal, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
             gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start, indexed, loc, nl, flags);
     else
-        hxg_k_build<XS, HXG_BG><<<hxg_blocks((long long) ntotal * HXG_BG, 128), 128, 0, s>>>(
+        hxg_k_build<XS, HXG_BG>
+            <<<hxg_blocks((long long) ntotal * HXG_BG, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
             gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start, indexed, loc, nl, flags);
 }
 

@@ -108,8 +108,7 @@ hx_status hxg_eng_put(hx_md_engine *e, void *dst, const void *src, int n, int w,
     return HX_OK;
 }
 
-hx_status hxg_eng_get(hx_md_engine *e, double *dst, const float *src, int n, int w,
-                      cudaStream_t s)
+hx_status hxg_eng_get(hx_md_engine *e, double *dst, const float *src, int n, int w, cudaStream_t s)
 {
     const size_t per = sizeof(float) * (size_t) w, chunk = HXG_STAGE_BYTES / per;
     const size_t total = (size_t) (n > 0 ? n : 0);
