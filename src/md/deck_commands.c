@@ -11,11 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char deck_commands[] =
-    "units, atom_style, lattice, region, create_box, create_atoms, mass, velocity, "
-    "pair_style, pair_coeff, pair_modify, neighbor, neigh_modify, fix, timestep, thermo, "
-    "dump, dump_modify, read_restart, write_restart, restart, variable, run";
-
 /* ------------------------------------------------------------ commands */
 
 static hx_status nargs(deck *d, int min, int max, const char *usage)
@@ -717,9 +712,20 @@ static const deck_command commands[] = {
     {"read_restart", cmd_read_restart},
     {"write_restart", cmd_write_restart},
     {"restart", cmd_restart},
-    {"run", cmd_run},
     {"variable", cmd_variable},
+    {"run", cmd_run},
 };
+
+/* The command names, comma-separated, for the error that lists them. */
+static const char *command_names(void)
+{
+    static char names[512];
+    if (!names[0])
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                     commands[i].name);
+    return names;
+}
 
 hx_status deck_run_command(deck *d)
 {
@@ -736,5 +742,5 @@ hx_status deck_run_command(deck *d)
         return commands[i].run(d);
     }
     return deck_error(d, "unsupported command '%s' (halox-md reads: %s)", deck_show(cmd).s,
-                      deck_commands);
+                      command_names());
 }
