@@ -57,7 +57,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 typedef struct bench_opts {
@@ -90,13 +89,6 @@ typedef struct bench_row {
     hx_status status;
     char error[512];
 } bench_row;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
 
 static uint64_t splitmix(uint64_t *s)
 {
@@ -357,7 +349,7 @@ static void run_one(hx_comm *comm, const bench_opts *o, const hx_plan *plan, ben
             hxi_mpi_times_reset(t);
 #endif
         st = hxi_barrier(comm);
-        t0 = now_s();
+        t0 = hxi_now();
         if (st == HX_OK && row->graph) {
             st = hx_transport_step_graph(t);
         } else if (st == HX_OK) {
@@ -367,7 +359,7 @@ static void run_one(hx_comm *comm, const bench_opts *o, const hx_plan *plan, ben
         }
         if (st == HX_OK)
             st = hx_transport_sync(t);
-        dt = now_s() - t0;
+        dt = hxi_now() - t0;
         st = hxi_agree(comm, st);
         if (st == HX_OK)
             st = hxi_allreduce_double(comm, &dt, 1, 1);
@@ -392,7 +384,7 @@ static void run_one(hx_comm *comm, const bench_opts *o, const hx_plan *plan, ben
          * no host synchronisation between steps, one sync at the end. */
         double t0 = 0.0, dt = 0.0;
         st = hxi_barrier(comm);
-        t0 = now_s();
+        t0 = hxi_now();
         for (int it = 0; st == HX_OK && it < o->iters; it++) {
             if (row->graph) {
                 st = hx_transport_step_graph(t);
@@ -404,7 +396,7 @@ static void run_one(hx_comm *comm, const bench_opts *o, const hx_plan *plan, ben
         }
         if (st == HX_OK)
             st = hx_transport_sync(t);
-        dt = now_s() - t0;
+        dt = hxi_now() - t0;
         st = hxi_agree(comm, st);
         if (st == HX_OK)
             st = hxi_allreduce_double(comm, &dt, 1, 1);

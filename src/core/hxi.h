@@ -48,6 +48,10 @@ void hxi_warn(const char *fmt, ...) HXI_PRINTF(1, 2);
 hx_status hxi_alloc(void **p, size_t bytes, const char *what);
 hx_status hxi_grow(void **p, size_t bytes, const char *what);
 
+/* Seconds from a monotonic clock (arbitrary origin): the one clock every
+ * timer, log and trace of halox reads. */
+double hxi_now(void);
+
 /* Environment helpers: value or fallback. */
 double hxi_env_double(const char *name, double fallback);
 int hxi_env_int(const char *name, int fallback);

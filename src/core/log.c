@@ -1,8 +1,12 @@
-/* log.c - messages to stderr, prefixed with the rank; and small helpers. */
+/* log.c - messages to stderr, prefixed with the rank; and small helpers
+ * (the clock, the environment). */
+#define _POSIX_C_SOURCE 200809L
+
 #include "core/hxi.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 static int hxi_rank = 0;
 static int hxi_level = -1;
@@ -10,6 +14,13 @@ static int hxi_level = -1;
 void hxi_log_set_rank(int rank)
 {
     hxi_rank = rank;
+}
+
+double hxi_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
 }
 
 int hxi_log_level(void)

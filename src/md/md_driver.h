@@ -11,9 +11,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Wall-clock seconds from an arbitrary origin (monotonic). */
-double hxi_md_now(void);
-
 /* ---------------------------------------------------------------- output */
 
 /* LAMMPS's `thermo_style one` header and rows. */
@@ -47,7 +44,7 @@ void hxi_md_dump_close(hxi_md_dump *dump);
 
 typedef struct hxi_md_stop {
     double max_seconds; /* 0: no time limit */
-    double t_start;     /* hxi_md_now() when the program started */
+    double t_start;     /* hxi_now() when the program started */
     int64_t next_check; /* the step after which the ranks look next */
     int reason;         /* 0: none; a signal number; -1: the time limit */
 } hxi_md_stop;

@@ -140,12 +140,12 @@ static hx_status hxi_setup(hx_comm *comm, hx_md_config *cfg, hx_md_system *sys, 
     HXI_CHECK(hxi_agree(comm, hx_md_box(cfg, lo, len)));
     HXI_CHECK(hxi_agree(comm, hx_decomp_init(&sys->decomp, lo, len, cfg->rc + cfg->skin, grid,
                                              hx_comm_size(comm), hx_comm_rank(comm))));
-    double t0 = hxi_md_now();
+    double t0 = hxi_now();
     HXI_CHECK(hxi_agree(comm, hx_md_lattice(sys, cfg)));
     HXI_CHECK(hxi_agree(comm, hxi_check_atoms_per_rank(comm, sys)));
-    double t1 = hxi_md_now();
+    double t1 = hxi_now();
     HXI_CHECK(hxi_agree(comm, hx_md_velocities(sys, cfg, comm)));
-    double t2 = hxi_md_now();
+    double t2 = hxi_now();
     hxi_trace_host("lattice", t0, t1);
     hxi_trace_host("velocities", t1, t2);
     if (hx_comm_rank(comm) == 0)
@@ -354,11 +354,11 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
                cfg->nve ? "nve" : "no integrator (atoms stay put)");
         fflush(stdout);
     }
-    t = hxi_md_now();
+    t = hxi_now();
     st = ops->create(&eng, comm, cfg, sys);
     HXI_CHECK(hxi_agree(comm, st));
     {
-        const double t_end = hxi_md_now();
+        const double t_end = hxi_now();
         hxi_trace_host("engine set-up", t, t_end);
         if (rank == 0)
             hxi_info("set-up on rank 0: engine %.3f s (arrays, first lists and forces)",
@@ -410,7 +410,7 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
     prog.on = rank == 0 && cfg->progress && isatty(2);
     prog.shown = 0;
     hxi_barrier(comm);
-    t0 = hxi_md_now();
+    t0 = hxi_now();
     prog.t0 = prog.last = t0;
     /* With rebuilds on a fixed schedule (check no), the steps between two
      * rebuilds are timed as one stretch: synchronised (device and ranks)
@@ -440,22 +440,22 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
                 st = hxi_barrier(comm);
             if (st != HX_OK)
                 break;
-            seg_t0 = hxi_md_now();
+            seg_t0 = hxi_now();
             seg_first = s;
             seg_rebuilds = ops->stats(eng)->rebuilds;
             seg_clean = 1;
         }
         seg_clean &= !want;
-        const double t_step = hxi_trace_on ? hxi_md_now() : 0.0;
+        const double t_step = hxi_trace_on ? hxi_now() : 0.0;
         st = ops->step(eng, want);
         if (hxi_trace_on)
-            hxi_trace_host("step", t_step, hxi_md_now());
+            hxi_trace_host("step", t_step, hxi_now());
         if (st != HX_OK)
             break;
         if (seg_clean && (s + 1) % every == 0) {
             double dt;
             st = ops->sync ? ops->sync(eng) : HX_OK;
-            dt = hxi_md_now() - seg_t0;
+            dt = hxi_now() - seg_t0;
             if (st == HX_OK)
                 st = hxi_allreduce_double(comm, &dt, 1, 1);
             if (st != HX_OK)
@@ -473,40 +473,40 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
             }
         }
         if (want) {
-            const double t_th = hxi_trace_on ? hxi_md_now() : 0.0;
+            const double t_th = hxi_trace_on ? hxi_now() : 0.0;
             st = ops->thermo(eng, &th);
             if (hxi_trace_on)
-                hxi_trace_host("thermo", t_th, hxi_md_now());
+                hxi_trace_host("thermo", t_th, hxi_now());
             if (st != HX_OK)
                 break;
             th.step += first;
-            t = hxi_md_now();
+            t = hxi_now();
             if (rank == 0) {
                 hxi_progress_clear(&prog);
                 hxi_md_thermo_row(stdout, &th);
                 fflush(stdout);
             }
-            out_time += hxi_md_now() - t;
+            out_time += hxi_now() - t;
         }
         if (dump && abs % cfg->dump_every == 0) {
-            t = hxi_md_now();
+            t = hxi_now();
             st = ops->gather(eng, sys, NULL);
             if (st == HX_OK)
                 st = hxi_md_dump_frame(dump, sys, abs, (double) abs * cfg->dt);
-            out_time += hxi_md_now() - t;
-            hxi_trace_host("dump", t, hxi_md_now());
+            out_time += hxi_now() - t;
+            hxi_trace_host("dump", t, hxi_now());
             if (st != HX_OK)
                 break;
         }
         if (hxi_writes_after(cfg, first, s) || s == stop_at) {
-            t = hxi_md_now();
+            t = hxi_now();
             if (cfg->write_restart_file[0] && s == cfg->write_restart_after)
                 st = hxi_write_restart(comm, ops, eng, sys, cfg, cfg->write_restart_file, abs, &g);
             if (st == HX_OK && cfg->checkpoint_file[0] &&
                 ((cfg->checkpoint_every > 0 && abs % cfg->checkpoint_every == 0) || s == stop_at))
                 st = hxi_write_restart(comm, ops, eng, sys, cfg, cfg->checkpoint_file, abs, &g);
-            out_time += hxi_md_now() - t;
-            hxi_trace_host("restart file", t, hxi_md_now());
+            out_time += hxi_now() - t;
+            hxi_trace_host("restart file", t, hxi_now());
             if (st != HX_OK)
                 break;
         }
@@ -515,23 +515,23 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
             break;
         }
         if (s < steps) {
-            st = hxi_md_stop_poll(stop, comm, s, hxi_md_now() - t0);
+            st = hxi_md_stop_poll(stop, comm, s, hxi_now() - t0);
             if (st != HX_OK)
                 break;
             if (stop->reason && stop_at < 0)
                 stop_at = s + 1;
         }
         if (prog.on) {
-            t = hxi_md_now();
+            t = hxi_now();
             hxi_progress_tick(&prog, s, steps, t);
-            out_time += hxi_md_now() - t;
+            out_time += hxi_now() - t;
         }
     }
     hxi_progress_clear(&prog);
     st = hxi_agree(comm, st);
     if (st != HX_OK)
         goto done;
-    loop = hxi_md_now() - t0;
+    loop = hxi_now() - t0;
     st = hxi_summary(comm, ops, eng, cfg, sys->natoms, steps, loop, out_time, t0 - stop->t_start,
                      &segs);
     /* Before the engine goes: its GPU records are flushed into the trace. */
@@ -578,7 +578,7 @@ int hx_md_main(int argc, char **argv)
     hx_status st;
     int64_t first = 0;
     int rank = 0, rc = 1;
-    double t_start = hxi_md_now();
+    double t_start = hxi_now();
 
     /* Before MPI starts: a version query needs no ranks. */
     for (int i = 1; i < argc; i++)

@@ -55,7 +55,7 @@ hx_status hxi_md_stop_poll(hxi_md_stop *p, hx_comm *comm, int64_t s, double loop
     if (s != p->next_check || p->reason)
         return HX_OK;
     v[0] = (double) hxi_signal_seen;
-    v[1] = hxi_md_now() - p->t_start;
+    v[1] = hxi_now() - p->t_start;
     v[2] = loop_seconds;
     HXI_CHECK(hxi_allreduce_double(comm, v, 3, 1));
     if (v[0] > 0)

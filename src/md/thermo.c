@@ -13,19 +13,9 @@
  * blank for the step and "% -14.8g" plus a blank for each float, with the
  * last blank dropped.
  */
-#define _POSIX_C_SOURCE 200809L
-
 #include "md/md_driver.h"
 
 #include <string.h>
-#include <time.h>
-
-double hxi_md_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
-}
 
 void hx_md_thermo_from_sums(hx_md_thermo *out, int64_t step, int64_t natoms, double volume,
                             double mv2, double epair, double virial)

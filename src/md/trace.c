@@ -44,7 +44,7 @@ static struct {
     rec *recs;
     size_t n, cap, max;
     int dropped;
-    double origin;     /* rank 0's hxi_md_now() at the start, on this rank's clock */
+    double origin;     /* rank 0's hxi_now() at the start, on this rank's clock */
     double dev_offset; /* host s = device ns * 1e-9 + dev_offset */
     void (*flush)(void);
     char **names; /* interned device names (open addressing) */
@@ -215,7 +215,7 @@ hx_status hxi_trace_open(hx_comm *comm)
     HXI_CHECK(st);
     double t[2];
     HXI_CHECK(hxi_barrier(comm));
-    t[0] = hxi_md_now();
+    t[0] = hxi_now();
     t[1] = t[0];
     HXI_CHECK(hxi_bcast(comm, &t[1], sizeof t[1], 0));
     tr.origin = same ? t[1] : t[0]; /* rank 0's start, on this rank's clock */

@@ -26,7 +26,7 @@ hx_status hxi_trace_open(hx_comm *comm);
  * stops recording. A no-op when not recording. */
 hx_status hxi_trace_close(hx_comm *comm);
 
-/* A range of the host thread, in hxi_md_now() seconds. `name` must outlive
+/* A range of the host thread, in hxi_now() seconds. `name` must outlive
  * the trace (a string literal). */
 void hxi_trace_host(const char *name, double t0, double t1);
 /* A range on GPU stream `stream` (cat: "kernel", "memcpy", "memset"),

@@ -13,7 +13,7 @@
  * dimension; no per-atom data reaches the host.
  */
 #include "rebuild/context.h"
-#include "transport/gpu/gpu.h" /* hxi_gpu_now */
+#include "transport/gpu/gpu.h" /* hxi_now */
 
 #include <cuda_runtime_api.h>
 
@@ -74,7 +74,7 @@ hx_status hxr_stream(hx_rebuild *r, void **stream)
 
 hx_status hxr_fetch(hx_rebuild *r, void *stream)
 {
-    double t0 = hxi_gpu_now();
+    double t0 = hxi_now();
     HXR_CU(cudaMemcpyAsync(r->h_res, r->d_res, sizeof *r->h_res, cudaMemcpyDeviceToHost,
                            (cudaStream_t) stream),
            "copying the rebuild's counts");
@@ -82,15 +82,15 @@ hx_status hxr_fetch(hx_rebuild *r, void *stream)
      * exchange; without device waits it is a plain stream sync. */
     HXI_CHECK(hx_transport_sync(r->t));
     HXR_CU(cudaStreamSynchronize((cudaStream_t) stream), "waiting for the rebuild's kernels");
-    r->t_wait += hxi_gpu_now() - t0;
+    r->t_wait += hxi_now() - t0;
     return HX_OK;
 }
 
 hx_status hxr_swap(hx_rebuild *r, const int *out, int dest, int *in, int src, int tag)
 {
-    double t0 = hxi_gpu_now();
+    double t0 = hxi_now();
     hx_status st = hxi_sendrecv(r->comm, out, sizeof *out, dest, in, sizeof *in, src, tag);
-    r->t_msg += hxi_gpu_now() - t0;
+    r->t_msg += hxi_now() - t0;
     return st;
 }
 
@@ -101,9 +101,9 @@ hx_status hxr_agree_max(hx_rebuild *r, hx_status st, int *v, int n)
         st = hxi_error(r->pending, "%s", r->pending_msg);
     r->pending = HX_OK;
     v[0] = st != HX_OK ? size - rank : 0;
-    double t0 = hxi_gpu_now();
+    double t0 = hxi_now();
     hx_status ast = hxi_allreduce_int(r->comm, v, n, 1);
-    r->t_msg += hxi_gpu_now() - t0;
+    r->t_msg += hxi_now() - t0;
     HXI_CHECK(ast);
     if (v[0] == 0)
         return HX_OK;
@@ -192,7 +192,7 @@ void hxr_xchg(hx_rebuild *r, void *stream, int slot, const void *sbuf, size_t sb
     hx_transport *a = hxi_transport_actual(r->t);
     hx_status st;
     *rbuf = NULL;
-    double t0 = hxi_gpu_now();
+    double t0 = hxi_now();
     if (a && a->ops->xchg) {
         /* After a failure this rank stops sending; its peers' waits are
          * bounded, and the failure is agreed at the next agreement. */
@@ -205,7 +205,7 @@ void hxr_xchg(hx_rebuild *r, void *stream, int slot, const void *sbuf, size_t sb
         if (st != HX_OK)
             r->pending = HX_OK; /* agreed already: every rank has it */
     }
-    r->t_xchg += hxi_gpu_now() - t0;
+    r->t_xchg += hxi_now() - t0;
     if (st != HX_OK)
         *rbuf = NULL;
     hxr_defer(r, st);

@@ -62,9 +62,9 @@ struct hx_md_engine {
 
 static hx_status cpu_forward(hx_md_engine *e)
 {
-    double t0 = hxi_md_now();
+    double t0 = hxi_now();
     hx_status st = hx_transport_forward(e->t);
-    hxi_md_stage(&e->stats, HX_MD_HALO_FWD, t0, hxi_md_now());
+    hxi_md_stage(&e->stats, HX_MD_HALO_FWD, t0, hxi_now());
     return st;
 }
 
@@ -136,7 +136,7 @@ static hx_status cpu_rebuild(hx_md_engine *e)
                           {(void **) &s->id, sizeof(int64_t)}};
     hx_plan *plan = NULL;
     hx_status st;
-    double t0 = hxi_md_now(), t1;
+    double t0 = hxi_now(), t1;
 
     if (e->plan && e->nhome > 0)
         memcpy(s->x, e->x, (size_t) e->nhome * 3 * sizeof(double));
@@ -156,12 +156,12 @@ static hx_status cpu_rebuild(hx_md_engine *e)
     e->ntotal = hx_plan_ntotal(plan);
     if (e->nhome > 0)
         memcpy(e->x, s->x, (size_t) e->nhome * 3 * sizeof(double));
-    t1 = hxi_md_now();
+    t1 = hxi_now();
     hxi_md_stage(&e->stats, HX_MD_MIGRATE, t0, t1);
 
     HXI_CHECK(cpu_forward(e));
 
-    t0 = hxi_md_now();
+    t0 = hxi_now();
     st = hxi_md_neigh_build(&e->local, &e->nonlocal, &e->cells, &s->decomp, e->cutneigh, e->x,
                             hx_plan_zones(plan), e->nhome, e->ntotal);
     if (st == HX_OK && e->cfg.neigh_check && e->nhome > e->cap_hold) {
@@ -172,12 +172,12 @@ static hx_status cpu_rebuild(hx_md_engine *e)
     }
     if (st == HX_OK && e->cfg.neigh_check && e->nhome > 0)
         memcpy(e->xhold, e->x, (size_t) e->nhome * 3 * sizeof(double));
-    t1 = hxi_md_now();
+    t1 = hxi_now();
     hxi_md_stage(&e->stats, HX_MD_NEIGH, t0, t1);
     /* Agreeing is waiting for the slowest rank, as LAMMPS counts it under
      * Comm: it goes with migration and planning, not the list build. */
     st = hxi_agree(e->comm, st);
-    hxi_md_stage(&e->stats, HX_MD_MIGRATE, t1, hxi_md_now());
+    hxi_md_stage(&e->stats, HX_MD_MIGRATE, t1, hxi_now());
     HXI_CHECK(st);
     e->ago = 0;
     e->stats.rebuilds++;
@@ -187,20 +187,20 @@ static hx_status cpu_rebuild(hx_md_engine *e)
 /* Forces on every atom of this rank, then the force halo exchange. */
 static hx_status cpu_forces(hx_md_engine *e, int energy)
 {
-    double t0 = hxi_md_now(), t1, t2;
+    double t0 = hxi_now(), t1, t2;
     double *acc = energy ? e->acc : NULL;
     hx_status st;
 
     e->acc[0] = e->acc[1] = 0.0;
     memset(e->f, 0, (size_t) e->ntotal * 3 * sizeof(double));
     hxi_md_force_lj(&e->lj, &e->pbc, &e->local, e->x, e->f, acc);
-    t1 = hxi_md_now();
+    t1 = hxi_now();
     hxi_md_force_lj(&e->lj, &e->pbc, &e->nonlocal, e->x, e->f, acc);
-    t2 = hxi_md_now();
+    t2 = hxi_now();
     st = hx_transport_reverse(e->t);
     hxi_md_stage(&e->stats, HX_MD_LOCAL, t0, t1);
     hxi_md_stage(&e->stats, HX_MD_NONLOCAL, t1, t2);
-    hxi_md_stage(&e->stats, HX_MD_HALO_REV, t2, hxi_md_now());
+    hxi_md_stage(&e->stats, HX_MD_HALO_REV, t2, hxi_now());
     e->acc_valid = energy && st == HX_OK;
     return st;
 }
@@ -264,18 +264,18 @@ static void cpu_kick(hx_md_engine *e)
 
 static hx_status cpu_step(hx_md_engine *e, int want_thermo)
 {
-    double t_start = hxi_md_now(), before = cpu_stage_sum(e), t0;
+    double t_start = hxi_now(), before = cpu_stage_sum(e), t0;
     int rebuild = 0;
     hx_status st;
 
     if (e->cfg.nve) {
         const double dt = e->cfg.dt;
         const double *v = e->sys->v;
-        t0 = hxi_md_now();
+        t0 = hxi_now();
         cpu_kick(e);
         for (int i = 0; i < 3 * e->nhome; i++)
             e->x[i] += dt * v[i];
-        hxi_md_stage(&e->stats, HX_MD_INTEGRATE, t0, hxi_md_now());
+        hxi_md_stage(&e->stats, HX_MD_INTEGRATE, t0, hxi_now());
     }
     st = cpu_decide(e, &rebuild);
     if (st == HX_OK)
@@ -283,20 +283,20 @@ static hx_status cpu_step(hx_md_engine *e, int want_thermo)
     if (st == HX_OK)
         st = cpu_forces(e, want_thermo);
     if (st == HX_OK && e->cfg.nve) {
-        t0 = hxi_md_now();
+        t0 = hxi_now();
         cpu_kick(e);
-        hxi_md_stage(&e->stats, HX_MD_INTEGRATE, t0, hxi_md_now());
+        hxi_md_stage(&e->stats, HX_MD_INTEGRATE, t0, hxi_now());
     }
     e->step++;
     e->stats.steps++;
     /* Whatever the stages did not claim (decisions, checks, calls). */
-    e->stats.stage[HX_MD_OTHER] += (hxi_md_now() - t_start) - (cpu_stage_sum(e) - before);
+    e->stats.stage[HX_MD_OTHER] += (hxi_now() - t_start) - (cpu_stage_sum(e) - before);
     return st;
 }
 
 static hx_status cpu_thermo(hx_md_engine *e, hx_md_thermo *out)
 {
-    double t0 = hxi_md_now(), sums[3] = {0, 0, 0};
+    double t0 = hxi_now(), sums[3] = {0, 0, 0};
     const double *v = e->sys->v;
     if (!e->acc_valid)
         return hxi_error(HX_ERR_STATE,
@@ -310,7 +310,7 @@ static hx_status cpu_thermo(hx_md_engine *e, hx_md_thermo *out)
     sums[2] = e->acc[1];
     HXI_CHECK(hxi_allreduce_double(e->comm, sums, 3, 0));
     hx_md_thermo_from_sums(out, e->step, e->sys->natoms, e->volume, sums[0], sums[1], sums[2]);
-    e->stats.stage[HX_MD_OTHER] += hxi_md_now() - t0;
+    e->stats.stage[HX_MD_OTHER] += hxi_now() - t0;
     return HX_OK;
 }
 

@@ -136,7 +136,7 @@ static hx_status gpu_thermo(hx_md_engine *e, hx_md_thermo *out)
 {
     if (!e || !out)
         return hxi_error(HX_ERR_INVALID, "GPU engine: thermo needs an engine and an output");
-    double t0 = hxi_md_now();
+    double t0 = hxi_now();
     double sums[HXG_NACC] = {0.0, 0.0, 0.0};
     hx_status st = hxg_eng_pending_status(e); /* a check in graph mode */
     if (st == HX_OK && (cudaStreamSynchronize(e->s_nl) != cudaSuccess ||
@@ -162,7 +162,7 @@ static hx_status gpu_thermo(hx_md_engine *e, hx_md_thermo *out)
     hx_md_thermo_from_sums(out, e->step, e->sys->natoms, L[0] * L[1] * L[2], sums[HXG_ACC_MV2],
                            sums[HXG_ACC_E], sums[HXG_ACC_W]);
     hxg_eng_tm_harvest_all(e);
-    e->stats.stage[HX_MD_OTHER] += hxi_md_now() - t0;
+    e->stats.stage[HX_MD_OTHER] += hxi_now() - t0;
     return HX_OK;
 }
 

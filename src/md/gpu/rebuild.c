@@ -217,7 +217,7 @@ static const char *const rebuild_phase_names[9] = {
 
 void hxg_eng_phase_mark(double *phase, const char *const *names, int k, double *t)
 {
-    double now = hxi_md_now();
+    double now = hxi_now();
     phase[k] += now - *t;
     hxi_trace_host(names[k], *t, now);
     *t = now;
@@ -251,7 +251,7 @@ hx_status hxg_eng_rebuild_host(hx_md_engine *e, int initial)
 {
     hx_md_system *s = e->sys;
     hx_status st = HX_OK;
-    double tp = hxi_md_now();
+    double tp = hxi_now();
     /* The drain waits for steps already queued, whose kernels the stage
      * timers count: it is kept out of "migrate + plan". */
     if (cudaStreamSynchronize(e->s_loc) != cudaSuccess ||

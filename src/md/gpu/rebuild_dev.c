@@ -48,7 +48,7 @@ hx_status hxg_eng_census(hx_md_engine *e)
 
 hx_status hxg_eng_rebuild_device(hx_md_engine *e)
 {
-    double tp = hxi_md_now();
+    double tp = hxi_now();
     hx_status st = HX_OK;
     /* The kick-drift of this step runs on the local stream; everything
      * after runs on the non-local one. The drain is kept apart from the

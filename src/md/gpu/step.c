@@ -368,7 +368,7 @@ static hx_status step_host(hx_md_engine *e, int want_thermo, hx_status st)
         if (!c->neigh_check) {
             rebuild = 1;
         } else {
-            double t0 = hxi_md_now();
+            double t0 = hxi_now();
             int64_t moved = -1;
             if (st == HX_OK && (cudaMemcpyAsync(&moved, &e->flags->moved_step, sizeof moved,
                                                 cudaMemcpyDeviceToHost, e->s_loc) != cudaSuccess ||
@@ -377,7 +377,7 @@ static hx_status step_host(hx_md_engine *e, int want_thermo, hx_status st)
             HXI_CHECK(hxi_agree(e->comm, st));
             rebuild = moved == step;
             HXI_CHECK(hxi_allreduce_int(e->comm, &rebuild, 1, 1));
-            e->stats.stage[HX_MD_OTHER] += hxi_md_now() - t0;
+            e->stats.stage[HX_MD_OTHER] += hxi_now() - t0;
         }
         if (rebuild) {
             HXI_CHECK(hxi_agree(e->comm, st));

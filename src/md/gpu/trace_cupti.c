@@ -154,10 +154,10 @@ void hxg_trace_cupti_start(void)
         return;
     }
     /* The two clocks read together (the later reading halves the gap). */
-    double h0 = hxi_md_now();
+    double h0 = hxi_now();
     uint64_t ts2 = 0;
     cuptiGetTimestamp(&ts2);
-    double h1 = hxi_md_now();
+    double h1 = hxi_now();
     hxi_trace_device_clock(0.5 * (h0 + h1) - 0.5e-9 * ((double) ts + (double) ts2));
     hxi_trace_set_flush(flush);
 }

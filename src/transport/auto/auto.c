@@ -11,14 +11,12 @@
  * owns its arrays, so the arrays handed out are the chosen one's and move
  * when the choice changes (as at any hx_transport_set_plan).
  */
-#define _POSIX_C_SOURCE 200809L
 #include "transport/transport.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define HXI_AUTO_MAX 16
 
@@ -32,13 +30,6 @@ typedef struct hxi_auto {
     int measured_size; /* plan max_ntotal when last measured */
     int trial_steps;
 } hxi_auto;
-
-static double hxi_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
 
 static int hxi_cmp(const void *a, const void *b)
 {

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifdef HALOX_HAVE_MPI
@@ -22,13 +21,6 @@ hx_status hxi_gpu_error(cudaError_t e, const char *what, const char *file, int l
     hx_status st = (e == cudaErrorMemoryAllocation) ? HX_ERR_NOMEM : HX_ERR_CUDA;
     return hxi_error(st, "%s failed: %s (%s) at %s:%d", what, cudaGetErrorString(e),
                      cudaGetErrorName(e), file, line);
-}
-
-double hxi_gpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
 }
 
 hx_status hxi_gpu_malloc(void **p, size_t bytes, const char *what)
@@ -360,7 +352,7 @@ hx_status hxi_gpu_timeout_error(hxi_gpu *g, int rank, int pulse, int dim, int ki
 
 hx_status hxi_gpu_stream_poll(hxi_gpu *g, double limit_s, int *done)
 {
-    double t0 = hxi_gpu_now();
+    double t0 = hxi_now();
     for (;;) {
         cudaError_t e = cudaStreamQuery(g->stream);
         if (e == cudaSuccess) {
@@ -374,7 +366,7 @@ hx_status hxi_gpu_stream_poll(hxi_gpu *g, double limit_s, int *done)
             snprintf(g->fail_msg, sizeof g->fail_msg, "%s", hx_last_error());
             return st;
         }
-        if (hxi_gpu_now() - t0 > limit_s) {
+        if (hxi_now() - t0 > limit_s) {
             *done = 0;
             return HX_OK;
         }

@@ -108,7 +108,5 @@ hx_status hxi_gpu_timeout_error(hxi_gpu *g, int rank, int pulse, int dim, int ki
 /* Refusal for several processes on one GPU, naming the fix. */
 hx_status hxi_gpu_refuse_shared(const hxi_gpu *g, const char *reason);
 
-/* Seconds from a monotonic clock. */
-double hxi_gpu_now(void);
 
 #endif /* HALOX_GPU_H */

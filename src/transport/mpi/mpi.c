@@ -356,14 +356,14 @@ static hx_status mpi_set_plan(hx_transport *t)
 hx_status hxi_mpi_wait(mpi_impl *m, MPI_Request *r, int n, int nrecv, int p, int kind, int peer,
                        const char *why)
 {
-    double t0 = hxi_gpu_now();
+    double t0 = hxi_now();
     int done = 0;
     for (;;) {
         if (MPI_Testall(n, r, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
             return hxi_gpu_fail(&m->g, HX_ERR_MPI, "MPI_Testall failed in pulse %d", p);
         if (done)
             return HX_OK;
-        if (hxi_gpu_now() - t0 > m->g.timeout_s)
+        if (hxi_now() - t0 > m->g.timeout_s)
             break;
     }
     int recv_done = 1;
@@ -380,7 +380,7 @@ hx_status hxi_mpi_wait(mpi_impl *m, MPI_Request *r, int n, int nrecv, int p, int
     }
     const hxi_gpu_pulse *q = &m->g.pulse[p];
     return hxi_gpu_timeout_error(&m->g, m->g.rank, p, q->dim, kind, m->g.seq, peer,
-                                 hxi_gpu_now() - t0,
+                                 hxi_now() - t0,
                                  recv_done ? "the peer did not receive what this rank sent" : why);
 }
 
@@ -399,15 +399,15 @@ static hx_status coords_pulse(hx_transport *t, mpi_impl *m, int p, int withhold)
     float *x = t->x;
     int staged = m->path->host_staged;
     size_t so = (size_t) q->map_offset * 3, ro = (size_t) m->recv_pos[p] * 3;
-    double t0 = hxi_gpu_now();
+    double t0 = hxi_now();
     HXI_CUDA(hxi_gpu_pack(m->g.stream, m->d_send + so, x, m->g.d_maps + q->map_offset, q->nsend,
                           q->dim, q->shift, 0));
     if (staged && q->nsend > 0)
         HXI_CUDA(cudaMemcpyAsync(m->h_send + so, m->d_send + so, (size_t) q->nsend * 12,
                                  cudaMemcpyDeviceToHost, m->g.stream));
-    double t1 = hxi_gpu_now();
+    double t1 = hxi_now();
     HXI_CUDA(cudaStreamSynchronize(m->g.stream));
-    double t2 = hxi_gpu_now();
+    double t2 = hxi_now();
     MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     if (q->nrecv > 0) {
         float *dst = staged ? m->h_recv + ro : x + (size_t) q->recv_offset * 3;
@@ -422,11 +422,11 @@ static hx_status coords_pulse(hx_transport *t, mpi_impl *m, int p, int withhold)
             return hxi_gpu_fail(&m->g, HX_ERR_MPI, "MPI_Isend of pulse %d failed", p);
     }
     HXI_CHECK(bounded_wait(m, r, p, 0));
-    double t3 = hxi_gpu_now();
+    double t3 = hxi_now();
     if (staged && q->nrecv > 0)
         HXI_CUDA(cudaMemcpyAsync(x + (size_t) q->recv_offset * 3, m->h_recv + ro,
                                  (size_t) q->nrecv * 12, cudaMemcpyHostToDevice, m->g.stream));
-    double t4 = hxi_gpu_now();
+    double t4 = hxi_now();
     tm->pack += t1 - t0;
     tm->sync += t2 - t1;
     tm->mpi += t3 - t2;
@@ -443,14 +443,14 @@ static hx_status forces_pulse(hx_transport *t, mpi_impl *m, int p)
     int staged = m->path->host_staged;
     size_t so = (size_t) q->map_offset * 3, ro = (size_t) m->recv_pos[p] * 3;
     float *fhalo = f + (size_t) q->recv_offset * 3;
-    double t0 = hxi_gpu_now();
+    double t0 = hxi_now();
     if (staged && q->nrecv > 0)
         HXI_CUDA(cudaMemcpyAsync(m->h_recv + ro, fhalo, (size_t) q->nrecv * 12,
                                  cudaMemcpyDeviceToHost, m->g.stream));
-    double t1 = hxi_gpu_now();
+    double t1 = hxi_now();
     /* Also orders the later pulses' unpacks before these halo forces go. */
     HXI_CUDA(cudaStreamSynchronize(m->g.stream));
-    double t2 = hxi_gpu_now();
+    double t2 = hxi_now();
     MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     if (q->nsend > 0) {
         float *dst = staged ? m->h_send + so : m->d_send + so;
@@ -465,7 +465,7 @@ static hx_status forces_pulse(hx_transport *t, mpi_impl *m, int p)
             return hxi_gpu_fail(&m->g, HX_ERR_MPI, "MPI_Isend of force pulse %d failed", p);
     }
     HXI_CHECK(bounded_wait(m, r, p, 1));
-    double t3 = hxi_gpu_now();
+    double t3 = hxi_now();
     if (q->nsend > 0) {
         if (staged)
             HXI_CUDA(cudaMemcpyAsync(m->d_send + so, m->h_send + so, (size_t) q->nsend * 12,
@@ -473,7 +473,7 @@ static hx_status forces_pulse(hx_transport *t, mpi_impl *m, int p)
         HXI_CUDA(hxi_gpu_unpack_add(m->g.stream, f, m->d_send + so, m->g.d_maps + q->map_offset,
                                     q->nsend, 0));
     }
-    double t4 = hxi_gpu_now();
+    double t4 = hxi_now();
     tm->pack += t1 - t0;
     tm->sync += t2 - t1;
     tm->mpi += t3 - t2;

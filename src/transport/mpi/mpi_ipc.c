@@ -434,7 +434,7 @@ static hx_status ipc_pulse(mpi_impl *m, int p, const ipc_step *s, hxi_mpi_pulse_
     static const char *what_ready[2] = {"coordinate ready message", "force ready message"};
     static const char *what_done[2] = {"coordinates", "forces"};
     hx_status st = HX_OK;
-    double t2 = hxi_gpu_now();
+    double t2 = hxi_now();
     c->out = m->g.seq;
     if (out)
         HXI_CHECK_GOTO(post(0, &c->in_ready[p], s->to, s->tag_ready + p, &r[0], m, p), st, fail);
@@ -448,21 +448,21 @@ static hx_status ipc_pulse(mpi_impl *m, int p, const ipc_step *s, hxi_mpi_pulse_
                    st, fail);
     if (out)
         HXI_CHECK_GOTO(check_step(m, c->in_ready[p], p, s->to, what_ready[s->kind]), st, fail);
-    double t3 = hxi_gpu_now();
+    double t3 = hxi_now();
     if (out && !s->skip_send) {
         HXI_CUDA_GOTO(cudaMemcpyAsync(s->dst, s->src, (size_t) s->n_to * 3 * sizeof(float),
                                       cudaMemcpyDeviceToDevice, m->g.stream),
                       st, fail);
         HXI_CUDA_GOTO(cudaStreamSynchronize(m->g.stream), st, fail);
     }
-    double t4 = hxi_gpu_now();
+    double t4 = hxi_now();
     if (out && !s->skip_send)
         HXI_CHECK_GOTO(post(1, &c->out, s->to, s->tag_done + p, &r[3], m, p), st, fail);
     HXI_CHECK_GOTO(hxi_mpi_wait(m, &r[1], 3, 1, p, s->kind, s->from, "the peer did not send"), st,
                    fail);
     if (in)
         HXI_CHECK_GOTO(check_step(m, c->in_done[p], p, s->from, what_done[s->kind]), st, fail);
-    double t5 = hxi_gpu_now();
+    double t5 = hxi_now();
     tm->mpi += (t3 - t2) + (t5 - t4);
     tm->copy += t4 - t3;
     return HX_OK;
@@ -481,13 +481,13 @@ hx_status hxi_mpi_ipc_coords(hx_transport *t, mpi_impl *m, int p, int withhold)
     const hxi_gpu_pulse *q = &m->g.pulse[p];
     hxi_mpi_pulse_times *tm = &m->tf[p];
     size_t so = (size_t) q->map_offset * 3;
-    double t0 = hxi_gpu_now();
+    double t0 = hxi_now();
     HXI_CUDA(hxi_gpu_pack(m->g.stream, m->d_send + so, t->x, m->g.d_maps + q->map_offset, q->nsend,
                           q->dim, q->shift, 0));
-    double t1 = hxi_gpu_now();
+    double t1 = hxi_now();
     /* Also: nothing of ours still reads our halo slot of this pulse. */
     HXI_CUDA(cudaStreamSynchronize(m->g.stream));
-    double t2 = hxi_gpu_now();
+    double t2 = hxi_now();
     ipc_step s = {.kind = 0,
                   .to = q->send_rank,
                   .from = q->recv_rank,
@@ -511,11 +511,11 @@ hx_status hxi_mpi_ipc_forces(hx_transport *t, mpi_impl *m, int p)
     hxi_mpi_pulse_times *tm = &m->tr[p];
     float *f = t->f;
     size_t so = (size_t) q->map_offset * 3;
-    double t1 = hxi_gpu_now();
+    double t1 = hxi_now();
     /* The later pulses' unpacks, which complete our halo forces, are done,
      * and nothing of ours still reads our inbox slot. */
     HXI_CUDA(cudaStreamSynchronize(m->g.stream));
-    double t2 = hxi_gpu_now();
+    double t2 = hxi_now();
     ipc_step s = {.kind = 1,
                   .to = q->recv_rank,
                   .from = q->send_rank,
@@ -527,10 +527,10 @@ hx_status hxi_mpi_ipc_forces(hx_transport *t, mpi_impl *m, int p)
                   .src = f + (size_t) q->recv_offset * 3,
                   .skip_send = 0};
     HXI_CHECK(ipc_pulse(m, p, &s, tm));
-    double t5 = hxi_gpu_now();
+    double t5 = hxi_now();
     HXI_CUDA(hxi_gpu_unpack_add(m->g.stream, f, m->d_send + so, m->g.d_maps + q->map_offset,
                                 q->nsend, 0));
-    double t6 = hxi_gpu_now();
+    double t6 = hxi_now();
     tm->sync += t2 - t1;
     tm->unpack += t6 - t5;
     tm->count++;
@@ -546,12 +546,12 @@ int hxi_mpi_ipc_close(mpi_impl *m)
     MPI_Request r = MPI_REQUEST_NULL;
     if (MPI_Ibarrier(m->comm, &r) != MPI_SUCCESS)
         return 0;
-    double t0 = hxi_gpu_now(), limit = m->g.timeout_s > 1.0 ? m->g.timeout_s : 1.0;
+    double t0 = hxi_now(), limit = m->g.timeout_s > 1.0 ? m->g.timeout_s : 1.0;
     int done = 0;
     while (!done) {
         if (MPI_Test(&r, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
             return 0;
-        if (!done && hxi_gpu_now() - t0 > limit)
+        if (!done && hxi_now() - t0 > limit)
             return 0;
     }
     return 1;

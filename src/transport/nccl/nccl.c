@@ -203,7 +203,7 @@ static hx_status nccl_sync(hx_transport *t)
     nccl_impl *m = t->impl;
     hxi_gpu *g = &m->g;
     HXI_CHECK(hxi_gpu_check_usable(g));
-    double t0 = hxi_gpu_now();
+    double t0 = hxi_now();
     for (;;) {
         int done = 0;
         HXI_CHECK(hxi_gpu_stream_poll(g, 0.001, &done));
@@ -219,7 +219,7 @@ static hx_status nccl_sync(hx_transport *t)
                                 "the communicator was aborted",
                                 g->rank, (unsigned long long) g->seq, ncclGetErrorString(ae));
         }
-        double waited = hxi_gpu_now() - t0;
+        double waited = hxi_now() - t0;
         if (waited > g->timeout_s) {
             ncclCommAbort(m->comm);
             m->comm = NULL;
