@@ -1,7 +1,7 @@
 # Core tests (decomp, plan, migrate, cpu transport, bad input): CPU only.
 # Each grid of a test runs at the rank counts whose product it is (see
 # sysgen.c); 6 and 8 ranks bring grids with 3 and 4 pulses along a dimension.
-add_library(hxsysgen STATIC sysgen.c)
+add_library(hxsysgen STATIC sysgen.c oracle.c)
 target_link_libraries(hxsysgen PUBLIC hxtest)
 target_compile_options(hxsysgen PRIVATE $<$<COMPILE_LANGUAGE:C>:${HALOX_C_WARNINGS}>)
 

@@ -15,15 +15,6 @@
 
 static const uint32_t nan_bits = 0x7fc01234u; /* a NaN with a payload */
 
-void *dmt_xmalloc(size_t bytes)
-{
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p) {
-        fprintf(stderr, "[rank %d] test out of memory (%zu bytes)\n", hxt_rank, bytes);
-        exit(1);
-    }
-    return p;
-}
 
 static void vel_of(int64_t id, float v[4])
 {
@@ -164,8 +155,8 @@ int dmt_upload(tcx *c, const float *tgt, int xs, int tight, int full)
     if (!a->fields_ok)
         full = 1;
     a->n = n;
-    float *hx = dmt_xmalloc((size_t) n * xs * sizeof(float));
-    float *hv = dmt_xmalloc((size_t) n * 4 * sizeof(float));
+    float *hx = hxt_xmalloc((size_t) n * xs * sizeof(float));
+    float *hv = hxt_xmalloc((size_t) n * 4 * sizeof(float));
     for (int i = 0; i < n; i++) {
         int64_t id = c->loc[i];
         for (int k = 0; k < 3; k++)
@@ -199,9 +190,9 @@ int dmt_upload(tcx *c, const float *tgt, int xs, int tight, int full)
 static int download(const tcx *c, int n, float **gx, float **gv, int64_t **gid)
 {
     const tdev *a = &c->a;
-    *gx = dmt_xmalloc(((size_t) n + 1) * a->xs * sizeof(float));
-    *gv = dmt_xmalloc(((size_t) n + 1) * 4 * sizeof(float));
-    *gid = dmt_xmalloc(((size_t) n + 1) * sizeof(int64_t));
+    *gx = hxt_xmalloc(((size_t) n + 1) * a->xs * sizeof(float));
+    *gv = hxt_xmalloc(((size_t) n + 1) * 4 * sizeof(float));
+    *gid = hxt_xmalloc(((size_t) n + 1) * sizeof(int64_t));
     if (!dmt_cuda_ok(cudaDeviceSynchronize(), "before the download"))
         return 0;
     if (n == 0)
@@ -279,7 +270,7 @@ int dmt_migrate_case(tcx *c, const float *tgt, int xs, int nf, int tight, int fu
         *moved = 0;
     if (!dmt_upload(c, tgt, xs, tight, full))
         return 0;
-    float *ref = dmt_xmalloc((size_t) N * 3 * sizeof(float));
+    float *ref = hxt_xmalloc((size_t) N * 3 * sizeof(float));
     wrap_all(c, tgt, ref);
     int64_t na0 = 0, na1 = 0;
     uint64_t cs0 = 0, cs1 = 0;
@@ -289,8 +280,8 @@ int dmt_migrate_case(tcx *c, const float *tgt, int xs, int nf, int tight, int fu
 
     /* The host reference, on the same floats. */
     int nh = c->nloc, caph = nh > 0 ? nh : 1;
-    double *xh = dmt_xmalloc((size_t) caph * 3 * sizeof(double));
-    int64_t *idh = dmt_xmalloc((size_t) caph * sizeof(int64_t));
+    double *xh = hxt_xmalloc((size_t) caph * 3 * sizeof(double));
+    int64_t *idh = hxt_xmalloc((size_t) caph * sizeof(int64_t));
     for (int i = 0; i < nh; i++) {
         idh[i] = c->loc[i];
         for (int k = 0; k < 3; k++)
@@ -366,7 +357,7 @@ int dmt_migrate_case(tcx *c, const float *tgt, int xs, int nf, int tight, int fu
 
         /* Every atom once over all ranks, by the ids the device holds (by
          * the 4th word, or by position alone, where it holds none). */
-        int64_t *mine = dmt_xmalloc(((size_t) n + 1) * sizeof(int64_t));
+        int64_t *mine = hxt_xmalloc(((size_t) n + 1) * sizeof(int64_t));
         for (int i = 0; i < n; i++)
             mine[i] = !lok                    ? -1
                       : nf == 2               ? gid[i]
@@ -426,7 +417,7 @@ void dmt_check_untouched(tcx *c, const float *tgt, int64_t bad, int n0, int64_t 
 {
     tdev *a = &c->a;
     /* The failed call has wrapped every finite position into the box. */
-    float *ref = dmt_xmalloc((size_t) c->N * 3 * sizeof(float));
+    float *ref = hxt_xmalloc((size_t) c->N * 3 * sizeof(float));
     wrap_all(c, tgt, ref);
     HXT_OK(hx_transport_sync(c->t));
     HXT_CHECK(a->n == n0, "grid %s %s: %d atoms after the failed migrate, had %d", c->gs, what,
@@ -505,16 +496,16 @@ int dmt_open(tcx *c, hx_comm *comm, hx_transport *t, const int grid[3], int gi, 
         }
     hxt_local l;
     hxt_local_take(&l, &s, &c->d);
-    c->cur = dmt_xmalloc((size_t) N * 3 * sizeof(float));
+    c->cur = hxt_xmalloc((size_t) N * 3 * sizeof(float));
     for (int i = 0; i < N * 3; i++)
         c->cur[i] = (float) s.x[i];
     c->nloc = l.n;
-    c->loc = dmt_xmalloc(((size_t) l.n + 1) * sizeof(int64_t));
+    c->loc = hxt_xmalloc(((size_t) l.n + 1) * sizeof(int64_t));
     memcpy(c->loc, l.id, (size_t) l.n * sizeof(int64_t));
     hxt_local_free(&l);
     hxt_sys_free(&s);
-    c->holder = dmt_xmalloc((size_t) N * sizeof(int));
-    c->first = dmt_xmalloc((size_t) c->nr * sizeof(int));
+    c->holder = hxt_xmalloc((size_t) N * sizeof(int));
+    c->first = hxt_xmalloc((size_t) c->nr * sizeof(int));
     refresh(c);
     return 1;
 }

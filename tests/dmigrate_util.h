@@ -60,9 +60,6 @@ int dmt_open(tcx *c, hx_comm *comm, hx_transport *t, const int grid[3], int gi, 
 /* Frees the device arrays and the host lists (not the rebuild context). */
 void dmt_close(tcx *c);
 
-/* malloc, or exit(1) with a message. */
-void *dmt_xmalloc(size_t bytes);
-
 /* 1 when x is outside the box along dimension k. */
 int dmt_outside_box(const tcx *c, int k, float x);
 /* Moves a target position along each dimension until its wrapped value is

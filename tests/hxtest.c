@@ -9,6 +9,26 @@ int hxt_checks = 0;
 int hxt_rank = 0;
 static const char *hxt_name = "test";
 
+void *hxt_xmalloc(size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        fprintf(stderr, "[rank %d] test out of memory (%zu bytes)\n", hxt_rank, bytes);
+        exit(1);
+    }
+    return p;
+}
+
+void *hxt_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) {
+        fprintf(stderr, "[rank %d] test out of memory\n", hxt_rank);
+        exit(1);
+    }
+    return p;
+}
+
 hx_comm *hxt_init(int *argc, char ***argv, const char *name)
 {
     hx_comm *comm = NULL;

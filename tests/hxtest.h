@@ -47,6 +47,11 @@ int hxt_fails(hx_status s, hx_status want, const char *needle, const char *what,
 
 /* Starts MPI (if built) and the harness; returns the world communicator. */
 hx_comm *hxt_init(int *argc, char ***argv, const char *name);
+
+/* malloc and calloc that end the test with a message when memory runs out
+ * (a zero size gets one byte, so the result is never NULL). */
+void *hxt_xmalloc(size_t bytes);
+void *hxt_xcalloc(size_t n, size_t size);
 /* Reduces the verdict over all ranks, prints one line on rank 0, finalises,
  * and returns the exit code. */
 int hxt_finish(hx_comm *comm);

@@ -8,7 +8,7 @@
  * error and every other rank an error too, without a hang. That mode is
  * registered separately with a short timeout.
  */
-#include "sysgen.h"
+#include "oracle.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -59,7 +59,7 @@ static const double box_lo[3] = {-1.5, 0.75, 2.0};
 static int case_random(tcx *c, int round, int xs, int nf, int full)
 {
     const int N = c->N, fails0 = hxt_failures;
-    float *tgt = dmt_xmalloc((size_t) N * 3 * sizeof(float));
+    float *tgt = hxt_xmalloc((size_t) N * 3 * sizeof(float));
     hxt_rng rg = {0x5eed0000u + 97u * (uint64_t) c->gi + (uint64_t) round};
     long wrap_dec = 0, wrap_free = 0;
     int ndec = 0;
@@ -147,7 +147,7 @@ static void case_crowd(tcx *c)
     double w, lo_up;
     if (!toward_rank0(c, 1, "case 5 (crowded domain)", &e, &up, &w, &lo_up))
         return;
-    float *tgt = dmt_xmalloc((size_t) N * 3 * sizeof(float));
+    float *tgt = hxt_xmalloc((size_t) N * 3 * sizeof(float));
     memcpy(tgt, c->cur, (size_t) N * 3 * sizeof(float));
     int nmove = 0;
     for (int a = 0; a < N; a++)
@@ -194,10 +194,10 @@ static void case_all_out(tcx *c)
     double w, lo_up;
     if (!toward_rank0(c, 0, "case 6 (a rank sends everything)", &e, &up, &w, &lo_up))
         return;
-    float *orig = dmt_xmalloc((size_t) N * 3 * sizeof(float));
-    float *tgt = dmt_xmalloc((size_t) N * 3 * sizeof(float));
+    float *orig = hxt_xmalloc((size_t) N * 3 * sizeof(float));
+    float *tgt = hxt_xmalloc((size_t) N * 3 * sizeof(float));
     char *from0 = calloc((size_t) N, 1);
-    int64_t *before = dmt_xmalloc(((size_t) c->nloc + 1) * sizeof(int64_t));
+    int64_t *before = hxt_xmalloc(((size_t) c->nloc + 1) * sizeof(int64_t));
     const int nbefore = c->nloc, n0 = c->cnt[0];
     memcpy(before, c->loc, (size_t) nbefore * sizeof(int64_t));
     memcpy(orig, c->cur, (size_t) N * 3 * sizeof(float));
@@ -282,7 +282,7 @@ static void case_far(tcx *c)
     const int gfd = c->d.grid[fd], axis = "xyz"[fd];
     const int i = c->cnt[F] / 2;
     const int64_t id = c->allids[c->first[F] + i];
-    float *tgt = dmt_xmalloc((size_t) N * 3 * sizeof(float));
+    float *tgt = hxt_xmalloc((size_t) N * 3 * sizeof(float));
     memcpy(tgt, c->cur, (size_t) N * 3 * sizeof(float));
     /* The other decomposed dimensions, where fd can refuse (4 or more). */
     char along[4] = "";
@@ -351,7 +351,7 @@ static void case_nan(tcx *c)
     const int lo = rank_with_atoms(c, 0), hi = rank_with_atoms(c, 1);
     if (lo < 0)
         return;
-    float *tgt = dmt_xmalloc((size_t) N * 3 * sizeof(float));
+    float *tgt = hxt_xmalloc((size_t) N * 3 * sizeof(float));
     for (int v = 0; v < 2; v++) {
         /* A NaN y on the lowest rank with atoms (stride 3), an infinite z
          * on the highest (stride 4). */

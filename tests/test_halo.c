@@ -6,7 +6,7 @@
  * grid of the list whose product is the rank count, with cutoffs that need
  * 1 to 4 pulses along a dimension, in a non-cubic box with a non-zero origin.
  */
-#include "sysgen.h"
+#include "oracle.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * adding the box length rounds to the upper face), exactly on the upper
  * face, and exactly on an inner domain boundary.
  */
-#include "sysgen.h"
+#include "oracle.h"
 
 #include <math.h>
 #include <stdlib.h>

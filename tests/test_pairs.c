@@ -9,7 +9,7 @@
  * sum of hashes of its partners' ids; both must equal the brute force, so a
  * pair missing, extra or counted twice shows at its two atoms.
  */
-#include "sysgen.h"
+#include "oracle.h"
 
 #include "core/hxi.h"
 

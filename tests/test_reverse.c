@@ -8,7 +8,7 @@
  * summation differs from the reference's). Two steps per plan, so that a
  * second exchange on the same plan is checked too.
  */
-#include "sysgen.h"
+#include "oracle.h"
 
 #include "core/hxi.h"
 
