@@ -7,6 +7,7 @@
  * wherever either stands on the line.
  */
 #include "md/deck.h"
+#include "md/md_driver.h"
 
 #include "core/hxi.h"
 
@@ -56,6 +57,19 @@ void hx_md_config_defaults(hx_md_config *c)
     c->write_restart_after = 0;
     c->max_hours = 0.0;
     c->given = 0;
+}
+
+/* ------------------------------------------------- neighbour-list rules */
+
+double hxi_md_list_cutoff(const hx_md_config *c)
+{
+    return c->rc + c->skin;
+}
+
+int hxi_md_rebuild_candidate(const hx_md_config *c, int64_t ago)
+{
+    const int every = c->neigh_every > 0 ? c->neigh_every : 1;
+    return ago >= c->neigh_delay && ago % every == 0;
 }
 
 /* ------------------------------------------------------------- checks */

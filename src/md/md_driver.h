@@ -11,6 +11,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* ------------------------------------------ neighbour lists (config.c) */
+
+/* The neighbour-list cutoff and the decomposition's halo cutoff: rc + skin. */
+double hxi_md_list_cutoff(const hx_md_config *c);
+/* Whether the step `ago` steps after the last list build may rebuild:
+ * LAMMPS's Neighbor::decide without the half-skin test (every N steps once
+ * `delay` steps have passed). Both engines ask this. */
+int hxi_md_rebuild_candidate(const hx_md_config *c, int64_t ago);
+
 /* ---------------------------------------------------------------- output */
 
 /* LAMMPS's `thermo_style one` header and rows. */

@@ -117,8 +117,9 @@ static hx_status hxi_setup_restart(hx_comm *comm, hx_md_config *cfg, hx_md_syste
                          cfg->restart_file, h.density, cfg->density);
     hxi_md_restart_apply(&h, cfg);
     HXI_CHECK(hx_md_config_check(cfg));
-    HXI_CHECK(hxi_agree(comm, hx_decomp_init(&sys->decomp, h.box_lo, h.box_len, cfg->rc + cfg->skin,
-                                             grid, hx_comm_size(comm), hx_comm_rank(comm))));
+    const double cut = hxi_md_list_cutoff(cfg);
+    HXI_CHECK(hxi_agree(comm, hx_decomp_init(&sys->decomp, h.box_lo, h.box_len, cut, grid,
+                                             hx_comm_size(comm), hx_comm_rank(comm))));
     HXI_CHECK(hxi_md_restart_read_atoms(comm, cfg->restart_file, &h, sys));
     HXI_CHECK(hxi_agree(comm, hxi_check_atoms_per_rank(comm, sys)));
     *first_step = h.step;
@@ -138,7 +139,7 @@ static hx_status hxi_setup(hx_comm *comm, hx_md_config *cfg, hx_md_system *sys, 
     if (cfg->restart_file[0])
         return hxi_setup_restart(comm, cfg, sys, first_step);
     HXI_CHECK(hxi_agree(comm, hx_md_box(cfg, lo, len)));
-    HXI_CHECK(hxi_agree(comm, hx_decomp_init(&sys->decomp, lo, len, cfg->rc + cfg->skin, grid,
+    HXI_CHECK(hxi_agree(comm, hx_decomp_init(&sys->decomp, lo, len, hxi_md_list_cutoff(cfg), grid,
                                              hx_comm_size(comm), hx_comm_rank(comm))));
     double t0 = hxi_now();
     HXI_CHECK(hxi_agree(comm, hx_md_lattice(sys, cfg)));

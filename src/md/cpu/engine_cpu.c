@@ -210,7 +210,6 @@ static hx_status cpu_forces(hx_md_engine *e, int energy)
  * since the last build (on any rank). */
 static hx_status cpu_decide(hx_md_engine *e, int *rebuild)
 {
-    int every = e->cfg.neigh_every > 0 ? e->cfg.neigh_every : 1;
     int flag = 0;
     *rebuild = 0;
     e->ago++;
@@ -219,7 +218,7 @@ static hx_status cpu_decide(hx_md_engine *e, int *rebuild)
         *rebuild = 1;
         return HX_OK;
     }
-    if (e->ago < e->cfg.neigh_delay || e->ago % every != 0)
+    if (!hxi_md_rebuild_candidate(&e->cfg, e->ago))
         return HX_OK;
     if (!e->cfg.neigh_check) {
         *rebuild = 1;
@@ -391,11 +390,11 @@ static hx_status cpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
                        "cpu engine: cutoff %g, skin %g, timestep %g, mass %g: need rc > 0, "
                        "skin >= 0, dt > 0 and mass > 0",
                        cfg->rc, cfg->skin, cfg->dt, cfg->mass);
-    else if (sys->decomp.cutoff < (cfg->rc + cfg->skin) * (1 - 1e-12))
+    else if (sys->decomp.cutoff < hxi_md_list_cutoff(cfg) * (1 - 1e-12))
         st = hxi_error(HX_ERR_CUTOFF,
                        "cpu engine: the decomposition's halo cutoff %g is below rc + skin = %g: "
                        "initialise it with the pair cutoff plus the skin",
-                       sys->decomp.cutoff, cfg->rc + cfg->skin);
+                       sys->decomp.cutoff, hxi_md_list_cutoff(cfg));
     if (st == HX_OK)
         st = hxi_alloc((void **) &e, sizeof *e, "the cpu engine");
     HXI_CHECK(hxi_agree(comm, st));
@@ -403,7 +402,7 @@ static hx_status cpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     e->comm = comm;
     e->cfg = *cfg;
     e->sys = sys;
-    e->cutneigh = cfg->rc + cfg->skin;
+    e->cutneigh = hxi_md_list_cutoff(cfg);
     e->dtf = 0.5 * cfg->dt / cfg->mass;
     e->volume = sys->decomp.box_len[0] * sys->decomp.box_len[1] * sys->decomp.box_len[2];
     hxi_md_lj_init(&e->lj, cfg);

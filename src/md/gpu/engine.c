@@ -68,7 +68,7 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     e->multi = e->nranks > 1;
     e->host_rebuild = hxi_env_int("HALOX_MD_HOST_REBUILD", 0) != 0;
     e->tight = hxi_env_int("HALOX_MD_TIGHT", 0) != 0;
-    e->rh = cfg->rc + cfg->skin;
+    e->rh = hxi_md_list_cutoff(cfg);
     HXI_CHECK_GOTO(hxg_eng_local_rank(e), st, fail);
     {
         /* Graph mode with several ranks: only for a transport that can be

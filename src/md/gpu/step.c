@@ -161,13 +161,6 @@ hx_status hxg_eng_recover_single(hx_md_engine *e)
  * (hx_transport_sync) and the status is agreed: every rank returns the
  * same error from that step. */
 
-/* Whether the step `ago` steps after the last build may rebuild
- * (LAMMPS's Neighbor::decide without the half-skin test). */
-static int rebuild_candidate(const hx_md_engine *e, int ago)
-{
-    return ago >= e->cfg.neigh_delay && ago % e->cfg.neigh_every == 0;
-}
-
 /* The first deferred failure, raised again for the check (HX_OK if none). */
 hx_status hxg_eng_pending_status(hx_md_engine *e)
 {
@@ -318,7 +311,7 @@ static void capture_multi(hx_md_engine *e)
 void hxg_eng_capture_ahead(hx_md_engine *e)
 {
     if (e->mgraph && e->mg_ok && e->mg_dirty && e->pending == HX_OK &&
-        !rebuild_candidate(e, e->ago + 1))
+        !hxi_md_rebuild_candidate(&e->cfg, e->ago + 1))
         capture_multi(e);
     /* One rank: the four kinds of step, once (their arrays never move), so
      * that no capture falls inside the timed loop. */
@@ -362,7 +355,7 @@ static hx_status step_host(hx_md_engine *e, int want_thermo, hx_status st)
     int rebuild = 0, k;
 
     e->ago++;
-    if (rebuild_candidate(e, e->ago)) {
+    if (hxi_md_rebuild_candidate(&e->cfg, e->ago)) {
         if (e->mgraph)
             st = check_local(e, st); /* agreed below, before any collective */
         if (!c->neigh_check) {
@@ -481,7 +474,7 @@ hx_status hxg_eng_step(hx_md_engine *e, int want_thermo)
     want_thermo = want_thermo != 0;
     if (!e->multi && !e->host_rebuild)
         st = step_device(e, want_thermo);
-    else if (e->mgraph && !want_thermo && !rebuild_candidate(e, e->ago + 1))
+    else if (e->mgraph && !want_thermo && !hxi_md_rebuild_candidate(&e->cfg, e->ago + 1))
         st = step_replay(e);
     else
         st = step_checked(e, want_thermo);
