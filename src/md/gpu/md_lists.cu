@@ -221,6 +221,27 @@ __device__ __forceinline__ void hxg_list_counts(int i, bool ihome, int nloc, int
         atomicMax(&flags->maxcnt, most);
 }
 
+/* What the list build needs of atom i: its position, its cell and, for a
+ * halo atom, its zone mask (zeros for an inactive lane, i out of range). */
+template <int XS>
+__device__ __forceinline__ void hxg_build_atom(int i, bool active, bool ihome,
+                                               const float *__restrict__ x,
+                                               const uint8_t *__restrict__ zones,
+                                               const hxg_cellgrid &cg_, float3 *xi, int ci[3],
+                                               unsigned *mi)
+{
+    *xi = make_float3(0.0f, 0.0f, 0.0f);
+    ci[0] = ci[1] = ci[2] = 0;
+    *mi = 0;
+    if (!active)
+        return;
+    *xi = hxg_load<XS>(x, i);
+    ci[0] = hxg_cell_coord(xi->x, cg_.lo[0], cg_.inv_w[0], cg_.n[0]);
+    ci[1] = hxg_cell_coord(xi->y, cg_.lo[1], cg_.inv_w[1], cg_.n[1]);
+    ci[2] = hxg_cell_coord(xi->z, cg_.lo[2], cg_.inv_w[2], cg_.n[2]);
+    *mi = (ihome || zones == nullptr) ? 0u : hxg_zone_mask(zones, i);
+}
+
 /* Lanes per atom in the list build. */
 #define HXG_BG 8
 
@@ -249,17 +270,11 @@ __device__ void hxg_build_group(int i, bool active, int nhome, const float *__re
                            << (lane & ~(HXG_BG - 1));
     const unsigned below = (1u << lane) - 1u;
     const float rhp = hxg_rh_padded(rh2);
-    float3 xi = make_float3(0.0f, 0.0f, 0.0f);
-    int ci[3] = {0, 0, 0};
-    unsigned mi = 0;
     const bool ihome = i < nhome;
-    if (active) {
-        xi = hxg_load<XS>(x, i);
-        ci[0] = hxg_cell_coord(xi.x, cg_.lo[0], cg_.inv_w[0], cg_.n[0]);
-        ci[1] = hxg_cell_coord(xi.y, cg_.lo[1], cg_.inv_w[1], cg_.n[1]);
-        ci[2] = hxg_cell_coord(xi.z, cg_.lo[2], cg_.inv_w[2], cg_.n[2]);
-        mi = (ihome || zones == nullptr) ? 0u : hxg_zone_mask(zones, i);
-    }
+    float3 xi;
+    int ci[3];
+    unsigned mi;
+    hxg_build_atom<XS>(i, active, ihome, x, zones, cg_, &xi, ci, &mi);
     int nloc = 0, nnl = 0;
     for (int r = 0; r < HXG_ROWS; r++) {
         hxg_seg seg[2];
@@ -449,22 +464,23 @@ __device__ void hxg_build_thread(int i, bool active, int nhome, const float *__r
                                  int32_t (*ring)[32])
 {
     const int lane = threadIdx.x & 31;
-    float3 xi = make_float3(0.0f, 0.0f, 0.0f);
-    int ci[3] = {0, 0, 0};
     const bool ihome = active && i < nhome;
-    unsigned mi = 0;
-    if (active) {
-        xi = hxg_load<XS>(x, i);
-        ci[0] = hxg_cell_coord(xi.x, cg_.lo[0], cg_.inv_w[0], cg_.n[0]);
-        ci[1] = hxg_cell_coord(xi.y, cg_.lo[1], cg_.inv_w[1], cg_.n[1]);
-        ci[2] = hxg_cell_coord(xi.z, cg_.lo[2], cg_.inv_w[2], cg_.n[2]);
-        mi = (ihome || zones == nullptr) ? 0u : hxg_zone_mask(zones, i);
-    }
+    float3 xi;
+    int ci[3];
+    unsigned mi;
+    hxg_build_atom<XS>(i, active, ihome, x, zones, cg_, &xi, ci, &mi);
     const size_t ls = (size_t) loc.stride, ns = (size_t) nl.stride;
     const float rhp = hxg_rh_padded(rh2);
     int nloc = 0, nnl = 0;
     int flushed = 0;      /* warp-uniform: slots below are stored for every home lane */
     int direct = INT_MAX; /* this lane's slots from here on are stored directly */
+    /* Slots [from, to) of this lane's list that wait in the ring go out;
+     * every lane of the warp takes part, each slot one coalesced line. */
+    auto store_staged = [&](int from, int to) {
+        for (int sl = from; sl < to; sl++)
+            if (ihome && sl < nloc && sl < direct && sl < loc.max)
+                loc.nb[(size_t) sl * ls + i] = ring[sl % HXG_RING][lane];
+    };
     for (int r = 0; r < HXG_ROWS; r++) {
         hxg_seg seg[2];
         if (active)
@@ -506,16 +522,11 @@ __device__ void hxg_build_thread(int i, bool active, int nhome, const float *__r
         }
         const int most = __reduce_min_sync(HXG_FULL, ihome ? nloc : INT_MAX);
         if (most != INT_MAX) {
-            for (int sl = flushed; sl < most; sl++)
-                if (ihome && sl < direct && sl < loc.max)
-                    loc.nb[(size_t) sl * ls + i] = ring[sl % HXG_RING][lane];
+            store_staged(flushed, most);
             flushed = most;
         }
     }
-    const int top = __reduce_max_sync(HXG_FULL, ihome ? min(nloc, direct) : 0);
-    for (int sl = flushed; sl < top; sl++)
-        if (ihome && sl < nloc && sl < direct && sl < loc.max)
-            loc.nb[(size_t) sl * ls + i] = ring[sl % HXG_RING][lane];
+    store_staged(flushed, __reduce_max_sync(HXG_FULL, ihome ? min(nloc, direct) : 0));
     if (active)
         hxg_list_counts(i, ihome, nloc, nnl, loc, nl, flags);
 }
