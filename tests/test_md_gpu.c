@@ -40,7 +40,9 @@
  * With several ranks the default transport also runs with host-path
  * rebuilds (HALOX_MD_HOST_REBUILD=1), the reference of the device rebuild,
  * and every device rebuild checks the atom count and id checksum
- * (HALOX_CHECK_ATOMS=1).
+ * (HALOX_CHECK_ATOMS=1) and its lists, built in two halves, against those
+ * of the one-pass build (HALOX_MD_CHECK_LISTS=1: the local list slot by
+ * slot, each non-local list as a set).
  *
  * --compare-rebuilds: instead, device against host-path rebuilds over the
  * whole run (see compare_rebuilds for the bounds). --tight: instead, the
@@ -430,6 +432,18 @@ static int have_transport(const char *name)
     return 0;
 }
 
+/* The default system of ncells^3 cells on grid, lists rebuilt every
+ * `every` steps without the half-skin check. */
+static void every_config(hx_md_config *cfg, int ncells, const int grid[3], int every)
+{
+    hx_md_config_defaults(cfg);
+    cfg->cells[0] = cfg->cells[1] = cfg->cells[2] = ncells;
+    memcpy(cfg->grid, grid, sizeof cfg->grid);
+    cfg->neigh_every = every;
+    cfg->neigh_delay = 0;
+    cfg->neigh_check = 0;
+}
+
 /* --withhold (see the top). Returns 0 when it ran, 1 when it could not. */
 static int run_withhold(hx_comm *comm, int ncells, const int grid[3], int steps)
 {
@@ -446,12 +460,7 @@ static int run_withhold(hx_comm *comm, int ncells, const int grid[3], int steps)
             printf("--withhold needs 2 ranks or more and the nvshmem-fused transport\n");
         return 1;
     }
-    hx_md_config_defaults(&cfg);
-    cfg.cells[0] = cfg.cells[1] = cfg.cells[2] = ncells;
-    memcpy(cfg.grid, grid, sizeof cfg.grid);
-    cfg.neigh_every = every;
-    cfg.neigh_delay = 0;
-    cfg.neigh_check = 0;
+    every_config(&cfg, ncells, grid, every);
     if (steps < 2 * every)
         steps = 2 * every;
     snprintf(cfg.transport, sizeof cfg.transport, "nvshmem-fused");
@@ -503,11 +512,51 @@ static int run_withhold(hx_comm *comm, int ncells, const int grid[3], int steps)
     return 0;
 }
 
+/* The list check, checked: with the halo's reach moved up by rh
+ * (HALOX_TEST_LIST_REACH), home atoms near the upper faces skip the halo
+ * and lose neighbours; the first device rebuild (step 20) must fail with
+ * HX_ERR_STATE on every rank, naming the lists. */
+static void run_bad_reach(hx_comm *comm, int ncells, const int grid[3])
+{
+    const int every = 20;
+    hx_md_config cfg;
+    hx_md_system sys;
+    hx_md_engine *eng = NULL;
+    every_config(&cfg, ncells, grid, every);
+    if (!HXT_OK(setup(comm, &cfg, &sys)))
+        return;
+    char shift[32];
+    snprintf(shift, sizeof shift, "%g", cfg.rc + cfg.skin);
+    setenv("HALOX_TEST_LIST_REACH", shift, 1);
+    hx_status st = hx_md_engine_gpu.create(&eng, comm, &cfg, &sys);
+    unsetenv("HALOX_TEST_LIST_REACH");
+    if (HXT_OK(st)) {
+        int64_t failed_at = -1;
+        for (int s = 1; s <= every && st == HX_OK; s++) {
+            st = hx_md_engine_gpu.step(eng, 0);
+            if (st != HX_OK)
+                failed_at = s;
+        }
+        if (hx_comm_rank(comm) == 0)
+            printf("  halo reach moved up by %s: step %lld returned %s: %s\n", shift,
+                   (long long) failed_at, hx_status_string(st), hx_last_error());
+        HXT_CHECK(st == HX_ERR_STATE && failed_at == every &&
+                      strstr(hx_last_error(), "list build") != NULL,
+                  "the list check did not catch lists built with a wrong reach (%s at step %lld)",
+                  hx_status_string(st), (long long) failed_at);
+    }
+    if (eng)
+        hx_md_engine_gpu.destroy(eng);
+    free_sys(&sys);
+}
+
 int main(int argc, char **argv)
 {
     hx_comm *comm = hxt_init(&argc, &argv, "test_md_gpu");
-    /* Every device rebuild counts the atoms and checks their ids. */
+    /* Every device rebuild counts the atoms and checks their ids, and its
+     * two-half list build against the one-pass build. */
     setenv("HALOX_CHECK_ATOMS", "1", 1);
+    setenv("HALOX_MD_CHECK_LISTS", "1", 1);
     int rank = hx_comm_rank(comm), size = hx_comm_size(comm);
     int ncells = 10, steps = 100, grid[3] = {0, 0, 0}, withhold = 0, compare = 0, tight = 0;
     cpu_run cpu;
@@ -689,6 +738,8 @@ int main(int argc, char **argv)
         free(cpu.x0);
         free(cpu.v0);
     }
+    if (size > 1)
+        run_bad_reach(comm, ncells, grid);
     free(ref.near);
     free(ref.stiff);
     if (keeper)

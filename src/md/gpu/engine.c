@@ -100,6 +100,7 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
 #endif
         if (e->check_atoms)
             HXI_CHECK_GOTO(hxg_eng_census(e), st, fail);
+        e->check_lists = hxi_env_int("HALOX_MD_CHECK_LISTS", 0) != 0;
     }
     e->host_rebuilds = 0; /* count the rebuilds of the run, not the set-up */
     memset(e->rb_phase, 0, sizeof e->rb_phase);
@@ -253,7 +254,7 @@ static void gpu_destroy(hx_md_engine *e)
     void *dev[] = {e->x4,       e->v4,         e->f4,       e->xold4,  e->sx4,     e->sv4,
                    e->id,       e->sid,        e->zones,    e->xsort,  e->cellof,  e->cellatoms,
                    e->cell_cnt, e->cell_start, e->scan_tmp, e->loc.nb, e->loc.cnt, e->nl.nb,
-                   e->nl.cnt,   e->flags,      e->acc};
+                   e->nl.cnt,   e->flags,      e->acc,      e->halo_start};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
         if (dev[k])
             cudaFree(dev[k]);
@@ -271,6 +272,8 @@ static void gpu_destroy(hx_md_engine *e)
         cudaEventDestroy(e->ev_gfork);
     if (e->ev_gjoin)
         cudaEventDestroy(e->ev_gjoin);
+    if (e->ev_list)
+        cudaEventDestroy(e->ev_list);
     if (e->s_loc)
         cudaStreamDestroy(e->s_loc);
     if (e->s_nl)

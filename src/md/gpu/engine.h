@@ -59,6 +59,15 @@ struct hx_md_engine {
     uint8_t *zones;
     float *xsort; /* 4 floats per local atom: positions in cell order (list build) */
     int32_t *cellof, *cellatoms, *cell_cnt, *cell_start, *scan_tmp;
+    /* Several ranks, device rebuilds: the halo atoms' cell starts (the
+     * home atoms' stay in cell_start for the local list, which may still be
+     * built beside the non-local one), the reach of the halo (see
+     * hxg_build_nonlocal), and whether the local list is queued already
+     * (hxg_eng_queue_local_list). ev_list orders the two halves. */
+    int32_t *halo_start;
+    float near[3];
+    int loc_queued;
+    cudaEvent_t ev_list;
     hxg_list loc, nl;
     size_t b_x4, b_v4, b_f4, b_xold4, b_sx4, b_sv4, b_id, b_sid, b_zones, b_xsort, b_cellof,
         b_cellatoms, b_locnb, b_loccnt, b_nlnb, b_nlcnt;
@@ -92,6 +101,7 @@ struct hx_md_engine {
     double dev_phase[HXG_NPHASE];
     int64_t dev_rebuilds;
     int check_atoms;
+    int check_lists; /* the two-half list build against the one-pass one (HALOX_MD_CHECK_LISTS=1) */
     int tight;       /* capacities without margin (HALOX_MD_TIGHT=1, for tests) */
     int64_t growths; /* device rebuilds that grew the home arrays */
     int census_set;
@@ -181,6 +191,14 @@ void hxg_eng_phase_log(const hx_md_engine *e, const char *what, const char *cons
 /* Cell and neighbour lists of the current atoms, growing the lists when an
  * atom has more neighbours than they hold. Rank-local. */
 hx_status hxg_eng_build_lists(hx_md_engine *e);
+/* Queues the local list of home atoms just sorted on the device, on the
+ * local stream after the non-local stream's work so far: it builds while
+ * the rebuild goes on (the plan); hxg_eng_build_lists adds the non-local
+ * lists and waits for both. */
+hx_status hxg_eng_queue_local_list(hx_md_engine *e);
+/* HALOX_MD_CHECK_LISTS=1: the lists of a two-half build against those of
+ * the one-pass build (lists_check.c). Rank-local. */
+hx_status hxg_eng_check_lists(hx_md_engine *e);
 /* One rank's list of its atoms in cell order (sorted, cell starts set),
  * growing it until it holds every atom's neighbours. */
 hx_status hxg_eng_relist_single(hx_md_engine *e);

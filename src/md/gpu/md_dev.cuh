@@ -1,6 +1,7 @@
 /*
- * md_dev.cuh - what the GPU engine's two kernel files (md_kernels.cu,
- * md_lists.cu) share: the warp mask, position loads and grid sizes.
+ * md_dev.cuh - what the GPU engine's kernel files (md_kernels.cu,
+ * md_cells.cu, md_lists.cu) share: the warp mask, position loads and grid
+ * sizes.
  * Device code, included by .cu files only.
  */
 #ifndef HALOX_MD_DEV_CUH

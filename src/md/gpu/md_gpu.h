@@ -123,8 +123,9 @@ int hxg_force_nonlocal(void *stream, int tpp, int ntotal, const float *x3, hxg_l
  * at liquid density); scan_tmp holds 2 * HXG_MAX_SCAN_BLOCKS ints. */
 #define HXG_MAX_SCAN_BLOCKS 65536
 
-/* Host-driven list build over ntotal atoms at x (stride xs floats: 3 or 4):
- * cell counts, scan, fill (sorted within a cell), then lists. Home atoms
+/* Host-driven list build over ntotal atoms at x (stride xs floats: 3 or 4)
+ * in one pass: cell counts, scan, fill (sorted within a cell), then lists
+ * (the single-rank host path; several ranks build in two halves, below). Home atoms
  * (i < nhome) get loc (home neighbours) and nl (halo neighbours); halo atoms
  * get nl (partners in pairs this rank owns by the zone rule). zones: 4
  * bytes per atom, or NULL when there is no halo. xsort: 4 floats per atom,
@@ -135,10 +136,27 @@ int hxg_build_lists(void *stream, int nhome, int ntotal, const float *x, int xs,
                     int32_t *scan_tmp, hxg_list loc, hxg_list nl, hxg_flags *flags);
 
 /* The local list loc of n atoms already in cell order (x4 sorted, cell
- * starts in cell_start from that sort), ungated: the single-rank set-up
- * and the rebuild of a list that overflowed (after it grew). */
+ * starts in cell_start from that sort), ungated: the single-rank set-up,
+ * the rebuild of a list that overflowed (after it grew), and the local
+ * half of a multi-rank build (only home atoms count: with several ranks
+ * it is the list hxg_build_lists would make). */
 int hxg_build_sorted(void *stream, int n, const float *x4, hxg_cellgrid cg, hxg_geom g, float rh2,
                      const int32_t *cell_start, hxg_list loc, hxg_flags *flags);
+
+/* The non-local half of a multi-rank build: nl of every local atom (the
+ * halo neighbours of home atoms; the partners of halo atoms in pairs this
+ * rank owns, home ones first), from x (home then halo atoms, 3 floats
+ * each), the sorted home positions x4 with their cell starts home_start,
+ * and cell lists of the halo atoms built here into cell_cnt, cell_start,
+ * cellof, cellatoms, xsort, scan_tmp (none of which the local half reads,
+ * so that it may run beside this). near[d]: the domain's upper bound less
+ * rh and a margin along a dimension with pulses, FLT_MAX along the others:
+ * home atoms below it along every dimension skip the halo's cells. */
+int hxg_build_nonlocal(void *stream, int nhome, int ntotal, const float *x, const float *x4,
+                       const int32_t *home_start, const uint8_t *zones, hxg_cellgrid cg,
+                       hxg_geom g, float rh2, const float near[3], int32_t *cell_cnt,
+                       int32_t *cell_start, int32_t *cellof, int32_t *cellatoms, float *xsort,
+                       int32_t *scan_tmp, hxg_list nl, hxg_flags *flags);
 
 /* Cell sort of n home atoms on the device (x4, v4, id permuted through the
  * scratch arrays s*, xold4 set to the sorted positions; perm: n ints). The

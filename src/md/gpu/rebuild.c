@@ -140,19 +140,59 @@ static hx_status build_single(hx_md_engine *e)
     return hxg_eng_relist_single(e);
 }
 
+hx_status hxg_eng_queue_local_list(hx_md_engine *e)
+{
+    CU(cudaEventRecord(e->ev_list, e->s_nl), "event");
+    CU(cudaStreamWaitEvent(e->s_loc, e->ev_list, 0), "event wait");
+    CU(hxg_build_sorted((void *) e->s_loc, e->nhome, e->x4, e->cells, e->geom, e->lj.rh2,
+                        e->cell_start, e->loc, e->flags),
+       "local list build launch");
+    e->loc_queued = 1;
+    return HX_OK;
+}
+
+/* The lists of a multi-rank device rebuild in two halves: the local list
+ * from the sorted home atoms on the local stream (queued already, as a
+ * rule, while the plan was made), the non-local ones on the non-local
+ * stream, which then waits for the local half. */
+static hx_status launch_halves(hx_md_engine *e)
+{
+    if (!e->loc_queued)
+        HXI_CHECK(hxg_eng_queue_local_list(e));
+    e->loc_queued = 0;
+    CU(hxg_build_nonlocal((void *) e->s_nl, e->nhome, e->ntotal, e->tx, e->x4, e->cell_start,
+                          e->zones, e->cells, e->geom, e->lj.rh2, e->near, e->cell_cnt,
+                          e->halo_start, e->cellof, e->cellatoms, e->xsort, e->scan_tmp, e->nl,
+                          e->flags),
+       "non-local list build launch");
+    CU(cudaEventRecord(e->ev_list, e->s_loc), "event");
+    CU(cudaStreamWaitEvent(e->s_nl, e->ev_list, 0), "event wait");
+    return HX_OK;
+}
+
+/* The lists after a rebuild: in two halves with several ranks and device
+ * rebuilds (the home atoms are sorted on the device, their cell starts at
+ * hand); otherwise in one pass over the local atoms. */
 hx_status hxg_eng_build_lists(hx_md_engine *e)
 {
+    const int halves = e->multi && !e->host_rebuild && e->rb;
     for (int attempt = 0; attempt < 3; attempt++) {
-        const float *x = e->multi ? e->tx : e->x4;
-        hxg_list none = {NULL, NULL, 0, 0};
-        CU(hxg_build_lists((void *) e->s_nl, e->nhome, e->ntotal, x, e->multi ? 3 : 4,
-                           e->multi ? e->zones : NULL, e->cells, e->geom, e->lj.rh2, e->cell_cnt,
-                           e->cell_start, e->cellof, e->cellatoms, e->xsort, e->scan_tmp, e->loc,
-                           e->multi ? e->nl : none, e->flags),
-           "neighbour-list build launch");
+        if (halves) {
+            HXI_CHECK(launch_halves(e));
+        } else {
+            const float *x = e->multi ? e->tx : e->x4;
+            hxg_list none = {NULL, NULL, 0, 0};
+            CU(hxg_build_lists((void *) e->s_nl, e->nhome, e->ntotal, x, e->multi ? 3 : 4,
+                               e->multi ? e->zones : NULL, e->cells, e->geom, e->lj.rh2,
+                               e->cell_cnt, e->cell_start, e->cellof, e->cellatoms, e->xsort,
+                               e->scan_tmp, e->loc, e->multi ? e->nl : none, e->flags),
+               "neighbour-list build launch");
+        }
         hxg_flags fl;
         HXI_CHECK(read_flags(e, &fl, e->s_nl));
         if (fl.need <= 0) {
+            if (halves && e->check_lists)
+                return hxg_eng_check_lists(e);
             /* Only the single-rank device rebuild reads last_build (on the
              * device); it starts from the set-up build at step 0. */
             if (fl.last_build != e->step && !e->multi && !e->host_rebuild) {

@@ -6,8 +6,9 @@
  * also wraps), the cell sort of the home atoms (hxg_sort_home), the halo
  * plan built on the device (hx_plan_create_device, whose own exchange
  * delivers the halo coordinates), the transport's adoption of the plan,
- * then the cell and neighbour lists, all on the transport's stream (the
- * non-local stream). HALOX_MD_HOST_REBUILD=1 takes the host path instead
+ * then the non-local lists, all on the transport's stream (the non-local
+ * stream); the local list builds from the sorted home atoms on the local
+ * stream meanwhile. HALOX_MD_HOST_REBUILD=1 takes the host path instead
  * (rebuild.c), which stays as the reference.
  */
 #include "md/gpu/engine.h"
@@ -76,6 +77,10 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
                       e->sid, e->cells, e->geom, e->cell_cnt, e->cell_start, e->cellof,
                       e->cellatoms, e->scan_tmp, e->flags) != 0)
         st = cuda_fail(cudaGetLastError(), "the cell sort");
+    /* The local list needs only the sorted home atoms: it builds on the
+     * local stream while the plan is made. */
+    if (st == HX_OK)
+        st = hxg_eng_queue_local_list(e);
     HXI_CHECK(hxi_agree(e->comm, st));
     hxg_eng_phase_mark(e->dev_phase, phase_names, 2, &tp);
 

@@ -7,6 +7,7 @@
 
 #include "md/gpu/engine.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -262,6 +263,23 @@ hx_status hxg_eng_make_transport(hx_md_engine *e)
     return st;
 }
 
+/* Where a home atom may have halo neighbours (hxg_build_nonlocal): within
+ * rh of the domain's upper face along a dimension with pulses (every halo
+ * atom came in through a pulse and lies at or above that face, up to the
+ * rounding of its shift, which the margin covers many times over).
+ * HALOX_TEST_LIST_REACH=D moves that bound up by D, wrongly, so that the
+ * tests see the list check (HALOX_MD_CHECK_LISTS) catch it. */
+static void set_reach(hx_md_engine *e)
+{
+    const hx_decomp *d = &e->decomp;
+    const char *wrong = getenv("HALOX_TEST_LIST_REACH");
+    const double shift = wrong ? atof(wrong) : 0.0;
+    for (int k = 0; k < 3; k++)
+        e->near[k] = d->npulse[k] > 0 ? (float) (d->dom_hi[k] - e->rh + shift -
+                                                 1e-4 * (fabs(d->dom_hi[k]) + e->rh))
+                                      : FLT_MAX;
+}
+
 static void setup_physics(hx_md_engine *e)
 {
     const hx_md_config *c = &e->cfg;
@@ -400,6 +418,7 @@ hx_status hxg_eng_create_local(hx_md_engine *e)
     CU(cudaEventCreateWithFlags(&e->ev_acc, cudaEventDisableTiming), "event");
     CU(cudaEventCreateWithFlags(&e->ev_gfork, cudaEventDisableTiming), "event");
     CU(cudaEventCreateWithFlags(&e->ev_gjoin, cudaEventDisableTiming), "event");
+    CU(cudaEventCreateWithFlags(&e->ev_list, cudaEventDisableTiming), "event");
     setup_physics(e);
     double vol = e->decomp.box_len[0] * e->decomp.box_len[1] * e->decomp.box_len[2];
     int m = neigh_max_for(e, (double) e->sys->natoms / vol);
@@ -414,6 +433,10 @@ hx_status hxg_eng_create_local(hx_md_engine *e)
         hxg_eng_dev_grow(&e->cell_start, &(size_t){0}, sizeof(int32_t) * (nc + 1), "cell starts"));
     HXI_CHECK(hxg_eng_dev_grow(&e->scan_tmp, &(size_t){0},
                                sizeof(int32_t) * 2 * HXG_MAX_SCAN_BLOCKS, "scan scratch"));
+    if (e->multi && !e->host_rebuild)
+        HXI_CHECK(hxg_eng_dev_grow(&e->halo_start, &(size_t){0}, sizeof(int32_t) * (nc + 1),
+                                   "halo cell starts"));
+    set_reach(e);
     CU(cudaHostAlloc((void **) &e->report, sizeof(hxg_report), cudaHostAllocMapped),
        "mapped host allocation");
     CU(cudaHostGetDevicePointer((void **) &e->report_dev, e->report, 0), "mapped pointer");

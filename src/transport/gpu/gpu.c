@@ -268,12 +268,15 @@ hx_status hxi_gpu_upload_plan(hxi_gpu *g, const hx_plan *plan)
     }
     /* Synchronous copies: the plan's host maps may change after this call,
      * and a plan change is rare. A device plan's maps are copied on the
-     * device, in the same layout (pulse p at its map_offset). */
+     * device, in the same layout (pulse p at its map_offset), on the
+     * transport's stream, ahead of the kernels that read them: a copy on the
+     * default stream would queue behind whatever else the GPU runs (the
+     * engine's local list build) at the lowest priority. */
     HXI_CUDA(cudaStreamSynchronize(g->stream));
     if (hx_plan_on_device(plan)) {
         if (total > 0)
-            HXI_CUDA(cudaMemcpy(g->d_maps, hx_plan_device_maps(plan), total * sizeof(int),
-                                cudaMemcpyDeviceToDevice));
+            HXI_CUDA(cudaMemcpyAsync(g->d_maps, hx_plan_device_maps(plan), total * sizeof(int),
+                                     cudaMemcpyDeviceToDevice, g->stream));
     } else {
         for (int p = 0; p < np; p++) {
             const hx_pulse *s = hx_plan_pulse(plan, p);

@@ -1,0 +1,135 @@
+/*
+ * lists_check.c - HALOX_MD_CHECK_LISTS=1 (the tests set it): after each
+ * two-half list build of a multi-rank device rebuild, the one-pass build
+ * (hxg_build_lists, the host path's) makes lists of its own from the same
+ * atoms, and the two are compared on the host: each home atom's local list
+ * slot by slot (the same candidates in the same order), each local atom's
+ * non-local list as a set (the halves list a halo atom's home partners
+ * first). A difference is an error naming the atom.
+ */
+#include "md/gpu/engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One list of the device: counts of n atoms and max slots of stride. */
+typedef struct {
+    int32_t *cnt, *nb;
+} host_list;
+
+static hx_status fetch_list(const hxg_list *l, int n, host_list *h)
+{
+    size_t slots = (size_t) l->max * (size_t) l->stride;
+    h->cnt = malloc(sizeof(int32_t) * (size_t) (n > 0 ? n : 1));
+    h->nb = malloc(sizeof(int32_t) * (slots > 0 ? slots : 1));
+    if (!h->cnt || !h->nb)
+        return hxi_error(HX_ERR_NOMEM, "list check: host copies of the lists");
+    if (n > 0)
+        CU(cudaMemcpy(h->cnt, l->cnt, sizeof(int32_t) * (size_t) n, cudaMemcpyDeviceToHost),
+           "list check copy");
+    if (slots > 0)
+        CU(cudaMemcpy(h->nb, l->nb, sizeof(int32_t) * slots, cudaMemcpyDeviceToHost),
+           "list check copy");
+    return HX_OK;
+}
+
+static void free_host(host_list *h)
+{
+    free(h->cnt);
+    free(h->nb);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *) a, y = *(const int32_t *) b;
+    return (x > y) - (x < y);
+}
+
+/* Atom i's entries in slot order into out (at most max). */
+static int entries(const host_list *h, const hxg_list *l, int i, int32_t *out)
+{
+    int c = h->cnt[i] < l->max ? h->cnt[i] : l->max;
+    for (int s = 0; s < c; s++)
+        out[s] = h->nb[(size_t) s * (size_t) l->stride + (size_t) i];
+    return c;
+}
+
+/* The first atom of [0, n) whose lists differ, or -1; sets: compare as
+ * sets (sorted first). */
+static int first_difference(const host_list *a, const host_list *b, const hxg_list *l, int n,
+                            int sets, int32_t *ea, int32_t *eb)
+{
+    for (int i = 0; i < n; i++) {
+        int ca = entries(a, l, i, ea), cb = entries(b, l, i, eb);
+        if (ca != cb)
+            return i;
+        if (sets) {
+            qsort(ea, (size_t) ca, sizeof *ea, cmp_int);
+            qsort(eb, (size_t) cb, sizeof *eb, cmp_int);
+        }
+        if (memcmp(ea, eb, sizeof *ea * (size_t) ca) != 0)
+            return i;
+    }
+    return -1;
+}
+
+hx_status hxg_eng_check_lists(hx_md_engine *e)
+{
+    hxg_list loc = e->loc, nl = e->nl;
+    hx_status st = HX_OK;
+    host_list h[4];
+    memset(h, 0, sizeof h);
+    int32_t *ea = NULL, *eb = NULL;
+    /* The one-pass lists, of the same room and layout. */
+    loc.cnt = loc.nb = nl.cnt = nl.nb = NULL;
+    size_t bloc = 4 * (size_t) loc.max * (size_t) loc.stride;
+    size_t bnl = 4 * (size_t) nl.max * (size_t) nl.stride;
+    if (cudaMalloc((void **) &loc.cnt, 4 * (size_t) e->cap_home) != cudaSuccess ||
+        cudaMalloc((void **) &loc.nb, bloc > 0 ? bloc : 4) != cudaSuccess ||
+        cudaMalloc((void **) &nl.cnt, 4 * (size_t) e->cap_total) != cudaSuccess ||
+        cudaMalloc((void **) &nl.nb, bnl > 0 ? bnl : 4) != cudaSuccess)
+        st = cuda_fail(cudaGetLastError(), "list check allocation");
+    if (st == HX_OK &&
+        (hxg_build_lists((void *) e->s_nl, e->nhome, e->ntotal, e->tx, 3, e->zones, e->cells,
+                         e->geom, e->lj.rh2, e->cell_cnt, e->cell_start, e->cellof,
+                         e->cellatoms, e->xsort, e->scan_tmp, loc, nl, e->flags) != 0 ||
+         cudaStreamSynchronize(e->s_nl) != cudaSuccess))
+        st = cuda_fail(cudaGetLastError(), "the one-pass list build of the list check");
+    if (st == HX_OK)
+        st = fetch_list(&e->loc, e->nhome, &h[0]);
+    if (st == HX_OK)
+        st = fetch_list(&loc, e->nhome, &h[1]);
+    if (st == HX_OK)
+        st = fetch_list(&e->nl, e->ntotal, &h[2]);
+    if (st == HX_OK)
+        st = fetch_list(&nl, e->ntotal, &h[3]);
+    int most = loc.max > nl.max ? loc.max : nl.max;
+    if (st == HX_OK) {
+        ea = malloc(sizeof(int32_t) * (size_t) (most > 0 ? most : 1));
+        eb = malloc(sizeof(int32_t) * (size_t) (most > 0 ? most : 1));
+        if (!ea || !eb)
+            st = hxi_error(HX_ERR_NOMEM, "list check: scratch");
+    }
+    if (st == HX_OK) {
+        int i = first_difference(&h[0], &h[1], &e->loc, e->nhome, 0, ea, eb);
+        int k = i < 0 ? first_difference(&h[2], &h[3], &e->nl, e->ntotal, 1, ea, eb) : -1;
+        if (i >= 0 || k >= 0)
+            st = hxi_error(HX_ERR_STATE,
+                           "GPU engine: at the rebuild of step %lld on rank %d the two-half "
+                           "list build and the one-pass build differ in the %s list of %s atom "
+                           "%d (%d home, %d local atoms)",
+                           (long long) e->step, e->rank, i >= 0 ? "local" : "non-local",
+                           (i >= 0 || k < e->nhome) ? "home" : "halo", i >= 0 ? i : k, e->nhome,
+                           e->ntotal);
+    }
+    for (int q = 0; q < 4; q++)
+        free_host(&h[q]);
+    free(ea);
+    free(eb);
+    cudaFree(loc.cnt);
+    cudaFree(loc.nb);
+    cudaFree(nl.cnt);
+    cudaFree(nl.nb);
+    cudaGetLastError();
+    return st;
+}

@@ -1,0 +1,192 @@
+/*
+ * md_cells.cuh - what the GPU engine's cell and list-build kernel files
+ * (md_cells.cu, md_lists.cu) share: the cell grid's helpers, the rows of
+ * cells an atom's candidates come in, the gate of the single-rank rebuild,
+ * and the host launchers one file lends the other. Device code, included
+ * by .cu files only.
+ */
+#ifndef HALOX_MD_CELLS_CUH
+#define HALOX_MD_CELLS_CUH
+
+#include "md_dev.cuh"
+
+/* ------------------------------------------------------------ cells */
+
+/* Cell of a coordinate along one dimension, clamped into the grid. At a
+ * list build every coordinate lies inside the grid's extent (periodic
+ * dimensions are wrapped into the box first), so clamping only catches
+ * rounding at the edges and keeps each atom in the cell its coordinate
+ * says, which the image shifts of the build rely on. */
+__device__ __forceinline__ int hxg_cell_coord(float x, float lo, float inv, int n)
+{
+    return min(max((int) floorf((x - lo) * inv), 0), n - 1);
+}
+
+__device__ __forceinline__ int hxg_cell_of(float3 p, const hxg_cellgrid &cg_)
+{
+    const int cx = hxg_cell_coord(p.x, cg_.lo[0], cg_.inv_w[0], cg_.n[0]);
+    const int cy = hxg_cell_coord(p.y, cg_.lo[1], cg_.inv_w[1], cg_.n[1]);
+    const int cz = hxg_cell_coord(p.z, cg_.lo[2], cg_.inv_w[2], cg_.n[2]);
+    return (cz * cg_.n[1] + cy) * cg_.n[0] + cx;
+}
+
+/* Cells are at least rh / 2 wide (the engine's set-up), so an atom's
+ * neighbours within rh lie at most HXG_REACH cells away along each
+ * dimension. */
+#define HXG_REACH 2
+#define HXG_ROWS  ((2 * HXG_REACH + 1) * (2 * HXG_REACH + 1))
+
+/* The candidates of one atom come in rows: for each (oy, oz) in
+ * [-HXG_REACH, HXG_REACH]^2 (oz outer), the cells along x of that row that
+ * can hold atoms within rh of it. With atoms ordered by cell, a run of
+ * consecutive cells along x is one range of the cell list. A row's range
+ * is cut to the atom's reach (rows out of reach are empty) and split in two
+ * segments where it wraps around a periodic boundary; each segment carries
+ * the image shift of its cells (a multiple of the box length), so that the
+ * distance test needs no minimum image. Where a periodic dimension has few
+ * cells, one cell can appear in two segments or rows with different
+ * shifts; since the box is longer than 2 rh, at most one of those images
+ * lies within rh, so no pair is listed twice. */
+struct hxg_seg {
+    int kbeg, kend; /* candidate range in the cell list */
+    float3 xs;      /* the atom's position minus the segment's image shift */
+};
+
+/* The period of unwrapped cell q along a periodic dimension of n cells:
+ * wherever the build asks, q lies at most HXG_REACH cells beyond the grid,
+ * and a periodic dimension has at least 3 cells (the box is longer than
+ * 2 rh, the cells a little over rh / 2 wide), so q is in [-n, 2n) and no
+ * division is needed. */
+__device__ __forceinline__ int hxg_period_of(int q, int n)
+{
+    return q < 0 ? -1 : (q >= n ? 1 : 0);
+}
+
+/* Range along one dimension: cell q (unwrapped, in the atom's frame) is
+ * valid, wrapped into qw with image shift sh; d is the distance from the
+ * coordinate to the cell's slab. */
+__device__ __forceinline__ bool hxg_row_dim(float xv, int q, const hxg_cellgrid &cg_,
+                                            const hxg_geom &g, int k, int *qw, float *sh, float *d)
+{
+    const int n = cg_.n[k];
+    int m = 0;
+    if (cg_.periodic[k]) {
+        m = hxg_period_of(q, n);
+    } else if (q < 0 || q >= n) {
+        return false;
+    }
+    *qw = q - m * n;
+    *sh = (float) m * g.per_len[k];
+    const float w = 1.0f / cg_.inv_w[k];
+    const float lo = cg_.lo[k] + (float) q * w;
+    *d = fmaxf(0.0f, fmaxf(lo - xv, xv - (lo + w)));
+    return true;
+}
+
+/* Segments of row r (0 .. HXG_ROWS-1) of an atom at xi in cell c. rhp: the
+ * list cutoff padded against rounding (the ranges may include a little
+ * more, never less). Empty segments have kbeg == kend. */
+__device__ __forceinline__ void hxg_row(float3 xi, const int c[3], int r, const hxg_cellgrid &cg_,
+                                        const hxg_geom &g, float rhp,
+                                        const int32_t *__restrict__ start, hxg_seg seg[2])
+{
+    seg[0].kbeg = seg[0].kend = seg[1].kbeg = seg[1].kend = 0;
+    seg[0].xs = seg[1].xs = xi;
+    const int oy = r % (2 * HXG_REACH + 1) - HXG_REACH, oz = r / (2 * HXG_REACH + 1) - HXG_REACH;
+    int qy, qz;
+    float sy, sz, dy, dz;
+    if (!hxg_row_dim(xi.y, c[1] + oy, cg_, g, 1, &qy, &sy, &dy) ||
+        !hxg_row_dim(xi.z, c[2] + oz, cg_, g, 2, &qz, &sz, &dz))
+        return;
+    const float rx2 = rhp * rhp - dy * dy - dz * dz;
+    if (rx2 <= 0.0f)
+        return;
+    const float rx = sqrtf(rx2);
+    const int n = cg_.n[0];
+    int ax = (int) floorf((xi.x - rx - cg_.lo[0]) * cg_.inv_w[0]);
+    int bx = (int) floorf((xi.x + rx - cg_.lo[0]) * cg_.inv_w[0]);
+    ax = max(ax, c[0] - HXG_REACH);
+    bx = min(min(bx, c[0] + HXG_REACH), ax + n); /* at most two periods */
+    if (!cg_.periodic[0]) {
+        ax = max(ax, 0);
+        bx = min(bx, n - 1);
+    }
+    if (ax > bx)
+        return;
+    const int base = (qz * cg_.n[1] + qy) * n;
+    const float3 xr = make_float3(xi.x, xi.y - sy, xi.z - sz);
+    /* Unwrapped cells [ax, bx]: at most n + 1 of them, so at most two
+     * periods. They still cover [x - rh, x + rh], which is shorter than
+     * the box (rh < half the box length, checked at set-up). */
+    const int m0 = cg_.periodic[0] ? hxg_period_of(ax, n) : 0;
+    const int m1 = cg_.periodic[0] ? hxg_period_of(bx, n) : 0;
+    const int a0 = ax - m0 * n, b0 = m0 == m1 ? bx - m0 * n : n - 1;
+    seg[0].kbeg = __ldg(start + base + a0);
+    seg[0].kend = __ldg(start + base + b0 + 1);
+    seg[0].xs = make_float3(xr.x - (float) m0 * g.per_len[0], xr.y, xr.z);
+    if (m1 != m0) {
+        seg[1].kbeg = __ldg(start + base);
+        seg[1].kend = __ldg(start + base + bx - m1 * n + 1);
+        seg[1].xs = make_float3(xr.x - (float) m1 * g.per_len[0], xr.y, xr.z);
+    }
+}
+
+/* rh padded so that rounding in the row ranges can only add candidates. */
+__device__ __forceinline__ float hxg_rh_padded(float rh2)
+{
+    return sqrtf(rh2) * (1.0f + 1e-5f) + 1e-6f;
+}
+
+__device__ __forceinline__ unsigned hxg_zone_mask(const uint8_t *zones, int i)
+{
+    const uchar4 z = reinterpret_cast<const uchar4 *>(zones)[i];
+    return (z.x != 0) | ((z.y != 0) << 1) | ((z.z != 0) << 2);
+}
+
+/* Whether a list-build kernel works in this launch. Ungated (on == 0) for
+ * the host-driven builds. Gated for the single-rank rebuild, which decides
+ * on the device as LAMMPS's Neighbor::decide: step % every == 0, step -
+ * last_build >= delay and, with check, moved_step == step. Every kernel of
+ * one rebuild reads the same values (earlier kernels on the stream wrote
+ * them; only hxg_k_finish changes last_build, and it runs last), so all of
+ * them decide alike and either all work or none does. */
+struct hxg_gate {
+    hxg_flags *flags;
+    long long step; /* < 0: flags->cur */
+    int every, delay, check, on;
+};
+
+__device__ __forceinline__ bool hxg_open(const hxg_gate &g)
+{
+    if (!g.on)
+        return true;
+    const hxg_flags *fl = g.flags;
+    if (fl->halt)
+        return false; /* an earlier build overflowed: the host takes over */
+    const long long step = g.step >= 0 ? g.step : fl->cur;
+    return step % g.every == 0 && step - fl->last_build >= g.delay &&
+           (!g.check || fl->moved_step == step);
+}
+
+/* Cell starts from counts (three launches, see hxg_k_scan_part). */
+cudaError_t hxg_scan_cells(cudaStream_t s, hxg_gate gate, const int32_t *cnt, int32_t *start,
+                           int ncell, int32_t *scan_tmp);
+
+/* Cell lists of the n atoms at x (stride xs floats: 3 or 4), ungated:
+ * counts, starts, each cell's atoms sorted by index (cellatoms), and their
+ * positions in cell order with index + base in w (xsort, see hxg_k_gather).
+ * cell_cnt is zeroed here and left at zero. */
+cudaError_t hxg_cell_lists(cudaStream_t s, hxg_flags *flags, int n, const float *x, int xs, int base,
+                           hxg_cellgrid cg_, hxg_geom g, int32_t *cell_cnt, int32_t *cell_start,
+                           int32_t *cellof, int32_t *cellatoms, float4 *xsort, int32_t *scan_tmp);
+
+/* Cell sort of n home atoms (x4, v4, id through the scratch arrays s*;
+ * xold4 set), then the cell starts of the sorted atoms. WRAP: positions
+ * are wrapped into the box first (the single-rank rebuild; migration
+ * wraps the multi-rank ones). cell_cnt must be zero; it is left at zero. */
+cudaError_t hxg_launch_sort(cudaStream_t s, hxg_gate gate, bool wrap, int n, float *x4, float *v4,
+                            int64_t *id, float *xold4, float *sx4, float *sv4, int64_t *sid,
+                            hxg_cellgrid cg_, hxg_geom g, int32_t *cell_cnt, int32_t *cell_start,
+                            int32_t *cellof, int32_t *perm, int32_t *scan_tmp);
+
+#endif /* HALOX_MD_CELLS_CUH */
