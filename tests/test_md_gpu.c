@@ -42,7 +42,9 @@
  * and every device rebuild checks the atom count and id checksum
  * (HALOX_CHECK_ATOMS=1) and its lists, built in two halves, against those
  * of the one-pass build (HALOX_MD_CHECK_LISTS=1: the local list slot by
- * slot, each non-local list as a set).
+ * slot, each non-local list as a set), and the non-local forces visit only
+ * the atoms with a non-local list or a map entry (HALOX_MD_NL_ATOMS=1; the
+ * check compares that set with one found on the host).
  *
  * --compare-rebuilds: instead, device against host-path rebuilds over the
  * whole run (see compare_rebuilds for the bounds). --tight: instead, the
@@ -557,6 +559,9 @@ int main(int argc, char **argv)
      * two-half list build against the one-pass build. */
     setenv("HALOX_CHECK_ATOMS", "1", 1);
     setenv("HALOX_MD_CHECK_LISTS", "1", 1);
+    /* The non-local forces visit only the atoms that need them (on by
+     * size; these systems are small). */
+    setenv("HALOX_MD_NL_ATOMS", "1", 1);
     int rank = hx_comm_rank(comm), size = hx_comm_size(comm);
     int ncells = 10, steps = 100, grid[3] = {0, 0, 0}, withhold = 0, compare = 0, tight = 0;
     cpu_run cpu;

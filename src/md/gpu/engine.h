@@ -68,6 +68,16 @@ struct hx_md_engine {
     float near[3];
     int loc_queued;
     cudaEvent_t ev_list;
+    /* The atoms the non-local forces visit after a device rebuild
+     * (hxg_nl_atoms): nl_idx[0 .. nl_atoms) when nl_on, else all ntotal.
+     * nl_pos: the scan's scratch (cap_total + 1). On where the local atoms
+     * fill the GPU once: below, the kernel over all of them is shorter than
+     * the launches that would pick them. */
+    int32_t *nl_idx, *nl_pos;
+    size_t b_nlidx, b_nlpos;
+    int nl_atoms, nl_on;
+    int nl_pick;    /* HALOX_MD_NL_ATOMS: 1 always, 0 never, else by size */
+    long long fill; /* threads that fill the GPU once */
     hxg_list loc, nl;
     size_t b_x4, b_v4, b_f4, b_xold4, b_sx4, b_sv4, b_id, b_sid, b_zones, b_xsort, b_cellof,
         b_cellatoms, b_locnb, b_loccnt, b_nlnb, b_nlcnt;
@@ -130,6 +140,17 @@ struct hx_md_engine {
     char pending_msg[640];
     char desc[1024];
 };
+
+/* The atoms of the non-local forces: how many, and their list (NULL: all). */
+static inline int hxg_eng_nl_count(const hx_md_engine *e)
+{
+    return e->nl_on ? e->nl_atoms : e->ntotal;
+}
+
+static inline const int32_t *hxg_eng_nl_idx(const hx_md_engine *e)
+{
+    return e->nl_on ? e->nl_idx : NULL;
+}
 
 /* ---------------------------------------------------------------- errors */
 
@@ -199,6 +220,7 @@ hx_status hxg_eng_queue_local_list(hx_md_engine *e);
 /* HALOX_MD_CHECK_LISTS=1: the lists of a two-half build against those of
  * the one-pass build (lists_check.c). Rank-local. */
 hx_status hxg_eng_check_lists(hx_md_engine *e);
+
 /* One rank's list of its atoms in cell order (sorted, cell starts set),
  * growing it until it holds every atom's neighbours. */
 hx_status hxg_eng_relist_single(hx_md_engine *e);

@@ -5,7 +5,9 @@
  * atoms, and the two are compared on the host: each home atom's local list
  * slot by slot (the same candidates in the same order), each local atom's
  * non-local list as a set (the halves list a halo atom's home partners
- * first). A difference is an error naming the atom.
+ * first). The atoms the non-local forces visit must be those with a
+ * non-local list and the targets of the transport's maps, in index order.
+ * A difference is an error naming the atom.
  */
 #include "md/gpu/engine.h"
 
@@ -73,6 +75,53 @@ static int first_difference(const host_list *a, const host_list *b, const hxg_li
     return -1;
 }
 
+/* The atoms of the non-local forces (nl_idx) against those with a list
+ * (cnt, on the host) and the maps' targets. */
+static hx_status check_nl_atoms(hx_md_engine *e, const int32_t *cnt)
+{
+    const hx_plan *p = e->plan;
+    int nmaps = 0, n = e->ntotal;
+    for (int q = 0; q < hx_plan_npulses(p); q++)
+        nmaps += hx_plan_pulse(p, q)->nsend;
+    int32_t *maps = malloc(sizeof(int32_t) * (size_t) (nmaps > 0 ? nmaps : 1));
+    int32_t *idx = malloc(sizeof(int32_t) * (size_t) (n > 0 ? n : 1));
+    char *want = calloc((size_t) (n > 0 ? n : 1), 1);
+    hx_status st = HX_OK;
+    if (!maps || !idx || !want)
+        st = hxi_error(HX_ERR_NOMEM, "list check: the non-local atoms");
+    if (st == HX_OK && nmaps > 0 &&
+        cudaMemcpy(maps, hx_plan_device_maps(p), sizeof(int32_t) * (size_t) nmaps,
+                   cudaMemcpyDeviceToHost) != cudaSuccess)
+        st = cuda_fail(cudaGetLastError(), "list check copy");
+    if (st == HX_OK && e->nl_atoms > 0 &&
+        cudaMemcpy(idx, e->nl_idx, sizeof(int32_t) * (size_t) e->nl_atoms,
+                   cudaMemcpyDeviceToHost) != cudaSuccess)
+        st = cuda_fail(cudaGetLastError(), "list check copy");
+    int count = 0, bad = -1;
+    for (int i = 0; st == HX_OK && i < n; i++)
+        want[i] = cnt[i] > 0;
+    for (int k = 0; st == HX_OK && k < nmaps; k++)
+        if (maps[k] >= 0 && maps[k] < n)
+            want[maps[k]] = 1;
+    for (int i = 0; st == HX_OK && i < n; i++) {
+        if (!want[i])
+            continue;
+        if (bad < 0 && (count >= e->nl_atoms || idx[count] != i))
+            bad = i;
+        count++;
+    }
+    if (st == HX_OK && (bad >= 0 || count != e->nl_atoms))
+        st = hxi_error(HX_ERR_STATE,
+                       "GPU engine: at the rebuild of step %lld on rank %d the non-local forces "
+                       "would visit %d atoms where %d have a non-local list or are a map's "
+                       "target (first difference at atom %d)",
+                       (long long) e->step, e->rank, e->nl_atoms, count, bad);
+    free(maps);
+    free(idx);
+    free(want);
+    return st;
+}
+
 hx_status hxg_eng_check_lists(hx_md_engine *e)
 {
     hxg_list loc = e->loc, nl = e->nl;
@@ -122,6 +171,8 @@ hx_status hxg_eng_check_lists(hx_md_engine *e)
                            (i >= 0 || k < e->nhome) ? "home" : "halo", i >= 0 ? i : k, e->nhome,
                            e->ntotal);
     }
+    if (st == HX_OK && e->nl_on)
+        st = check_nl_atoms(e, h[2].cnt);
     for (int q = 0; q < 4; q++)
         free_host(&h[q]);
     free(ea);

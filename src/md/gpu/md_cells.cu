@@ -214,9 +214,10 @@ cudaError_t hxg_scan_cells(cudaStream_t s, hxg_gate gate, const int32_t *cnt, in
     return cudaGetLastError();
 }
 
-cudaError_t hxg_cell_lists(cudaStream_t s, hxg_flags *flags, int n, const float *x, int xs, int base,
-                           hxg_cellgrid cg_, hxg_geom g, int32_t *cell_cnt, int32_t *cell_start,
-                           int32_t *cellof, int32_t *cellatoms, float4 *xsort, int32_t *scan_tmp)
+cudaError_t hxg_cell_lists(cudaStream_t s, hxg_flags *flags, int n, const float *x, int xs,
+                           int base, hxg_cellgrid cg_, hxg_geom g, int32_t *cell_cnt,
+                           int32_t *cell_start, int32_t *cellof, int32_t *cellatoms, float4 *xsort,
+                           int32_t *scan_tmp)
 {
     const hxg_gate open = {flags, 0, 1, 0, 0, 0};
     cudaError_t err = cudaMemsetAsync(cell_cnt, 0, sizeof(int32_t) * (size_t) cg_.ncell, s);

@@ -176,9 +176,10 @@ cudaError_t hxg_scan_cells(cudaStream_t s, hxg_gate gate, const int32_t *cnt, in
  * counts, starts, each cell's atoms sorted by index (cellatoms), and their
  * positions in cell order with index + base in w (xsort, see hxg_k_gather).
  * cell_cnt is zeroed here and left at zero. */
-cudaError_t hxg_cell_lists(cudaStream_t s, hxg_flags *flags, int n, const float *x, int xs, int base,
-                           hxg_cellgrid cg_, hxg_geom g, int32_t *cell_cnt, int32_t *cell_start,
-                           int32_t *cellof, int32_t *cellatoms, float4 *xsort, int32_t *scan_tmp);
+cudaError_t hxg_cell_lists(cudaStream_t s, hxg_flags *flags, int n, const float *x, int xs,
+                           int base, hxg_cellgrid cg_, hxg_geom g, int32_t *cell_cnt,
+                           int32_t *cell_start, int32_t *cellof, int32_t *cellatoms, float4 *xsort,
+                           int32_t *scan_tmp);
 
 /* Cell sort of n home atoms (x4, v4, id through the scratch arrays s*;
  * xold4 set), then the cell starts of the sorted atoms. WRAP: positions

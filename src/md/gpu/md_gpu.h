@@ -65,8 +65,8 @@ typedef struct hxg_flags {
      * returns at once until the host has grown the list and finished the
      * step (hxg_k_finish sets it; the host clears it). */
     int32_t halt;
-    int32_t maxcnt; /* largest neighbour count of any atom at any list build so far */
-    int32_t pad;
+    int32_t maxcnt;   /* largest neighbour count of any atom at any list build so far */
+    int32_t nl_atoms; /* atoms the non-local forces visit (hxg_nl_atoms) */
 } hxg_flags;
 
 /* Written by the device path's rebuild kernel into mapped host memory, so
@@ -111,12 +111,23 @@ int hxg_force_local(void *stream, int tpp, int n, const float *x4, hxg_list l, h
                     hxg_geom g, float *f4, float *v4, float dtf, float mass, double *acc,
                     hxg_flags *flags);
 
-/* Every local atom i in [0, ntotal) against its non-local list: for a home
- * atom its halo neighbours, for a halo atom its partners in owned pairs.
- * f3 != NULL: f3[i] is overwritten (zero when the list is empty), so the
- * transport's force array needs no clearing. */
-int hxg_force_nonlocal(void *stream, int tpp, int ntotal, const float *x3, hxg_list l, hxg_lj lj,
-                       hxg_geom g, float *f3, double *acc);
+/* Local atoms against their non-local lists: for a home atom its halo
+ * neighbours, for a halo atom its partners in owned pairs. idx NULL: every
+ * atom i in [0, n); else the n atoms idx[0 .. n) (hxg_nl_atoms). f3 != NULL:
+ * f3[i] of each atom visited is overwritten (zero when its list is empty),
+ * so that those entries need no clearing. */
+int hxg_force_nonlocal(void *stream, int tpp, int n, const int32_t *idx, const float *x3,
+                       hxg_list l, hxg_lj lj, hxg_geom g, float *f3, double *acc);
+
+/* The atoms the non-local forces must visit, in index order: those with a
+ * non-empty non-local list, and the targets of the transport's maps
+ * (maps[0 .. nmaps): the reverse exchange adds into their forces, which
+ * the force kernel must overwrite first). Every other entry of the
+ * transport's force array stays as it is (zero after a clear at the
+ * rebuild). flag: ntotal ints, pos: ntotal + 1 ints (scratch); idx:
+ * ntotal ints; the count into flags->nl_atoms. */
+int hxg_nl_atoms(void *stream, int ntotal, const hxg_list *nl, const int32_t *maps, int nmaps,
+                 int32_t *flag, int32_t *pos, int32_t *scan_tmp, int32_t *idx, hxg_flags *flags);
 
 /* Cell scan scratch: HXG_MAX_SCAN_BLOCKS chunks of 4096 cells at most
  * (268 million cells, enough for half-cutoff cells over 600 million atoms

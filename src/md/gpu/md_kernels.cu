@@ -141,9 +141,9 @@ __global__ void hxg_k_kick(int n, float4 *__restrict__ v, float4 *__restrict__ f
  * of each pair from each side. No inter-block communication. */
 template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK>
 __global__ void __launch_bounds__(128)
-    hxg_k_force(int n, const float *__restrict__ x, hxg_list l, hxg_lj lj, hxg_geom g,
-                float *__restrict__ f, float4 *__restrict__ v, float dtf, float mass, double *acc,
-                hxg_flags *flags)
+    hxg_k_force(int n, const int32_t *__restrict__ idx, const float *__restrict__ x, hxg_list l,
+                hxg_lj lj, hxg_geom g, float *__restrict__ f, float4 *__restrict__ v, float dtf,
+                float mass, double *acc, hxg_flags *flags)
 {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (flags) {
@@ -152,8 +152,9 @@ __global__ void __launch_bounds__(128)
         if (t == 0)
             flags->cur += 1; /* nothing in this kernel reads it */
     }
-    const int i = t / TPP, sub = t % TPP;
-    const bool active = i < n;
+    const int sub = t % TPP;
+    const bool active = t / TPP < n;
+    const int i = idx && active ? __ldg(idx + t / TPP) : t / TPP;
     float fx = 0.0f, fy = 0.0f, fz = 0.0f, e = 0.0f, w = 0.0f;
     if (active) {
         const float3 xi = hxg_load<XS>(x, i);
@@ -221,28 +222,28 @@ __global__ void __launch_bounds__(128)
 }
 
 template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK>
-static cudaError_t hxg_launch_force(cudaStream_t s, int n, const float *x, hxg_list l, hxg_lj lj,
-                                    hxg_geom g, float *f, float4 *v, float dtf, float mass,
-                                    double *acc, hxg_flags *flags)
+static cudaError_t hxg_launch_force(cudaStream_t s, int n, const int32_t *idx, const float *x,
+                                    hxg_list l, hxg_lj lj, hxg_geom g, float *f, float4 *v,
+                                    float dtf, float mass, double *acc, hxg_flags *flags)
 {
     const int block = 128;
     const long long threads = (long long) (n > 0 ? n : 1) * TPP;
     const int grid = (int) ((threads + block - 1) / block);
     hxg_k_force<TPP, XS, THERMO, WRITE, KICK>
-        <<<grid, block, 0, s>>>(n, x, l, lj, g, f, v, dtf, mass, acc, flags);
+        <<<grid, block, 0, s>>>(n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags);
     return cudaGetLastError();
 }
 
 /* The kernel variant for the pointers given: f == NULL computes energies
  * only, v != NULL (with xs 4) fuses the closing kick. */
 template <int TPP>
-static cudaError_t hxg_force_tpp(cudaStream_t s, int xs, int n, const float *x, hxg_list l,
-                                 hxg_lj lj, hxg_geom g, float *f, float4 *v, float dtf, float mass,
-                                 double *acc, hxg_flags *flags)
+static cudaError_t hxg_force_tpp(cudaStream_t s, int xs, int n, const int32_t *idx, const float *x,
+                                 hxg_list l, hxg_lj lj, hxg_geom g, float *f, float4 *v, float dtf,
+                                 float mass, double *acc, hxg_flags *flags)
 {
     const bool th = acc != nullptr;
 #define HXG_F(XS_, TH_, W_, K_)                                                                    \
-    hxg_launch_force<TPP, XS_, TH_, W_, K_>(s, n, x, l, lj, g, f, v, dtf, mass, acc, flags)
+    hxg_launch_force<TPP, XS_, TH_, W_, K_>(s, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags)
     if (xs == 4) {
         if (f && v)
             return th ? HXG_F(4, true, true, true) : HXG_F(4, false, true, true);
@@ -256,19 +257,19 @@ static cudaError_t hxg_force_tpp(cudaStream_t s, int xs, int n, const float *x, 
 #undef HXG_F
 }
 
-static cudaError_t hxg_force(cudaStream_t s, int tpp, int xs, int n, const float *x, hxg_list l,
-                             hxg_lj lj, hxg_geom g, float *f, float4 *v, float dtf, float mass,
-                             double *acc, hxg_flags *flags)
+static cudaError_t hxg_force(cudaStream_t s, int tpp, int xs, int n, const int32_t *idx,
+                             const float *x, hxg_list l, hxg_lj lj, hxg_geom g, float *f,
+                             float4 *v, float dtf, float mass, double *acc, hxg_flags *flags)
 {
     switch (tpp) {
     case 1:
-        return hxg_force_tpp<1>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc, flags);
+        return hxg_force_tpp<1>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags);
     case 2:
-        return hxg_force_tpp<2>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc, flags);
+        return hxg_force_tpp<2>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags);
     case 4:
-        return hxg_force_tpp<4>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc, flags);
+        return hxg_force_tpp<4>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags);
     case 8:
-        return hxg_force_tpp<8>(s, xs, n, x, l, lj, g, f, v, dtf, mass, acc, flags);
+        return hxg_force_tpp<8>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags);
     default:
         return cudaErrorInvalidValue;
     }
@@ -304,13 +305,14 @@ extern "C" int hxg_force_local(void *stream, int tpp, int n, const float *x4, hx
                                hxg_geom g, float *f4, float *v4, float dtf, float mass, double *acc,
                                hxg_flags *flags)
 {
-    return (int) hxg_force((cudaStream_t) stream, tpp, 4, n, x4, l, lj, g, f4, (float4 *) v4, dtf,
-                           mass, acc, flags);
+    return (int) hxg_force((cudaStream_t) stream, tpp, 4, n, nullptr, x4, l, lj, g, f4,
+                           (float4 *) v4, dtf, mass, acc, flags);
 }
 
-extern "C" int hxg_force_nonlocal(void *stream, int tpp, int ntotal, const float *x3, hxg_list l,
-                                  hxg_lj lj, hxg_geom g, float *f3, double *acc)
+extern "C" int hxg_force_nonlocal(void *stream, int tpp, int n, const int32_t *idx,
+                                  const float *x3, hxg_list l, hxg_lj lj, hxg_geom g, float *f3,
+                                  double *acc)
 {
-    return (int) hxg_force((cudaStream_t) stream, tpp, 3, ntotal, x3, l, lj, g, f3, nullptr, 0.0f,
+    return (int) hxg_force((cudaStream_t) stream, tpp, 3, n, idx, x3, l, lj, g, f3, nullptr, 0.0f,
                            0.0f, acc, nullptr);
 }

@@ -470,3 +470,54 @@ extern "C" int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int
     hxg_k_finish<<<1, 32, 0, s>>>(gate, report);
     return (int) cudaGetLastError();
 }
+
+/* ------------------------------------------- the atoms of the non-local forces */
+
+/* One thread per local atom: 1 where its non-local list has entries. */
+__global__ void hxg_k_nl_flag(int ntotal, const int32_t *__restrict__ cnt,
+                              int32_t *__restrict__ flag)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < ntotal)
+        flag[i] = cnt[i] > 0;
+}
+
+/* One thread per map entry: its target is visited too (repeated targets
+ * store the same value). */
+__global__ void hxg_k_nl_flag_maps(int nmaps, const int32_t *__restrict__ maps, int32_t *flag)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < nmaps)
+        flag[maps[k]] = 1;
+}
+
+/* One thread per local atom, and one more for the count. */
+__global__ void hxg_k_nl_compact(int ntotal, const int32_t *__restrict__ flag,
+                                 const int32_t *__restrict__ pos, int32_t *__restrict__ idx,
+                                 hxg_flags *flags)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i == ntotal)
+        flags->nl_atoms = pos[ntotal];
+    else if (i < ntotal && flag[i])
+        idx[pos[i]] = i;
+}
+
+extern "C" int hxg_nl_atoms(void *stream, int ntotal, const hxg_list *nl, const int32_t *maps,
+                            int nmaps, int32_t *flag, int32_t *pos, int32_t *scan_tmp, int32_t *idx,
+                            hxg_flags *flags)
+{
+    cudaStream_t s = (cudaStream_t) stream;
+    const hxg_gate open = {flags, 0, 1, 0, 0, 0};
+    if (ntotal <= 0)
+        return (int) cudaMemsetAsync(&flags->nl_atoms, 0, sizeof flags->nl_atoms, s);
+    hxg_k_nl_flag<<<hxg_blocks(ntotal, 256), 256, 0, s>>>(ntotal, nl->cnt, flag);
+    if (nmaps > 0)
+        hxg_k_nl_flag_maps<<<hxg_blocks(nmaps, 256), 256, 0, s>>>(nmaps, maps, flag);
+    cudaError_t err = hxg_scan_cells(s, open, flag, pos, ntotal, scan_tmp);
+    if (err != cudaSuccess)
+        return (int) err;
+    hxg_k_nl_compact<<<hxg_blocks((long long) ntotal + 1, 256), 256, 0, s>>>(ntotal, flag, pos,
+                                                                            idx, flags);
+    return (int) cudaGetLastError();
+}

@@ -165,6 +165,19 @@ static hx_status launch_halves(hx_md_engine *e)
                           e->halo_start, e->cellof, e->cellatoms, e->xsort, e->scan_tmp, e->nl,
                           e->flags),
        "non-local list build launch");
+    /* The atoms the non-local forces visit; the other entries of the
+     * transport's force array stay zero until the next rebuild. */
+    e->nl_on = e->nl_pick == 1 || (e->nl_pick != 0 && e->ntotal >= e->fill);
+    if (e->nl_on) {
+        const hx_plan *p = e->plan;
+        int nmaps = 0;
+        for (int q = 0; q < hx_plan_npulses(p); q++)
+            nmaps += hx_plan_pulse(p, q)->nsend;
+        CU(cudaMemsetAsync(e->tf, 0, 12 * (size_t) e->ntotal, e->s_nl), "clearing the forces");
+        CU(hxg_nl_atoms((void *) e->s_nl, e->ntotal, &e->nl, hx_plan_device_maps(p), nmaps,
+                        e->cellof, e->nl_pos, e->scan_tmp, e->nl_idx, e->flags),
+           "the non-local atoms' launch");
+    }
     CU(cudaEventRecord(e->ev_list, e->s_loc), "event");
     CU(cudaStreamWaitEvent(e->s_nl, e->ev_list, 0), "event wait");
     return HX_OK;
@@ -190,6 +203,8 @@ hx_status hxg_eng_build_lists(hx_md_engine *e)
         }
         hxg_flags fl;
         HXI_CHECK(read_flags(e, &fl, e->s_nl));
+        e->nl_on = halves && e->nl_on;
+        e->nl_atoms = fl.nl_atoms;
         if (fl.need <= 0) {
             if (halves && e->check_lists)
                 return hxg_eng_check_lists(e);

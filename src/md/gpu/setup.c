@@ -198,6 +198,8 @@ static hx_status choose_device(hx_md_engine *e)
     env = hxi_env_int("HALOX_MD_TPP_NL", 0);
     if (env == 1 || env == 2 || env == 4 || env == 8)
         e->tpp_nl = env;
+    e->fill = (long long) sms * 1024;
+    e->nl_pick = hxi_env_int("HALOX_MD_NL_ATOMS", -1);
     return HX_OK;
 }
 
@@ -377,6 +379,10 @@ hx_status hxg_eng_ensure_capacity(hx_md_engine *e, int nhome, int ntotal)
         if (e->multi || e->host_rebuild)
             HXI_CHECK(
                 hxg_eng_dev_grow(&e->xsort, &e->b_xsort, 16 * t, "positions in cell order"));
+        if (e->multi && !e->host_rebuild) {
+            HXI_CHECK(hxg_eng_dev_grow(&e->nl_idx, &e->b_nlidx, 4 * t, "non-local atoms"));
+            HXI_CHECK(hxg_eng_dev_grow(&e->nl_pos, &e->b_nlpos, 4 * (t + 1), "non-local atoms"));
+        }
         if (e->multi) {
             HXI_CHECK(hxg_eng_dev_grow(&e->zones, &e->b_zones, 4 * t, "zones"));
             e->nl.stride = e->cap_total;

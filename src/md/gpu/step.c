@@ -228,8 +228,8 @@ static hx_status launch_multi_step(hx_md_engine *e, cudaEvent_t fork, cudaEvent_
        "local force launch");
     hxg_eng_tm_close(e, k, e->s_loc);
     k = hxg_eng_tm_open(e, HX_MD_NONLOCAL, e->s_nl);
-    CU(hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, e->ntotal, e->tx, e->nl, e->lj, e->geom,
-                          e->tf, NULL),
+    CU(hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, hxg_eng_nl_count(e), hxg_eng_nl_idx(e),
+                          e->tx, e->nl, e->lj, e->geom, e->tf, NULL),
        "non-local force launch");
     hxg_eng_tm_close(e, k, e->s_nl);
     k = hxg_eng_tm_open(e, HX_MD_HALO_REV, e->s_nl);
@@ -408,8 +408,8 @@ static hx_status step_host(hx_md_engine *e, int want_thermo, hx_status st)
     }
     if (st == HX_OK) {
         k = hxg_eng_tm_open(e, HX_MD_NONLOCAL, e->s_nl);
-        if (hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, e->ntotal, e->tx, e->nl, e->lj, e->geom,
-                               e->tf, acc) != 0)
+        if (hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, hxg_eng_nl_count(e),
+                               hxg_eng_nl_idx(e), e->tx, e->nl, e->lj, e->geom, e->tf, acc) != 0)
             st = cuda_fail(cudaGetLastError(), "non-local force launch");
         hxg_eng_tm_close(e, k, e->s_nl);
     }
@@ -499,8 +499,8 @@ hx_status hxg_eng_force_pass(hx_md_engine *e, int write, double *acc)
                        write ? e->f4 : NULL, NULL, 0.0f, e->mass, acc, NULL),
        "local force launch");
     if (e->multi) {
-        CU(hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, e->ntotal, e->tx, e->nl, e->lj, e->geom,
-                              write ? e->tf : NULL, acc),
+        CU(hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, hxg_eng_nl_count(e), hxg_eng_nl_idx(e),
+                              e->tx, e->nl, e->lj, e->geom, write ? e->tf : NULL, acc),
            "non-local force launch");
         if (write)
             HXI_CHECK(hx_transport_reverse(e->t));
