@@ -276,10 +276,14 @@ static void gpu_destroy(hx_md_engine *e)
         cudaEventDestroy(e->ev_gjoin);
     if (e->ev_list)
         cudaEventDestroy(e->ev_list);
+    if (e->ev_nlq)
+        cudaEventDestroy(e->ev_nlq);
     if (e->s_loc)
         cudaStreamDestroy(e->s_loc);
     if (e->s_nl)
         cudaStreamDestroy(e->s_nl);
+    if (e->s_b)
+        cudaStreamDestroy(e->s_b);
     cudaGetLastError();
     free(e->fout);
     free(e->hcell);

@@ -66,8 +66,9 @@ struct hx_md_engine {
      * (hxg_eng_queue_local_list). ev_list orders the two halves. */
     int32_t *halo_start;
     float near[3];
-    int loc_queued;
-    cudaEvent_t ev_list;
+    int loc_queued, nl_queued;
+    cudaEvent_t ev_list, ev_nlq;
+    cudaStream_t s_b; /* the non-local half of the lists (high priority) */
     /* The atoms the non-local forces visit after a device rebuild
      * (hxg_nl_atoms): nl_idx[0 .. nl_atoms) when nl_on, else all ntotal.
      * nl_pos: the scan's scratch (cap_total + 1). On where the local atoms
@@ -77,6 +78,8 @@ struct hx_md_engine {
     size_t b_nlidx, b_nlpos;
     int nl_atoms, nl_on;
     int nl_pick;    /* HALOX_MD_NL_ATOMS: 1 always, 0 never, else by size */
+    int nl_early;   /* HALOX_MD_NL_EARLY: non-local lists from the plan's arrays (1), after
+                       the forward exchange (0), else by size (rebuild_dev.c) */
     long long fill; /* threads that fill the GPU once */
     hxg_list loc, nl;
     size_t b_x4, b_v4, b_f4, b_xold4, b_sx4, b_sv4, b_id, b_sid, b_zones, b_xsort, b_cellof,
@@ -217,6 +220,11 @@ hx_status hxg_eng_build_lists(hx_md_engine *e);
  * the rebuild goes on (the plan); hxg_eng_build_lists adds the non-local
  * lists and waits for both. */
 hx_status hxg_eng_queue_local_list(hx_md_engine *e);
+/* Queues the non-local lists (and the atoms the non-local forces visit)
+ * from the plan's own coordinates and zones, on their own stream after the
+ * non-local stream's work so far: they build while the transport adopts
+ * the plan (whose set-up waits for the non-local stream). */
+hx_status hxg_eng_queue_nonlocal_list(hx_md_engine *e, const hx_plan *plan);
 /* HALOX_MD_CHECK_LISTS=1: the lists of a two-half build against those of
  * the one-pass build (lists_check.c). Rank-local. */
 hx_status hxg_eng_check_lists(hx_md_engine *e);

@@ -151,35 +151,50 @@ hx_status hxg_eng_queue_local_list(hx_md_engine *e)
     return HX_OK;
 }
 
-/* The lists of a multi-rank device rebuild in two halves: the local list
- * from the sorted home atoms on the local stream (queued already, as a
- * rule, while the plan was made), the non-local ones on the non-local
- * stream, which then waits for the local half. */
+hx_status hxg_eng_queue_nonlocal_list(hx_md_engine *e, const hx_plan *plan)
+{
+    CU(cudaEventRecord(e->ev_nlq, e->s_nl), "event");
+    CU(cudaStreamWaitEvent(e->s_b, e->ev_nlq, 0), "event wait");
+    CU(hxg_build_nonlocal((void *) e->s_b, e->nhome, e->ntotal, hx_plan_device_coords(plan), e->x4,
+                          e->cell_start, hx_plan_device_zones(plan), e->cells, e->geom,
+                          e->lj.rh2, e->near, e->cell_cnt, e->halo_start, e->cellof,
+                          e->cellatoms, e->xsort, e->scan_tmp, e->nl, e->flags),
+       "non-local list build launch");
+    /* The atoms the non-local forces visit (the transport's force array is
+     * cleared when the lists are joined, launch_halves). */
+    e->nl_on = e->nl_pick == 1 || (e->nl_pick != 0 && e->ntotal >= e->fill);
+    if (e->nl_on) {
+        int nmaps = 0;
+        for (int q = 0; q < hx_plan_npulses(plan); q++)
+            nmaps += hx_plan_pulse(plan, q)->nsend;
+        CU(hxg_nl_atoms((void *) e->s_b, e->ntotal, &e->nl, hx_plan_device_maps(plan), nmaps,
+                        e->cellof, e->nl_pos, e->scan_tmp, e->nl_idx, e->flags),
+           "the non-local atoms' launch");
+    }
+    e->nl_queued = 1;
+    return HX_OK;
+}
+
+/* The lists of a multi-rank device rebuild in two halves, each queued
+ * already as a rule: the local list on the local stream while the plan
+ * was made, the non-local ones on their own stream once it was made (see
+ * rebuild_dev.c). The non-local stream then waits for both. Where the
+ * non-local forces visit only some atoms, the transport's force array is
+ * cleared here, after the transport adopted the plan (its arrays may have
+ * moved), so that the entries no kernel writes stay zero. */
 static hx_status launch_halves(hx_md_engine *e)
 {
     if (!e->loc_queued)
         HXI_CHECK(hxg_eng_queue_local_list(e));
-    e->loc_queued = 0;
-    CU(hxg_build_nonlocal((void *) e->s_nl, e->nhome, e->ntotal, e->tx, e->x4, e->cell_start,
-                          e->zones, e->cells, e->geom, e->lj.rh2, e->near, e->cell_cnt,
-                          e->halo_start, e->cellof, e->cellatoms, e->xsort, e->scan_tmp, e->nl,
-                          e->flags),
-       "non-local list build launch");
-    /* The atoms the non-local forces visit; the other entries of the
-     * transport's force array stay zero until the next rebuild. */
-    e->nl_on = e->nl_pick == 1 || (e->nl_pick != 0 && e->ntotal >= e->fill);
-    if (e->nl_on) {
-        const hx_plan *p = e->plan;
-        int nmaps = 0;
-        for (int q = 0; q < hx_plan_npulses(p); q++)
-            nmaps += hx_plan_pulse(p, q)->nsend;
+    if (!e->nl_queued)
+        HXI_CHECK(hxg_eng_queue_nonlocal_list(e, e->plan));
+    e->loc_queued = e->nl_queued = 0;
+    if (e->nl_on && e->ntotal > 0)
         CU(cudaMemsetAsync(e->tf, 0, 12 * (size_t) e->ntotal, e->s_nl), "clearing the forces");
-        CU(hxg_nl_atoms((void *) e->s_nl, e->ntotal, &e->nl, hx_plan_device_maps(p), nmaps,
-                        e->cellof, e->nl_pos, e->scan_tmp, e->nl_idx, e->flags),
-           "the non-local atoms' launch");
-    }
     CU(cudaEventRecord(e->ev_list, e->s_loc), "event");
     CU(cudaStreamWaitEvent(e->s_nl, e->ev_list, 0), "event wait");
+    CU(cudaEventRecord(e->ev_nlq, e->s_b), "event");
+    CU(cudaStreamWaitEvent(e->s_nl, e->ev_nlq, 0), "event wait");
     return HX_OK;
 }
 

@@ -200,6 +200,7 @@ static hx_status choose_device(hx_md_engine *e)
         e->tpp_nl = env;
     e->fill = (long long) sms * 1024;
     e->nl_pick = hxi_env_int("HALOX_MD_NL_ATOMS", -1);
+    e->nl_early = hxi_env_int("HALOX_MD_NL_EARLY", -1);
     return HX_OK;
 }
 
@@ -419,12 +420,14 @@ hx_status hxg_eng_create_local(hx_md_engine *e)
     CU(cudaDeviceGetStreamPriorityRange(&least, &greatest), "stream priorities");
     CU(cudaStreamCreateWithPriority(&e->s_loc, cudaStreamNonBlocking, least), "stream");
     CU(cudaStreamCreateWithPriority(&e->s_nl, cudaStreamNonBlocking, greatest), "stream");
+    CU(cudaStreamCreateWithPriority(&e->s_b, cudaStreamNonBlocking, greatest), "stream");
     CU(cudaEventCreateWithFlags(&e->ev_kd, cudaEventDisableTiming), "event");
     CU(cudaEventCreateWithFlags(&e->ev_rev, cudaEventDisableTiming), "event");
     CU(cudaEventCreateWithFlags(&e->ev_acc, cudaEventDisableTiming), "event");
     CU(cudaEventCreateWithFlags(&e->ev_gfork, cudaEventDisableTiming), "event");
     CU(cudaEventCreateWithFlags(&e->ev_gjoin, cudaEventDisableTiming), "event");
     CU(cudaEventCreateWithFlags(&e->ev_list, cudaEventDisableTiming), "event");
+    CU(cudaEventCreateWithFlags(&e->ev_nlq, cudaEventDisableTiming), "event");
     setup_physics(e);
     double vol = e->decomp.box_len[0] * e->decomp.box_len[1] * e->decomp.box_len[2];
     int m = neigh_max_for(e, (double) e->sys->natoms / vol);
