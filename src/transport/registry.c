@@ -11,23 +11,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The tables below come from transports.def, the one list of transports:
+ * each entry's requirement names the macro that keeps it (this build has
+ * it) or drops it. */
+#define HXI_BUILT_ALWAYS(x) x,
+#if defined(HALOX_HAVE_CUDA) && defined(HALOX_HAVE_MPI)
+#define HXI_BUILT_CUDA_MPI(x) x,
+#else
+#define HXI_BUILT_CUDA_MPI(x)
+#endif
+#if defined(HALOX_HAVE_CUDA) && defined(HALOX_HAVE_NCCL)
+#define HXI_BUILT_CUDA_NCCL(x) x,
+#else
+#define HXI_BUILT_CUDA_NCCL(x)
+#endif
+#if defined(HALOX_HAVE_CUDA) && defined(HALOX_HAVE_NVSHMEM)
+#define HXI_BUILT_CUDA_NVSHMEM(x) x,
+#else
+#define HXI_BUILT_CUDA_NVSHMEM(x)
+#endif
+
+/* The transports this build has, in the list's order. */
 static const hxi_transport_ops *const hxi_builtin[] = {
-    &hxi_transport_cpu,
-#ifdef HALOX_HAVE_CUDA
-#ifdef HALOX_HAVE_MPI
-    &hxi_transport_mpi,
-#endif
-#ifdef HALOX_HAVE_NCCL
-    &hxi_transport_nccl,
-#endif
-#ifdef HALOX_HAVE_NVSHMEM
-    &hxi_transport_nvshmem_stream,
-    &hxi_transport_nvshmem_pulse,
-    &hxi_transport_nvshmem_fused,
-    &hxi_transport_nvshmem_fused_tma,
-#endif
-#endif
-    &hxi_transport_auto,
+#define HX_TRANSPORT(name, ops, requirement, sources, needs)                                       \
+    HXI_BUILT_##requirement(&hxi_transport_##ops)
+#include "transport/transports.def"
+#undef HX_TRANSPORT
 };
 #define HXI_NBUILTIN ((int) (sizeof hxi_builtin / sizeof hxi_builtin[0]))
 
@@ -36,14 +45,9 @@ static const struct {
     const char *name;
     const char *needs;
 } hxi_known[] = {
-    {"cpu", "nothing"},
-    {"mpi", "CUDA and MPI (-DHALOX_WITH_CUDA=ON -DHALOX_WITH_MPI=ON)"},
-    {"nccl", "CUDA and NCCL (-DHALOX_WITH_NCCL=ON)"},
-    {"nvshmem-stream", "CUDA, MPI and NVSHMEM (-DHALOX_WITH_NVSHMEM=ON)"},
-    {"nvshmem-pulse", "CUDA, MPI and NVSHMEM (-DHALOX_WITH_NVSHMEM=ON)"},
-    {"nvshmem-fused", "CUDA, MPI and NVSHMEM (-DHALOX_WITH_NVSHMEM=ON)"},
-    {"nvshmem-fused-tma", "CUDA, MPI and NVSHMEM (-DHALOX_WITH_NVSHMEM=ON)"},
-    {"auto", "nothing"},
+#define HX_TRANSPORT(name, ops, requirement, sources, needs) {name, needs},
+#include "transport/transports.def"
+#undef HX_TRANSPORT
 };
 
 int hx_transport_count(void)

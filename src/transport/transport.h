@@ -59,8 +59,11 @@ int hxi_capacity_for(int need, int floor);
  * *new_capacity (agreed over all ranks). Collective. */
 hx_status hxi_transport_fit(hx_transport *t, int *grow, int *new_capacity);
 
-extern const hxi_transport_ops hxi_transport_cpu;
-extern const hxi_transport_ops hxi_transport_auto;
+/* The ops table of every transport (transports.def, the one list). */
+#define HX_TRANSPORT(name, ops, requirement, sources, needs)                                       \
+    extern const hxi_transport_ops hxi_transport_##ops;
+#include "transport/transports.def"
+#undef HX_TRANSPORT
 /* The transport `auto` runs now (NULL before its first plan). */
 const hx_transport *hxi_auto_chosen(const hx_transport *t);
 /* The transport that does the work: auto's choice (NULL before its first
@@ -74,19 +77,4 @@ void hxi_gpu_versions(char *buf, size_t n);
 #ifdef HALOX_HAVE_NCCL
 void hxi_nccl_version(char *buf, size_t n);
 #endif
-#ifdef HALOX_HAVE_CUDA
-#ifdef HALOX_HAVE_MPI
-extern const hxi_transport_ops hxi_transport_mpi;
-#endif
-#ifdef HALOX_HAVE_NCCL
-extern const hxi_transport_ops hxi_transport_nccl;
-#endif
-#ifdef HALOX_HAVE_NVSHMEM
-extern const hxi_transport_ops hxi_transport_nvshmem_stream;
-extern const hxi_transport_ops hxi_transport_nvshmem_pulse;
-extern const hxi_transport_ops hxi_transport_nvshmem_fused;
-extern const hxi_transport_ops hxi_transport_nvshmem_fused_tma;
-#endif
-#endif
-
 #endif /* HALOX_TRANSPORT_H */

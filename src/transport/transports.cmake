@@ -1,0 +1,32 @@
+# The sources of the transports a build has, from transports.def (the one
+# list of transports): each entry's first line gives its requirement and
+# its files. Sets HALOX_TRANSPORT_SOURCES (paths relative to src/).
+set(HALOX_TRANSPORT_SOURCES)
+file(STRINGS ${CMAKE_CURRENT_LIST_DIR}/transports.def _hx_entries REGEX "^HX_TRANSPORT\\(")
+foreach(_hx_entry IN LISTS _hx_entries)
+  string(REGEX MATCH "^HX_TRANSPORT\\(\"[^\"]+\", *[a-z_]+, *([A-Z_]+), *\"([^\"]*)\"" _hx_m "${_hx_entry}")
+  if(NOT _hx_m)
+    message(FATAL_ERROR "transports.def: cannot read the entry '${_hx_entry}'")
+  endif()
+  set(_hx_req "${CMAKE_MATCH_1}")
+  string(REPLACE " " ";" _hx_files "${CMAKE_MATCH_2}")
+  if(NOT _hx_req MATCHES "^(ALWAYS|CUDA_MPI|CUDA_NCCL|CUDA_NVSHMEM)$")
+    message(FATAL_ERROR "transports.def: unknown requirement '${_hx_req}' in '${_hx_entry}'")
+  endif()
+  set(_hx_on FALSE)
+  if(_hx_req STREQUAL "ALWAYS")
+    set(_hx_on TRUE)
+  elseif(HALOX_HAVE_CUDA)
+    if((_hx_req STREQUAL "CUDA_MPI" AND HALOX_HAVE_MPI) OR
+       (_hx_req STREQUAL "CUDA_NCCL" AND HALOX_HAVE_NCCL) OR
+       (_hx_req STREQUAL "CUDA_NVSHMEM" AND HALOX_HAVE_NVSHMEM))
+      set(_hx_on TRUE)
+    endif()
+  endif()
+  if(_hx_on)
+    foreach(_hx_f IN LISTS _hx_files)
+      list(APPEND HALOX_TRANSPORT_SOURCES transport/${_hx_f})
+    endforeach()
+  endif()
+endforeach()
+list(REMOVE_DUPLICATES HALOX_TRANSPORT_SOURCES)
