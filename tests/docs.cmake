@@ -1,0 +1,9 @@
+# The docs against the sources: every HALOX_* variable the sources read has
+# its row in docs/environment.md, and no row names a variable nothing reads.
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME test_env_documented
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/env_documented.py
+                   ${PROJECT_SOURCE_DIR})
+  set_tests_properties(test_env_documented PROPERTIES LABELS cpu TIMEOUT 60)
+endif()
