@@ -78,9 +78,7 @@ static void shm_stop(void)
     }
 }
 
-/* Collective symmetric allocation: every rank asks for the same size, and
- * all agree on the outcome. */
-static hx_status sym_alloc(hx_comm *comm, void **p, size_t bytes, const char *what)
+hx_status hxi_shm_alloc(hx_comm *comm, void **p, size_t bytes, const char *what)
 {
     *p = hxi_shm_api_malloc(bytes);
     int bad = *p == NULL;
@@ -97,7 +95,7 @@ static hx_status sym_alloc(hx_comm *comm, void **p, size_t bytes, const char *wh
     return HX_OK;
 }
 
-static void sym_free(void **p)
+void hxi_shm_free(void **p)
 {
     hxi_shm_api_free(*p); /* collective even for NULL, as every rank calls it */
     *p = NULL;
@@ -132,9 +130,9 @@ hx_status hxi_shm_open(hxi_shm *s, hx_transport *t, const char *who)
     }
     HXI_CHECK_GOTO(shm_start(t->comm, s->g.rank, s->g.nranks), st, fail_gpu);
     s->init_status = hxi_shm_api_status();
-    HXI_CHECK_GOTO(
-        sym_alloc(t->comm, (void **) &s->sig, HXI_SHM_NSIG * sizeof(uint64_t), "the signal slots"),
-        st, fail_shm);
+    HXI_CHECK_GOTO(hxi_shm_alloc(t->comm, (void **) &s->sig, HXI_SHM_NSIG * sizeof(uint64_t),
+                                 "the signal slots"),
+                   st, fail_shm);
     HXI_CUDA_GOTO(cudaMemset(s->sig, 0, HXI_SHM_NSIG * sizeof(uint64_t)), st, fail_sig);
     HXI_CHECK_GOTO(
         hxi_gpu_malloc((void **) &s->d_count, HXI_SHM_NSIG * sizeof(int), "the block counters"), st,
@@ -146,8 +144,8 @@ hx_status hxi_shm_open(hxi_shm *s, hx_transport *t, const char *who)
     s->force_put = t->opts.force_put || hxi_env_int("HALOX_FORCE_PUT", 0) == 1;
     if (t->opts.capacity > 0) {
         size_t bytes = (size_t) t->opts.capacity * 3 * sizeof(float);
-        HXI_CHECK_GOTO(sym_alloc(t->comm, &t->x, bytes, "coordinates"), st, fail_sig);
-        HXI_CHECK_GOTO(sym_alloc(t->comm, &t->f, bytes, "forces"), st, fail_sig);
+        HXI_CHECK_GOTO(hxi_shm_alloc(t->comm, &t->x, bytes, "coordinates"), st, fail_sig);
+        HXI_CHECK_GOTO(hxi_shm_alloc(t->comm, &t->f, bytes, "forces"), st, fail_sig);
         t->capacity = t->opts.capacity;
     }
     return HX_OK;
@@ -156,9 +154,9 @@ fail_sig:
         cudaFree(s->d_count);
     s->d_count = NULL;
     /* Collective frees in one order on every rank: x, f, sig. */
-    sym_free(&t->x);
-    sym_free(&t->f);
-    sym_free((void **) &s->sig);
+    hxi_shm_free(&t->x);
+    hxi_shm_free(&t->f);
+    hxi_shm_free((void **) &s->sig);
 fail_shm:
     shm_stop();
 fail_gpu:
@@ -171,13 +169,13 @@ void hxi_shm_close(hxi_shm *s, hx_transport *t)
     if (s->g.stream)
         (void) cudaStreamSynchronize(s->g.stream);
     (void) hxi_barrier(t->comm);
-    sym_free(&t->x);
-    sym_free(&t->f);
-    sym_free((void **) &s->xstage);
-    sym_free((void **) &s->fstage);
+    hxi_shm_free(&t->x);
+    hxi_shm_free(&t->f);
+    hxi_shm_free((void **) &s->xstage);
+    hxi_shm_free((void **) &s->fstage);
     for (int k = 0; k < HXI_XCHG_SLOTS; k++)
-        sym_free(&s->xch[k]);
-    sym_free((void **) &s->sig);
+        hxi_shm_free(&s->xch[k]);
+    hxi_shm_free((void **) &s->sig);
     if (s->d_count)
         cudaFree(s->d_count);
     s->d_count = NULL;
@@ -189,13 +187,13 @@ void hxi_shm_close(hxi_shm *s, hx_transport *t)
 static hx_status sym_regrow(hx_comm *comm, void **p, size_t atoms, size_t keep, const char *what)
 {
     void *n = NULL;
-    HXI_CHECK(sym_alloc(comm, &n, atoms * 3 * sizeof(float), what));
+    HXI_CHECK(hxi_shm_alloc(comm, &n, atoms * 3 * sizeof(float), what));
     if (*p && keep > 0) {
         cudaError_t e = cudaMemcpy(n, *p, keep * 3 * sizeof(float), cudaMemcpyDeviceToDevice);
         if (e != cudaSuccess)
             (void) hxi_gpu_error(e, "cudaMemcpy (keeping data while growing)", __FILE__, __LINE__);
     }
-    sym_free(p);
+    hxi_shm_free(p);
     *p = n;
     return HX_OK;
 }
@@ -228,12 +226,12 @@ hx_status hxi_shm_set_plan(hxi_shm *s, hx_transport *t)
         int need = np * stride, agreed = need;
         HXI_CHECK(hxi_allreduce_int(t->comm, &agreed, 1, 1));
         size_t scap = (size_t) hxi_capacity_for(agreed, 1024);
-        sym_free((void **) &s->xstage);
-        sym_free((void **) &s->fstage);
+        hxi_shm_free((void **) &s->xstage);
+        hxi_shm_free((void **) &s->fstage);
         s->stage_cap = 0;
-        HXI_CHECK(sym_alloc(t->comm, (void **) &s->xstage, scap * 3 * sizeof(float),
+        HXI_CHECK(hxi_shm_alloc(t->comm, (void **) &s->xstage, scap * 3 * sizeof(float),
                             "the coordinate staging slots"));
-        HXI_CHECK(sym_alloc(t->comm, (void **) &s->fstage, scap * 3 * sizeof(float),
+        HXI_CHECK(hxi_shm_alloc(t->comm, (void **) &s->fstage, scap * 3 * sizeof(float),
                             "the force staging slots"));
         s->stage_cap = scap;
     }
@@ -331,9 +329,9 @@ hx_status hxi_shm_xchg_reserve(hx_transport *t, size_t bytes)
     HXI_CHECK(hxi_barrier(t->comm));
     size_t cap = bytes + bytes / 4 + 4096;
     for (int k = 0; k < HXI_XCHG_SLOTS; k++) {
-        sym_free(&s->xch[k]);
+        hxi_shm_free(&s->xch[k]);
         s->xch_cap = 0;
-        HXI_CHECK(sym_alloc(t->comm, &s->xch[k], cap, "the rebuild's landing buffers"));
+        HXI_CHECK(hxi_shm_alloc(t->comm, &s->xch[k], cap, "the rebuild's landing buffers"));
     }
     s->xch_cap = cap;
     return HX_OK;

@@ -57,6 +57,12 @@ void hxi_shm_destroy(hx_transport *t);
  * staging slots together on all ranks, uploads the plan, and looks up the
  * peer pointers. */
 hx_status hxi_shm_set_plan(hxi_shm *s, hx_transport *t);
+/* Collective symmetric allocation (nvshmem_malloc): every rank asks for
+ * the same size, and all agree on the outcome (HX_ERR_NOMEM on every rank
+ * when it failed on one). hxi_shm_free is collective too, even for NULL. */
+hx_status hxi_shm_alloc(hx_comm *comm, void **p, size_t bytes, const char *what);
+void hxi_shm_free(void **p);
+
 /* The byte exchange of device rebuilds (see hxi_transport_ops.xchg): a
  * put with signal into the peer's symmetric landing buffer, and a bounded
  * wait for the incoming signal. t->impl must start with an hxi_shm (every

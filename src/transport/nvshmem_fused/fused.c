@@ -73,22 +73,6 @@ static const char *fz_name(int tma)
 }
 
 /* Collective symmetric allocation with agreement on the outcome. */
-static hx_status fz_sym_alloc(hx_comm *comm, void **p, size_t bytes, const char *what)
-{
-    *p = hxi_shm_api_malloc(bytes);
-    int bad = *p == NULL;
-    HXI_CHECK(hxi_allreduce_int(comm, &bad, 1, 1));
-    if (bad) {
-        hxi_shm_api_free(*p);
-        *p = NULL;
-        return hxi_error(HX_ERR_NOMEM,
-                         "nvshmem_malloc of %zu bytes for %s failed on some rank: raise "
-                         "NVSHMEM_SYMMETRIC_SIZE",
-                         bytes, what);
-    }
-    return HX_OK;
-}
-
 static void fz_graph_drop(hxi_fz *z)
 {
     if (z->exec)
@@ -139,9 +123,9 @@ static hx_status fz_create(hx_transport *t, int tma)
     }
     hxi_gpu *g = &z->s.g;
     HXI_CHECK_GOTO(fz_force_mode(t, &z->fmode), st, fail);
-    HXI_CHECK_GOTO(
-        fz_sym_alloc(t->comm, (void **) &z->ack, HX_MAX_PULSES * sizeof(uint64_t), "the ack slots"),
-        st, fail);
+    HXI_CHECK_GOTO(hxi_shm_alloc(t->comm, (void **) &z->ack, HX_MAX_PULSES * sizeof(uint64_t),
+                                 "the ack slots"),
+                   st, fail);
     /* Local set-up, then one agreement, so that every rank takes the same
      * (collective) way out. */
     st = hxi_gpu_malloc((void **) &z->d_done, HX_MAX_PULSES * sizeof(uint64_t), "the unpack flags");
@@ -185,7 +169,7 @@ fail:
         cudaFree(z->d_step);
     if (z->d_done)
         cudaFree(z->d_done);
-    hxi_shm_api_free(z->ack); /* collective: every rank reaches this */
+    hxi_shm_free((void **) &z->ack); /* collective: every rank reaches this */
     hxi_shm_close(&z->s, t);
     free(z);
     return st;
@@ -209,7 +193,7 @@ static void fz_destroy(hx_transport *t)
         (void) cudaStreamSynchronize(z->s.g.stream);
     fz_graph_drop(z);
     (void) hxi_barrier(t->comm);
-    hxi_shm_api_free(z->ack);
+    hxi_shm_free((void **) &z->ack);
     if (z->d_pulses)
         cudaFree(z->d_pulses);
     if (z->d_segs)
@@ -671,9 +655,9 @@ hx_status hxi_fused_pingpong(hx_transport *t, long bytes, int iters, double *one
     *oneway_us = 0.0;
     if (g->nranks < 2)
         return hxi_error(HX_ERR_INVALID, "the ping-pong probe needs 2 ranks or more");
-    HXI_CHECK(fz_sym_alloc(t->comm, (void **) &buf, (size_t) (nfloat + 4) * sizeof(float),
+    HXI_CHECK(hxi_shm_alloc(t->comm, (void **) &buf, (size_t) (nfloat + 4) * sizeof(float),
                            "the ping-pong buffer"));
-    HXI_CHECK_GOTO(fz_sym_alloc(t->comm, (void **) &flag, sizeof(uint64_t), "the ping-pong flag"),
+    HXI_CHECK_GOTO(hxi_shm_alloc(t->comm, (void **) &flag, sizeof(uint64_t), "the ping-pong flag"),
                    st, out);
     int role = g->rank;
     int bad = 0;
@@ -736,7 +720,7 @@ out:
     if (d_ns)
         cudaFree(d_ns);
     (void) hxi_barrier(t->comm);
-    hxi_shm_api_free(flag);
-    hxi_shm_api_free(buf);
+    hxi_shm_free((void **) &flag);
+    hxi_shm_free((void **) &buf);
     return st;
 }
