@@ -25,7 +25,7 @@
 #include "gpucases.h"
 
 #include "core/hxi.h"
-#include "transport/mpi/mpi.h"
+#include "transport/probes.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>

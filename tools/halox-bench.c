@@ -43,13 +43,10 @@
 #define _POSIX_C_SOURCE 200809L
 #include "halox.h"
 #include "core/hxi.h"
+#include "transport/probes.h"
 
 #if defined(HALOX_HAVE_CUDA) && defined(HALOX_HAVE_MPI)
-#include "transport/mpi/mpi.h"
 #define BENCH_MPI_BREAKDOWN 1
-#endif
-#ifdef HALOX_HAVE_NVSHMEM
-#include "transport/nvshmem_fused/fused_probe.h"
 #endif
 
 #include <errno.h>

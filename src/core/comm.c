@@ -32,19 +32,13 @@ int hx_have_mpi(void)
 }
 
 #ifdef HALOX_HAVE_MPI
-static hx_status hxi_mpi_error(int rc, const char *what)
+hx_status hxi_mpi_error(int rc, const char *what)
 {
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
     MPI_Error_string(rc, text, &len);
     return hxi_error(HX_ERR_MPI, "%s failed: %s", what, text);
 }
-#define HXI_MPI(call)                                                                              \
-    do {                                                                                           \
-        int hxi_rc_ = (call);                                                                      \
-        if (hxi_rc_ != MPI_SUCCESS)                                                                \
-            return hxi_mpi_error(hxi_rc_, #call);                                                  \
-    } while (0)
 #endif
 
 hx_status hx_init(int *argc, char ***argv)

@@ -21,20 +21,9 @@
  * statement. The message names the problem and the fix. */
 hx_status hxi_error(hx_status status, const char *fmt, ...) HXI_PRINTF(2, 3);
 
-/* Passes an error up unchanged; its message was set where it was first seen. */
-#define HXI_CHECK(call)                                                                            \
-    do {                                                                                           \
-        hx_status hxi_check_s_ = (call);                                                           \
-        if (hxi_check_s_ != HX_OK)                                                                 \
-            return hxi_check_s_;                                                                   \
-    } while (0)
-
-#define HXI_CHECK_GOTO(call, st, label)                                                            \
-    do {                                                                                           \
-        (st) = (call);                                                                             \
-        if ((st) != HX_OK)                                                                         \
-            goto label;                                                                            \
-    } while (0)
+/* The checks of calls (HXI_CHECK, HXI_CUDA, HXI_MPI, HXI_NCCL and their
+ * _GOTO twins): one header. */
+#include "core/checks.h"
 
 /* Logging to stderr, prefixed with "halox[rank]". Level from HALOX_LOG
  * (0 quiet, 1 info, 2 debug); warnings always. */

@@ -68,12 +68,7 @@ struct hx_rebuild {
 
 /* HX_ERR_CUDA (or HX_ERR_NOMEM) from a cudaError_t given as an int. */
 hx_status hxr_cuda(int err, const char *what);
-#define HXR_CU(call, what)                                                                         \
-    do {                                                                                           \
-        int hxr_e_ = (int) (call);                                                                 \
-        if (hxr_e_ != 0)                                                                           \
-            return hxr_cuda(hxr_e_, what);                                                         \
-    } while (0)
+#define HXR_CU(call, what) HXI_CUDA_AS(call, hxr_cuda, what)
 
 /* The stream of the transport that does the work now. */
 hx_status hxr_stream(hx_rebuild *r, void **stream);

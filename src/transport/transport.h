@@ -52,7 +52,8 @@ struct hx_transport {
     void *impl; /* backend state */
 };
 
-/* Capacity for a plan: what it needs times the margin, at least `floor`. */
+/* What the backends share (common.c). Capacity for a plan: what it needs
+ * times the margin, at least `floor`. */
 int hxi_capacity_for(int need, int floor);
 /* The common check before adopting a plan: HX_ERR_OVERFLOW when it does not
  * fit a fixed capacity; otherwise *grow says whether buffers must grow to

@@ -166,12 +166,7 @@ static inline hx_status cuda_fail(int err, const char *what)
                      cudaGetErrorString((cudaError_t) err));
 }
 
-#define CU(call, what)                                                                             \
-    do {                                                                                           \
-        int cu_e_ = (int) (call);                                                                  \
-        if (cu_e_ != 0)                                                                            \
-            return cuda_fail(cu_e_, what);                                                         \
-    } while (0)
+#define CU(call, what) HXI_CUDA_AS(call, cuda_fail, what)
 
 /* ----------------------------------------------------------- setup.c */
 

@@ -16,8 +16,9 @@
 #include <mpi.h>
 #endif
 
-hx_status hxi_gpu_error(cudaError_t e, const char *what, const char *file, int line)
+hx_status hxi_cuda_error(int err, const char *what, const char *file, int line)
 {
+    cudaError_t e = (cudaError_t) err;
     hx_status st = (e == cudaErrorMemoryAllocation) ? HX_ERR_NOMEM : HX_ERR_CUDA;
     return hxi_error(st, "%s failed: %s (%s) at %s:%d", what, cudaGetErrorString(e),
                      cudaGetErrorName(e), file, line);
@@ -76,7 +77,7 @@ hx_status hxi_gpu_regrow(void **p, size_t atoms, size_t keep, const char *what)
         cudaError_t e = cudaMemcpy(n, *p, keep * 3 * sizeof(float), cudaMemcpyDeviceToDevice);
         if (e != cudaSuccess) {
             cudaFree(n);
-            return hxi_gpu_error(e, "cudaMemcpy (keeping data while growing)", __FILE__, __LINE__);
+            return hxi_cuda_error(e, "cudaMemcpy (keeping data while growing)", __FILE__, __LINE__);
         }
     }
     if (*p)
@@ -364,7 +365,7 @@ hx_status hxi_gpu_stream_poll(hxi_gpu *g, double limit_s, int *done)
         }
         if (e != cudaErrorNotReady) {
             *done = 0;
-            hx_status st = hxi_gpu_error(e, "cudaStreamQuery", __FILE__, __LINE__);
+            hx_status st = hxi_cuda_error(e, "cudaStreamQuery", __FILE__, __LINE__);
             g->failed = st;
             snprintf(g->fail_msg, sizeof g->fail_msg, "%s", hx_last_error());
             return st;

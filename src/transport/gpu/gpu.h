@@ -11,22 +11,7 @@
 
 #include <cuda_runtime_api.h>
 
-/* Turns a failed CUDA call into HX_ERR_CUDA with the call's text. */
-hx_status hxi_gpu_error(cudaError_t e, const char *what, const char *file, int line);
-#define HXI_CUDA(call)                                                                             \
-    do {                                                                                           \
-        cudaError_t hxi_cuda_e_ = (call);                                                          \
-        if (hxi_cuda_e_ != cudaSuccess)                                                            \
-            return hxi_gpu_error(hxi_cuda_e_, #call, __FILE__, __LINE__);                          \
-    } while (0)
-#define HXI_CUDA_GOTO(call, st, label)                                                             \
-    do {                                                                                           \
-        cudaError_t hxi_cuda_e_ = (call);                                                          \
-        if (hxi_cuda_e_ != cudaSuccess) {                                                          \
-            (st) = hxi_gpu_error(hxi_cuda_e_, #call, __FILE__, __LINE__);                          \
-            goto label;                                                                            \
-        }                                                                                          \
-    } while (0)
+/* HXI_CUDA and HXI_CUDA_GOTO: core/checks.h. */
 
 typedef struct hxi_gpu {
     const char *who; /* transport name, for messages */

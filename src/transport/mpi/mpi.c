@@ -320,7 +320,7 @@ static hx_status mpi_set_plan(hx_transport *t)
     if (st == HX_OK) {
         cudaError_t e = cudaStreamSynchronize(m->g.stream);
         if (e != cudaSuccess)
-            st = hxi_gpu_error(e, "cudaStreamSynchronize", __FILE__, __LINE__);
+            st = hxi_cuda_error(e, "cudaStreamSynchronize", __FILE__, __LINE__);
     }
     if (st == HX_OK)
         st = hxi_transport_fit(t, &grow, &cap);

@@ -7,7 +7,7 @@
 #define HALOX_TRANSPORT_MPI_IMPL_H
 
 #include "transport/gpu/gpu.h"
-#include "transport/mpi/mpi.h"
+#include "transport/probes.h"
 
 #include <mpi.h>
 

@@ -27,16 +27,11 @@ typedef struct nccl_impl {
     size_t xr_cap[HXI_XCHG_SLOTS];
 } nccl_impl;
 
-static hx_status nccl_err(ncclResult_t r, const char *what)
+hx_status hxi_nccl_error(int result, const char *what)
 {
-    return hxi_error(HX_ERR_NCCL, "%s failed: %s", what, ncclGetErrorString(r));
+    return hxi_error(HX_ERR_NCCL, "%s failed: %s", what,
+                     ncclGetErrorString((ncclResult_t) result));
 }
-#define HXI_NCCL(call)                                                                             \
-    do {                                                                                           \
-        ncclResult_t hxi_nccl_r_ = (call);                                                         \
-        if (hxi_nccl_r_ != ncclSuccess)                                                            \
-            return nccl_err(hxi_nccl_r_, #call);                                                   \
-    } while (0)
 
 static void nccl_free(hx_transport *t, nccl_impl *m)
 {
@@ -98,7 +93,7 @@ static hx_status nccl_create(hx_transport *t)
     bad = r != ncclSuccess;
     HXI_CHECK_GOTO(hxi_allreduce_int(t->comm, &bad, 1, 1), st, fail);
     if (bad) {
-        st = r != ncclSuccess ? nccl_err(r, "ncclCommInitRank")
+        st = r != ncclSuccess ? hxi_nccl_error(r, "ncclCommInitRank")
                               : hxi_error(HX_ERR_NCCL, "ncclCommInitRank failed on another rank");
         goto fail;
     }

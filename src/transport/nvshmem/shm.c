@@ -191,7 +191,7 @@ static hx_status sym_regrow(hx_comm *comm, void **p, size_t atoms, size_t keep, 
     if (*p && keep > 0) {
         cudaError_t e = cudaMemcpy(n, *p, keep * 3 * sizeof(float), cudaMemcpyDeviceToDevice);
         if (e != cudaSuccess)
-            (void) hxi_gpu_error(e, "cudaMemcpy (keeping data while growing)", __FILE__, __LINE__);
+            (void) hxi_cuda_error(e, "cudaMemcpy (keeping data while growing)", __FILE__, __LINE__);
     }
     hxi_shm_free(p);
     *p = n;
@@ -323,7 +323,7 @@ hx_status hxi_shm_xchg_reserve(hx_transport *t, size_t bytes)
      * peers may still read what they received last. */
     hx_status st = HX_OK;
     if (cudaStreamSynchronize(s->g.stream) != cudaSuccess)
-        st = hxi_gpu_error(cudaGetLastError(), "waiting before the landing buffers grow", __FILE__,
+        st = hxi_cuda_error(cudaGetLastError(), "waiting before the landing buffers grow", __FILE__,
                            __LINE__);
     HXI_CHECK(hxi_agree(t->comm, st));
     HXI_CHECK(hxi_barrier(t->comm));

@@ -27,7 +27,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "transport/nvshmem_fused/fused.h"
-#include "transport/nvshmem_fused/fused_probe.h"
+#include "transport/probes.h"
 #include "transport/nvshmem/shm.h"
 #include "transport/nvshmem/shm_api.h"
 
@@ -148,7 +148,7 @@ static hx_status fz_create(hx_transport *t, int tma)
         if (e == cudaSuccess)
             e = cudaDeviceSynchronize();
         if (e != cudaSuccess)
-            st = hxi_gpu_error(e, "zeroing the fused transport's flags", __FILE__, __LINE__);
+            st = hxi_cuda_error(e, "zeroing the fused transport's flags", __FILE__, __LINE__);
     }
     HXI_CHECK_GOTO(hxi_agree(t->comm, st), st, fail);
     /* No peer may signal into our ack slots before they are zero. */
@@ -322,7 +322,7 @@ static hx_status fz_set_plan(hx_transport *t)
                                              cudaMemcpyDeviceToHost)
                                 : cudaSuccess;
             if (e != cudaSuccess)
-                st = hxi_gpu_error(e, "copying the maps for the atomic force mode", __FILE__,
+                st = hxi_cuda_error(e, "copying the maps for the atomic force mode", __FILE__,
                                    __LINE__);
         }
         HXI_CHECK_GOTO(hxi_agree(t->comm, st), st, done);
@@ -468,7 +468,7 @@ static hx_status fz_set_plan(hx_transport *t)
             e = cudaMemcpy(z->d_pulses, z->hp, (size_t) np * sizeof(hxi_fz_pulse),
                            cudaMemcpyHostToDevice);
         if (e != cudaSuccess)
-            st = hxi_gpu_error(e, "uploading the fused pulse descriptors", __FILE__, __LINE__);
+            st = hxi_cuda_error(e, "uploading the fused pulse descriptors", __FILE__, __LINE__);
     }
     HXI_CHECK_GOTO(hxi_agree(t->comm, st), st, done);
 
@@ -581,13 +581,13 @@ static hx_status fz_capture(hxi_fz *z)
     if (e != cudaSuccess) {
         if (graph)
             cudaGraphDestroy(graph);
-        return hxi_gpu_error(e, "capturing the fused step into a CUDA graph", __FILE__, __LINE__);
+        return hxi_cuda_error(e, "capturing the fused step into a CUDA graph", __FILE__, __LINE__);
     }
     e = cudaGraphInstantiate(&z->exec, graph, 0);
     if (e != cudaSuccess) {
         cudaGraphDestroy(graph);
         z->exec = NULL;
-        return hxi_gpu_error(e, "cudaGraphInstantiate (fused step)", __FILE__, __LINE__);
+        return hxi_cuda_error(e, "cudaGraphInstantiate (fused step)", __FILE__, __LINE__);
     }
     z->graph = graph;
     return HX_OK;
@@ -703,7 +703,7 @@ hx_status hxi_fused_pingpong(hx_transport *t, long bytes, int iters, double *one
         if (e == cudaSuccess)
             e = cudaMemcpy(&ns, d_ns, sizeof ns, cudaMemcpyDeviceToHost);
         if (e != cudaSuccess)
-            st = hxi_gpu_error(e, "ping-pong kernel", __FILE__, __LINE__);
+            st = hxi_cuda_error(e, "ping-pong kernel", __FILE__, __LINE__);
         else if (role == 0 && ns == 0)
             st = hxi_error(HX_ERR_TIMEOUT, "ping-pong probe: rank 1 did not answer within 10 s");
         else
