@@ -207,3 +207,36 @@ hx_transport *hxt_cpu_transport(hx_comm *c, hx_dtype dtype)
         return NULL;
     return t;
 }
+
+int hxt_for_each_plan(hx_comm *comm, const double box_lo[3], const double box_len[3],
+                      const hxt_spec *specs, int nspecs, uint64_t seed, hxt_case_fn fn,
+                      void *ctx)
+{
+    int nr = hx_comm_size(comm), rank = hx_comm_rank(comm), ran = 0;
+    int grids[16][3];
+    int ng = hxt_grids_for(nr, grids, 16);
+    for (int g = 0; g < ng; g++)
+        for (int k = 0; k < nspecs; k++) {
+            hxt_case c;
+            memset(&c, 0, sizeof c);
+            c.grid = grids[g];
+            c.spec = specs[k];
+            hxt_grid_str(grids[g], c.gs);
+            if (!hxt_agree(comm, HXT_OK(hx_decomp_init(&c.d, box_lo, box_len, c.spec.rh,
+                                                       grids[g], nr, rank))))
+                continue;
+            c.seed = seed++;
+            hxt_sys_random(&c.s, c.spec.natoms, box_lo, box_len, c.seed);
+            hxt_local_take(&c.l, &c.s, &c.d);
+            int ok = HXT_OK(hx_plan_create(&c.plan, comm, &c.d, c.l.n, c.l.x));
+            if (hxt_agree(comm, ok)) {
+                fn(comm, &c, ctx);
+                ran++;
+            }
+            if (ok)
+                hx_plan_destroy(c.plan);
+            hxt_local_free(&c.l);
+            hxt_sys_free(&c.s);
+        }
+    return ran;
+}

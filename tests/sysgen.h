@@ -54,6 +54,39 @@ int hxt_grids_for(int nranks, int grids[][3], int max);
 /* "2x1x3" for messages (static buffer per call site is not needed: writes buf). */
 const char *hxt_grid_str(const int g[3], char buf[32]);
 
+/* One case of hxt_for_each_plan: a halo cutoff, a number of atoms, and a
+ * value of the test's own (a pair cutoff...). */
+typedef struct hxt_spec {
+    double rh;
+    int natoms;
+    double aux;
+} hxt_spec;
+
+/* What a case hands the test: its grid and spec, the seed of its system,
+ * the decomposition, the system, this rank's atoms and their plan. */
+typedef struct hxt_case {
+    const int *grid;
+    char gs[32]; /* the grid as "2x1x3" */
+    hxt_spec spec;
+    uint64_t seed;
+    hx_decomp d;
+    hxt_sys s;
+    hxt_local l;
+    hx_plan *plan;
+} hxt_case;
+
+typedef void (*hxt_case_fn)(hx_comm *comm, const hxt_case *c, void *ctx);
+
+/* The walk the core tests share: for each grid of this rank count
+ * (hxt_grids_for) and each spec, the decomposition of the box, a random
+ * system of spec.natoms (seeds from `seed` on, one per case), this rank's
+ * atoms and their plan, each agreed over the ranks (a case that fails on
+ * one rank is reported and skipped on all), then fn, then everything freed.
+ * Returns the number of cases that reached fn. Collective. */
+int hxt_for_each_plan(hx_comm *comm, const double box_lo[3], const double box_len[3],
+                      const hxt_spec *specs, int nspecs, uint64_t seed, hxt_case_fn fn,
+                      void *ctx);
+
 /* A cpu transport of the given data type, or NULL (after a failed check). */
 hx_transport *hxt_cpu_transport(hx_comm *c, hx_dtype dtype);
 

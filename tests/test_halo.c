@@ -24,80 +24,61 @@ static int want_max_pulses(int nranks)
     return nranks < 9 ? want[nranks] : 1;
 }
 
+/* What the cases share: one pair of transports for all plans (set_plan
+ * must adopt plans of every size in turn), and what the cases reached. */
+typedef struct {
+    hx_transport *td, *tf;
+    int maxp;
+} halo_ctx;
+
+static void halo_case(hx_comm *comm, const hxt_case *c, void *ctx_)
+{
+    halo_ctx *ctx = ctx_;
+    const int rank = hx_comm_rank(comm);
+    const double rh = c->spec.rh;
+    const hx_decomp *pd = hx_plan_decomp(c->plan);
+    HXT_CHECK(pd->rank == rank && pd->grid[0] == c->grid[0] && pd->grid[1] == c->grid[1] &&
+                  pd->grid[2] == c->grid[2] && pd->cutoff == rh,
+              "plan decomp differs from the one given");
+    HXT_CHECK(hx_plan_nhome(c->plan) == c->l.n, "nhome %d, gave %d", hx_plan_nhome(c->plan),
+              c->l.n);
+    int nexp = 0;
+    int64_t *ids = hxt_check_halo(comm, c->plan, &c->s, c->l.id, ctx->td, ctx->tf, &nexp);
+    int decomposed = c->grid[0] * c->grid[1] * c->grid[2] > 1;
+    /* The brute force must have found something to compare wherever a halo
+     * exists; 2000 atoms fill every face. */
+    if (c->spec.natoms >= 1000)
+        HXT_CHECK(decomposed ? nexp > 0 : nexp == 0,
+                  "grid %s rh %g: brute force expects %d halo atoms", c->gs, rh, nexp);
+    for (int k = 0; k < 3; k++)
+        if (c->d.npulse[k] > ctx->maxp)
+            ctx->maxp = c->d.npulse[k];
+    if (rank == 0 && c->spec.natoms >= 1000)
+        printf("  grid %-6s rh %-4g pulses %d/%d/%d  rank 0: %d home, %d halo\n", c->gs, rh,
+               c->d.npulse[0], c->d.npulse[1], c->d.npulse[2], c->l.n, nexp);
+    free(ids);
+}
+
 int main(int argc, char **argv)
 {
     hx_comm *comm = hxt_init(&argc, &argv, "test_halo");
-    int nr = hx_comm_size(comm), rank = hx_comm_rank(comm);
+    int nr = hx_comm_size(comm);
     int grids[16][3];
-    int ng = hxt_grids_for(nr, grids, 16);
-    if (ng == 0)
+    if (hxt_grids_for(nr, grids, 16) == 0)
         return hxt_skip(comm, "no grid in the test list has this many domains");
 
-    /* One pair of transports for all plans: set_plan must adopt plans of
-     * every size in turn. */
-    hx_transport *td = hxt_cpu_transport(comm, HX_DOUBLE);
-    hx_transport *tf = hxt_cpu_transport(comm, HX_FLOAT);
-    if (!hxt_agree(comm, td && tf))
+    halo_ctx ctx = {hxt_cpu_transport(comm, HX_DOUBLE), hxt_cpu_transport(comm, HX_FLOAT), 0};
+    if (!hxt_agree(comm, ctx.td && ctx.tf))
         return hxt_finish(comm);
-
-    const double rhs[] = {1.25, 2.8, 4.6, 5.5};
-    const int natoms[] = {2000, 7};
-    int maxp = 0, ncases = 0;
-    uint64_t seed = 1000;
-    for (int g = 0; g < ng; g++)
-        for (size_t ci = 0; ci < sizeof rhs / sizeof rhs[0]; ci++)
-            for (size_t ni = 0; ni < sizeof natoms / sizeof natoms[0]; ni++) {
-                /* A nearly empty system (ranks without atoms, empty pulses)
-                 * at one cutoff only. */
-                if (natoms[ni] < 100 && ci != 1)
-                    continue;
-                double rh = rhs[ci];
-                char gs[32];
-                hxt_grid_str(grids[g], gs);
-                hx_decomp d;
-                if (!hxt_agree(comm,
-                               HXT_OK(hx_decomp_init(&d, box_lo, box_len, rh, grids[g], nr, rank))))
-                    continue;
-                hxt_sys s;
-                hxt_sys_random(&s, natoms[ni], box_lo, box_len, seed++);
-                hxt_local l;
-                hxt_local_take(&l, &s, &d);
-                hx_plan *plan = NULL;
-                int ok = HXT_OK(hx_plan_create(&plan, comm, &d, l.n, l.x));
-                if (hxt_agree(comm, ok)) {
-                    const hx_decomp *pd = hx_plan_decomp(plan);
-                    HXT_CHECK(pd->rank == rank && pd->grid[0] == grids[g][0] &&
-                                  pd->grid[1] == grids[g][1] && pd->grid[2] == grids[g][2] &&
-                                  pd->cutoff == rh,
-                              "plan decomp differs from the one given");
-                    HXT_CHECK(hx_plan_nhome(plan) == l.n, "nhome %d, gave %d", hx_plan_nhome(plan),
-                              l.n);
-                    int nexp = 0;
-                    int64_t *ids = hxt_check_halo(comm, plan, &s, l.id, td, tf, &nexp);
-                    int decomposed = grids[g][0] * grids[g][1] * grids[g][2] > 1;
-                    /* The brute force must have found something to compare
-                     * wherever a halo exists; 2000 atoms fill every face. */
-                    if (natoms[ni] >= 1000)
-                        HXT_CHECK(decomposed ? nexp > 0 : nexp == 0,
-                                  "grid %s rh %g: brute force expects %d halo atoms", gs, rh, nexp);
-                    for (int k = 0; k < 3; k++)
-                        if (d.npulse[k] > maxp)
-                            maxp = d.npulse[k];
-                    if (rank == 0 && natoms[ni] >= 1000)
-                        printf("  grid %-6s rh %-4g pulses %d/%d/%d  rank 0: %d home, %d halo\n",
-                               gs, rh, d.npulse[0], d.npulse[1], d.npulse[2], l.n, nexp);
-                    ncases++;
-                    free(ids);
-                }
-                if (ok)
-                    hx_plan_destroy(plan);
-                hxt_local_free(&l);
-                hxt_sys_free(&s);
-            }
+    /* 2000 atoms at four cutoffs, and a nearly empty system (ranks without
+     * atoms, empty pulses) at one. */
+    const hxt_spec specs[] = {
+        {1.25, 2000, 0}, {2.8, 2000, 0}, {2.8, 7, 0}, {4.6, 2000, 0}, {5.5, 2000, 0}};
+    int ncases = hxt_for_each_plan(comm, box_lo, box_len, specs, 5, 1000, halo_case, &ctx);
     HXT_CHECK(ncases > 0, "no case ran");
-    HXT_CHECK(maxp >= want_max_pulses(nr), "largest pulse count %d, the cases should reach %d",
-              maxp, want_max_pulses(nr));
-    hx_transport_destroy(td);
-    hx_transport_destroy(tf);
+    HXT_CHECK(ctx.maxp >= want_max_pulses(nr), "largest pulse count %d, the cases should reach %d",
+              ctx.maxp, want_max_pulses(nr));
+    hx_transport_destroy(ctx.td);
+    hx_transport_destroy(ctx.tf);
     return hxt_finish(comm);
 }

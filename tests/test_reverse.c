@@ -111,62 +111,42 @@ static void run_case(hx_comm *comm, const hx_plan *plan, const hxt_sys *s, const
     hx_transport_destroy(t);
 }
 
+static void reverse_case(hx_comm *comm, const hxt_case *c, void *ctx)
+{
+    (void) ctx;
+    const int nr = hx_comm_size(comm), N = c->spec.natoms;
+    hx_transport *td = hxt_cpu_transport(comm, HX_DOUBLE);
+    if (hxt_agree(comm, td != NULL)) {
+        int64_t *ids = hxt_trace_ids(td, c->plan, c->l.id, NULL);
+        int nid = 0;
+        for (int i = 0; i < hx_plan_ntotal(c->plan); i++)
+            nid += ids[i] < 0 || ids[i] >= N;
+        HXT_CHECK(nid == 0, "grid %s: %d local atoms not identified", c->gs, nid);
+        long chained = 0;
+        run_case(comm, c->plan, &c->s, c->l.id, ids, HX_DOUBLE, c->seed + 1, c->gs, &chained);
+        run_case(comm, c->plan, &c->s, c->l.id, ids, HX_FLOAT, c->seed + 1, c->gs, &chained);
+        int any = (int) (chained > 0);
+        HXT_OK(hxi_allreduce_int(comm, &any, 1, 0));
+        /* Some home atom must have had an image somewhere, or nothing was
+         * tested. */
+        if (nr > 1)
+            HXT_CHECK(any > 0, "grid %s rh %g: no home atom has a halo image", c->gs,
+                      c->spec.rh);
+        free(ids);
+    }
+    if (td)
+        hx_transport_destroy(td);
+}
+
 int main(int argc, char **argv)
 {
     hx_comm *comm = hxt_init(&argc, &argv, "test_reverse");
-    int nr = hx_comm_size(comm), rank = hx_comm_rank(comm);
     int grids[16][3];
-    int ng = hxt_grids_for(nr, grids, 16);
-    if (ng == 0)
+    if (hxt_grids_for(hx_comm_size(comm), grids, 16) == 0)
         return hxt_skip(comm, "no grid in the test list has this many domains");
 
-    const int N = 2000;
-    const double rhs[] = {1.25, 2.8, 5.5};
-    int ncases = 0;
-    uint64_t seed = 4242;
-    for (int g = 0; g < ng; g++)
-        for (size_t ci = 0; ci < sizeof rhs / sizeof rhs[0]; ci++) {
-            double rh = rhs[ci];
-            char gs[32];
-            hxt_grid_str(grids[g], gs);
-            hx_decomp d;
-            if (!hxt_agree(comm,
-                           HXT_OK(hx_decomp_init(&d, box_lo, box_len, rh, grids[g], nr, rank))))
-                continue;
-            hxt_sys s;
-            hxt_sys_random(&s, N, box_lo, box_len, seed++);
-            hxt_local l;
-            hxt_local_take(&l, &s, &d);
-            hx_plan *plan = NULL;
-            int ok = HXT_OK(hx_plan_create(&plan, comm, &d, l.n, l.x));
-            if (hxt_agree(comm, ok)) {
-                hx_transport *td = hxt_cpu_transport(comm, HX_DOUBLE);
-                if (hxt_agree(comm, td != NULL)) {
-                    int64_t *ids = hxt_trace_ids(td, plan, l.id, NULL);
-                    int nid = 0;
-                    for (int i = 0; i < hx_plan_ntotal(plan); i++)
-                        nid += ids[i] < 0 || ids[i] >= N;
-                    HXT_CHECK(nid == 0, "grid %s: %d local atoms not identified", gs, nid);
-                    long chained = 0;
-                    run_case(comm, plan, &s, l.id, ids, HX_DOUBLE, seed, gs, &chained);
-                    run_case(comm, plan, &s, l.id, ids, HX_FLOAT, seed, gs, &chained);
-                    int c = (int) (chained > 0);
-                    HXT_OK(hxi_allreduce_int(comm, &c, 1, 0));
-                    /* Some home atom must have had an image somewhere, or
-                     * nothing was tested. */
-                    if (nr > 1)
-                        HXT_CHECK(c > 0, "grid %s rh %g: no home atom has a halo image", gs, rh);
-                    free(ids);
-                    ncases++;
-                }
-                if (td)
-                    hx_transport_destroy(td);
-            }
-            if (ok)
-                hx_plan_destroy(plan);
-            hxt_local_free(&l);
-            hxt_sys_free(&s);
-        }
+    const hxt_spec specs[] = {{1.25, 2000, 0}, {2.8, 2000, 0}, {5.5, 2000, 0}};
+    int ncases = hxt_for_each_plan(comm, box_lo, box_len, specs, 3, 4242, reverse_case, NULL);
     HXT_CHECK(ncases > 0, "no case ran");
     return hxt_finish(comm);
 }
