@@ -85,13 +85,16 @@ __device__ __forceinline__ bool hxg_row_dim(float xv, int q, const hxg_cellgrid 
 
 /* Segments of row r (0 .. HXG_ROWS-1) of an atom at xi in cell c. rhp: the
  * list cutoff padded against rounding (the ranges may include a little
- * more, never less). Empty segments have kbeg == kend. */
-__device__ __forceinline__ void hxg_row(float3 xi, const int c[3], int r, const hxg_cellgrid &cg_,
-                                        const hxg_geom &g, float rhp,
+ * more, never less). Empty segments have kbeg == kend; both are empty for
+ * a lane that does not walk (on false). */
+__device__ __forceinline__ void hxg_row(bool on, float3 xi, const int c[3], int r,
+                                        const hxg_cellgrid &cg_, const hxg_geom &g, float rhp,
                                         const int32_t *__restrict__ start, hxg_seg seg[2])
 {
     seg[0].kbeg = seg[0].kend = seg[1].kbeg = seg[1].kend = 0;
     seg[0].xs = seg[1].xs = xi;
+    if (!on)
+        return;
     const int oy = r % (2 * HXG_REACH + 1) - HXG_REACH, oz = r / (2 * HXG_REACH + 1) - HXG_REACH;
     int qy, qz;
     float sy, sz, dy, dz;

@@ -93,10 +93,7 @@ __device__ void hxg_walk_group(int i, bool on, bool ihome, int nhome, float3 xi,
     const float rhp = hxg_rh_padded(rh2);
     for (int r = 0; r < HXG_ROWS; r++) {
         hxg_seg seg[2];
-        if (on)
-            hxg_row(xi, ci, r, cg_, g, rhp, start, seg);
-        else
-            seg[0].kbeg = seg[0].kend = seg[1].kbeg = seg[1].kend = 0;
+        hxg_row(on, xi, ci, r, cg_, g, rhp, start, seg);
         for (int sgi = 0; sgi < 2; sgi++) {
             const int kbeg = seg[sgi].kbeg, kend = seg[sgi].kend;
             const float3 xs = seg[sgi].xs;
@@ -187,10 +184,7 @@ __device__ void hxg_walk_thread(int i, bool on, bool ihome, int nhome, float3 xi
     const float rhp = hxg_rh_padded(rh2);
     for (int r = 0; r < HXG_ROWS; r++) {
         hxg_seg seg[2];
-        if (on)
-            hxg_row(xi, ci, r, cg_, g, rhp, start, seg);
-        else
-            seg[0].kbeg = seg[0].kend = seg[1].kbeg = seg[1].kend = 0;
+        hxg_row(on, xi, ci, r, cg_, g, rhp, start, seg);
 #pragma unroll
         for (int sgi = 0; sgi < 2; sgi++) {
             const float3 xs = seg[sgi].xs;
