@@ -117,11 +117,19 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
                           : e->multi  ? ", halo on a high-priority stream"
                           : e->graphs ? ", steps replayed from CUDA graphs"
                                       : "";
+        /* One rank has no halo: its transport (cpu) never moves anything,
+         * and naming it would only puzzle. */
+        char halo[700];
+        if (e->multi)
+            snprintf(halo, sizeof halo, "%s [%s]", hx_transport_name(e->t),
+                     hx_transport_describe(e->t));
+        else
+            snprintf(halo, sizeof halo, "one rank, no halo exchange");
         snprintf(e->desc, sizeof e->desc,
-                 "gpu engine (float): %s [%s], grid %dx%dx%d, rank %d on GPU %d of %d (%s, %d "
+                 "gpu engine (float): %s, grid %dx%dx%d, rank %d on GPU %d of %d (%s, %d "
                  "rank(s) on this host), %d thread(s) per atom, lists of up to %d, %.0f bytes "
                  "per atom on the GPU, %s%s%s",
-                 hx_transport_name(e->t), hx_transport_describe(e->t), g[0], g[1], g[2], e->rank,
+                 halo, g[0], g[1], g[2], e->rank,
                  e->device, e->ndevices, e->device_name, e->local_size, e->tpp, e->loc.max,
                  e->nhome > 0 ? (double) engine_bytes(e) / (double) e->nhome : 0.0, built, how,
                  e->check_atoms ? ", atoms counted after each rebuild" : "");

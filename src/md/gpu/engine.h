@@ -141,7 +141,7 @@ struct hx_md_engine {
     hx_status pending;              /* first failure since the last check */
     int64_t pending_step;
     char pending_msg[640];
-    char desc[1024];
+    char desc[1536];
 };
 
 /* The atoms of the non-local forces: how many, and their list (NULL: all). */
