@@ -34,7 +34,7 @@
 
 /* The transports this build has, in the list's order. */
 static const hxi_transport_ops *const hxi_builtin[] = {
-#define HX_TRANSPORT(name, ops, requirement, sources, needs)                                       \
+#define HX_TRANSPORT(name, ops, requirement, needs, sources)                                       \
     HXI_BUILT_##requirement(&hxi_transport_##ops)
 #include "transport/transports.def"
 #undef HX_TRANSPORT
@@ -46,7 +46,7 @@ static const struct {
     const char *name;
     const char *needs;
 } hxi_known[] = {
-#define HX_TRANSPORT(name, ops, requirement, sources, needs) {name, needs},
+#define HX_TRANSPORT(name, ops, requirement, needs, sources) {name, needs},
 #include "transport/transports.def"
 #undef HX_TRANSPORT
 };

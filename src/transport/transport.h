@@ -61,7 +61,7 @@ int hxi_capacity_for(int need, int floor);
 hx_status hxi_transport_fit(hx_transport *t, int *grow, int *new_capacity);
 
 /* The ops table of every transport (transports.def, the one list). */
-#define HX_TRANSPORT(name, ops, requirement, sources, needs)                                       \
+#define HX_TRANSPORT(name, ops, requirement, needs, sources)                                       \
     extern const hxi_transport_ops hxi_transport_##ops;
 #include "transport/transports.def"
 #undef HX_TRANSPORT

@@ -1,15 +1,22 @@
 # The sources of the transports a build has, from transports.def (the one
-# list of transports): each entry's first line gives its requirement and
-# its files. Sets HALOX_TRANSPORT_SOURCES (paths relative to src/).
+# list of transports): each entry's requirement and files. Sets
+# HALOX_TRANSPORT_SOURCES (paths relative to src/).
 set(HALOX_TRANSPORT_SOURCES)
-file(STRINGS ${CMAKE_CURRENT_LIST_DIR}/transports.def _hx_entries REGEX "^HX_TRANSPORT\\(")
+file(READ ${CMAKE_CURRENT_LIST_DIR}/transports.def _hx_def)
+# An entry: HX_TRANSPORT("name", ops, REQUIREMENT, "needs", "files" ["files"...])
+# at the start of a line.
+set(_hx_head "HX_TRANSPORT\\(\"[^\"]*\", *[a-z_]+, *([A-Z_]+),[^\"]*\"[^\"]*\",")
+string(REGEX MATCHALL "\n${_hx_head}([ \n]*\"[^\"]*\")+\\)" _hx_entries "${_hx_def}")
+if(NOT _hx_entries)
+  message(FATAL_ERROR "transports.def: no entry could be read")
+endif()
 foreach(_hx_entry IN LISTS _hx_entries)
-  string(REGEX MATCH "^HX_TRANSPORT\\(\"[^\"]+\", *[a-z_]+, *([A-Z_]+), *\"([^\"]*)\"" _hx_m "${_hx_entry}")
-  if(NOT _hx_m)
-    message(FATAL_ERROR "transports.def: cannot read the entry '${_hx_entry}'")
-  endif()
+  string(REGEX MATCH "${_hx_head}" _hx_m "${_hx_entry}")
   set(_hx_req "${CMAKE_MATCH_1}")
-  string(REPLACE " " ";" _hx_files "${CMAKE_MATCH_2}")
+  string(REGEX REPLACE "^\n${_hx_head}" "" _hx_files "${_hx_entry}")
+  string(REGEX REPLACE "[\"\n)]" " " _hx_files "${_hx_files}")
+  string(STRIP "${_hx_files}" _hx_files)
+  string(REGEX REPLACE " +" ";" _hx_files "${_hx_files}")
   if(NOT _hx_req MATCHES "^(ALWAYS|CUDA_MPI|CUDA_NCCL|CUDA_NVSHMEM)$")
     message(FATAL_ERROR "transports.def: unknown requirement '${_hx_req}' in '${_hx_entry}'")
   endif()

@@ -1,12 +1,12 @@
 /*
  * pulse.c - the `nvshmem-pulse` transport: one kernel per pulse that packs,
- * sends, signals and waits (nvshmem/kernels.cu). Where nvshmem_ptr gives a
+ * sends, signals and waits (nvshmem/pulse_kernels.cu). Where nvshmem_ptr gives a
  * peer pointer the kernel stores straight into the peer's array and
  * signals with a system-scope release store; elsewhere (or with
  * force_put / HALOX_FORCE_PUT=1) it packs into a symmetric staging slot and
  * puts with signal. The host only launches.
  */
-#include "transport/nvshmem/kernels.h"
+#include "transport/nvshmem/pulse_kernels.h"
 #include "transport/nvshmem/shm.h"
 
 #include <stdio.h>

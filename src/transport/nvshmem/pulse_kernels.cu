@@ -1,9 +1,9 @@
 /*
- * kernels.cu - the nvshmem-pulse transport's kernels: one launch per pulse
+ * pulse_kernels.cu - the nvshmem-pulse transport's kernels: one launch per pulse
  * that packs, sends, signals and waits.
  */
 #include "transport/gpu/gpu_dev.cuh"
-#include "transport/nvshmem/kernels.h"
+#include "transport/nvshmem/pulse_kernels.h"
 
 #include <nvshmem.h>
 #include <nvshmemx.h>

@@ -1,8 +1,8 @@
 /*
- * kernels.h - launchers of the nvshmem-pulse kernels (nvshmem/kernels.cu).
+ * pulse_kernels.h - launchers of the nvshmem-pulse kernels (nvshmem/pulse_kernels.cu).
  */
-#ifndef HALOX_SHM_KERNELS_H
-#define HALOX_SHM_KERNELS_H
+#ifndef HALOX_SHM_PULSE_KERNELS_H
+#define HALOX_SHM_PULSE_KERNELS_H
 
 #include "transport/gpu/gpu_types.h"
 
@@ -46,4 +46,4 @@ cudaError_t hxi_shm_pulse_reverse(cudaStream_t s, const hxi_shm_pulse_args *a, i
 }
 #endif
 
-#endif /* HALOX_SHM_KERNELS_H */
+#endif /* HALOX_SHM_PULSE_KERNELS_H */
