@@ -68,6 +68,7 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     e->multi = e->nranks > 1;
     e->host_rebuild = hxi_env_int("HALOX_MD_HOST_REBUILD", 0) != 0;
     e->tight = hxi_env_int("HALOX_MD_TIGHT", 0) != 0;
+    e->graph_allowed = hxi_env_int("HALOX_MD_GRAPH", 1) != 0;
     e->rh = hxi_md_list_cutoff(cfg);
     HXI_CHECK_GOTO(hxg_eng_local_rank(e), st, fail);
     {
@@ -78,8 +79,7 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
         const char *tn = cfg->transport[0] && strcmp(cfg->transport, "default") != 0
                              ? cfg->transport
                              : hxg_eng_default_transport(e);
-        int no = !(e->multi && (hx_transport_caps_of(tn) & HX_CAP_GRAPH) &&
-                   hxi_env_int("HALOX_MD_GRAPH", 1) != 0);
+        int no = !(e->multi && (hx_transport_caps_of(tn) & HX_CAP_GRAPH) && e->graph_allowed);
         HXI_CHECK_GOTO(hxi_allreduce_int(comm, &no, 1, 1), st, fail);
         e->mgraph = !no;
         e->mg_ok = e->mgraph;

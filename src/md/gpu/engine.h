@@ -115,7 +115,8 @@ struct hx_md_engine {
     int64_t dev_rebuilds;
     int check_atoms;
     int check_lists; /* the two-half list build against the one-pass one (HALOX_MD_CHECK_LISTS=1) */
-    int tight;       /* capacities without margin (HALOX_MD_TIGHT=1, for tests) */
+    int tight;         /* capacities without margin (HALOX_MD_TIGHT=1, for tests) */
+    int graph_allowed; /* HALOX_MD_GRAPH is not 0 */
     int64_t growths; /* device rebuilds that grew the home arrays */
     int census_set;
     uint64_t census_sum;

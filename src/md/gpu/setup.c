@@ -456,7 +456,7 @@ hx_status hxg_eng_create_local(hx_md_engine *e)
     fl.cur = 1;
     CU(cudaMemcpy(e->flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag set-up");
     CU(cudaMemset(e->cell_cnt, 0, sizeof(int32_t) * nc), "cell count set-up");
-    e->graphs = !e->multi && !e->host_rebuild && hxi_env_int("HALOX_MD_GRAPH", 1) != 0;
+    e->graphs = !e->multi && !e->host_rebuild && e->graph_allowed;
     HXI_CHECK(hxg_eng_timers_create(e));
     return HX_OK;
 }

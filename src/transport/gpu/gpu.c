@@ -178,8 +178,7 @@ hx_status hxi_gpu_open(hxi_gpu *g, hx_transport *t, const char *who)
     HXI_CHECK(st);
     g->mps = mps_running();
 
-    g->timeout_s =
-        t->opts.timeout_s > 0 ? t->opts.timeout_s : hxi_env_double("HALOX_TIMEOUT_S", 5.0);
+    g->timeout_s = t->opts.timeout_s; /* HALOX_TIMEOUT_S already, where unset */
     if (!(g->timeout_s > 0))
         g->timeout_s = 5.0;
     g->timeout_ns = (uint64_t) (g->timeout_s * 1e9);

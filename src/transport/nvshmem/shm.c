@@ -141,7 +141,7 @@ hx_status hxi_shm_open(hxi_shm *s, hx_transport *t, const char *who)
     HXI_CUDA_GOTO(cudaDeviceSynchronize(), st, fail_sig);
     /* No peer may signal before every slot is zero. */
     HXI_CHECK_GOTO(hxi_barrier(t->comm), st, fail_sig);
-    s->force_put = t->opts.force_put || hxi_env_int("HALOX_FORCE_PUT", 0) == 1;
+    s->force_put = t->opts.force_put != 0; /* HALOX_FORCE_PUT already, where unset */
     if (t->opts.capacity > 0) {
         size_t bytes = (size_t) t->opts.capacity * 3 * sizeof(float);
         HXI_CHECK_GOTO(hxi_shm_alloc(t->comm, &t->x, bytes, "coordinates"), st, fail_sig);
