@@ -156,6 +156,16 @@ static inline const int32_t *hxg_eng_nl_idx(const hx_md_engine *e)
     return e->nl_on ? e->nl_idx : NULL;
 }
 
+/* Map entries of a plan, over all its pulses (the transport's maps, laid
+ * out pulse after pulse). */
+static inline int hxg_eng_map_entries(const hx_plan *p)
+{
+    int n = 0;
+    for (int q = 0; q < hx_plan_npulses(p); q++)
+        n += hx_plan_pulse(p, q)->nsend;
+    return n;
+}
+
 /* ---------------------------------------------------------------- errors */
 
 static inline hx_status cuda_fail(int err, const char *what)

@@ -80,9 +80,7 @@ static int first_difference(const host_list *a, const host_list *b, const hxg_li
 static hx_status check_nl_atoms(hx_md_engine *e, const int32_t *cnt)
 {
     const hx_plan *p = e->plan;
-    int nmaps = 0, n = e->ntotal;
-    for (int q = 0; q < hx_plan_npulses(p); q++)
-        nmaps += hx_plan_pulse(p, q)->nsend;
+    const int nmaps = hxg_eng_map_entries(p), n = e->ntotal;
     int32_t *maps = malloc(sizeof(int32_t) * (size_t) (nmaps > 0 ? nmaps : 1));
     int32_t *idx = malloc(sizeof(int32_t) * (size_t) (n > 0 ? n : 1));
     char *want = calloc((size_t) (n > 0 ? n : 1), 1);

@@ -163,14 +163,11 @@ hx_status hxg_eng_queue_nonlocal_list(hx_md_engine *e, const hx_plan *plan)
     /* The atoms the non-local forces visit (the transport's force array is
      * cleared when the lists are joined, launch_halves). */
     e->nl_on = e->nl_pick == 1 || (e->nl_pick != 0 && e->ntotal >= e->fill);
-    if (e->nl_on) {
-        int nmaps = 0;
-        for (int q = 0; q < hx_plan_npulses(plan); q++)
-            nmaps += hx_plan_pulse(plan, q)->nsend;
-        CU(hxg_nl_atoms((void *) e->s_b, e->ntotal, &e->nl, hx_plan_device_maps(plan), nmaps,
-                        e->cellof, e->nl_pos, e->scan_tmp, e->nl_idx, e->flags),
+    if (e->nl_on)
+        CU(hxg_nl_atoms((void *) e->s_b, e->ntotal, &e->nl, hx_plan_device_maps(plan),
+                        hxg_eng_map_entries(plan), e->cellof, e->nl_pos, e->scan_tmp, e->nl_idx,
+                        e->flags),
            "the non-local atoms' launch");
-    }
     e->nl_queued = 1;
     return HX_OK;
 }

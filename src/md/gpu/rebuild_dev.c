@@ -9,8 +9,9 @@
  * then the transport's forward exchange, all on the transport's stream
  * (the non-local stream). The local list builds from the sorted home atoms
  * on the local stream from the sort on, the non-local lists from the
- * plan's coordinates on a third stream from the plan on. HALOX_MD_HOST_REBUILD=1 takes the host path instead
- * (rebuild.c), which stays as the reference.
+ * plan's coordinates on a third stream from the plan on.
+ * HALOX_MD_HOST_REBUILD=1 takes the host path instead (rebuild.c), which
+ * stays as the reference.
  */
 #include "md/gpu/engine.h"
 

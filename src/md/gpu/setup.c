@@ -275,8 +275,7 @@ hx_status hxg_eng_make_transport(hx_md_engine *e)
 static void set_reach(hx_md_engine *e)
 {
     const hx_decomp *d = &e->decomp;
-    const char *wrong = getenv("HALOX_TEST_LIST_REACH");
-    const double shift = wrong ? atof(wrong) : 0.0;
+    const double shift = hxi_env_double("HALOX_TEST_LIST_REACH", 0.0);
     for (int k = 0; k < 3; k++)
         e->near[k] = d->npulse[k] > 0 ? (float) (d->dom_hi[k] - e->rh + shift -
                                                  1e-4 * (fabs(d->dom_hi[k]) + e->rh))
