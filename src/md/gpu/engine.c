@@ -29,7 +29,8 @@
  * The parts, one job a file: setup.c (device, transport, physics, memory),
  * rebuild.c (the host-path rebuild and the list build), rebuild_dev.c (the
  * device rebuild with several ranks), step.c (the step schedules and their
- * CUDA graphs), timers.c (stage timers); engine.h is what they share, and
+ * CUDA graphs), chain.c (a rebuild's runs of launches as one graph each),
+ * timers.c (stage timers); engine.h is what they share, and
  * md_gpu.h with md_kernels.cu and md_lists.cu the kernels and their launchers.
  */
 #include "md/gpu/engine.h"
@@ -255,6 +256,10 @@ static void gpu_destroy(hx_md_engine *e)
     hxg_eng_drop_step_graphs(e);
     if (e->mg_exec)
         cudaGraphExecDestroy(e->mg_exec);
+    if (e->s_b)
+        cudaStreamSynchronize(e->s_b);
+    hxg_chain_free(&e->ch_sort);
+    hxg_chain_free(&e->ch_nl);
     if (e->t)
         hx_transport_destroy(e->t);
     if (e->plan)

@@ -21,6 +21,15 @@
  * reads it. */
 typedef struct tm_span tm_span;
 
+/* A run of launches on one stream sent as one CUDA graph (chain.c): the
+ * executable of its last run, updated in place at the next. off: this rank
+ * launches the run one by one (no graphs, or a capture failed). */
+typedef struct hxg_chain {
+    cudaGraphExec_t exec;
+    int off;
+    int64_t runs, instantiations;
+} hxg_chain;
+
 struct hx_md_engine {
     hx_md_config cfg;
     hx_comm *comm;
@@ -69,6 +78,7 @@ struct hx_md_engine {
     int loc_queued, nl_queued;
     cudaEvent_t ev_list, ev_nlq;
     cudaStream_t s_b; /* the non-local half of the lists (high priority) */
+    hxg_chain ch_sort, ch_nl; /* the cell sort, the non-local lists (chain.c) */
     /* The atoms the non-local forces visit after a device rebuild
      * (hxg_nl_atoms): nl_idx[0 .. nl_atoms) when nl_on, else all ntotal.
      * nl_pos: the scan's scratch (cap_total + 1). On where the local atoms
@@ -221,6 +231,12 @@ void hxg_eng_phase_log(const hx_md_engine *e, const char *what, const char *cons
 /* Cell and neighbour lists of the current atoms, growing the lists when an
  * atom has more neighbours than they hold. Rank-local. */
 hx_status hxg_eng_build_lists(hx_md_engine *e);
+/* chain.c: fn's launches on s (fn returns the first launch error, 0 if
+ * none) as one CUDA graph, or one by one without graphs. */
+typedef int (*hxg_chain_fn)(hx_md_engine *e, const void *arg, cudaStream_t s);
+hx_status hxg_chain_run(hx_md_engine *e, hxg_chain *c, cudaStream_t s, hxg_chain_fn fn,
+                        const void *arg, const char *what);
+void hxg_chain_free(hxg_chain *c);
 /* Queues the local list of home atoms just sorted on the device, on the
  * local stream after the non-local stream's work so far: it builds while
  * the rebuild goes on (the plan); hxg_eng_build_lists adds the non-local

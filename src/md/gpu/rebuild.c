@@ -151,23 +151,31 @@ hx_status hxg_eng_queue_local_list(hx_md_engine *e)
     return HX_OK;
 }
 
+/* The non-local lists' launches (one chain, see chain.c): cell lists of the
+ * halo atoms, the lists, then the atoms the non-local forces visit. */
+static int nonlocal_chain(hx_md_engine *e, const void *arg, cudaStream_t s)
+{
+    const hx_plan *plan = arg;
+    int err = hxg_build_nonlocal((void *) s, e->nhome, e->ntotal, hx_plan_device_coords(plan),
+                                 e->x4, e->cell_start, hx_plan_device_zones(plan), e->cells,
+                                 e->geom, e->lj.rh2, e->near, e->cell_cnt, e->halo_start,
+                                 e->cellof, e->cellatoms, e->xsort, e->scan_tmp, e->nl, e->flags);
+    if (err == 0 && e->nl_on)
+        err = hxg_nl_atoms((void *) s, e->ntotal, &e->nl, hx_plan_device_maps(plan),
+                           hxg_eng_map_entries(plan), e->cellof, e->nl_pos, e->scan_tmp,
+                           e->nl_idx, e->flags);
+    return err;
+}
+
 hx_status hxg_eng_queue_nonlocal_list(hx_md_engine *e, const hx_plan *plan)
 {
     CU(cudaEventRecord(e->ev_nlq, e->s_nl), "event");
     CU(cudaStreamWaitEvent(e->s_b, e->ev_nlq, 0), "event wait");
-    CU(hxg_build_nonlocal((void *) e->s_b, e->nhome, e->ntotal, hx_plan_device_coords(plan), e->x4,
-                          e->cell_start, hx_plan_device_zones(plan), e->cells, e->geom,
-                          e->lj.rh2, e->near, e->cell_cnt, e->halo_start, e->cellof,
-                          e->cellatoms, e->xsort, e->scan_tmp, e->nl, e->flags),
-       "non-local list build launch");
     /* The atoms the non-local forces visit (the transport's force array is
      * cleared when the lists are joined, launch_halves). */
     e->nl_on = e->nl_pick == 1 || (e->nl_pick != 0 && e->ntotal >= e->fill);
-    if (e->nl_on)
-        CU(hxg_nl_atoms((void *) e->s_b, e->ntotal, &e->nl, hx_plan_device_maps(plan),
-                        hxg_eng_map_entries(plan), e->cellof, e->nl_pos, e->scan_tmp, e->nl_idx,
-                        e->flags),
-           "the non-local atoms' launch");
+    HXI_CHECK(hxg_chain_run(e, &e->ch_nl, e->s_b, nonlocal_chain, plan,
+                            "the non-local lists' launch"));
     e->nl_queued = 1;
     return HX_OK;
 }

@@ -49,6 +49,15 @@ hx_status hxg_eng_census(hx_md_engine *e)
     return HX_OK;
 }
 
+/* The cell sort of the home atoms (one chain, see chain.c). */
+static int sort_chain(hx_md_engine *e, const void *arg, cudaStream_t s)
+{
+    (void) arg;
+    return hxg_sort_home((void *) s, e->nhome, e->x4, e->v4, e->id, e->xold4, e->sx4, e->sv4,
+                         e->sid, e->cells, e->geom, e->cell_cnt, e->cell_start, e->cellof,
+                         e->cellatoms, e->scan_tmp, e->flags);
+}
+
 hx_status hxg_eng_rebuild_device(hx_md_engine *e)
 {
     double tp = hxi_now();
@@ -74,11 +83,8 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     hxg_eng_phase_mark(e->dev_phase, phase_names, 1, &tp);
 
     st = hxg_eng_ensure_capacity(e, e->nhome, e->nhome);
-    if (st == HX_OK &&
-        hxg_sort_home((void *) e->s_nl, e->nhome, e->x4, e->v4, e->id, e->xold4, e->sx4, e->sv4,
-                      e->sid, e->cells, e->geom, e->cell_cnt, e->cell_start, e->cellof,
-                      e->cellatoms, e->scan_tmp, e->flags) != 0)
-        st = cuda_fail(cudaGetLastError(), "the cell sort");
+    if (st == HX_OK)
+        st = hxg_chain_run(e, &e->ch_sort, e->s_nl, sort_chain, NULL, "the cell sort");
     /* The local list needs only the sorted home atoms: it builds on the
      * local stream while the plan is made. */
     if (st == HX_OK)
