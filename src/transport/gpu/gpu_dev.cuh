@@ -1,7 +1,8 @@
 /*
  * gpu_dev.cuh - device helpers shared by the kernels of the GPU transports:
  * the clock, system-scope loads and stores for signals, and the bounded
- * wait that turns a missing peer into a recorded timeout instead of a hang.
+ * wait that turns a missing peer into a recorded timeout instead of a hang,
+ * and the election of a grid's last block.
  */
 #ifndef HALOX_GPU_DEV_CUH
 #define HALOX_GPU_DEV_CUH
@@ -92,6 +93,29 @@ static __device__ int hxi_dev_wait_eq(const uint64_t *sig, const hxi_gpu_wait_in
             }
         }
     }
+}
+
+/* The last block of the grid to get here returns 1 (in every thread of
+ * that block). Each thread's fence orders its own stores (GPU scope)
+ * before the block's arrival; the winner fences again before reading or
+ * publishing, so it has observed every block's stores and its later
+ * system-scope release carries them (cumulativity). The winner resets the
+ * counter for the next launch; the kernel boundary orders that. */
+static __device__ int hxi_last_block(int *counter)
+{
+    __shared__ int last;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int prev = atomicAdd(counter, 1);
+        last = prev == (int) gridDim.x - 1;
+        if (last)
+            *counter = 0;
+    }
+    __syncthreads();
+    if (last)
+        __threadfence();
+    return last;
 }
 
 #endif /* HALOX_GPU_DEV_CUH */

@@ -1,6 +1,6 @@
 /*
- * kernels.cu - pack, unpack and wait kernels shared by the GPU transports,
- * with their C launchers. Index arithmetic is done on the host; these only
+ * kernels.cu - pack, unpack, wait and byte-exchange kernels shared by the
+ * GPU transports, with their C launchers. Index arithmetic is done on the host; these only
  * move floats.
  */
 #include "transport/gpu/gpu_dev.cuh"
@@ -61,6 +61,53 @@ __global__ void hxi_k_wait_signal(const uint64_t *sig, hxi_gpu_wait_info w, int 
                                   hxi_gpu_timeout *rec)
 {
     hxi_dev_wait_eq(sig, &w, d_hit, rec);
+}
+
+/* The rebuild's byte exchange with a peer reached by load/store: the grid
+ * copies `words` 4-byte words from src into the peer's landing buffer dst
+ * (16 bytes a thread where both are aligned to 16), the last block
+ * (hxi_last_block) publishes with one st.release.sys of `value` into the
+ * peer's signal, and thread 0 of block 0 then waits, bounded, for our own
+ * signal: kernels after this one on the stream read what the peer sent. */
+__global__ void hxi_k_xchg_direct(const uint32_t *__restrict__ src, uint32_t *__restrict__ dst,
+                                  size_t words, int vec, uint64_t *peer_sig, uint64_t value,
+                                  int *counter, const uint64_t *my_sig, hxi_gpu_wait_info w,
+                                  int *d_hit, hxi_gpu_timeout *rec)
+{
+    const size_t first = (size_t) blockIdx.x * blockDim.x + threadIdx.x;
+    const size_t stride = (size_t) gridDim.x * blockDim.x;
+    const size_t n4 = vec ? words / 4 : 0;
+    const uint4 *s4 = reinterpret_cast<const uint4 *>(src);
+    uint4 *d4 = reinterpret_cast<uint4 *>(dst);
+    for (size_t i = first; i < n4; i += stride)
+        d4[i] = s4[i];
+    for (size_t i = 4 * n4 + first; i < words; i += stride)
+        dst[i] = src[i];
+    if (hxi_last_block(counter) && threadIdx.x == 0)
+        hxi_dev_st_release_sys(peer_sig, value);
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        hxi_dev_wait_eq(my_sig, &w, d_hit, rec);
+}
+
+extern "C" cudaError_t hxi_gpu_xchg_direct(cudaStream_t s, const void *src, void *peer_dst,
+                                           size_t bytes, uint64_t *peer_sig, uint64_t value,
+                                           int *counter, const uint64_t *my_sig,
+                                           hxi_gpu_wait_info w, int *d_hit, hxi_gpu_timeout *rec,
+                                           int max_blocks)
+{
+    if (bytes % 4 != 0)
+        return cudaErrorInvalidValue;
+    const size_t words = bytes / 4;
+    const int vec = (uintptr_t) src % 16 == 0 && (uintptr_t) peer_dst % 16 == 0;
+    const size_t items = vec ? words / 4 + words % 4 : words;
+    const size_t want = (items + HXI_BLOCK - 1) / HXI_BLOCK;
+    int blocks = want > (size_t) max_blocks ? max_blocks : (int) want;
+    if (blocks < 1)
+        blocks = 1;
+    hxi_k_xchg_direct<<<blocks, HXI_BLOCK, 0, s>>>(
+        (const uint32_t *) src, (uint32_t *) peer_dst, words, vec, peer_sig, value, counter,
+        my_sig, w, d_hit, rec);
+    return cudaGetLastError();
 }
 
 extern "C" cudaError_t hxi_gpu_pack(cudaStream_t s, float *dst, const float *x, const int *map,

@@ -29,6 +29,16 @@ cudaError_t hxi_gpu_unpack_add(cudaStream_t s, float *f, const float *src, const
 cudaError_t hxi_gpu_wait_signal(cudaStream_t s, const uint64_t *sig, hxi_gpu_wait_info w,
                                 int *d_hit, hxi_gpu_timeout *rec);
 
+/* The rebuild's byte exchange by load/store in one launch: `bytes` (a
+ * multiple of 4) from src to peer_dst (the peer's landing buffer), then
+ * `value` released into peer_sig, then a bounded wait until *my_sig ==
+ * w.step. counter: a device int, zero, that the grid's last block resets.
+ * At most max_blocks blocks (all resident: block 0 spins). */
+cudaError_t hxi_gpu_xchg_direct(cudaStream_t s, const void *src, void *peer_dst, size_t bytes,
+                                uint64_t *peer_sig, uint64_t value, int *counter,
+                                const uint64_t *my_sig, hxi_gpu_wait_info w, int *d_hit,
+                                hxi_gpu_timeout *rec, int max_blocks);
+
 #ifdef __cplusplus
 }
 #endif

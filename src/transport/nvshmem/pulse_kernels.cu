@@ -10,29 +10,6 @@
 
 #define HXI_BLOCK 256
 
-/* The last block of the grid to get here returns 1 (in every thread of
- * that block). Each thread's fence orders its own stores (GPU scope)
- * before the block's arrival; the winner fences again before reading or
- * publishing, so it has observed every block's stores and its later
- * system-scope release carries them (cumulativity). The winner resets the
- * counter for the next launch; the kernel boundary orders that. */
-static __device__ int hxi_last_block(int *counter)
-{
-    __shared__ int last;
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        int prev = atomicAdd(counter, 1);
-        last = prev == (int) gridDim.x - 1;
-        if (last)
-            *counter = 0;
-    }
-    __syncthreads();
-    if (last)
-        __threadfence();
-    return last;
-}
-
 /* Coordinates of one pulse.
  * Grid: blocks grid-stride over the `nout` atoms to pack, one thread per
  * atom. Direct path: each thread stores its atom straight into the peer's

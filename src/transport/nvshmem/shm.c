@@ -350,11 +350,6 @@ hx_status hxi_shm_xchg(hx_transport *t, int slot, const void *sbuf, size_t sbyte
                          g->who, sbytes, rbytes, slot, s->xch_cap);
     uint64_t *sig = s->sig + HXI_SHM_XSIG + slot;
     uint64_t value = ++s->xseq[slot];
-    if (sbytes > 0)
-        hxi_shm_api_putmem_signal_on_stream(s->xch[slot], sbuf, sbytes, sig, value, dest,
-                                            g->stream);
-    else
-        hxi_shm_api_signal_on_stream(sig, value, dest, g->stream);
     hxi_gpu_wait_info w;
     memset(&w, 0, sizeof w);
     w.step = value;
@@ -364,7 +359,23 @@ hx_status hxi_shm_xchg(hx_transport *t, int slot, const void *sbuf, size_t sbyte
     w.pulse = -1;
     w.dim = -1;
     w.kind = 2;
-    HXI_CUDA(hxi_gpu_wait_signal(g->stream, sig, w, g->d_hit, g->rec_d));
+    /* A load/store peer: copy, signal and wait in one launch (a launch
+     * costs the host microseconds; the rebuild makes several of these).
+     * Else NVSHMEM's put-with-signal on the stream, then the wait. */
+    void *pdst = s->force_put ? NULL : hxi_shm_api_ptr(s->xch[slot], dest);
+    uint64_t *psig = s->force_put ? NULL : hxi_shm_api_ptr(sig, dest);
+    if (pdst && psig && sbytes % 4 == 0) {
+        HXI_CUDA(hxi_gpu_xchg_direct(g->stream, sbuf, pdst, sbytes, psig, value,
+                                     s->d_count + HXI_SHM_XSIG + slot, sig, w, g->d_hit, g->rec_d,
+                                     g->sm_count > 0 ? g->sm_count : 1));
+    } else {
+        if (sbytes > 0)
+            hxi_shm_api_putmem_signal_on_stream(s->xch[slot], sbuf, sbytes, sig, value, dest,
+                                                g->stream);
+        else
+            hxi_shm_api_signal_on_stream(sig, value, dest, g->stream);
+        HXI_CUDA(hxi_gpu_wait_signal(g->stream, sig, w, g->d_hit, g->rec_d));
+    }
     *rbuf = s->xch[slot];
     return HX_OK;
 }
