@@ -60,7 +60,9 @@ struct hx_rebuild {
     long n_migrate, n_plan;
 
     hxr_result *d_res; /* device */
-    hxr_result *h_res; /* pinned host copy */
+    hxr_result *h_res; /* pinned host copy, mapped */
+    hxr_result *h_pub; /* h_res as the device sees it (where kernels publish) */
+    int res_dirty;     /* d_res may hold values: cleared before its next use */
 
     hxr_arrays spare[2]; /* arrays of freed plans, for the next ones */
     int nspare;
@@ -72,9 +74,16 @@ hx_status hxr_cuda(int err, const char *what);
 
 /* The stream of the transport that does the work now. */
 hx_status hxr_stream(hx_rebuild *r, void **stream);
-/* Copies the device result to the host and waits for the stream (bounded;
- * a device-side timeout of the exchange is reported). Rank-local. */
+/* Copies the device result to the host, clears it, and waits for the
+ * stream (bounded; a device-side timeout of the exchange is reported).
+ * Rank-local. */
 hx_status hxr_fetch(hx_rebuild *r, void *stream);
+/* Waits as hxr_fetch for a result a kernel published (hxr_scan_blocks,
+ * hxr_select_summary with pub = h_pub). */
+hx_status hxr_await(hx_rebuild *r, void *stream);
+/* Clears the device result if something may have written it since it was
+ * last read, and marks it written by what comes next. */
+hx_status hxr_begin(hx_rebuild *r, void *stream);
 /* A device array of at least `need` bytes; contents are not kept. */
 hx_status hxr_grow(void **p, size_t *cap, size_t need, const char *what);
 /* Collective: the local status (or an earlier failed exchange) and n - 1

@@ -42,7 +42,7 @@ __device__ void hxr_report_bad(hxr_result *res, int i, int kind, int dim)
     }
 }
 
-__global__ void hxr_k_reset(hxr_result *res)
+__device__ void hxr_clear(hxr_result *res)
 {
     int32_t *w = reinterpret_cast<int32_t *>(res);
     for (int k = threadIdx.x; k < (int) (sizeof(hxr_result) / 4); k += blockDim.x)
@@ -50,6 +50,28 @@ __global__ void hxr_k_reset(hxr_result *res)
     __syncthreads();
     if (threadIdx.x == 0)
         res->bad_index = INT_MAX;
+}
+
+__global__ void hxr_k_reset(hxr_result *res)
+{
+    hxr_clear(res);
+}
+
+/* The end of the last kernel before the host reads the result: the block
+ * copies it into pub (mapped pinned host memory; the host reads it once
+ * the stream has drained) and clears it for the next use, so that neither
+ * the copy nor the clearing costs a launch of its own. Every thread of the
+ * block calls this. */
+__device__ void hxr_publish(hxr_result *res, hxr_result *pub)
+{
+    __syncthreads();
+    const int32_t *w = reinterpret_cast<const int32_t *>(res);
+    int32_t *p = reinterpret_cast<int32_t *>(pub);
+    for (int k = threadIdx.x; k < (int) (sizeof(hxr_result) / 4); k += blockDim.x)
+        p[k] = w[k];
+    __syncthreads();
+    hxr_clear(res);
+    __threadfence_system();
 }
 
 /* ------------------------------------------------------------ migration */
@@ -145,7 +167,7 @@ __global__ void hxr_k_classify(hxr_layout L, int n, hxr_dom d, int wrap, int32_t
 /* One block: exclusive scan of each class's block counts (stride ncls)
  * over nb blocks, in chunks of HXR_BLOCK; totals into res->count. */
 __global__ void hxr_k_scan_blocks(int nb, int ncls, const int32_t *bcnt, int32_t *boff,
-                                  hxr_result *res)
+                                  hxr_result *res, hxr_result *pub)
 {
     __shared__ typename hxr_bscan::TempStorage tmp;
     for (int c = 0; c < ncls; c++) {
@@ -163,6 +185,8 @@ __global__ void hxr_k_scan_blocks(int nb, int ncls, const int32_t *bcnt, int32_t
         if (threadIdx.x == 0)
             res->count[c] = carry;
     }
+    if (pub)
+        hxr_publish(res, pub);
 }
 
 /* One thread per atom: its slot within its class, in order. */
@@ -306,7 +330,7 @@ __device__ __forceinline__ int hxr_before(const int32_t *spos, int lo, int hi, i
 /* One block: the selected home atoms and the count from each earlier
  * pulse's receive range; res->count[0] (the total) is already set. */
 __global__ void hxr_k_select_summary(const int32_t *spos, int lo, int hi, int nhome, int np,
-                                     hxr_ranges r, hxr_result *res)
+                                     hxr_ranges r, hxr_result *res, hxr_result *pub)
 {
     const int total = res->count[0];
     const int q = threadIdx.x;
@@ -315,6 +339,7 @@ __global__ void hxr_k_select_summary(const int32_t *spos, int lo, int hi, int nh
     if (q < np)
         res->from[q] =
             hxr_before(spos, lo, hi, total, r.end[q]) - hxr_before(spos, lo, hi, total, r.beg[q]);
+    hxr_publish(res, pub);
 }
 
 /* One thread per received atom. */
@@ -405,9 +430,9 @@ extern "C" int hxr_classify(void *stream, hxr_layout L, int n, hxr_dom dom, int 
 }
 
 extern "C" int hxr_scan_blocks(void *stream, int nb, int ncls, const int32_t *bcnt, int32_t *boff,
-                               hxr_result *res)
+                               hxr_result *res, hxr_result *pub)
 {
-    hxr_k_scan_blocks<<<1, HXR_BLOCK, 0, HXR_S(stream)>>>(nb, ncls, bcnt, boff, res);
+    hxr_k_scan_blocks<<<1, HXR_BLOCK, 0, HXR_S(stream)>>>(nb, ncls, bcnt, boff, res, pub);
     return (int) cudaGetLastError();
 }
 
@@ -470,9 +495,10 @@ extern "C" int hxr_select_place(void *stream, const float *px, const uint32_t *p
 }
 
 extern "C" int hxr_select_summary(void *stream, const int32_t *spos, int lo, int hi, int nhome,
-                                  int np, hxr_ranges r, hxr_result *res)
+                                  int np, hxr_ranges r, hxr_result *res, hxr_result *pub)
 {
-    hxr_k_select_summary<<<1, HXR_MAX_PULSES, 0, HXR_S(stream)>>>(spos, lo, hi, nhome, np, r, res);
+    hxr_k_select_summary<<<1, HXR_MAX_PULSES, 0, HXR_S(stream)>>>(spos, lo, hi, nhome, np, r, res,
+                                                                  pub);
     return (int) cudaGetLastError();
 }
 

@@ -178,19 +178,22 @@ static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *strea
         rg.end[q] = p->pulse[q].recv_offset + p->pulse[q].nrecv;
     }
     hx_status st = hxr_scratch(r, ncand);
+    /* The pulse's kernels write the result beside what the home check (or
+     * nothing, after an earlier pulse published) left in it: not cleared. */
+    r->res_dirty = 1;
     if (st == HX_OK)
         st = hxr_arrays_maps(a, (size_t) *map_total + (size_t) ncand, (size_t) *map_total, stream);
     if (st == HX_OK)
         st = hxr_grow(&r->send[0], &r->send_cap[0], (size_t) ncand * HXR_REC, "a pulse's atoms");
     if (st == HX_OK &&
         (hxr_select_count(stream, a->x, lo, hi, dim, limit, r->bcnt) ||
-         hxr_scan_blocks(stream, nb, 1, r->bcnt, r->boff, r->d_res) ||
+         hxr_scan_blocks(stream, nb, 1, r->bcnt, r->boff, r->d_res, NULL) ||
          hxr_select_place(stream, a->x, a->z, lo, hi, dim, limit, (float) pu->shift, r->boff,
                           a->maps + *map_total, r->pos, (float *) r->send[0]) ||
-         hxr_select_summary(stream, r->pos, lo, hi, p->nhome, np, rg, r->d_res)))
+         hxr_select_summary(stream, r->pos, lo, hi, p->nhome, np, rg, r->d_res, r->h_pub)))
         st = hxr_cuda(cudaGetLastError(), "the pulse's selection kernels");
     if (st == HX_OK)
-        st = hxr_fetch(r, stream);
+        st = hxr_await(r, stream);
     if (st == HX_OK && r->h_res->bad_index != INT_MAX)
         st = hxr_bad_home(r, x, xs);
     int nsend = st == HX_OK ? r->h_res->count[0] : 0, nrecv = 0, offsets[2];
@@ -238,6 +241,8 @@ static hx_status hxr_share(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *strea
         return HX_OK;
     size_t need = (size_t) p->ntotal * sizeof(unsigned long long);
     hx_status st = hxr_grow((void **) &r->mask, &r->mask_cap, need, "share masks");
+    if (st == HX_OK)
+        st = hxr_begin(r, stream);
     if (st == HX_OK && cudaMemsetAsync(r->mask, 0, need, (cudaStream_t) stream) != cudaSuccess)
         st = hxr_cuda(cudaGetLastError(), "clearing the share masks");
     for (int q = 0; st == HX_OK && q < p->npulses; q++)
@@ -298,8 +303,9 @@ hx_status hx_plan_create_device(hx_plan **out, hx_rebuild *r, int nhome, const f
         dom.lo[k] = r->d.dom_lo[k];
         dom.hi[k] = r->d.dom_hi[k];
     }
-    if (st == HX_OK && (hxr_reset(stream, r->d_res) ||
-                        hxr_home(stream, x, xstride, nhome, dom, m->a.x, m->a.z, r->d_res)))
+    if (st == HX_OK)
+        st = hxr_begin(r, stream);
+    if (st == HX_OK && hxr_home(stream, x, xstride, nhome, dom, m->a.x, m->a.z, r->d_res))
         st = hxr_cuda(cudaGetLastError(), "the home atoms' check");
     HXI_CHECK_GOTO(hxi_agree(r->comm, st), st, fail);
 

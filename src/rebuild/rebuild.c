@@ -72,16 +72,31 @@ hx_status hxr_stream(hx_rebuild *r, void **stream)
     return HX_OK;
 }
 
+hx_status hxr_begin(hx_rebuild *r, void *stream)
+{
+    if (r->res_dirty)
+        HXR_CU(hxr_reset(stream, r->d_res), "clearing the rebuild's counts");
+    r->res_dirty = 1;
+    return HX_OK;
+}
+
 hx_status hxr_fetch(hx_rebuild *r, void *stream)
 {
-    double t0 = hxi_now();
     HXR_CU(cudaMemcpyAsync(r->h_res, r->d_res, sizeof *r->h_res, cudaMemcpyDeviceToHost,
                            (cudaStream_t) stream),
            "copying the rebuild's counts");
+    HXR_CU(hxr_reset(stream, r->d_res), "clearing the rebuild's counts");
+    return hxr_await(r, stream);
+}
+
+hx_status hxr_await(hx_rebuild *r, void *stream)
+{
+    double t0 = hxi_now();
     /* The transport's sync is bounded and reports a timed-out wait of the
      * exchange; without device waits it is a plain stream sync. */
     HXI_CHECK(hx_transport_sync(r->t));
     HXR_CU(cudaStreamSynchronize((cudaStream_t) stream), "waiting for the rebuild's kernels");
+    r->res_dirty = 0;
     r->t_wait += hxi_now() - t0;
     return HX_OK;
 }
@@ -241,9 +256,11 @@ hx_status hx_rebuild_create(hx_rebuild **out, hx_transport *t, const hx_decomp *
         r->t = t;
         r->d = *d;
         r->refs = 1;
+        r->res_dirty = 1; /* cleared at its first use */
         if (cudaMalloc((void **) &r->d_res, sizeof *r->d_res) != cudaSuccess ||
-            cudaHostAlloc((void **) &r->h_res, sizeof *r->h_res, cudaHostAllocDefault) !=
-                cudaSuccess)
+            cudaHostAlloc((void **) &r->h_res, sizeof *r->h_res, cudaHostAllocMapped) !=
+                cudaSuccess ||
+            cudaHostGetDevicePointer((void **) &r->h_pub, r->h_res, 0) != cudaSuccess)
             st = hxr_cuda(cudaGetLastError(), "allocating the rebuild's counters");
     }
     st = hxi_agree(t->comm, st);
@@ -431,12 +448,14 @@ static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap,
     dom.dim = dim;
     const int nb = hxr_blocks(*n);
     hx_status st = hxr_scratch(r, *n);
-    if (st == HX_OK && (hxr_reset(stream, r->d_res) ||
-                        hxr_classify(stream, L, *n, dom, wrap, r->cls, r->bcnt, r->d_res) ||
-                        hxr_scan_blocks(stream, nb, 3, r->bcnt, r->boff, r->d_res)))
+    if (st == HX_OK)
+        st = hxr_begin(r, stream);
+    if (st == HX_OK &&
+        (hxr_classify(stream, L, *n, dom, wrap, r->cls, r->bcnt, r->d_res) ||
+         hxr_scan_blocks(stream, nb, 3, r->bcnt, r->boff, r->d_res, r->h_pub)))
         st = hxr_cuda(cudaGetLastError(), "the migration's class kernels");
     if (st == HX_OK)
-        st = hxr_fetch(r, stream);
+        st = hxr_await(r, stream);
     if (st == HX_OK && r->h_res->bad_index != INT_MAX)
         st = hxr_bad_atom(r, *x, xstride);
     if (dim < 0) /* wrap only */
@@ -533,7 +552,9 @@ hx_status hx_rebuild_census(hx_rebuild *r, int n, const int64_t *ids, int64_t *n
                                          "places for the answers");
     void *stream = NULL;
     hx_status st = hxr_stream(r, &stream);
-    if (st == HX_OK && (hxr_reset(stream, r->d_res) || hxr_census(stream, ids, n, r->d_res)))
+    if (st == HX_OK)
+        st = hxr_begin(r, stream);
+    if (st == HX_OK && hxr_census(stream, ids, n, r->d_res))
         st = hxr_cuda(cudaGetLastError(), "the census kernel");
     if (st == HX_OK)
         st = hxr_fetch(r, stream);

@@ -82,8 +82,10 @@ int hxr_reset(void *stream, hxr_result *res);
 int hxr_blocks(long long n);
 int hxr_classify(void *stream, hxr_layout L, int n, hxr_dom dom, int wrap, int32_t *cls,
                  int32_t *bcnt, hxr_result *res);
+/* pub: where the result is published (and res cleared) at the end of the
+ * launch, as by hxr_select_summary; NULL: neither. */
 int hxr_scan_blocks(void *stream, int nb, int ncls, const int32_t *bcnt, int32_t *boff,
-                    hxr_result *res);
+                    hxr_result *res, hxr_result *pub);
 int hxr_place(void *stream, int n, int ncls, const int32_t *cls, const int32_t *boff, int32_t *pos);
 int hxr_pack(void *stream, hxr_layout L, int n, const int32_t *cls, const int32_t *pos,
              uint32_t *stay, uint32_t *down, uint32_t *up);
@@ -116,8 +118,10 @@ int hxr_select_place(void *stream, const float *px, const uint32_t *pz, int lo, 
 typedef struct hxr_ranges {
     int32_t beg[HXR_MAX_PULSES], end[HXR_MAX_PULSES];
 } hxr_ranges;
+/* select_summary ends by publishing the result into pub (mapped pinned
+ * host memory, read once the stream has drained) and clearing res. */
 int hxr_select_summary(void *stream, const int32_t *spos, int lo, int hi, int nhome, int np,
-                       hxr_ranges r, hxr_result *res);
+                       hxr_ranges r, hxr_result *res, hxr_result *pub);
 /* n received 16-byte records into px, pz from atom `at` on. */
 int hxr_receive(void *stream, const float *recv, int n, int at, float *px, uint32_t *pz);
 /* Share masks: mask[map[i]] |= 1 << bit for each entry; then res->share[bit]
