@@ -60,6 +60,7 @@ struct hx_rebuild {
     long n_migrate, n_plan;
 
     hxr_result *d_res; /* device */
+    int *d_counter;    /* device, zero: the last-block election of a counting grid */
     hxr_result *h_res; /* pinned host copy, mapped */
     hxr_result *h_pub; /* h_res as the device sees it (where kernels publish) */
     int res_dirty;     /* d_res may hold values: cleared before its next use */
@@ -78,7 +79,7 @@ hx_status hxr_stream(hx_rebuild *r, void **stream);
  * stream (bounded; a device-side timeout of the exchange is reported).
  * Rank-local. */
 hx_status hxr_fetch(hx_rebuild *r, void *stream);
-/* Waits as hxr_fetch for a result a kernel published (hxr_scan_blocks,
+/* Waits as hxr_fetch for a result a kernel published (hxr_classify,
  * hxr_select_summary with pub = h_pub). */
 hx_status hxr_await(hx_rebuild *r, void *stream);
 /* Clears the device result if something may have written it since it was

@@ -6,12 +6,14 @@
  * plan_device.c). Every kernel runs HXR_BLOCK threads per block; none
  * waits for another block, so any grid size is safe.
  *
- * Stable compaction in three launches: per block counts of each class,
- * one block scans the counts over blocks, then each block ranks its atoms
- * within the block (a block-wide exclusive scan) and adds the block's
- * offset: atoms keep their order inside each class.
+ * Stable compaction in two launches: per block counts of each class, and
+ * the last block to finish (hxi_last_block) scans the counts over blocks;
+ * then each block ranks its atoms within the block (a block-wide exclusive
+ * scan) and adds the block's offset: atoms keep their order inside each
+ * class.
  */
 #include "rebuild/rebuild.h"
+#include "transport/gpu/gpu_dev.cuh" /* hxi_last_block */
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
@@ -126,6 +128,33 @@ __device__ __forceinline__ int hxr_class(double x, const hxr_dom &d, int dim)
     return delta == 0 ? 0 : -1;
 }
 
+/* One block (the last of a counting grid): exclusive scan of each class's
+ * block counts (stride ncls) over nb blocks, in chunks of HXR_BLOCK;
+ * totals into res->count; then, with pub, the result is published. The
+ * counts are read past L1, which may hold no other block's writes. */
+__device__ void hxr_scan_counts(int nb, int ncls, const int32_t *bcnt, int32_t *boff,
+                                hxr_result *res, hxr_result *pub)
+{
+    __shared__ typename hxr_bscan::TempStorage tmp;
+    for (int c = 0; c < ncls; c++) {
+        int carry = 0;
+        for (int b0 = 0; b0 < nb; b0 += HXR_BLOCK) {
+            const int b = b0 + threadIdx.x;
+            const int v = b < nb ? __ldcg(bcnt + ncls * b + c) : 0;
+            int off, sum;
+            hxr_bscan(tmp).ExclusiveSum(v, off, sum);
+            if (b < nb)
+                boff[ncls * b + c] = carry + off;
+            carry += sum;
+            __syncthreads();
+        }
+        if (threadIdx.x == 0)
+            res->count[c] = carry;
+    }
+    if (pub)
+        hxr_publish(res, pub);
+}
+
 /* One thread per atom: class 0 (stays), 1 (to the lower neighbour) or 2
  * (to the upper one) along d.dim; counts per class and block. With wrap
  * (the first pass), every position is first wrapped into the box (all
@@ -133,7 +162,8 @@ __device__ __forceinline__ int hxr_class(double x, const hxr_dom &d, int dim)
  * atom more than a hop away along any of them is reported, as is a
  * non-finite position, and counted as staying. */
 __global__ void hxr_k_classify(hxr_layout L, int n, hxr_dom d, int wrap, int32_t *cls,
-                               int32_t *bcnt, hxr_result *res)
+                               int32_t *bcnt, int32_t *boff, int *counter, hxr_result *res,
+                               hxr_result *pub)
 {
     __shared__ int32_t cnt[3];
     if (threadIdx.x < 3)
@@ -162,31 +192,8 @@ __global__ void hxr_k_classify(hxr_layout L, int n, hxr_dom d, int wrap, int32_t
     __syncthreads();
     if (threadIdx.x < 3)
         bcnt[3 * blockIdx.x + threadIdx.x] = cnt[threadIdx.x];
-}
-
-/* One block: exclusive scan of each class's block counts (stride ncls)
- * over nb blocks, in chunks of HXR_BLOCK; totals into res->count. */
-__global__ void hxr_k_scan_blocks(int nb, int ncls, const int32_t *bcnt, int32_t *boff,
-                                  hxr_result *res, hxr_result *pub)
-{
-    __shared__ typename hxr_bscan::TempStorage tmp;
-    for (int c = 0; c < ncls; c++) {
-        int carry = 0;
-        for (int b0 = 0; b0 < nb; b0 += HXR_BLOCK) {
-            const int b = b0 + threadIdx.x;
-            const int v = b < nb ? bcnt[ncls * b + c] : 0;
-            int off, sum;
-            hxr_bscan(tmp).ExclusiveSum(v, off, sum);
-            if (b < nb)
-                boff[ncls * b + c] = carry + off;
-            carry += sum;
-            __syncthreads();
-        }
-        if (threadIdx.x == 0)
-            res->count[c] = carry;
-    }
-    if (pub)
-        hxr_publish(res, pub);
+    if (hxi_last_block(counter))
+        hxr_scan_counts(gridDim.x, 3, bcnt, boff, res, pub);
 }
 
 /* One thread per atom: its slot within its class, in order. */
@@ -282,9 +289,10 @@ __device__ __forceinline__ bool hxr_selected(const float *px, int i, int dim, do
     return (double) px[3 * (size_t) i + dim] < limit;
 }
 
-/* One thread per candidate: selected candidates per block. */
+/* One thread per candidate: selected candidates per block; the last block
+ * scans the counts (total into res->count[0]). */
 __global__ void hxr_k_select_count(const float *px, int lo, int hi, int dim, double limit,
-                                   int32_t *bcnt)
+                                   int32_t *bcnt, int32_t *boff, int *counter, hxr_result *res)
 {
     typedef cub::BlockReduce<int, HXR_BLOCK> reduce;
     __shared__ typename reduce::TempStorage tmp;
@@ -293,6 +301,8 @@ __global__ void hxr_k_select_count(const float *px, int lo, int hi, int dim, dou
     const int sum = reduce(tmp).Sum(v);
     if (threadIdx.x == 0)
         bcnt[blockIdx.x] = sum;
+    if (hxi_last_block(counter))
+        hxr_scan_counts(gridDim.x, 1, bcnt, boff, res, nullptr);
 }
 
 /* One thread per candidate: its place in the map (home atoms come first:
@@ -423,16 +433,11 @@ extern "C" int hxr_reset(void *stream, hxr_result *res)
 }
 
 extern "C" int hxr_classify(void *stream, hxr_layout L, int n, hxr_dom dom, int wrap, int32_t *cls,
-                            int32_t *bcnt, hxr_result *res)
+                            int32_t *bcnt, int32_t *boff, int *counter, hxr_result *res,
+                            hxr_result *pub)
 {
-    hxr_k_classify<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>(L, n, dom, wrap, cls, bcnt, res);
-    return (int) cudaGetLastError();
-}
-
-extern "C" int hxr_scan_blocks(void *stream, int nb, int ncls, const int32_t *bcnt, int32_t *boff,
-                               hxr_result *res, hxr_result *pub)
-{
-    hxr_k_scan_blocks<<<1, HXR_BLOCK, 0, HXR_S(stream)>>>(nb, ncls, bcnt, boff, res, pub);
+    hxr_k_classify<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>(L, n, dom, wrap, cls, bcnt,
+                                                                   boff, counter, res, pub);
     return (int) cudaGetLastError();
 }
 
@@ -477,10 +482,11 @@ extern "C" int hxr_home(void *stream, const float *x, int xs, int nhome, hxr_pdo
 }
 
 extern "C" int hxr_select_count(void *stream, const float *px, int lo, int hi, int dim,
-                                double limit, int32_t *bcnt)
+                                double limit, int32_t *bcnt, int32_t *boff, int *counter,
+                                hxr_result *res)
 {
-    hxr_k_select_count<<<hxr_blocks(hi - lo), HXR_BLOCK, 0, HXR_S(stream)>>>(px, lo, hi, dim, limit,
-                                                                             bcnt);
+    hxr_k_select_count<<<hxr_blocks(hi - lo), HXR_BLOCK, 0, HXR_S(stream)>>>(
+        px, lo, hi, dim, limit, bcnt, boff, counter, res);
     return (int) cudaGetLastError();
 }
 

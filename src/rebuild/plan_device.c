@@ -162,7 +162,7 @@ static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *strea
 {
     const hx_decomp *d = &r->d;
     hx_pulse *pu = &p->pulse[p->npulses];
-    const int np = p->npulses, ncand = hi - lo, nb = hxr_blocks(ncand);
+    const int np = p->npulses, ncand = hi - lo;
     const double limit = d->dom_lo[dim] + d->cutoff;
     pu->dim = dim;
     pu->index = index;
@@ -186,8 +186,8 @@ static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *strea
     if (st == HX_OK)
         st = hxr_grow(&r->send[0], &r->send_cap[0], (size_t) ncand * HXR_REC, "a pulse's atoms");
     if (st == HX_OK &&
-        (hxr_select_count(stream, a->x, lo, hi, dim, limit, r->bcnt) ||
-         hxr_scan_blocks(stream, nb, 1, r->bcnt, r->boff, r->d_res, NULL) ||
+        (hxr_select_count(stream, a->x, lo, hi, dim, limit, r->bcnt, r->boff, r->d_counter,
+                          r->d_res) ||
          hxr_select_place(stream, a->x, a->z, lo, hi, dim, limit, (float) pu->shift, r->boff,
                           a->maps + *map_total, r->pos, (float *) r->send[0]) ||
          hxr_select_summary(stream, r->pos, lo, hi, p->nhome, np, rg, r->d_res, r->h_pub)))

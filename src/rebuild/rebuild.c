@@ -258,6 +258,8 @@ hx_status hx_rebuild_create(hx_rebuild **out, hx_transport *t, const hx_decomp *
         r->refs = 1;
         r->res_dirty = 1; /* cleared at its first use */
         if (cudaMalloc((void **) &r->d_res, sizeof *r->d_res) != cudaSuccess ||
+            cudaMalloc((void **) &r->d_counter, sizeof *r->d_counter) != cudaSuccess ||
+            cudaMemset(r->d_counter, 0, sizeof *r->d_counter) != cudaSuccess ||
             cudaHostAlloc((void **) &r->h_res, sizeof *r->h_res, cudaHostAllocMapped) !=
                 cudaSuccess ||
             cudaHostGetDevicePointer((void **) &r->h_pub, r->h_res, 0) != cudaSuccess)
@@ -277,7 +279,7 @@ hx_status hx_rebuild_create(hx_rebuild **out, hx_transport *t, const hx_decomp *
 
 static void hxr_free(hx_rebuild *r)
 {
-    void *dev[] = {r->cls, r->pos, r->bcnt, r->boff, r->stay, r->mask, r->d_res};
+    void *dev[] = {r->cls, r->pos, r->bcnt, r->boff, r->stay, r->mask, r->d_res, r->d_counter};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
         if (dev[k])
             cudaFree(dev[k]);
@@ -446,14 +448,12 @@ static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap,
         dom.coord[k] = d->coord[k];
     }
     dom.dim = dim;
-    const int nb = hxr_blocks(*n);
     hx_status st = hxr_scratch(r, *n);
     if (st == HX_OK)
         st = hxr_begin(r, stream);
-    if (st == HX_OK &&
-        (hxr_classify(stream, L, *n, dom, wrap, r->cls, r->bcnt, r->d_res) ||
-         hxr_scan_blocks(stream, nb, 3, r->bcnt, r->boff, r->d_res, r->h_pub)))
-        st = hxr_cuda(cudaGetLastError(), "the migration's class kernels");
+    if (st == HX_OK && hxr_classify(stream, L, *n, dom, wrap, r->cls, r->bcnt, r->boff,
+                                    r->d_counter, r->d_res, r->h_pub))
+        st = hxr_cuda(cudaGetLastError(), "the migration's class kernel");
     if (st == HX_OK)
         st = hxr_await(r, stream);
     if (st == HX_OK && r->h_res->bad_index != INT_MAX)

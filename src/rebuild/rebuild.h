@@ -71,21 +71,20 @@ typedef struct hxr_result {
 /* Zeroes the result (bad_index = INT32_MAX). */
 int hxr_reset(void *stream, hxr_result *res);
 
-/* Migration along one dimension, in four launches: classify (with wrap,
+/* Migration along one dimension, in three launches: classify (with wrap,
  * the first pass: wraps every position into the box and checks that every
  * atom is within one hop of its domain along every decomposed dimension,
  * so that a too-far atom is found before anything moves; counts each class
- * per block), scan the block counts (totals into res->count), place (each
+ * per block, and its last block scans the block counts into boff, totals
+ * into res->count, then publishes the result into pub, mapped pinned host
+ * memory read once the stream has drained, and clears res), place (each
  * atom's slot in its class), pack (records of stayers into stay, of
  * leavers into down and up). nb: blocks of the classify launch,
- * hxr_blocks(n). bcnt, boff: 3 * nb ints each. */
+ * hxr_blocks(n). bcnt, boff: 3 * nb ints each. counter: a device int,
+ * zero, which the last block resets. */
 int hxr_blocks(long long n);
 int hxr_classify(void *stream, hxr_layout L, int n, hxr_dom dom, int wrap, int32_t *cls,
-                 int32_t *bcnt, hxr_result *res);
-/* pub: where the result is published (and res cleared) at the end of the
- * launch, as by hxr_select_summary; NULL: neither. */
-int hxr_scan_blocks(void *stream, int nb, int ncls, const int32_t *bcnt, int32_t *boff,
-                    hxr_result *res, hxr_result *pub);
+                 int32_t *bcnt, int32_t *boff, int *counter, hxr_result *res, hxr_result *pub);
 int hxr_place(void *stream, int n, int ncls, const int32_t *cls, const int32_t *boff, int32_t *pos);
 int hxr_pack(void *stream, hxr_layout L, int n, const int32_t *cls, const int32_t *pos,
              uint32_t *stay, uint32_t *down, uint32_t *up);
@@ -105,13 +104,14 @@ int hxr_home(void *stream, const float *x, int xs, int nhome, hxr_pdom dom, floa
              hxr_result *res);
 /* One pulse over candidates [lo, hi): an atom is sent when its coordinate
  * along dim, widened to double, is below limit. select_count counts per
- * block; hxr_scan_blocks (ncls 1) totals; select_place writes the map
+ * block, and its last block scans the counts into boff (total into
+ * res->count[0]; counter as for hxr_classify); select_place writes the map
  * (candidate indices in order) and the 16-byte records (shift added along
  * dim, zone + 1 along dim), and the running count at each candidate into
  * spos; select_summary counts the selected home atoms (below nhome) and
  * those of each earlier pulse's receive range [r.beg[q], r.end[q]). */
 int hxr_select_count(void *stream, const float *px, int lo, int hi, int dim, double limit,
-                     int32_t *bcnt);
+                     int32_t *bcnt, int32_t *boff, int *counter, hxr_result *res);
 int hxr_select_place(void *stream, const float *px, const uint32_t *pz, int lo, int hi, int dim,
                      double limit, float shift, const int32_t *boff, int32_t *map, int32_t *spos,
                      float *send);
