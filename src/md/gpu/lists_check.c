@@ -127,7 +127,9 @@ hx_status hxg_eng_check_lists(hx_md_engine *e)
     host_list h[4];
     memset(h, 0, sizeof h);
     int32_t *ea = NULL, *eb = NULL;
-    /* The one-pass lists, of the same room and layout. */
+    /* The one-pass lists, of the same room and layout, from the zones the
+     * non-local half read: the device plan's own. */
+    const uint8_t *zones = hx_plan_on_device(e->plan) ? hx_plan_device_zones(e->plan) : e->zones;
     loc.cnt = loc.nb = nl.cnt = nl.nb = NULL;
     size_t bloc = 4 * (size_t) loc.max * (size_t) loc.stride;
     size_t bnl = 4 * (size_t) nl.max * (size_t) nl.stride;
@@ -137,7 +139,7 @@ hx_status hxg_eng_check_lists(hx_md_engine *e)
         cudaMalloc((void **) &nl.nb, bnl > 0 ? bnl : 4) != cudaSuccess)
         st = cuda_fail(cudaGetLastError(), "list check allocation");
     if (st == HX_OK &&
-        (hxg_build_lists((void *) e->s_nl, e->nhome, e->ntotal, e->tx, 3, e->zones, e->cells,
+        (hxg_build_lists((void *) e->s_nl, e->nhome, e->ntotal, e->tx, 3, zones, e->cells,
                          e->geom, e->lj.rh2, e->cell_cnt, e->cell_start, e->cellof,
                          e->cellatoms, e->xsort, e->scan_tmp, loc, nl, e->flags) != 0 ||
          cudaStreamSynchronize(e->s_nl) != cudaSuccess))

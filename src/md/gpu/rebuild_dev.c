@@ -123,19 +123,17 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     e->plan = plan;
     hxg_eng_phase_mark(e->dev_phase, phase_names, 4, &tp);
 
-    /* The sorted home positions and the plan's zones become the
-     * transport's and the lists'; the transport's own forward exchange
-     * then brings the halo (the same values the plan's exchange brought:
-     * the same float adds), so that every transport starts the step with
-     * its step count and signals where its next step expects them. */
+    /* The sorted home positions become the transport's (the lists read
+     * the plan's zones where they are, until the next plan); the
+     * transport's own forward exchange then brings the halo (the same
+     * values the plan's exchange brought: the same float adds), so that
+     * every transport starts the step with its step count and signals
+     * where its next step expects them. */
     e->mg_dirty = 1; /* sizes (and maybe arrays) changed since the capture */
     e->tx = (float *) hx_transport_coords(e->t);
     e->tf = (float *) hx_transport_forces(e->t);
-    if (e->ntotal > 0 &&
-        (cudaMemcpyAsync(e->tx, hx_plan_device_coords(plan), 12 * (size_t) e->nhome,
-                         cudaMemcpyDeviceToDevice, e->s_nl) != cudaSuccess ||
-         cudaMemcpyAsync(e->zones, hx_plan_device_zones(plan), 4 * (size_t) e->ntotal,
-                         cudaMemcpyDeviceToDevice, e->s_nl) != cudaSuccess))
+    if (e->nhome > 0 && cudaMemcpyAsync(e->tx, hx_plan_device_coords(plan), 12 * (size_t) e->nhome,
+                                        cudaMemcpyDeviceToDevice, e->s_nl) != cudaSuccess)
         st = cuda_fail(cudaGetLastError(), "adopting the plan's coordinates");
     if (st == HX_OK)
         st = hx_transport_forward(e->t);
