@@ -91,15 +91,9 @@ __device__ void hxg_walk_group(int i, bool on, bool ihome, int nhome, float3 xi,
                            << (lane & ~(HXG_BG - 1));
     const unsigned below = (1u << lane) - 1u;
     const float rhp = hxg_rh_padded(rh2);
-    /* The next row's range is asked for before this row's candidates are
-     * walked, so that its loads of the cell starts overlap the walk. */
-    hxg_seg seg[2], next[2];
-    hxg_row(on, xi, ci, 0, cg_, g, rhp, start, next);
     for (int r = 0; r < HXG_ROWS; r++) {
-        seg[0] = next[0];
-        seg[1] = next[1];
-        if (r + 1 < HXG_ROWS)
-            hxg_row(on, xi, ci, r + 1, cg_, g, rhp, start, next);
+        hxg_seg seg[2];
+        hxg_row(on, xi, ci, r, cg_, g, rhp, start, seg);
         for (int sgi = 0; sgi < 2; sgi++) {
             const int kbeg = seg[sgi].kbeg, kend = seg[sgi].kend;
             const float3 xs = seg[sgi].xs;
