@@ -75,12 +75,11 @@ hx_status hxr_cuda(int err, const char *what);
 
 /* The stream of the transport that does the work now. */
 hx_status hxr_stream(hx_rebuild *r, void **stream);
-/* Copies the device result to the host, clears it, and waits for the
- * stream (bounded; a device-side timeout of the exchange is reported).
- * Rank-local. */
+/* Copies the device result to the host and waits for the stream (bounded;
+ * a device-side timeout of the exchange is reported). Rank-local. */
 hx_status hxr_fetch(hx_rebuild *r, void *stream);
-/* Waits as hxr_fetch for a result a kernel published (hxr_classify,
- * hxr_select_summary with pub = h_pub). */
+/* Waits as hxr_fetch for a result a kernel published, and cleared
+ * (hxr_classify, hxr_select_summary with pub = h_pub). */
 hx_status hxr_await(hx_rebuild *r, void *stream);
 /* Clears the device result if something may have written it since it was
  * last read, and marks it written by what comes next. */

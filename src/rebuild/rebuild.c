@@ -85,8 +85,9 @@ hx_status hxr_fetch(hx_rebuild *r, void *stream)
     HXR_CU(cudaMemcpyAsync(r->h_res, r->d_res, sizeof *r->h_res, cudaMemcpyDeviceToHost,
                            (cudaStream_t) stream),
            "copying the rebuild's counts");
-    HXR_CU(hxr_reset(stream, r->d_res), "clearing the rebuild's counts");
-    return hxr_await(r, stream);
+    HXI_CHECK(hxr_await(r, stream));
+    r->res_dirty = 1; /* copied, not cleared: hxr_begin clears it before its next use */
+    return HX_OK;
 }
 
 hx_status hxr_await(hx_rebuild *r, void *stream)

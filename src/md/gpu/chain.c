@@ -43,13 +43,11 @@ hx_status hxg_chain_run(hx_md_engine *e, hxg_chain *c, cudaStream_t s, hxg_chain
         ce = cudaGraphInstantiate(&c->exec, g, cudaGraphInstantiateFlagUseNodePriority);
         if (ce != cudaSuccess)
             c->exec = NULL;
-        c->instantiations++;
     }
     if (g)
         cudaGraphDestroy(g);
     if (ce == cudaSuccess && err == 0) {
         CU(cudaGraphLaunch(c->exec, s), what);
-        c->runs++;
         return HX_OK;
     }
     /* Not captured: this run and the later ones launch one by one (a

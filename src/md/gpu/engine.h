@@ -27,7 +27,6 @@ typedef struct tm_span tm_span;
 typedef struct hxg_chain {
     cudaGraphExec_t exec;
     int off;
-    int64_t runs, instantiations;
 } hxg_chain;
 
 struct hx_md_engine {
