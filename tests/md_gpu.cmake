@@ -37,6 +37,9 @@ endif()
 # - md_gpu_lists.py: the default room, 216 and 80 slots give the same
 #   thermo rows; 80 slots grow mid-run (graphs and plain launches); a
 #   system over the memory allowed is refused with the GPUs it needs;
+# - md_gpu_decide.py: one rank's rebuild decision in a conditional graph
+#   node, in plain graphs, in plain launches and on the host: the same
+#   rebuild count and thermo rows;
 # - trace_cases.py --gpu: the timeline's CUPTI kernel records on the
 #   host's clock;
 # - restart_cases.py --gpu: continuation within the stated float bound at
@@ -47,13 +50,16 @@ if(Python3_Interpreter_FOUND AND HALOX_HAVE_CUDA AND TARGET halox_md
   add_test(NAME test_md_gpu_lists
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/md_gpu_lists.py
                    --halox $<TARGET_FILE:halox-md>)
+  add_test(NAME test_md_gpu_decide
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/md_gpu_decide.py
+                   --halox $<TARGET_FILE:halox-md>)
   add_test(NAME test_md_gpu_trace
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/trace_cases.py --gpu
                    --halox $<TARGET_FILE:halox-md> --script ${PROJECT_SOURCE_DIR}/bench/trace_step.py)
   add_test(NAME test_md_gpu_restart
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/restart_cases.py --gpu
                    --halox $<TARGET_FILE:halox-md> ${hx_py_launch})
-  set_tests_properties(test_md_gpu_lists test_md_gpu_trace test_md_gpu_restart
+  set_tests_properties(test_md_gpu_lists test_md_gpu_decide test_md_gpu_trace test_md_gpu_restart
                        PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED" LABELS gpu TIMEOUT 600)
   set_tests_properties(test_md_gpu_trace PROPERTIES TIMEOUT 300)
   set_tests_properties(test_md_gpu_restart PROPERTIES PROCESSORS 2)

@@ -5,6 +5,9 @@
                 smallest room the lattice fits (80): thermo rows identical as
                 printed, since the room changes where a list ends, never
                 what it holds or its order
+  lanes         the list build with 1, 2 and 4 lanes per atom against the
+                default (8 at this size): the same lists in the same order,
+                so thermo rows identical as printed
   regrowth      with 80 slots the liquid outgrows the list: the device
                 rebuild halts, the list grows and the halted steps run again;
                 the log must show at least one such growth during the run
@@ -77,7 +80,10 @@ def main():
     for name, env in (("216 slots", {"HALOX_MD_NEIGH_MAX": "216"}),
                       ("80 slots, graphs", {"HALOX_MD_NEIGH_MAX": "80"}),
                       ("80 slots, plain launches", {"HALOX_MD_NEIGH_MAX": "80",
-                                                     "HALOX_MD_GRAPH": "0"})):
+                                                     "HALOX_MD_GRAPH": "0"}),
+                      ("a thread per atom", {"HALOX_MD_BUILD_LANES": "1"}),
+                      ("2 lanes per atom", {"HALOX_MD_BUILD_LANES": "2"}),
+                      ("4 lanes per atom", {"HALOX_MD_BUILD_LANES": "4"})):
         env = dict(env, HALOX_LOG="1")
         rc, out, err = run(a.halox, base, env)
         check(rc == 0, "%s: rc %d %s" % (name, rc, err.strip()[-300:]))

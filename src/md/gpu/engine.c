@@ -70,6 +70,7 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     e->host_rebuild = hxi_env_int("HALOX_MD_HOST_REBUILD", 0) != 0;
     e->tight = hxi_env_int("HALOX_MD_TIGHT", 0) != 0;
     e->graph_allowed = hxi_env_int("HALOX_MD_GRAPH", 1) != 0;
+    e->graph_cond = hxi_env_int("HALOX_MD_GRAPH_COND", 1) != 0;
     e->rh = hxi_md_list_cutoff(cfg);
     HXI_CHECK_GOTO(hxg_eng_local_rank(e), st, fail);
     {

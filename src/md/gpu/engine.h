@@ -138,6 +138,7 @@ struct hx_md_engine {
     tm_span *spans;
     int span_next;
     int graphs;                  /* replay device-resident steps from CUDA graphs */
+    int graph_cond; /* their rebuilds in conditional nodes (HALOX_MD_GRAPH_COND is not 0) */
     cudaGraphExec_t gexec[2][2]; /* [candidate step][thermo step] */
     int64_t graph_steps;         /* steps replayed from graphs so far (either path) */
 

@@ -187,6 +187,13 @@ int hxg_sort_home(void *stream, int n, float *x4, float *v4, int64_t *id, float 
  * reports into *report. No host synchronisation. A build that overflows loc
  * sets flags->halt (see hxg_flags): the host grows the list, builds it
  * again (hxg_build_sorted) and finishes the step. */
+/* The decision of hxg_rebuild_single's kernels (the same gate: step < 0
+ * reads flags->cur) stored by one kernel into the condition of a CUDA graph
+ * conditional node (a cudaGraphConditionalHandle), so that a replayed step
+ * runs the rebuild's kernels only when it rebuilds. */
+int hxg_rebuild_decide(void *stream, hxg_flags *flags, int64_t step, int every, int delay,
+                       int check, unsigned long long handle);
+
 int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int64_t *id, float *xold4,
                        float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg, hxg_geom g, float rh2,
                        int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof, int32_t *perm,

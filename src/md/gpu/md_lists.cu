@@ -54,7 +54,7 @@ __device__ __forceinline__ void hxg_build_atom(int i, bool active, bool ihome,
     *mi = (ihome || zones == nullptr) ? 0u : hxg_zone_mask(zones, i);
 }
 
-/* Lanes per atom in the list build. */
+/* Lanes per atom in the list build's groups: at most this many. */
 #define HXG_BG 8
 
 /* Whether a pair off the local list is this rank's to list in nl: a home
@@ -67,9 +67,9 @@ __device__ __forceinline__ bool hxg_owned(bool ihome, bool jhome, unsigned mi,
 }
 
 /* Hits of atom i among the candidates of one cell structure, by the
- * HXG_BG consecutive lanes of its group (sub = the lane's place in it),
+ * BG consecutive lanes of its group (sub = the lane's place in it),
  * added to its lists after the nloc and nnl slots already filled. The lanes
- * take a segment's candidates HXG_BG at a time; a ballot gives each hit its
+ * take a segment's candidates BG at a time; a ballot gives each hit its
  * slot, so the list keeps the candidates' order (rows, segments, atoms by
  * index within a cell) whatever the lane count: the lists are those of
  * hxg_walk_thread. Every lane of the warp calls this together (the loops
@@ -80,15 +80,15 @@ __device__ __forceinline__ bool hxg_owned(bool ihome, bool jhome, unsigned mi,
  * in which both are off home) into nl. indexed: xsort is a cell list's
  * positions with each atom's index in w (hxg_k_gather); else atoms are
  * stored in cell order (cell c holds [start[c], start[c+1])). */
+template <int BG>
 __device__ void hxg_walk_group(int i, bool on, bool ihome, int nhome, float3 xi, const int ci[3],
                                unsigned mi, const float4 *__restrict__ xsort,
                                const uint8_t *__restrict__ zones, const hxg_cellgrid &cg_,
                                const hxg_geom &g, float rh2, const int32_t *start, bool indexed,
                                hxg_list loc, hxg_list nl, int &nloc, int &nnl)
 {
-    const int lane = threadIdx.x & 31, sub = lane & (HXG_BG - 1);
-    const unsigned gmask = ((HXG_BG == 32) ? HXG_FULL : ((1u << HXG_BG) - 1u))
-                           << (lane & ~(HXG_BG - 1));
+    const int lane = threadIdx.x & 31, sub = lane & (BG - 1);
+    const unsigned gmask = ((BG == 32) ? HXG_FULL : ((1u << BG) - 1u)) << (lane & ~(BG - 1));
     const unsigned below = (1u << lane) - 1u;
     const float rhp = hxg_rh_padded(rh2);
     for (int r = 0; r < HXG_ROWS; r++) {
@@ -97,7 +97,7 @@ __device__ void hxg_walk_group(int i, bool on, bool ihome, int nhome, float3 xi,
         for (int sgi = 0; sgi < 2; sgi++) {
             const int kbeg = seg[sgi].kbeg, kend = seg[sgi].kend;
             const float3 xs = seg[sgi].xs;
-            for (int k0 = kbeg; __any_sync(HXG_FULL, k0 < kend); k0 += HXG_BG) {
+            for (int k0 = kbeg; __any_sync(HXG_FULL, k0 < kend); k0 += BG) {
                 const int k = k0 + sub;
                 bool hloc = false, hnl = false;
                 int j = -1;
@@ -227,8 +227,8 @@ __device__ void hxg_walk_thread(int i, bool on, bool ihome, int nhome, float3 xi
 }
 
 /* Lists of every local atom (home and halo) from one cell structure.
- * LANES 1: one thread per atom (hxg_walk_thread); LANES HXG_BG: a group of
- * lanes per atom (hxg_walk_group), for systems too small to fill the GPU
+ * LANES 1: one thread per atom (hxg_walk_thread); LANES 2, 4 or 8: a group
+ * of lanes per atom (hxg_walk_group), for systems too small to fill the GPU
  * one thread each. In the group form a warp whose first atom is past the
  * end leaves as a whole; the others keep every lane for the ballots. */
 template <int XS, int LANES>
@@ -260,8 +260,8 @@ __global__ void __launch_bounds__(HXG_BUILD_BLOCK)
         return;
     }
     int nloc = 0, nnl = 0;
-    hxg_walk_group(i, active, ihome, nhome, xi, ci, mi, xsort, zones, cg_, g, rh2, start, indexed,
-                   loc, nl, nloc, nnl);
+    hxg_walk_group<LANES>(i, active, ihome, nhome, xi, ci, mi, xsort, zones, cg_, g, rh2, start,
+                          indexed, loc, nl, nloc, nnl);
     if (active && (threadIdx.x & (LANES - 1)) == 0)
         hxg_list_counts(i, ihome, nloc, nnl, loc, nl, flags);
 }
@@ -309,10 +309,10 @@ __global__ void __launch_bounds__(HXG_BUILD_BLOCK)
         nnl = s.nnl;
     } else {
         int nloc = 0;
-        hxg_walk_group(i, halo, false, nhome, xi, ci, mi, xhome, zones, cg_, g, rh2, hstart, false,
-                       none, nl, nloc, nnl);
-        hxg_walk_group(i, reach, ihome, nhome, xi, ci, mi, xhalo, zones, cg_, g, rh2, start, true,
-                       none, nl, nloc, nnl);
+        hxg_walk_group<LANES>(i, halo, false, nhome, xi, ci, mi, xhome, zones, cg_, g, rh2, hstart,
+                              false, none, nl, nloc, nnl);
+        hxg_walk_group<LANES>(i, reach, ihome, nhome, xi, ci, mi, xhalo, zones, cg_, g, rh2, start,
+                              true, none, nl, nloc, nnl);
     }
     if (active && (threadIdx.x & (LANES - 1)) == 0)
         hxg_list_counts(i, false, 0, nnl, none, nl, flags);
@@ -340,13 +340,22 @@ __global__ void hxg_k_finish(hxg_gate gate, hxg_report *report)
     __threadfence_system();
 }
 
+/* One thread: the gate's decision into a conditional node's condition. */
+__global__ void hxg_k_decide(hxg_gate gate, cudaGraphConditionalHandle handle)
+{
+    if (threadIdx.x == 0)
+        cudaGraphSetConditional(handle, hxg_open(gate) ? 1u : 0u);
+}
+
 /* ------------------------------------------------------------ launchers */
 
 /* Lanes per atom of the list build: one thread per atom from 256 atoms per
- * SM, else a group. On H200s: 32,000 atoms on one GPU take as long either
- * way; 21,000 local atoms per rank on two GPUs rebuild 120 us faster in
- * groups (470 us a rebuild instead of 590).
- * HALOX_MD_BUILD_LANES=1|8 overrides (for measurements). */
+ * SM, 4 from 128, else 8. On one H200 (build kernel, melt system): 32,000
+ * atoms 79 us with 4 lanes, 93 with 8, 105 with 1; 16,384 atoms 55 us with
+ * 4 or 8; 64,000 atoms at density 1.0 141 us with 1, 151 with 4, 178 with
+ * 8; 131,072 atoms 159 us with 1, 233 with 4. 21,000 local atoms per rank
+ * on two GPUs rebuild 120 us faster in groups of 8 than one thread each.
+ * HALOX_MD_BUILD_LANES=1|2|4|8 overrides (for measurements). */
 static int hxg_build_lanes(long long n)
 {
     static int sms = -1, forced = 0;
@@ -360,9 +369,22 @@ static int hxg_build_lanes(long long n)
         const char *env = getenv("HALOX_MD_BUILD_LANES");
         forced = env ? atoi(env) : 0;
     }
-    if (forced == 1 || forced == HXG_BG)
+    if (forced == 1 || forced == 2 || forced == 4 || forced == HXG_BG)
         return forced;
-    return n >= 256LL * sms ? 1 : HXG_BG;
+    if (n >= 256LL * sms)
+        return 1;
+    return n >= 128LL * sms ? 4 : HXG_BG;
+}
+
+template <int XS, int L>
+static void hxg_launch_build_l(cudaStream_t s, hxg_gate gate, int nhome, int ntotal,
+                               const float *x, const float4 *xsort, const uint8_t *zones,
+                               hxg_cellgrid cg_, hxg_geom g, float rh2, const int32_t *start,
+                               bool indexed, hxg_list loc, hxg_list nl, hxg_flags *flags)
+{
+    hxg_k_build<XS, L><<<hxg_blocks((long long) ntotal * L, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0,
+                         s>>>(gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start, indexed,
+                              loc, nl, flags);
 }
 
 template <int XS>
@@ -371,13 +393,23 @@ static void hxg_launch_build(cudaStream_t s, hxg_gate gate, int nhome, int ntota
                              hxg_geom g, float rh2, const int32_t *start, bool indexed, hxg_list loc,
                              hxg_list nl, hxg_flags *flags)
 {
-    if (hxg_build_lanes(ntotal) == 1)
-        hxg_k_build<XS, 1><<<hxg_blocks(ntotal, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
-            gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start, indexed, loc, nl, flags);
-    else
-        hxg_k_build<XS, HXG_BG>
-            <<<hxg_blocks((long long) ntotal * HXG_BG, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
-            gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start, indexed, loc, nl, flags);
+    switch (hxg_build_lanes(ntotal)) {
+    case 1:
+        hxg_launch_build_l<XS, 1>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start,
+                                  indexed, loc, nl, flags);
+        break;
+    case 2:
+        hxg_launch_build_l<XS, 2>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start,
+                                  indexed, loc, nl, flags);
+        break;
+    case 4:
+        hxg_launch_build_l<XS, 4>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start,
+                                  indexed, loc, nl, flags);
+        break;
+    default:
+        hxg_launch_build_l<XS, HXG_BG>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2,
+                                       start, indexed, loc, nl, flags);
+    }
 }
 
 extern "C" int hxg_build_lists(void *stream, int nhome, int ntotal, const float *x, int xs,
@@ -420,13 +452,24 @@ extern "C" int hxg_build_nonlocal(void *stream, int nhome, int ntotal, const flo
     const float4 *xh = reinterpret_cast<const float4 *>(x4);
     /* Lanes by the atoms that walk: the halo (twice) and as many home atoms
      * near it. */
-    if (hxg_build_lanes(nhalo) == 1)
+    switch (hxg_build_lanes(nhalo)) {
+    case 1:
         hxg_k_build_nl<1><<<hxg_blocks(ntotal, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
             nhome, ntotal, x, xh, home_start, xs4, cell_start, zones, cg_, g, rh2, nr, nl, flags);
-    else
+        break;
+    case 2:
+        hxg_k_build_nl<2><<<hxg_blocks(2LL * ntotal, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
+            nhome, ntotal, x, xh, home_start, xs4, cell_start, zones, cg_, g, rh2, nr, nl, flags);
+        break;
+    case 4:
+        hxg_k_build_nl<4><<<hxg_blocks(4LL * ntotal, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
+            nhome, ntotal, x, xh, home_start, xs4, cell_start, zones, cg_, g, rh2, nr, nl, flags);
+        break;
+    default:
         hxg_k_build_nl<HXG_BG>
             <<<hxg_blocks((long long) ntotal * HXG_BG, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
             nhome, ntotal, x, xh, home_start, xs4, cell_start, zones, cg_, g, rh2, nr, nl, flags);
+    }
     return (int) cudaGetLastError();
 }
 
@@ -462,6 +505,14 @@ extern "C" int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int
     hxg_launch_build<4>(s, gate, n, n, x4, reinterpret_cast<const float4 *>(x4), nullptr, cg_, g,
                         rh2, cell_start, false, loc, none, flags);
     hxg_k_finish<<<1, 32, 0, s>>>(gate, report);
+    return (int) cudaGetLastError();
+}
+
+extern "C" int hxg_rebuild_decide(void *stream, hxg_flags *flags, int64_t step, int every,
+                                  int delay, int check, unsigned long long handle)
+{
+    const hxg_gate gate = {flags, (long long) step, every > 0 ? every : 1, delay, check, 1};
+    hxg_k_decide<<<1, 32, 0, (cudaStream_t) stream>>>(gate, (cudaGraphConditionalHandle) handle);
     return (int) cudaGetLastError();
 }
 

@@ -10,42 +10,140 @@
 #include "md/md_driver.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* ------------------------------------------- one rank, device-resident */
 
 /* The kernels of one device-resident step on the local stream: kick-drift,
- * the rebuild kernel where one may happen, forces with the closing kick.
+ * the rebuild kernels where one may happen, forces with the closing kick.
  * The step number comes from flags->cur, so that the same launches can be
  * captured once and replayed. */
-static hx_status launch_device_step(hx_md_engine *e, int candidate, int want_thermo)
+static hx_status launch_kickdrift(hx_md_engine *e, int want_thermo)
 {
     const hx_md_config *c = &e->cfg;
-    double *acc = want_thermo ? e->acc : NULL;
     int k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
     CU(hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4, NULL,
                      c->nve ? e->dtf : 0.0f, c->nve ? e->dt : 0.0f, c->neigh_check, c->neigh_every,
-                     e->trig2, -1, e->flags, acc),
+                     e->trig2, -1, e->flags, want_thermo ? e->acc : NULL),
        "kick-drift launch");
     hxg_eng_tm_close(e, k, e->s_loc);
-    if (candidate) {
-        k = hxg_eng_tm_open(e, HX_MD_NEIGH, e->s_loc);
-        CU(hxg_rebuild_single((void *) e->s_loc, e->nhome, e->x4, e->v4, e->id, e->xold4, e->sx4,
-                              e->sv4, e->sid, e->cells, e->geom, e->lj.rh2, e->cell_cnt,
-                              e->cell_start, e->cellof, e->cellatoms, e->scan_tmp, e->loc, e->flags,
-                              e->report_dev, -1, c->neigh_every, c->neigh_delay, c->neigh_check),
-           "device rebuild launch");
-        hxg_eng_tm_close(e, k, e->s_loc);
-    }
-    k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
+    return HX_OK;
+}
+
+static hx_status launch_rebuild(hx_md_engine *e, cudaStream_t s)
+{
+    const hx_md_config *c = &e->cfg;
+    int k = hxg_eng_tm_open(e, HX_MD_NEIGH, s);
+    CU(hxg_rebuild_single((void *) s, e->nhome, e->x4, e->v4, e->id, e->xold4, e->sx4, e->sv4,
+                          e->sid, e->cells, e->geom, e->lj.rh2, e->cell_cnt, e->cell_start,
+                          e->cellof, e->cellatoms, e->scan_tmp, e->loc, e->flags, e->report_dev,
+                          -1, c->neigh_every, c->neigh_delay, c->neigh_check),
+       "device rebuild launch");
+    hxg_eng_tm_close(e, k, s);
+    return HX_OK;
+}
+
+static hx_status launch_forces(hx_md_engine *e, int want_thermo)
+{
+    const hx_md_config *c = &e->cfg;
+    int k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
     CU(hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom, e->f4,
-                       e->v4, c->nve ? e->dtf : 0.0f, e->mass, acc, e->flags),
+                       e->v4, c->nve ? e->dtf : 0.0f, e->mass, want_thermo ? e->acc : NULL,
+                       e->flags),
        "force launch");
     hxg_eng_tm_close(e, k, e->s_loc);
     return HX_OK;
 }
 
+static hx_status launch_device_step(hx_md_engine *e, int candidate, int want_thermo)
+{
+    HXI_CHECK(launch_kickdrift(e, want_thermo));
+    if (candidate)
+        HXI_CHECK(launch_rebuild(e, e->s_loc));
+    return launch_forces(e, want_thermo);
+}
+
+#if CUDART_VERSION >= 13000
+/* A candidate step as a graph whose rebuild kernels sit in the body of a
+ * conditional (if) node: one kernel sets the condition from the same gate
+ * the rebuild's kernels test, and a step that does not rebuild skips them
+ * instead of launching each to return at once (with `check yes` every step
+ * is a candidate: about 1.5 us a kernel on an H200). The body is captured
+ * from s_b, which a single rank does not otherwise use. */
+static cudaError_t capture_conditional(hx_md_engine *e, int want_thermo, cudaGraph_t *out)
+{
+    const hx_md_config *c = &e->cfg;
+    cudaGraph_t g = NULL, body = NULL;
+    cudaGraphConditionalHandle h = 0;
+    cudaGraphNode_t node = NULL;
+    const cudaGraphNode_t *deps = NULL;
+    const cudaGraphEdgeData *edges = NULL;
+    size_t ndeps = 0;
+    enum cudaStreamCaptureStatus cs;
+    int capturing = 0;
+    cudaError_t ce = cudaGraphCreate(&g, 0);
+    if (ce == cudaSuccess)
+        ce = cudaGraphConditionalHandleCreate(&h, g, 0, cudaGraphCondAssignDefault);
+    if (ce == cudaSuccess)
+        ce = cudaStreamBeginCaptureToGraph(e->s_loc, g, NULL, NULL, 0,
+                                           cudaStreamCaptureModeThreadLocal);
+    capturing = ce == cudaSuccess;
+    if (ce == cudaSuccess && launch_kickdrift(e, want_thermo) != HX_OK)
+        ce = cudaErrorUnknown;
+    if (ce == cudaSuccess)
+        ce = (cudaError_t) hxg_rebuild_decide((void *) e->s_loc, e->flags, -1, c->neigh_every,
+                                              c->neigh_delay, c->neigh_check, h);
+    if (ce == cudaSuccess)
+        ce = cudaStreamGetCaptureInfo(e->s_loc, &cs, NULL, NULL, &deps, &edges, &ndeps);
+    if (ce == cudaSuccess) {
+        struct cudaGraphNodeParams p;
+        memset(&p, 0, sizeof p);
+        p.type = cudaGraphNodeTypeConditional;
+        p.conditional.handle = h;
+        p.conditional.type = cudaGraphCondTypeIf;
+        p.conditional.size = 1;
+        ce = cudaGraphAddNode(&node, g, deps, edges, ndeps, &p);
+        if (ce == cudaSuccess)
+            body = p.conditional.phGraph_out[0];
+    }
+    if (ce == cudaSuccess)
+        ce = cudaStreamUpdateCaptureDependencies(e->s_loc, &node, NULL, 1,
+                                                 cudaStreamSetCaptureDependencies);
+    if (ce == cudaSuccess) {
+        ce = cudaStreamBeginCaptureToGraph(e->s_b, body, NULL, NULL, 0,
+                                           cudaStreamCaptureModeThreadLocal);
+        if (ce == cudaSuccess) {
+            hx_status st = launch_rebuild(e, e->s_b);
+            cudaGraph_t tmp = NULL;
+            ce = cudaStreamEndCapture(e->s_b, &tmp);
+            if (st != HX_OK && ce == cudaSuccess)
+                ce = cudaErrorUnknown;
+        }
+    }
+    if (ce == cudaSuccess && launch_forces(e, want_thermo) != HX_OK)
+        ce = cudaErrorUnknown;
+    if (capturing) {
+        cudaGraph_t tmp = NULL;
+        cudaError_t ee = cudaStreamEndCapture(e->s_loc, &tmp);
+        if (ce == cudaSuccess)
+            ce = ee;
+    }
+    if (ce != cudaSuccess) {
+        if (g)
+            cudaGraphDestroy(g);
+        cudaGetLastError();
+        return ce;
+    }
+    *out = g;
+    return cudaSuccess;
+}
+#endif
+
 /* Captures one kind of step into a graph. A failure turns graphs off; the
- * plain launches do the same work. */
+ * plain launches do the same work. A candidate step goes into a graph with
+ * a conditional node where the runtime allows (HALOX_MD_GRAPH_COND=0: never);
+ * where it does not, into a plain graph whose rebuild kernels return at once
+ * on steps that do not rebuild. */
 static void capture_step(hx_md_engine *e, int candidate, int want_thermo)
 {
     cudaGraph_t g = NULL;
@@ -53,6 +151,27 @@ static void capture_step(hx_md_engine *e, int candidate, int want_thermo)
     int timing = e->timing_now;
     e->timing_now = 0;
     hx_status st = HX_OK;
+#if CUDART_VERSION >= 13000
+    if (candidate && e->graph_cond) {
+        cudaError_t ce = capture_conditional(e, want_thermo, &g);
+        if (ce == cudaSuccess && cudaGraphInstantiate(&x, g, 0) != cudaSuccess) {
+            ce = cudaErrorUnknown;
+            cudaGetLastError();
+        }
+        if (g)
+            cudaGraphDestroy(g);
+        g = NULL;
+        if (ce == cudaSuccess) {
+            e->timing_now = timing;
+            e->gexec[candidate][want_thermo] = x;
+            return;
+        }
+        hxi_info("GPU engine: a rebuild step could not be captured with a conditional node "
+                 "(%s); its rebuild kernels are replayed every candidate step instead",
+                 cudaGetErrorString(ce));
+        e->graph_cond = 0;
+    }
+#endif
     if (cudaStreamBeginCapture(e->s_loc, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
         st = HX_ERR_CUDA;
     } else {

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Where a one-rank GPU run decides to rebuild its lists, end to end (one GPU).
+
+The device-resident step decides on the GPU whether it rebuilds (LAMMPS's
+every / delay / check rule). With CUDA graphs the rebuild's kernels sit in
+the body of a conditional node that one kernel sets; without the node they
+are replayed every candidate step and each returns at once; without graphs
+they are launched one by one. The same kernels run on the same atoms either
+way, so all three must rebuild as often and compute the same numbers:
+
+  check yes     --every 1 --check yes, 2,000 steps of the 16,384-atom melt:
+                the same count of rebuilds, thermo rows identical as printed
+  every 5       --every 5 --check yes: the same
+  check no      --every 20 --check no (the deck's own rule): the same, and
+                one rebuild every 20 steps
+
+Usage: md_gpu_decide.py --halox PATH
+Prints SKIPPED and exits 0 where halox-md has no GPU engine or sees no GPU.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+from checks import check, finish
+
+
+def run(halox, args, env=None, timeout=600):
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.run([halox, "--gpu", "--no-progress"] + args, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=timeout, env=e)
+    return p.returncode, p.stdout, p.stderr
+
+
+def thermo_rows(out):
+    rows, on = [], False
+    for line in out.splitlines():
+        if re.match(r"\s*Step\s", line):
+            on = True
+            continue
+        if on and re.match(r"\s*\d+\s", line):
+            rows.append(line.split())
+        elif on:
+            on = False
+    return rows
+
+
+def rebuilds(out):
+    m = re.search(r"(\d+) neighbour-list rebuilds", out)
+    return int(m.group(1)) if m else None
+
+
+VARIANTS = (("conditional graph node (default)", {}),
+            ("plain graphs", {"HALOX_MD_GRAPH_COND": "0"}),
+            ("plain launches", {"HALOX_MD_GRAPH": "0"}))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--halox", required=True)
+    a = ap.parse_args()
+
+    rc, out, err = run(a.halox, ["--size", "5", "--steps", "0"])
+    if rc != 0:
+        print("SKIPPED: halox-md --gpu cannot run here: %s" % (err.strip().splitlines() or ["?"])[-1])
+        return 0
+
+    steps = 2000
+    for name, rule in (("check yes", ["--every", "1", "--check", "yes"]),
+                       ("every 5", ["--every", "5", "--check", "yes"]),
+                       ("check no", ["--every", "20", "--check", "no"])):
+        args = ["--size", "16", "--steps", str(steps), "--thermo", "200"] + rule
+        ref_rows, ref_n = None, None
+        for vname, env in VARIANTS:
+            rc, out, err = run(a.halox, args, env)
+            what = "%s, %s" % (name, vname)
+            if not check(rc == 0, "%s: rc %d %s" % (what, rc, err.strip()[-300:])):
+                continue
+            rows, n = thermo_rows(out), rebuilds(out)
+            if ref_rows is None:
+                ref_rows, ref_n = rows, n
+                check(len(rows) == steps // 200 + 1, "%s: %d thermo rows (%d)"
+                      % (what, steps // 200 + 1, len(rows)))
+                check(n is not None and n > 0, "%s: rebuilds counted (%s)" % (what, n))
+                if name == "check no":
+                    check(n == steps // 20, "%s: a rebuild every 20 steps (%s)" % (what, n))
+                else:
+                    check(n is not None and 0 < n < steps,
+                          "%s: some steps rebuild and some do not (%s)" % (what, n))
+                print("     %s: %s rebuilds in %d steps" % (name, n, steps))
+                continue
+            check(n == ref_n, "%s: %s rebuilds, as the default (%s)" % (what, n, ref_n))
+            check(rows == ref_rows, "%s: thermo rows identical to the default's" % what)
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
