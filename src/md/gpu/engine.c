@@ -86,13 +86,25 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
         e->mgraph = !no;
         e->mg_ok = e->mgraph;
     }
+    double tc[5];
+    tc[0] = hxi_now();
     HXI_CHECK_GOTO(hxi_agree(comm, hxg_eng_create_local(e)), st, fail);
+    tc[1] = hxi_now();
     st = hxg_eng_make_transport(e);
     HXI_CHECK_GOTO(hxi_agree(comm, st), st, fail);
+    tc[2] = hxi_now();
     e->step = 0;
     HXI_CHECK_GOTO(hxg_eng_rebuild_host(e, 1), st, fail);
+    tc[3] = hxi_now();
     HXI_CHECK_GOTO(hxi_agree(comm, hxg_eng_force_pass(e, 1, e->acc)), st, fail);
+    tc[4] = hxi_now();
     e->acc_valid = 1;
+    if (e->rank == 0 && hxi_log_level() >= 1) {
+        hxi_info("GPU engine set-up on rank 0: device and arrays %.3f s, transport %.3f s, first "
+                 "build %.3f s, first forces %.3f s",
+                 tc[1] - tc[0], tc[2] - tc[1], tc[3] - tc[2], tc[4] - tc[3]);
+        hxg_eng_rebuild_log_as(e, "GPU engine set-up's first build", 1);
+    }
     if (e->multi && !e->host_rebuild) {
         HXI_CHECK_GOTO(hx_rebuild_create(&e->rb, e->t, &e->decomp), st, fail);
 #ifdef NDEBUG

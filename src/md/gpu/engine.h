@@ -257,6 +257,8 @@ hx_status hxg_eng_relist_single(hx_md_engine *e);
 /* The error of lists that still overflow after growing. */
 hx_status hxg_eng_lists_overflow(void);
 void hxg_eng_rebuild_log(const hx_md_engine *e);
+/* The same phase times under another name, per `count` rebuilds. */
+void hxg_eng_rebuild_log_as(const hx_md_engine *e, const char *what, int64_t count);
 hx_status hxg_eng_check_report(hx_md_engine *e);
 
 /* ----------------------------------------------------- rebuild_dev.c */
