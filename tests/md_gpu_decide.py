@@ -2,17 +2,19 @@
 """Where a one-rank GPU run decides to rebuild its lists, end to end (one GPU).
 
 The device-resident step decides on the GPU whether it rebuilds (LAMMPS's
-every / delay / check rule). With CUDA graphs the rebuild's kernels sit in
-the body of a conditional node that one kernel sets; without the node they
-are replayed every candidate step and each returns at once; without graphs
-they are launched one by one. The same kernels run on the same atoms either
-way, so all three must rebuild as often and compute the same numbers:
+every / delay / check rule). With CUDA graphs and `check yes` the rebuild's
+kernels sit in the body of a conditional node that the kick-drift's last
+block sets; without the node (HALOX_MD_GRAPH_COND=0, and always with
+`check no`) they are replayed every candidate step and each returns at once
+unless the step rebuilds; without graphs they are launched one by one. The
+same kernels run on the same atoms either way, so all three must rebuild as
+often and compute the same numbers:
 
   check yes     --every 1 --check yes, 2,000 steps of the 16,384-atom melt:
                 the same count of rebuilds, thermo rows identical as printed
   every 5       --every 5 --check yes: the same
-  check no      --every 20 --check no (the deck's own rule): the same, and
-                one rebuild every 20 steps
+  check no      --every 20 --check no (the deck's own rule; no node): the
+                same, and one rebuild every 20 steps
 
 Usage: md_gpu_decide.py --halox PATH
 Prints SKIPPED and exits 0 where halox-md has no GPU engine or sees no GPU.

@@ -67,6 +67,7 @@ typedef struct hxg_flags {
     int32_t halt;
     int32_t maxcnt;   /* largest neighbour count of any atom at any list build so far */
     int32_t nl_atoms; /* atoms the non-local forces visit (hxg_nl_atoms) */
+    uint32_t kd_blocks; /* blocks of hxg_kickdrift_decide done (the last one resets it) */
 } hxg_flags;
 
 /* Written by the device path's rebuild kernel into mapped host memory, so
@@ -93,6 +94,16 @@ enum { HXG_ACC_E = 0, HXG_ACC_W = 1, HXG_ACC_MV2 = 2, HXG_NACC = 3 };
 int hxg_kickdrift(void *stream, int n, float *x4, float *v4, const float *f4, const float *xold4,
                   float *x3, float dtf, float dt, int neigh_check, int every, float trig2,
                   int64_t step, hxg_flags *flags, double *acc_zero);
+
+/* hxg_kickdrift of one rank's replayed candidate step (step from
+ * flags->cur, no x3) whose last block also stores the decision of
+ * hxg_rebuild_single's gate (every, delay, neigh_check) into the condition
+ * of a CUDA graph conditional node (a cudaGraphConditionalHandle), so that
+ * the step runs the rebuild's kernels only when it rebuilds. */
+int hxg_kickdrift_decide(void *stream, int n, float *x4, float *v4, const float *f4,
+                         const float *xold4, float dtf, float dt, int neigh_check, int every,
+                         int delay, float trig2, hxg_flags *flags, double *acc_zero,
+                         unsigned long long cond);
 
 /* f = f4 (+ f3[i] when f3 != NULL, stored back into f4); v += dtf f;
  * acc != NULL: adds m v^2 after the kick. dtf = 0 and f3 = NULL: just the
@@ -187,13 +198,6 @@ int hxg_sort_home(void *stream, int n, float *x4, float *v4, int64_t *id, float 
  * reports into *report. No host synchronisation. A build that overflows loc
  * sets flags->halt (see hxg_flags): the host grows the list, builds it
  * again (hxg_build_sorted) and finishes the step. */
-/* The decision of hxg_rebuild_single's kernels (the same gate: step < 0
- * reads flags->cur) stored by one kernel into the condition of a CUDA graph
- * conditional node (a cudaGraphConditionalHandle), so that a replayed step
- * runs the rebuild's kernels only when it rebuilds. */
-int hxg_rebuild_decide(void *stream, hxg_flags *flags, int64_t step, int every, int delay,
-                       int check, unsigned long long handle);
-
 int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int64_t *id, float *xold4,
                        float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg, hxg_geom g, float rh2,
                        int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof, int32_t *perm,

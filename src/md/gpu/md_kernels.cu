@@ -62,12 +62,20 @@ __device__ void hxg_block_acc(double a0, double a1, double a2, double *acc)
  * this one (same stream, or the non-local stream waits for its event). The
  * moved flag is a plain store of the step number: all writers store the
  * same value, and the flag never needs resetting. NaN distances count as
- * moved, so that a broken state reaches a rebuild and its checks. */
+ * moved, so that a broken state reaches a rebuild and its checks.
+ * DECIDE (one rank, a candidate step replayed from a graph): the last block
+ * to finish stores the rebuild decision of hxg_rebuild_single's gate (step
+ * % every == 0, step - last_build >= delay, with check the moved flag) into
+ * the graph's conditional node `cond`, reading the flags past the L1
+ * (volatile) after every block's moved flag is out (fence, then the block
+ * count). While flags->halt no block counts, and the condition keeps its
+ * default, 0. */
+template <bool DECIDE>
 __global__ void hxg_k_kickdrift(int n, float4 *__restrict__ x, float4 *__restrict__ v,
                                 const float4 *__restrict__ f, const float4 *__restrict__ xold,
                                 float *__restrict__ x3, float dtf, float dt, int neigh_check,
                                 int every, float trig2, long long step, hxg_flags *flags,
-                                double *acc_zero)
+                                double *acc_zero, int delay, cudaGraphConditionalHandle cond)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (flags && flags->halt)
@@ -77,29 +85,43 @@ __global__ void hxg_k_kickdrift(int n, float4 *__restrict__ x, float4 *__restric
     const bool check = neigh_check && step % every == 0;
     if (acc_zero && i < HXG_NACC)
         acc_zero[i] = 0.0;
-    if (i >= n)
+    if (i < n) {
+        float4 vi = v[i], xi = x[i];
+        const float4 fi = f[i];
+        vi.x += dtf * fi.x;
+        vi.y += dtf * fi.y;
+        vi.z += dtf * fi.z;
+        xi.x += dt * vi.x;
+        xi.y += dt * vi.y;
+        xi.z += dt * vi.z;
+        v[i] = vi;
+        x[i] = xi;
+        if (x3) {
+            x3[3 * (size_t) i] = xi.x;
+            x3[3 * (size_t) i + 1] = xi.y;
+            x3[3 * (size_t) i + 2] = xi.z;
+        }
+        if (check) {
+            const float4 o = xold[i];
+            const float dx = xi.x - o.x, dy = xi.y - o.y, dz = xi.z - o.z;
+            if (!(dx * dx + dy * dy + dz * dz <= trig2))
+                flags->moved_step = step;
+        }
+    }
+    if (!DECIDE)
         return;
-    float4 vi = v[i], xi = x[i];
-    const float4 fi = f[i];
-    vi.x += dtf * fi.x;
-    vi.y += dtf * fi.y;
-    vi.z += dtf * fi.z;
-    xi.x += dt * vi.x;
-    xi.y += dt * vi.y;
-    xi.z += dt * vi.z;
-    v[i] = vi;
-    x[i] = xi;
-    if (x3) {
-        x3[3 * (size_t) i] = xi.x;
-        x3[3 * (size_t) i + 1] = xi.y;
-        x3[3 * (size_t) i + 2] = xi.z;
-    }
-    if (check) {
-        const float4 o = xold[i];
-        const float dx = xi.x - o.x, dy = xi.y - o.y, dz = xi.z - o.z;
-        if (!(dx * dx + dy * dy + dz * dz <= trig2))
-            flags->moved_step = step;
-    }
+    __syncthreads();
+    if (threadIdx.x != 0)
+        return;
+    __threadfence();
+    if (atomicAdd(&flags->kd_blocks, 1u) != gridDim.x - 1)
+        return;
+    __threadfence();
+    const volatile hxg_flags *vf = flags;
+    flags->kd_blocks = 0; /* for the next launch */
+    const bool open = step % every == 0 && step - vf->last_build >= delay &&
+                      (!neigh_check || vf->moved_step == step);
+    cudaGraphSetConditional(cond, open ? 1u : 0u);
 }
 
 /* One thread per home atom: combines the local force with the halo-side
@@ -284,9 +306,23 @@ extern "C" int hxg_kickdrift(void *stream, int n, float *x4, float *v4, const fl
 {
     const int block = 256;
     const int grid = hxg_blocks(n > HXG_NACC ? n : HXG_NACC, block);
-    hxg_k_kickdrift<<<grid, block, 0, (cudaStream_t) stream>>>(
+    hxg_k_kickdrift<false><<<grid, block, 0, (cudaStream_t) stream>>>(
         n, (float4 *) x4, (float4 *) v4, (const float4 *) f4, (const float4 *) xold4, x3, dtf, dt,
-        neigh_check, every > 0 ? every : 1, trig2, (long long) step, flags, acc_zero);
+        neigh_check, every > 0 ? every : 1, trig2, (long long) step, flags, acc_zero, 0, 0);
+    return (int) cudaGetLastError();
+}
+
+extern "C" int hxg_kickdrift_decide(void *stream, int n, float *x4, float *v4, const float *f4,
+                                    const float *xold4, float dtf, float dt, int neigh_check,
+                                    int every, int delay, float trig2, hxg_flags *flags,
+                                    double *acc_zero, unsigned long long cond)
+{
+    const int block = 256;
+    const int grid = hxg_blocks(n > HXG_NACC ? n : HXG_NACC, block);
+    hxg_k_kickdrift<true><<<grid, block, 0, (cudaStream_t) stream>>>(
+        n, (float4 *) x4, (float4 *) v4, (const float4 *) f4, (const float4 *) xold4, NULL, dtf,
+        dt, neigh_check, every > 0 ? every : 1, trig2, -1, flags, acc_zero, delay,
+        (cudaGraphConditionalHandle) cond);
     return (int) cudaGetLastError();
 }
 

@@ -340,13 +340,6 @@ __global__ void hxg_k_finish(hxg_gate gate, hxg_report *report)
     __threadfence_system();
 }
 
-/* One thread: the gate's decision into a conditional node's condition. */
-__global__ void hxg_k_decide(hxg_gate gate, cudaGraphConditionalHandle handle)
-{
-    if (threadIdx.x == 0)
-        cudaGraphSetConditional(handle, hxg_open(gate) ? 1u : 0u);
-}
-
 /* ------------------------------------------------------------ launchers */
 
 /* Lanes per atom of the list build: one thread per atom from 256 atoms per
@@ -505,14 +498,6 @@ extern "C" int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int
     hxg_launch_build<4>(s, gate, n, n, x4, reinterpret_cast<const float4 *>(x4), nullptr, cg_, g,
                         rh2, cell_start, false, loc, none, flags);
     hxg_k_finish<<<1, 32, 0, s>>>(gate, report);
-    return (int) cudaGetLastError();
-}
-
-extern "C" int hxg_rebuild_decide(void *stream, hxg_flags *flags, int64_t step, int every,
-                                  int delay, int check, unsigned long long handle)
-{
-    const hxg_gate gate = {flags, (long long) step, every > 0 ? every : 1, delay, check, 1};
-    hxg_k_decide<<<1, 32, 0, (cudaStream_t) stream>>>(gate, (cudaGraphConditionalHandle) handle);
     return (int) cudaGetLastError();
 }
 

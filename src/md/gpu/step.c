@@ -65,11 +65,12 @@ static hx_status launch_device_step(hx_md_engine *e, int candidate, int want_the
 
 #if CUDART_VERSION >= 13000
 /* A candidate step as a graph whose rebuild kernels sit in the body of a
- * conditional (if) node: one kernel sets the condition from the same gate
- * the rebuild's kernels test, and a step that does not rebuild skips them
- * instead of launching each to return at once (with `check yes` every step
- * is a candidate: about 1.5 us a kernel on an H200). The body is captured
- * from s_b, which a single rank does not otherwise use. */
+ * conditional (if) node: the kick-drift's last block sets the condition
+ * from the same gate the rebuild's kernels test, and a step that does not
+ * rebuild skips them instead of launching each to return at once (with
+ * `check yes` every step is a candidate: about 1.5 us a kernel on an
+ * H200). The body is captured from s_b, which a single rank does not
+ * otherwise use. */
 static cudaError_t capture_conditional(hx_md_engine *e, int want_thermo, cudaGraph_t *out)
 {
     const hx_md_config *c = &e->cfg;
@@ -88,11 +89,11 @@ static cudaError_t capture_conditional(hx_md_engine *e, int want_thermo, cudaGra
         ce = cudaStreamBeginCaptureToGraph(e->s_loc, g, NULL, NULL, 0,
                                            cudaStreamCaptureModeThreadLocal);
     capturing = ce == cudaSuccess;
-    if (ce == cudaSuccess && launch_kickdrift(e, want_thermo) != HX_OK)
-        ce = cudaErrorUnknown;
     if (ce == cudaSuccess)
-        ce = (cudaError_t) hxg_rebuild_decide((void *) e->s_loc, e->flags, -1, c->neigh_every,
-                                              c->neigh_delay, c->neigh_check, h);
+        ce = (cudaError_t) hxg_kickdrift_decide(
+            (void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4, c->nve ? e->dtf : 0.0f,
+            c->nve ? e->dt : 0.0f, c->neigh_check, c->neigh_every, c->neigh_delay, e->trig2,
+            e->flags, want_thermo ? e->acc : NULL, h);
     if (ce == cudaSuccess)
         ce = cudaStreamGetCaptureInfo(e->s_loc, &cs, NULL, NULL, &deps, &edges, &ndeps);
     if (ce == cudaSuccess) {
@@ -140,10 +141,13 @@ static cudaError_t capture_conditional(hx_md_engine *e, int want_thermo, cudaGra
 #endif
 
 /* Captures one kind of step into a graph. A failure turns graphs off; the
- * plain launches do the same work. A candidate step goes into a graph with
- * a conditional node where the runtime allows (HALOX_MD_GRAPH_COND=0: never);
- * where it does not, into a plain graph whose rebuild kernels return at once
- * on steps that do not rebuild. */
+ * plain launches do the same work. With `check yes` a candidate step goes
+ * into a graph with a conditional node where the runtime allows
+ * (HALOX_MD_GRAPH_COND=0: never); otherwise into a plain graph whose
+ * rebuild kernels return at once on steps that do not rebuild. With `check
+ * no` every candidate step past the delay rebuilds, and the node would only
+ * add its cost: launching the body took about 20 us more a rebuild on an
+ * H200 (HALOX_TRACE, HOOMD-blue's 64,000 atoms). */
 static void capture_step(hx_md_engine *e, int candidate, int want_thermo)
 {
     cudaGraph_t g = NULL;
@@ -152,7 +156,7 @@ static void capture_step(hx_md_engine *e, int candidate, int want_thermo)
     e->timing_now = 0;
     hx_status st = HX_OK;
 #if CUDART_VERSION >= 13000
-    if (candidate && e->graph_cond) {
+    if (candidate && e->graph_cond && e->cfg.neigh_check) {
         cudaError_t ce = capture_conditional(e, want_thermo, &g);
         if (ce == cudaSuccess && cudaGraphInstantiate(&x, g, 0) != cudaSuccess) {
             ce = cudaErrorUnknown;
