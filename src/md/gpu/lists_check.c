@@ -14,23 +14,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One list of the device: counts of n atoms and max slots of stride. */
+/* One list of the device on the host: counts of n atoms, max slots of
+ * stride rows, and each atom's row where the list is compact. */
 typedef struct {
-    int32_t *cnt, *nb;
+    int32_t *cnt, *nb, *row;
+    int32_t stride, max;
 } host_list;
 
 static hx_status fetch_list(const hxg_list *l, int n, host_list *h)
 {
     size_t slots = (size_t) l->max * (size_t) l->stride;
+    h->stride = l->stride;
+    h->max = l->max;
     h->cnt = malloc(sizeof(int32_t) * (size_t) (n > 0 ? n : 1));
     h->nb = malloc(sizeof(int32_t) * (slots > 0 ? slots : 1));
-    if (!h->cnt || !h->nb)
+    h->row = l->row ? malloc(sizeof(int32_t) * (size_t) (n > 0 ? n : 1)) : NULL;
+    if (!h->cnt || !h->nb || (l->row && !h->row))
         return hxi_error(HX_ERR_NOMEM, "list check: host copies of the lists");
     if (n > 0)
         CU(cudaMemcpy(h->cnt, l->cnt, sizeof(int32_t) * (size_t) n, cudaMemcpyDeviceToHost),
            "list check copy");
     if (slots > 0)
         CU(cudaMemcpy(h->nb, l->nb, sizeof(int32_t) * slots, cudaMemcpyDeviceToHost),
+           "list check copy");
+    if (h->row && n > 0)
+        CU(cudaMemcpy(h->row, l->row, sizeof(int32_t) * (size_t) n, cudaMemcpyDeviceToHost),
            "list check copy");
     return HX_OK;
 }
@@ -39,6 +47,7 @@ static void free_host(host_list *h)
 {
     free(h->cnt);
     free(h->nb);
+    free(h->row);
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -47,23 +56,27 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Atom i's entries in slot order into out (at most max). */
-static int entries(const host_list *h, const hxg_list *l, int i, int32_t *out)
+/* Atom i's entries in slot order into out (at most max); -1 for a count
+ * without a row (which the build reports before any check). */
+static int entries(const host_list *h, int i, int32_t *out)
 {
-    int c = h->cnt[i] < l->max ? h->cnt[i] : l->max;
+    int c = h->cnt[i] < h->max ? h->cnt[i] : h->max;
+    int r = h->row ? h->row[i] : i;
+    if (c > 0 && r < 0)
+        return -1;
     for (int s = 0; s < c; s++)
-        out[s] = h->nb[(size_t) s * (size_t) l->stride + (size_t) i];
+        out[s] = h->nb[(size_t) s * (size_t) h->stride + (size_t) r];
     return c;
 }
 
 /* The first atom of [0, n) whose lists differ, or -1; sets: compare as
  * sets (sorted first). */
-static int first_difference(const host_list *a, const host_list *b, const hxg_list *l, int n,
-                            int sets, int32_t *ea, int32_t *eb)
+static int first_difference(const host_list *a, const host_list *b, int n, int sets, int32_t *ea,
+                            int32_t *eb)
 {
     for (int i = 0; i < n; i++) {
-        int ca = entries(a, l, i, ea), cb = entries(b, l, i, eb);
-        if (ca != cb)
+        int ca = entries(a, i, ea), cb = entries(b, i, eb);
+        if (ca < 0 || cb < 0 || ca != cb)
             return i;
         if (sets) {
             qsort(ea, (size_t) ca, sizeof *ea, cmp_int);
@@ -131,6 +144,8 @@ hx_status hxg_eng_check_lists(hx_md_engine *e)
      * non-local half read: the device plan's own. */
     const uint8_t *zones = hx_plan_on_device(e->plan) ? hx_plan_device_zones(e->plan) : e->zones;
     loc.cnt = loc.nb = nl.cnt = nl.nb = NULL;
+    nl.row = NULL; /* a row for every local atom */
+    nl.stride = e->cap_total;
     size_t bloc = 4 * (size_t) loc.max * (size_t) loc.stride;
     size_t bnl = 4 * (size_t) nl.max * (size_t) nl.stride;
     if (cudaMalloc((void **) &loc.cnt, 4 * (size_t) e->cap_home) != cudaSuccess ||
@@ -140,8 +155,9 @@ hx_status hxg_eng_check_lists(hx_md_engine *e)
         st = cuda_fail(cudaGetLastError(), "list check allocation");
     if (st == HX_OK &&
         (hxg_build_lists((void *) e->s_nl, e->nhome, e->ntotal, e->tx, 3, zones, e->cells,
-                         e->geom, e->lj.rh2, e->cell_cnt, e->cell_start, e->cellof,
-                         e->cellatoms, e->xsort, e->scan_tmp, loc, nl, e->flags) != 0 ||
+                         e->geom, e->lj.rh2, e->near_rows, e->cell_cnt, e->cell_start,
+                         e->cellof, e->cellatoms, e->xsort, e->scan_tmp, NULL, loc, nl,
+                         e->flags) != 0 ||
          cudaStreamSynchronize(e->s_nl) != cudaSuccess))
         st = cuda_fail(cudaGetLastError(), "the one-pass list build of the list check");
     if (st == HX_OK)
@@ -160,8 +176,8 @@ hx_status hxg_eng_check_lists(hx_md_engine *e)
             st = hxi_error(HX_ERR_NOMEM, "list check: scratch");
     }
     if (st == HX_OK) {
-        int i = first_difference(&h[0], &h[1], &e->loc, e->nhome, 0, ea, eb);
-        int k = i < 0 ? first_difference(&h[2], &h[3], &e->nl, e->ntotal, 1, ea, eb) : -1;
+        int i = first_difference(&h[0], &h[1], e->nhome, 0, ea, eb);
+        int k = i < 0 ? first_difference(&h[2], &h[3], e->ntotal, 1, ea, eb) : -1;
         if (i >= 0 || k >= 0)
             st = hxi_error(HX_ERR_STATE,
                            "GPU engine: at the rebuild of step %lld on rank %d the two-half "

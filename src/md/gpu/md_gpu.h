@@ -45,12 +45,16 @@ typedef struct hxg_lj {
     float eoff;     /* energy at rc when shifted, else 0 */
 } hxg_lj;
 
-/* Neighbour list: nb[k * stride + i] for k < cnt[i] <= max. */
+/* Neighbour list: nb[k * stride + r] for k < cnt[i] <= max, where r = i
+ * (row NULL: a row for every atom) or r = row[i] (the compact non-local
+ * list of the device rebuild: rows only for the atoms that can have
+ * entries, stride of them; row[i] < 0 and cnt[i] 0 for the others). */
 typedef struct hxg_list {
     int32_t *nb;
     int32_t *cnt;
     int32_t stride;
     int32_t max;
+    int32_t *row;
 } hxg_list;
 
 /* Device-resident bookkeeping (device memory). */
@@ -68,6 +72,8 @@ typedef struct hxg_flags {
     int32_t maxcnt;   /* largest neighbour count of any atom at any list build so far */
     int32_t nl_atoms; /* atoms the non-local forces visit (hxg_nl_atoms) */
     uint32_t kd_blocks; /* blocks of hxg_kickdrift_decide done (the last one resets it) */
+    int32_t need_rows;  /* rows a compact non-local list needed past its stride (0: none) */
+    int32_t unreached;  /* 1 + an atom without a row in a compact list that had entries */
 } hxg_flags;
 
 /* Written by the device path's rebuild kernel into mapped host memory, so
@@ -151,11 +157,14 @@ int hxg_nl_atoms(void *stream, int ntotal, const hxg_list *nl, const int32_t *ma
  * (i < nhome) get loc (home neighbours) and nl (halo neighbours); halo atoms
  * get nl (partners in pairs this rank owns by the zone rule). zones: 4
  * bytes per atom, or NULL when there is no halo. xsort: 4 floats per atom,
- * the positions in cell order with each atom's index in w (scratch). */
+ * the positions in cell order with each atom's index in w (scratch). With
+ * nl.row set (xs 3), nl is compact as in hxg_build_nonlocal (rows from
+ * near_rows, pos). */
 int hxg_build_lists(void *stream, int nhome, int ntotal, const float *x, int xs,
-                    const uint8_t *zones, hxg_cellgrid cg, hxg_geom g, float rh2, int32_t *cell_cnt,
-                    int32_t *cell_start, int32_t *cellof, int32_t *cellatoms, float *xsort,
-                    int32_t *scan_tmp, hxg_list loc, hxg_list nl, hxg_flags *flags);
+                    const uint8_t *zones, hxg_cellgrid cg, hxg_geom g, float rh2,
+                    const float near_rows[3], int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof,
+                    int32_t *cellatoms, float *xsort, int32_t *scan_tmp, int32_t *pos,
+                    hxg_list loc, hxg_list nl, hxg_flags *flags);
 
 /* The local list loc of n atoms already in cell order (x4 sorted, cell
  * starts in cell_start from that sort), ungated: the single-rank set-up,
@@ -173,12 +182,20 @@ int hxg_build_sorted(void *stream, int n, const float *x4, hxg_cellgrid cg, hxg_
  * cellof, cellatoms, xsort, scan_tmp (none of which the local half reads,
  * so that it may run beside this). near[d]: the domain's upper bound less
  * rh and a margin along a dimension with pulses, FLT_MAX along the others:
- * home atoms below it along every dimension skip the halo's cells. */
+ * home atoms below it along every dimension skip the halo's cells. With
+ * nl.row set, the list is compact: every halo atom and every home atom at
+ * or past near_rows (near as the geometry gives it; tests move near alone)
+ * along some dimension gets a row, in index order (counted into pos,
+ * ntotal + 1 ints); atoms past nl.stride rows get none, and
+ * flags->need_rows says how many rows the build needed. An atom without a
+ * row that finds non-local partners sets flags->unreached (index + 1) and
+ * keeps a count of 0. */
 int hxg_build_nonlocal(void *stream, int nhome, int ntotal, const float *x, const float *x4,
                        const int32_t *home_start, const uint8_t *zones, hxg_cellgrid cg,
-                       hxg_geom g, float rh2, const float near[3], int32_t *cell_cnt,
-                       int32_t *cell_start, int32_t *cellof, int32_t *cellatoms, float *xsort,
-                       int32_t *scan_tmp, hxg_list nl, hxg_flags *flags);
+                       hxg_geom g, float rh2, const float near[3], const float near_rows[3],
+                       int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof,
+                       int32_t *cellatoms, float *xsort, int32_t *scan_tmp, int32_t *pos,
+                       hxg_list nl, hxg_flags *flags);
 
 /* Cell sort of n home atoms on the device (x4, v4, id permuted through the
  * scratch arrays s*, xold4 set to the sorted positions; perm: n ints). The

@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(128)
     if (active) {
         const float3 xi = hxg_load<XS>(x, i);
         const int cnt = __ldg(l.cnt + i);
-        const int32_t *__restrict__ nb = l.nb + i;
+        const int32_t *__restrict__ nb = l.nb + (l.row ? (cnt > 0 ? __ldg(l.row + i) : 0) : i);
         const size_t stride = (size_t) l.stride;
 #pragma unroll 4
         for (int k = sub; k < cnt; k += TPP) {

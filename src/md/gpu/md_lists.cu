@@ -18,13 +18,16 @@
  * count seen over a list's room, so that the host grows the lists and
  * builds again, and the largest count of any atom (one atomic per warp:
  * the lanes that call this together reduce first). */
-__device__ __forceinline__ void hxg_list_counts(int i, bool ihome, int nloc, int nnl, hxg_list loc,
-                                                hxg_list nl, hxg_flags *flags)
+__device__ __forceinline__ void hxg_list_counts(int i, bool ihome, int nloc, int nnl, int nlr,
+                                                hxg_list loc, hxg_list nl, hxg_flags *flags)
 {
     if (ihome)
         loc.cnt[i] = min(nloc, loc.max);
-    if (nl.cnt)
-        nl.cnt[i] = min(nnl, nl.max);
+    if (nl.cnt) {
+        nl.cnt[i] = nlr >= 0 ? min(nnl, nl.max) : 0;
+        if (nlr < 0 && nnl > 0)
+            atomicMax(&flags->unreached, i + 1);
+    }
     if (nloc > loc.max || (nl.cnt && nnl > nl.max))
         atomicMax(&flags->need, max(nloc, nnl));
     const unsigned m = __activemask();
@@ -85,7 +88,7 @@ __device__ void hxg_walk_group(int i, bool on, bool ihome, int nhome, float3 xi,
                                unsigned mi, const float4 *__restrict__ xsort,
                                const uint8_t *__restrict__ zones, const hxg_cellgrid &cg_,
                                const hxg_geom &g, float rh2, const int32_t *start, bool indexed,
-                               hxg_list loc, hxg_list nl, int &nloc, int &nnl)
+                               hxg_list loc, hxg_list nl, int nlr, int &nloc, int &nnl)
 {
     const int lane = threadIdx.x & 31, sub = lane & (BG - 1);
     const unsigned gmask = ((BG == 32) ? HXG_FULL : ((1u << BG) - 1u)) << (lane & ~(BG - 1));
@@ -123,8 +126,8 @@ __device__ void hxg_walk_group(int i, bool on, bool ihome, int nhome, float3 xi,
                 }
                 if (hnl) {
                     const int slot = nnl + __popc(bn & below);
-                    if (slot < nl.max)
-                        nl.nb[(size_t) slot * nl.stride + i] = j;
+                    if (slot < nl.max && nlr >= 0)
+                        nl.nb[(size_t) slot * nl.stride + nlr] = j;
                 }
                 nloc += __popc(bl);
                 nnl += __popc(bn);
@@ -176,8 +179,8 @@ __device__ void hxg_walk_thread(int i, bool on, bool ihome, int nhome, float3 xi
                                 unsigned mi, const float4 *__restrict__ xsort,
                                 const uint8_t *__restrict__ zones, const hxg_cellgrid &cg_,
                                 const hxg_geom &g, float rh2, const int32_t *__restrict__ start,
-                                bool indexed, hxg_list loc, hxg_list nl, int32_t (*ring)[32],
-                                hxg_tstate &s)
+                                bool indexed, hxg_list loc, hxg_list nl, int nlr,
+                                int32_t (*ring)[32], hxg_tstate &s)
 {
     const int lane = threadIdx.x & 31;
     const size_t ls = (size_t) loc.stride, ns = (size_t) nl.stride;
@@ -212,8 +215,8 @@ __device__ void hxg_walk_thread(int i, bool on, bool ihome, int nhome, float3 xi
                     }
                     s.nloc++;
                 } else if (hxg_owned(ihome, jhome, mi, zones, j)) {
-                    if (s.nnl < nl.max)
-                        nl.nb[(size_t) s.nnl * ns + i] = j;
+                    if (s.nnl < nl.max && nlr >= 0)
+                        nl.nb[(size_t) s.nnl * ns + nlr] = j;
                     s.nnl++;
                 }
             }
@@ -247,23 +250,55 @@ __global__ void __launch_bounds__(HXG_BUILD_BLOCK)
     int ci[3];
     unsigned mi;
     hxg_build_atom<XS>(i, active, ihome, x, zones, cg_, &xi, ci, &mi);
+    /* The atom's row in nl (a compact nl: -1 where it can have no entry). */
+    const int nlr = !nl.row ? i : (active ? __ldg(nl.row + i) : -1);
     if (LANES == 1) {
         __shared__ int32_t ring[HXG_BUILD_BLOCK / 32][HXG_RING][32];
         int32_t(*wr)[32] = ring[threadIdx.x >> 5];
         hxg_tstate s = {0, 0, 0, INT_MAX};
         hxg_walk_thread(i, active, ihome, nhome, xi, ci, mi, xsort, zones, cg_, g, rh2, start,
-                        indexed, loc, nl, wr, s);
+                        indexed, loc, nl, nlr, wr, s);
         hxg_store_staged(i, ihome, s, s.flushed,
                          __reduce_max_sync(HXG_FULL, ihome ? min(s.nloc, s.direct) : 0), loc, wr);
         if (active)
-            hxg_list_counts(i, ihome, s.nloc, s.nnl, loc, nl, flags);
+            hxg_list_counts(i, ihome, s.nloc, s.nnl, nlr, loc, nl, flags);
         return;
     }
     int nloc = 0, nnl = 0;
     hxg_walk_group<LANES>(i, active, ihome, nhome, xi, ci, mi, xsort, zones, cg_, g, rh2, start,
-                          indexed, loc, nl, nloc, nnl);
+                          indexed, loc, nl, nlr, nloc, nnl);
     if (active && (threadIdx.x & (LANES - 1)) == 0)
-        hxg_list_counts(i, ihome, nloc, nnl, loc, nl, flags);
+        hxg_list_counts(i, ihome, nloc, nnl, nlr, loc, nl, flags);
+}
+
+/* Whether home atom at xi lies at or past near along some dimension, so
+ * that it may have halo neighbours (see hxg_k_build_nl). */
+__device__ __forceinline__ bool hxg_near(float3 xi, float3 near)
+{
+    return xi.x >= near.x || xi.y >= near.y || xi.z >= near.z;
+}
+
+/* One thread per local atom: 1 where it may have a non-local list (a halo
+ * atom, or a home atom near a face the halo lies beyond), into row. */
+__global__ void hxg_k_nl_reach(int nhome, int ntotal, const float *__restrict__ x, float3 near,
+                               int32_t *__restrict__ row)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < ntotal)
+        row[i] = i >= nhome || hxg_near(hxg_load<3>(x, i), near);
+}
+
+/* One thread per local atom, and one more: the flags in row become rows
+ * (pos: their exclusive prefix sum, ntotal + 1 ints), -1 for atoms without
+ * one and for those past stride rows; rows needed past stride are noted. */
+__global__ void hxg_k_nl_rows(int ntotal, const int32_t *__restrict__ pos, int32_t *row,
+                              int stride, hxg_flags *flags)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < ntotal)
+        row[i] = row[i] && pos[i] < stride ? pos[i] : -1;
+    else if (i == ntotal && pos[ntotal] > stride)
+        flags->need_rows = pos[ntotal];
 }
 
 /* The non-local lists of a multi-rank rebuild, apart from the local list
@@ -296,26 +331,28 @@ __global__ void __launch_bounds__(HXG_BUILD_BLOCK)
     int ci[3];
     unsigned mi;
     hxg_build_atom<3>(i, active, ihome, x, zones, cg_, &xi, ci, &mi);
-    const bool halo = active && !ihome;
-    const bool reach = halo || (ihome && (xi.x >= near.x || xi.y >= near.y || xi.z >= near.z));
-    const hxg_list none = {nullptr, nullptr, 0, 0};
+    /* The atom's row in a compact list (none: it walks nothing). */
+    const int nlr = !nl.row ? i : (active ? __ldg(nl.row + i) : -1);
+    const bool halo = active && !ihome && nlr >= 0;
+    const bool reach = nlr >= 0 && (halo || (ihome && hxg_near(xi, near)));
+    const hxg_list none = {nullptr, nullptr, 0, 0, nullptr};
     int nnl = 0;
     if (LANES == 1) {
         hxg_tstate s = {0, 0, 0, INT_MAX};
         hxg_walk_thread(i, halo, false, nhome, xi, ci, mi, xhome, zones, cg_, g, rh2, hstart,
-                        false, none, nl, nullptr, s);
+                        false, none, nl, nlr, nullptr, s);
         hxg_walk_thread(i, reach, ihome, nhome, xi, ci, mi, xhalo, zones, cg_, g, rh2, start, true,
-                        none, nl, nullptr, s);
+                        none, nl, nlr, nullptr, s);
         nnl = s.nnl;
     } else {
         int nloc = 0;
         hxg_walk_group<LANES>(i, halo, false, nhome, xi, ci, mi, xhome, zones, cg_, g, rh2, hstart,
-                              false, none, nl, nloc, nnl);
+                              false, none, nl, nlr, nloc, nnl);
         hxg_walk_group<LANES>(i, reach, ihome, nhome, xi, ci, mi, xhalo, zones, cg_, g, rh2, start,
-                              true, none, nl, nloc, nnl);
+                              true, none, nl, nlr, nloc, nnl);
     }
     if (active && (threadIdx.x & (LANES - 1)) == 0)
-        hxg_list_counts(i, false, 0, nnl, none, nl, flags);
+        hxg_list_counts(i, false, 0, nnl, nlr, none, nl, flags);
 }
 
 /* One thread: the bookkeeping of a device rebuild, published to mapped
@@ -369,6 +406,23 @@ static int hxg_build_lanes(long long n)
     return n >= 128LL * sms ? 4 : HXG_BG;
 }
 
+/* The rows of a compact non-local list (hxg_k_nl_reach, a scan into pos,
+ * hxg_k_nl_rows). */
+static cudaError_t hxg_nl_rows(cudaStream_t s, int nhome, int ntotal, const float *x, float3 near,
+                               int32_t *pos, hxg_list nl, int32_t *scan_tmp, hxg_flags *flags)
+{
+    if (ntotal <= 0)
+        return cudaSuccess;
+    const hxg_gate open = {flags, 0, 1, 0, 0, 0};
+    hxg_k_nl_reach<<<hxg_blocks(ntotal, 256), 256, 0, s>>>(nhome, ntotal, x, near, nl.row);
+    cudaError_t err = hxg_scan_cells(s, open, nl.row, pos, ntotal, scan_tmp);
+    if (err != cudaSuccess)
+        return err;
+    hxg_k_nl_rows<<<hxg_blocks((long long) ntotal + 1, 256), 256, 0, s>>>(ntotal, pos, nl.row,
+                                                                          nl.stride, flags);
+    return cudaGetLastError();
+}
+
 template <int XS, int L>
 static void hxg_launch_build_l(cudaStream_t s, hxg_gate gate, int nhome, int ntotal,
                                const float *x, const float4 *xsort, const uint8_t *zones,
@@ -407,15 +461,23 @@ static void hxg_launch_build(cudaStream_t s, hxg_gate gate, int nhome, int ntota
 
 extern "C" int hxg_build_lists(void *stream, int nhome, int ntotal, const float *x, int xs,
                                const uint8_t *zones, hxg_cellgrid cg_, hxg_geom g, float rh2,
-                               int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof,
-                               int32_t *cellatoms, float *xsort, int32_t *scan_tmp, hxg_list loc,
-                               hxg_list nl, hxg_flags *flags)
+                               const float near_rows[3], int32_t *cell_cnt, int32_t *cell_start,
+                               int32_t *cellof, int32_t *cellatoms, float *xsort,
+                               int32_t *scan_tmp, int32_t *pos, hxg_list loc, hxg_list nl,
+                               hxg_flags *flags)
 {
     cudaStream_t s = (cudaStream_t) stream;
     const hxg_gate open = {flags, 0, 1, 0, 0, 0};
     float4 *xs4 = reinterpret_cast<float4 *>(xsort);
-    cudaError_t err = hxg_cell_lists(s, flags, ntotal, x, xs, 0, cg_, g, cell_cnt, cell_start,
-                                     cellof, cellatoms, xs4, scan_tmp);
+    cudaError_t err = cudaSuccess;
+    if (nl.row && xs == 3)
+        err = hxg_nl_rows(s, nhome, ntotal, x,
+                          make_float3(near_rows[0], near_rows[1], near_rows[2]), pos, nl,
+                          scan_tmp, flags);
+    if (err != cudaSuccess)
+        return (int) err;
+    err = hxg_cell_lists(s, flags, ntotal, x, xs, 0, cg_, g, cell_cnt, cell_start, cellof,
+                         cellatoms, xs4, scan_tmp);
     if (err != cudaSuccess || ntotal <= 0)
         return (int) err;
     if (xs == 4)
@@ -430,18 +492,24 @@ extern "C" int hxg_build_lists(void *stream, int nhome, int ntotal, const float 
 extern "C" int hxg_build_nonlocal(void *stream, int nhome, int ntotal, const float *x,
                                   const float *x4, const int32_t *home_start, const uint8_t *zones,
                                   hxg_cellgrid cg_, hxg_geom g, float rh2, const float near[3],
-                                  int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof,
-                                  int32_t *cellatoms, float *xsort, int32_t *scan_tmp, hxg_list nl,
+                                  const float near_rows[3], int32_t *cell_cnt,
+                                  int32_t *cell_start, int32_t *cellof, int32_t *cellatoms,
+                                  float *xsort, int32_t *scan_tmp, int32_t *pos, hxg_list nl,
                                   hxg_flags *flags)
 {
     cudaStream_t s = (cudaStream_t) stream;
     const int nhalo = ntotal - nhome;
+    const float3 nr = make_float3(near[0], near[1], near[2]);
     float4 *xs4 = reinterpret_cast<float4 *>(xsort);
-    cudaError_t err = hxg_cell_lists(s, flags, nhalo, x + 3 * (size_t) nhome, 3, nhome, cg_, g,
-                                     cell_cnt, cell_start, cellof, cellatoms, xs4, scan_tmp);
+    const float3 nrow = make_float3(near_rows[0], near_rows[1], near_rows[2]);
+    cudaError_t err = nl.row ? hxg_nl_rows(s, nhome, ntotal, x, nrow, pos, nl, scan_tmp, flags)
+                             : cudaSuccess;
+    if (err != cudaSuccess)
+        return (int) err;
+    err = hxg_cell_lists(s, flags, nhalo, x + 3 * (size_t) nhome, 3, nhome, cg_, g, cell_cnt,
+                         cell_start, cellof, cellatoms, xs4, scan_tmp);
     if (err != cudaSuccess || ntotal <= 0)
         return (int) err;
-    const float3 nr = make_float3(near[0], near[1], near[2]);
     const float4 *xh = reinterpret_cast<const float4 *>(x4);
     /* Lanes by the atoms that walk: the halo (twice) and as many home atoms
      * near it. */
@@ -471,7 +539,7 @@ extern "C" int hxg_build_sorted(void *stream, int n, const float *x4, hxg_cellgr
                                 hxg_flags *flags)
 {
     const hxg_gate open = {flags, 0, 1, 0, 0, 0};
-    const hxg_list none = {nullptr, nullptr, 0, 0};
+    const hxg_list none = {nullptr, nullptr, 0, 0, nullptr};
     if (n <= 0)
         return 0;
     hxg_launch_build<4>((cudaStream_t) stream, open, n, n, x4,
@@ -489,7 +557,7 @@ extern "C" int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int
 {
     cudaStream_t s = (cudaStream_t) stream;
     const hxg_gate gate = {flags, (long long) step, every > 0 ? every : 1, delay, check, 1};
-    const hxg_list none = {nullptr, nullptr, 0, 0};
+    const hxg_list none = {nullptr, nullptr, 0, 0, nullptr};
     cudaError_t err = hxg_launch_sort(s, gate, true, n, x4, v4, id, xold4, sx4, sv4, sid, cg_, g,
                                       cell_cnt, cell_start, cellof, perm, scan_tmp);
     if (err != cudaSuccess)

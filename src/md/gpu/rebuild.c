@@ -90,10 +90,38 @@ static hx_status grow_lists(hx_md_engine *e, int need)
     }
     if (e->multi && m > e->nl.max) {
         e->nl.max = m;
-        HXI_CHECK(hxg_eng_dev_grow(&e->nl.nb, &e->b_nlnb, 4 * (size_t) e->cap_total * (size_t) m,
+        HXI_CHECK(hxg_eng_dev_grow(&e->nl.nb, &e->b_nlnb, 4 * (size_t) e->nl.stride * (size_t) m,
                                    "the non-local neighbour list"));
     }
     return HX_OK;
+}
+
+/* Rows of the compact non-local list for this build: the halo atoms and
+ * the home atoms within reach of a face the halo lies beyond (their share
+ * of the domain's thickness along each dimension with pulses), with a
+ * quarter more and 1,024, and at least what an overflowing build needed
+ * (nl_rows_min). The list is column-major over its rows, so more rows
+ * means a new list (its contents are rebuilt anyway). */
+static hx_status ensure_nl_rows(hx_md_engine *e)
+{
+    const hx_decomp *d = &e->decomp;
+    double near_frac = 0.0;
+    for (int k = 0; k < 3; k++)
+        if (d->npulse[k] > 0)
+            near_frac += (d->dom_hi[k] - e->near_rows[k]) / (d->dom_hi[k] - d->dom_lo[k]);
+    double want = (double) e->nhalo + (near_frac < 1.0 ? near_frac : 1.0) * (double) e->nhome;
+    /* HALOX_MD_TIGHT=1: too few, so that the first build overflows them
+     * and builds again (tests of that path). */
+    long long rows = e->tight ? (long long) (want / 2) + 1 : (long long) (1.25 * want) + 1024;
+    if (rows < e->nl_rows_min)
+        rows = e->nl_rows_min;
+    if (rows > e->cap_total)
+        rows = e->cap_total;
+    if (e->nl.nb && rows <= e->nl.stride)
+        return HX_OK;
+    e->nl.stride = (int32_t) hxg_eng_round_up(rows, 32);
+    return hxg_eng_dev_grow(&e->nl.nb, &e->b_nlnb, 4 * (size_t) e->nl.stride * (size_t) e->nl.max,
+                            "the non-local neighbour list");
 }
 
 static hx_status read_flags(hx_md_engine *e, hxg_flags *fl, cudaStream_t s)
@@ -158,8 +186,9 @@ static int nonlocal_chain(hx_md_engine *e, const void *arg, cudaStream_t s)
     const hx_plan *plan = arg;
     int err = hxg_build_nonlocal((void *) s, e->nhome, e->ntotal, hx_plan_device_coords(plan),
                                  e->x4, e->cell_start, hx_plan_device_zones(plan), e->cells,
-                                 e->geom, e->lj.rh2, e->near, e->cell_cnt, e->halo_start,
-                                 e->cellof, e->cellatoms, e->xsort, e->scan_tmp, e->nl, e->flags);
+                                 e->geom, e->lj.rh2, e->near, e->near_rows, e->cell_cnt,
+                                 e->halo_start, e->cellof, e->cellatoms, e->xsort, e->scan_tmp,
+                                 e->nl_pos, e->nl, e->flags);
     if (err == 0 && e->nl_on)
         err = hxg_nl_atoms((void *) s, e->ntotal, &e->nl, hx_plan_device_maps(plan),
                            hxg_eng_map_entries(plan), e->cellof, e->nl_pos, e->scan_tmp,
@@ -174,6 +203,7 @@ hx_status hxg_eng_queue_nonlocal_list(hx_md_engine *e, const hx_plan *plan)
     /* The atoms the non-local forces visit (the transport's force array is
      * cleared when the lists are joined, launch_halves). */
     e->nl_on = e->nl_pick == 1 || (e->nl_pick != 0 && e->ntotal >= e->fill);
+    HXI_CHECK(ensure_nl_rows(e));
     HXI_CHECK(hxg_chain_run(e, &e->ch_nl, e->s_b, nonlocal_chain, plan,
                             "the non-local lists' launch"));
     e->nl_queued = 1;
@@ -214,17 +244,39 @@ hx_status hxg_eng_build_lists(hx_md_engine *e)
             HXI_CHECK(launch_halves(e));
         } else {
             const float *x = e->multi ? e->tx : e->x4;
-            hxg_list none = {NULL, NULL, 0, 0};
+            hxg_list none = {NULL, NULL, 0, 0, NULL};
+            if (e->multi && e->nl.row)
+                HXI_CHECK(ensure_nl_rows(e));
             CU(hxg_build_lists((void *) e->s_nl, e->nhome, e->ntotal, x, e->multi ? 3 : 4,
                                e->multi ? e->zones : NULL, e->cells, e->geom, e->lj.rh2,
-                               e->cell_cnt, e->cell_start, e->cellof, e->cellatoms, e->xsort,
-                               e->scan_tmp, e->loc, e->multi ? e->nl : none, e->flags),
+                               e->near_rows, e->cell_cnt, e->cell_start, e->cellof, e->cellatoms,
+                               e->xsort, e->scan_tmp, e->nl_pos, e->loc, e->multi ? e->nl : none,
+                               e->flags),
                "neighbour-list build launch");
         }
         hxg_flags fl;
         HXI_CHECK(read_flags(e, &fl, e->s_nl));
         e->nl_on = halves && e->nl_on;
         e->nl_atoms = fl.nl_atoms;
+        if (fl.need_rows > 0) {
+            /* The compact non-local list had too few rows: more, and redo. */
+            long long r = (long long) fl.need_rows + fl.need_rows / 4 + 1024;
+            e->nl_rows_min = (int) (r < e->cap_total ? r : e->cap_total);
+            fl.need_rows = 0;
+            fl.unreached = 0; /* atoms left without a row walked all the same */
+            if (fl.need > 0)
+                HXI_CHECK(grow_lists(e, fl.need));
+            fl.need = 0;
+            CU(cudaMemcpy(e->flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag reset");
+            continue;
+        }
+        if (fl.unreached > 0)
+            return hxi_error(HX_ERR_STATE,
+                             "GPU engine: at the list build of step %lld on rank %d, local atom "
+                             "%d has non-local neighbours but lies outside the reach of the "
+                             "halo its rows were given for; rerun with HALOX_MD_HOST_REBUILD=1 "
+                             "and report this",
+                             (long long) e->step, e->rank, fl.unreached - 1);
         if (fl.need <= 0) {
             if (halves && e->check_lists)
                 return hxg_eng_check_lists(e);

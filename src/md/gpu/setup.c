@@ -71,15 +71,20 @@ static int neigh_max_for(const hx_md_engine *e, double rho)
 /* Bytes of GPU memory per home atom the engine holds (see the table in
  * docs/md-gpu.md): positions, velocities, forces and positions at the
  * last build (16 each), the sort's scratch (40), ids (8), cell index and
- * slot (8), then the lists: 4 per slot plus a count, for home atoms and,
- * with several ranks, for home and halo atoms, plus the halo's own arrays
- * there (positions in cell order, zones and the transport's coordinates
- * and forces, 40 per local atom). */
+ * slot (8), then the local list: 4 per slot plus a count. With several
+ * ranks, per local atom (home and halo) a non-local count, a row index,
+ * positions in cell order, zones and the transport's coordinates and
+ * forces (52), and the non-local list's slots for the rows of the atoms
+ * that can have entries: the halo and as many home atoms near its faces,
+ * with a quarter more (rows_frac of the home atoms in all; the host path's
+ * one-pass build keeps a row for every local atom). */
 static double bytes_per_atom(const hx_md_engine *e, int width, double halo_frac)
 {
     double b = 64.0 + 40.0 + 8.0 + 8.0 + 4.0 * (width + 1);
-    if (e->multi)
-        b += (1.0 + halo_frac) * (4.0 * (width + 1) + 40.0);
+    if (e->multi) {
+        double rows_frac = e->host_rebuild ? 1.0 + halo_frac : 1.25 * 2.0 * halo_frac;
+        b += (1.0 + halo_frac) * 52.0 + rows_frac * 4.0 * width;
+    }
     return b;
 }
 
@@ -271,15 +276,17 @@ hx_status hxg_eng_make_transport(hx_md_engine *e)
  * atom came in through a pulse and lies at or above that face, up to the
  * rounding of its shift, which the margin covers many times over).
  * HALOX_TEST_LIST_REACH=D moves that bound up by D, wrongly, so that the
- * tests see the list check (HALOX_MD_CHECK_LISTS) catch it. */
+ * tests see the list check (HALOX_MD_CHECK_LISTS) catch it; the rows of
+ * the compact non-local list (near_rows) keep the true bound. */
 static void set_reach(hx_md_engine *e)
 {
     const hx_decomp *d = &e->decomp;
     const double shift = hxi_env_double("HALOX_TEST_LIST_REACH", 0.0);
-    for (int k = 0; k < 3; k++)
-        e->near[k] = d->npulse[k] > 0 ? (float) (d->dom_hi[k] - e->rh + shift -
-                                                 1e-4 * (fabs(d->dom_hi[k]) + e->rh))
-                                      : FLT_MAX;
+    for (int k = 0; k < 3; k++) {
+        double at = d->dom_hi[k] - e->rh - 1e-4 * (fabs(d->dom_hi[k]) + e->rh);
+        e->near_rows[k] = d->npulse[k] > 0 ? (float) at : FLT_MAX;
+        e->near[k] = d->npulse[k] > 0 ? (float) (at + shift) : FLT_MAX;
+    }
 }
 
 static void setup_physics(hx_md_engine *e)
@@ -385,10 +392,15 @@ hx_status hxg_eng_ensure_capacity(hx_md_engine *e, int nhome, int ntotal)
         }
         if (e->multi) {
             HXI_CHECK(hxg_eng_dev_grow(&e->zones, &e->b_zones, 4 * t, "zones"));
-            e->nl.stride = e->cap_total;
             HXI_CHECK(hxg_eng_dev_grow(&e->nl.cnt, &e->b_nlcnt, 4 * t, "neighbour counts"));
-            HXI_CHECK(hxg_eng_dev_grow(&e->nl.nb, &e->b_nlnb, 4 * t * (size_t) e->nl.max,
-                                       "the non-local neighbour list"));
+            if (e->host_rebuild) { /* one pass: a row for every local atom */
+                e->nl.stride = e->cap_total;
+                HXI_CHECK(hxg_eng_dev_grow(&e->nl.nb, &e->b_nlnb, 4 * t * (size_t) e->nl.max,
+                                           "the non-local neighbour list"));
+            } else { /* compact: its rows are sized at each build (rebuild.c) */
+                HXI_CHECK(hxg_eng_dev_grow(&e->nl.row, &e->b_nlrow, 4 * t,
+                                           "the non-local list's rows"));
+            }
         }
     }
     return HX_OK;
