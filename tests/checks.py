@@ -1,6 +1,10 @@
 """What the end-to-end test scripts of tests/ share: named checks that are
-counted, and the exit status they give (imported from the scripts' own
+counted, the exit status they give, and the GPU scripts' way of running
+halox-md and reading its thermo rows (imported from the scripts' own
 folder)."""
+import os
+import re
+import subprocess
 
 FAILS = []
 
@@ -20,3 +24,27 @@ def finish():
         return 1
     print("all checks passed")
     return 0
+
+
+def run_gpu(halox, args, env=None, timeout=600):
+    """halox-md --gpu --no-progress ARGS with env added to the environment:
+    (exit status, stdout, stderr)."""
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.run([halox, "--gpu", "--no-progress"] + args, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=timeout, env=e)
+    return p.returncode, p.stdout, p.stderr
+
+
+def thermo_rows(out):
+    """The thermo table's rows as lists of words, as printed."""
+    rows, on = [], False
+    for line in out.splitlines():
+        if re.match(r"\s*Step\s", line):
+            on = True
+            continue
+        if on and re.match(r"\s*\d+\s", line):
+            rows.append(line.split())
+        elif on:
+            on = False
+    return rows

@@ -21,33 +21,10 @@ Usage: md_gpu_lists.py --halox PATH
 Prints SKIPPED and exits 0 where halox-md has no GPU engine or sees no GPU.
 """
 import argparse
-import os
 import re
-import subprocess
 import sys
 
-from checks import check, finish
-
-
-def run(halox, args, env=None, timeout=600):
-    e = dict(os.environ)
-    e.update(env or {})
-    p = subprocess.run([halox, "--gpu", "--no-progress"] + args, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True, timeout=timeout, env=e)
-    return p.returncode, p.stdout, p.stderr
-
-
-def thermo_rows(out):
-    rows, on = [], False
-    for line in out.splitlines():
-        if re.match(r"\s*Step\s", line):
-            on = True
-            continue
-        if on and re.match(r"\s*\d+\s", line):
-            rows.append(line.split())
-        elif on:
-            on = False
-    return rows
+from checks import check, finish, run_gpu as run, thermo_rows
 
 
 def main():
