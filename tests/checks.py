@@ -2,6 +2,7 @@
 counted, the exit status they give, and the GPU scripts' way of running
 halox-md and reading its thermo rows (imported from the scripts' own
 folder)."""
+import argparse
 import os
 import re
 import subprocess
@@ -48,3 +49,16 @@ def thermo_rows(out):
         elif on:
             on = False
     return rows
+
+
+def gpu_halox():
+    """The halox-md of a GPU script's --halox, or None (with SKIPPED printed)
+    where it has no GPU engine or sees no GPU."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--halox", required=True)
+    a = ap.parse_args()
+    rc, _, err = run_gpu(a.halox, ["--size", "5", "--steps", "0"])
+    if rc != 0:
+        print("SKIPPED: halox-md --gpu cannot run here: %s" % (err.strip().splitlines() or ["?"])[-1])
+        return None
+    return a.halox

@@ -19,11 +19,10 @@ often and compute the same numbers:
 Usage: md_gpu_decide.py --halox PATH
 Prints SKIPPED and exits 0 where halox-md has no GPU engine or sees no GPU.
 """
-import argparse
 import re
 import sys
 
-from checks import check, finish, run_gpu as run, thermo_rows
+from checks import check, finish, gpu_halox, run_gpu as run, thermo_rows
 
 
 def rebuilds(out):
@@ -37,13 +36,8 @@ VARIANTS = (("conditional graph node (default)", {}),
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--halox", required=True)
-    a = ap.parse_args()
-
-    rc, out, err = run(a.halox, ["--size", "5", "--steps", "0"])
-    if rc != 0:
-        print("SKIPPED: halox-md --gpu cannot run here: %s" % (err.strip().splitlines() or ["?"])[-1])
+    halox = gpu_halox()
+    if not halox:
         return 0
 
     steps = 2000
@@ -53,7 +47,7 @@ def main():
         args = ["--size", "16", "--steps", str(steps), "--thermo", "200"] + rule
         ref_rows, ref_n = None, None
         for vname, env in VARIANTS:
-            rc, out, err = run(a.halox, args, env)
+            rc, out, err = run(halox, args, env)
             what = "%s, %s" % (name, vname)
             if not check(rc == 0, "%s: rc %d %s" % (what, rc, err.strip()[-300:])):
                 continue

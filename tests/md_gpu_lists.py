@@ -20,27 +20,21 @@
 Usage: md_gpu_lists.py --halox PATH
 Prints SKIPPED and exits 0 where halox-md has no GPU engine or sees no GPU.
 """
-import argparse
 import re
 import sys
 
-from checks import check, finish, run_gpu as run, thermo_rows
+from checks import check, finish, gpu_halox, run_gpu as run, thermo_rows
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--halox", required=True)
-    a = ap.parse_args()
-
-    rc, out, err = run(a.halox, ["--size", "5", "--steps", "0"])
-    if rc != 0:
-        print("SKIPPED: halox-md --gpu cannot run here: %s" % (err.strip().splitlines() or ["?"])[-1])
+    halox = gpu_halox()
+    if not halox:
         return 0
 
     # 16,384 atoms of the melt, 600 steps (rebuilds every 20): the lattice has
     # 78 neighbours per atom within rc + skin, the liquid more.
     base = ["--size", "16", "--steps", "600", "--thermo", "50"]
-    rc, ref, err = run(a.halox, base, {"HALOX_LOG": "1"})
+    rc, ref, err = run(halox, base, {"HALOX_LOG": "1"})
     check(rc == 0, "default run (rc %d): %s" % (rc, err.strip()[-300:]))
     rows = thermo_rows(ref)
     check(len(rows) == 13, "default run prints 13 thermo rows (%d)" % len(rows))
@@ -62,7 +56,7 @@ def main():
                       ("2 lanes per atom", {"HALOX_MD_BUILD_LANES": "2"}),
                       ("4 lanes per atom", {"HALOX_MD_BUILD_LANES": "4"})):
         env = dict(env, HALOX_LOG="1")
-        rc, out, err = run(a.halox, base, env)
+        rc, out, err = run(halox, base, env)
         check(rc == 0, "%s: rc %d %s" % (name, rc, err.strip()[-300:]))
         check(thermo_rows(out) == rows, "%s: thermo rows identical to the default run" % name)
         if name.startswith("80"):
@@ -71,7 +65,7 @@ def main():
                   "%s: the list grew during the run (%s)" % (name, g.group(1) if g else "no log"))
 
     # 2,048,000 atoms against 200 MB: refused before allocating.
-    rc, out, err = run(a.halox, ["--size", "80", "--steps", "10"],
+    rc, out, err = run(halox, ["--size", "80", "--steps", "10"],
                        {"HALOX_MD_GPU_BYTES": "200000000"})
     errs = [l for l in err.splitlines() if "ERROR" in l]
     check(rc != 0, "too large a system: non-zero exit (%d)" % rc)
