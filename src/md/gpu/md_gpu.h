@@ -71,7 +71,7 @@ typedef struct hxg_flags {
     int32_t halt;
     int32_t maxcnt;   /* largest neighbour count of any atom at any list build so far */
     int32_t nl_atoms; /* atoms the non-local forces visit (hxg_nl_atoms) */
-    uint32_t kd_blocks; /* blocks of hxg_kickdrift_decide done (the last one resets it) */
+    int32_t kd_blocks;  /* blocks of a deciding hxg_kickdrift done (the last one resets it) */
     int32_t need_rows;  /* rows a compact non-local list needed past its stride (0: none) */
     int32_t unreached;  /* 1 + an atom without a row in a compact list that had entries */
 } hxg_flags;
@@ -96,20 +96,16 @@ enum { HXG_ACC_E = 0, HXG_ACC_W = 1, HXG_ACC_MV2 = 2, HXG_NACC = 3 };
  * coordinates). Does nothing while flags->halt. step < 0: the step is flags->cur. When neigh_check and
  * step % every == 0, flags->moved_step = step if an atom moved more than
  * sqrt(trig2) from xold4. acc_zero != NULL: zeroes the HXG_NACC
- * accumulators (a thermo step). */
-int hxg_kickdrift(void *stream, int n, float *x4, float *v4, const float *f4, const float *xold4,
-                  float *x3, float dtf, float dt, int neigh_check, int every, float trig2,
-                  int64_t step, hxg_flags *flags, double *acc_zero);
-
-/* hxg_kickdrift of one rank's replayed candidate step (step from
- * flags->cur, no x3) whose last block also stores the decision of
+ * accumulators (a thermo step). cond != 0 (one rank's replayed candidate
+ * step; step -1): the last block also stores the decision of
  * hxg_rebuild_single's gate (every, delay, neigh_check) into the condition
- * of a CUDA graph conditional node (a cudaGraphConditionalHandle), so that
- * the step runs the rebuild's kernels only when it rebuilds. */
-int hxg_kickdrift_decide(void *stream, int n, float *x4, float *v4, const float *f4,
-                         const float *xold4, float dtf, float dt, int neigh_check, int every,
-                         int delay, float trig2, hxg_flags *flags, double *acc_zero,
-                         unsigned long long cond);
+ * of that CUDA graph conditional node (a cudaGraphConditionalHandle), so
+ * that the step runs the rebuild's kernels only when it rebuilds; delay is
+ * read only then. */
+int hxg_kickdrift(void *stream, int n, float *x4, float *v4, const float *f4, const float *xold4,
+                  float *x3, float dtf, float dt, int neigh_check, int every, int delay,
+                  float trig2, int64_t step, hxg_flags *flags, double *acc_zero,
+                  unsigned long long cond);
 
 /* f = f4 (+ f3[i] when f3 != NULL, stored back into f4); v += dtf f;
  * acc != NULL: adds m v^2 after the kick. dtf = 0 and f3 = NULL: just the

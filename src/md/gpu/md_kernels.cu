@@ -12,6 +12,7 @@
  * scattered atomic adds of a half list (see docs/md-gpu.md).
  */
 #include "md_dev.cuh"
+#include "transport/gpu/gpu_dev.cuh" /* hxi_last_block */
 
 /* ------------------------------------------------------------ helpers */
 
@@ -64,12 +65,12 @@ __device__ void hxg_block_acc(double a0, double a1, double a2, double *acc)
  * same value, and the flag never needs resetting. NaN distances count as
  * moved, so that a broken state reaches a rebuild and its checks.
  * DECIDE (one rank, a candidate step replayed from a graph): the last block
- * to finish stores the rebuild decision of hxg_rebuild_single's gate (step
- * % every == 0, step - last_build >= delay, with check the moved flag) into
- * the graph's conditional node `cond`, reading the flags past the L1
- * (volatile) after every block's moved flag is out (fence, then the block
- * count). While flags->halt no block counts, and the condition keeps its
- * default, 0. */
+ * to finish (hxi_last_block) stores the rebuild decision of
+ * hxg_rebuild_single's gate (step % every == 0, step - last_build >=
+ * delay, with check the moved flag) into the graph's conditional node
+ * `cond`, reading the flags past the L1 (volatile), which may still hold
+ * the line read for halt. While flags->halt no block counts, and the
+ * condition keeps its default, 0. */
 template <bool DECIDE>
 __global__ void hxg_k_kickdrift(int n, float4 *__restrict__ x, float4 *__restrict__ v,
                                 const float4 *__restrict__ f, const float4 *__restrict__ xold,
@@ -108,17 +109,9 @@ __global__ void hxg_k_kickdrift(int n, float4 *__restrict__ x, float4 *__restric
                 flags->moved_step = step;
         }
     }
-    if (!DECIDE)
+    if (!DECIDE || !hxi_last_block(&flags->kd_blocks) || threadIdx.x != 0)
         return;
-    __syncthreads();
-    if (threadIdx.x != 0)
-        return;
-    __threadfence();
-    if (atomicAdd(&flags->kd_blocks, 1u) != gridDim.x - 1)
-        return;
-    __threadfence();
     const volatile hxg_flags *vf = flags;
-    flags->kd_blocks = 0; /* for the next launch */
     const bool open = step % every == 0 && step - vf->last_build >= delay &&
                       (!neigh_check || vf->moved_step == step);
     cudaGraphSetConditional(cond, open ? 1u : 0u);
@@ -301,28 +294,21 @@ static cudaError_t hxg_force(cudaStream_t s, int tpp, int xs, int n, const int32
 
 extern "C" int hxg_kickdrift(void *stream, int n, float *x4, float *v4, const float *f4,
                              const float *xold4, float *x3, float dtf, float dt, int neigh_check,
-                             int every, float trig2, int64_t step, hxg_flags *flags,
-                             double *acc_zero)
+                             int every, int delay, float trig2, int64_t step, hxg_flags *flags,
+                             double *acc_zero, unsigned long long cond)
 {
     const int block = 256;
     const int grid = hxg_blocks(n > HXG_NACC ? n : HXG_NACC, block);
-    hxg_k_kickdrift<false><<<grid, block, 0, (cudaStream_t) stream>>>(
-        n, (float4 *) x4, (float4 *) v4, (const float4 *) f4, (const float4 *) xold4, x3, dtf, dt,
-        neigh_check, every > 0 ? every : 1, trig2, (long long) step, flags, acc_zero, 0, 0);
-    return (int) cudaGetLastError();
-}
-
-extern "C" int hxg_kickdrift_decide(void *stream, int n, float *x4, float *v4, const float *f4,
-                                    const float *xold4, float dtf, float dt, int neigh_check,
-                                    int every, int delay, float trig2, hxg_flags *flags,
-                                    double *acc_zero, unsigned long long cond)
-{
-    const int block = 256;
-    const int grid = hxg_blocks(n > HXG_NACC ? n : HXG_NACC, block);
-    hxg_k_kickdrift<true><<<grid, block, 0, (cudaStream_t) stream>>>(
-        n, (float4 *) x4, (float4 *) v4, (const float4 *) f4, (const float4 *) xold4, NULL, dtf,
-        dt, neigh_check, every > 0 ? every : 1, trig2, -1, flags, acc_zero, delay,
-        (cudaGraphConditionalHandle) cond);
+    if (cond)
+        hxg_k_kickdrift<true><<<grid, block, 0, (cudaStream_t) stream>>>(
+            n, (float4 *) x4, (float4 *) v4, (const float4 *) f4, (const float4 *) xold4, x3, dtf,
+            dt, neigh_check, every > 0 ? every : 1, trig2, (long long) step, flags, acc_zero,
+            delay, (cudaGraphConditionalHandle) cond);
+    else
+        hxg_k_kickdrift<false><<<grid, block, 0, (cudaStream_t) stream>>>(
+            n, (float4 *) x4, (float4 *) v4, (const float4 *) f4, (const float4 *) xold4, x3, dtf,
+            dt, neigh_check, every > 0 ? every : 1, trig2, (long long) step, flags, acc_zero,
+            delay, 0);
     return (int) cudaGetLastError();
 }
 

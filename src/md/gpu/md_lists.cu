@@ -434,6 +434,17 @@ static void hxg_launch_build_l(cudaStream_t s, hxg_gate gate, int nhome, int nto
                               loc, nl, flags);
 }
 
+template <int L>
+static void hxg_launch_build_nl(cudaStream_t s, int nhome, int ntotal, const float *x,
+                                const float4 *xhome, const int32_t *hstart, const float4 *xhalo,
+                                const int32_t *start, const uint8_t *zones, hxg_cellgrid cg_,
+                                hxg_geom g, float rh2, float3 near, hxg_list nl, hxg_flags *flags)
+{
+    hxg_k_build_nl<L><<<hxg_blocks((long long) ntotal * L, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0,
+                        s>>>(nhome, ntotal, x, xhome, hstart, xhalo, start, zones, cg_, g, rh2,
+                             near, nl, flags);
+}
+
 template <int XS>
 static void hxg_launch_build(cudaStream_t s, hxg_gate gate, int nhome, int ntotal, const float *x,
                              const float4 *xsort, const uint8_t *zones, hxg_cellgrid cg_,
@@ -515,21 +526,20 @@ extern "C" int hxg_build_nonlocal(void *stream, int nhome, int ntotal, const flo
      * near it. */
     switch (hxg_build_lanes(nhalo)) {
     case 1:
-        hxg_k_build_nl<1><<<hxg_blocks(ntotal, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
-            nhome, ntotal, x, xh, home_start, xs4, cell_start, zones, cg_, g, rh2, nr, nl, flags);
+        hxg_launch_build_nl<1>(s, nhome, ntotal, x, xh, home_start, xs4, cell_start, zones, cg_, g,
+                               rh2, nr, nl, flags);
         break;
     case 2:
-        hxg_k_build_nl<2><<<hxg_blocks(2LL * ntotal, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
-            nhome, ntotal, x, xh, home_start, xs4, cell_start, zones, cg_, g, rh2, nr, nl, flags);
+        hxg_launch_build_nl<2>(s, nhome, ntotal, x, xh, home_start, xs4, cell_start, zones, cg_, g,
+                               rh2, nr, nl, flags);
         break;
     case 4:
-        hxg_k_build_nl<4><<<hxg_blocks(4LL * ntotal, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
-            nhome, ntotal, x, xh, home_start, xs4, cell_start, zones, cg_, g, rh2, nr, nl, flags);
+        hxg_launch_build_nl<4>(s, nhome, ntotal, x, xh, home_start, xs4, cell_start, zones, cg_, g,
+                               rh2, nr, nl, flags);
         break;
     default:
-        hxg_k_build_nl<HXG_BG>
-            <<<hxg_blocks((long long) ntotal * HXG_BG, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
-            nhome, ntotal, x, xh, home_start, xs4, cell_start, zones, cg_, g, rh2, nr, nl, flags);
+        hxg_launch_build_nl<HXG_BG>(s, nhome, ntotal, x, xh, home_start, xs4, cell_start, zones,
+                                    cg_, g, rh2, nr, nl, flags);
     }
     return (int) cudaGetLastError();
 }

@@ -258,26 +258,16 @@ hx_status hxg_eng_build_lists(hx_md_engine *e)
         HXI_CHECK(read_flags(e, &fl, e->s_nl));
         e->nl_on = halves && e->nl_on;
         e->nl_atoms = fl.nl_atoms;
-        if (fl.need_rows > 0) {
-            /* The compact non-local list had too few rows: more, and redo. */
-            long long r = (long long) fl.need_rows + fl.need_rows / 4 + 1024;
-            e->nl_rows_min = (int) (r < e->cap_total ? r : e->cap_total);
-            fl.need_rows = 0;
-            fl.unreached = 0; /* atoms left without a row walked all the same */
-            if (fl.need > 0)
-                HXI_CHECK(grow_lists(e, fl.need));
-            fl.need = 0;
-            CU(cudaMemcpy(e->flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag reset");
-            continue;
-        }
-        if (fl.unreached > 0)
+        /* Atoms left without a row for want of rows walked all the same:
+         * only without such an overflow is an atom without a row an error. */
+        if (fl.need_rows <= 0 && fl.unreached > 0)
             return hxi_error(HX_ERR_STATE,
                              "GPU engine: at the list build of step %lld on rank %d, local atom "
                              "%d has non-local neighbours but lies outside the reach of the "
                              "halo its rows were given for; rerun with HALOX_MD_HOST_REBUILD=1 "
                              "and report this",
                              (long long) e->step, e->rank, fl.unreached - 1);
-        if (fl.need <= 0) {
+        if (fl.need <= 0 && fl.need_rows <= 0) {
             if (halves && e->check_lists)
                 return hxg_eng_check_lists(e);
             /* Only the single-rank device rebuild reads last_build (on the
@@ -288,9 +278,15 @@ hx_status hxg_eng_build_lists(hx_md_engine *e)
             }
             return HX_OK;
         }
-        /* An atom had more neighbours than the lists hold: grow and redo. */
-        HXI_CHECK(grow_lists(e, fl.need));
-        fl.need = 0;
+        /* An atom had more neighbours than the lists hold, or the compact
+         * non-local list too few rows: grow and redo. */
+        if (fl.need_rows > 0) {
+            long long r = (long long) fl.need_rows + fl.need_rows / 4 + 1024;
+            e->nl_rows_min = (int) (r < e->cap_total ? r : e->cap_total);
+        }
+        if (fl.need > 0)
+            HXI_CHECK(grow_lists(e, fl.need));
+        fl.need = fl.need_rows = fl.unreached = 0;
         CU(cudaMemcpy(e->flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag reset");
     }
     return hxg_eng_lists_overflow();

@@ -17,14 +17,15 @@
 /* The kernels of one device-resident step on the local stream: kick-drift,
  * the rebuild kernels where one may happen, forces with the closing kick.
  * The step number comes from flags->cur, so that the same launches can be
- * captured once and replayed. */
-static hx_status launch_kickdrift(hx_md_engine *e, int want_thermo)
+ * captured once and replayed. cond != 0: the kick-drift also sets that
+ * conditional node's condition (capture_conditional). */
+static hx_status launch_kickdrift(hx_md_engine *e, int want_thermo, unsigned long long cond)
 {
     const hx_md_config *c = &e->cfg;
     int k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
     CU(hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4, NULL,
                      c->nve ? e->dtf : 0.0f, c->nve ? e->dt : 0.0f, c->neigh_check, c->neigh_every,
-                     e->trig2, -1, e->flags, want_thermo ? e->acc : NULL),
+                     c->neigh_delay, e->trig2, -1, e->flags, want_thermo ? e->acc : NULL, cond),
        "kick-drift launch");
     hxg_eng_tm_close(e, k, e->s_loc);
     return HX_OK;
@@ -57,7 +58,7 @@ static hx_status launch_forces(hx_md_engine *e, int want_thermo)
 
 static hx_status launch_device_step(hx_md_engine *e, int candidate, int want_thermo)
 {
-    HXI_CHECK(launch_kickdrift(e, want_thermo));
+    HXI_CHECK(launch_kickdrift(e, want_thermo, 0));
     if (candidate)
         HXI_CHECK(launch_rebuild(e, e->s_loc));
     return launch_forces(e, want_thermo);
@@ -73,7 +74,6 @@ static hx_status launch_device_step(hx_md_engine *e, int candidate, int want_the
  * otherwise use. */
 static cudaError_t capture_conditional(hx_md_engine *e, int want_thermo, cudaGraph_t *out)
 {
-    const hx_md_config *c = &e->cfg;
     cudaGraph_t g = NULL, body = NULL;
     cudaGraphConditionalHandle h = 0;
     cudaGraphNode_t node = NULL;
@@ -89,11 +89,8 @@ static cudaError_t capture_conditional(hx_md_engine *e, int want_thermo, cudaGra
         ce = cudaStreamBeginCaptureToGraph(e->s_loc, g, NULL, NULL, 0,
                                            cudaStreamCaptureModeThreadLocal);
     capturing = ce == cudaSuccess;
-    if (ce == cudaSuccess)
-        ce = (cudaError_t) hxg_kickdrift_decide(
-            (void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4, c->nve ? e->dtf : 0.0f,
-            c->nve ? e->dt : 0.0f, c->neigh_check, c->neigh_every, c->neigh_delay, e->trig2,
-            e->flags, want_thermo ? e->acc : NULL, h);
+    if (ce == cudaSuccess && launch_kickdrift(e, want_thermo, h) != HX_OK)
+        ce = cudaErrorUnknown;
     if (ce == cudaSuccess)
         ce = cudaStreamGetCaptureInfo(e->s_loc, &cs, NULL, NULL, &deps, &edges, &ndeps);
     if (ce == cudaSuccess) {
@@ -337,7 +334,7 @@ static hx_status launch_multi_step(hx_md_engine *e, cudaEvent_t fork, cudaEvent_
     const float dtf = c->nve ? e->dtf : 0.0f;
     int k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
     CU(hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4, e->tx, dtf,
-                     c->nve ? e->dt : 0.0f, 0, c->neigh_every, e->trig2, 0, e->flags, NULL),
+                     c->nve ? e->dt : 0.0f, 0, c->neigh_every, 0, e->trig2, 0, e->flags, NULL, 0),
        "kick-drift launch");
     hxg_eng_tm_close(e, k, e->s_loc);
     CU(cudaEventRecord(fork, e->s_loc), "event");
@@ -562,8 +559,9 @@ static hx_status kickdrift_host_path(hx_md_engine *e, int want_thermo, hx_status
     int k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
     if (st == HX_OK && hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4,
                                      e->multi ? e->tx : NULL, c->nve ? e->dtf : 0.0f,
-                                     c->nve ? e->dt : 0.0f, c->neigh_check, c->neigh_every,
-                                     e->trig2, e->step, e->flags, want_thermo ? e->acc : NULL) != 0)
+                                     c->nve ? e->dt : 0.0f, c->neigh_check, c->neigh_every, 0,
+                                     e->trig2, e->step, e->flags, want_thermo ? e->acc : NULL,
+                                     0) != 0)
         st = cuda_fail(cudaGetLastError(), "kick-drift launch");
     hxg_eng_tm_close(e, k, e->s_loc);
     return st;
