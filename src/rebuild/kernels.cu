@@ -1,16 +1,19 @@
 /*
- * kernels.cu - the device rebuild's kernels: migration (classify, scan,
- * place, pack, unpack), the plan's pulses (home check, select, place,
- * summary, receive), share masks and the census. Thin extern "C"
- * launchers; all decisions and bookkeeping are the host's (rebuild.c,
- * plan_device.c). Every kernel runs HXR_BLOCK threads per block; none
- * waits for another block, so any grid size is safe.
+ * kernels.cu - the device rebuild's kernels: migration (classify with the
+ * scan of its counts, then place-and-pack, unpack), the plan's pulses
+ * (count, with the home atoms' check in the first pulse; place, with the
+ * summary the host reads; receive), share masks and the census. Thin
+ * extern "C" launchers; all decisions and bookkeeping are the host's
+ * (rebuild.c, plan_device.c). Every kernel runs HXR_BLOCK threads per
+ * block; none waits for another block, so any grid size is safe.
  *
  * Stable compaction in two launches: per block counts of each class, and
  * the last block to finish (hxi_last_block) scans the counts over blocks;
  * then each block ranks its atoms within the block (a block-wide exclusive
  * scan) and adds the block's offset: atoms keep their order inside each
- * class.
+ * class. A launch costs the host microseconds, so whatever can ride on
+ * one of these two passes (a check, a copy, the last block's summary and
+ * its publication to the host) does.
  */
 #include "rebuild/rebuild.h"
 #include "transport/gpu/gpu_dev.cuh" /* hxi_last_block */
@@ -20,6 +23,7 @@
 #include <cuda_runtime.h>
 
 #include <climits>
+#include <cstring>
 
 typedef cub::BlockScan<int, HXR_BLOCK> hxr_bscan;
 
@@ -196,21 +200,6 @@ __global__ void hxr_k_classify(hxr_layout L, int n, hxr_dom d, int wrap, int32_t
         hxr_scan_counts(gridDim.x, 3, bcnt, boff, res, pub);
 }
 
-/* One thread per atom: its slot within its class, in order. */
-__global__ void hxr_k_place(int n, int ncls, const int32_t *cls, const int32_t *boff, int32_t *pos)
-{
-    __shared__ typename hxr_bscan::TempStorage tmp;
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const int c = i < n ? cls[i] : -1;
-    for (int k = 0; k < ncls; k++) {
-        int off;
-        hxr_bscan(tmp).ExclusiveSum(c == k ? 1 : 0, off);
-        if (c == k)
-            pos[i] = boff[ncls * blockIdx.x + k] + off;
-        __syncthreads();
-    }
-}
-
 /* Word k of atom a's record. */
 __device__ __forceinline__ uint32_t *hxr_word(const hxr_layout &L, long long a, int k)
 {
@@ -225,20 +214,32 @@ __device__ __forceinline__ uint32_t *hxr_word(const hxr_layout &L, long long a, 
     return nullptr; /* not reached: k < L.words */
 }
 
-/* One thread per record word: each atom's record into the buffer of its
- * class, at its slot. */
-__global__ void hxr_k_pack(hxr_layout L, int n, const int32_t *cls, const int32_t *pos,
+/* The blocks of hxr_k_classify (whose block offsets boff holds), one
+ * launch: each atom's slot within its class, in order (one block-wide scan
+ * of the three classes' counts, 10 bits each), then the block's records,
+ * one thread per word, into the buffer of each atom's class at its slot. */
+__global__ void hxr_k_pack(hxr_layout L, int n, const int32_t *cls, const int32_t *boff,
                            uint32_t *stay, uint32_t *down, uint32_t *up)
 {
-    /* 32-bit division: the launcher keeps n * words below 2^32. */
-    const unsigned w = blockIdx.x * blockDim.x + threadIdx.x;
-    if (w >= (unsigned) n * (unsigned) L.words)
-        return;
-    const unsigned a = w / (unsigned) L.words;
-    const int k = (int) (w - a * (unsigned) L.words);
-    const int c = cls[a];
-    uint32_t *dst = c == 0 ? stay : (c == 1 ? down : up);
-    dst[(long long) pos[a] * L.words + k] = *hxr_word(L, a, k);
+    static_assert(HXR_BLOCK < 1024, "three 10-bit class counts per scan");
+    __shared__ typename hxr_bscan::TempStorage tmp;
+    __shared__ int32_t slot[HXR_BLOCK];
+    __shared__ int8_t cl[HXR_BLOCK];
+    const int base = blockIdx.x * HXR_BLOCK, i = base + threadIdx.x;
+    const int c = i < n ? cls[i] : -1;
+    int off;
+    hxr_bscan(tmp).ExclusiveSum(c >= 0 ? 1 << (10 * c) : 0, off);
+    if (c >= 0) {
+        slot[threadIdx.x] = boff[3 * blockIdx.x + c] + ((off >> (10 * c)) & 1023);
+        cl[threadIdx.x] = (int8_t) c;
+    }
+    __syncthreads();
+    const unsigned words = (unsigned) L.words, na = (unsigned) min(HXR_BLOCK, n - base);
+    for (unsigned w = threadIdx.x; w < na * words; w += HXR_BLOCK) {
+        const unsigned a = w / words, k = w - a * words;
+        uint32_t *dst = cl[a] == 0 ? stay : (cl[a] == 1 ? down : up);
+        dst[(long long) slot[a] * words + k] = *hxr_word(L, (long long) base + a, (int) k);
+    }
 }
 
 /* One thread per record word: records back into the arrays, from three
@@ -264,40 +265,48 @@ __global__ void hxr_k_unpack(hxr_layout L, int n0, const uint32_t *a, int n1, co
 
 /* ----------------------------------------------------------------- plan */
 
-/* One thread per home atom: the checks of hx_plan_create (finite, inside
- * the box, inside the domain) and the copy into the plan's arrays. */
-__global__ void hxr_k_home(const float *x, int xs, int nhome, hxr_pdom d, float *px, uint32_t *pz,
-                           hxr_result *res)
+/* Home atom i: the checks of hx_plan_create (finite, inside the box,
+ * inside the domain; the first bad atom into res) and its copy into the
+ * plan's arrays with zone 0. Returns its coordinate along dim. */
+__device__ float hxr_home_atom(const hxr_home_in &h, int i, int dim, float *px, hxr_result *res)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= nhome)
-        return;
-    const float *p = x + (size_t) i * xs;
+    const float *p = h.x + (size_t) i * h.xs;
     for (int k = 0; k < 3; k++) {
         const double v = (double) p[k];
         px[3 * (size_t) i + k] = p[k];
         if (!isfinite(p[k]))
             hxr_report_bad(res, i, HXR_BAD_NAN, -1);
-        else if (v < d.lo[k] || v >= d.hi[k] || v < d.box_lo[k] || v >= d.box_hi[k])
+        else if (v < h.dom.lo[k] || v >= h.dom.hi[k] || v < h.dom.box_lo[k] ||
+                 v >= h.dom.box_hi[k])
             hxr_report_bad(res, i, HXR_BAD_OUTSIDE, k);
     }
-    pz[i] = 0u;
+    h.pz[i] = 0u;
+    return p[dim];
 }
 
-__device__ __forceinline__ bool hxr_selected(const float *px, int i, int dim, double limit)
+/* One thread per home atom: hxr_home_atom (a plan without pulses). */
+__global__ void hxr_k_home(hxr_home_in h, int nhome, float *px, hxr_result *res)
 {
-    return (double) px[3 * (size_t) i + dim] < limit;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < nhome)
+        hxr_home_atom(h, i, 0, px, res);
 }
 
 /* One thread per candidate: selected candidates per block; the last block
- * scans the counts (total into res->count[0]). */
-__global__ void hxr_k_select_count(const float *px, int lo, int hi, int dim, double limit,
+ * scans the counts (total into res->count[0]). With h.x (the first
+ * pulse, whose candidates are the home atoms), each candidate is first
+ * checked and copied (hxr_home_atom). */
+__global__ void hxr_k_select_count(hxr_home_in h, float *px, int lo, int hi, int dim, double limit,
                                    int32_t *bcnt, int32_t *boff, int *counter, hxr_result *res)
 {
     typedef cub::BlockReduce<int, HXR_BLOCK> reduce;
     __shared__ typename reduce::TempStorage tmp;
     const int i = lo + blockIdx.x * blockDim.x + threadIdx.x;
-    const int v = i < hi && hxr_selected(px, i, dim, limit) ? 1 : 0;
+    int v = 0;
+    if (i < hi) {
+        const float c = h.x ? hxr_home_atom(h, i, dim, px, res) : px[3 * (size_t) i + dim];
+        v = (double) c < limit ? 1 : 0;
+    }
     const int sum = reduce(tmp).Sum(v);
     if (threadIdx.x == 0)
         bcnt[blockIdx.x] = sum;
@@ -305,45 +314,44 @@ __global__ void hxr_k_select_count(const float *px, int lo, int hi, int dim, dou
         hxr_scan_counts(gridDim.x, 1, bcnt, boff, res, nullptr);
 }
 
-/* One thread per candidate: its place in the map (home atoms come first:
- * candidates are in index order), the record sent, and the running count
- * (spos, the map entries before this candidate). */
-__global__ void hxr_k_select_place(const float *px, const uint32_t *pz, int lo, int hi, int dim,
-                                   double limit, float shift, const int32_t *boff, int32_t *map,
-                                   int32_t *spos, float4 *send)
-{
-    __shared__ typename hxr_bscan::TempStorage tmp;
-    const int i = lo + blockIdx.x * blockDim.x + threadIdx.x;
-    const bool sel = i < hi && hxr_selected(px, i, dim, limit);
-    int off;
-    hxr_bscan(tmp).ExclusiveSum(sel ? 1 : 0, off);
-    if (i >= hi)
-        return;
-    const int at = boff[blockIdx.x] + off;
-    spos[i - lo] = at;
-    if (!sel)
-        return;
-    map[at] = i;
-    float r[3] = {px[3 * (size_t) i], px[3 * (size_t) i + 1], px[3 * (size_t) i + 2]};
-    r[dim] += shift; /* in float, as the GPU transports pack */
-    const uint32_t z = pz[i] + (1u << (8 * dim));
-    send[at] = make_float4(r[0], r[1], r[2], __uint_as_float(z));
-}
-
-/* Map entries before candidate b (b in [lo, hi]). */
+/* Map entries before candidate b (b in [lo, hi]), read past L1: other
+ * blocks of the grid wrote them. */
 __device__ __forceinline__ int hxr_before(const int32_t *spos, int lo, int hi, int total, int b)
 {
     b = b < lo ? lo : (b > hi ? hi : b);
-    return b == hi ? total : spos[b - lo];
+    return b == hi ? total : __ldcg(spos + (b - lo));
 }
 
-/* One block: the selected home atoms and the count from each earlier
- * pulse's receive range; res->count[0] (the total) is already set. */
-__global__ void hxr_k_select_summary(const int32_t *spos, int lo, int hi, int nhome, int np,
-                                     hxr_ranges r, hxr_result *res, hxr_result *pub)
+/* One thread per candidate: its place in the map (home atoms come first:
+ * candidates are in index order), the record sent, and the running count
+ * (spos, the map entries before this candidate). The last block to finish
+ * then counts the selected home atoms and those from each earlier pulse's
+ * receive range, and publishes the result (res->count[0], the total, is
+ * already set). */
+__global__ void hxr_k_select_place(const float *px, const uint32_t *pz, int lo, int hi, int dim,
+                                   double limit, float shift, const int32_t *boff, int32_t *map,
+                                   int32_t *spos, float4 *send, int nhome, int np, hxr_ranges r,
+                                   int *counter, hxr_result *res, hxr_result *pub)
 {
-    const int total = res->count[0];
-    const int q = threadIdx.x;
+    __shared__ typename hxr_bscan::TempStorage tmp;
+    const int i = lo + blockIdx.x * blockDim.x + threadIdx.x;
+    const bool sel = i < hi && (double) px[3 * (size_t) i + dim] < limit;
+    int off;
+    hxr_bscan(tmp).ExclusiveSum(sel ? 1 : 0, off);
+    if (i < hi) {
+        const int at = boff[blockIdx.x] + off;
+        spos[i - lo] = at;
+        if (sel) {
+            map[at] = i;
+            float p[3] = {px[3 * (size_t) i], px[3 * (size_t) i + 1], px[3 * (size_t) i + 2]};
+            p[dim] += shift; /* in float, as the GPU transports pack */
+            const uint32_t z = pz[i] + (1u << (8 * dim));
+            send[at] = make_float4(p[0], p[1], p[2], __uint_as_float(z));
+        }
+    }
+    if (!hxi_last_block(counter))
+        return;
+    const int total = res->count[0], q = threadIdx.x;
     if (q == 0)
         res->nsel_home = hxr_before(spos, lo, hi, total, nhome);
     if (q < np)
@@ -441,22 +449,12 @@ extern "C" int hxr_classify(void *stream, hxr_layout L, int n, hxr_dom dom, int 
     return (int) cudaGetLastError();
 }
 
-extern "C" int hxr_place(void *stream, int n, int ncls, const int32_t *cls, const int32_t *boff,
-                         int32_t *pos)
-{
-    if (n > 0)
-        hxr_k_place<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>(n, ncls, cls, boff, pos);
-    return (int) cudaGetLastError();
-}
-
-extern "C" int hxr_pack(void *stream, hxr_layout L, int n, const int32_t *cls, const int32_t *pos,
+extern "C" int hxr_pack(void *stream, hxr_layout L, int n, const int32_t *cls, const int32_t *boff,
                         uint32_t *stay, uint32_t *down, uint32_t *up)
 {
-    if ((long long) n * L.words >= 4294967296LL)
-        return (int) cudaErrorInvalidValue;
     if (n > 0)
-        hxr_k_pack<<<hxr_grid((long long) n * L.words), HXR_BLOCK, 0, HXR_S(stream)>>>(
-            L, n, cls, pos, stay, down, up);
+        hxr_k_pack<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>(L, n, cls, boff, stay, down,
+                                                                   up);
     return (int) cudaGetLastError();
 }
 
@@ -472,39 +470,35 @@ extern "C" int hxr_unpack(void *stream, hxr_layout L, int n0, const uint32_t *a,
     return (int) cudaGetLastError();
 }
 
-extern "C" int hxr_home(void *stream, const float *x, int xs, int nhome, hxr_pdom dom, float *px,
-                        uint32_t *pz, hxr_result *res)
+extern "C" int hxr_home(void *stream, hxr_home_in h, int nhome, float *px, hxr_result *res)
 {
     if (nhome > 0)
-        hxr_k_home<<<hxr_blocks(nhome), HXR_BLOCK, 0, HXR_S(stream)>>>(x, xs, nhome, dom, px, pz,
-                                                                       res);
+        hxr_k_home<<<hxr_blocks(nhome), HXR_BLOCK, 0, HXR_S(stream)>>>(h, nhome, px, res);
     return (int) cudaGetLastError();
 }
 
-extern "C" int hxr_select_count(void *stream, const float *px, int lo, int hi, int dim,
-                                double limit, int32_t *bcnt, int32_t *boff, int *counter,
+extern "C" int hxr_select_count(void *stream, const hxr_home_in *home, float *px, int lo, int hi,
+                                int dim, double limit, int32_t *bcnt, int32_t *boff, int *counter,
                                 hxr_result *res)
 {
+    hxr_home_in h;
+    if (home)
+        h = *home;
+    else
+        memset(&h, 0, sizeof h);
     hxr_k_select_count<<<hxr_blocks(hi - lo), HXR_BLOCK, 0, HXR_S(stream)>>>(
-        px, lo, hi, dim, limit, bcnt, boff, counter, res);
+        h, px, lo, hi, dim, limit, bcnt, boff, counter, res);
     return (int) cudaGetLastError();
 }
 
 extern "C" int hxr_select_place(void *stream, const float *px, const uint32_t *pz, int lo, int hi,
                                 int dim, double limit, float shift, const int32_t *boff,
-                                int32_t *map, int32_t *spos, float *send)
+                                int32_t *map, int32_t *spos, float *send, int nhome, int np,
+                                hxr_ranges r, int *counter, hxr_result *res, hxr_result *pub)
 {
-    if (hi > lo)
-        hxr_k_select_place<<<hxr_blocks(hi - lo), HXR_BLOCK, 0, HXR_S(stream)>>>(
-            px, pz, lo, hi, dim, limit, shift, boff, map, spos, (float4 *) send);
-    return (int) cudaGetLastError();
-}
-
-extern "C" int hxr_select_summary(void *stream, const int32_t *spos, int lo, int hi, int nhome,
-                                  int np, hxr_ranges r, hxr_result *res, hxr_result *pub)
-{
-    hxr_k_select_summary<<<1, HXR_MAX_PULSES, 0, HXR_S(stream)>>>(spos, lo, hi, nhome, np, r, res,
-                                                                  pub);
+    hxr_k_select_place<<<hxr_blocks(hi - lo), HXR_BLOCK, 0, HXR_S(stream)>>>(
+        px, pz, lo, hi, dim, limit, shift, boff, map, spos, (float4 *) send, nhome, np, r, counter,
+        res, pub);
     return (int) cudaGetLastError();
 }
 

@@ -158,9 +158,21 @@ static hx_status hxr_bad_home(hx_rebuild *r, const float *x, int xs)
 
 /* One pulse: select, pack, count; agree; exchange; append. */
 static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *stream, int dim,
-                           int index, int lo, int hi, const float *x, int xs, int *map_total)
+                           int index, int lo, int hi, const hxr_home_in *home, hx_status st,
+                           int *map_total)
 {
     const hx_decomp *d = &r->d;
+    if (!p || !a) {
+        /* This rank failed before its plan had arrays (st says why): it
+         * takes part in the pulse's messages up to the agreement, which
+         * gives every rank the error. */
+        int nsend = 0, nrecv = 0, off[2] = {0, 0}, v[2] = {0, 0};
+        HXI_CHECK(hxr_swap(r, &nsend, d->down[dim], &nrecv, d->up[dim], HXR_TAG_PCOUNT));
+        HXI_CHECK(hxr_swap(r, &off[0], d->up[dim], &off[1], d->down[dim], HXR_TAG_POFF));
+        if (st == HX_OK)
+            st = hxi_error(HX_ERR_STATE, "device plan: a pulse without the plan's arrays");
+        return hxr_agree_max(r, st, v, 2);
+    }
     hx_pulse *pu = &p->pulse[p->npulses];
     const int np = p->npulses, ncand = hi - lo;
     const double limit = d->dom_lo[dim] + d->cutoff;
@@ -177,25 +189,27 @@ static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *strea
         rg.beg[q] = p->pulse[q].recv_offset;
         rg.end[q] = p->pulse[q].recv_offset + p->pulse[q].nrecv;
     }
-    hx_status st = hxr_scratch(r, ncand);
-    /* The pulse's kernels write the result beside what the home check (or
-     * nothing, after an earlier pulse published) left in it: not cleared. */
-    r->res_dirty = 1;
+    /* st: an error of this rank's so far (the first pulse's caller), agreed
+     * below like the pulse's own. */
+    if (st == HX_OK)
+        st = hxr_scratch(r, ncand);
+    if (st == HX_OK)
+        st = hxr_begin(r, stream); /* clear after an earlier pulse published it */
     if (st == HX_OK)
         st = hxr_arrays_maps(a, (size_t) *map_total + (size_t) ncand, (size_t) *map_total, stream);
     if (st == HX_OK)
         st = hxr_grow(&r->send[0], &r->send_cap[0], (size_t) ncand * HXR_REC, "a pulse's atoms");
     if (st == HX_OK &&
-        (hxr_select_count(stream, a->x, lo, hi, dim, limit, r->bcnt, r->boff, r->d_counter,
+        (hxr_select_count(stream, home, a->x, lo, hi, dim, limit, r->bcnt, r->boff, r->d_counter,
                           r->d_res) ||
          hxr_select_place(stream, a->x, a->z, lo, hi, dim, limit, (float) pu->shift, r->boff,
-                          a->maps + *map_total, r->pos, (float *) r->send[0]) ||
-         hxr_select_summary(stream, r->pos, lo, hi, p->nhome, np, rg, r->d_res, r->h_pub)))
+                          a->maps + *map_total, r->pos, (float *) r->send[0], p->nhome, np, rg,
+                          r->d_counter, r->d_res, r->h_pub)))
         st = hxr_cuda(cudaGetLastError(), "the pulse's selection kernels");
     if (st == HX_OK)
         st = hxr_await(r, stream);
-    if (st == HX_OK && r->h_res->bad_index != INT_MAX)
-        st = hxr_bad_home(r, x, xs);
+    if (st == HX_OK && home && r->h_res->bad_index != INT_MAX)
+        st = hxr_bad_home(r, home->x, home->xs);
     int nsend = st == HX_OK ? r->h_res->count[0] : 0, nrecv = 0, offsets[2];
     HXI_CHECK(hxr_swap(r, &nsend, pu->send_rank, &nrecv, pu->recv_rank, HXR_TAG_PCOUNT));
     /* The sender learns once where its atoms land on the receiver. */
@@ -296,36 +310,49 @@ hx_status hx_plan_create_device(hx_plan **out, hx_rebuild *r, int nhome, const f
         size_t atoms = (size_t) nhome + (size_t) nhome / 2 + 64;
         st = hxr_arrays_take(r, &m->a, atoms, (size_t) nhome / 2 + 64);
     }
-    hxr_pdom dom;
+    hxr_home_in home;
+    memset(&home, 0, sizeof home);
+    home.x = x;
+    home.xs = xstride;
+    home.pz = m ? m->a.z : NULL;
     for (int k = 0; k < 3; k++) {
-        dom.box_lo[k] = r->d.box_lo[k];
-        dom.box_hi[k] = r->d.box_lo[k] + r->d.box_len[k];
-        dom.lo[k] = r->d.dom_lo[k];
-        dom.hi[k] = r->d.dom_hi[k];
+        home.dom.box_lo[k] = r->d.box_lo[k];
+        home.dom.box_hi[k] = r->d.box_lo[k] + r->d.box_len[k];
+        home.dom.lo[k] = r->d.dom_lo[k];
+        home.dom.hi[k] = r->d.dom_hi[k];
     }
-    if (st == HX_OK)
-        st = hxr_begin(r, stream);
-    if (st == HX_OK && hxr_home(stream, x, xstride, nhome, dom, m->a.x, m->a.z, r->d_res))
-        st = hxr_cuda(cudaGetLastError(), "the home atoms' check");
-    HXI_CHECK_GOTO(hxi_agree(r->comm, st), st, fail);
+    int npulses = 0;
+    for (int dim = HX_X; dim <= HX_Z; dim++)
+        npulses += r->d.npulse[dim];
+    if (npulses == 0) {
+        /* Only the home atoms' check: no exchange, nothing to agree on yet. */
+        if (st == HX_OK)
+            st = hxr_begin(r, stream);
+        if (st == HX_OK && hxr_home(stream, home, nhome, m->a.x, r->d_res))
+            st = hxr_cuda(cudaGetLastError(), "the home atoms' check");
+        if (st == HX_OK)
+            st = hxr_fetch(r, stream);
+        if (st == HX_OK && r->h_res->bad_index != INT_MAX)
+            st = hxr_bad_home(r, x, xstride);
+        HXI_CHECK_GOTO(hxi_agree(r->comm, st), st, fail);
+    }
 
+    /* The first pulse checks and copies the home atoms (its candidates),
+     * and carries this rank's errors so far into its agreement. */
     int map_total = 0;
     for (int dim = HX_Z; dim >= HX_X; dim--)
         for (int k = 0; k < r->d.npulse[dim]; k++) {
-            int lo = 0, hi = p->ntotal;
+            int lo = 0, hi = p ? p->ntotal : 0;
             if (k > 0) {
                 const hx_pulse *prev = &p->pulse[p->npulses - 1];
                 lo = prev->recv_offset;
                 hi = prev->recv_offset + prev->nrecv;
             }
-            HXI_CHECK_GOTO(hxr_pulse(r, p, &m->a, stream, dim, k, lo, hi, x, xstride, &map_total),
+            const int first = p == NULL || p->npulses == 0;
+            HXI_CHECK_GOTO(hxr_pulse(r, p, m ? &m->a : NULL, stream, dim, k, lo, hi,
+                                     first ? &home : NULL, first ? st : HX_OK, &map_total),
                            st, fail);
         }
-    if (p->npulses == 0) { /* the home check still has to be read */
-        st = hxr_fetch(r, stream);
-        if (st == HX_OK && r->h_res->bad_index != INT_MAX)
-            st = hxr_bad_home(r, x, xstride);
-    }
     if (st == HX_OK)
         st = hxr_share(r, p, &m->a, stream);
     p->nhalo = p->ntotal - p->nhome;

@@ -481,8 +481,7 @@ static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap,
         st = hxr_grow(&r->send[k], &r->send_cap[k], (size_t) nout[k] * rec, "the leaving atoms");
     if (st == HX_OK && grow)
         st = hxr_new_arrays(newcap, xstride, fields, nfields, fresh);
-    if (st == HX_OK && (hxr_place(stream, *n, 3, r->cls, r->boff, r->pos) ||
-                        hxr_pack(stream, L, *n, r->cls, r->pos, r->stay, r->send[0], r->send[1])))
+    if (st == HX_OK && hxr_pack(stream, L, *n, r->cls, r->boff, r->stay, r->send[0], r->send[1]))
         st = hxr_cuda(cudaGetLastError(), "packing the leaving atoms");
     int v[2] = {0, nout[0] > nout[1] ? nout[0] : nout[1]};
     st = hxr_agree_max(r, st, v, 2);

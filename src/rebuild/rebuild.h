@@ -71,57 +71,64 @@ typedef struct hxr_result {
 /* Zeroes the result (bad_index = INT32_MAX). */
 int hxr_reset(void *stream, hxr_result *res);
 
-/* Migration along one dimension, in three launches: classify (with wrap,
+/* Migration along one dimension, in two launches: classify (with wrap,
  * the first pass: wraps every position into the box and checks that every
  * atom is within one hop of its domain along every decomposed dimension,
  * so that a too-far atom is found before anything moves; counts each class
  * per block, and its last block scans the block counts into boff, totals
  * into res->count, then publishes the result into pub, mapped pinned host
- * memory read once the stream has drained, and clears res), place (each
- * atom's slot in its class), pack (records of stayers into stay, of
- * leavers into down and up). nb: blocks of the classify launch,
+ * memory read once the stream has drained, and clears res), then pack
+ * (each atom's slot in its class, and the records of stayers into stay,
+ * of leavers into down and up). nb: blocks of both launches,
  * hxr_blocks(n). bcnt, boff: 3 * nb ints each. counter: a device int,
  * zero, which the last block resets. */
 int hxr_blocks(long long n);
 int hxr_classify(void *stream, hxr_layout L, int n, hxr_dom dom, int wrap, int32_t *cls,
                  int32_t *bcnt, int32_t *boff, int *counter, hxr_result *res, hxr_result *pub);
-int hxr_place(void *stream, int n, int ncls, const int32_t *cls, const int32_t *boff, int32_t *pos);
-int hxr_pack(void *stream, hxr_layout L, int n, const int32_t *cls, const int32_t *pos,
+int hxr_pack(void *stream, hxr_layout L, int n, const int32_t *cls, const int32_t *boff,
              uint32_t *stay, uint32_t *down, uint32_t *up);
 /* Records back into the arrays: n0 from a (stayers), then n1 from b, then
  * n2 from c, at atoms 0 .. n0 + n1 + n2. */
 int hxr_unpack(void *stream, hxr_layout L, int n0, const uint32_t *a, int n1, const uint32_t *b,
                int n2, const uint32_t *c);
 
-/* The plan. home: checks nhome positions (finite, inside the box and the
- * domain; the first bad one into res) and copies them into px (3 floats per
- * atom) with zone 0. */
+/* The plan. The home atoms (x, xs floats per atom) are checked (finite,
+ * inside the box and the domain; the first bad one into res) and copied
+ * into the plan's positions px (3 floats per atom) with zone 0 in pz: by
+ * hxr_home where there is no pulse, else by the first pulse's
+ * select_count. */
 typedef struct hxr_pdom {
     double box_lo[3], box_hi[3];
     double lo[3], hi[3]; /* this rank's domain */
 } hxr_pdom;
-int hxr_home(void *stream, const float *x, int xs, int nhome, hxr_pdom dom, float *px, uint32_t *pz,
-             hxr_result *res);
-/* One pulse over candidates [lo, hi): an atom is sent when its coordinate
- * along dim, widened to double, is below limit. select_count counts per
- * block, and its last block scans the counts into boff (total into
- * res->count[0]; counter as for hxr_classify); select_place writes the map
- * (candidate indices in order) and the 16-byte records (shift added along
- * dim, zone + 1 along dim), and the running count at each candidate into
- * spos; select_summary counts the selected home atoms (below nhome) and
- * those of each earlier pulse's receive range [r.beg[q], r.end[q]). */
-int hxr_select_count(void *stream, const float *px, int lo, int hi, int dim, double limit,
-                     int32_t *bcnt, int32_t *boff, int *counter, hxr_result *res);
-int hxr_select_place(void *stream, const float *px, const uint32_t *pz, int lo, int hi, int dim,
-                     double limit, float shift, const int32_t *boff, int32_t *map, int32_t *spos,
-                     float *send);
+typedef struct hxr_home_in {
+    const float *x;
+    int xs;
+    uint32_t *pz;
+    hxr_pdom dom;
+} hxr_home_in;
+int hxr_home(void *stream, hxr_home_in h, int nhome, float *px, hxr_result *res);
+/* One pulse over candidates [lo, hi), in two launches: an atom is sent
+ * when its coordinate along dim, widened to double, is below limit.
+ * select_count (home != NULL: first checking and copying the home atoms,
+ * lo = 0, hi = nhome) counts per block, and its last block scans the
+ * counts into boff (total into res->count[0]; counter as for
+ * hxr_classify); select_place writes the map (candidate indices in order)
+ * and the 16-byte records (shift added along dim, zone + 1 along dim), and
+ * the running count at each candidate into spos; its last block counts
+ * the selected home atoms (below nhome) and those of each earlier pulse's
+ * receive range [r.beg[q], r.end[q]), then publishes the result into pub
+ * (mapped pinned host memory, read once the stream has drained) and
+ * clears res. */
 typedef struct hxr_ranges {
     int32_t beg[HXR_MAX_PULSES], end[HXR_MAX_PULSES];
 } hxr_ranges;
-/* select_summary ends by publishing the result into pub (mapped pinned
- * host memory, read once the stream has drained) and clearing res. */
-int hxr_select_summary(void *stream, const int32_t *spos, int lo, int hi, int nhome, int np,
-                       hxr_ranges r, hxr_result *res, hxr_result *pub);
+int hxr_select_count(void *stream, const hxr_home_in *home, float *px, int lo, int hi, int dim,
+                     double limit, int32_t *bcnt, int32_t *boff, int *counter, hxr_result *res);
+int hxr_select_place(void *stream, const float *px, const uint32_t *pz, int lo, int hi, int dim,
+                     double limit, float shift, const int32_t *boff, int32_t *map, int32_t *spos,
+                     float *send, int nhome, int np, hxr_ranges r, int *counter, hxr_result *res,
+                     hxr_result *pub);
 /* n received 16-byte records into px, pz from atom `at` on. */
 int hxr_receive(void *stream, const float *recv, int n, int at, float *px, uint32_t *pz);
 /* Share masks: mask[map[i]] |= 1 << bit for each entry; then res->share[bit]
