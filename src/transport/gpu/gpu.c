@@ -198,9 +198,6 @@ hx_status hxi_gpu_open(hxi_gpu *g, hx_transport *t, const char *who)
     HXI_CUDA_GOTO(cudaHostGetDevicePointer((void **) &g->rec_d, g->rec_h, 0), st, fail);
     HXI_CHECK_GOTO(hxi_gpu_malloc((void **) &g->d_hit, sizeof(int), "the timeout flag"), st, fail);
     HXI_CUDA_GOTO(cudaMemset(g->d_hit, 0, sizeof(int)), st, fail);
-    HXI_CHECK_GOTO(hxi_gpu_malloc((void **) &g->d_pulses, sizeof(hxi_gpu_pulse) * HX_MAX_PULSES,
-                                  "the device plan"),
-                   st, fail);
 
     g->withhold_rank = hxi_env_int("HALOX_TEST_WITHHOLD_RANK", -1);
     g->withhold_step = (uint64_t) hxi_env_int("HALOX_TEST_WITHHOLD_STEP", 3);
@@ -223,12 +220,10 @@ void hxi_gpu_close(hxi_gpu *g)
         cudaFree(g->d_hit);
     if (g->d_maps)
         cudaFree(g->d_maps);
-    if (g->d_pulses)
-        cudaFree(g->d_pulses);
     g->rec_h = NULL;
     g->d_hit = NULL;
     g->d_maps = NULL;
-    g->d_pulses = NULL;
+    g->maps = NULL;
 }
 
 hx_status hxi_gpu_upload_plan(hxi_gpu *g, const hx_plan *plan)
@@ -257,37 +252,32 @@ hx_status hxi_gpu_upload_plan(hxi_gpu *g, const hx_plan *plan)
         g->total_recv += s->nrecv;
     }
     g->npulses = np;
+    /* A device plan's maps are on the device already, in this layout
+     * (pulse p at its map_offset): the kernels read them there, as the plan
+     * outlives its use. A host plan's are copied, synchronously: its host
+     * maps may change after this call, and a plan change is rare. */
+    HXI_CUDA(cudaStreamSynchronize(g->stream));
+    if (hx_plan_on_device(plan)) {
+        g->maps = hx_plan_device_maps(plan);
+        return HX_OK;
+    }
     if (total > g->maps_cap || !g->d_maps) {
         if (g->d_maps)
             cudaFree(g->d_maps);
         g->d_maps = NULL;
+        g->maps = NULL;
         g->maps_cap = 0;
         size_t cap = total + total / 4 + 1024;
         HXI_CHECK(hxi_gpu_malloc((void **) &g->d_maps, cap * sizeof(int), "the pulse maps"));
         g->maps_cap = cap;
     }
-    /* Synchronous copies: the plan's host maps may change after this call,
-     * and a plan change is rare. A device plan's maps are copied on the
-     * device, in the same layout (pulse p at its map_offset), on the
-     * transport's stream, ahead of the kernels that read them: a copy on the
-     * default stream would queue behind whatever else the GPU runs (the
-     * engine's local list build) at the lowest priority. */
-    HXI_CUDA(cudaStreamSynchronize(g->stream));
-    if (hx_plan_on_device(plan)) {
-        if (total > 0)
-            HXI_CUDA(cudaMemcpyAsync(g->d_maps, hx_plan_device_maps(plan), total * sizeof(int),
-                                     cudaMemcpyDeviceToDevice, g->stream));
-    } else {
-        for (int p = 0; p < np; p++) {
-            const hx_pulse *s = hx_plan_pulse(plan, p);
-            if (s->nsend > 0)
-                HXI_CUDA(cudaMemcpy(g->d_maps + g->pulse[p].map_offset, s->map,
-                                    (size_t) s->nsend * sizeof(int), cudaMemcpyHostToDevice));
-        }
+    g->maps = g->d_maps;
+    for (int p = 0; p < np; p++) {
+        const hx_pulse *s = hx_plan_pulse(plan, p);
+        if (s->nsend > 0)
+            HXI_CUDA(cudaMemcpy(g->d_maps + g->pulse[p].map_offset, s->map,
+                                (size_t) s->nsend * sizeof(int), cudaMemcpyHostToDevice));
     }
-    if (np > 0)
-        HXI_CUDA(cudaMemcpy(g->d_pulses, g->pulse, sizeof(hxi_gpu_pulse) * (size_t) np,
-                            cudaMemcpyHostToDevice));
     return HX_OK;
 }
 

@@ -27,9 +27,10 @@ typedef struct hxi_gpu {
     /* The plan on the device: uploaded once per plan. */
     int npulses;
     hxi_gpu_pulse pulse[HX_MAX_PULSES];
-    int *d_maps;     /* all pulses' maps, concatenated */
+    const int *maps; /* all pulses' maps, concatenated, as the kernels read them: a
+                        device plan's own (kept by the plan), else d_maps */
+    int *d_maps;     /* a copy of a host plan's maps */
     size_t maps_cap; /* ints */
-    hxi_gpu_pulse *d_pulses;
     int total_send, total_recv; /* atoms over all pulses of this rank */
 
     /* Bounded device waits. */

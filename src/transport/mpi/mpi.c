@@ -400,7 +400,7 @@ static hx_status coords_pulse(hx_transport *t, mpi_impl *m, int p, int withhold)
     int staged = m->path->host_staged;
     size_t so = (size_t) q->map_offset * 3, ro = (size_t) m->recv_pos[p] * 3;
     double t0 = hxi_now();
-    HXI_CUDA(hxi_gpu_pack(m->g.stream, m->d_send + so, x, m->g.d_maps + q->map_offset, q->nsend,
+    HXI_CUDA(hxi_gpu_pack(m->g.stream, m->d_send + so, x, m->g.maps + q->map_offset, q->nsend,
                           q->dim, q->shift, 0));
     if (staged && q->nsend > 0)
         HXI_CUDA(cudaMemcpyAsync(m->h_send + so, m->d_send + so, (size_t) q->nsend * 12,
@@ -470,7 +470,7 @@ static hx_status forces_pulse(hx_transport *t, mpi_impl *m, int p)
         if (staged)
             HXI_CUDA(cudaMemcpyAsync(m->d_send + so, m->h_send + so, (size_t) q->nsend * 12,
                                      cudaMemcpyHostToDevice, m->g.stream));
-        HXI_CUDA(hxi_gpu_unpack_add(m->g.stream, f, m->d_send + so, m->g.d_maps + q->map_offset,
+        HXI_CUDA(hxi_gpu_unpack_add(m->g.stream, f, m->d_send + so, m->g.maps + q->map_offset,
                                     q->nsend, 0));
     }
     double t4 = hxi_now();

@@ -482,7 +482,7 @@ hx_status hxi_mpi_ipc_coords(hx_transport *t, mpi_impl *m, int p, int withhold)
     hxi_mpi_pulse_times *tm = &m->tf[p];
     size_t so = (size_t) q->map_offset * 3;
     double t0 = hxi_now();
-    HXI_CUDA(hxi_gpu_pack(m->g.stream, m->d_send + so, t->x, m->g.d_maps + q->map_offset, q->nsend,
+    HXI_CUDA(hxi_gpu_pack(m->g.stream, m->d_send + so, t->x, m->g.maps + q->map_offset, q->nsend,
                           q->dim, q->shift, 0));
     double t1 = hxi_now();
     /* Also: nothing of ours still reads our halo slot of this pulse. */
@@ -528,7 +528,7 @@ hx_status hxi_mpi_ipc_forces(hx_transport *t, mpi_impl *m, int p)
                   .skip_send = 0};
     HXI_CHECK(ipc_pulse(m, p, &s, tm));
     double t5 = hxi_now();
-    HXI_CUDA(hxi_gpu_unpack_add(m->g.stream, f, m->d_send + so, m->g.d_maps + q->map_offset,
+    HXI_CUDA(hxi_gpu_unpack_add(m->g.stream, f, m->d_send + so, m->g.maps + q->map_offset,
                                 q->nsend, 0));
     double t6 = hxi_now();
     tm->sync += t2 - t1;

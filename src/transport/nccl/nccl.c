@@ -157,7 +157,7 @@ static hx_status nccl_forward(hx_transport *t)
     for (int p = 0; p < g->npulses; p++) {
         const hxi_gpu_pulse *q = &g->pulse[p];
         float *buf = m->d_buf + (size_t) q->map_offset * 3;
-        HXI_CUDA(hxi_gpu_pack(g->stream, buf, x, g->d_maps + q->map_offset, q->nsend, q->dim,
+        HXI_CUDA(hxi_gpu_pack(g->stream, buf, x, g->maps + q->map_offset, q->nsend, q->dim,
                               q->shift, 0));
         HXI_NCCL(ncclGroupStart());
         if (q->nsend > 0 && !withhold)
@@ -188,7 +188,7 @@ static hx_status nccl_reverse(hx_transport *t)
             HXI_NCCL(
                 ncclRecv(buf, (size_t) q->nsend * 3, ncclFloat, q->send_rank, m->comm, g->stream));
         HXI_NCCL(ncclGroupEnd());
-        HXI_CUDA(hxi_gpu_unpack_add(g->stream, f, buf, g->d_maps + q->map_offset, q->nsend, 0));
+        HXI_CUDA(hxi_gpu_unpack_add(g->stream, f, buf, g->maps + q->map_offset, q->nsend, 0));
     }
     return HX_OK;
 }

@@ -64,7 +64,7 @@ static hx_status pulse_forward(hx_transport *t)
         hxi_shm_pulse_args a;
         memset(&a, 0, sizeof a);
         a.src = x;
-        a.map = g->d_maps + q->map_offset;
+        a.map = g->maps + q->map_offset;
         a.nout = withhold ? 0 : q->nsend;
         a.nin = q->nrecv;
         if (a.nout == 0 && a.nin == 0)
@@ -99,7 +99,7 @@ static hx_status pulse_reverse(hx_transport *t)
         hxi_shm_pulse_args a;
         memset(&a, 0, sizeof a);
         a.src = f + (size_t) q->recv_offset * 3;
-        a.map = g->d_maps + q->map_offset;
+        a.map = g->maps + q->map_offset;
         a.f = f;
         a.inbox = s->fstage + (size_t) p * (size_t) s->stride * 3;
         a.nout = q->nrecv;

@@ -209,8 +209,10 @@ hx_status hxi_shm_set_plan(hxi_shm *s, hx_transport *t)
      * rank, so that a slot's offset is the same on every rank. */
     int np = hx_plan_npulses(plan);
     int stride = plan->max_nsend > 0 ? plan->max_nsend : 1;
-    int sgrow = (size_t) np * (size_t) stride > s->stage_cap || !s->xstage;
-    HXI_CHECK(hxi_allreduce_int(t->comm, &sgrow, 1, 1));
+    int v[2] = {(size_t) np * (size_t) stride > s->stage_cap || !s->xstage, s->set_plan_max};
+    HXI_CHECK(hxi_allreduce_int(t->comm, v, 2, 1));
+    const int sgrow = v[0];
+    s->set_plan_max = v[1];
     if (grow || sgrow) {
         /* Peers may still be finishing their last step's reads of what we
          * sent; nobody frees before everybody has drained. */

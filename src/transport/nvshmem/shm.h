@@ -39,6 +39,10 @@ typedef struct hxi_shm {
     void *xch[HXI_XCHG_SLOTS];
     size_t xch_cap;
     uint64_t xseq[HXI_XCHG_SLOTS];
+
+    /* In: an int of the caller of hxi_shm_set_plan; out: its largest
+     * value over the ranks, taken with set_plan's own agreement. */
+    int set_plan_max;
 } hxi_shm;
 
 /* Collective. Opens the device (hxi_gpu_open), applies the shared-GPU

@@ -46,7 +46,7 @@ static hx_status stream_forward(hx_transport *t)
         const hxi_gpu_pulse *q = &g->pulse[p];
         float *slot = s->xstage + (size_t) p * (size_t) s->stride * 3;
         if (q->nsend > 0 && !withhold) {
-            HXI_CUDA(hxi_gpu_pack(g->stream, slot, x, g->d_maps + q->map_offset, q->nsend, q->dim,
+            HXI_CUDA(hxi_gpu_pack(g->stream, slot, x, g->maps + q->map_offset, q->nsend, q->dim,
                                   q->shift, 0));
             hxi_shm_api_put_signal_on_stream(x + (size_t) q->peer_offset * 3, slot,
                                              (size_t) q->nsend * 3, s->sig + p, g->seq,
@@ -76,7 +76,7 @@ static hx_status stream_reverse(hx_transport *t)
             HXI_CUDA(hxi_gpu_wait_signal(g->stream, s->sig + HXI_SHM_FSIG + p,
                                          hxi_gpu_wait_for(g, p, 1), g->d_hit, g->rec_d));
             HXI_CUDA(
-                hxi_gpu_unpack_add(g->stream, f, slot, g->d_maps + q->map_offset, q->nsend, 0));
+                hxi_gpu_unpack_add(g->stream, f, slot, g->maps + q->map_offset, q->nsend, 0));
         }
     }
     return HX_OK;

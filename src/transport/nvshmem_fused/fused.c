@@ -62,6 +62,12 @@ typedef struct hxi_fz {
     int bx;              /* blocks per pulse row */
     int nfmode[3];       /* pulses (either end) per agreed force mode */
     int nxdirect, nxput; /* coordinate pulses by path */
+    /* Which ends of each pulse reach the other by load/store (set_plan),
+     * kept while the pulses and their peers stay the same (peers_np -1:
+     * not known yet). */
+    int peers_np;
+    int peers_rank[HX_MAX_PULSES][2];
+    int scap[HX_MAX_PULSES], rcap[HX_MAX_PULSES], peer_s[HX_MAX_PULSES], peer_r[HX_MAX_PULSES];
     /* graph mode */
     cudaGraph_t graph;
     cudaGraphExec_t exec;
@@ -116,6 +122,7 @@ static hx_status fz_create(hx_transport *t, int tma)
     HXI_CHECK(hxi_alloc((void **) &z, sizeof *z, who));
     memset(z, 0, sizeof *z);
     z->tma = tma;
+    z->peers_np = -1;
     hx_status st = hxi_shm_open(&z->s, t, who);
     if (st != HX_OK) {
         free(z);
@@ -274,7 +281,16 @@ static hx_status fz_set_plan(hx_transport *t)
     /* The captured step refers to the old arrays and descriptors. */
     HXI_CUDA(cudaStreamSynchronize(g->stream));
     fz_graph_drop(z);
-    HXI_CHECK(hxi_shm_set_plan(s, t));
+    /* The peers' reach is asked again where any rank's pulses changed. */
+    int stale = z->peers_np != hx_plan_npulses(plan);
+    for (int p = 0; !stale && p < z->peers_np; p++)
+        stale = z->peers_rank[p][0] != hx_plan_pulse(plan, p)->send_rank ||
+                z->peers_rank[p][1] != hx_plan_pulse(plan, p)->recv_rank;
+    s->set_plan_max = stale;
+    st = hxi_shm_set_plan(s, t);
+    stale = s->set_plan_max;
+    s->set_plan_max = 0;
+    HXI_CHECK(st);
     const int np = g->npulses;
     hxi_fz_seg *segs = NULL;
     int nseg = 0, seg_range[HX_MAX_PULSES][2];
@@ -287,20 +303,28 @@ static hx_status fz_set_plan(hx_transport *t)
 
     /* Which ends of each pulse can reach the other by load/store: the
      * force sender needs the receiver's f and force slot, the receiver the
-     * sender's f and ack slot. Both ends learn both answers. */
-    int scap[HX_MAX_PULSES], rcap[HX_MAX_PULSES], peer_r[HX_MAX_PULSES], peer_s[HX_MAX_PULSES];
-    for (int p = 0; p < np; p++) {
-        const hxi_gpu_pulse *q = &g->pulse[p];
-        scap[p] = !s->force_put && hxi_shm_api_ptr(t->f, q->recv_rank) &&
-                  hxi_shm_api_ptr(s->sig + HXI_SHM_FSIG + p, q->recv_rank);
-        rcap[p] = !s->force_put && hxi_shm_api_ptr(t->f, q->send_rank) &&
-                  hxi_shm_api_ptr(z->ack + p, q->send_rank);
-        HXI_CHECK_GOTO(hxi_sendrecv(t->comm, &scap[p], sizeof(int), q->recv_rank, &peer_s[p],
-                                    sizeof(int), q->send_rank, FZ_TAG_CAP),
-                       st, done);
-        HXI_CHECK_GOTO(hxi_sendrecv(t->comm, &rcap[p], sizeof(int), q->send_rank, &peer_r[p],
-                                    sizeof(int), q->recv_rank, FZ_TAG_CAP),
-                       st, done);
+     * sender's f and ack slot. Both ends learn both answers, once for a
+     * set of pulses (the arrays are symmetric: a peer's reach does not
+     * change when they grow). */
+    int *scap = z->scap, *rcap = z->rcap, *peer_s = z->peer_s, *peer_r = z->peer_r;
+    if (stale) {
+        z->peers_np = -1;
+        for (int p = 0; p < np; p++) {
+            const hxi_gpu_pulse *q = &g->pulse[p];
+            scap[p] = !s->force_put && hxi_shm_api_ptr(t->f, q->recv_rank) &&
+                      hxi_shm_api_ptr(s->sig + HXI_SHM_FSIG + p, q->recv_rank);
+            rcap[p] = !s->force_put && hxi_shm_api_ptr(t->f, q->send_rank) &&
+                      hxi_shm_api_ptr(z->ack + p, q->send_rank);
+            HXI_CHECK_GOTO(hxi_sendrecv(t->comm, &scap[p], sizeof(int), q->recv_rank, &peer_s[p],
+                                        sizeof(int), q->send_rank, FZ_TAG_CAP),
+                           st, done);
+            HXI_CHECK_GOTO(hxi_sendrecv(t->comm, &rcap[p], sizeof(int), q->send_rank, &peer_r[p],
+                                        sizeof(int), q->recv_rank, FZ_TAG_CAP),
+                           st, done);
+            z->peers_rank[p][0] = q->send_rank;
+            z->peers_rank[p][1] = q->recv_rank;
+        }
+        z->peers_np = np;
     }
 
     /* Atomic mode: each force sender needs the receiver's map of the pulse. */
@@ -318,7 +342,7 @@ static hx_status fz_set_plan(hx_transport *t)
             st = hxi_alloc((void **) &hmaps, ((size_t) g->total_send + 1) * sizeof(int),
                            "the maps on the host");
             cudaError_t e = st == HX_OK
-                                ? cudaMemcpy(hmaps, g->d_maps, (size_t) g->total_send * sizeof(int),
+                                ? cudaMemcpy(hmaps, g->maps, (size_t) g->total_send * sizeof(int),
                                              cudaMemcpyDeviceToHost)
                                 : cudaSuccess;
             if (e != cudaSuccess)
@@ -460,13 +484,18 @@ static hx_status fz_set_plan(hx_transport *t)
         cudaError_t e = cudaSuccess;
         for (int p = 0; p < np; p++)
             z->hp[p].pmap = z->d_pmaps + z->hp[p].pmap_offset;
+        /* On the stream, ahead of the kernels that read them: a copy from
+         * pageable memory has taken its source by the time it returns, and
+         * costs the host less than cudaMemcpy's wait. */
         if (nseg > 0)
-            e = cudaMemcpy(z->d_segs, segs, (size_t) nseg * sizeof *segs, cudaMemcpyHostToDevice);
+            e = cudaMemcpyAsync(z->d_segs, segs, (size_t) nseg * sizeof *segs,
+                                cudaMemcpyHostToDevice, g->stream);
         if (e == cudaSuccess && pmap_total > 0)
-            e = cudaMemcpy(z->d_pmaps, pmaps, pmap_total * sizeof(int), cudaMemcpyHostToDevice);
+            e = cudaMemcpyAsync(z->d_pmaps, pmaps, pmap_total * sizeof(int),
+                                cudaMemcpyHostToDevice, g->stream);
         if (e == cudaSuccess && np > 0)
-            e = cudaMemcpy(z->d_pulses, z->hp, (size_t) np * sizeof(hxi_fz_pulse),
-                           cudaMemcpyHostToDevice);
+            e = cudaMemcpyAsync(z->d_pulses, z->hp, (size_t) np * sizeof(hxi_fz_pulse),
+                                cudaMemcpyHostToDevice, g->stream);
         if (e != cudaSuccess)
             st = hxi_cuda_error(e, "uploading the fused pulse descriptors", __FILE__, __LINE__);
     }
@@ -502,7 +531,7 @@ static hx_status fz_set_plan(hx_transport *t)
     memset(a, 0, sizeof *a);
     a->pulses = z->d_pulses;
     a->segs = z->d_segs;
-    a->maps = g->d_maps;
+    a->maps = g->maps;
     a->x = t->x;
     a->f = t->f;
     a->sig = s->sig;
