@@ -75,14 +75,14 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     int cap = e->cap_home;
     hx_dfield fields[2] = {{(void **) &e->v4, 16}, {(void **) &e->id, sizeof(int64_t)}};
     HXI_CHECK(hx_rebuild_migrate(e->rb, &e->nhome, &cap, &e->x4, 4, fields, 2));
-    if (cap != e->cap_home) { /* rank-local; agreed below, on every rank */
+    if (cap != e->cap_home) { /* rank-local; agreed after the sort, on every rank */
         e->growths++;
         st = hxg_eng_home_grown(e, cap);
     }
-    HXI_CHECK(hxi_agree(e->comm, st));
     hxg_eng_phase_mark(e->dev_phase, phase_names, 1, &tp);
 
-    st = hxg_eng_ensure_capacity(e, e->nhome, e->nhome);
+    if (st == HX_OK)
+        st = hxg_eng_ensure_capacity(e, e->nhome, e->nhome);
     if (st == HX_OK)
         st = hxg_chain_run(e, &e->ch_sort, e->s_nl, sort_chain, NULL, "the cell sort");
     /* The local list needs only the sorted home atoms: it builds on the
@@ -137,12 +137,13 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
         st = cuda_fail(cudaGetLastError(), "adopting the plan's coordinates");
     if (st == HX_OK)
         st = hx_transport_forward(e->t);
-    HXI_CHECK(hxi_agree(e->comm, st));
+    /* Rank-local so far: agreed with the lists' outcome. */
     hxg_eng_phase_mark(e->dev_phase, phase_names, 5, &tp);
     e->stats.stage[HX_MD_MIGRATE] += tp - t0;
     double t1 = tp;
 
-    st = hxg_eng_build_lists(e);
+    if (st == HX_OK)
+        st = hxg_eng_build_lists(e);
     if (st == HX_OK)
         st = hx_transport_sync(e->t); /* reports a timed-out forward */
     HXI_CHECK(hxi_agree(e->comm, st));
