@@ -151,12 +151,10 @@ struct hx_md_engine {
     int mg_dirty; /* arrays or plan changed since the capture */
     cudaGraphExec_t mg_exec;
     /* Replayed steps go to the GPU mg_k at a time, from one graph of mg_k
-     * steps (mg_exec_k; NULL where mg_k is 1 or its capture failed; made
-     * once two steps after a plan change are queued, see step.c): a
+     * steps (mg_exec_k; NULL where mg_k is 1 or its capture failed): a
      * replayed step is held until mg_k are (mg_held), and anything else the
      * engine does first sends those held (hxg_eng_send_held). Rank-local. */
     int mg_k, mg_held;
-    int mg_k_dirty; /* mg_exec_k is older than the plan (captured once steps run) */
     cudaGraphExec_t mg_exec_k;
     cudaEvent_t ev_gfork, ev_gjoin; /* fork and join inside the capture */
     hx_status pending;              /* first failure since the last check */

@@ -417,16 +417,25 @@ static hx_status capture_steps(hx_md_engine *e, int n, cudaGraphExec_t *exec)
     return st;
 }
 
-/* The replayed step into e->mg_exec. A failure turns replay off on this
- * rank (the same kernels are launched one by one instead; where the ranks
- * meet does not change). The graph of mg_k steps is captured later
- * (capture_group), once steps are running. */
+/* The replayed step into e->mg_exec and, with mg_k > 1, mg_k of them into
+ * e->mg_exec_k. A failure of the first turns replay off on this rank (the
+ * same kernels are launched one by one instead; where the ranks meet does
+ * not change); of the second, only the grouping of steps. */
 static void capture_multi(hx_md_engine *e)
 {
     const int timing = e->timing_now;
     hxg_eng_send_held(e); /* with the graphs they were held for */
     e->timing_now = 0;
     hx_status st = capture_steps(e, 1, &e->mg_exec);
+    if (st == HX_OK && e->mg_k > 1 && capture_steps(e, e->mg_k, &e->mg_exec_k) != HX_OK) {
+        if (e->mg_exec_k)
+            cudaGraphExecDestroy(e->mg_exec_k);
+        e->mg_exec_k = NULL;
+        hxi_info("GPU engine: rank %d could not capture %d steps into one CUDA graph (%s); "
+                 "replaying them one by one",
+                 e->rank, e->mg_k, hx_last_error());
+        e->mg_k = 1;
+    }
     e->timing_now = timing;
     if (st != HX_OK) {
         hxi_warn("GPU engine: rank %d could not capture a step into a CUDA graph (%s); launching "
@@ -436,29 +445,6 @@ static void capture_multi(hx_md_engine *e)
         return;
     }
     e->mg_dirty = 0;
-    e->mg_k_dirty = e->mg_k > 1;
-}
-
-/* The graph of mg_k replayed steps into e->mg_exec_k. Its capture and
- * update cost the host about mg_k times a step's (some 100 us for 8 steps),
- * so it is made while the first steps after a plan change run on the GPU.
- * A failure only ends the grouping of steps. */
-static void capture_group(hx_md_engine *e)
-{
-    const int timing = e->timing_now;
-    e->timing_now = 0;
-    hx_status st = capture_steps(e, e->mg_k, &e->mg_exec_k);
-    e->timing_now = timing;
-    e->mg_k_dirty = 0;
-    if (st != HX_OK) {
-        if (e->mg_exec_k)
-            cudaGraphExecDestroy(e->mg_exec_k);
-        e->mg_exec_k = NULL;
-        hxi_info("GPU engine: rank %d could not capture %d steps into one CUDA graph (%s); "
-                 "replaying them one by one",
-                 e->rank, e->mg_k, hx_last_error());
-        e->mg_k = 1;
-    }
 }
 
 /* One replayed step, from its graph (one by one where capture failed).
@@ -512,7 +498,7 @@ static hx_status step_replay(hx_md_engine *e)
         return HX_OK; /* stopped at its failure; peers' waits expire */
     if (e->mg_ok && e->mg_dirty && !e->timing_now)
         capture_multi(e);
-    if (e->mg_ok && !e->timing_now && e->mg_k > 1 && !e->mg_k_dirty && e->mg_exec_k) {
+    if (e->mg_ok && !e->timing_now && e->mg_exec_k) {
         if (++e->mg_held < e->mg_k)
             return HX_OK;
         e->mg_held = 0;
@@ -528,10 +514,6 @@ static hx_status step_replay(hx_md_engine *e)
         launch_replayed(e);
     else
         defer(e, launch_multi_step(e, e->ev_kd, e->ev_rev));
-    /* Two steps queued on the GPU since the plan changed: the host makes
-     * the group's graph meanwhile. */
-    if (e->mg_ok && e->mg_k_dirty && !e->timing_now && e->ago >= 2)
-        capture_group(e);
     return HX_OK;
 }
 
