@@ -85,8 +85,6 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
         HXI_CHECK_GOTO(hxi_allreduce_int(comm, &no, 1, 1), st, fail);
         e->mgraph = !no;
         e->mg_ok = e->mgraph;
-        e->mg_k = hxi_env_int("HALOX_MD_GRAPH_STEPS", 8);
-        e->mg_k = e->mg_k < 1 ? 1 : (e->mg_k > 64 ? 64 : e->mg_k);
     }
     double tc[5];
     tc[0] = hxi_now();
@@ -163,7 +161,6 @@ static hx_status gpu_thermo(hx_md_engine *e, hx_md_thermo *out)
         return hxi_error(HX_ERR_INVALID, "GPU engine: thermo needs an engine and an output");
     double t0 = hxi_now();
     double sums[HXG_NACC] = {0.0, 0.0, 0.0};
-    hxg_eng_send_held(e);
     hx_status st = hxg_eng_pending_status(e); /* a check in graph mode */
     if (st == HX_OK && (cudaStreamSynchronize(e->s_nl) != cudaSuccess ||
                         cudaStreamSynchronize(e->s_loc) != cudaSuccess))
@@ -196,7 +193,6 @@ static hx_status gpu_gather(hx_md_engine *e, hx_md_system *sys, double **f)
 {
     if (!e || !sys)
         return hxi_error(HX_ERR_INVALID, "GPU engine: gather needs an engine and a system");
-    hxg_eng_send_held(e);
     CU(cudaStreamSynchronize(e->s_nl), "non-local stream");
     CU(cudaStreamSynchronize(e->s_loc), "local stream");
     HXI_CHECK(hxg_eng_check_report(e));
@@ -273,8 +269,6 @@ static void gpu_destroy(hx_md_engine *e)
     hxg_eng_drop_step_graphs(e);
     if (e->mg_exec)
         cudaGraphExecDestroy(e->mg_exec);
-    if (e->mg_exec_k)
-        cudaGraphExecDestroy(e->mg_exec_k);
     if (e->s_b)
         cudaStreamSynchronize(e->s_b);
     hxg_chain_free(&e->ch_sort);
@@ -326,7 +320,6 @@ static void gpu_destroy(hx_md_engine *e)
 
 static hx_status gpu_sync(hx_md_engine *e)
 {
-    hxg_eng_send_held(e);
     CU(cudaStreamSynchronize(e->s_loc), "waiting for the local stream");
     CU(cudaStreamSynchronize(e->s_nl), "waiting for the non-local stream");
     return HX_OK;

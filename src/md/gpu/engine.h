@@ -150,12 +150,6 @@ struct hx_md_engine {
     int mg_ok;    /* this rank replays (its capture worked); rank-local */
     int mg_dirty; /* arrays or plan changed since the capture */
     cudaGraphExec_t mg_exec;
-    /* Replayed steps go to the GPU mg_k at a time, from one graph of mg_k
-     * steps (mg_exec_k; NULL where mg_k is 1 or its capture failed): a
-     * replayed step is held until mg_k are (mg_held), and anything else the
-     * engine does first sends those held (hxg_eng_send_held). Rank-local. */
-    int mg_k, mg_held;
-    cudaGraphExec_t mg_exec_k;
     cudaEvent_t ev_gfork, ev_gjoin; /* fork and join inside the capture */
     hx_status pending;              /* first failure since the last check */
     int64_t pending_step;
@@ -285,8 +279,6 @@ void hxg_eng_drop_step_graphs(hx_md_engine *e);
 hx_status hxg_eng_force_pass(hx_md_engine *e, int write, double *acc);
 hx_status hxg_eng_pending_status(hx_md_engine *e);
 void hxg_eng_capture_ahead(hx_md_engine *e);
-/* Sends the replayed steps held so far (graph mode; see engine.h). */
-void hxg_eng_send_held(hx_md_engine *e);
 
 /* ----------------------------------------------------- trace_cupti.c */
 

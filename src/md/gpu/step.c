@@ -364,27 +364,28 @@ static hx_status launch_multi_step(hx_md_engine *e, cudaEvent_t fork, cudaEvent_
     return HX_OK;
 }
 
-/* Captures n copies of the step above into *exec: capture begins on the
- * local stream, the non-local stream joins through the fork event and
- * leaves through the join event, so the graph holds both branches and
- * their order. Kernel nodes keep their stream's priority (instantiated
- * with UseNodePriority): the exchange branch stays ahead of the local
- * forces. After a rebuild the existing executable is updated in place
- * where the topology allows (cudaGraphExecUpdate), else instantiated
- * again. Capture makes no CUDA call that waits, so it may run while the
- * GPU is busy. The fused transports' launches take the same arguments
- * every step (their step counts live on the device), so n copies in one
- * graph are n steps. */
-static hx_status capture_steps(hx_md_engine *e, int n, cudaGraphExec_t *exec)
+/* Captures the step above into e->mg_exec: capture begins on the local
+ * stream, the non-local stream joins through the fork event and leaves
+ * through the join event, so the graph holds both branches and their
+ * order. Kernel nodes keep their stream's priority (instantiated with
+ * UseNodePriority): the exchange branch stays ahead of the local forces.
+ * After a rebuild the existing executable is updated in place where the
+ * topology allows (cudaGraphExecUpdate), else instantiated again. Capture
+ * makes no CUDA call that waits, so it may run while the GPU is busy. A
+ * failure turns replay off on this rank (the same kernels are launched one
+ * by one instead; where the ranks meet does not change). */
+static void capture_multi(hx_md_engine *e)
 {
     cudaGraph_t g = NULL;
+    const int timing = e->timing_now;
     hx_status st = HX_OK;
-    cudaError_t ce = cudaStreamBeginCapture(e->s_loc, cudaStreamCaptureModeThreadLocal);
+    cudaError_t ce;
+    e->timing_now = 0;
+    ce = cudaStreamBeginCapture(e->s_loc, cudaStreamCaptureModeThreadLocal);
     if (ce != cudaSuccess) {
         st = cuda_fail(ce, "beginning the capture of a step");
     } else {
-        for (int k = 0; k < n && st == HX_OK; k++)
-            st = launch_multi_step(e, e->ev_gfork, e->ev_gjoin);
+        st = launch_multi_step(e, e->ev_gfork, e->ev_gjoin);
         if (st != HX_OK) {
             /* Join the other stream anyway, so that the capture ends. */
             (void) cudaEventRecord(e->ev_gjoin, e->s_nl);
@@ -394,50 +395,28 @@ static hx_status capture_steps(hx_md_engine *e, int n, cudaGraphExec_t *exec)
         if (st == HX_OK && ce != cudaSuccess)
             st = cuda_fail(ce, "capturing a step");
     }
-    if (st == HX_OK && *exec) {
+    if (st == HX_OK && e->mg_exec) {
         cudaGraphExecUpdateResultInfo info;
-        if (cudaGraphExecUpdate(*exec, g, &info) != cudaSuccess) {
+        if (cudaGraphExecUpdate(e->mg_exec, g, &info) != cudaSuccess) {
             cudaGetLastError();
-            cudaGraphExecDestroy(*exec);
-            *exec = NULL;
+            cudaGraphExecDestroy(e->mg_exec);
+            e->mg_exec = NULL;
         }
     }
-    if (st == HX_OK && !*exec) {
-        ce = cudaGraphInstantiate(exec, g, cudaGraphInstantiateFlagUseNodePriority);
+    if (st == HX_OK && !e->mg_exec) {
+        ce = cudaGraphInstantiate(&e->mg_exec, g, cudaGraphInstantiateFlagUseNodePriority);
         if (ce != cudaSuccess) {
-            *exec = NULL;
+            e->mg_exec = NULL;
             st = cuda_fail(ce, "instantiating the captured step");
         }
     }
-    if (st == HX_OK && cudaGraphUpload(*exec, e->s_loc) != cudaSuccess)
+    if (st == HX_OK && cudaGraphUpload(e->mg_exec, e->s_loc) != cudaSuccess)
         cudaGetLastError(); /* only saves the first replay some time */
     if (g)
         cudaGraphDestroy(g);
-    cudaGetLastError();
-    return st;
-}
-
-/* The replayed step into e->mg_exec and, with mg_k > 1, mg_k of them into
- * e->mg_exec_k. A failure of the first turns replay off on this rank (the
- * same kernels are launched one by one instead; where the ranks meet does
- * not change); of the second, only the grouping of steps. */
-static void capture_multi(hx_md_engine *e)
-{
-    const int timing = e->timing_now;
-    hxg_eng_send_held(e); /* with the graphs they were held for */
-    e->timing_now = 0;
-    hx_status st = capture_steps(e, 1, &e->mg_exec);
-    if (st == HX_OK && e->mg_k > 1 && capture_steps(e, e->mg_k, &e->mg_exec_k) != HX_OK) {
-        if (e->mg_exec_k)
-            cudaGraphExecDestroy(e->mg_exec_k);
-        e->mg_exec_k = NULL;
-        hxi_info("GPU engine: rank %d could not capture %d steps into one CUDA graph (%s); "
-                 "replaying them one by one",
-                 e->rank, e->mg_k, hx_last_error());
-        e->mg_k = 1;
-    }
     e->timing_now = timing;
     if (st != HX_OK) {
+        cudaGetLastError();
         hxi_warn("GPU engine: rank %d could not capture a step into a CUDA graph (%s); launching "
                  "its kernels one by one instead",
                  e->rank, hx_last_error());
@@ -445,29 +424,6 @@ static void capture_multi(hx_md_engine *e)
         return;
     }
     e->mg_dirty = 0;
-}
-
-/* One replayed step, from its graph (one by one where capture failed).
- * Deferred failure, as every replayed step's. */
-static void launch_replayed(hx_md_engine *e)
-{
-    if (e->pending != HX_OK)
-        return; /* stopped at its failure; peers' waits expire */
-    if (!e->mg_ok || !e->mg_exec) {
-        defer(e, launch_multi_step(e, e->ev_kd, e->ev_rev));
-        return;
-    }
-    cudaError_t ce = cudaGraphLaunch(e->mg_exec, e->s_loc);
-    if (ce == cudaSuccess)
-        e->graph_steps++;
-    else
-        defer(e, cuda_fail(ce, "graph launch"));
-}
-
-void hxg_eng_send_held(hx_md_engine *e)
-{
-    for (; e->mg_held > 0; e->mg_held--)
-        launch_replayed(e);
 }
 
 /* Captures now, at the end of a step (outside the stretches the driver
@@ -487,33 +443,25 @@ void hxg_eng_capture_ahead(hx_md_engine *e)
 
 /* A step between checks: replayed, or launched when timed (or where capture
  * failed). Returns HX_OK even on failure: the failure is deferred to the
- * next check, where every rank meets (see above). With mg_k > 1 the step
- * is held, and every mg_k-th sends the held ones as one graph: a graph
- * launch then waits about 3 us on the one before (2 H200s) once per mg_k
- * steps instead of every step. */
+ * next check, where every rank meets (see above). */
 static hx_status step_replay(hx_md_engine *e)
 {
     e->ago++;
     if (e->pending != HX_OK)
         return HX_OK; /* stopped at its failure; peers' waits expire */
-    if (e->mg_ok && e->mg_dirty && !e->timing_now)
-        capture_multi(e);
-    if (e->mg_ok && !e->timing_now && e->mg_exec_k) {
-        if (++e->mg_held < e->mg_k)
+    if (e->mg_ok && !e->timing_now) {
+        if (e->mg_dirty)
+            capture_multi(e);
+        if (e->mg_ok) {
+            cudaError_t ce = cudaGraphLaunch(e->mg_exec, e->s_loc);
+            if (ce == cudaSuccess)
+                e->graph_steps++;
+            else
+                defer(e, cuda_fail(ce, "graph launch"));
             return HX_OK;
-        e->mg_held = 0;
-        cudaError_t ce = cudaGraphLaunch(e->mg_exec_k, e->s_loc);
-        if (ce == cudaSuccess)
-            e->graph_steps += e->mg_k;
-        else
-            defer(e, cuda_fail(ce, "graph launch"));
-        return HX_OK;
+        }
     }
-    hxg_eng_send_held(e);
-    if (e->mg_ok && !e->timing_now)
-        launch_replayed(e);
-    else
-        defer(e, launch_multi_step(e, e->ev_kd, e->ev_rev));
+    defer(e, launch_multi_step(e, e->ev_kd, e->ev_rev));
     return HX_OK;
 }
 
@@ -625,7 +573,6 @@ static hx_status kickdrift_host_path(hx_md_engine *e, int want_thermo, hx_status
  * step_host; the next step is captured here when it will be replayed. */
 static hx_status step_checked(hx_md_engine *e, int want_thermo)
 {
-    hxg_eng_send_held(e);
     hx_status st = e->mgraph ? hxg_eng_pending_status(e) : HX_OK;
     st = kickdrift_host_path(e, want_thermo, st);
     st = step_host(e, want_thermo, st);
