@@ -71,8 +71,6 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     e->tight = hxi_env_int("HALOX_MD_TIGHT", 0) != 0;
     e->graph_allowed = hxi_env_int("HALOX_MD_GRAPH", 1) != 0;
     e->graph_cond = hxi_env_int("HALOX_MD_GRAPH_COND", 1) != 0;
-    e->group = hxi_env_int("HALOX_MD_GRAPH_STEPS", 8);
-    e->group = e->group < 1 ? 1 : (e->group > 64 ? 64 : e->group);
     e->rh = hxi_md_list_cutoff(cfg);
     HXI_CHECK_GOTO(hxg_eng_local_rank(e), st, fail);
     {
@@ -163,9 +161,7 @@ static hx_status gpu_thermo(hx_md_engine *e, hx_md_thermo *out)
         return hxi_error(HX_ERR_INVALID, "GPU engine: thermo needs an engine and an output");
     double t0 = hxi_now();
     double sums[HXG_NACC] = {0.0, 0.0, 0.0};
-    hx_status st = hxg_eng_send_held(e);
-    if (st == HX_OK)
-        st = hxg_eng_pending_status(e); /* a check in graph mode */
+    hx_status st = hxg_eng_pending_status(e); /* a check in graph mode */
     if (st == HX_OK && (cudaStreamSynchronize(e->s_nl) != cudaSuccess ||
                         cudaStreamSynchronize(e->s_loc) != cudaSuccess))
         st = cuda_fail(cudaGetLastError(), "waiting for the steps");
@@ -197,7 +193,6 @@ static hx_status gpu_gather(hx_md_engine *e, hx_md_system *sys, double **f)
 {
     if (!e || !sys)
         return hxi_error(HX_ERR_INVALID, "GPU engine: gather needs an engine and a system");
-    HXI_CHECK(hxg_eng_send_held(e));
     CU(cudaStreamSynchronize(e->s_nl), "non-local stream");
     CU(cudaStreamSynchronize(e->s_loc), "local stream");
     HXI_CHECK(hxg_eng_check_report(e));
@@ -325,7 +320,6 @@ static void gpu_destroy(hx_md_engine *e)
 
 static hx_status gpu_sync(hx_md_engine *e)
 {
-    HXI_CHECK(hxg_eng_send_held(e));
     CU(cudaStreamSynchronize(e->s_loc), "waiting for the local stream");
     CU(cudaStreamSynchronize(e->s_nl), "waiting for the non-local stream");
     return HX_OK;

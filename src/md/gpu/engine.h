@@ -142,11 +142,6 @@ struct hx_md_engine {
     int graphs;                  /* replay device-resident steps from CUDA graphs */
     int graph_cond; /* their rebuilds in conditional nodes (HALOX_MD_GRAPH_COND is not 0) */
     cudaGraphExec_t gexec[2][2]; /* [candidate step][thermo step] */
-    /* Steps without thermo go to the GPU `group` at a time, from one graph
-     * of that many steps of a kind (gexec_group[candidate]); `held` steps
-     * of kind held_kind wait for the group to fill (step.c). */
-    int group, held, held_kind;
-    cudaGraphExec_t gexec_group[2];
     int64_t graph_steps;         /* steps replayed from graphs so far (either path) */
 
     /* Several ranks, graph mode: the same on every rank (agreed at create),
@@ -284,8 +279,6 @@ void hxg_eng_drop_step_graphs(hx_md_engine *e);
 hx_status hxg_eng_force_pass(hx_md_engine *e, int write, double *acc);
 hx_status hxg_eng_pending_status(hx_md_engine *e);
 void hxg_eng_capture_ahead(hx_md_engine *e);
-/* Sends the steps held for a group (one rank; see step.c). */
-hx_status hxg_eng_send_held(hx_md_engine *e);
 
 /* ----------------------------------------------------- trace_cupti.c */
 

@@ -65,62 +65,61 @@ static hx_status launch_device_step(hx_md_engine *e, int candidate, int want_the
 }
 
 #if CUDART_VERSION >= 13000
-/* n candidate steps as one graph, each step's rebuild kernels in the body
- * of a conditional (if) node of its own: the kick-drift's last block sets
- * the condition from the same gate the rebuild's kernels test, and a step
- * that does not rebuild skips them instead of launching each to return at
- * once (with `check yes` every step is a candidate: about 1.5 us a kernel
- * on an H200). The bodies are captured from s_b, which a single rank does
- * not otherwise use. */
-static cudaError_t capture_conditional(hx_md_engine *e, int want_thermo, int n, cudaGraph_t *out)
+/* A candidate step as a graph whose rebuild kernels sit in the body of a
+ * conditional (if) node: the kick-drift's last block sets the condition
+ * from the same gate the rebuild's kernels test, and a step that does not
+ * rebuild skips them instead of launching each to return at once (with
+ * `check yes` every step is a candidate: about 1.5 us a kernel on an
+ * H200). The body is captured from s_b, which a single rank does not
+ * otherwise use. */
+static cudaError_t capture_conditional(hx_md_engine *e, int want_thermo, cudaGraph_t *out)
 {
-    cudaGraph_t g = NULL;
+    cudaGraph_t g = NULL, body = NULL;
+    cudaGraphConditionalHandle h = 0;
+    cudaGraphNode_t node = NULL;
+    const cudaGraphNode_t *deps = NULL;
+    const cudaGraphEdgeData *edges = NULL;
+    size_t ndeps = 0;
+    enum cudaStreamCaptureStatus cs;
+    int capturing = 0;
     cudaError_t ce = cudaGraphCreate(&g, 0);
+    if (ce == cudaSuccess)
+        ce = cudaGraphConditionalHandleCreate(&h, g, 0, cudaGraphCondAssignDefault);
     if (ce == cudaSuccess)
         ce = cudaStreamBeginCaptureToGraph(e->s_loc, g, NULL, NULL, 0,
                                            cudaStreamCaptureModeThreadLocal);
-    const int capturing = ce == cudaSuccess;
-    for (int k = 0; k < n && ce == cudaSuccess; k++) {
-        cudaGraphConditionalHandle h = 0;
-        cudaGraphNode_t node = NULL;
-        cudaGraph_t body = NULL;
-        const cudaGraphNode_t *deps = NULL;
-        const cudaGraphEdgeData *edges = NULL;
-        size_t ndeps = 0;
-        enum cudaStreamCaptureStatus cs;
-        ce = cudaGraphConditionalHandleCreate(&h, g, 0, cudaGraphCondAssignDefault);
-        if (ce == cudaSuccess && launch_kickdrift(e, want_thermo, h) != HX_OK)
-            ce = cudaErrorUnknown;
+    capturing = ce == cudaSuccess;
+    if (ce == cudaSuccess && launch_kickdrift(e, want_thermo, h) != HX_OK)
+        ce = cudaErrorUnknown;
+    if (ce == cudaSuccess)
+        ce = cudaStreamGetCaptureInfo(e->s_loc, &cs, NULL, NULL, &deps, &edges, &ndeps);
+    if (ce == cudaSuccess) {
+        struct cudaGraphNodeParams p;
+        memset(&p, 0, sizeof p);
+        p.type = cudaGraphNodeTypeConditional;
+        p.conditional.handle = h;
+        p.conditional.type = cudaGraphCondTypeIf;
+        p.conditional.size = 1;
+        ce = cudaGraphAddNode(&node, g, deps, edges, ndeps, &p);
         if (ce == cudaSuccess)
-            ce = cudaStreamGetCaptureInfo(e->s_loc, &cs, NULL, NULL, &deps, &edges, &ndeps);
-        if (ce == cudaSuccess) {
-            struct cudaGraphNodeParams p;
-            memset(&p, 0, sizeof p);
-            p.type = cudaGraphNodeTypeConditional;
-            p.conditional.handle = h;
-            p.conditional.type = cudaGraphCondTypeIf;
-            p.conditional.size = 1;
-            ce = cudaGraphAddNode(&node, g, deps, edges, ndeps, &p);
-            if (ce == cudaSuccess)
-                body = p.conditional.phGraph_out[0];
-        }
-        if (ce == cudaSuccess)
-            ce = cudaStreamUpdateCaptureDependencies(e->s_loc, &node, NULL, 1,
-                                                     cudaStreamSetCaptureDependencies);
-        if (ce == cudaSuccess) {
-            ce = cudaStreamBeginCaptureToGraph(e->s_b, body, NULL, NULL, 0,
-                                               cudaStreamCaptureModeThreadLocal);
-            if (ce == cudaSuccess) {
-                hx_status st = launch_rebuild(e, e->s_b);
-                cudaGraph_t tmp = NULL;
-                ce = cudaStreamEndCapture(e->s_b, &tmp);
-                if (st != HX_OK && ce == cudaSuccess)
-                    ce = cudaErrorUnknown;
-            }
-        }
-        if (ce == cudaSuccess && launch_forces(e, want_thermo) != HX_OK)
-            ce = cudaErrorUnknown;
+            body = p.conditional.phGraph_out[0];
     }
+    if (ce == cudaSuccess)
+        ce = cudaStreamUpdateCaptureDependencies(e->s_loc, &node, NULL, 1,
+                                                 cudaStreamSetCaptureDependencies);
+    if (ce == cudaSuccess) {
+        ce = cudaStreamBeginCaptureToGraph(e->s_b, body, NULL, NULL, 0,
+                                           cudaStreamCaptureModeThreadLocal);
+        if (ce == cudaSuccess) {
+            hx_status st = launch_rebuild(e, e->s_b);
+            cudaGraph_t tmp = NULL;
+            ce = cudaStreamEndCapture(e->s_b, &tmp);
+            if (st != HX_OK && ce == cudaSuccess)
+                ce = cudaErrorUnknown;
+        }
+    }
+    if (ce == cudaSuccess && launch_forces(e, want_thermo) != HX_OK)
+        ce = cudaErrorUnknown;
     if (capturing) {
         cudaGraph_t tmp = NULL;
         cudaError_t ee = cudaStreamEndCapture(e->s_loc, &tmp);
@@ -138,17 +137,15 @@ static cudaError_t capture_conditional(hx_md_engine *e, int want_thermo, int n, 
 }
 #endif
 
-/* Captures n steps of one kind into one executable graph (*exec). With
- * `check yes` a candidate step goes into a graph with a conditional node
- * where the runtime allows (HALOX_MD_GRAPH_COND=0: never); otherwise into
- * a plain graph whose rebuild kernels return at once on steps that do not
- * rebuild. With `check no` every candidate step past the delay rebuilds,
- * and the node would only add its cost: launching the body took about 20
- * us more a rebuild on an H200 (HALOX_TRACE, HOOMD-blue's 64,000 atoms).
- * The launches take the step number from the device (flags->cur), so n
- * copies in one graph are n steps. */
-static hx_status capture_kind(hx_md_engine *e, int candidate, int want_thermo, int n,
-                              cudaGraphExec_t *exec)
+/* Captures one kind of step into a graph. A failure turns graphs off; the
+ * plain launches do the same work. With `check yes` a candidate step goes
+ * into a graph with a conditional node where the runtime allows
+ * (HALOX_MD_GRAPH_COND=0: never); otherwise into a plain graph whose
+ * rebuild kernels return at once on steps that do not rebuild. With `check
+ * no` every candidate step past the delay rebuilds, and the node would only
+ * add its cost: launching the body took about 20 us more a rebuild on an
+ * H200 (HALOX_TRACE, HOOMD-blue's 64,000 atoms). */
+static void capture_step(hx_md_engine *e, int candidate, int want_thermo)
 {
     cudaGraph_t g = NULL;
     cudaGraphExec_t x = NULL;
@@ -157,7 +154,7 @@ static hx_status capture_kind(hx_md_engine *e, int candidate, int want_thermo, i
     hx_status st = HX_OK;
 #if CUDART_VERSION >= 13000
     if (candidate && e->graph_cond && e->cfg.neigh_check) {
-        cudaError_t ce = capture_conditional(e, want_thermo, n, &g);
+        cudaError_t ce = capture_conditional(e, want_thermo, &g);
         if (ce == cudaSuccess && cudaGraphInstantiate(&x, g, 0) != cudaSuccess) {
             ce = cudaErrorUnknown;
             cudaGetLastError();
@@ -167,8 +164,8 @@ static hx_status capture_kind(hx_md_engine *e, int candidate, int want_thermo, i
         g = NULL;
         if (ce == cudaSuccess) {
             e->timing_now = timing;
-            *exec = x;
-            return HX_OK;
+            e->gexec[candidate][want_thermo] = x;
+            return;
         }
         hxi_info("GPU engine: a rebuild step could not be captured with a conditional node "
                  "(%s); its rebuild kernels are replayed every candidate step instead",
@@ -179,8 +176,7 @@ static hx_status capture_kind(hx_md_engine *e, int candidate, int want_thermo, i
     if (cudaStreamBeginCapture(e->s_loc, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
         st = HX_ERR_CUDA;
     } else {
-        for (int k = 0; k < n && st == HX_OK; k++)
-            st = launch_device_step(e, candidate, want_thermo);
+        st = launch_device_step(e, candidate, want_thermo);
         if (cudaStreamEndCapture(e->s_loc, &g) != cudaSuccess)
             st = HX_ERR_CUDA;
     }
@@ -190,104 +186,40 @@ static hx_status capture_kind(hx_md_engine *e, int candidate, int want_thermo, i
         cudaGraphDestroy(g);
     cudaGetLastError();
     e->timing_now = timing;
-    if (st == HX_OK)
-        *exec = x;
-    return st;
-}
-
-/* One kind of single step, captured once. A failure turns graphs off; the
- * plain launches do the same work. */
-static void capture_step(hx_md_engine *e, int candidate, int want_thermo)
-{
-    if (capture_kind(e, candidate, want_thermo, 1, &e->gexec[candidate][want_thermo]) != HX_OK) {
+    if (st != HX_OK) {
         hxi_warn("GPU engine: could not capture a step into a CUDA graph; launching kernels "
                  "one by one instead");
         e->graphs = 0;
+        return;
     }
-}
-
-/* The group of e->group steps of one kind (no thermo), captured once: a
- * failure only ends the grouping. */
-static void capture_group(hx_md_engine *e, int candidate)
-{
-    if (capture_kind(e, candidate, 0, e->group, &e->gexec_group[candidate]) != HX_OK) {
-        hxi_info("GPU engine: could not capture %d steps into one CUDA graph; replaying them one "
-                 "by one",
-                 e->group);
-        e->group = 1;
-    }
+    e->gexec[candidate][want_thermo] = x;
 }
 
 void hxg_eng_drop_step_graphs(hx_md_engine *e)
 {
-    for (int a = 0; a < 2; a++) {
+    for (int a = 0; a < 2; a++)
         for (int b = 0; b < 2; b++)
             if (e->gexec[a][b]) {
                 cudaGraphExecDestroy(e->gexec[a][b]);
                 e->gexec[a][b] = NULL;
             }
-        if (e->gexec_group[a]) {
-            cudaGraphExecDestroy(e->gexec_group[a]);
-            e->gexec_group[a] = NULL;
-        }
-    }
 }
 
-/* One step of a kind from its graph (captured on first use), or launched
- * one by one where graphs are off. */
-static hx_status launch_kind(hx_md_engine *e, int candidate, int want_thermo)
-{
-    if (e->graphs && !e->gexec[candidate][want_thermo])
-        capture_step(e, candidate, want_thermo);
-    if (!e->graphs)
-        return launch_device_step(e, candidate, want_thermo);
-    CU(cudaGraphLaunch(e->gexec[candidate][want_thermo], e->s_loc), "graph launch");
-    e->graph_steps++;
-    return HX_OK;
-}
-
-hx_status hxg_eng_send_held(hx_md_engine *e)
-{
-    hx_status st = HX_OK;
-    for (; e->held > 0 && st == HX_OK; e->held--)
-        st = launch_kind(e, e->held_kind, 0);
-    e->held = 0;
-    return st;
-}
-
-/* One rank, rebuilds on the device: no host synchronisation in a step.
- * Steps without thermo go to the GPU e->group at a time (HALOX_MD_GRAPH_STEPS,
- * default 8), as one graph of that many steps of one kind: such a step is
- * held until the group is full, and whatever else the engine does first
- * (another kind of step, thermo, a gather, a sync, a timed step) sends the
- * held steps one by one. A graph launch waits a few microseconds on the
- * one before (on an H200: about 1.4 us between two steps of the melt, 3.7
- * between two of HOOMD-blue's 64,000 atoms with their conditional nodes),
- * so a group pays that once. */
+/* One rank, rebuilds on the device: no host synchronisation in a step. */
 static hx_status step_device(hx_md_engine *e, int want_thermo)
 {
     const int candidate = e->step % e->cfg.neigh_every == 0;
     e->last_want = want_thermo;
-    if (e->graphs && !e->timing_now && !want_thermo && e->group > 1) {
-        if (e->held > 0 && e->held_kind != candidate)
-            HXI_CHECK(hxg_eng_send_held(e));
-        if (!e->gexec_group[candidate])
-            capture_group(e, candidate);
-        if (e->group > 1) {
-            e->held_kind = candidate;
-            if (++e->held == e->group) {
-                e->held = 0;
-                CU(cudaGraphLaunch(e->gexec_group[candidate], e->s_loc), "graph launch");
-                e->graph_steps += e->group;
-            }
+    if (e->graphs && !e->timing_now) {
+        if (!e->gexec[candidate][want_thermo])
+            capture_step(e, candidate, want_thermo);
+        if (e->graphs) {
+            CU(cudaGraphLaunch(e->gexec[candidate][want_thermo], e->s_loc), "graph launch");
+            e->graph_steps++;
             return hxg_eng_check_report(e);
         }
     }
-    HXI_CHECK(hxg_eng_send_held(e));
-    if (e->graphs && !e->timing_now)
-        HXI_CHECK(launch_kind(e, candidate, want_thermo));
-    else
-        HXI_CHECK(launch_device_step(e, candidate, want_thermo));
+    HXI_CHECK(launch_device_step(e, candidate, want_thermo));
     return hxg_eng_check_report(e);
 }
 
@@ -319,8 +251,6 @@ hx_status hxg_eng_recover_single(hx_md_engine *e)
                            e->f4, e->v4, c->nve ? e->dtf : 0.0f, e->mass,
                            thermo_s ? e->acc : NULL, e->flags),
            "force launch");
-        /* Steps held for a group (never sent) are among them. */
-        e->held = 0;
         for (int64_t t = s + 1; t <= e->step; t++)
             HXI_CHECK(launch_device_step(e, t % c->neigh_every == 0, t == e->step && e->last_want));
     }
@@ -509,11 +439,6 @@ void hxg_eng_capture_ahead(hx_md_engine *e)
         for (int t = 0; t < 2; t++)
             if (!e->multi && e->graphs && !e->gexec[c][t])
                 capture_step(e, c, t);
-    /* And the group of the kind of step that runs in a row: candidates
-     * where every step is one, else the others. */
-    const int run_kind = e->cfg.neigh_every == 1;
-    if (!e->multi && e->graphs && e->group > 1 && !e->gexec_group[run_kind])
-        capture_group(e, run_kind);
 }
 
 /* A step between checks: replayed, or launched when timed (or where capture
