@@ -6,6 +6,7 @@ target_link_libraries(hxsysgen PUBLIC hxtest)
 target_compile_options(hxsysgen PRIVATE $<$<COMPILE_LANGUAGE:C>:${HALOX_C_WARNINGS}>)
 
 hx_test(test_decomp SOURCES test_decomp.c LIBS hxsysgen RANKS 1 LABELS cpu)
+hx_test(test_node_map SOURCES test_node_map.c RANKS 1 2 4 LABELS cpu)
 hx_test(test_halo SOURCES test_halo.c LIBS hxsysgen RANKS 1 2 3 4 6 8 LABELS cpu)
 hx_test(test_pairs SOURCES test_pairs.c LIBS hxsysgen RANKS 1 2 3 4 6 8 LABELS cpu)
 hx_test(test_reverse SOURCES test_reverse.c LIBS hxsysgen RANKS 1 2 3 4 6 8 LABELS cpu)

@@ -1,12 +1,18 @@
 /*
  * comm.c - the communicator: MPI when built with it, else one process whose
  * messages to itself are copies, so every layer runs the same code path.
+ * Also its node map: which ranks share a host, worked out once per
+ * communicator, so that the GPU engine and every GPU transport count local
+ * ranks (and so pick devices) the same way.
  */
+#define _POSIX_C_SOURCE 200809L /* gethostname */
+
 #include "core/hxi.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifdef HALOX_HAVE_MPI
 #include <mpi.h>
@@ -18,6 +24,7 @@ struct hx_comm {
 #ifdef HALOX_HAVE_MPI
     MPI_Comm mpi;
 #endif
+    hxi_node_map *node; /* worked out at its first use (hxi_comm_node_map) */
 };
 
 static int hxi_started_mpi = 0;
@@ -75,6 +82,7 @@ hx_status hx_comm_create(hx_comm **comm, const void *mpi_comm)
     HXI_CHECK(hxi_alloc((void **) &c, sizeof *c, "a communicator"));
     c->rank = 0;
     c->size = 1;
+    c->node = NULL;
 #ifdef HALOX_HAVE_MPI
     {
         int up = 0;
@@ -114,6 +122,9 @@ void hx_comm_destroy(hx_comm *comm)
     if (!down)
         MPI_Comm_free(&comm->mpi);
 #endif
+    if (comm->node)
+        free(comm->node->node_of);
+    free(comm->node);
     free(comm);
 }
 
@@ -253,4 +264,75 @@ void hxi_comm_library(char *buf, size_t n)
     }
 #endif
     snprintf(buf, n, "no MPI");
+}
+
+/* ------------------------------------------------------------ node map */
+
+enum { HXI_HOST_NAME = 256 };
+
+/* This process's rank among those of its node as the launcher numbers
+ * them, or -1 where no known launcher said. */
+static int launcher_local_rank(void)
+{
+    const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"};
+    for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++) {
+        const char *v = getenv(vars[k]);
+        if (v && *v)
+            return atoi(v);
+    }
+    return -1;
+}
+
+hx_status hxi_comm_node_map(hx_comm *c, const hxi_node_map **out)
+{
+    if (c->node) {
+        *out = c->node;
+        return HX_OK;
+    }
+    hxi_node_map *m = NULL;
+    char *all = NULL, name[HXI_HOST_NAME];
+    memset(name, 0, sizeof name);
+    if (gethostname(name, sizeof name - 1) != 0)
+        snprintf(name, sizeof name, "?");
+    hx_status st = hxi_alloc((void **) &m, sizeof *m, "the node map");
+    if (st == HX_OK) {
+        memset(m, 0, sizeof *m);
+        st = hxi_alloc((void **) &m->node_of, sizeof(int) * (size_t) c->size, "the node map");
+    }
+    if (st == HX_OK)
+        st = hxi_alloc((void **) &all, sizeof name * (size_t) c->size, "the ranks' host names");
+    /* Agreed before the collective, so that no rank is left in it. */
+    st = hxi_agree(c, st);
+    if (st == HX_OK)
+        st = hxi_allgather(c, name, sizeof name, all);
+    if (st != HX_OK) {
+        if (m)
+            free(m->node_of);
+        free(m);
+        free(all);
+        return st;
+    }
+    /* Nodes numbered in the order of their lowest rank. */
+    for (int r = 0; r < c->size; r++) {
+        const char *h = all + (size_t) r * sizeof name;
+        int q = 0;
+        while (q < r && strncmp(all + (size_t) q * sizeof name, h, sizeof name) != 0)
+            q++;
+        m->node_of[r] = q < r ? m->node_of[q] : m->nnodes++;
+    }
+    free(all);
+    m->node = m->node_of[c->rank];
+    m->local_rank = 0;
+    for (int r = 0; r < c->size; r++)
+        if (m->node_of[r] == m->node) {
+            if (r < c->rank)
+                m->local_rank++;
+            m->local_size++;
+        }
+    int lr = launcher_local_rank();
+    if (lr >= 0)
+        m->local_rank = lr;
+    c->node = m;
+    *out = m;
+    return HX_OK;
 }

@@ -62,6 +62,19 @@ hx_status hxi_barrier(hx_comm *c);
  * by its number, so that one bad rank fails a collective call everywhere
  * instead of leaving the others waiting. */
 hx_status hxi_agree(hx_comm *c, hx_status local);
+/* Which ranks of a communicator share a node (a host name). */
+typedef struct hxi_node_map {
+    int local_rank; /* this rank among its node's: the launcher's local rank where it
+                       sets one (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID,
+                       SLURM_LOCALID), else its place in rank order */
+    int local_size; /* ranks of the communicator on this node */
+    int node;       /* this rank's node; nodes are numbered in the order of their lowest rank */
+    int nnodes;
+    int *node_of; /* the node of every rank */
+} hxi_node_map;
+/* The communicator's node map: collective at its first call (every rank
+ * must make it at the same point), then kept with the communicator. */
+hx_status hxi_comm_node_map(hx_comm *c, const hxi_node_map **out);
 /* Pointer to the MPI_Comm inside (NULL without MPI). */
 void *hxi_comm_mpi(hx_comm *c);
 /* The MPI library's name and version ("Open MPI v4.1.6"), or "no MPI". */

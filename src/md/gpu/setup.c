@@ -126,38 +126,15 @@ static hx_status check_fit(const hx_md_engine *e, int nhome)
 
 /* --------------------------------------------------------------- set-up */
 
-/* Rank among the processes of this host, as the GPU transports count it
- * (the launcher's variable where it sets one, else by host name), so that
- * engine and transport pick the same device. */
+/* Rank among the processes of this host: the communicator's node map,
+ * which the GPU transports read too, so that engine and transport pick the
+ * same device. Collective. */
 hx_status hxg_eng_local_rank(hx_md_engine *e)
 {
-    char name[64];
-    memset(name, 0, sizeof name);
-    if (gethostname(name, sizeof name - 1) != 0)
-        strcpy(name, "?");
-    char *all = NULL;
-    HXI_CHECK(hxi_alloc((void **) &all, sizeof name * (size_t) e->nranks, "host names"));
-    hx_status st = hxi_allgather(e->comm, name, sizeof name, all);
-    if (st != HX_OK) {
-        free(all);
-        return st;
-    }
-    int local = 0, lsize = 0;
-    for (int r = 0; r < e->nranks; r++) {
-        if (strncmp(all + (size_t) r * sizeof name, name, sizeof name) == 0) {
-            if (r < e->rank)
-                local++;
-            lsize++;
-        }
-    }
-    free(all);
-    const char *env = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    if (!env)
-        env = getenv("MPI_LOCALRANKID");
-    if (!env)
-        env = getenv("SLURM_LOCALID");
-    e->local_rank = env && *env ? atoi(env) : local;
-    e->local_size = lsize;
+    const hxi_node_map *m = NULL;
+    HXI_CHECK(hxi_comm_node_map(e->comm, &m));
+    e->local_rank = m->local_rank;
+    e->local_size = m->local_size;
     return HX_OK;
 }
 

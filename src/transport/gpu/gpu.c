@@ -86,35 +86,6 @@ hx_status hxi_gpu_regrow(void **p, size_t atoms, size_t keep, const char *what)
     return HX_OK;
 }
 
-/* Rank among the processes of this node: the launcher's variable where it
- * sets one, else a shared-memory split of the communicator. */
-static hx_status local_rank_of(hx_comm *comm, int *local)
-{
-    const char *env = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    if (!env)
-        env = getenv("MPI_LOCALRANKID");
-    if (!env)
-        env = getenv("SLURM_LOCALID");
-    if (env && *env) {
-        *local = atoi(env);
-        return HX_OK;
-    }
-    *local = 0;
-#ifdef HALOX_HAVE_MPI
-    MPI_Comm *mc = (MPI_Comm *) hxi_comm_mpi(comm);
-    if (mc) {
-        MPI_Comm node;
-        if (MPI_Comm_split_type(*mc, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
-            return hxi_error(HX_ERR_MPI, "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed");
-        MPI_Comm_rank(node, local);
-        MPI_Comm_free(&node);
-    }
-#else
-    (void) comm;
-#endif
-    return HX_OK;
-}
-
 /* An MPS control daemon leaves its pipe here while it runs. */
 static int mps_running(void)
 {
@@ -158,7 +129,9 @@ hx_status hxi_gpu_open(hxi_gpu *g, hx_transport *t, const char *who)
                          "transport %s: another rank sees no CUDA device; every rank needs one",
                          who);
 
-    HXI_CHECK(local_rank_of(t->comm, &g->local_rank));
+    const hxi_node_map *node = NULL;
+    HXI_CHECK(hxi_comm_node_map(t->comm, &node)); /* the GPU engine's count too */
+    g->local_rank = node->local_rank;
     g->device = g->local_rank % ndev;
     HXI_CUDA(cudaSetDevice(g->device));
     struct cudaDeviceProp prop;

@@ -51,20 +51,6 @@ typedef struct ipc_card {
     int32_t nsend, nrecv, recv_offset;
 } ipc_card;
 
-static uint64_t host_hash(void)
-{
-    char host[256];
-    if (gethostname(host, sizeof host) != 0)
-        host[0] = 0;
-    host[sizeof host - 1] = 0;
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (const char *c = host; *c; c++) {
-        h ^= (unsigned char) *c;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 /* Whether our GPU reaches every other GPU of the node that this process
  * sees; sets err (when still empty) if not. Collective over node, whatever
  * happened before on this rank; one small broadcast per rank of the node,
@@ -117,34 +103,24 @@ hx_status hxi_mpi_ipc_probe(hx_transport *t, mpi_impl *m, int *ok, char *why, si
     if (MPI_Comm_split_type(m->comm, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node) != MPI_SUCCESS)
         return hxi_error(HX_ERR_MPI,
                          "transport mpi: MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed");
-    int lr = 0, ln = 1, leader = me;
+    int lr = 0, ln = 1;
     MPI_Comm_rank(node, &lr);
     MPI_Comm_size(node, &ln);
-    MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
 
-    /* Node of every rank: its shared-memory domain's lowest rank, unless
-     * its host name differs from that rank's (then it stands alone). */
-    struct {
-        int64_t leader;
-        uint64_t host;
-    } mine = {leader, host_hash()}, *all = NULL;
+    /* Node of every rank: the communicator's node map (host names). */
+    const hxi_node_map *map = NULL;
+    hx_status st = hxi_comm_node_map(t->comm, &map);
     free(m->ipc.node);
-    m->ipc.node = malloc(sizeof(int) * (size_t) n);
-    all = malloc(sizeof *all * (size_t) n);
-    if (!m->ipc.node || !all) {
-        free(all);
+    m->ipc.node = st == HX_OK ? malloc(sizeof(int) * (size_t) n) : NULL;
+    if (!m->ipc.node) {
         MPI_Comm_free(&node);
-        return hxi_error(HX_ERR_NOMEM, "transport mpi: out of host memory for the node table");
+        return st != HX_OK ? st
+                           : hxi_error(HX_ERR_NOMEM,
+                                       "transport mpi: out of host memory for the node table");
     }
-    MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE, m->comm);
-    m->ipc.all_on_node = 1;
-    for (int r = 0; r < n; r++) {
-        int l = (int) all[r].leader;
-        m->ipc.node[r] = (l >= 0 && l < n && all[l].host == all[r].host) ? l : -1 - r;
-        if (m->ipc.node[r] != m->ipc.node[0])
-            m->ipc.all_on_node = 0;
-    }
-    free(all);
+    for (int r = 0; r < n; r++)
+        m->ipc.node[r] = map->node_of[r];
+    m->ipc.all_on_node = map->nnodes == 1;
 
     /* A ring inside the node: each rank maps its neighbour's buffer. */
     char err[320] = "";
@@ -190,7 +166,7 @@ hx_status hxi_mpi_ipc_probe(hx_transport *t, mpi_impl *m, int *ok, char *why, si
     MPI_Comm_free(&node);
 
     hx_status local = err[0] ? hxi_error(HX_ERR_UNSUPPORTED, "%s", err) : HX_OK;
-    hx_status st = hxi_agree(t->comm, local);
+    st = hxi_agree(t->comm, local);
     if (st != HX_OK)
         snprintf(why, whylen, "%s", hx_last_error());
     *ok = st == HX_OK;

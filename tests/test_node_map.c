@@ -1,0 +1,57 @@
+/*
+ * test_node_map: the communicator's node map (hxi_comm_node_map), which the
+ * GPU engine and the GPU transports read to count local ranks and so pick
+ * the same device. Every rank of a test runs on one host, so: one node,
+ * every rank on it, numbered 0; the local rank is the rank (in rank order,
+ * as the launcher numbers one host's processes); a second call gives the
+ * same map without communicating; a communicator of its own (a duplicate)
+ * gets a map of its own with the same answers, worked out this time from
+ * the host names alone (the launchers' local-rank variables removed).
+ */
+#define _POSIX_C_SOURCE 200809L /* unsetenv */
+
+#include "hxtest.h"
+
+#include "core/hxi.h"
+
+#include <stdlib.h>
+
+static void check_map(const hxi_node_map *m, int rank, int size, const char *which)
+{
+    HXT_CHECK(m->nnodes == 1, "%s: %d nodes, want 1 (all ranks on one host)", which, m->nnodes);
+    HXT_CHECK(m->node == 0, "%s: node %d, want 0", which, m->node);
+    HXT_CHECK(m->local_size == size, "%s: %d ranks on the node, want %d", which, m->local_size,
+              size);
+    HXT_CHECK(m->local_rank == rank, "%s: local rank %d, want %d", which, m->local_rank, rank);
+    int bad = 0;
+    for (int r = 0; r < size; r++)
+        bad += m->node_of[r] != 0;
+    HXT_CHECK(bad == 0, "%s: %d ranks placed on another node than 0", which, bad);
+}
+
+int main(int argc, char **argv)
+{
+    hx_comm *comm = hxt_init(&argc, &argv, "test_node_map");
+    const int rank = hx_comm_rank(comm), size = hx_comm_size(comm);
+    const hxi_node_map *m = NULL, *again = NULL;
+    if (HXT_OK(hxi_comm_node_map(comm, &m)))
+        check_map(m, rank, size, "world");
+    /* Kept: the same map, and no collective (rank 0 alone asks again). */
+    if (rank == 0 && HXT_OK(hxi_comm_node_map(comm, &again)))
+        HXT_CHECK(again == m, "a second call returns the map already made");
+
+    /* The other way to a local rank: the ranks' host names in rank order. */
+    unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    unsetenv("MPI_LOCALRANKID");
+    unsetenv("SLURM_LOCALID");
+    hx_comm *dup = NULL;
+    if (HXT_OK(hx_comm_create(&dup, hxi_comm_mpi(comm)))) {
+        const hxi_node_map *d = NULL;
+        if (HXT_OK(hxi_comm_node_map(dup, &d))) {
+            HXT_CHECK(d != m, "another communicator has a map of its own");
+            check_map(d, rank, size, "duplicate");
+        }
+        hx_comm_destroy(dup);
+    }
+    return hxt_finish(comm);
+}
