@@ -322,7 +322,6 @@ hx_status hxi_comm_node_map(hx_comm *c, const hxi_node_map **out)
     }
     free(all);
     m->node = m->node_of[c->rank];
-    m->local_rank = 0;
     for (int r = 0; r < c->size; r++)
         if (m->node_of[r] == m->node) {
             if (r < c->rank)

@@ -284,6 +284,13 @@ __device__ float hxr_home_atom(const hxr_home_in &h, int i, int dim, float *px, 
     return p[dim];
 }
 
+/* Whether a candidate with this coordinate along the pulse's dimension is
+ * sent: the one rule of the count and the place passes. */
+__device__ __forceinline__ bool hxr_selected(float v, double limit)
+{
+    return (double) v < limit;
+}
+
 /* One thread per home atom: hxr_home_atom (a plan without pulses). */
 __global__ void hxr_k_home(hxr_home_in h, int nhome, float *px, hxr_result *res)
 {
@@ -305,7 +312,7 @@ __global__ void hxr_k_select_count(hxr_home_in h, float *px, int lo, int hi, int
     int v = 0;
     if (i < hi) {
         const float c = h.x ? hxr_home_atom(h, i, dim, px, res) : px[3 * (size_t) i + dim];
-        v = (double) c < limit ? 1 : 0;
+        v = hxr_selected(c, limit) ? 1 : 0;
     }
     const int sum = reduce(tmp).Sum(v);
     if (threadIdx.x == 0)
@@ -335,7 +342,7 @@ __global__ void hxr_k_select_place(const float *px, const uint32_t *pz, int lo, 
 {
     __shared__ typename hxr_bscan::TempStorage tmp;
     const int i = lo + blockIdx.x * blockDim.x + threadIdx.x;
-    const bool sel = i < hi && (double) px[3 * (size_t) i + dim] < limit;
+    const bool sel = i < hi && hxr_selected(px[3 * (size_t) i + dim], limit);
     int off;
     hxr_bscan(tmp).ExclusiveSum(sel ? 1 : 0, off);
     if (i < hi) {
