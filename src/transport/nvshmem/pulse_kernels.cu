@@ -4,49 +4,54 @@
  */
 #include "transport/gpu/gpu_dev.cuh"
 #include "transport/nvshmem/pulse_kernels.h"
-
-#include <nvshmem.h>
-#include <nvshmemx.h>
+#include "transport/nvshmem/put_dev.cuh"
 
 #define HXI_BLOCK 256
 
+/* Atom i of the pulse's map, shift applied, stored at dst[3 i]. */
+static __device__ __forceinline__ void pulse_pack(const hxi_shm_pulse_args &a, int i, float *dst)
+{
+    const float *s = a.src + 3 * (size_t) a.map[i];
+    float v0 = s[0], v1 = s[1], v2 = s[2];
+    if (a.dim == 0)
+        v0 += a.shift;
+    else if (a.dim == 1)
+        v1 += a.shift;
+    else
+        v2 += a.shift;
+    float *d = dst + 3 * (size_t) i;
+    d[0] = v0;
+    d[1] = v1;
+    d[2] = v2;
+}
+
 /* Coordinates of one pulse.
- * Grid: blocks grid-stride over the `nout` atoms to pack, one thread per
- * atom. Direct path: each thread stores its atom straight into the peer's
- * coordinate array; the last block (hxi_last_block) has thread 0 publish
- * with one st.release.sys of the step value into the peer's slot. Put path:
- * atoms go to the local staging slot; the last block issues one block-scope
- * put-with-signal (all its threads copy; a thread-scope put to a
- * load/store peer would be copied by one thread). Then thread 0 of block 0
- * waits, bounded, for our own slot: later pulses read what arrives. */
+ * Direct path: blocks grid-stride over the `nout` atoms to pack, one thread
+ * per atom, each storing its atom straight into the peer's coordinate
+ * array; the last block (hxi_last_block) has thread 0 publish with one
+ * st.release.sys of the step value into the peer's slot. Put path
+ * (put_dev.cuh): each block packs its own slice of the atoms into the local
+ * staging slot and puts that slice (all its threads copy; a thread-scope
+ * put to a load/store peer would be copied by one thread); the last block
+ * sets the signal. Then thread 0 of block 0 waits, bounded, for our own
+ * slot: later pulses read what arrives. */
 __global__ void hxi_k_pulse_forward(hxi_shm_pulse_args a)
 {
-    if (a.nout > 0) {
-        float *dst = a.direct_dst ? a.direct_dst : a.stage;
+    if (a.nout > 0 && a.direct_dst) {
         for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < a.nout;
-             i += gridDim.x * blockDim.x) {
-            const float *s = a.src + 3 * (size_t) a.map[i];
-            float v0 = s[0], v1 = s[1], v2 = s[2];
-            if (a.dim == 0)
-                v0 += a.shift;
-            else if (a.dim == 1)
-                v1 += a.shift;
-            else
-                v2 += a.shift;
-            float *d = dst + 3 * (size_t) i;
-            d[0] = v0;
-            d[1] = v1;
-            d[2] = v2;
-        }
-        if (hxi_last_block(a.counter)) {
-            if (a.direct_dst) {
-                if (threadIdx.x == 0)
-                    hxi_dev_st_release_sys(a.direct_sig, a.value);
-            } else {
-                nvshmemx_float_put_signal_nbi_block(a.put_dst, a.stage, (size_t) a.nout * 3,
-                                                    a.put_sig, a.value, NVSHMEM_SIGNAL_SET, a.pe);
-            }
-        }
+             i += gridDim.x * blockDim.x)
+            pulse_pack(a, i, a.direct_dst);
+        if (hxi_last_block(a.counter) && threadIdx.x == 0)
+            hxi_dev_st_release_sys(a.direct_sig, a.value);
+    } else if (a.nout > 0) {
+        int lo, hi;
+        hxi_put_slice(a.nout, 1, blockIdx.x, gridDim.x, &lo, &hi);
+        for (int i = lo + threadIdx.x; i < hi; i += blockDim.x)
+            pulse_pack(a, i, a.stage);
+        hxi_put_complete(a.put_dst + 3 * (size_t) lo, a.stage + 3 * (size_t) lo,
+                         3 * (size_t) (hi - lo), a.pe, true);
+        if (hxi_last_block(a.counter) && threadIdx.x == 0)
+            hxi_put_signal(a.put_sig, a.value, a.pe);
     }
     if (a.nin > 0 && blockIdx.x == 0 && threadIdx.x == 0)
         hxi_dev_wait_eq(a.my_sig, &a.wait, a.d_hit, a.rec);
@@ -55,8 +60,9 @@ __global__ void hxi_k_pulse_forward(hxi_shm_pulse_args a)
 /* Forces of one pulse.
  * Send: the `nout` halo forces are contiguous in f. Direct path: blocks
  * grid-stride copy them into the peer's force slot, and the last block's
- * thread 0 publishes with st.release.sys. Put path: block 0 alone issues a
- * block-scope put-with-signal straight from f (symmetric). Receive: thread
+ * thread 0 publishes with st.release.sys. Put path: each block puts its
+ * slice straight from f (symmetric), the last block sets the signal.
+ * Receive: thread
  * 0 of every block waits, bounded, for our slot, then the blocks
  * grid-stride add the `nin` received forces into f through the map (a
  * pulse's map holds each atom once: no atomics). The grid is capped by the
@@ -71,9 +77,13 @@ __global__ void hxi_k_pulse_reverse(hxi_shm_pulse_args a)
                 a.direct_dst[i] = a.src[i];
             if (hxi_last_block(a.counter) && threadIdx.x == 0)
                 hxi_dev_st_release_sys(a.direct_sig, a.value);
-        } else if (blockIdx.x == 0) {
-            nvshmemx_float_put_signal_nbi_block(a.put_dst, a.src, (size_t) a.nout * 3, a.put_sig,
-                                                a.value, NVSHMEM_SIGNAL_SET, a.pe);
+        } else {
+            int lo, hi;
+            hxi_put_slice(a.nout, 1, blockIdx.x, gridDim.x, &lo, &hi);
+            hxi_put_complete(a.put_dst + 3 * (size_t) lo, a.src + 3 * (size_t) lo,
+                             3 * (size_t) (hi - lo), a.pe, true);
+            if (hxi_last_block(a.counter) && threadIdx.x == 0)
+                hxi_put_signal(a.put_sig, a.value, a.pe);
         }
     }
     if (a.nin > 0) {

@@ -26,8 +26,9 @@ extern "C" {
 /* How a pulse's coordinates reach send_rank. */
 enum {
     HXI_FZ_X_DIRECT = 0,    /* stores into the peer's array (nvshmem_ptr) */
-    HXI_FZ_X_PUT_BLOCK = 1, /* staging slot + block-scope put with signal */
-    HXI_FZ_X_PUT_THREAD = 2 /* staging slot + one thread's put (network peer) */
+    HXI_FZ_X_PUT_BLOCK = 1, /* staging slot, each block puts its slice (all
+                               threads copy), the last block signals */
+    HXI_FZ_X_PUT_THREAD = 2 /* the same with one thread's put per slice (network peer) */
 };
 
 /* Force modes, as requested (HALOX_FUSED_FORCE_MODE) and as agreed per pulse. */
@@ -42,8 +43,8 @@ enum {
 /* How the halo forces of a pulse leave this rank (the sending side). */
 enum {
     HXI_FZ_FS_DIRECT = 0,     /* push: stores into the peer's staging slot */
-    HXI_FZ_FS_PUT_BLOCK = 1,  /* push: block-scope put with signal from f */
-    HXI_FZ_FS_PUT_THREAD = 2, /* push: one thread's put (network peer) */
+    HXI_FZ_FS_PUT_BLOCK = 1,  /* push: per-block puts from f, then a signal */
+    HXI_FZ_FS_PUT_THREAD = 2, /* push: the same, one thread's put per block (network peer) */
     HXI_FZ_FS_PULL = 3,       /* signal "ready"; the peer reads, then acks */
     HXI_FZ_FS_ATOMIC = 4      /* wait "ready", remote atomic adds, signal */
 };

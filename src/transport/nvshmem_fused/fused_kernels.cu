@@ -19,10 +19,8 @@
  *   cascades into timeouts on the peers instead of wrong data.
  */
 #include "transport/gpu/gpu_dev.cuh"
+#include "transport/nvshmem/put_dev.cuh"
 #include "transport/nvshmem_fused/fused.h"
-
-#include <nvshmem.h>
-#include <nvshmemx.h>
 
 /* --------------------------------------------------------------- helpers */
 
@@ -117,27 +115,36 @@ static __device__ __forceinline__ void fz_gather(const hxi_fz_args &a, const int
 
 /* ------------------------------------------------------------ coordinates */
 
-/* One row (pulse) of the coordinate kernel, plain stores. Warps take
- * chunks of 32 map entries round-robin over the row; home entries come
- * first in every map, so a warp packs what is independent before it meets
- * a chunk that needs an earlier pulse. Each chunk is gathered into shared
- * memory and written out as 96 consecutive floats, so that each store
- * instruction covers one contiguous 128-byte line of the destination (the
- * peer's array over NVLink, or our staging slot). Then the row's blocks
- * arrive on the pulse counter; the last one publishes. */
+/* One row (pulse) of the coordinate kernel, plain stores. Direct path:
+ * warps take chunks of 32 map entries round-robin over the row; home
+ * entries come first in every map, so a warp packs what is independent
+ * before it meets a chunk that needs an earlier pulse. Put path: each block
+ * takes its own slice of whole chunks (put_dev.cuh), its warps round-robin
+ * within it, and puts the slice once it is staged. Each chunk is gathered
+ * into shared memory and written out as 96 consecutive floats, so that each
+ * store instruction covers one contiguous 128-byte line of the destination
+ * (the peer's array over NVLink, or our staging slot). Then the row's
+ * blocks arrive on the pulse counter; the last one publishes: the release
+ * of the direct path, or the put path's signal. */
 static __device__ void fz_row_plain(const hxi_fz_args &a, const hxi_fz_pulse *P, int p,
                                     uint64_t step, float *wbuf, int *s_last)
 {
-    const int lane = threadIdx.x & 31;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int n = P->nsend, nh = P->nsend_home, dim = P->dim;
     const float shift = P->shift;
     const int *map = a.maps + P->map_offset;
     float *dst = P->xdst;
-    const int nwarps = gridDim.x * HXI_FZ_WARPS;
-    const int nchunks = (n + 31) / 32;
+    const bool put = P->xmode != HXI_FZ_X_DIRECT;
+    int lo = 0, hi = n, k0 = blockIdx.x * HXI_FZ_WARPS + warp, dk = gridDim.x * HXI_FZ_WARPS;
+    if (put) {
+        hxi_put_slice(n, 32, blockIdx.x, gridDim.x, &lo, &hi);
+        k0 = lo / 32 + warp;
+        dk = HXI_FZ_WARPS;
+    }
+    const int nchunks = (hi + 31) / 32;
     uint32_t seen = 0;
-    for (int k = blockIdx.x * HXI_FZ_WARPS + (threadIdx.x >> 5); k < nchunks; k += nwarps) {
-        const int c0 = 32 * k, c1 = min(n, c0 + 32);
+    for (int k = k0; k < nchunks; k += dk) {
+        const int c0 = 32 * k, c1 = min(hi, c0 + 32);
         if (c1 > nh && !fz_wait_deps(a, P, step, max(c0, nh), c1, &seen))
             break;
         const int i = c0 + lane;
@@ -155,27 +162,29 @@ static __device__ void fz_row_plain(const hxi_fz_args &a, const hxi_fz_pulse *P,
             d[j] = wbuf[j];
         __syncwarp();
     }
+    if (put) {
+        /* A timed-out wait left the slice incomplete: nothing is put, and
+         * the last block below does not signal. The block decides as one
+         * (the put is block-collective). */
+        __syncthreads();
+        if (threadIdx.x == 0)
+            *s_last = fz_hit(a);
+        __syncthreads();
+        const size_t m = *s_last ? 0 : 3 * (size_t) (hi - lo);
+        hxi_put_complete(P->xput_dst + 3 * (size_t) lo, dst + 3 * (size_t) lo, m, P->send_rank,
+                         P->xmode == HXI_FZ_X_PUT_BLOCK);
+    }
     __syncthreads();
     if (threadIdx.x == 0)
         *s_last = fz_inc_acq_rel(a.cnt + HXI_FZ_CNT_FWD + p, gridDim.x - 1) == gridDim.x - 1 &&
                   !fz_hit(a);
     __syncthreads();
-    if (!*s_last)
+    if (!*s_last || threadIdx.x != 0)
         return;
-    if (P->xmode == HXI_FZ_X_DIRECT) {
-        if (threadIdx.x == 0)
-            hxi_dev_st_release_sys(P->xsig, step);
-    } else if (P->xmode == HXI_FZ_X_PUT_BLOCK) {
-        /* A load/store peer (put path forced): the block copies. */
-        nvshmemx_float_put_signal_nbi_block(P->xput_dst, P->xdst, (size_t) n * 3, P->xsig, step,
-                                            NVSHMEM_SIGNAL_SET, P->send_rank);
-    } else if (threadIdx.x == 0) {
-        /* A network peer: one thread posts the transfer; the staging stores
-         * of every block must be visible to the NIC first. */
-        __threadfence_system();
-        nvshmem_float_put_signal_nbi(P->xput_dst, P->xdst, (size_t) n * 3, P->xsig, step,
-                                     NVSHMEM_SIGNAL_SET, P->send_rank);
-    }
+    if (put)
+        hxi_put_signal(P->xsig, step, P->send_rank);
+    else
+        hxi_dev_st_release_sys(P->xsig, step);
 }
 
 /* One row of the coordinate kernel with bulk copies (direct path only).
@@ -300,13 +309,18 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_forward(const hxi_fz_
 /* ----------------------------------------------------------------- forces */
 
 /* Block arrival on a counter; the last block's thread 0 publishes `step`
- * at system scope into the peer's slot. */
+ * into the peer's slot: a system-scope release into its memory (pe < 0),
+ * or the put path's signal to pe. */
 static __device__ void fz_arrive_publish(const hxi_fz_args &a, unsigned *cnt, uint64_t *sig,
-                                         uint64_t step)
+                                         uint64_t step, int pe)
 {
     __syncthreads();
-    if (threadIdx.x == 0 && fz_inc_acq_rel(cnt, gridDim.x - 1) == gridDim.x - 1 && !fz_hit(a))
+    if (threadIdx.x != 0 || fz_inc_acq_rel(cnt, gridDim.x - 1) != gridDim.x - 1 || fz_hit(a))
+        return;
+    if (pe < 0)
         hxi_dev_st_release_sys(sig, step);
+    else
+        hxi_put_signal(sig, step, pe);
 }
 
 /* The force exchange of one step, all pulses in reverse.
@@ -372,20 +386,18 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_
             if (ok)
                 for (int j = tid; j < m3; j += nthr)
                     P->fdst[j] = src[j];
-            fz_arrive_publish(a, a.cnt + HXI_FZ_CNT_SEND + p, P->fsig, step);
+            fz_arrive_publish(a, a.cnt + HXI_FZ_CNT_SEND + p, P->fsig, step, -1);
             break;
         case HXI_FZ_FS_PUT_BLOCK:
-            if (ok && blockIdx.x == 0)
-                nvshmemx_float_put_signal_nbi_block(P->fdst, src, (size_t) m3, P->fsig, step,
-                                                    NVSHMEM_SIGNAL_SET, P->recv_rank);
+        case HXI_FZ_FS_PUT_THREAD: {
+            int lo, hi;
+            hxi_put_slice(P->nrecv, 1, blockIdx.x, gridDim.x, &lo, &hi);
+            hxi_put_complete(P->fdst + 3 * (size_t) lo, src + 3 * (size_t) lo,
+                             ok ? 3 * (size_t) (hi - lo) : 0, P->recv_rank,
+                             P->fsend == HXI_FZ_FS_PUT_BLOCK);
+            fz_arrive_publish(a, a.cnt + HXI_FZ_CNT_SEND + p, P->fsig, step, P->recv_rank);
             break;
-        case HXI_FZ_FS_PUT_THREAD:
-            if (ok && blockIdx.x == 0 && threadIdx.x == 0) {
-                __threadfence_system();
-                nvshmem_float_put_signal_nbi(P->fdst, src, (size_t) m3, P->fsig, step,
-                                             NVSHMEM_SIGNAL_SET, P->recv_rank);
-            }
-            break;
+        }
         case HXI_FZ_FS_PULL:
             if (ok && blockIdx.x == 0 && threadIdx.x == 0)
                 hxi_dev_st_release_sys(P->fsig, step);
@@ -398,7 +410,7 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_
                     atomicAdd(d + 1, src[3 * i + 1]);
                     atomicAdd(d + 2, src[3 * i + 2]);
                 }
-            fz_arrive_publish(a, a.cnt + HXI_FZ_CNT_SEND + p, P->fsig, step);
+            fz_arrive_publish(a, a.cnt + HXI_FZ_CNT_SEND + p, P->fsig, step, -1);
             break;
         }
         __syncthreads(); /* s_ok is written again below */
