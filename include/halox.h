@@ -22,6 +22,13 @@
 extern "C" {
 #endif
 
+/* Marks what libhalox exports; everything else in it is hidden. */
+#if defined(__GNUC__) || defined(__clang__)
+#define HX_API __attribute__((visibility("default")))
+#else
+#define HX_API
+#endif
+
 #define HX_VERSION_MAJOR 0
 #define HX_VERSION_MINOR 2
 #define HX_VERSION_PATCH 0
@@ -55,31 +62,31 @@ typedef enum hx_status {
  * versions ("halox 0.2.0 (git 1a2b3c4, RelWithDebInfo); transports: cpu
  * mpi ...; MPI: Open MPI v4.1.6; CUDA runtime 13.0, driver 13.0; ...").
  * Needs no device and no MPI start. */
-const char *hx_version_string(void);
+HX_API const char *hx_version_string(void);
 
 /* Short fixed name of a status ("HX_ERR_GRID"). */
-const char *hx_status_string(hx_status status);
+HX_API const char *hx_status_string(hx_status status);
 /* Detailed text of the last error raised on this thread ("" if none). */
-const char *hx_last_error(void);
+HX_API const char *hx_last_error(void);
 
 /* ------------------------------------------------------------- processes */
 
 /* Starts MPI (when built with it and not yet started) and reads the
  * environment. Safe to call when MPI is already initialised. */
-hx_status hx_init(int *argc, char ***argv);
+HX_API hx_status hx_init(int *argc, char ***argv);
 /* Finalises MPI if hx_init started it. */
-hx_status hx_finalize(void);
+HX_API hx_status hx_finalize(void);
 /* 1 when built with MPI. */
-int hx_have_mpi(void);
+HX_API int hx_have_mpi(void);
 
 /* A communicator: MPI_COMM_WORLD (or a duplicate of one given), or a single
  * process when built without MPI. */
 typedef struct hx_comm hx_comm;
 /* mpi_comm: a pointer to an MPI_Comm to duplicate, or NULL for the world. */
-hx_status hx_comm_create(hx_comm **comm, const void *mpi_comm);
-void hx_comm_destroy(hx_comm *comm);
-int hx_comm_rank(const hx_comm *comm);
-int hx_comm_size(const hx_comm *comm);
+HX_API hx_status hx_comm_create(hx_comm **comm, const void *mpi_comm);
+HX_API void hx_comm_destroy(hx_comm *comm);
+HX_API int hx_comm_rank(const hx_comm *comm);
+HX_API int hx_comm_size(const hx_comm *comm);
 
 /* ---------------------------------------------------------------- decomp */
 
@@ -103,21 +110,21 @@ typedef struct hx_decomp {
 } hx_decomp;
 
 /* "2x2x1" -> {2,2,1}. */
-hx_status hx_grid_parse(const char *text, int grid[3]);
+HX_API hx_status hx_grid_parse(const char *text, int grid[3]);
 /* The grid for nranks with the smallest halo volume for this box and cutoff;
  * only grids whose every decomposed dimension keeps the cutoff under half the
  * box are chosen. */
-hx_status hx_grid_choose(int nranks, const double box_len[3], double cutoff, int grid[3]);
+HX_API hx_status hx_grid_choose(int nranks, const double box_len[3], double cutoff, int grid[3]);
 /* grid == NULL or {0,0,0}: chosen with hx_grid_choose. Checks the box, the
  * cutoff and the grid, each with its own status. */
-hx_status hx_decomp_init(hx_decomp *d, const double box_lo[3], const double box_len[3],
-                         double cutoff, const int grid[3], int nranks, int rank);
+HX_API hx_status hx_decomp_init(hx_decomp *d, const double box_lo[3], const double box_len[3],
+                                double cutoff, const int grid[3], int nranks, int rank);
 /* Rank at grid position (coordinates taken modulo the grid). */
-int hx_decomp_rank_at(const hx_decomp *d, const int coord[3]);
+HX_API int hx_decomp_rank_at(const hx_decomp *d, const int coord[3]);
 /* Grid position owning a point along dimension dim (clamped into the grid). */
-int hx_decomp_cell(const hx_decomp *d, int dim, double x);
+HX_API int hx_decomp_cell(const hx_decomp *d, int dim, double x);
 /* Rank owning a point inside the box. */
-int hx_decomp_owner(const hx_decomp *d, const double x[3]);
+HX_API int hx_decomp_owner(const hx_decomp *d, const double x[3]);
 
 /* ------------------------------------------------------------------ plan */
 
@@ -147,30 +154,30 @@ typedef struct hx_plan hx_plan;
 
 /* Collective over comm. x: nhome * 3 home coordinates (x, y, z per atom),
  * each inside this rank's domain (call hx_migrate first). */
-hx_status hx_plan_create(hx_plan **plan, hx_comm *comm, const hx_decomp *d, int nhome,
-                         const double *x);
-void hx_plan_destroy(hx_plan *plan);
-const hx_decomp *hx_plan_decomp(const hx_plan *plan);
-int hx_plan_nhome(const hx_plan *plan);
-int hx_plan_nhalo(const hx_plan *plan);
-int hx_plan_ntotal(const hx_plan *plan);
+HX_API hx_status hx_plan_create(hx_plan **plan, hx_comm *comm, const hx_decomp *d, int nhome,
+                                const double *x);
+HX_API void hx_plan_destroy(hx_plan *plan);
+HX_API const hx_decomp *hx_plan_decomp(const hx_plan *plan);
+HX_API int hx_plan_nhome(const hx_plan *plan);
+HX_API int hx_plan_nhalo(const hx_plan *plan);
+HX_API int hx_plan_ntotal(const hx_plan *plan);
 /* Largest ntotal over all ranks (known to every rank). */
-int hx_plan_max_ntotal(const hx_plan *plan);
-int hx_plan_npulses(const hx_plan *plan);
+HX_API int hx_plan_max_ntotal(const hx_plan *plan);
+HX_API int hx_plan_npulses(const hx_plan *plan);
 /* Pulses in exchange order: Z pulses, then Y, then X. */
-const hx_pulse *hx_plan_pulse(const hx_plan *plan, int p);
+HX_API const hx_pulse *hx_plan_pulse(const hx_plan *plan, int p);
 /* Map entries of pulse p that pulse q delivered (q < p; the map's halo
  * entries are sorted, so they are one run starting at
  * nsend_home + the counts of the pulses before q). */
-int hx_plan_from_pulse(const hx_plan *plan, int p, int q);
+HX_API int hx_plan_from_pulse(const hx_plan *plan, int p, int q);
 /* Coordinates of all ntotal atoms (home, then halo with shifts applied), as
  * the plan's own exchange delivered them. ntotal * 3 doubles; NULL for a
  * plan built on the device (hx_plan_device_coords). */
-const double *hx_plan_coords(const hx_plan *plan);
+HX_API const double *hx_plan_coords(const hx_plan *plan);
 /* Zone offsets: 4 bytes per atom (ox, oy, oz, 0), 0 for home. A pair (i, j)
  * belongs to this rank iff min(oi, oj) == 0 in every dimension. NULL for a
  * plan built on the device (hx_plan_device_zones). */
-const uint8_t *hx_plan_zones(const hx_plan *plan);
+HX_API const uint8_t *hx_plan_zones(const hx_plan *plan);
 /* 1 when the pair (i, j) of local atoms is this rank's to compute. */
 static inline int hx_zone_pair(const uint8_t *zi, const uint8_t *zj)
 {
@@ -191,8 +198,8 @@ typedef struct hx_field {
  * (3 doubles each) in a malloc'd block of *capacity atoms; x and every field
  * are realloc'd together when more room is needed. Order of the atoms that
  * stay is kept; arrivals are appended. */
-hx_status hx_migrate(hx_comm *comm, const hx_decomp *d, int *n, int *capacity, double **x,
-                     const hx_field *fields, int nfields);
+HX_API hx_status hx_migrate(hx_comm *comm, const hx_decomp *d, int *n, int *capacity, double **x,
+                            const hx_field *fields, int nfields);
 
 /* ------------------------------------------------------------- transport */
 
@@ -247,47 +254,49 @@ enum {
                                       first plan */
 };
 
-void hx_transport_opts_init(hx_transport_opts *opts);
+HX_API void hx_transport_opts_init(hx_transport_opts *opts);
 /* Names of the transports built into this library, in order of increasing
  * sophistication. */
-int hx_transport_count(void);
-const char *hx_transport_name_at(int i);
+HX_API int hx_transport_count(void);
+HX_API const char *hx_transport_name_at(int i);
 /* Capabilities of a built transport by name, before one is created
  * (HX_CAP_* bits; 0 for a name not built here). `auto` answers
  * HX_CAP_CHOOSES only: what it can do depends on its choice. */
-unsigned hx_transport_caps_of(const char *name);
+HX_API unsigned hx_transport_caps_of(const char *name);
 /* Collective over comm. */
-hx_status hx_transport_create(hx_transport **t, hx_comm *comm, const hx_transport_opts *opts);
-void hx_transport_destroy(hx_transport *t);
-const char *hx_transport_name(const hx_transport *t);
+HX_API hx_status hx_transport_create(hx_transport **t, hx_comm *comm,
+                                     const hx_transport_opts *opts);
+HX_API void hx_transport_destroy(hx_transport *t);
+HX_API const char *hx_transport_name(const hx_transport *t);
 /* One line saying how it moves data (mode, paths), for logs. */
-const char *hx_transport_describe(const hx_transport *t);
+HX_API const char *hx_transport_describe(const hx_transport *t);
 /* Collective. Takes a new plan (kept by pointer: it must outlive its use);
  * grows the buffers when needed. */
-hx_status hx_transport_set_plan(hx_transport *t, const hx_plan *plan);
+HX_API hx_status hx_transport_set_plan(hx_transport *t, const hx_plan *plan);
 /* The transport's coordinate and force arrays (ntotal * 3 of dtype), in
  * host memory for `cpu`, in device memory otherwise. They may move at
  * hx_transport_set_plan. */
-void *hx_transport_coords(hx_transport *t);
-void *hx_transport_forces(hx_transport *t);
-int hx_transport_on_device(const hx_transport *t);
+HX_API void *hx_transport_coords(hx_transport *t);
+HX_API void *hx_transport_forces(hx_transport *t);
+HX_API int hx_transport_on_device(const hx_transport *t);
 /* HX_CAP_* bits of this transport; for `auto`, HX_CAP_CHOOSES plus those of
  * the transport it runs now (none before its first plan). */
-unsigned hx_transport_caps(const hx_transport *t);
+HX_API unsigned hx_transport_caps(const hx_transport *t);
 /* Host <-> transport array copies with conversion, for set-up and checks:
  * n atoms (3 doubles each) from atom `first` on. Device transports copy
  * synchronously. */
 typedef enum hx_array { HX_COORDS = 0, HX_FORCES = 1 } hx_array;
-hx_status hx_transport_write(hx_transport *t, hx_array which, int first, int n, const double *src);
-hx_status hx_transport_read(hx_transport *t, hx_array which, int first, int n, double *dst);
+HX_API hx_status hx_transport_write(hx_transport *t, hx_array which, int first, int n,
+                                    const double *src);
+HX_API hx_status hx_transport_read(hx_transport *t, hx_array which, int first, int n, double *dst);
 /* Halo coordinates: fills [nhome, ntotal) of the coordinate array from the
  * home coordinates of the other ranks. GPU transports enqueue on their stream. */
-hx_status hx_transport_forward(hx_transport *t);
+HX_API hx_status hx_transport_forward(hx_transport *t);
 /* Forces on halo atoms are added to their owners' home (or forwarded) atoms,
  * in reverse pulse order. */
-hx_status hx_transport_reverse(hx_transport *t);
+HX_API hx_status hx_transport_reverse(hx_transport *t);
 /* Waits for the transport's work and reports any device-side timeout. */
-hx_status hx_transport_sync(hx_transport *t);
+HX_API hx_status hx_transport_sync(hx_transport *t);
 
 /* Graph mode (opts.graph = 1; nvshmem-fused and nvshmem-fused-tma).
  * hx_transport_forward and hx_transport_reverse then enqueue device work
@@ -302,7 +311,7 @@ hx_status hx_transport_sync(hx_transport *t);
  * by replaying a graph that the transport captures itself on first use and
  * again after each hx_transport_set_plan; errors are reported by
  * hx_transport_sync as for launched steps. */
-hx_status hx_transport_step_graph(hx_transport *t);
+HX_API hx_status hx_transport_step_graph(hx_transport *t);
 
 /* -------------------------------------------------- rebuild on the device */
 
@@ -320,8 +329,8 @@ typedef struct hx_rebuild hx_rebuild;
 
 /* Collective. t: a transport with device arrays (HX_CAP_DEVICE), used for
  * its stream and its byte exchange; d: the decomposition (copied). */
-hx_status hx_rebuild_create(hx_rebuild **r, hx_transport *t, const hx_decomp *d);
-void hx_rebuild_destroy(hx_rebuild *r);
+HX_API hx_status hx_rebuild_create(hx_rebuild **r, hx_transport *t, const hx_decomp *d);
+HX_API void hx_rebuild_destroy(hx_rebuild *r);
 
 /* A per-atom payload array in device memory carried by hx_rebuild_migrate:
  * *data points to capacity * size bytes from cudaMalloc (size a multiple of
@@ -347,8 +356,8 @@ typedef struct hx_dfield {
  * migrated arrays, and a failed exchange of the last dimension is reported
  * by the next call that waits for the stream (hx_transport_sync, or the
  * next device rebuild call). */
-hx_status hx_rebuild_migrate(hx_rebuild *r, int *n, int *capacity, float **x, int xstride,
-                             const hx_dfield *fields, int nfields);
+HX_API hx_status hx_rebuild_migrate(hx_rebuild *r, int *n, int *capacity, float **x, int xstride,
+                                    const hx_dfield *fields, int nfields);
 
 /* Collective. The halo plan of nhome home atoms whose coordinates are in
  * device memory (x, xstride floats per atom, every atom inside this rank's
@@ -360,22 +369,22 @@ hx_status hx_rebuild_migrate(hx_rebuild *r, int *n, int *capacity, float **x, in
  * NULL. The plan's own exchange delivers the halo coordinates (shift added
  * in float, as the GPU transports add it), so its coordinates are those a
  * forward exchange of the transport gives. */
-hx_status hx_plan_create_device(hx_plan **plan, hx_rebuild *r, int nhome, const float *x,
-                                int xstride);
+HX_API hx_status hx_plan_create_device(hx_plan **plan, hx_rebuild *r, int nhome, const float *x,
+                                       int xstride);
 /* 1 for a plan built on the device. */
-int hx_plan_on_device(const hx_plan *plan);
+HX_API int hx_plan_on_device(const hx_plan *plan);
 /* Device arrays of a device plan (NULL for a host plan): coordinates of all
  * ntotal atoms (3 floats each, home then halo), zones (4 bytes each), and
  * the maps of all pulses concatenated (pulse p at hx_pulse.map_offset). */
-const float *hx_plan_device_coords(const hx_plan *plan);
-const uint8_t *hx_plan_device_zones(const hx_plan *plan);
-const int *hx_plan_device_maps(const hx_plan *plan);
+HX_API const float *hx_plan_device_coords(const hx_plan *plan);
+HX_API const uint8_t *hx_plan_device_zones(const hx_plan *plan);
+HX_API const int *hx_plan_device_maps(const hx_plan *plan);
 
 /* Collective. Atoms over all ranks and a checksum of their ids (a sum of a
  * hash of each id, so that a lost or duplicated atom changes it), from n
  * int64 ids in device memory. */
-hx_status hx_rebuild_census(hx_rebuild *r, int n, const int64_t *ids, int64_t *natoms,
-                            uint64_t *checksum);
+HX_API hx_status hx_rebuild_census(hx_rebuild *r, int n, const int64_t *ids, int64_t *natoms,
+                                   uint64_t *checksum);
 
 #ifdef __cplusplus
 }

@@ -20,7 +20,7 @@ if(HALOX_FUZZ)
     target_compile_options(fuzz_deck PRIVATE ${_fz} -fno-omit-frame-pointer -g
                            ${HALOX_C_WARNINGS})
     target_link_options(fuzz_deck PRIVATE ${_fz})
-    target_link_libraries(fuzz_deck PRIVATE halox m)
+    target_link_libraries(fuzz_deck PRIVATE halox_internal m)
 
     # libFuzzer adds what it finds to the first folder: a build folder, so
     # that the sources keep only the seed decks.

@@ -11,3 +11,13 @@ foreach(prog halox-md halox-bench)
 endforeach()
 set_tests_properties(test_version test_version_halox-md test_version_halox-bench PROPERTIES
   LABELS cpu TIMEOUT 60)
+
+# The exports of a shared libhalox: exactly the HX_API functions of halox.h.
+find_package(Python3 COMPONENTS Interpreter)
+get_target_property(_halox_type halox TYPE)
+if(Python3_Interpreter_FOUND AND CMAKE_NM AND _halox_type STREQUAL "SHARED_LIBRARY")
+  add_test(NAME test_exports
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/exports.py
+                   ${PROJECT_SOURCE_DIR}/include/halox.h $<TARGET_FILE:halox> ${CMAKE_NM})
+  set_tests_properties(test_exports PROPERTIES LABELS cpu TIMEOUT 60)
+endif()

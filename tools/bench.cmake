@@ -1,5 +1,5 @@
 add_executable(halox-bench ${CMAKE_CURRENT_LIST_DIR}/halox-bench.c)
-target_link_libraries(halox-bench PRIVATE halox m)
+target_link_libraries(halox-bench PRIVATE halox_internal m)
 target_include_directories(halox-bench PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_compile_options(halox-bench PRIVATE ${HALOX_C_WARNINGS})
 # halox-bench md runs bench/md_bench.py: from the source tree, or, once

@@ -14,7 +14,7 @@ endif()
 
 add_library(halox_md STATIC ${HALOX_MD_SOURCES} ${HALOX_MD_GPU_SOURCES})
 target_include_directories(halox_md PUBLIC ${PROJECT_SOURCE_DIR}/src)
-target_link_libraries(halox_md PUBLIC halox m)
+target_link_libraries(halox_md PUBLIC halox_internal m)
 target_compile_options(halox_md PRIVATE $<$<COMPILE_LANGUAGE:C>:${HALOX_C_WARNINGS}>)
 set_target_properties(halox_md PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
