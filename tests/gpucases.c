@@ -13,10 +13,12 @@
 
 /* 3 or more domains along a dimension: width 2.1 < rh gives 2 pulses (and
  * rh < half the box); else one pulse in a box of 12. */
-static void box_for(const int grid[3], double len[3])
+static void box_for(const int grid[3], double lo[3], double len[3])
 {
-    for (int d = 0; d < 3; d++)
+    for (int d = 0; d < 3; d++) {
+        lo[d] = 0.0;
         len[d] = grid[d] >= 3 ? 2.1 * grid[d] : 12.0;
+    }
 }
 
 static int default_grids(int nranks, int grids[][3])
@@ -52,48 +54,29 @@ int hxt_gpu_setup(hx_comm *comm, int argc, char **argv, int grids[8][3], int *ng
     return 0;
 }
 
-void hxt_gpu_cases(hx_comm *comm, const int grids[][3], int ngrids, uint64_t seed,
-                   hxt_gpu_case_fn fn, void *ctx, hx_plan **last)
+hxt_walk hxt_gpu_walk(const int grids[][3], int ngrids, uint64_t seed)
 {
-    int nranks = hx_comm_size(comm), rank = hx_comm_rank(comm);
-    hx_plan *previous = NULL;
-    for (int g = 0; g < ngrids; g++) {
-        double lo[3] = {0.0, 0.0, 0.0}, len[3];
-        hx_decomp d;
-        box_for(grids[g], len);
-        if (!hxt_agree(comm,
-                       HXT_OK(hx_decomp_init(&d, lo, len, HXT_GPU_RH, grids[g], nranks, rank))))
-            continue;
-        double vol = len[0] * len[1] * len[2];
-        for (int sys = 0; sys < 2; sys++) {
-            int n = (int) (0.8442 * vol * (sys == 0 ? 1.0 : 3.0));
-            uint64_t cs = seed + 17u * (uint64_t) g + (uint64_t) sys;
-            hxt_sys s;
-            hxt_local l;
-            hx_plan *plan = NULL;
-            char gs[32], label[96];
-            hxt_sys_random(&s, n, lo, len, cs);
-            hxt_local_take(&l, &s, &d);
-            snprintf(label, sizeof label, "grid %s, %d atoms", hxt_grid_str(grids[g], gs), n);
-            if (hxt_agree(comm, HXT_OK(hx_plan_create(&plan, comm, &d, l.n, l.x)))) {
-                if (rank == 0)
-                    printf("%s: %d pulses, max ntotal %d\n", label, hx_plan_npulses(plan),
-                           hx_plan_max_ntotal(plan));
-                fn(comm, plan, label, cs * 31u + 7u, ctx);
-            }
-            if (previous)
-                hx_plan_destroy(previous);
-            previous = plan;
-            hxt_local_free(&l);
-            hxt_sys_free(&s);
-        }
-    }
-    *last = previous;
+    /* Density 0.8442, then three times the atoms (so that buffers grow). */
+    static const hxt_spec specs[2] = {{HXT_GPU_RH, 0, 0.0, 0.8442}, {HXT_GPU_RH, 0, 0.0, 2.5326}};
+    hxt_walk w = {.grids = grids,
+                  .ngrids = ngrids,
+                  .box_of = box_for,
+                  .specs = specs,
+                  .nspecs = 2,
+                  .seed = seed,
+                  .keep = 1};
+    return w;
 }
 
-void hxt_gpu_check_plan(hx_comm *comm, const hx_plan *plan, const char *label, uint64_t seed,
-                        void *ctx)
+void hxt_gpu_check_plan(hx_comm *comm, const hxt_case *c, void *ctx)
 {
+    const hx_plan *plan = c->plan;
+    const uint64_t seed = c->seed;
+    char label[96];
+    snprintf(label, sizeof label, "grid %s, %d atoms", c->gs, c->spec.natoms);
+    if (hx_comm_rank(comm) == 0)
+        printf("%s: %d pulses, max ntotal %d\n", label, hx_plan_npulses(plan),
+               hx_plan_max_ntotal(plan));
     hxt_gpu_entry *gt = ((hxt_gpu_set *) ctx)->e;
     int ngt = ((hxt_gpu_set *) ctx)->n;
     int rank = hx_comm_rank(comm);

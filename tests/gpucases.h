@@ -18,16 +18,12 @@
  * a skip (no CUDA device, or no grid for this rank count), printed once. */
 int hxt_gpu_setup(hx_comm *comm, int argc, char **argv, int grids[8][3], int *ngrids);
 
-/* One plan of the walk; seed differs per case. */
-typedef void (*hxt_gpu_case_fn)(hx_comm *comm, const hx_plan *plan, const char *label,
-                                uint64_t seed, void *ctx);
-
-/* For each grid, a random system at density 0.8442 and then one of three
- * times the atoms (so that buffers grow), each with its plan passed to fn.
- * The last plan is returned through *last for the caller to destroy after
- * its transports. */
-void hxt_gpu_cases(hx_comm *comm, const int grids[][3], int ngrids, uint64_t seed,
-                   hxt_gpu_case_fn fn, void *ctx, hx_plan **last);
+/* The GPU tests' walk (hxt_walk_plans): the given grids, each in its box
+ * (a dimension of 3 or more domains gets width 2.1 per domain, so rh 2.8
+ * needs 2 pulses; else a box of 12), a random system at density 0.8442 and
+ * then one of three times the atoms (so that buffers grow), plans kept
+ * until the next has replaced them. */
+hxt_walk hxt_gpu_walk(const int grids[][3], int ngrids, uint64_t seed);
 
 /* A transport under test. */
 typedef struct hxt_gpu_entry {
@@ -43,13 +39,12 @@ typedef struct hxt_gpu_set {
     int n;
 } hxt_gpu_set;
 
-/* An hxt_gpu_case_fn (ctx: an hxt_gpu_set): ten steps on one plan with the
+/* An hxt_case_fn (ctx: an hxt_gpu_set): ten steps on one plan with the
  * home atoms moving a little each step, every live entry against a float
  * cpu transport. Halo coordinates must be bitwise equal (unwritten entries
  * are poisoned with NaN first), and home forces after the reverse of
  * random forces equal to 1e-6 relative (of max(|f|, 1)). An entry that
  * fails on any rank is dropped from later cases. */
-void hxt_gpu_check_plan(hx_comm *comm, const hx_plan *plan, const char *label, uint64_t seed,
-                        void *ctx);
+void hxt_gpu_check_plan(hx_comm *comm, const hxt_case *c, void *ctx);
 
 #endif /* HALOX_TESTS_GPUCASES_H */

@@ -1,9 +1,12 @@
 # Tests of the MD engine (src/md) and of the halox-md program.
-hx_test(test_md_forces SOURCES test_md_forces.c LIBS halox_md RANKS 1 2 4 LABELS cpu TIMEOUT 300)
-hx_test(test_md_ranks SOURCES test_md_ranks.c LIBS halox_md RANKS 1 2 3 4 8 LABELS cpu TIMEOUT 300)
-hx_test(test_md_energy SOURCES test_md_energy.c LIBS halox_md RANKS 1 2 LABELS cpu TIMEOUT 300)
-hx_test(test_md_velocity SOURCES test_md_velocity.c LIBS halox_md RANKS 1 2 4 LABELS cpu TIMEOUT 120)
-hx_test(test_md_velocity_lammps SOURCES test_md_velocity_lammps.c LIBS halox_md RANKS 1 3 LABELS cpu
+add_library(hxmd STATIC md_util.c)
+target_link_libraries(hxmd PUBLIC halox_md hxtest)
+target_compile_options(hxmd PRIVATE ${HALOX_C_WARNINGS})
+hx_test(test_md_forces SOURCES test_md_forces.c LIBS hxmd RANKS 1 2 4 LABELS cpu TIMEOUT 300)
+hx_test(test_md_ranks SOURCES test_md_ranks.c LIBS hxmd RANKS 1 2 3 4 8 LABELS cpu TIMEOUT 300)
+hx_test(test_md_energy SOURCES test_md_energy.c LIBS hxmd RANKS 1 2 LABELS cpu TIMEOUT 300)
+hx_test(test_md_velocity SOURCES test_md_velocity.c LIBS hxmd RANKS 1 2 4 LABELS cpu TIMEOUT 120)
+hx_test(test_md_velocity_lammps SOURCES test_md_velocity_lammps.c LIBS hxmd RANKS 1 3 LABELS cpu
         TIMEOUT 120)
 
 # halox-md end to end: a small deck run through the program, good and bad.

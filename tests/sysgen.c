@@ -208,35 +208,67 @@ hx_transport *hxt_cpu_transport(hx_comm *c, hx_dtype dtype)
     return t;
 }
 
-int hxt_for_each_plan(hx_comm *comm, const double box_lo[3], const double box_len[3],
-                      const hxt_spec *specs, int nspecs, uint64_t seed, hxt_case_fn fn,
-                      void *ctx)
+int hxt_walk_plans(hx_comm *comm, const hxt_walk *w, hxt_case_fn fn, void *ctx, hx_plan **last)
 {
     int nr = hx_comm_size(comm), rank = hx_comm_rank(comm), ran = 0;
-    int grids[16][3];
-    int ng = hxt_grids_for(nr, grids, 16);
+    int own[16][3];
+    const int(*grids)[3] = w->grids;
+    int ng = w->ngrids;
+    if (!grids) {
+        ng = hxt_grids_for(nr, own, 16);
+        grids = (const int(*)[3]) own;
+    }
+    uint64_t seed = w->seed;
+    hx_plan *kept = NULL;
     for (int g = 0; g < ng; g++)
-        for (int k = 0; k < nspecs; k++) {
+        for (int k = 0; k < w->nspecs; k++) {
             hxt_case c;
+            double lo[3], len[3];
             memset(&c, 0, sizeof c);
             c.grid = grids[g];
-            c.spec = specs[k];
+            c.spec = w->specs[k];
             hxt_grid_str(grids[g], c.gs);
-            if (!hxt_agree(comm, HXT_OK(hx_decomp_init(&c.d, box_lo, box_len, c.spec.rh,
-                                                       grids[g], nr, rank))))
+            if (w->box_of) {
+                w->box_of(grids[g], lo, len);
+            } else {
+                memcpy(lo, w->box_lo, sizeof lo);
+                memcpy(len, w->box_len, sizeof len);
+            }
+            if (c.spec.natoms == 0)
+                c.spec.natoms = (int) (c.spec.density * len[0] * len[1] * len[2]);
+            if (!hxt_agree(comm,
+                           HXT_OK(hx_decomp_init(&c.d, lo, len, c.spec.rh, grids[g], nr, rank))))
                 continue;
             c.seed = seed++;
-            hxt_sys_random(&c.s, c.spec.natoms, box_lo, box_len, c.seed);
+            hxt_sys_random(&c.s, c.spec.natoms, lo, len, c.seed);
             hxt_local_take(&c.l, &c.s, &c.d);
             int ok = HXT_OK(hx_plan_create(&c.plan, comm, &c.d, c.l.n, c.l.x));
             if (hxt_agree(comm, ok)) {
                 fn(comm, &c, ctx);
                 ran++;
+                if (w->keep) {
+                    if (kept)
+                        hx_plan_destroy(kept);
+                    kept = c.plan;
+                    ok = 0; /* kept: not destroyed below */
+                }
             }
             if (ok)
                 hx_plan_destroy(c.plan);
             hxt_local_free(&c.l);
             hxt_sys_free(&c.s);
         }
+    if (last)
+        *last = kept;
+    else if (kept)
+        hx_plan_destroy(kept);
     return ran;
+}
+
+int hxt_for_each_plan(hx_comm *comm, const double box_lo[3], const double box_len[3],
+                      const hxt_spec *specs, int nspecs, uint64_t seed, hxt_case_fn fn, void *ctx)
+{
+    hxt_walk w = {
+        .box_lo = box_lo, .box_len = box_len, .specs = specs, .nspecs = nspecs, .seed = seed};
+    return hxt_walk_plans(comm, &w, fn, ctx, NULL);
 }

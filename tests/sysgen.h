@@ -54,16 +54,19 @@ int hxt_grids_for(int nranks, int grids[][3], int max);
 /* "2x1x3" for messages (static buffer per call site is not needed: writes buf). */
 const char *hxt_grid_str(const int g[3], char buf[32]);
 
-/* One case of hxt_for_each_plan: a halo cutoff, a number of atoms, and a
- * value of the test's own (a pair cutoff...). */
+/* One case of a walk: a halo cutoff, a number of atoms (or, when natoms is
+ * 0, density times the box's volume), and a value of the test's own (a pair
+ * cutoff...). */
 typedef struct hxt_spec {
     double rh;
     int natoms;
     double aux;
+    double density;
 } hxt_spec;
 
-/* What a case hands the test: its grid and spec, the seed of its system,
- * the decomposition, the system, this rank's atoms and their plan. */
+/* What a case hands the test: its grid and spec (natoms as generated), the
+ * seed of its system, the decomposition, the system, this rank's atoms and
+ * their plan. */
 typedef struct hxt_case {
     const int *grid;
     char gs[32]; /* the grid as "2x1x3" */
@@ -77,15 +80,35 @@ typedef struct hxt_case {
 
 typedef void (*hxt_case_fn)(hx_comm *comm, const hxt_case *c, void *ctx);
 
-/* The walk the core tests share: for each grid of this rank count
- * (hxt_grids_for) and each spec, the decomposition of the box, a random
- * system of spec.natoms (seeds from `seed` on, one per case), this rank's
+/* Where a walk goes: the grids (NULL: every grid of the rank count,
+ * hxt_grids_for), the box of each grid (box_of, else box_lo and box_len for
+ * all), the specs, and the seed of the first case (one more per case).
+ * keep: a plan outlives its case until the next case's fn has run (a
+ * transport keeps its plan by pointer), and the last one is handed back. */
+typedef struct hxt_walk {
+    const int (*grids)[3];
+    int ngrids;
+    void (*box_of)(const int grid[3], double lo[3], double len[3]);
+    const double *box_lo, *box_len;
+    const hxt_spec *specs;
+    int nspecs;
+    uint64_t seed;
+    int keep;
+} hxt_walk;
+
+/* The walk every plan-based test shares: for each grid and each spec, the
+ * decomposition of the box, a random system (hxt_sys_random), this rank's
  * atoms and their plan, each agreed over the ranks (a case that fails on
- * one rank is reported and skipped on all), then fn, then everything freed.
- * Returns the number of cases that reached fn. Collective. */
+ * one rank is reported and skipped on all), then fn, then everything freed
+ * (the plan as w->keep says; with keep, *last gets the plan still alive, to
+ * be destroyed after the transports that hold it). Returns the number of
+ * cases that reached fn. Collective. */
+int hxt_walk_plans(hx_comm *comm, const hxt_walk *w, hxt_case_fn fn, void *ctx, hx_plan **last);
+
+/* hxt_walk_plans over every grid of the rank count in one box, plans freed
+ * after their case. */
 int hxt_for_each_plan(hx_comm *comm, const double box_lo[3], const double box_len[3],
-                      const hxt_spec *specs, int nspecs, uint64_t seed, hxt_case_fn fn,
-                      void *ctx);
+                      const hxt_spec *specs, int nspecs, uint64_t seed, hxt_case_fn fn, void *ctx);
 
 /* A cpu transport of the given data type, or NULL (after a failed check). */
 hx_transport *hxt_cpu_transport(hx_comm *c, hx_dtype dtype);

@@ -1,7 +1,7 @@
 /*
  * test_fused_exchange: nvshmem-fused and nvshmem-fused-tma against the cpu
  * transport (float), every force mode, put path forced and not (see
- * test_fused_util.h for what must match and how). Per grid, 100
+ * fused_util.h for what must match and how). Per grid, 100
  * consecutive steps: home coordinates move every step and forces are new
  * every step; half-way a re-plan with a new system of three times the
  * atoms (new maps and sizes, buffers grow collectively). Even steps are
@@ -13,7 +13,14 @@
  * cutoff 2.8), 2x1x4 (2 pulses along z). --grid AxBxC (repeatable)
  * replaces them; --steps N sets the steps per grid.
  */
-#include "test_fused_util.h"
+#include "fused_util.h"
+
+#include "core/hxi.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static const double rh = 2.8;
 
@@ -62,9 +69,9 @@ static hx_plan *make_plan(hx_comm *comm, const hx_decomp *d, int n, uint64_t see
 }
 
 /* Every live variant and the reference take the plan. */
-static int adopt(hx_comm *comm, fzt_ref *r, fzt_var *v, int nv, const hx_plan *plan)
+static int adopt(hx_comm *comm, hxt_fz_ref *r, hxt_fz_var *v, int nv, const hx_plan *plan)
 {
-    if (!fzt_ref_plan(comm, r, plan))
+    if (!hxt_fz_ref_plan(comm, r, plan))
         return 0;
     for (int k = 0; k < nv; k++) {
         if (!v[k].alive)
@@ -92,7 +99,7 @@ int main(int argc, char **argv)
             steps = atoi(argv[++i]);
         }
     }
-    if (!fzt_have_gpu(comm))
+    if (!hxt_fz_have_gpu(comm))
         return hxt_skip(comm, "no CUDA device visible here (the fused transports need one)");
     if (nranks < 2)
         return hxt_skip(comm, "needs 2 ranks or more");
@@ -106,13 +113,13 @@ int main(int argc, char **argv)
     if (steps < 2)
         steps = 2;
 
-    fzt_var v[FZT_MAXV];
-    int nv = fzt_create_all(comm, v, 10.0);
+    hxt_fz_var v[HXT_FZ_MAXV];
+    int nv = hxt_fz_create_all(comm, v, 10.0);
     HXT_CHECK(nv > 0, "no fused transport could be created");
     for (int k = 0; k < nv && rank == 0; k++)
         printf("%s: %s\n", v[k].label, hx_transport_describe(v[k].t));
-    fzt_ref ref;
-    if (!fzt_ref_init(comm, &ref))
+    hxt_fz_ref ref;
+    if (!hxt_fz_ref_init(comm, &ref))
         nv = 0;
 
     /* The transports keep the plan by pointer: a plan goes only once the
@@ -159,15 +166,15 @@ int main(int argc, char **argv)
                 for (int i = 0; i < nh * 3; i++)
                     cur[i] += 0.02 * (hxt_uniform(&mv) - 0.5);
             hxt_rng fr = {99991u * (uint64_t) (step + 1) + 7919u * (uint64_t) rank + (uint64_t) g};
-            fzt_forces(force, nt * 3, &fr);
-            if (!fzt_ref_step(comm, &ref, plan, cur, force))
+            hxt_fz_forces(force, nt * 3, &fr);
+            if (!hxt_fz_ref_step(comm, &ref, plan, cur, force))
                 break;
             char what[96];
             snprintf(what, sizeof what, "grid %s step %d", gs, step);
             for (int k = 0; k < nv; k++) {
                 if (!v[k].alive)
                     continue;
-                if (!fzt_check(comm, &ref, plan, &v[k], cur, force, step & 1, what)) {
+                if (!hxt_fz_check(comm, &ref, plan, &v[k], cur, force, step & 1, what)) {
                     v[k].alive = 0;
                     if (rank == 0)
                         fprintf(stderr, "%s: %s failed; dropping this variant\n", v[k].label, what);
@@ -185,7 +192,7 @@ int main(int argc, char **argv)
     for (int k = nv - 1; k >= 0; k--)
         hx_transport_destroy(v[k].t);
     if (nv > 0)
-        fzt_ref_free(&ref);
+        hxt_fz_ref_free(&ref);
     hx_plan_destroy(plan);
     return hxt_finish(comm);
 }

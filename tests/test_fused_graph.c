@@ -14,7 +14,16 @@
  * step inside a replayed graph (test hook) makes its receivers report
  * HX_ERR_TIMEOUT at hx_transport_sync instead of hanging.
  */
-#include "test_fused_util.h"
+#define _POSIX_C_SOURCE 200809L
+#include "fused_util.h"
+
+#include "core/hxi.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define REPLAYS 6
 
@@ -30,8 +39,8 @@ static void user_graph(hx_comm *comm, const hx_plan *plan, const char *name, con
     HXT_CHECK(ok, "cudaStreamCreateWithFlags");
     if (!hxt_agree(comm, ok))
         return;
-    fzt_var v;
-    if (!fzt_create(comm, &v, name, fmode, 0, 10.0, s)) {
+    hxt_fz_var v;
+    if (!hxt_fz_create(comm, &v, name, fmode, 0, 10.0, s)) {
         cudaStreamDestroy(s);
         return;
     }
@@ -120,8 +129,8 @@ static void graph_timeout(hx_comm *comm, const hx_plan *plan)
     int rank = hx_comm_rank(comm);
     setenv("HALOX_TEST_WITHHOLD_RANK", "1", 1);
     setenv("HALOX_TEST_WITHHOLD_STEP", "2", 1);
-    fzt_var v;
-    int made = fzt_create(comm, &v, "nvshmem-fused", "push", 0, 0.5, NULL);
+    hxt_fz_var v;
+    int made = hxt_fz_create(comm, &v, "nvshmem-fused", "push", 0, 0.5, NULL);
     unsetenv("HALOX_TEST_WITHHOLD_RANK");
     unsetenv("HALOX_TEST_WITHHOLD_STEP");
     if (!made)
@@ -158,7 +167,7 @@ int main(int argc, char **argv)
     hx_comm *comm = hxt_init(&argc, &argv, "test_fused_graph");
     setvbuf(stdout, NULL, _IOLBF, 0); /* progress shows even when a run is cut short */
     int nranks = hx_comm_size(comm), rank = hx_comm_rank(comm);
-    if (!fzt_have_gpu(comm))
+    if (!hxt_fz_have_gpu(comm))
         return hxt_skip(comm, "no CUDA device visible here (the fused transports need one)");
     if (nranks < 2)
         return hxt_skip(comm, "needs 2 ranks or more");

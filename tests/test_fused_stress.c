@@ -7,14 +7,21 @@
  * a few thousand, a transport variant (fused or fused-tma, force mode,
  * put path forced or not) and 2 or 3 steps, each launched or replayed
  * from the graph at random. Every case re-plans the chosen variant (maps,
- * sizes and buffers change case to case). Checks as test_fused_util.h.
+ * sizes and buffers change case to case). Checks as fused_util.h.
  *
  *   test_fused_stress [--cases N] [--seed S]    (defaults 200, 20261129)
  *
  * A failing case prints the seed and case number (rerun with --seed S
  * --cases N to reach it) and stops the run.
  */
-#include "test_fused_util.h"
+#include "fused_util.h"
+
+#include "core/hxi.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Grids whose product is n, all orders. */
 static int grids_of(int n, int g[][3], int max)
@@ -72,23 +79,23 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
             seed = strtoull(argv[++i], NULL, 10);
     }
-    if (!fzt_have_gpu(comm))
+    if (!hxt_fz_have_gpu(comm))
         return hxt_skip(comm, "no CUDA device visible here (the fused transports need one)");
     if (nranks < 2)
         return hxt_skip(comm, "needs 2 ranks or more");
 
-    fzt_var v[FZT_MAXV];
-    int nv = fzt_create_all(comm, v, 10.0);
+    hxt_fz_var v[HXT_FZ_MAXV];
+    int nv = hxt_fz_create_all(comm, v, 10.0);
     HXT_CHECK(nv > 0, "no fused transport could be created");
-    fzt_ref ref;
-    if (!fzt_ref_init(comm, &ref))
+    hxt_fz_ref ref;
+    if (!hxt_fz_ref_init(comm, &ref))
         nv = 0;
     int grids[64][3];
     int ng = grids_of(nranks, grids, 64);
     /* Plans stay alive while any transport may hold them: all until the end. */
     hx_plan **plans = calloc((size_t) ncases + 1, sizeof *plans);
     int done = 0, failed = 0, launched = 0, replayed = 0;
-    int used[FZT_MAXV] = {0};
+    int used[HXT_FZ_MAXV] = {0};
 
     for (int c = 0; c < ncases && nv > 0 && !failed; c++) {
         hxt_rng r = {seed * 1000003u + (uint64_t) c};
@@ -129,7 +136,7 @@ int main(int argc, char **argv)
             break;
         }
         plans[c] = plan;
-        ok = fzt_ref_plan(comm, &ref, plan) &&
+        ok = hxt_fz_ref_plan(comm, &ref, plan) &&
              hxt_agree(comm, HXT_OK(hx_transport_set_plan(v[k].t, plan)));
         int nh = hx_plan_nhome(plan), nt = hx_plan_ntotal(plan);
         double *cur = malloc((size_t) (nh + 1) * 3 * sizeof(double));
@@ -141,11 +148,11 @@ int main(int argc, char **argv)
             int graph = hxt_uniform(&r) < 0.5;
             for (int i = 0; step > 0 && i < nh * 3; i++)
                 cur[i] += 0.05 * (hxt_uniform(&mv) - 0.5);
-            fzt_forces(force, nt * 3, &mv);
+            hxt_fz_forces(force, nt * 3, &mv);
             char w2[240];
             snprintf(w2, sizeof w2, "%s step %d, %d pulses", what, step, hx_plan_npulses(plan));
-            ok = fzt_ref_step(comm, &ref, plan, cur, force) &&
-                 fzt_check(comm, &ref, plan, &v[k], cur, force, graph, w2);
+            ok = hxt_fz_ref_step(comm, &ref, plan, cur, force) &&
+                 hxt_fz_check(comm, &ref, plan, &v[k], cur, force, graph, w2);
             launched += !graph;
             replayed += graph;
         }
@@ -173,7 +180,7 @@ int main(int argc, char **argv)
     for (int k = nv - 1; k >= 0; k--)
         hx_transport_destroy(v[k].t);
     if (nv > 0)
-        fzt_ref_free(&ref);
+        hxt_fz_ref_free(&ref);
     for (int c = 0; c < ncases; c++)
         hx_plan_destroy(plans[c]);
     free(plans);

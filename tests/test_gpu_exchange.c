@@ -80,9 +80,10 @@ int main(int argc, char **argv)
 
     hx_plan *previous = NULL;
     hxt_gpu_set set = {gt, ngt};
-    if (ngt > 0)
-        hxt_gpu_cases(comm, (const int(*)[3]) grids, ngrids, 1234u, hxt_gpu_check_plan, &set,
-                      &previous);
+    if (ngt > 0) {
+        hxt_walk w = hxt_gpu_walk((const int(*)[3]) grids, ngrids, 1234u);
+        hxt_walk_plans(comm, &w, hxt_gpu_check_plan, &set, &previous);
+    }
     for (int k = 0; k < ngt; k++) {
         if (rank == 0)
             printf("%s: %s\n", gt[k].label, gt[k].alive ? "ran every case" : "FAILED a case");

@@ -188,7 +188,8 @@ int main(int argc, char **argv)
 
     hx_plan *previous = NULL;
     hxt_gpu_set set = {mr, nm};
-    hxt_gpu_cases(comm, (const int(*)[3]) grids, ngrids, 777u, hxt_gpu_check_plan, &set, &previous);
+    hxt_walk w = hxt_gpu_walk((const int(*)[3]) grids, ngrids, 777u);
+    hxt_walk_plans(comm, &w, hxt_gpu_check_plan, &set, &previous);
     for (int k = 0; k < nm; k++) {
         if (!mr[k].t)
             continue;

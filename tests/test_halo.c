@@ -72,8 +72,11 @@ int main(int argc, char **argv)
         return hxt_finish(comm);
     /* 2000 atoms at four cutoffs, and a nearly empty system (ranks without
      * atoms, empty pulses) at one. */
-    const hxt_spec specs[] = {
-        {1.25, 2000, 0}, {2.8, 2000, 0}, {2.8, 7, 0}, {4.6, 2000, 0}, {5.5, 2000, 0}};
+    const hxt_spec specs[] = {{1.25, 2000, 0, 0},
+                              {2.8, 2000, 0, 0},
+                              {2.8, 7, 0, 0},
+                              {4.6, 2000, 0, 0},
+                              {5.5, 2000, 0, 0}};
     int ncases = hxt_for_each_plan(comm, box_lo, box_len, specs, 5, 1000, halo_case, &ctx);
     HXT_CHECK(ncases > 0, "no case ran");
     HXT_CHECK(ctx.maxp >= want_max_pulses(nr), "largest pulse count %d, the cases should reach %d",

@@ -36,8 +36,9 @@
  * with the benchmark's lists (every 20, check no), missed pairs alone drift
  * by about 2.5e-5 per tau here and would fail.
  */
-#include "test_md_util.h"
+#include "md_util.h"
 
+#include <math.h>
 #include <stdio.h>
 
 enum { NSTEPS = 2000, EVERY = 10, NROWS = NSTEPS / EVERY + 1 };
@@ -59,7 +60,7 @@ int main(int argc, char **argv)
     cfg.neigh_every = 1;
     cfg.neigh_delay = 0;
     cfg.neigh_check = 1;
-    if (!HXT_OK(tmd_setup(comm, &cfg, &sys, &eng)) || !HXT_OK(hx_md_engine_cpu.thermo(eng, &th)))
+    if (!HXT_OK(hxt_md_setup(comm, &cfg, &sys, &eng)) || !HXT_OK(hx_md_engine_cpu.thermo(eng, &th)))
         goto done;
     t[r] = 0;
     e[r++] = th.etotal;
@@ -113,6 +114,6 @@ int main(int argc, char **argv)
                   (long long) hx_md_engine_cpu.stats(eng)->rebuilds);
     }
 done:
-    tmd_free(&sys, eng);
+    hxt_md_free(&sys, eng);
     return hxt_finish(comm);
 }

@@ -15,9 +15,13 @@
  * The pair loop is split over the ranks by rows and summed, so the cost
  * (5e8 pair distances per pass) is shared.
  */
-#include "test_md_util.h"
+#include "md_util.h"
 
+#include "core/hxi.h"
+
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 typedef struct ref_sums {
     double e;      /* unshifted pair energy */
@@ -102,8 +106,8 @@ static void one_system(hx_comm *comm, int nx, int ny, int nz)
     cfg_shift.shift_energy = 1;
     memset(&sys, 0, sizeof sys);
     memset(&sys2, 0, sizeof sys2);
-    if (!HXT_OK(tmd_setup(comm, &cfg, &sys, &eng)) ||
-        !HXT_OK(tmd_setup(comm, &cfg_shift, &sys2, &eng2)))
+    if (!HXT_OK(hxt_md_setup(comm, &cfg, &sys, &eng)) ||
+        !HXT_OK(hxt_md_setup(comm, &cfg_shift, &sys2, &eng2)))
         goto done;
     N = sys.natoms;
     HXT_CHECK(N == 4LL * nx * ny * nz, "%dx%dx%d cells hold %lld atoms", nx, ny, nz, (long long) N);
@@ -155,7 +159,7 @@ static void one_system(hx_comm *comm, int nx, int ny, int nz)
         /* A perfect crystal: every force cancels by symmetry. */
         HXT_CHECK(fmax < 1e-10, "largest force on the perfect lattice %g", fmax);
     }
-    if (!HXT_OK(tmd_by_id(comm, &sys, sys.v, 3, vall)))
+    if (!HXT_OK(hxt_md_by_id(comm, &sys, sys.v, 3, vall)))
         goto done;
     mv2 = 0;
     for (int64_t i = 0; i < 3 * N; i++)
@@ -173,14 +177,14 @@ static void one_system(hx_comm *comm, int nx, int ny, int nz)
         if (rank == 0)
             printf("step 0: E_pair %.12f (ref %.12f), Press %.12f (ref %.12f), %.0f pairs\n",
                    th.epair, epair, th.press, press, sums[2]);
-        HXT_CHECK(tmd_close(th.epair, epair, 1e-10, 0), "E_pair %.17g, all pairs %.17g", th.epair,
-                  epair);
-        HXT_CHECK(tmd_close(th.press, press, 1e-10, 0), "Press %.17g, all pairs %.17g", th.press,
+        HXT_CHECK(hxt_md_close(th.epair, epair, 1e-10, 0), "E_pair %.17g, all pairs %.17g",
+                  th.epair, epair);
+        HXT_CHECK(hxt_md_close(th.press, press, 1e-10, 0), "Press %.17g, all pairs %.17g", th.press,
                   press);
-        HXT_CHECK(tmd_close(th.temp, cfg.temperature, 1e-12, 0), "Temp %.17g", th.temp);
-        HXT_CHECK(tmd_close(th2.epair, epair_shift, 1e-10, 0),
+        HXT_CHECK(hxt_md_close(th.temp, cfg.temperature, 1e-12, 0), "Temp %.17g", th.temp);
+        HXT_CHECK(hxt_md_close(th2.epair, epair_shift, 1e-10, 0),
                   "shifted E_pair %.17g, all pairs %.17g", th2.epair, epair_shift);
-        HXT_CHECK(tmd_close(th2.press, press, 1e-10, 0), "shifted Press %.17g, all pairs %.17g",
+        HXT_CHECK(hxt_md_close(th2.press, press, 1e-10, 0), "shifted Press %.17g, all pairs %.17g",
                   th2.press, press);
         /* Each atom of the fcc lattice at 0.8442 (a = 1.6796) has the shells
          * a/sqrt2, a, a sqrt(3/2), a sqrt2 within 2.5 (the next, a sqrt(5/2)
@@ -195,9 +199,9 @@ static void one_system(hx_comm *comm, int nx, int ny, int nz)
             goto done;
     if (!HXT_OK(hx_md_engine_cpu.thermo(eng, &th)) ||
         !HXT_OK(hx_md_engine_cpu.gather(eng, &sys, &f)) ||
-        !HXT_OK(tmd_by_id(comm, &sys, sys.x, 3, xall)) ||
-        !HXT_OK(tmd_by_id(comm, &sys, sys.v, 3, vall)) ||
-        !HXT_OK(tmd_by_id(comm, &sys, f, 3, fall)))
+        !HXT_OK(hxt_md_by_id(comm, &sys, sys.x, 3, xall)) ||
+        !HXT_OK(hxt_md_by_id(comm, &sys, sys.v, 3, vall)) ||
+        !HXT_OK(hxt_md_by_id(comm, &sys, f, 3, fall)))
         goto done;
     HXT_CHECK(th.step == 5, "thermo step %lld", (long long) th.step);
     wrap_all(xall, N, L);
@@ -227,9 +231,9 @@ static void one_system(hx_comm *comm, int nx, int ny, int nz)
                    "%.3g of %.3g\n",
                    th.epair, epair, th.press, press, worst, fscale);
         HXT_CHECK(fscale > 1.0, "forces after 5 steps are %g: the atoms did not move", fscale);
-        HXT_CHECK(tmd_close(th.epair, epair, 1e-10, 0), "step 5 E_pair %.17g, all pairs %.17g",
+        HXT_CHECK(hxt_md_close(th.epair, epair, 1e-10, 0), "step 5 E_pair %.17g, all pairs %.17g",
                   th.epair, epair);
-        HXT_CHECK(tmd_close(th.press, press, 1e-10, 0), "step 5 Press %.17g, all pairs %.17g",
+        HXT_CHECK(hxt_md_close(th.press, press, 1e-10, 0), "step 5 Press %.17g, all pairs %.17g",
                   th.press, press);
         HXT_CHECK(worst <= 1e-10 * fscale, "force on atom %lld off by %g (largest force %g)",
                   (long long) worst_id, worst, fscale);
@@ -241,8 +245,8 @@ done:
     free(vall);
     free(fref);
     free(fall);
-    tmd_free(&sys, eng);
-    tmd_free(&sys2, eng2);
+    hxt_md_free(&sys, eng);
+    hxt_md_free(&sys2, eng2);
 }
 
 int main(int argc, char **argv)

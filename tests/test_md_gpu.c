@@ -60,13 +60,15 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include "test_md_util.h"
+#include "md_util.h"
 
+#include "core/hxi.h"
 #include "md/gpu/md_gpu.h"
 
 #include <cuda_runtime_api.h>
-
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #define AMP 0.05
 
@@ -91,23 +93,9 @@ static void perturb(hx_md_system *sys)
 
 static hx_status setup(hx_comm *comm, const hx_md_config *cfg, hx_md_system *sys)
 {
-    double lo[3], len[3];
-    memset(sys, 0, sizeof *sys);
-    HXI_CHECK(hx_md_box(cfg, lo, len));
-    HXI_CHECK(hx_decomp_init(&sys->decomp, lo, len, cfg->rc + cfg->skin, cfg->grid,
-                             hx_comm_size(comm), hx_comm_rank(comm)));
-    HXI_CHECK(hx_md_lattice(sys, cfg));
-    HXI_CHECK(hx_md_velocities(sys, cfg, comm));
+    HXI_CHECK(hxt_md_system(comm, cfg, sys));
     perturb(sys);
     return HX_OK;
-}
-
-static void free_sys(hx_md_system *sys)
-{
-    free(sys->x);
-    free(sys->v);
-    free(sys->id);
-    memset(sys, 0, sizeof *sys);
 }
 
 /* Every pair i < j once, minimum image in every dimension, rows split over
@@ -173,9 +161,9 @@ static int run_cpu(hx_comm *comm, const hx_md_config *cfg, int steps, cpu_run *o
     }
     if (!HXT_OK(hx_md_engine_cpu.thermo(eng, &out->th0)) ||
         !HXT_OK(hx_md_engine_cpu.gather(eng, &sys, &f)) ||
-        !HXT_OK(tmd_by_id(comm, &sys, f, 3, out->f0)) ||
-        !HXT_OK(tmd_by_id(comm, &sys, sys.x, 3, out->x0)) ||
-        !HXT_OK(tmd_by_id(comm, &sys, sys.v, 3, out->v0)))
+        !HXT_OK(hxt_md_by_id(comm, &sys, f, 3, out->f0)) ||
+        !HXT_OK(hxt_md_by_id(comm, &sys, sys.x, 3, out->x0)) ||
+        !HXT_OK(hxt_md_by_id(comm, &sys, sys.v, 3, out->v0)))
         goto done;
     for (int s = 1; s <= steps; s++)
         if (!HXT_OK(hx_md_engine_cpu.step(eng, s == steps || s == steps / 2)))
@@ -187,14 +175,14 @@ static int run_cpu(hx_comm *comm, const hx_md_config *cfg, int steps, cpu_run *o
 done:
     if (eng)
         hx_md_engine_cpu.destroy(eng);
-    free_sys(&sys);
+    hxt_md_free(&sys, NULL);
     return ok;
 }
 
 static int thermo_close(const hx_md_thermo *a, const hx_md_thermo *b, double rel)
 {
-    return tmd_close(a->temp, b->temp, rel, 0) && tmd_close(a->epair, b->epair, rel, 0) &&
-           tmd_close(a->etotal, b->etotal, rel, 0) && tmd_close(a->press, b->press, rel, 0.1);
+    return hxt_md_close(a->temp, b->temp, rel, 0) && hxt_md_close(a->epair, b->epair, rel, 0) &&
+           hxt_md_close(a->etotal, b->etotal, rel, 0) && hxt_md_close(a->press, b->press, rel, 0.1);
 }
 
 /* One GPU run with transport `name`; compares with the CPU run and the
@@ -250,17 +238,17 @@ static void run_gpu(hx_comm *comm, const hx_md_config *base, const char *name, i
         if (rank == 0)
             printf("    step 0: E_pair %.10f (all pairs %.10f), Press %.10f (all pairs %.10f)\n",
                    th0.epair, epair, th0.press, press);
-        HXT_CHECK(tmd_close(th0.epair, epair, 1e-5, 0), "%s: E_pair %.12g, all pairs %.12g", name,
-                  th0.epair, epair);
-        HXT_CHECK(tmd_close(th0.press, press, 1e-5, 0), "%s: Press %.12g, all pairs %.12g", name,
+        HXT_CHECK(hxt_md_close(th0.epair, epair, 1e-5, 0), "%s: E_pair %.12g, all pairs %.12g",
+                  name, th0.epair, epair);
+        HXT_CHECK(hxt_md_close(th0.press, press, 1e-5, 0), "%s: Press %.12g, all pairs %.12g", name,
                   th0.press, press);
-        HXT_CHECK(tmd_close(th0.temp, cpu->th0.temp, 1e-6, 0), "%s: Temp %.12g, cpu %.12g", name,
+        HXT_CHECK(hxt_md_close(th0.temp, cpu->th0.temp, 1e-6, 0), "%s: Temp %.12g, cpu %.12g", name,
                   th0.temp, cpu->th0.temp);
         HXT_CHECK(fabs(press) > 0.1, "the reference pressure %g is too small to test", press);
     }
     /* Forces at step 0 against the CPU engine's. */
     if (!HXT_OK(hx_md_engine_gpu.gather(eng, &sys, &f)) ||
-        !HXT_OK(tmd_by_id(comm, &sys, f, 3, fall)))
+        !HXT_OK(hxt_md_by_id(comm, &sys, f, 3, fall)))
         goto done;
     {
         double s2 = 0, worst = 0, fc;
@@ -359,7 +347,7 @@ done:
     }
     free(fall);
     free(cnt);
-    free_sys(&sys);
+    hxt_md_free(&sys, NULL);
 }
 
 /* --compare-rebuilds: the default transport with device rebuilds and with
@@ -394,7 +382,7 @@ static void run_series(hx_comm *comm, const hx_md_config *base, int steps, hx_md
     }
     if (eng)
         hx_md_engine_gpu.destroy(eng);
-    free_sys(&sys);
+    hxt_md_free(&sys, NULL);
 }
 
 static void compare_rebuilds(hx_comm *comm, const hx_md_config *cfg, int steps)
@@ -418,8 +406,9 @@ static void compare_rebuilds(hx_comm *comm, const hx_md_config *cfg, int steps)
         if (k <= 1)
             HXT_CHECK(thermo_close(a, b, 2e-3), "step %d: device and host rebuilds apart", 100 * k);
         HXT_CHECK(
-            tmd_close(a->etotal, b->etotal, 1e-3, 0) && tmd_close(a->temp, b->temp, 0.05, 0) &&
-                tmd_close(a->epair, b->epair, 0.02, 0) && fabs(a->press - b->press) <= 0.15,
+            hxt_md_close(a->etotal, b->etotal, 1e-3, 0) &&
+                hxt_md_close(a->temp, b->temp, 0.05, 0) &&
+                hxt_md_close(a->epair, b->epair, 0.02, 0) && fabs(a->press - b->press) <= 0.15,
             "step %d: device and host rebuilds further apart than the stated bounds", 100 * k);
     }
     free(dev);
@@ -483,7 +472,7 @@ static int run_withhold(hx_comm *comm, int ncells, const int grid[3], int steps)
     if (st == HX_ERR_UNSUPPORTED) {
         if (rank == 0)
             printf("nvshmem-fused refused: %s\n", hx_last_error());
-        free_sys(&sys);
+        hxt_md_free(&sys, NULL);
         return 1;
     }
     if (HXT_OK(st)) {
@@ -510,7 +499,7 @@ static int run_withhold(hx_comm *comm, int ncells, const int grid[3], int steps)
     }
     if (eng)
         hx_md_engine_gpu.destroy(eng);
-    free_sys(&sys);
+    hxt_md_free(&sys, NULL);
     return 0;
 }
 
@@ -549,7 +538,7 @@ static void run_bad_reach(hx_comm *comm, int ncells, const int grid[3])
     }
     if (eng)
         hx_md_engine_gpu.destroy(eng);
-    free_sys(&sys);
+    hxt_md_free(&sys, NULL);
 }
 
 int main(int argc, char **argv)
@@ -708,9 +697,9 @@ int main(int argc, char **argv)
             double V = L[0] * L[1] * L[2], mv2 = 0;
             for (int64_t i = 0; i < 3 * N; i++)
                 mv2 += cfg.mass * cpu.v0[i] * cpu.v0[i];
-            HXT_CHECK(tmd_close(cpu.th0.epair, ref.e / N, 1e-9, 0),
+            HXT_CHECK(hxt_md_close(cpu.th0.epair, ref.e / N, 1e-9, 0),
                       "cpu E_pair %.12g, all pairs %.12g", cpu.th0.epair, ref.e / N);
-            HXT_CHECK(tmd_close(cpu.th0.press, (mv2 + ref.w) / (3 * V), 1e-9, 0),
+            HXT_CHECK(hxt_md_close(cpu.th0.press, (mv2 + ref.w) / (3 * V), 1e-9, 0),
                       "cpu Press %.12g, all pairs %.12g", cpu.th0.press, (mv2 + ref.w) / (3 * V));
         }
         for (int t = 0; t < hx_transport_count(); t++) {

@@ -14,9 +14,11 @@
  * Summation orders differ between rank counts, so rows agree to rounding
  * amplified by 100 steps of chaos (about 1e-13 here), not bitwise.
  */
-#include "test_md_util.h"
+#include "md_util.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #ifdef HALOX_HAVE_MPI
 #include <mpi.h>
@@ -30,7 +32,7 @@ static hx_status run(hx_comm *comm, const hx_md_config *cfg, hx_md_thermo rows[N
 {
     hx_md_system sys;
     hx_md_engine *eng = NULL;
-    hx_status st = tmd_setup(comm, cfg, &sys, &eng);
+    hx_status st = hxt_md_setup(comm, cfg, &sys, &eng);
     int r = 0;
     if (st == HX_OK)
         st = hx_md_engine_cpu.thermo(eng, &rows[r++]);
@@ -43,10 +45,10 @@ static hx_status run(hx_comm *comm, const hx_md_config *cfg, hx_md_thermo rows[N
     if (st == HX_OK)
         st = hx_md_engine_cpu.gather(eng, &sys, NULL);
     if (st == HX_OK)
-        st = tmd_by_id(comm, &sys, sys.x, 3, xfinal);
+        st = hxt_md_by_id(comm, &sys, sys.x, 3, xfinal);
     if (st == HX_OK)
         *rebuilds = hx_md_engine_cpu.stats(eng)->rebuilds;
-    tmd_free(&sys, eng);
+    hxt_md_free(&sys, eng);
     return st;
 }
 
@@ -63,7 +65,7 @@ static void compare(const char *what, int size, const hx_md_thermo *a, const hx_
             double m = fabs(va[c]) > fabs(vb[c]) ? fabs(va[c]) : fabs(vb[c]);
             if (m > 0 && fabs(va[c] - vb[c]) / m > worst)
                 worst = fabs(va[c] - vb[c]) / m;
-            HXT_CHECK(tmd_close(va[c], vb[c], 1e-9, 0),
+            HXT_CHECK(hxt_md_close(va[c], vb[c], 1e-9, 0),
                       "%s: step %lld column %d: %d ranks %.17g, 1 rank %.17g", what,
                       (long long) a[r].step, c, size, va[c], vb[c]);
         }

@@ -16,9 +16,13 @@
  * the velocities on N ranks bitwise equal to those of a one-process set-up
  * done here on rank 0 (over MPI_COMM_SELF); another seed gives others.
  */
-#include "test_md_util.h"
+#include "md_util.h"
 
+#include "core/hxi.h"
+
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #ifdef HALOX_HAVE_MPI
 #include <mpi.h>
@@ -167,7 +171,7 @@ static void test_minimd(hx_comm *comm)
     HXT_CHECK(count[0] == N, "%d atoms on all ranks, want %lld", count[0], (long long) N);
     free(vref);
     free(xref);
-    tmd_free(&sys, NULL);
+    hxt_md_free(&sys, NULL);
 }
 
 static void test_halox(hx_comm *comm)
@@ -188,7 +192,7 @@ static void test_halox(hx_comm *comm)
         return;
     N = sys.natoms;
     v = malloc((size_t) N * 3 * sizeof(double));
-    if (!HXT_OK(tmd_by_id(comm, &sys, sys.v, 3, v)))
+    if (!HXT_OK(hxt_md_by_id(comm, &sys, sys.v, 3, v)))
         goto done;
     for (int64_t i = 0; i < N; i++)
         for (int d = 0; d < 3; d++) {
@@ -198,8 +202,8 @@ static void test_halox(hx_comm *comm)
         }
     for (int d = 0; d < 3; d++)
         HXT_CHECK(fabs(p[d]) < 1e-12 * N, "total momentum along %c is %g", "xyz"[d], p[d]);
-    HXT_CHECK(tmd_close(mv2 / (3 * N - 3), cfg.temperature, 1e-13, 0), "temperature %.17g, want %g",
-              mv2 / (3 * N - 3), cfg.temperature);
+    HXT_CHECK(hxt_md_close(mv2 / (3 * N - 3), cfg.temperature, 1e-13, 0),
+              "temperature %.17g, want %g", mv2 / (3 * N - 3), cfg.temperature);
     /* Uniform components of width 1, scaled: |v| stays below the scale's
      * half width (sqrt(T / (1/12)) / 2 = 2.08 at T 1.44) plus the mean. */
     HXT_CHECK(vmax < 2.2 && vmax > 1.5, "largest velocity component %g", vmax);
@@ -232,7 +236,7 @@ static void test_halox(hx_comm *comm)
         for (int i = 0; i < other.n; i++)
             same += other.v[3 * i] == v[3 * other.id[i]];
         HXT_CHECK(same == 0 || other.n == 0, "%d of %d velocities ignore the seed", same, other.n);
-        tmd_free(&other, NULL);
+        hxt_md_free(&other, NULL);
     }
     cfg2.temperature = 0;
     if (HXT_OK(make(comm, &cfg2, &other))) {
@@ -240,12 +244,12 @@ static void test_halox(hx_comm *comm)
         for (int i = 0; i < 3 * other.n; i++)
             moving += other.v[i] != 0;
         HXT_CHECK(moving == 0, "%d components nonzero at T = 0", moving);
-        tmd_free(&other, NULL);
+        hxt_md_free(&other, NULL);
     }
 done:
     free(v);
-    tmd_free(&sys, NULL);
-    tmd_free(&one, NULL);
+    hxt_md_free(&sys, NULL);
+    hxt_md_free(&one, NULL);
 }
 
 int main(int argc, char **argv)

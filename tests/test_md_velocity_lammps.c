@@ -18,9 +18,11 @@
  * kurtosis near 3, dist uniform near 1.8 (a swapped or ignored keyword
  * fails). The LAMMPS program itself is compared in lammps_match.py.
  */
-#include "test_md_util.h"
+#include "md_util.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 static int pm(int64_t *x)
 {
@@ -190,13 +192,14 @@ static void one_case(hx_comm *comm, int loop, int gaussian, int mom, int rot)
              : loop == HX_MD_LOOP_LOCAL ? "local"
                                         : "geom",
              gaussian ? "gaussian" : "uniform", mom, rot);
-    if (!HXT_OK(tmd_setup(comm, &c, &sys, &eng)))
+    if (!HXT_OK(hxt_md_setup(comm, &c, &sys, &eng)))
         return;
     N = sys.natoms;
     x = malloc((size_t) N * 3 * sizeof(double));
     v = malloc((size_t) N * 3 * sizeof(double));
     ref = malloc((size_t) N * 3 * sizeof(double));
-    if (HXT_OK(tmd_by_id(comm, &sys, sys.x, 3, x)) && HXT_OK(tmd_by_id(comm, &sys, sys.v, 3, v))) {
+    if (HXT_OK(hxt_md_by_id(comm, &sys, sys.x, 3, x)) &&
+        HXT_OK(hxt_md_by_id(comm, &sys, sys.v, 3, v))) {
         if (loop != HX_MD_LOOP_LOCAL || size == 1) {
             reference(&c, N, x, ref);
             for (int64_t i = 0; i < 3 * N; i++)
@@ -220,7 +223,7 @@ static void one_case(hx_comm *comm, int loop, int gaussian, int mom, int rot)
             L[1] += c.mass * (d[2] * u[0] - d[0] * u[2]);
             L[2] += c.mass * (d[0] * u[1] - d[1] * u[0]);
         }
-        HXT_CHECK(tmd_close(mv2 / (3 * N - 3), c.temperature, 1e-12, 0), "%s: T %.17g", what,
+        HXT_CHECK(hxt_md_close(mv2 / (3 * N - 3), c.temperature, 1e-12, 0), "%s: T %.17g", what,
                   mv2 / (3 * N - 3));
         {
             double pn = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
@@ -239,7 +242,7 @@ static void one_case(hx_comm *comm, int loop, int gaussian, int mom, int rot)
     free(x);
     free(v);
     free(ref);
-    tmd_free(&sys, eng);
+    hxt_md_free(&sys, eng);
 }
 
 static void test_generator(void)

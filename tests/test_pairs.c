@@ -114,8 +114,8 @@ static void pairs_case(hx_comm *comm, const hxt_case *c, void *ctx)
         }
         HXT_CHECK(npairs > 0, "grid %s rc %g: brute force finds no pair", c->gs, rc);
         HXT_CHECK(got == 2 * npairs,
-                  "grid %s rh %g rc %g: ranks compute %ld pairs, brute force %ld", c->gs, rh,
-                  rc, got / 2, npairs);
+                  "grid %s rh %g rc %g: ranks compute %ld pairs, brute force %ld", c->gs, rh, rc,
+                  got / 2, npairs);
         HXT_CHECK(nbad == 0,
                   "grid %s rh %g rc %g: %d atoms with wrong pairs (first id %d: %d pairs, "
                   "want %d)",
@@ -141,7 +141,7 @@ int main(int argc, char **argv)
     /* 1500 atoms; (halo cutoff, pair cutoff): the usual skin, and pairs
      * right up to the halo cutoff. 5.5 needs 3 or more pulses on 6 and 8
      * domains. */
-    const hxt_spec specs[] = {{2.8, 1500, 2.5}, {5.5, 1500, 5.2}, {4.1, 1500, 4.1}};
+    const hxt_spec specs[] = {{2.8, 1500, 2.5, 0}, {5.5, 1500, 5.2, 0}, {4.1, 1500, 4.1, 0}};
     int ncases = hxt_for_each_plan(comm, box_lo, box_len, specs, 3, 77, pairs_case, NULL);
     HXT_CHECK(ncases > 0, "no case ran");
     return hxt_finish(comm);

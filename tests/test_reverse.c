@@ -130,8 +130,7 @@ static void reverse_case(hx_comm *comm, const hxt_case *c, void *ctx)
         /* Some home atom must have had an image somewhere, or nothing was
          * tested. */
         if (nr > 1)
-            HXT_CHECK(any > 0, "grid %s rh %g: no home atom has a halo image", c->gs,
-                      c->spec.rh);
+            HXT_CHECK(any > 0, "grid %s rh %g: no home atom has a halo image", c->gs, c->spec.rh);
         free(ids);
     }
     if (td)
@@ -145,7 +144,7 @@ int main(int argc, char **argv)
     if (hxt_grids_for(hx_comm_size(comm), grids, 16) == 0)
         return hxt_skip(comm, "no grid in the test list has this many domains");
 
-    const hxt_spec specs[] = {{1.25, 2000, 0}, {2.8, 2000, 0}, {5.5, 2000, 0}};
+    const hxt_spec specs[] = {{1.25, 2000, 0, 0}, {2.8, 2000, 0, 0}, {5.5, 2000, 0, 0}};
     int ncases = hxt_for_each_plan(comm, box_lo, box_len, specs, 3, 4242, reverse_case, NULL);
     HXT_CHECK(ncases > 0, "no case ran");
     return hxt_finish(comm);

@@ -1,21 +1,9 @@
 /*
- * test_fused_util.h - what the nvshmem-fused tests share: the transport
- * variants (fused and fused-tma, each force mode, put path on and off, all
- * in graph mode so that a step can be launched or replayed), the cpu
- * reference of one step, and the check of one variant's step against it.
- *
- * Coordinates must be bitwise those of the cpu transport (float). Forces:
- * push and pull add every atom's contributions in the cpu transport's
- * order, so they must be bitwise equal too; remote atomics add in any
- * order, so the atomic mode must agree within 1e-6 of the sum of the
- * contributions' magnitudes (a double cpu reverse of |f|), which bounds
- * float rounding in any order.
+ * fused_util.c - the nvshmem-fused tests' variants, reference and check
+ * (fused_util.h).
  */
-#ifndef HALOX_TEST_FUSED_UTIL_H
-#define HALOX_TEST_FUSED_UTIL_H
-
 #define _POSIX_C_SOURCE 200809L
-#include "sysgen.h"
+#include "fused_util.h"
 
 #include "core/hxi.h"
 
@@ -25,23 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FZT_MAXV 8
-
-typedef struct fzt_var {
-    hx_transport *t;
-    char label[64];
-    const char *fmode; /* "push", "pull", "atomic" */
-    int put;           /* put path forced */
-    int alive;
-} fzt_var;
-
-/* 1 when the variant's forces must match the cpu ones bitwise. */
-static inline int fzt_bitwise_forces(const fzt_var *v)
+int hxt_fz_bitwise_forces(const hxt_fz_var *v)
 {
     return strcmp(v->fmode, "atomic") != 0 || v->put;
 }
 
-static inline int fzt_have_gpu(hx_comm *comm)
+int hxt_fz_have_gpu(hx_comm *comm)
 {
     int ndev = 0;
     cudaError_t e = cudaGetDeviceCount(&ndev);
@@ -50,10 +27,8 @@ static inline int fzt_have_gpu(hx_comm *comm)
     return hxt_agree(comm, e == cudaSuccess && ndev > 0);
 }
 
-/* Creates one variant (collective); 0 when it was refused everywhere or
- * failed (a failure other than HX_ERR_UNSUPPORTED is a test failure). */
-static inline int fzt_create(hx_comm *comm, fzt_var *v, const char *name, const char *fmode,
-                             int put, double timeout_s, void *stream)
+int hxt_fz_create(hx_comm *comm, hxt_fz_var *v, const char *name, const char *fmode, int put,
+                  double timeout_s, void *stream)
 {
     hx_transport_opts o;
     hx_transport_opts_init(&o);
@@ -86,31 +61,19 @@ static inline int fzt_create(hx_comm *comm, fzt_var *v, const char *name, const 
     return 1;
 }
 
-/* The standard set: fused x {push, pull, atomic} x {direct, put}, and
- * fused-tma push x {direct, put}. Returns how many were created. */
-static inline int fzt_create_all(hx_comm *comm, fzt_var *v, double timeout_s)
+int hxt_fz_create_all(hx_comm *comm, hxt_fz_var *v, double timeout_s)
 {
     static const char *modes[3] = {"push", "pull", "atomic"};
     int n = 0;
     for (int m = 0; m < 3; m++)
         for (int put = 0; put < 2; put++)
-            n += fzt_create(comm, &v[n], "nvshmem-fused", modes[m], put, timeout_s, NULL);
+            n += hxt_fz_create(comm, &v[n], "nvshmem-fused", modes[m], put, timeout_s, NULL);
     for (int put = 0; put < 2; put++)
-        n += fzt_create(comm, &v[n], "nvshmem-fused-tma", "push", put, timeout_s, NULL);
+        n += hxt_fz_create(comm, &v[n], "nvshmem-fused-tma", "push", put, timeout_s, NULL);
     return n;
 }
 
-/* The cpu reference of one step: halo coordinates (xr, ntotal * 3),
- * forces after the reverse (fr, nhome * 3) and the magnitude bound
- * (sabs, nhome * 3). cf, cd: float and double cpu transports. */
-typedef struct fzt_ref {
-    hx_transport *cf, *cd;
-    float *xr, *fr;
-    double *sabs, *tmp;
-    int cap;
-} fzt_ref;
-
-static inline int fzt_ref_init(hx_comm *comm, fzt_ref *r)
+int hxt_fz_ref_init(hx_comm *comm, hxt_fz_ref *r)
 {
     memset(r, 0, sizeof *r);
     r->cf = hxt_cpu_transport(comm, HX_FLOAT);
@@ -118,7 +81,7 @@ static inline int fzt_ref_init(hx_comm *comm, fzt_ref *r)
     return hxt_agree(comm, r->cf && r->cd);
 }
 
-static inline void fzt_ref_free(fzt_ref *r)
+void hxt_fz_ref_free(hxt_fz_ref *r)
 {
     hx_transport_destroy(r->cf);
     hx_transport_destroy(r->cd);
@@ -128,7 +91,7 @@ static inline void fzt_ref_free(fzt_ref *r)
     free(r->tmp);
 }
 
-static inline int fzt_ref_plan(hx_comm *comm, fzt_ref *r, const hx_plan *plan)
+int hxt_fz_ref_plan(hx_comm *comm, hxt_fz_ref *r, const hx_plan *plan)
 {
     int nt = hx_plan_ntotal(plan);
     if (nt + 1 > r->cap) {
@@ -143,10 +106,8 @@ static inline int fzt_ref_plan(hx_comm *comm, fzt_ref *r, const hx_plan *plan)
     return hxt_agree(comm, ok);
 }
 
-/* cur: nhome * 3 home coordinates; force: ntotal * 3 float-representable
- * forces. */
-static inline int fzt_ref_step(hx_comm *comm, fzt_ref *r, const hx_plan *plan, const double *cur,
-                               const double *force)
+int hxt_fz_ref_step(hx_comm *comm, hxt_fz_ref *r, const hx_plan *plan, const double *cur,
+                    const double *force)
 {
     int nh = hx_plan_nhome(plan), nt = hx_plan_ntotal(plan);
     float *x = hx_transport_coords(r->cf), *f = hx_transport_forces(r->cf);
@@ -166,8 +127,7 @@ static inline int fzt_ref_step(hx_comm *comm, fzt_ref *r, const hx_plan *plan, c
     return hxt_agree(comm, ok);
 }
 
-/* Random forces spanning two decades, float-representable. */
-static inline void fzt_forces(double *force, int n3, hxt_rng *rng)
+void hxt_fz_forces(double *force, int n3, hxt_rng *rng)
 {
     for (int i = 0; i < n3; i++) {
         double v = (2.0 * hxt_uniform(rng) - 1.0) * pow(10.0, 2.0 * hxt_uniform(rng) - 1.0);
@@ -175,11 +135,8 @@ static inline void fzt_forces(double *force, int n3, hxt_rng *rng)
     }
 }
 
-/* One step of variant v, launched (forward + reverse) or replayed from its
- * graph, checked against the reference. Returns 1 when it ran and agreed
- * (on every rank). `what` names the case in messages. */
-static inline int fzt_check(hx_comm *comm, const fzt_ref *r, const hx_plan *plan, fzt_var *v,
-                            const double *cur, const double *force, int graph, const char *what)
+int hxt_fz_check(hx_comm *comm, const hxt_fz_ref *r, const hx_plan *plan, hxt_fz_var *v,
+                 const double *cur, const double *force, int graph, const char *what)
 {
     int nh = hx_plan_nhome(plan), nt = hx_plan_ntotal(plan);
     double *got = malloc((size_t) (nt + 1) * 3 * sizeof(double));
@@ -216,7 +173,7 @@ static inline int fzt_check(hx_comm *comm, const fzt_ref *r, const hx_plan *plan
         ok &= bad == 0;
     }
     if (ok && HXT_OK(hx_transport_read(t, HX_FORCES, 0, nh, got))) {
-        int bad = 0, bitwise = fzt_bitwise_forces(v);
+        int bad = 0, bitwise = hxt_fz_bitwise_forces(v);
         for (int i = 0; i < nh * 3; i++) {
             float want = r->fr[i];
             int good = bitwise ? hxt_same_f((float) got[i], want)
@@ -239,5 +196,3 @@ static inline int fzt_check(hx_comm *comm, const fzt_ref *r, const hx_plan *plan
     free(poison);
     return hxt_agree(comm, ok);
 }
-
-#endif /* HALOX_TEST_FUSED_UTIL_H */
