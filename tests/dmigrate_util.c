@@ -15,7 +15,6 @@
 
 static const uint32_t nan_bits = 0x7fc01234u; /* a NaN with a payload */
 
-
 static void vel_of(int64_t id, float v[4])
 {
     v[0] = (float) id;
@@ -57,31 +56,31 @@ static float wrapf(float x, double lo, double len)
     return t;
 }
 
-int dmt_outside_box(const tcx *c, int k, float x)
+int hxt_dm_outside_box(const hxt_dm_ctx *c, int k, float x)
 {
     return (double) x < c->d.box_lo[k] || (double) x >= c->d.box_lo[k] + c->d.box_len[k];
 }
 
-static int near_bound(const tcx *c, int k, double v)
+static int near_bound(const hxt_dm_ctx *c, int k, double v)
 {
     for (int b = 0; b <= c->d.grid[k]; b++)
-        if (fabs(v - c->bound[k][b]) < MARGIN)
+        if (fabs(v - c->bound[k][b]) < HXT_DM_MARGIN)
             return 1;
     return 0;
 }
 
-void dmt_settle(const tcx *c, float *t)
+void hxt_dm_settle(const hxt_dm_ctx *c, float *t)
 {
     for (int k = 0; k < 3; k++)
         for (int tries = 0; tries < 16; tries++) {
             float w = wrapf(t[k], c->d.box_lo[k], c->d.box_len[k]);
             if (isfinite(w) && !near_bound(c, k, (double) w))
                 break;
-            t[k] += 3.0f * (float) MARGIN;
+            t[k] += 3.0f * (float) HXT_DM_MARGIN;
         }
 }
 
-static void wrap_all(const tcx *c, const float *tgt, float *ref)
+static void wrap_all(const hxt_dm_ctx *c, const float *tgt, float *ref)
 {
     for (int a = 0; a < c->N; a++)
         for (int k = 0; k < 3; k++)
@@ -90,7 +89,7 @@ static void wrap_all(const tcx *c, const float *tgt, float *ref)
 
 /* Every rank's atom list after a migration: allids, cnt, first, holder.
  * Collective. */
-static void refresh(tcx *c)
+static void refresh(hxt_dm_ctx *c)
 {
     int total = 0;
     free(c->allids);
@@ -113,7 +112,7 @@ static void refresh(tcx *c)
               c->N, bad);
 }
 
-static void dev_free(tdev *a)
+static void dev_free(hxt_dm_dev *a)
 {
     if (a->x)
         cudaFree(a->x);
@@ -124,7 +123,7 @@ static void dev_free(tdev *a)
     memset(a, 0, sizeof *a);
 }
 
-int dmt_cuda_ok(cudaError_t e, const char *what)
+int hxt_dm_cuda_ok(cudaError_t e, const char *what)
 {
     if (e == cudaSuccess)
         return 1;
@@ -133,9 +132,9 @@ int dmt_cuda_ok(cudaError_t e, const char *what)
     return 0;
 }
 
-int dmt_upload(tcx *c, const float *tgt, int xs, int tight, int full)
+int hxt_dm_upload(hxt_dm_ctx *c, const float *tgt, int xs, int tight, int full)
 {
-    tdev *a = &c->a;
+    hxt_dm_dev *a = &c->a;
     const int n = c->nloc;
     int ok = 1;
     if (tight || a->xs != xs || a->cap < n || (!a->x && n > 0)) {
@@ -144,12 +143,12 @@ int dmt_upload(tcx *c, const float *tgt, int xs, int tight, int full)
         a->xs = xs;
         a->cap = cap;
         if (cap > 0)
-            ok = dmt_cuda_ok(cudaMalloc((void **) &a->x, (size_t) cap * xs * sizeof(float)),
-                             "cudaMalloc x") &&
-                 dmt_cuda_ok(cudaMalloc((void **) &a->v, (size_t) cap * 4 * sizeof(float)),
-                             "cudaMalloc v") &&
-                 dmt_cuda_ok(cudaMalloc((void **) &a->id, (size_t) cap * sizeof(int64_t)),
-                             "cudaMalloc id");
+            ok = hxt_dm_cuda_ok(cudaMalloc((void **) &a->x, (size_t) cap * xs * sizeof(float)),
+                                "cudaMalloc x") &&
+                 hxt_dm_cuda_ok(cudaMalloc((void **) &a->v, (size_t) cap * 4 * sizeof(float)),
+                                "cudaMalloc v") &&
+                 hxt_dm_cuda_ok(cudaMalloc((void **) &a->id, (size_t) cap * sizeof(int64_t)),
+                                "cudaMalloc id");
         full = 1;
     }
     if (!a->fields_ok)
@@ -166,19 +165,19 @@ int dmt_upload(tcx *c, const float *tgt, int xs, int tight, int full)
         vel_of(id, &hv[4 * (size_t) i]);
     }
     if (ok && n > 0)
-        ok = dmt_cuda_ok(
+        ok = hxt_dm_cuda_ok(
             cudaMemcpy(a->x, hx, (size_t) n * xs * sizeof(float), cudaMemcpyHostToDevice),
             "upload x");
     if (ok && n > 0 && full)
-        ok = dmt_cuda_ok(
+        ok = hxt_dm_cuda_ok(
                  cudaMemcpy(a->v, hv, (size_t) n * 4 * sizeof(float), cudaMemcpyHostToDevice),
                  "upload v") &&
-             dmt_cuda_ok(
+             hxt_dm_cuda_ok(
                  cudaMemcpy(a->id, c->loc, (size_t) n * sizeof(int64_t), cudaMemcpyHostToDevice),
                  "upload id");
     /* The transport's stream must see the copies done. */
     if (ok)
-        ok = dmt_cuda_ok(cudaDeviceSynchronize(), "after the upload");
+        ok = hxt_dm_cuda_ok(cudaDeviceSynchronize(), "after the upload");
     free(hx);
     free(hv);
     ok = hxt_agree(c->comm, ok);
@@ -187,28 +186,28 @@ int dmt_upload(tcx *c, const float *tgt, int xs, int tight, int full)
 }
 
 /* The device arrays' first n atoms into host memory (n + 1 allocated). */
-static int download(const tcx *c, int n, float **gx, float **gv, int64_t **gid)
+static int download(const hxt_dm_ctx *c, int n, float **gx, float **gv, int64_t **gid)
 {
-    const tdev *a = &c->a;
+    const hxt_dm_dev *a = &c->a;
     *gx = hxt_xmalloc(((size_t) n + 1) * a->xs * sizeof(float));
     *gv = hxt_xmalloc(((size_t) n + 1) * 4 * sizeof(float));
     *gid = hxt_xmalloc(((size_t) n + 1) * sizeof(int64_t));
-    if (!dmt_cuda_ok(cudaDeviceSynchronize(), "before the download"))
+    if (!hxt_dm_cuda_ok(cudaDeviceSynchronize(), "before the download"))
         return 0;
     if (n == 0)
         return 1;
-    return dmt_cuda_ok(
+    return hxt_dm_cuda_ok(
                cudaMemcpy(*gx, a->x, (size_t) n * a->xs * sizeof(float), cudaMemcpyDeviceToHost),
                "download x") &&
-           dmt_cuda_ok(
+           hxt_dm_cuda_ok(
                cudaMemcpy(*gv, a->v, (size_t) n * 4 * sizeof(float), cudaMemcpyDeviceToHost),
                "download v") &&
-           dmt_cuda_ok(
+           hxt_dm_cuda_ok(
                cudaMemcpy(*gid, a->id, (size_t) n * sizeof(int64_t), cudaMemcpyDeviceToHost),
                "download id");
 }
 
-void dmt_fields_of(tcx *c, hx_dfield f[2])
+void hxt_dm_fields_of(hxt_dm_ctx *c, hx_dfield f[2])
 {
     f[0].data = (void **) &c->a.v;
     f[0].size = 4 * sizeof(float);
@@ -216,7 +215,7 @@ void dmt_fields_of(tcx *c, hx_dfield f[2])
     f[1].size = sizeof(int64_t);
 }
 
-void dmt_summary(const tcx *c, int fails0, const char *fmt, ...)
+void hxt_dm_summary(const hxt_dm_ctx *c, int fails0, const char *fmt, ...)
 {
     int v = hxt_failures - fails0;
     HXT_OK(hxi_allreduce_int(c->comm, &v, 1, 0));
@@ -231,7 +230,7 @@ void dmt_summary(const tcx *c, int fails0, const char *fmt, ...)
     fflush(stdout);
 }
 
-void dmt_not_run(const tcx *c, const char *what)
+void hxt_dm_not_run(const hxt_dm_ctx *c, const char *what)
 {
     if (c->rank == 0)
         printf("  grid %-6s %s: not run: %s\n", c->gs, what,
@@ -239,7 +238,7 @@ void dmt_not_run(const tcx *c, const char *what)
                           : "no dimension with 3 or more domains");
 }
 
-int dmt_census(tcx *c, int n, int64_t *natoms, uint64_t *sum)
+int hxt_dm_census(hxt_dm_ctx *c, int n, int64_t *natoms, uint64_t *sum)
 {
     *natoms = -1;
     *sum = 0;
@@ -249,12 +248,13 @@ int dmt_census(tcx *c, int n, int64_t *natoms, uint64_t *sum)
 /* 1 when p is not the position of atom e wrapped from its target: the
  * host's float wrap (ref) bitwise where the target was inside the box, to
  * 2 ulp of the box length where it was wrapped. */
-static int pos_differs(const tcx *c, const float *tgt, const float *ref, int64_t e, const float *p)
+static int pos_differs(const hxt_dm_ctx *c, const float *tgt, const float *ref, int64_t e,
+                       const float *p)
 {
     int bad = 0;
     for (int k = 0; k < 3; k++) {
         const float want = ref[3 * e + k];
-        if (dmt_outside_box(c, k, tgt[3 * e + k]))
+        if (hxt_dm_outside_box(c, k, tgt[3 * e + k]))
             bad |= !(fabsf(p[k] - want) <= 2.0f * c->ulp[k]);
         else
             bad |= !hxt_same_f(p[k], want);
@@ -262,19 +262,20 @@ static int pos_differs(const tcx *c, const float *tgt, const float *ref, int64_t
     return bad;
 }
 
-int dmt_migrate_case(tcx *c, const float *tgt, int xs, int nf, int tight, int full, int *moved)
+int hxt_dm_migrate_case(hxt_dm_ctx *c, const float *tgt, int xs, int nf, int tight, int full,
+                        int *moved)
 {
-    tdev *a = &c->a;
+    hxt_dm_dev *a = &c->a;
     const int N = c->N;
     if (moved)
         *moved = 0;
-    if (!dmt_upload(c, tgt, xs, tight, full))
+    if (!hxt_dm_upload(c, tgt, xs, tight, full))
         return 0;
     float *ref = hxt_xmalloc((size_t) N * 3 * sizeof(float));
     wrap_all(c, tgt, ref);
     int64_t na0 = 0, na1 = 0;
     uint64_t cs0 = 0, cs1 = 0;
-    if (nf == 2 && dmt_census(c, a->n, &na0, &cs0))
+    if (nf == 2 && hxt_dm_census(c, a->n, &na0, &cs0))
         HXT_CHECK(na0 == N, "grid %s: census before gives %lld atoms of %d", c->gs, (long long) na0,
                   N);
 
@@ -292,7 +293,7 @@ int dmt_migrate_case(tcx *c, const float *tgt, int xs, int nf, int tight, int fu
 
     /* The device. */
     hx_dfield f[2];
-    dmt_fields_of(c, f);
+    hxt_dm_fields_of(c, f);
     const int cap0 = a->cap;
     const void *p0[3] = {a->x, a->v, a->id};
     int dok = HXT_OK(hx_rebuild_migrate(c->r, &a->n, &a->cap, &a->x, xs, nf ? f : NULL, nf));
@@ -377,7 +378,7 @@ int dmt_migrate_case(tcx *c, const float *tgt, int xs, int nf, int tight, int fu
         }
         free(all);
         free(mine);
-        if (nf == 2 && dmt_census(c, a->n, &na1, &cs1))
+        if (nf == 2 && hxt_dm_census(c, a->n, &na1, &cs1))
             HXT_CHECK(na1 == N && cs1 == cs0,
                       "grid %s: census after gives %lld atoms, checksum %016llx (before %016llx)",
                       c->gs, (long long) na1, (unsigned long long) cs1, (unsigned long long) cs0);
@@ -412,10 +413,10 @@ int dmt_migrate_case(tcx *c, const float *tgt, int xs, int nf, int tight, int fu
     return dok && hok;
 }
 
-void dmt_check_untouched(tcx *c, const float *tgt, int64_t bad, int n0, int64_t na0, uint64_t cs0,
-                         const char *what)
+void hxt_dm_check_untouched(hxt_dm_ctx *c, const float *tgt, int64_t bad, int n0, int64_t na0,
+                            uint64_t cs0, const char *what)
 {
-    tdev *a = &c->a;
+    hxt_dm_dev *a = &c->a;
     /* The failed call has wrapped every finite position into the box. */
     float *ref = hxt_xmalloc((size_t) c->N * 3 * sizeof(float));
     wrap_all(c, tgt, ref);
@@ -437,7 +438,7 @@ void dmt_check_untouched(tcx *c, const float *tgt, int64_t bad, int n0, int64_t 
               what, nid, npos);
     int64_t na1;
     uint64_t cs1;
-    if (dmt_census(c, a->n, &na1, &cs1))
+    if (hxt_dm_census(c, a->n, &na1, &cs1))
         HXT_CHECK(na1 == c->N && cs1 == cs0 && na0 == c->N,
                   "grid %s %s: census gives %lld atoms (before %lld, of %d), checksum %016llx "
                   "(before %016llx)",
@@ -451,8 +452,8 @@ void dmt_check_untouched(tcx *c, const float *tgt, int64_t bad, int n0, int64_t 
     free(gid);
 }
 
-int dmt_open(tcx *c, hx_comm *comm, hx_transport *t, const int grid[3], int gi, int n,
-             const double box_lo[3], double w_dom, double l_free, double rh)
+int hxt_dm_open(hxt_dm_ctx *c, hx_comm *comm, hx_transport *t, const int grid[3], int gi, int n,
+                const double box_lo[3], double w_dom, double l_free, double rh)
 {
     memset(c, 0, sizeof *c);
     c->comm = comm;
@@ -468,9 +469,9 @@ int dmt_open(tcx *c, hx_comm *comm, hx_transport *t, const int grid[3], int gi, 
     if (!hxt_agree(comm, HXT_OK(hx_decomp_init(&c->d, box_lo, len, rh, grid, c->nr, c->rank))))
         return 0;
     for (int k = 0; k < 3; k++) {
-        if (grid[k] > MAXG) {
-            HXT_CHECK(grid[k] <= MAXG, "grid %s: more than %d domains along a dimension", c->gs,
-                      MAXG);
+        if (grid[k] > HXT_DM_MAXG) {
+            HXT_CHECK(grid[k] <= HXT_DM_MAXG, "grid %s: more than %d domains along a dimension",
+                      c->gs, HXT_DM_MAXG);
             return 0;
         }
         for (int b = 0; b < grid[k]; b++)
@@ -482,7 +483,7 @@ int dmt_open(tcx *c, hx_comm *comm, hx_transport *t, const int grid[3], int gi, 
     c->N = n * c->nr;
     const int N = c->N;
 
-    /* A random system, every coordinate a float MARGIN away from every
+    /* A random system, every coordinate a float HXT_DM_MARGIN away from every
      * domain bound (so that ownership is the same in float and double). */
     hxt_sys s;
     hxt_sys_random(&s, N, box_lo, len, 777u + (uint64_t) gi);
@@ -490,8 +491,9 @@ int dmt_open(tcx *c, hx_comm *comm, hx_transport *t, const int grid[3], int gi, 
         for (int k = 0; k < 3; k++) {
             double v = s.x[3 * a + k];
             for (int b = 0; b <= grid[k]; b++)
-                if (fabs(v - c->bound[k][b]) < 2 * MARGIN)
-                    v = b == grid[k] ? c->bound[k][b] - 3 * MARGIN : c->bound[k][b] + 3 * MARGIN;
+                if (fabs(v - c->bound[k][b]) < 2 * HXT_DM_MARGIN)
+                    v = b == grid[k] ? c->bound[k][b] - 3 * HXT_DM_MARGIN
+                                     : c->bound[k][b] + 3 * HXT_DM_MARGIN;
             s.x[3 * a + k] = (double) (float) v;
         }
     hxt_local l;
@@ -510,7 +512,7 @@ int dmt_open(tcx *c, hx_comm *comm, hx_transport *t, const int grid[3], int gi, 
     return 1;
 }
 
-void dmt_close(tcx *c)
+void hxt_dm_close(hxt_dm_ctx *c)
 {
     dev_free(&c->a);
     free(c->cur);

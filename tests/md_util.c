@@ -4,6 +4,7 @@
 #include "md_util.h"
 
 #include "core/hxi.h"
+#include "md/md_driver.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@ hx_status hxt_md_system(hx_comm *comm, const hx_md_config *cfg, hx_md_system *sy
     double lo[3], len[3];
     memset(sys, 0, sizeof *sys);
     HXI_CHECK(hx_md_box(cfg, lo, len));
-    HXI_CHECK(hx_decomp_init(&sys->decomp, lo, len, cfg->rc + cfg->skin, cfg->grid,
+    HXI_CHECK(hx_decomp_init(&sys->decomp, lo, len, hxi_md_list_cutoff(cfg), cfg->grid,
                              hx_comm_size(comm), hx_comm_rank(comm)));
     HXI_CHECK(hx_md_lattice(sys, cfg));
     return hx_md_velocities(sys, cfg, comm);

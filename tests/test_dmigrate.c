@@ -56,7 +56,7 @@
 static const double box_lo[3] = {-1.5, 0.75, 2.0};
 
 /* Case 1: random displacements; five rounds of strides and fields. */
-static int case_random(tcx *c, int round, int xs, int nf, int full)
+static int case_random(hxt_dm_ctx *c, int round, int xs, int nf, int full)
 {
     const int N = c->N, fails0 = hxt_failures;
     float *tgt = hxt_xmalloc((size_t) N * 3 * sizeof(float));
@@ -72,9 +72,9 @@ static int case_random(tcx *c, int round, int xs, int nf, int full)
             tgt[3 * a + k] =
                 (float) ((double) c->cur[3 * a + k] + (2.0 * hxt_uniform(&rg) - 1.0) * reach);
         }
-        dmt_settle(c, &tgt[3 * a]);
+        hxt_dm_settle(c, &tgt[3 * a]);
         for (int k = 0; k < 3; k++)
-            if (dmt_outside_box(c, k, tgt[3 * a + k])) {
+            if (hxt_dm_outside_box(c, k, tgt[3 * a + k])) {
                 if (c->d.grid[k] > 1)
                     wrap_dec++;
                 else
@@ -82,7 +82,7 @@ static int case_random(tcx *c, int round, int xs, int nf, int full)
             }
     }
     int moved = 0;
-    int ok = dmt_migrate_case(c, tgt, xs, nf, 0, full, &moved);
+    int ok = hxt_dm_migrate_case(c, tgt, xs, nf, 0, full, &moved);
     /* The round must have exercised what it claims to. */
     if (ok && c->nr > 1)
         HXT_CHECK(moved > 0, "grid %s: no atom changed rank", c->gs);
@@ -92,17 +92,17 @@ static int case_random(tcx *c, int round, int xs, int nf, int full)
     if (ndec < 3)
         HXT_CHECK(wrap_free > 0, "grid %s: no move crossed the box along an undecomposed one",
                   c->gs);
-    dmt_summary(c, fails0,
-                "case 1 round %d (%d atoms, xstride %d, %d fields%s): %d changed rank, %ld+%ld "
-                "coordinates wrapped",
-                round, N, xs, nf, full ? "" : ", fields from the last migration", moved, wrap_dec,
-                wrap_free);
+    hxt_dm_summary(c, fails0,
+                   "case 1 round %d (%d atoms, xstride %d, %d fields%s): %d changed rank, %ld+%ld "
+                   "coordinates wrapped",
+                   round, N, xs, nf, full ? "" : ", fields from the last migration", moved,
+                   wrap_dec, wrap_free);
     free(tgt);
     return ok;
 }
 
 /* The first (x, y, z order) or last decomposed dimension; -1 if none. */
-static int decomposed_dim(const tcx *c, int last)
+static int decomposed_dim(const hxt_dm_ctx *c, int last)
 {
     int e = -1;
     for (int k = 0; k < 3; k++)
@@ -111,7 +111,7 @@ static int decomposed_dim(const tcx *c, int last)
     return e;
 }
 
-static int decomp_of(const tcx *c, int rank, hx_decomp *o)
+static int decomp_of(const hxt_dm_ctx *c, int rank, hx_decomp *o)
 {
     return HXT_OK(
         hx_decomp_init(o, c->d.box_lo, c->d.box_len, c->d.cutoff, c->d.grid, c->nr, rank));
@@ -121,12 +121,12 @@ static int decomp_of(const tcx *c, int rank, hx_decomp *o)
  * first, see decomposed_dim), rank 0's upper neighbour along it, the
  * domain width and that neighbour's lower bound. 0 (the case reported as
  * not run) where no dimension is decomposed or on a failure. */
-static int toward_rank0(tcx *c, int last, const char *what, int *e, int *up, double *w,
+static int toward_rank0(hxt_dm_ctx *c, int last, const char *what, int *e, int *up, double *w,
                         double *lo_up)
 {
     *e = decomposed_dim(c, last);
     if (*e < 0) {
-        dmt_not_run(c, what);
+        hxt_dm_not_run(c, what);
         return 0;
     }
     hx_decomp d0;
@@ -140,7 +140,7 @@ static int toward_rank0(tcx *c, int last, const char *what, int *e, int *up, dou
 
 /* Case 5: capacity exactly n everywhere, then the lower part of rank 0's
  * upper neighbour along one dimension moves into rank 0. */
-static void case_crowd(tcx *c)
+static void case_crowd(hxt_dm_ctx *c)
 {
     const int fails0 = hxt_failures, N = c->N;
     int e, up;
@@ -153,19 +153,19 @@ static void case_crowd(tcx *c)
     for (int a = 0; a < N; a++)
         if (c->holder[a] == up && (double) c->cur[3 * a + e] - lo_up < 0.45 * w) {
             tgt[3 * a + e] = (float) ((double) c->cur[3 * a + e] - 0.5 * w);
-            dmt_settle(c, &tgt[3 * a]);
+            hxt_dm_settle(c, &tgt[3 * a]);
             nmove++;
         }
     const int n0 = c->nloc;
     HXT_CHECK(nmove > 0, "grid %s: rank %d has no atoms to crowd rank 0 with", c->gs, up);
     /* Arrays of exactly n atoms; migrate_case then only rewrites them. */
-    tdev *a = &c->a;
-    int ok = dmt_upload(c, tgt, 4, 1, 1);
+    hxt_dm_dev *a = &c->a;
+    int ok = hxt_dm_upload(c, tgt, 4, 1, 1);
     const void *p0[3] = {a->x, a->v, a->id};
     const int cap0 = a->cap;
     HXT_CHECK(!ok || cap0 == n0, "grid %s: tight capacity %d for %d atoms", c->gs, cap0, n0);
     if (ok)
-        ok = dmt_migrate_case(c, tgt, 4, 2, 0, 0, NULL);
+        ok = hxt_dm_migrate_case(c, tgt, 4, 2, 0, 0, NULL);
     if (ok) {
         if (c->rank == 0) {
             HXT_CHECK(a->n == n0 + nmove && a->cap > cap0 && a->cap >= a->n,
@@ -180,14 +180,14 @@ static void case_crowd(tcx *c)
                       a->n, n0);
         }
     }
-    dmt_summary(c, fails0, "case 5 (capacity == n, %d atoms of rank %d crowd into rank 0)", nmove,
-                up);
+    hxt_dm_summary(c, fails0, "case 5 (capacity == n, %d atoms of rank %d crowd into rank 0)",
+                   nmove, up);
     free(tgt);
 }
 
 /* Case 6: rank 0 sends everything to its upper neighbour, then gets it
  * back. */
-static void case_all_out(tcx *c)
+static void case_all_out(hxt_dm_ctx *c)
 {
     const int fails0 = hxt_failures, N = c->N;
     int e, up;
@@ -209,10 +209,10 @@ static void case_all_out(tcx *c)
             continue;
         from0[a] = 1;
         tgt[3 * a + e] = (float) (lo_up + w * (0.05 + 0.9 * u));
-        dmt_settle(c, &tgt[3 * a]);
+        hxt_dm_settle(c, &tgt[3 * a]);
     }
     HXT_CHECK(n0 > 0, "grid %s: rank 0 has no atoms to send", c->gs);
-    int ok = dmt_migrate_case(c, tgt, 3, 2, 0, 1, NULL);
+    int ok = hxt_dm_migrate_case(c, tgt, 3, 2, 0, 1, NULL);
     if (ok) {
         int want = c->rank == 0 ? 0 : c->rank == up ? nbefore + n0 : nbefore;
         HXT_CHECK(c->a.n == want, "grid %s: %d atoms after rank 0 sent its %d, want %d", c->gs,
@@ -224,7 +224,7 @@ static void case_all_out(tcx *c)
         if (from0[a])
             memcpy(&tgt[3 * a], &orig[3 * a], 3 * sizeof(float));
     if (ok) {
-        ok = dmt_migrate_case(c, tgt, 4, 2, 1, 1, NULL);
+        ok = hxt_dm_migrate_case(c, tgt, 4, 2, 1, 1, NULL);
         int same = c->nloc == nbefore;
         for (int i = 0; same && i < nbefore; i++)
             same = c->loc[i] == before[i];
@@ -233,7 +233,7 @@ static void case_all_out(tcx *c)
                   "it held before in their order",
                   c->gs, c->nloc, nbefore);
     }
-    dmt_summary(
+    hxt_dm_summary(
         c, fails0,
         "case 6 (rank 0 sends all %d atoms to rank %d, no other rank receives; and back into "
         "capacity 0)",
@@ -245,7 +245,7 @@ static void case_all_out(tcx *c)
 }
 
 /* The highest (or lowest) rank holding atoms; -1 if none. */
-static int rank_with_atoms(const tcx *c, int highest)
+static int rank_with_atoms(const hxt_dm_ctx *c, int highest)
 {
     int f = -1;
     for (int r = 0; r < c->nr; r++)
@@ -257,7 +257,7 @@ static int rank_with_atoms(const tcx *c, int highest)
 /* Case 3: an atom 1.5 domain widths from home. Where another dimension is
  * decomposed too, every atom also moves up to 0.9 domains along it: the
  * first pass must refuse the far atom before any of them moves. */
-static void case_far(tcx *c)
+static void case_far(hxt_dm_ctx *c)
 {
     const int fails0 = hxt_failures, N = c->N;
     /* A dimension of 4 or more domains, else one of 3. Of several with 4 or
@@ -272,7 +272,7 @@ static void case_far(tcx *c)
             fd = k;
     const int F = rank_with_atoms(c, 1);
     if (fd < 0 || F < 0) {
-        dmt_not_run(c, "case 3 (too far)");
+        hxt_dm_not_run(c, "case 3 (too far)");
         return;
     }
     hx_decomp dF;
@@ -297,55 +297,56 @@ static void case_far(tcx *c)
                 tgt[3 * a + k] = (float) ((double) c->cur[3 * a + k] +
                                           (2.0 * hxt_uniform(&rg) - 1.0) * 0.9 * wk);
             }
-        dmt_settle(c, &tgt[3 * a]);
+        hxt_dm_settle(c, &tgt[3 * a]);
     }
     /* 0.75 w into its domain, then 1.5 w up: two domains up. */
     tgt[3 * id + fd] = (float) (dF.dom_lo[fd] + 2.25 * w);
-    dmt_settle(c, &tgt[3 * id]);
+    hxt_dm_settle(c, &tgt[3 * id]);
     if (gfd == 3) {
         /* Two up is one down: allowed, and hx_migrate agrees where it goes. */
-        int ok = dmt_migrate_case(c, tgt, 4, 2, 0, 0, NULL);
+        int ok = hxt_dm_migrate_case(c, tgt, 4, 2, 0, 0, NULL);
         HXT_CHECK(!ok || c->holder[id] == dF.down[fd],
                   "grid %s: atom %lld went to rank %d, want rank %d (one domain down)", c->gs,
                   (long long) id, c->holder[id], dF.down[fd]);
-        dmt_summary(c, fails0,
-                    "case 3 (3 domains along %c: atom %d of rank %d moves 1.5 domains up, which is "
-                    "one down)",
-                    axis, i, F);
+        hxt_dm_summary(
+            c, fails0,
+            "case 3 (3 domains along %c: atom %d of rank %d moves 1.5 domains up, which is "
+            "one down)",
+            axis, i, F);
         free(tgt);
         return;
     }
-    int ok = dmt_upload(c, tgt, 4, 0, 1);
+    int ok = hxt_dm_upload(c, tgt, 4, 0, 1);
     int64_t na0 = 0;
     uint64_t cs0 = 0;
     int moved = 0;
     char needle[64];
     snprintf(needle, sizeof needle, "atom %d on rank %d", i, F);
-    if (ok && dmt_census(c, c->a.n, &na0, &cs0)) {
+    if (ok && hxt_dm_census(c, c->a.n, &na0, &cs0)) {
         hx_dfield f[2];
-        dmt_fields_of(c, f);
+        hxt_dm_fields_of(c, f);
         const int n0 = c->a.n;
         hx_status st = hx_rebuild_migrate(c->r, &c->a.n, &c->a.cap, &c->a.x, 4, f, 2);
         HXT_FAILS(st, HX_ERR_COORD_OUTSIDE, needle);
         /* Every position wrapped, the far atom's too; no atom moved. */
-        dmt_check_untouched(c, tgt, -1, n0, na0, cs0, "too far");
+        hxt_dm_check_untouched(c, tgt, -1, n0, na0, cs0, "too far");
         /* The context goes on: the far atom back home, the others where
          * they were sent, which now moves them. */
         memcpy(&tgt[3 * id], &c->cur[3 * id], 3 * sizeof(float));
-        ok = dmt_migrate_case(c, tgt, 4, 2, 0, 0, &moved);
+        ok = hxt_dm_migrate_case(c, tgt, 4, 2, 0, 0, &moved);
         if (ok && along[0])
             HXT_CHECK(moved > 0, "grid %s: no atom moved along %s changed rank", c->gs, along);
     }
-    dmt_summary(c, fails0,
-                "case 3 (too far: atom %d of rank %d 1.5 domains up along %c, %d domains%s%s): "
-                "HX_ERR_COORD_OUTSIDE, nothing moved or lost, then a migration (%d changed rank)",
-                i, F, axis, gfd, along[0] ? ", every atom up to 0.9 domains along " : "", along,
-                moved);
+    hxt_dm_summary(
+        c, fails0,
+        "case 3 (too far: atom %d of rank %d 1.5 domains up along %c, %d domains%s%s): "
+        "HX_ERR_COORD_OUTSIDE, nothing moved or lost, then a migration (%d changed rank)",
+        i, F, axis, gfd, along[0] ? ", every atom up to 0.9 domains along " : "", along, moved);
     free(tgt);
 }
 
 /* Case 4: non-finite coordinates, and a NaN in the payload word. */
-static void case_nan(tcx *c)
+static void case_nan(hxt_dm_ctx *c)
 {
     const int fails0 = hxt_failures, N = c->N;
     const int lo = rank_with_atoms(c, 0), hi = rank_with_atoms(c, 1);
@@ -365,13 +366,13 @@ static void case_nan(tcx *c)
         snprintf(what, sizeof what, "%s coordinate", v == 0 ? "NaN" : "infinite");
         int64_t na0 = 0;
         uint64_t cs0 = 0;
-        if (dmt_upload(c, tgt, xs, 0, 1) && dmt_census(c, c->a.n, &na0, &cs0)) {
+        if (hxt_dm_upload(c, tgt, xs, 0, 1) && hxt_dm_census(c, c->a.n, &na0, &cs0)) {
             hx_dfield f[2];
-            dmt_fields_of(c, f);
+            hxt_dm_fields_of(c, f);
             const int n0 = c->a.n;
             hx_status st = hx_rebuild_migrate(c->r, &c->a.n, &c->a.cap, &c->a.x, xs, f, 2);
             HXT_FAILS(st, HX_ERR_COORD_NAN, needle);
-            dmt_check_untouched(c, tgt, id, n0, na0, cs0, what);
+            hxt_dm_check_untouched(c, tgt, id, n0, na0, cs0, what);
         }
     }
     /* The 4th word is not a coordinate: a NaN there travels, one domain up
@@ -382,27 +383,28 @@ static void case_nan(tcx *c)
     memcpy(tgt, c->cur, (size_t) N * 3 * sizeof(float));
     if (e >= 0)
         tgt[3 * id + e] = (float) ((double) c->cur[3 * id + e] + c->d.box_len[e] / c->d.grid[e]);
-    dmt_settle(c, &tgt[3 * id]);
-    dmt_migrate_case(c, tgt, 4, 2, 0, 1, NULL);
+    hxt_dm_settle(c, &tgt[3 * id]);
+    hxt_dm_migrate_case(c, tgt, 4, 2, 0, 1, NULL);
     c->nan4 = -1;
-    dmt_summary(c, fails0,
-                "case 4 (NaN y on rank %d, infinite z on rank %d: HX_ERR_COORD_NAN, nothing lost; "
-                "a NaN 4th word carried)",
-                lo, hi);
+    hxt_dm_summary(
+        c, fails0,
+        "case 4 (NaN y on rank %d, infinite z on rank %d: HX_ERR_COORD_NAN, nothing lost; "
+        "a NaN 4th word carried)",
+        lo, hi);
     free(tgt);
 }
 
 /* The census must see a lost and a duplicated atom. */
-static void case_census(tcx *c)
+static void case_census(hxt_dm_ctx *c)
 {
     const int fails0 = hxt_failures;
     const int B = rank_with_atoms(c, 1);
     int64_t na0 = 0, na1 = 0, na2 = 0;
     uint64_t cs0 = 0, cs1 = 0, cs2 = 0;
-    if (B < 0 || !dmt_upload(c, c->cur, 4, 0, 1) || !dmt_census(c, c->a.n, &na0, &cs0))
+    if (B < 0 || !hxt_dm_upload(c, c->cur, 4, 0, 1) || !hxt_dm_census(c, c->a.n, &na0, &cs0))
         return;
     int n = c->a.n;
-    if (dmt_census(c, c->rank == B ? n - 1 : n, &na1, &cs1))
+    if (hxt_dm_census(c, c->rank == B ? n - 1 : n, &na1, &cs1))
         HXT_CHECK(na1 == c->N - 1 && cs1 != cs0,
                   "grid %s: census without one atom gives %lld atoms, checksum %016llx (all: "
                   "%016llx)",
@@ -411,25 +413,25 @@ static void case_census(tcx *c)
     int dup = c->rank == B && n >= 2;
     int ok = 1;
     if (dup)
-        ok = dmt_cuda_ok(
+        ok = hxt_dm_cuda_ok(
                  cudaMemcpy(c->a.id + (n - 1), c->a.id, sizeof(int64_t), cudaMemcpyDeviceToDevice),
                  "duplicating an id") &&
-             dmt_cuda_ok(cudaDeviceSynchronize(), "duplicating an id");
+             hxt_dm_cuda_ok(cudaDeviceSynchronize(), "duplicating an id");
     int any_dup = c->cnt[B] >= 2;
-    if (hxt_agree(c->comm, ok) && any_dup && dmt_census(c, n, &na2, &cs2))
+    if (hxt_agree(c->comm, ok) && any_dup && hxt_dm_census(c, n, &na2, &cs2))
         HXT_CHECK(na2 == c->N && cs2 != cs0,
                   "grid %s: census with a duplicated id gives %lld atoms, checksum %016llx (all: "
                   "%016llx)",
                   c->gs, (long long) na2, (unsigned long long) cs2, (unsigned long long) cs0);
     c->a.fields_ok = 0; /* the ids were damaged on purpose */
-    dmt_summary(c, fails0, "dmt_census (one atom left out, one id doubled on rank %d: both seen)",
-                B);
+    hxt_dm_summary(c, fails0,
+                   "hxt_dm_census (one atom left out, one id doubled on rank %d: both seen)", B);
 }
 
 static void run_grid(hx_comm *comm, hx_transport *t, const int grid[3], int gi)
 {
-    tcx c;
-    if (dmt_open(&c, comm, t, grid, gi, gi == 0 ? NBIG : NSMALL, box_lo, W_DOM, L_FREE, RH) &&
+    hxt_dm_ctx c;
+    if (hxt_dm_open(&c, comm, t, grid, gi, gi == 0 ? NBIG : NSMALL, box_lo, W_DOM, L_FREE, RH) &&
         hxt_agree(comm, HXT_OK(hx_rebuild_create(&c.r, t, &c.d)))) {
         const double *len = c.d.box_len;
         if (c.rank == 0)
@@ -448,7 +450,7 @@ static void run_grid(hx_comm *comm, hx_transport *t, const int grid[3], int gi)
         }
     }
     /* The device arrays first, then the context. */
-    dmt_close(&c);
+    hxt_dm_close(&c);
     if (c.r)
         hx_rebuild_destroy(c.r);
 }
