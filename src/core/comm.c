@@ -5,13 +5,14 @@
  * communicator, so that the GPU engine and every GPU transport count local
  * ranks (and so pick devices) the same way.
  */
-#define _POSIX_C_SOURCE 200809L /* gethostname */
+#define _POSIX_C_SOURCE 200809L /* gethostname, nanosleep */
 
 #include "core/hxi.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef HALOX_HAVE_MPI
@@ -226,6 +227,43 @@ hx_status hxi_barrier(hx_comm *c)
     (void) c;
 #endif
     return HX_OK;
+}
+
+/* A tag no other message of halox uses. */
+#define HXI_TAG_ROOT_DONE 0x7ead
+
+void hxi_wait_for_root(hx_comm *c, double timeout_s)
+{
+#ifdef HALOX_HAVE_MPI
+    int down = 0;
+    MPI_Finalized(&down);
+    if (down || c->size < 2)
+        return;
+    int n = c->rank == 0 ? c->size - 1 : 1, token = 1, done = 0;
+    MPI_Request *req = malloc((size_t) n * sizeof *req);
+    if (!req)
+        return;
+    for (int k = 0; k < n; k++)
+        if (c->rank == 0)
+            MPI_Isend(&token, 1, MPI_INT, k + 1, HXI_TAG_ROOT_DONE, c->mpi, &req[k]);
+        else
+            MPI_Irecv(&token, 1, MPI_INT, 0, HXI_TAG_ROOT_DONE, c->mpi, &req[k]);
+    const double t0 = hxi_now();
+    while (!done && hxi_now() - t0 < timeout_s) {
+        MPI_Testall(n, req, &done, MPI_STATUSES_IGNORE);
+        if (!done)
+            nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = 1000000}, NULL);
+    }
+    for (int k = 0; !done && k < n; k++)
+        if (req[k] != MPI_REQUEST_NULL) {
+            MPI_Cancel(&req[k]);
+            MPI_Request_free(&req[k]);
+        }
+    free(req);
+#else
+    (void) c;
+    (void) timeout_s;
+#endif
 }
 
 hx_status hxi_agree(hx_comm *c, hx_status local)

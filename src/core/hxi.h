@@ -57,6 +57,12 @@ hx_status hxi_allreduce_double(hx_comm *c, double *v, int n, int op_max);
 hx_status hxi_bcast(hx_comm *c, void *buf, size_t bytes, int root);
 hx_status hxi_allgather(hx_comm *c, const void *sbuf, size_t bytes, void *rbuf);
 hx_status hxi_barrier(hx_comm *c);
+/* Rank 0 tells every other rank that it is done with something (printed an
+ * error, say), and they wait for that, at most timeout_s seconds: a
+ * launcher that ends the job at the first non-zero exit then cannot cut
+ * rank 0 short. Bounded where a rank is gone or stuck; never fails.
+ * Collective. */
+void hxi_wait_for_root(hx_comm *c, double timeout_s);
 /* Collective: every rank passes its local status; all return the status of
  * the lowest failing rank (HX_OK if none), with that rank's message prefixed
  * by its number, so that one bad rank fails a collective call everywhere

@@ -362,8 +362,7 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
         const double t_end = hxi_now();
         hxi_trace_host("engine set-up", t, t_end);
         if (rank == 0)
-            hxi_info("set-up on rank 0: engine %.3f s (arrays, first lists and forces)",
-                     t_end - t);
+            hxi_info("set-up on rank 0: engine %.3f s (arrays, first lists and forces)", t_end - t);
     }
     if (rank == 0) {
         printf("  %s\n", ops->describe(eng));
@@ -616,9 +615,14 @@ int hx_md_main(int argc, char **argv)
     /* Stopped by a signal: the shell's code for it (128 + signal). */
     if (st == HX_OK && stop.reason > 0)
         rc = 128 + stop.reason;
-    if (st != HX_OK && rank == 0) {
-        fflush(stdout);
-        fprintf(stderr, "halox-md: ERROR: %s (%s)\n", hx_last_error(), hx_status_string(st));
+    if (st != HX_OK) {
+        if (rank == 0) {
+            fflush(stdout);
+            fprintf(stderr, "halox-md: ERROR: %s (%s)\n", hx_last_error(), hx_status_string(st));
+            fflush(stderr);
+        }
+        /* The other ranks exit 1 as well: not before rank 0 has said why. */
+        hxi_wait_for_root(comm, 5.0);
     }
 out:
     free(sys.x);
