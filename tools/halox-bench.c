@@ -253,7 +253,7 @@ static void prepare(hx_comm *comm, const bench_opts *o, const hx_plan *plan, con
     to.mpi_mode = row->mpi_mode;
     to.graph = row->graph;
     /* The force mode is read at creation; keep whatever the caller set. */
-    const char *env = getenv("HALOX_FUSED_FORCE_MODE");
+    const char *env = hxi_env_str("HALOX_FUSED_FORCE_MODE");
     char saved[32] = "";
     if (env)
         snprintf(saved, sizeof saved, "%s", env);

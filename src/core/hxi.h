@@ -10,6 +10,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #ifdef __GNUC__
 #define HXI_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
@@ -44,6 +48,8 @@ double hxi_now(void);
 /* Environment helpers: value or fallback. */
 double hxi_env_double(const char *name, double fallback);
 int hxi_env_int(const char *name, int fallback);
+/* The variable's text, or NULL where it is unset or empty. */
+const char *hxi_env_str(const char *name);
 
 /* --------------------------------------------------------------- comm */
 
@@ -85,5 +91,9 @@ hx_status hxi_comm_node_map(hx_comm *c, const hxi_node_map **out);
 void *hxi_comm_mpi(hx_comm *c);
 /* The MPI library's name and version ("Open MPI v4.1.6"), or "no MPI". */
 void hxi_comm_library(char *buf, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* HALOX_HXI_H */

@@ -80,6 +80,12 @@ hx_status hxi_grow(void **p, size_t bytes, const char *what)
     return HX_OK;
 }
 
+const char *hxi_env_str(const char *name)
+{
+    const char *s = getenv(name);
+    return s && *s ? s : NULL;
+}
+
 double hxi_env_double(const char *name, double fallback)
 {
     const char *s = getenv(name);

@@ -33,9 +33,9 @@ enum { CAT_HOST = 0, CAT_KERNEL, CAT_MEMCPY, CAT_MEMSET, NCAT };
 static const char *const cat_names[NCAT] = {"host", "kernel", "memcpy", "memset"};
 
 typedef struct rec {
-    double t0, t1;   /* host seconds */
+    double t0, t1;    /* host seconds */
     const char *name; /* a literal, or an interned copy */
-    uint32_t stream; /* device records */
+    uint32_t stream;  /* device records */
     uint8_t cat;
 } rec;
 
@@ -174,7 +174,7 @@ hx_status hxi_trace_open(hx_comm *comm)
     char path[sizeof tr.path];
     memset(path, 0, sizeof path);
     if (rank == 0) {
-        const char *env = getenv("HALOX_TRACE");
+        const char *env = hxi_env_str("HALOX_TRACE");
         if (env && strlen(env) >= sizeof path)
             path[0] = '\1'; /* too long: refused below, on every rank */
         else if (env)
@@ -343,8 +343,8 @@ hx_status hxi_trace_close(hx_comm *comm)
         }
     }
     if (st == HX_OK)
-        st = hxi_agree(comm, rank == 0 ? hxi_alloc((void **) &all, (size_t) total + 1, "trace")
-                                       : HX_OK);
+        st = hxi_agree(comm,
+                       rank == 0 ? hxi_alloc((void **) &all, (size_t) total + 1, "trace") : HX_OK);
     if (st == HX_OK) {
 #ifdef HALOX_HAVE_MPI
         if (size > 1 && MPI_Gatherv(mine, (int) len, MPI_CHAR, all, counts, displs, MPI_CHAR, 0,

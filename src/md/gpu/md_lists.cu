@@ -10,6 +10,8 @@
  */
 #include "md_cells.cuh"
 
+#include "core/hxi.h"
+
 #include <cfloat>
 #include <climits>
 #include <cstdlib>
@@ -396,8 +398,7 @@ static int hxg_build_lanes(long long n)
             cudaGetLastError();
             sms = 1;
         }
-        const char *env = getenv("HALOX_MD_BUILD_LANES");
-        forced = env ? atoi(env) : 0;
+        forced = hxi_env_int("HALOX_MD_BUILD_LANES", 0);
     }
     if (forced == 1 || forced == 2 || forced == 4 || forced == HXG_BG)
         return forced;

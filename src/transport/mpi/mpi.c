@@ -81,8 +81,8 @@ static hx_status requested_mode(const hx_transport *t, hx_mpi_mode *mode, const 
     if (o != HX_MPI_AUTO)
         return HX_OK;
     *from = "auto";
-    const char *env = getenv("HALOX_MPI_MODE");
-    if (!env || !*env)
+    const char *env = hxi_env_str("HALOX_MPI_MODE");
+    if (!env)
         return HX_OK;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(env, names[i].name) == 0) {
@@ -379,8 +379,7 @@ hx_status hxi_mpi_wait(mpi_impl *m, MPI_Request *r, int n, int nrecv, int p, int
         }
     }
     const hxi_gpu_pulse *q = &m->g.pulse[p];
-    return hxi_gpu_timeout_error(&m->g, m->g.rank, p, q->dim, kind, m->g.seq, peer,
-                                 hxi_now() - t0,
+    return hxi_gpu_timeout_error(&m->g, m->g.rank, p, q->dim, kind, m->g.seq, peer, hxi_now() - t0,
                                  recv_done ? "the peer did not receive what this rank sent" : why);
 }
 

@@ -92,9 +92,9 @@ static void fz_graph_drop(hxi_fz *z)
 /* The requested force mode: HALOX_FUSED_FORCE_MODE, agreed over ranks. */
 static hx_status fz_force_mode(hx_transport *t, int *mode)
 {
-    const char *env = getenv("HALOX_FUSED_FORCE_MODE");
+    const char *env = hxi_env_str("HALOX_FUSED_FORCE_MODE");
     int m = FZ_DEFAULT_FMODE, bad = 0;
-    if (env && *env) {
+    if (env) {
         m = -1;
         for (int k = 0; k < 3; k++)
             if (strcmp(env, fz_fmode_names[k]) == 0)
@@ -347,7 +347,7 @@ static hx_status fz_set_plan(hx_transport *t)
                                 : cudaSuccess;
             if (e != cudaSuccess)
                 st = hxi_cuda_error(e, "copying the maps for the atomic force mode", __FILE__,
-                                   __LINE__);
+                                    __LINE__);
         }
         HXI_CHECK_GOTO(hxi_agree(t->comm, st), st, done);
         for (int p = 0; p < np; p++) {
@@ -491,8 +491,8 @@ static hx_status fz_set_plan(hx_transport *t)
             e = cudaMemcpyAsync(z->d_segs, segs, (size_t) nseg * sizeof *segs,
                                 cudaMemcpyHostToDevice, g->stream);
         if (e == cudaSuccess && pmap_total > 0)
-            e = cudaMemcpyAsync(z->d_pmaps, pmaps, pmap_total * sizeof(int),
-                                cudaMemcpyHostToDevice, g->stream);
+            e = cudaMemcpyAsync(z->d_pmaps, pmaps, pmap_total * sizeof(int), cudaMemcpyHostToDevice,
+                                g->stream);
         if (e == cudaSuccess && np > 0)
             e = cudaMemcpyAsync(z->d_pulses, z->hp, (size_t) np * sizeof(hxi_fz_pulse),
                                 cudaMemcpyHostToDevice, g->stream);
@@ -685,7 +685,7 @@ hx_status hxi_fused_pingpong(hx_transport *t, long bytes, int iters, double *one
     if (g->nranks < 2)
         return hxi_error(HX_ERR_INVALID, "the ping-pong probe needs 2 ranks or more");
     HXI_CHECK(hxi_shm_alloc(t->comm, (void **) &buf, (size_t) (nfloat + 4) * sizeof(float),
-                           "the ping-pong buffer"));
+                            "the ping-pong buffer"));
     HXI_CHECK_GOTO(hxi_shm_alloc(t->comm, (void **) &flag, sizeof(uint64_t), "the ping-pong flag"),
                    st, out);
     int role = g->rank;
