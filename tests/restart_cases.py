@@ -288,8 +288,9 @@ def killed_rank(r, transport=None):
     except ProcessLookupError:  # the run ended by itself: a refusal, or say how
         out, _ = p.communicate()
         if not skip_refused(what, out):
+            errors = [l for l in out.splitlines() if "ERROR" in l or "rror" in l]
             check(False, "%s: the run ended before a rank was killed (exit %s): %s" %
-                  (what, p.returncode, out.strip()[-600:]))
+                  (what, p.returncode, "\n".join(errors[:5]) or out.strip()[-600:]))
         return
     t0 = time.time()
     try:
