@@ -264,6 +264,25 @@ def skip_refused(what, out):
     return bool(lines)
 
 
+def wait_usable(r, what):
+    """After a killed rank, until a one-rank run starts again (at most 30 s):
+    an MPS server refuses new clients (cudaErrorDevicesUnavailable) while it
+    recovers from the killed one, which would fail the next case for a
+    reason that is not halox's."""
+    t0 = time.time()
+    while time.time() - t0 < 30:
+        p = subprocess.run(r.cmd(1, ["--size", "5", "--steps", "1", "--thermo", "0"]),
+                           cwd=r.tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, timeout=60)
+        if p.returncode == 0:
+            if time.time() - t0 > 1:
+                print("note: after %s the GPU took new processes again after %.1f s" %
+                      (what, time.time() - t0))
+            return
+        time.sleep(1.0)
+    print("note: after %s the GPU did not take a new process for 30 s" % what)
+
+
 def killed_rank(r, transport=None):
     tag = "--stats-csv=kill-%d.csv" % os.getpid()  # marks this run's processes
     extra = ["--transport", transport] if transport else []
@@ -311,6 +330,8 @@ def killed_rank(r, transport=None):
     if left:
         for x in left:
             os.kill(int(x), signal.SIGKILL)
+    if r.a.engine == "--gpu":
+        wait_usable(r, what)
 
 
 def main():

@@ -182,11 +182,19 @@ static inline int hxg_eng_map_entries(const hx_plan *p)
 
 static inline hx_status cuda_fail(int err, const char *what)
 {
+    /* Busy: another process holds the GPU in an exclusive mode, or an MPS
+     * server still recovers from a client killed moments ago (it refuses
+     * new clients for a few seconds). */
+    const char *hint = err == cudaErrorDevicesUnavailable
+                           ? "; the GPU is taken by another process (exclusive compute mode), or, "
+                             "under MPS, the server is still recovering from a killed client: "
+                             "retry in a few seconds"
+                           : "";
     return hxi_error(HX_ERR_CUDA,
-                     "GPU engine: %s failed: %s (%s); check the GPU with nvidia-smi, "
+                     "GPU engine: %s failed: %s (%s)%s; check the GPU with nvidia-smi, "
                      "or run the CPU engine",
                      what, cudaGetErrorName((cudaError_t) err),
-                     cudaGetErrorString((cudaError_t) err));
+                     cudaGetErrorString((cudaError_t) err), hint);
 }
 
 #define CU(call, what) HXI_CUDA_AS(call, cuda_fail, what)
