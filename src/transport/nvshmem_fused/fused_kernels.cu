@@ -141,7 +141,7 @@ static __device__ void fz_row_plain(const hxi_fz_args &a, const hxi_fz_pulse *P,
         k0 = lo / 32 + warp;
         dk = HXI_FZ_WARPS;
     }
-    const int nchunks = (hi + 31) / 32;
+    const int nchunks = hi > lo ? (hi + 31) / 32 : 0; /* a block past the end: none */
     uint32_t seen = 0;
     for (int k = k0; k < nchunks; k += dk) {
         const int c0 = 32 * k, c1 = min(hi, c0 + 32);
