@@ -492,9 +492,9 @@ static void hxg_launch_build_l(cudaStream_t s, hxg_gate gate, int nhome, int nto
                                hxg_cellgrid cg_, hxg_geom g, float rh2, const int32_t *start,
                                bool indexed, hxg_list loc, hxg_list nl, hxg_flags *flags)
 {
-    hxg_k_build<XS, L, HOME><<<hxg_blocks((long long) ntotal * L, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0,
-                         s>>>(gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start, indexed,
-                              loc, nl, flags);
+    hxg_k_build<XS, L, HOME>
+        <<<hxg_blocks((long long) ntotal * L, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
+            gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start, indexed, loc, nl, flags);
 }
 
 template <int L>
