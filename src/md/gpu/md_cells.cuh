@@ -64,8 +64,8 @@ __device__ __forceinline__ int hxg_period_of(int q, int n)
 
 /* Range along one dimension: cell q (unwrapped, in the atom's frame) is
  * valid, wrapped into qw with image shift sh; d is the distance from the
- * coordinate to the cell's slab. */
-__device__ __forceinline__ bool hxg_row_dim(float xv, int q, const hxg_cellgrid &cg_,
+ * coordinate to the cell's slab (w: the cells' width, 1 / inv_w). */
+__device__ __forceinline__ bool hxg_row_dim(float xv, int q, float w, const hxg_cellgrid &cg_,
                                             const hxg_geom &g, int k, int *qw, float *sh, float *d)
 {
     const int n = cg_.n[k];
@@ -77,34 +77,39 @@ __device__ __forceinline__ bool hxg_row_dim(float xv, int q, const hxg_cellgrid 
     }
     *qw = q - m * n;
     *sh = (float) m * g.per_len[k];
-    const float w = 1.0f / cg_.inv_w[k];
     const float lo = cg_.lo[k] + (float) q * w;
     *d = fmaxf(0.0f, fmaxf(lo - xv, xv - (lo + w)));
     return true;
 }
 
-/* Segments of row r (0 .. HXG_ROWS-1) of an atom at xi in cell c. rhp: the
- * list cutoff padded against rounding (the ranges may include a little
- * more, never less). Empty segments have kbeg == kend; both are empty for
- * a lane that does not walk (on false). */
-__device__ __forceinline__ void hxg_row(bool on, float3 xi, const int c[3], int r,
-                                        const hxg_cellgrid &cg_, const hxg_geom &g, float rhp,
-                                        const int32_t *__restrict__ start, hxg_seg seg[2])
+/* What the rows of one offset oz along z share (hxg_rows computes it once
+ * for the 2 HXG_REACH + 1 rows of that offset): the cell along z, wrapped
+ * (-1: out of the grid, or the atom does not walk), its image shift and
+ * the distance to its slab. */
+struct hxg_zrow {
+    int qz;
+    float sz, dz;
+};
+
+/* Segments of row (oy, zr) of an atom at xi in cell c (w: the cells'
+ * widths). rhp: the list cutoff padded against rounding (the ranges may
+ * include a little more, never less; the approximate square root errs by
+ * far less than the padding). Empty segments have kbeg == kend. */
+__device__ __forceinline__ void hxg_row(const hxg_zrow &zr, float3 xi, const int c[3], int oy,
+                                        float3 w, const hxg_cellgrid &cg_, const hxg_geom &g,
+                                        float rhp, const int32_t *__restrict__ start,
+                                        hxg_seg seg[2])
 {
     seg[0].kbeg = seg[0].kend = seg[1].kbeg = seg[1].kend = 0;
     seg[0].xs = seg[1].xs = xi;
-    if (!on)
+    int qy;
+    float sy, dy;
+    if (zr.qz < 0 || !hxg_row_dim(xi.y, c[1] + oy, w.y, cg_, g, 1, &qy, &sy, &dy))
         return;
-    const int oy = r % (2 * HXG_REACH + 1) - HXG_REACH, oz = r / (2 * HXG_REACH + 1) - HXG_REACH;
-    int qy, qz;
-    float sy, sz, dy, dz;
-    if (!hxg_row_dim(xi.y, c[1] + oy, cg_, g, 1, &qy, &sy, &dy) ||
-        !hxg_row_dim(xi.z, c[2] + oz, cg_, g, 2, &qz, &sz, &dz))
-        return;
-    const float rx2 = rhp * rhp - dy * dy - dz * dz;
+    const float rx2 = rhp * rhp - dy * dy - zr.dz * zr.dz;
     if (rx2 <= 0.0f)
         return;
-    const float rx = sqrtf(rx2);
+    const float rx = rx2 * rsqrtf(rx2);
     const int n = cg_.n[0];
     int ax = (int) floorf((xi.x - rx - cg_.lo[0]) * cg_.inv_w[0]);
     int bx = (int) floorf((xi.x + rx - cg_.lo[0]) * cg_.inv_w[0]);
@@ -116,8 +121,8 @@ __device__ __forceinline__ void hxg_row(bool on, float3 xi, const int c[3], int 
     }
     if (ax > bx)
         return;
-    const int base = (qz * cg_.n[1] + qy) * n;
-    const float3 xr = make_float3(xi.x, xi.y - sy, xi.z - sz);
+    const int base = (zr.qz * cg_.n[1] + qy) * n;
+    const float3 xr = make_float3(xi.x, xi.y - sy, xi.z - zr.sz);
     /* Unwrapped cells [ax, bx]: at most n + 1 of them, so at most two
      * periods. They still cover [x - rh, x + rh], which is shorter than
      * the box (rh < half the box length, checked at set-up). */
@@ -132,6 +137,27 @@ __device__ __forceinline__ void hxg_row(bool on, float3 xi, const int c[3], int 
         seg[1].kend = __ldg(start + base + bx - m1 * n + 1);
         seg[1].xs = make_float3(xr.x - (float) m1 * g.per_len[0], xr.y, xr.z);
     }
+}
+
+/* The part of the rows of offset oz shared (hxg_zrow) of an atom at xi in
+ * cell c; qz -1 where it does not walk (on false). The rows are walked oz
+ * outer, oy inner (each in [-HXG_REACH, HXG_REACH]), and every lane of a
+ * warp walks all of them together, empty or not, so that a walk may hold
+ * warp-wide operations between rows. */
+__device__ __forceinline__ hxg_zrow hxg_row_z(bool on, float3 xi, const int c[3], int oz, float3 w,
+                                              const hxg_cellgrid &cg_, const hxg_geom &g)
+{
+    /* A cell out of the grid writes nothing: qz stays -1. */
+    hxg_zrow zr = {-1, 0.0f, 0.0f};
+    if (on)
+        (void) hxg_row_dim(xi.z, c[2] + oz, w.z, cg_, g, 2, &zr.qz, &zr.sz, &zr.dz);
+    return zr;
+}
+
+/* The cells' widths, as the rows need them. */
+__device__ __forceinline__ float3 hxg_cell_w(const hxg_cellgrid &cg_)
+{
+    return make_float3(1.0f / cg_.inv_w[0], 1.0f / cg_.inv_w[1], 1.0f / cg_.inv_w[2]);
 }
 
 /* rh padded so that rounding in the row ranges can only add candidates. */

@@ -41,11 +41,10 @@ __device__ __forceinline__ void hxg_list_counts(int i, bool ihome, int nloc, int
 /* What the list build needs of atom i: its position, its cell and, for a
  * halo atom, its zone mask (zeros for an inactive lane, i out of range). */
 template <int XS>
-__device__ __forceinline__ void hxg_build_atom(int i, bool active, bool ihome,
-                                               const float *__restrict__ x,
-                                               const uint8_t *__restrict__ zones,
-                                               const hxg_cellgrid &cg_, float3 *xi, int ci[3],
-                                               unsigned *mi)
+__device__ __forceinline__ void
+hxg_build_atom(int i, bool active, bool ihome, const float *__restrict__ x,
+               const uint8_t *__restrict__ zones, const hxg_cellgrid &cg_, float3 *xi, int ci[3],
+               unsigned *mi)
 {
     *xi = make_float3(0.0f, 0.0f, 0.0f);
     ci[0] = ci[1] = ci[2] = 0;
@@ -95,52 +94,57 @@ __device__ __forceinline__ bool hxg_owned(bool ihome, bool jhome, unsigned mi,
  * positions with each atom's index in w (hxg_k_gather); else atoms are
  * stored in cell order (cell c holds [start[c], start[c+1])). */
 template <int BG>
-__device__ void hxg_walk_group(int i, bool on, bool ihome, int nhome, float3 xi, const int ci[3],
-                               unsigned mi, const float4 *__restrict__ xsort,
-                               const uint8_t *__restrict__ zones, const hxg_cellgrid &cg_,
-                               const hxg_geom &g, float rh2, const int32_t *start, bool indexed,
-                               hxg_list loc, hxg_list nl, int nlr, int &nloc, int &nnl)
+__device__ __forceinline__ void
+hxg_walk_group(int i, bool on, bool ihome, int nhome, float3 xi, const int ci[3], unsigned mi,
+               const float4 *__restrict__ xsort, const uint8_t *__restrict__ zones,
+               const hxg_cellgrid &cg_, const hxg_geom &g, float rh2, const int32_t *start,
+               bool indexed, hxg_list loc, hxg_list nl, int nlr, int &nloc, int &nnl)
 {
     const int lane = threadIdx.x & 31, sub = lane & (BG - 1);
     const unsigned gmask = ((BG == 32) ? HXG_FULL : ((1u << BG) - 1u)) << (lane & ~(BG - 1));
     const unsigned below = (1u << lane) - 1u;
     const float rhp = hxg_rh_padded(rh2);
-    for (int r = 0; r < HXG_ROWS; r++) {
-        hxg_seg seg[2];
-        hxg_row(on, xi, ci, r, cg_, g, rhp, start, seg);
-        for (int sgi = 0; sgi < 2; sgi++) {
-            const int kbeg = seg[sgi].kbeg, kend = seg[sgi].kend;
-            const float3 xs = seg[sgi].xs;
-            for (int k0 = kbeg; __any_sync(HXG_FULL, k0 < kend); k0 += BG) {
-                const int k = k0 + sub;
-                bool hloc = false, hnl = false;
-                int j = -1;
-                if (k < kend) {
-                    const float4 xj = __ldg(xsort + k);
-                    if (hxg_d2(xs, xj) < rh2)
-                        j = indexed ? __float_as_int(xj.w) : k;
-                    if (j >= 0 && j != i) {
-                        const bool jhome = j < nhome;
-                        if (ihome && jhome)
-                            hloc = true;
-                        else
-                            hnl = hxg_owned(ihome, jhome, mi, zones, j);
+    const float3 w = hxg_cell_w(cg_);
+    for (int oz = -HXG_REACH; oz <= HXG_REACH; oz++) {
+        const hxg_zrow zr = hxg_row_z(on, xi, ci, oz, w, cg_, g);
+        for (int oy = -HXG_REACH; oy <= HXG_REACH; oy++) {
+            hxg_seg seg[2];
+            hxg_row(zr, xi, ci, oy, w, cg_, g, rhp, start, seg);
+#pragma unroll
+            for (int sgi = 0; sgi < 2; sgi++) {
+                const int kbeg = seg[sgi].kbeg, kend = seg[sgi].kend;
+                const float3 xs = seg[sgi].xs;
+                for (int k0 = kbeg; __any_sync(HXG_FULL, k0 < kend); k0 += BG) {
+                    const int k = k0 + sub;
+                    bool hloc = false, hnl = false;
+                    int j = -1;
+                    if (k < kend) {
+                        const float4 xj = __ldg(xsort + k);
+                        if (hxg_d2(xs, xj) < rh2)
+                            j = indexed ? __float_as_int(xj.w) : k;
+                        if (j >= 0 && j != i) {
+                            const bool jhome = j < nhome;
+                            if (ihome && jhome)
+                                hloc = true;
+                            else
+                                hnl = hxg_owned(ihome, jhome, mi, zones, j);
+                        }
                     }
+                    const unsigned bl = __ballot_sync(HXG_FULL, hloc) & gmask;
+                    const unsigned bn = __ballot_sync(HXG_FULL, hnl) & gmask;
+                    if (hloc) {
+                        const int slot = nloc + __popc(bl & below);
+                        if (slot < loc.max)
+                            loc.nb[(size_t) slot * loc.stride + i] = j;
+                    }
+                    if (hnl) {
+                        const int slot = nnl + __popc(bn & below);
+                        if (slot < nl.max && nlr >= 0)
+                            nl.nb[(size_t) slot * nl.stride + nlr] = j;
+                    }
+                    nloc += __popc(bl);
+                    nnl += __popc(bn);
                 }
-                const unsigned bl = __ballot_sync(HXG_FULL, hloc) & gmask;
-                const unsigned bn = __ballot_sync(HXG_FULL, hnl) & gmask;
-                if (hloc) {
-                    const int slot = nloc + __popc(bl & below);
-                    if (slot < loc.max)
-                        loc.nb[(size_t) slot * loc.stride + i] = j;
-                }
-                if (hnl) {
-                    const int slot = nnl + __popc(bn & below);
-                    if (slot < nl.max && nlr >= 0)
-                        nl.nb[(size_t) slot * nl.stride + nlr] = j;
-                }
-                nloc += __popc(bl);
-                nnl += __popc(bn);
             }
         }
     }
@@ -163,8 +167,8 @@ struct hxg_tstate {
  * (`slot`, this lane's ring entry for slot s.nloc) while the lane is less
  * than HXG_RING slots ahead of the warp's stores, else straight to the
  * list from then on. */
-__device__ __forceinline__ void hxg_put_local(int i, int j, hxg_list loc, size_t ls,
-                                              int32_t &slot, hxg_tstate &s)
+__device__ __forceinline__ void hxg_put_local(int i, int j, hxg_list loc, size_t ls, int32_t &slot,
+                                              hxg_tstate &s)
 {
     if (s.nloc - s.flushed < HXG_RING && s.nloc < s.direct) {
         slot = j;
@@ -202,48 +206,52 @@ __device__ __forceinline__ void hxg_store_staged(int i, bool ihome, const hxg_ts
  * of its list directly (from slot `direct` on). Every lane of the warp
  * calls this together; lanes that do not walk (on false) only take part in
  * the warp's reductions. ihome: i is a home atom (and active). */
-__device__ void hxg_walk_thread(int i, bool on, bool ihome, int nhome, float3 xi, const int ci[3],
-                                unsigned mi, const float4 *__restrict__ xsort,
-                                const uint8_t *__restrict__ zones, const hxg_cellgrid &cg_,
-                                const hxg_geom &g, float rh2, const int32_t *__restrict__ start,
-                                bool indexed, hxg_list loc, hxg_list nl, int nlr,
-                                int32_t (*ring)[32], hxg_tstate &s)
+__device__ __forceinline__ void
+hxg_walk_thread(int i, bool on, bool ihome, int nhome, float3 xi, const int ci[3], unsigned mi,
+                const float4 *__restrict__ xsort, const uint8_t *__restrict__ zones,
+                const hxg_cellgrid &cg_, const hxg_geom &g, float rh2,
+                const int32_t *__restrict__ start, bool indexed, hxg_list loc, hxg_list nl, int nlr,
+                int32_t (*ring)[32], hxg_tstate &s)
 {
     const int lane = threadIdx.x & 31;
     const size_t ls = (size_t) loc.stride, ns = (size_t) nl.stride;
     const float rhp = hxg_rh_padded(rh2);
-    for (int r = 0; r < HXG_ROWS; r++) {
-        hxg_seg seg[2];
-        hxg_row(on, xi, ci, r, cg_, g, rhp, start, seg);
+    const float3 w = hxg_cell_w(cg_);
+    for (int oz = -HXG_REACH; oz <= HXG_REACH; oz++) {
+        const hxg_zrow zr = hxg_row_z(on, xi, ci, oz, w, cg_, g);
+        for (int oy = -HXG_REACH; oy <= HXG_REACH; oy++) {
+            hxg_seg seg[2];
+            hxg_row(zr, xi, ci, oy, w, cg_, g, rhp, start, seg);
 #pragma unroll
-        for (int sgi = 0; sgi < 2; sgi++) {
-            const float3 xs = seg[sgi].xs;
-            const int kend = seg[sgi].kend;
-            /* The next candidate is loaded before this one is tested. */
-            float4 next = seg[sgi].kbeg < kend ? __ldg(xsort + seg[sgi].kbeg) : float4{};
-            for (int k = seg[sgi].kbeg; k < kend; k++) {
-                const float4 xj = next;
-                if (k + 1 < kend)
-                    next = __ldg(xsort + k + 1);
-                if (!(hxg_d2(xs, xj) < rh2))
-                    continue;
-                const int j = indexed ? __float_as_int(xj.w) : k;
-                if (j == i)
-                    continue;
-                const bool jhome = j < nhome;
-                if (ihome && jhome) {
-                    hxg_put_local(i, j, loc, ls, ring[s.nloc & (HXG_RING - 1)][lane], s);
-                } else if (hxg_owned(ihome, jhome, mi, zones, j)) {
-                    if (s.nnl < nl.max && nlr >= 0)
-                        nl.nb[(size_t) s.nnl * ns + nlr] = j;
-                    s.nnl++;
+            for (int sgi = 0; sgi < 2; sgi++) {
+                const float3 xs = seg[sgi].xs;
+                const int kend = seg[sgi].kend;
+                /* The next candidate is loaded before this one is tested. */
+                float4 next = seg[sgi].kbeg < kend ? __ldg(xsort + seg[sgi].kbeg) : float4{};
+                for (int k = seg[sgi].kbeg; k < kend; k++) {
+                    const float4 xj = next;
+                    if (k + 1 < kend)
+                        next = __ldg(xsort + k + 1);
+                    if (!(hxg_d2(xs, xj) < rh2))
+                        continue;
+                    const int j = indexed ? __float_as_int(xj.w) : k;
+                    if (j == i)
+                        continue;
+                    const bool jhome = j < nhome;
+                    if (ihome && jhome) {
+                        hxg_put_local(i, j, loc, ls, ring[s.nloc & (HXG_RING - 1)][lane], s);
+                    } else if (hxg_owned(ihome, jhome, mi, zones, j)) {
+                        if (s.nnl < nl.max && nlr >= 0)
+                            nl.nb[(size_t) s.nnl * ns + nlr] = j;
+                        s.nnl++;
+                    }
                 }
             }
-        }
-        const int most = __reduce_min_sync(HXG_FULL, ihome ? s.nloc : INT_MAX);
-        if (most != INT_MAX) {
-            hxg_store_staged(i, ihome, s, s.flushed, most, loc, ring);
-            s.flushed = most;
+            const int most = __reduce_min_sync(HXG_FULL, ihome ? s.nloc : INT_MAX);
+            if (most != INT_MAX) {
+                hxg_store_staged(i, ihome, s, s.flushed, most, loc, ring);
+                s.flushed = most;
+            }
         }
     }
 }
@@ -263,28 +271,32 @@ __device__ void hxg_walk_home(int i, bool on, float3 xi, const int ci[3],
     const int lane = threadIdx.x & 31;
     const size_t ls = (size_t) loc.stride;
     const float rhp = hxg_rh_padded(rh2);
-    for (int r = 0; r < HXG_ROWS; r++) {
-        hxg_seg seg[2];
-        hxg_row(on, xi, ci, r, cg_, g, rhp, start, seg);
+    const float3 w = hxg_cell_w(cg_);
+    for (int oz = -HXG_REACH; oz <= HXG_REACH; oz++) {
+        const hxg_zrow zr = hxg_row_z(on, xi, ci, oz, w, cg_, g);
+        for (int oy = -HXG_REACH; oy <= HXG_REACH; oy++) {
+            hxg_seg seg[2];
+            hxg_row(zr, xi, ci, oy, w, cg_, g, rhp, start, seg);
 #pragma unroll
-        for (int sgi = 0; sgi < 2; sgi++) {
-            const float3 xs = seg[sgi].xs;
-            const int kend = seg[sgi].kend;
-            for (int k = seg[sgi].kbeg; k < kend; k += 2) {
-                const int k1 = min(k + 1, kend - 1);
-                const float4 a = __ldg(xsort + k), b = __ldg(xsort + k1);
-                const bool ha = hxg_d2(xs, a) < rh2 && k != i;
-                const bool hb = k + 1 < kend && hxg_d2(xs, b) < rh2 && k1 != i;
-                if (ha)
-                    hxg_put_local(i, k, loc, ls, ring[s.nloc & (HXG_RING - 1)][lane], s);
-                if (hb)
-                    hxg_put_local(i, k1, loc, ls, ring[s.nloc & (HXG_RING - 1)][lane], s);
+            for (int sgi = 0; sgi < 2; sgi++) {
+                const float3 xs = seg[sgi].xs;
+                const int kend = seg[sgi].kend;
+                for (int k = seg[sgi].kbeg; k < kend; k += 2) {
+                    const int k1 = min(k + 1, kend - 1);
+                    const float4 a = __ldg(xsort + k), b = __ldg(xsort + k1);
+                    const bool ha = hxg_d2(xs, a) < rh2 && k != i;
+                    const bool hb = k + 1 < kend && hxg_d2(xs, b) < rh2 && k1 != i;
+                    if (ha)
+                        hxg_put_local(i, k, loc, ls, ring[s.nloc & (HXG_RING - 1)][lane], s);
+                    if (hb)
+                        hxg_put_local(i, k1, loc, ls, ring[s.nloc & (HXG_RING - 1)][lane], s);
+                }
             }
-        }
-        const int most = __reduce_min_sync(HXG_FULL, on ? s.nloc : INT_MAX);
-        if (most != INT_MAX) {
-            hxg_store_staged(i, on, s, s.flushed, most, loc, ring);
-            s.flushed = most;
+            const int most = __reduce_min_sync(HXG_FULL, on ? s.nloc : INT_MAX);
+            if (most != INT_MAX) {
+                hxg_store_staged(i, on, s, s.flushed, most, loc, ring);
+                s.flushed = most;
+            }
         }
     }
 }
@@ -296,7 +308,7 @@ __device__ void hxg_walk_home(int i, bool on, float3 xi, const int ci[3],
  * one thread each. In the group form a warp whose first atom is past the
  * end leaves as a whole; the others keep every lane for the ballots. */
 template <int XS, int LANES, bool HOME = false>
-__global__ void __launch_bounds__(HXG_BUILD_BLOCK)
+__global__ void __launch_bounds__(HXG_BUILD_BLOCK, 8)
     hxg_k_build(hxg_gate gate, int nhome, int ntotal, const float *__restrict__ x,
                 const float4 *__restrict__ xsort, const uint8_t *__restrict__ zones,
                 hxg_cellgrid cg_, hxg_geom g, float rh2, const int32_t *__restrict__ start,
@@ -355,8 +367,8 @@ __global__ void hxg_k_nl_reach(int nhome, int ntotal, const float *__restrict__ 
 /* One thread per local atom, and one more: the flags in row become rows
  * (pos: their exclusive prefix sum, ntotal + 1 ints), -1 for atoms without
  * one and for those past stride rows; rows needed past stride are noted. */
-__global__ void hxg_k_nl_rows(int ntotal, const int32_t *__restrict__ pos, int32_t *row,
-                              int stride, hxg_flags *flags)
+__global__ void hxg_k_nl_rows(int ntotal, const int32_t *__restrict__ pos, int32_t *row, int stride,
+                              hxg_flags *flags)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < ntotal)
@@ -379,7 +391,7 @@ __global__ void hxg_k_nl_rows(int ntotal, const int32_t *__restrict__ pos, int32
  * home atoms are those hxg_k_build makes; a halo atom lists its home
  * partners first. */
 template <int LANES>
-__global__ void __launch_bounds__(HXG_BUILD_BLOCK)
+__global__ void __launch_bounds__(HXG_BUILD_BLOCK, 8)
     hxg_k_build_nl(int nhome, int ntotal, const float *__restrict__ x,
                    const float4 *__restrict__ xhome, const int32_t *__restrict__ hstart,
                    const float4 *__restrict__ xhalo, const int32_t *__restrict__ start,
@@ -403,8 +415,8 @@ __global__ void __launch_bounds__(HXG_BUILD_BLOCK)
     int nnl = 0;
     if (LANES == 1) {
         hxg_tstate s = {0, 0, 0, INT_MAX};
-        hxg_walk_thread(i, halo, false, nhome, xi, ci, mi, xhome, zones, cg_, g, rh2, hstart,
-                        false, none, nl, nlr, nullptr, s);
+        hxg_walk_thread(i, halo, false, nhome, xi, ci, mi, xhome, zones, cg_, g, rh2, hstart, false,
+                        none, nl, nlr, nullptr, s);
         hxg_walk_thread(i, reach, ihome, nhome, xi, ci, mi, xhalo, zones, cg_, g, rh2, start, true,
                         none, nl, nlr, nullptr, s);
         nnl = s.nnl;
@@ -487,10 +499,10 @@ static cudaError_t hxg_nl_rows(cudaStream_t s, int nhome, int ntotal, const floa
 }
 
 template <int XS, int L, bool HOME = false>
-static void hxg_launch_build_l(cudaStream_t s, hxg_gate gate, int nhome, int ntotal,
-                               const float *x, const float4 *xsort, const uint8_t *zones,
-                               hxg_cellgrid cg_, hxg_geom g, float rh2, const int32_t *start,
-                               bool indexed, hxg_list loc, hxg_list nl, hxg_flags *flags)
+static void hxg_launch_build_l(cudaStream_t s, hxg_gate gate, int nhome, int ntotal, const float *x,
+                               const float4 *xsort, const uint8_t *zones, hxg_cellgrid cg_,
+                               hxg_geom g, float rh2, const int32_t *start, bool indexed,
+                               hxg_list loc, hxg_list nl, hxg_flags *flags)
 {
     hxg_k_build<XS, L, HOME>
         <<<hxg_blocks((long long) ntotal * L, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
@@ -503,16 +515,16 @@ static void hxg_launch_build_nl(cudaStream_t s, int nhome, int ntotal, const flo
                                 const int32_t *start, const uint8_t *zones, hxg_cellgrid cg_,
                                 hxg_geom g, float rh2, float3 near, hxg_list nl, hxg_flags *flags)
 {
-    hxg_k_build_nl<L><<<hxg_blocks((long long) ntotal * L, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0,
-                        s>>>(nhome, ntotal, x, xhome, hstart, xhalo, start, zones, cg_, g, rh2,
-                             near, nl, flags);
+    hxg_k_build_nl<L>
+        <<<hxg_blocks((long long) ntotal * L, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
+            nhome, ntotal, x, xhome, hstart, xhalo, start, zones, cg_, g, rh2, near, nl, flags);
 }
 
 template <int XS>
 static void hxg_launch_build(cudaStream_t s, hxg_gate gate, int nhome, int ntotal, const float *x,
                              const float4 *xsort, const uint8_t *zones, hxg_cellgrid cg_,
-                             hxg_geom g, float rh2, const int32_t *start, bool indexed, hxg_list loc,
-                             hxg_list nl, hxg_flags *flags)
+                             hxg_geom g, float rh2, const int32_t *start, bool indexed,
+                             hxg_list loc, hxg_list nl, hxg_flags *flags)
 {
     switch (hxg_build_lanes(ntotal)) {
     case 1:
@@ -528,8 +540,8 @@ static void hxg_launch_build(cudaStream_t s, hxg_gate gate, int nhome, int ntota
                                   indexed, loc, nl, flags);
         break;
     default:
-        hxg_launch_build_l<XS, HXG_BG>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2,
-                                       start, indexed, loc, nl, flags);
+        hxg_launch_build_l<XS, HXG_BG>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start,
+                                       indexed, loc, nl, flags);
     }
 }
 
@@ -553,18 +565,17 @@ static void hxg_launch_build_home(cudaStream_t s, hxg_gate gate, int n, const fl
 extern "C" int hxg_build_lists(void *stream, int nhome, int ntotal, const float *x, int xs,
                                const uint8_t *zones, hxg_cellgrid cg_, hxg_geom g, float rh2,
                                const float near_rows[3], int32_t *cell_cnt, int32_t *cell_start,
-                               int32_t *cellof, int32_t *cellatoms, float *xsort,
-                               int32_t *scan_tmp, int32_t *pos, hxg_list loc, hxg_list nl,
-                               hxg_flags *flags)
+                               int32_t *cellof, int32_t *cellatoms, float *xsort, int32_t *scan_tmp,
+                               int32_t *pos, hxg_list loc, hxg_list nl, hxg_flags *flags)
 {
     cudaStream_t s = (cudaStream_t) stream;
     const hxg_gate open = {flags, 0, 1, 0, 0, 0};
     float4 *xs4 = reinterpret_cast<float4 *>(xsort);
     cudaError_t err = cudaSuccess;
     if (nl.row && xs == 3)
-        err = hxg_nl_rows(s, nhome, ntotal, x,
-                          make_float3(near_rows[0], near_rows[1], near_rows[2]), pos, nl,
-                          scan_tmp, flags);
+        err =
+            hxg_nl_rows(s, nhome, ntotal, x, make_float3(near_rows[0], near_rows[1], near_rows[2]),
+                        pos, nl, scan_tmp, flags);
     if (err != cudaSuccess)
         return (int) err;
     err = hxg_cell_lists(s, flags, ntotal, x, xs, 0, cg_, g, cell_cnt, cell_start, cellof,
@@ -583,18 +594,17 @@ extern "C" int hxg_build_lists(void *stream, int nhome, int ntotal, const float 
 extern "C" int hxg_build_nonlocal(void *stream, int nhome, int ntotal, const float *x,
                                   const float *x4, const int32_t *home_start, const uint8_t *zones,
                                   hxg_cellgrid cg_, hxg_geom g, float rh2, const float near[3],
-                                  const float near_rows[3], int32_t *cell_cnt,
-                                  int32_t *cell_start, int32_t *cellof, int32_t *cellatoms,
-                                  float *xsort, int32_t *scan_tmp, int32_t *pos, hxg_list nl,
-                                  hxg_flags *flags)
+                                  const float near_rows[3], int32_t *cell_cnt, int32_t *cell_start,
+                                  int32_t *cellof, int32_t *cellatoms, float *xsort,
+                                  int32_t *scan_tmp, int32_t *pos, hxg_list nl, hxg_flags *flags)
 {
     cudaStream_t s = (cudaStream_t) stream;
     const int nhalo = ntotal - nhome;
     const float3 nr = make_float3(near[0], near[1], near[2]);
     float4 *xs4 = reinterpret_cast<float4 *>(xsort);
     const float3 nrow = make_float3(near_rows[0], near_rows[1], near_rows[2]);
-    cudaError_t err = nl.row ? hxg_nl_rows(s, nhome, ntotal, x, nrow, pos, nl, scan_tmp, flags)
-                             : cudaSuccess;
+    cudaError_t err =
+        nl.row ? hxg_nl_rows(s, nhome, ntotal, x, nrow, pos, nl, scan_tmp, flags) : cudaSuccess;
     if (err != cudaSuccess)
         return (int) err;
     err = hxg_cell_lists(s, flags, nhalo, x + 3 * (size_t) nhome, 3, nhome, cg_, g, cell_cnt,
@@ -624,15 +634,14 @@ extern "C" int hxg_build_nonlocal(void *stream, int nhome, int ntotal, const flo
     return (int) cudaGetLastError();
 }
 
-extern "C" int hxg_build_sorted(void *stream, int n, const float *x4, hxg_cellgrid cg_,
-                                hxg_geom g, float rh2, const int32_t *cell_start, hxg_list loc,
+extern "C" int hxg_build_sorted(void *stream, int n, const float *x4, hxg_cellgrid cg_, hxg_geom g,
+                                float rh2, const int32_t *cell_start, hxg_list loc,
                                 hxg_flags *flags)
 {
     const hxg_gate open = {flags, 0, 1, 0, 0, 0};
     if (n <= 0)
         return 0;
-    hxg_launch_build_home((cudaStream_t) stream, open, n, x4, cg_, g, rh2, cell_start, loc,
-                          flags);
+    hxg_launch_build_home((cudaStream_t) stream, open, n, x4, cg_, g, rh2, cell_start, loc, flags);
     return (int) cudaGetLastError();
 }
 
@@ -701,7 +710,7 @@ extern "C" int hxg_nl_atoms(void *stream, int ntotal, const hxg_list *nl, const 
     cudaError_t err = hxg_scan_cells(s, open, flag, pos, ntotal, scan_tmp);
     if (err != cudaSuccess)
         return (int) err;
-    hxg_k_nl_compact<<<hxg_blocks((long long) ntotal + 1, 256), 256, 0, s>>>(ntotal, flag, pos,
-                                                                            idx, flags);
+    hxg_k_nl_compact<<<hxg_blocks((long long) ntotal + 1, 256), 256, 0, s>>>(ntotal, flag, pos, idx,
+                                                                             flags);
     return (int) cudaGetLastError();
 }
