@@ -256,13 +256,36 @@ hxg_walk_thread(int i, bool on, bool ihome, int nhome, float3 xi, const int ci[3
     }
 }
 
+/* Adds candidate k of the home walk to its list when h: the lane's ring
+ * entry for slot s.nloc (rl: this lane's column of the ring) while that
+ * slot is below lim = min(s.flushed + HXG_RING, s.direct), as
+ * hxg_put_local decides, else the list itself from then on. The ring
+ * store is predicated and the direct store, rare, a branch of its own, so
+ * that a warp whose lanes hit and miss unevenly does not run two paths per
+ * candidate. */
+__device__ __forceinline__ void hxg_hit_home(bool h, int i, int k, hxg_list loc, size_t ls,
+                                             int32_t *rl, int &lim, hxg_tstate &s)
+{
+    const bool ring = h && s.nloc < lim;
+    if (ring)
+        rl[(s.nloc & (HXG_RING - 1)) * 32] = k;
+    if (h && !ring) {
+        s.direct = min(s.direct, s.nloc);
+        lim = s.direct;
+        if (s.nloc < loc.max)
+            loc.nb[(size_t) s.nloc * ls + i] = k;
+    }
+    s.nloc += h;
+}
+
 /* hxg_walk_thread where every atom is a home atom in cell order (one
  * rank's rebuild, and the local list of several ranks): candidate k is atom
  * k, all hits go to the local list, and no zone rule applies. Two
  * candidates are loaded and tested at a time (the second clamped to the
- * segment), then stored in order: the same list as hxg_walk_thread makes,
- * with fewer instructions per candidate, where the build spends its time
- * (Nsight Compute, 2,048,000 atoms: 86 % of the SMs' issue slots). */
+ * segment), then stored in order (hxg_hit_home): the same list as
+ * hxg_walk_thread makes, with fewer instructions per candidate, where the
+ * build spends its time (Nsight Compute, 2,048,000 atoms: 86 % of the SMs'
+ * issue slots). */
 __device__ void hxg_walk_home(int i, bool on, float3 xi, const int ci[3],
                               const float4 *__restrict__ xsort, const hxg_cellgrid &cg_,
                               const hxg_geom &g, float rh2, const int32_t *__restrict__ start,
@@ -272,6 +295,8 @@ __device__ void hxg_walk_home(int i, bool on, float3 xi, const int ci[3],
     const size_t ls = (size_t) loc.stride;
     const float rhp = hxg_rh_padded(rh2);
     const float3 w = hxg_cell_w(cg_);
+    int32_t *rl = &ring[0][lane];
+    int lim = min(s.flushed + HXG_RING, s.direct);
     for (int oz = -HXG_REACH; oz <= HXG_REACH; oz++) {
         const hxg_zrow zr = hxg_row_z(on, xi, ci, oz, w, cg_, g);
         for (int oy = -HXG_REACH; oy <= HXG_REACH; oy++) {
@@ -286,16 +311,15 @@ __device__ void hxg_walk_home(int i, bool on, float3 xi, const int ci[3],
                     const float4 a = __ldg(xsort + k), b = __ldg(xsort + k1);
                     const bool ha = hxg_d2(xs, a) < rh2 && k != i;
                     const bool hb = k + 1 < kend && hxg_d2(xs, b) < rh2 && k1 != i;
-                    if (ha)
-                        hxg_put_local(i, k, loc, ls, ring[s.nloc & (HXG_RING - 1)][lane], s);
-                    if (hb)
-                        hxg_put_local(i, k1, loc, ls, ring[s.nloc & (HXG_RING - 1)][lane], s);
+                    hxg_hit_home(ha, i, k, loc, ls, rl, lim, s);
+                    hxg_hit_home(hb, i, k1, loc, ls, rl, lim, s);
                 }
             }
             const int most = __reduce_min_sync(HXG_FULL, on ? s.nloc : INT_MAX);
             if (most != INT_MAX) {
                 hxg_store_staged(i, on, s, s.flushed, most, loc, ring);
                 s.flushed = most;
+                lim = min(s.flushed + HXG_RING, s.direct);
             }
         }
     }
