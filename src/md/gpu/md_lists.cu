@@ -155,6 +155,9 @@ hxg_walk_group(int i, bool on, bool ihome, int nhome, float3 xi, const int ci[3]
  * and the list build's block size. */
 #define HXG_RING        32
 #define HXG_BUILD_BLOCK 128
+#ifndef HXG_BUILD_MINB
+#define HXG_BUILD_MINB 8
+#endif
 
 /* Where one lane of the one-thread build stands: the slots it filled, the
  * local-list slots stored for every home lane of the warp (warp-uniform),
@@ -256,19 +259,29 @@ hxg_walk_thread(int i, bool on, bool ihome, int nhome, float3 xi, const int ci[3
     }
 }
 
+/* A 4-byte store to shared memory (addr: a shared-window address) when p,
+ * as one predicated instruction: the compiler, left to itself, branches
+ * around the store and forms the address anew each time. */
+__device__ __forceinline__ void hxg_st_shared_if(bool p, uint32_t addr, int32_t v)
+{
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %2, 0;\n\t@q st.shared.b32 [%0], %1;\n\t}"
+                 :
+                 : "r"(addr), "r"(v), "r"((int) p)
+                 : "memory");
+}
+
 /* Adds candidate k of the home walk to its list when h: the lane's ring
- * entry for slot s.nloc (rl: this lane's column of the ring) while that
- * slot is below lim = min(s.flushed + HXG_RING, s.direct), as
- * hxg_put_local decides, else the list itself from then on. The ring
- * store is predicated and the direct store, rare, a branch of its own, so
- * that a warp whose lanes hit and miss unevenly does not run two paths per
- * candidate. */
+ * entry for slot s.nloc (rl: the shared address of this lane's column of
+ * the ring) while that slot is below lim = min(s.flushed + HXG_RING,
+ * s.direct), as hxg_put_local decides, else the list itself from then on.
+ * The ring store is predicated and the direct store, rare, a branch of
+ * its own, so that a warp whose lanes hit and miss unevenly does not run
+ * two paths per candidate. */
 __device__ __forceinline__ void hxg_hit_home(bool h, int i, int k, hxg_list loc, size_t ls,
-                                             int32_t *rl, int &lim, hxg_tstate &s)
+                                             uint32_t rl, int &lim, hxg_tstate &s)
 {
     const bool ring = h && s.nloc < lim;
-    if (ring)
-        rl[(s.nloc & (HXG_RING - 1)) * 32] = k;
+    hxg_st_shared_if(ring, rl + ((uint32_t) (s.nloc & (HXG_RING - 1)) << 7), k);
     if (h && !ring) {
         s.direct = min(s.direct, s.nloc);
         lim = s.direct;
@@ -295,7 +308,7 @@ __device__ void hxg_walk_home(int i, bool on, float3 xi, const int ci[3],
     const size_t ls = (size_t) loc.stride;
     const float rhp = hxg_rh_padded(rh2);
     const float3 w = hxg_cell_w(cg_);
-    int32_t *rl = &ring[0][lane];
+    const uint32_t rl = (uint32_t) __cvta_generic_to_shared(&ring[0][lane]);
     int lim = min(s.flushed + HXG_RING, s.direct);
     for (int oz = -HXG_REACH; oz <= HXG_REACH; oz++) {
         const hxg_zrow zr = hxg_row_z(on, xi, ci, oz, w, cg_, g);
@@ -332,7 +345,7 @@ __device__ void hxg_walk_home(int i, bool on, float3 xi, const int ci[3],
  * one thread each. In the group form a warp whose first atom is past the
  * end leaves as a whole; the others keep every lane for the ballots. */
 template <int XS, int LANES, bool HOME = false>
-__global__ void __launch_bounds__(HXG_BUILD_BLOCK, 8)
+__global__ void __launch_bounds__(HXG_BUILD_BLOCK, HXG_BUILD_MINB)
     hxg_k_build(hxg_gate gate, int nhome, int ntotal, const float *__restrict__ x,
                 const float4 *__restrict__ xsort, const uint8_t *__restrict__ zones,
                 hxg_cellgrid cg_, hxg_geom g, float rh2, const int32_t *__restrict__ start,
@@ -415,7 +428,7 @@ __global__ void hxg_k_nl_rows(int ntotal, const int32_t *__restrict__ pos, int32
  * home atoms are those hxg_k_build makes; a halo atom lists its home
  * partners first. */
 template <int LANES>
-__global__ void __launch_bounds__(HXG_BUILD_BLOCK, 8)
+__global__ void __launch_bounds__(HXG_BUILD_BLOCK, HXG_BUILD_MINB)
     hxg_k_build_nl(int nhome, int ntotal, const float *__restrict__ x,
                    const float4 *__restrict__ xhome, const int32_t *__restrict__ hstart,
                    const float4 *__restrict__ xhalo, const int32_t *__restrict__ start,
