@@ -139,8 +139,11 @@ __device__ __forceinline__ void hxg_row(const hxg_zrow &zr, float3 xi, const int
     }
 }
 
-/* What the rows of offset oz share (hxg_zrow), for an atom at xi in cell
- * c (w: the cells' widths); qz -1 where it does not walk (on false). */
+/* The part of the rows of offset oz shared (hxg_zrow) of an atom at xi in
+ * cell c; qz -1 where it does not walk (on false). The rows are walked oz
+ * outer, oy inner (each in [-HXG_REACH, HXG_REACH]), and every lane of a
+ * warp walks all of them together, empty or not, so that a walk may hold
+ * warp-wide operations between rows. */
 __device__ __forceinline__ hxg_zrow hxg_row_z(bool on, float3 xi, const int c[3], int oz, float3 w,
                                               const hxg_cellgrid &cg_, const hxg_geom &g)
 {
