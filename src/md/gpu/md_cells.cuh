@@ -154,32 +154,16 @@ __device__ __forceinline__ hxg_zrow hxg_row_z(bool on, float3 xi, const int c[3]
     return zr;
 }
 
+/* The cells' widths, as the rows need them. */
+__device__ __forceinline__ float3 hxg_cell_w(const hxg_cellgrid &cg_)
+{
+    return make_float3(1.0f / cg_.inv_w[0], 1.0f / cg_.inv_w[1], 1.0f / cg_.inv_w[2]);
+}
+
 /* rh padded so that rounding in the row ranges can only add candidates. */
 __device__ __forceinline__ float hxg_rh_padded(float rh2)
 {
     return sqrtf(rh2) * (1.0f + 1e-5f) + 1e-6f;
-}
-
-/* The HXG_ROWS rows of an atom's candidates in their order, oz outer, oy
- * inner: body(seg) for each, with its segments (empty for rows out of
- * reach, and for every row where the atom does not walk: on false). Every
- * lane of a warp runs all rows together, so the body may hold warp-wide
- * operations. */
-template <typename Body>
-__device__ __forceinline__ void hxg_rows(bool on, float3 xi, const int c[3],
-                                         const hxg_cellgrid &cg_, const hxg_geom &g, float rh2,
-                                         const int32_t *__restrict__ start, Body &&body)
-{
-    const float rhp = hxg_rh_padded(rh2);
-    const float3 w = make_float3(1.0f / cg_.inv_w[0], 1.0f / cg_.inv_w[1], 1.0f / cg_.inv_w[2]);
-    for (int oz = -HXG_REACH; oz <= HXG_REACH; oz++) {
-        const hxg_zrow zr = hxg_row_z(on, xi, c, oz, w, cg_, g);
-        for (int oy = -HXG_REACH; oy <= HXG_REACH; oy++) {
-            hxg_seg seg[2];
-            hxg_row(zr, xi, c, oy, w, cg_, g, rhp, start, seg);
-            body(seg);
-        }
-    }
 }
 
 __device__ __forceinline__ unsigned hxg_zone_mask(const uint8_t *zones, int i)

@@ -103,44 +103,51 @@ hxg_walk_group(int i, bool on, bool ihome, int nhome, float3 xi, const int ci[3]
     const int lane = threadIdx.x & 31, sub = lane & (BG - 1);
     const unsigned gmask = ((BG == 32) ? HXG_FULL : ((1u << BG) - 1u)) << (lane & ~(BG - 1));
     const unsigned below = (1u << lane) - 1u;
-    hxg_rows(on, xi, ci, cg_, g, rh2, start, [&](const hxg_seg seg[2]) {
+    const float rhp = hxg_rh_padded(rh2);
+    const float3 w = hxg_cell_w(cg_);
+    for (int oz = -HXG_REACH; oz <= HXG_REACH; oz++) {
+        const hxg_zrow zr = hxg_row_z(on, xi, ci, oz, w, cg_, g);
+        for (int oy = -HXG_REACH; oy <= HXG_REACH; oy++) {
+            hxg_seg seg[2];
+            hxg_row(zr, xi, ci, oy, w, cg_, g, rhp, start, seg);
 #pragma unroll
-        for (int sgi = 0; sgi < 2; sgi++) {
-            const int kbeg = seg[sgi].kbeg, kend = seg[sgi].kend;
-            const float3 xs = seg[sgi].xs;
-            for (int k0 = kbeg; __any_sync(HXG_FULL, k0 < kend); k0 += BG) {
-                const int k = k0 + sub;
-                bool hloc = false, hnl = false;
-                int j = -1;
-                if (k < kend) {
-                    const float4 xj = __ldg(xsort + k);
-                    if (hxg_d2(xs, xj) < rh2)
-                        j = indexed ? __float_as_int(xj.w) : k;
-                    if (j >= 0 && j != i) {
-                        const bool jhome = j < nhome;
-                        if (ihome && jhome)
-                            hloc = true;
-                        else
-                            hnl = hxg_owned(ihome, jhome, mi, zones, j);
+            for (int sgi = 0; sgi < 2; sgi++) {
+                const int kbeg = seg[sgi].kbeg, kend = seg[sgi].kend;
+                const float3 xs = seg[sgi].xs;
+                for (int k0 = kbeg; __any_sync(HXG_FULL, k0 < kend); k0 += BG) {
+                    const int k = k0 + sub;
+                    bool hloc = false, hnl = false;
+                    int j = -1;
+                    if (k < kend) {
+                        const float4 xj = __ldg(xsort + k);
+                        if (hxg_d2(xs, xj) < rh2)
+                            j = indexed ? __float_as_int(xj.w) : k;
+                        if (j >= 0 && j != i) {
+                            const bool jhome = j < nhome;
+                            if (ihome && jhome)
+                                hloc = true;
+                            else
+                                hnl = hxg_owned(ihome, jhome, mi, zones, j);
+                        }
                     }
+                    const unsigned bl = __ballot_sync(HXG_FULL, hloc) & gmask;
+                    const unsigned bn = __ballot_sync(HXG_FULL, hnl) & gmask;
+                    if (hloc) {
+                        const int slot = nloc + __popc(bl & below);
+                        if (slot < loc.max)
+                            loc.nb[(size_t) slot * loc.stride + i] = j;
+                    }
+                    if (hnl) {
+                        const int slot = nnl + __popc(bn & below);
+                        if (slot < nl.max && nlr >= 0)
+                            nl.nb[(size_t) slot * nl.stride + nlr] = j;
+                    }
+                    nloc += __popc(bl);
+                    nnl += __popc(bn);
                 }
-                const unsigned bl = __ballot_sync(HXG_FULL, hloc) & gmask;
-                const unsigned bn = __ballot_sync(HXG_FULL, hnl) & gmask;
-                if (hloc) {
-                    const int slot = nloc + __popc(bl & below);
-                    if (slot < loc.max)
-                        loc.nb[(size_t) slot * loc.stride + i] = j;
-                }
-                if (hnl) {
-                    const int slot = nnl + __popc(bn & below);
-                    if (slot < nl.max && nlr >= 0)
-                        nl.nb[(size_t) slot * nl.stride + nlr] = j;
-                }
-                nloc += __popc(bl);
-                nnl += __popc(bn);
             }
         }
-    });
+    }
 }
 
 /* Slots of the local list each lane of the one-thread build keeps in
@@ -211,38 +218,45 @@ hxg_walk_thread(int i, bool on, bool ihome, int nhome, float3 xi, const int ci[3
 {
     const int lane = threadIdx.x & 31;
     const size_t ls = (size_t) loc.stride, ns = (size_t) nl.stride;
-    hxg_rows(on, xi, ci, cg_, g, rh2, start, [&](const hxg_seg seg[2]) {
+    const float rhp = hxg_rh_padded(rh2);
+    const float3 w = hxg_cell_w(cg_);
+    for (int oz = -HXG_REACH; oz <= HXG_REACH; oz++) {
+        const hxg_zrow zr = hxg_row_z(on, xi, ci, oz, w, cg_, g);
+        for (int oy = -HXG_REACH; oy <= HXG_REACH; oy++) {
+            hxg_seg seg[2];
+            hxg_row(zr, xi, ci, oy, w, cg_, g, rhp, start, seg);
 #pragma unroll
-        for (int sgi = 0; sgi < 2; sgi++) {
-            const float3 xs = seg[sgi].xs;
-            const int kend = seg[sgi].kend;
-            /* The next candidate is loaded before this one is tested. */
-            float4 next = seg[sgi].kbeg < kend ? __ldg(xsort + seg[sgi].kbeg) : float4{};
-            for (int k = seg[sgi].kbeg; k < kend; k++) {
-                const float4 xj = next;
-                if (k + 1 < kend)
-                    next = __ldg(xsort + k + 1);
-                if (!(hxg_d2(xs, xj) < rh2))
-                    continue;
-                const int j = indexed ? __float_as_int(xj.w) : k;
-                if (j == i)
-                    continue;
-                const bool jhome = j < nhome;
-                if (ihome && jhome) {
-                    hxg_put_local(i, j, loc, ls, ring[s.nloc & (HXG_RING - 1)][lane], s);
-                } else if (hxg_owned(ihome, jhome, mi, zones, j)) {
-                    if (s.nnl < nl.max && nlr >= 0)
-                        nl.nb[(size_t) s.nnl * ns + nlr] = j;
-                    s.nnl++;
+            for (int sgi = 0; sgi < 2; sgi++) {
+                const float3 xs = seg[sgi].xs;
+                const int kend = seg[sgi].kend;
+                /* The next candidate is loaded before this one is tested. */
+                float4 next = seg[sgi].kbeg < kend ? __ldg(xsort + seg[sgi].kbeg) : float4{};
+                for (int k = seg[sgi].kbeg; k < kend; k++) {
+                    const float4 xj = next;
+                    if (k + 1 < kend)
+                        next = __ldg(xsort + k + 1);
+                    if (!(hxg_d2(xs, xj) < rh2))
+                        continue;
+                    const int j = indexed ? __float_as_int(xj.w) : k;
+                    if (j == i)
+                        continue;
+                    const bool jhome = j < nhome;
+                    if (ihome && jhome) {
+                        hxg_put_local(i, j, loc, ls, ring[s.nloc & (HXG_RING - 1)][lane], s);
+                    } else if (hxg_owned(ihome, jhome, mi, zones, j)) {
+                        if (s.nnl < nl.max && nlr >= 0)
+                            nl.nb[(size_t) s.nnl * ns + nlr] = j;
+                        s.nnl++;
+                    }
                 }
             }
+            const int most = __reduce_min_sync(HXG_FULL, ihome ? s.nloc : INT_MAX);
+            if (most != INT_MAX) {
+                hxg_store_staged(i, ihome, s, s.flushed, most, loc, ring);
+                s.flushed = most;
+            }
         }
-        const int most = __reduce_min_sync(HXG_FULL, ihome ? s.nloc : INT_MAX);
-        if (most != INT_MAX) {
-            hxg_store_staged(i, ihome, s, s.flushed, most, loc, ring);
-            s.flushed = most;
-        }
-    });
+    }
 }
 
 /* A 4-byte store to shared memory (addr: a shared-window address) when p,
@@ -292,29 +306,36 @@ __device__ void hxg_walk_home(int i, bool on, float3 xi, const int ci[3],
 {
     const int lane = threadIdx.x & 31;
     const size_t ls = (size_t) loc.stride;
+    const float rhp = hxg_rh_padded(rh2);
+    const float3 w = hxg_cell_w(cg_);
     const uint32_t rl = (uint32_t) __cvta_generic_to_shared(&ring[0][lane]);
     int lim = min(s.flushed + HXG_RING, s.direct);
-    hxg_rows(on, xi, ci, cg_, g, rh2, start, [&](const hxg_seg seg[2]) {
+    for (int oz = -HXG_REACH; oz <= HXG_REACH; oz++) {
+        const hxg_zrow zr = hxg_row_z(on, xi, ci, oz, w, cg_, g);
+        for (int oy = -HXG_REACH; oy <= HXG_REACH; oy++) {
+            hxg_seg seg[2];
+            hxg_row(zr, xi, ci, oy, w, cg_, g, rhp, start, seg);
 #pragma unroll
-        for (int sgi = 0; sgi < 2; sgi++) {
-            const float3 xs = seg[sgi].xs;
-            const int kend = seg[sgi].kend;
-            for (int k = seg[sgi].kbeg; k < kend; k += 2) {
-                const int k1 = min(k + 1, kend - 1);
-                const float4 a = __ldg(xsort + k), b = __ldg(xsort + k1);
-                const bool ha = hxg_d2(xs, a) < rh2 && k != i;
-                const bool hb = k + 1 < kend && hxg_d2(xs, b) < rh2 && k1 != i;
-                hxg_hit_home(ha, i, k, loc, ls, rl, lim, s);
-                hxg_hit_home(hb, i, k1, loc, ls, rl, lim, s);
+            for (int sgi = 0; sgi < 2; sgi++) {
+                const float3 xs = seg[sgi].xs;
+                const int kend = seg[sgi].kend;
+                for (int k = seg[sgi].kbeg; k < kend; k += 2) {
+                    const int k1 = min(k + 1, kend - 1);
+                    const float4 a = __ldg(xsort + k), b = __ldg(xsort + k1);
+                    const bool ha = hxg_d2(xs, a) < rh2 && k != i;
+                    const bool hb = k + 1 < kend && hxg_d2(xs, b) < rh2 && k1 != i;
+                    hxg_hit_home(ha, i, k, loc, ls, rl, lim, s);
+                    hxg_hit_home(hb, i, k1, loc, ls, rl, lim, s);
+                }
+            }
+            const int most = __reduce_min_sync(HXG_FULL, on ? s.nloc : INT_MAX);
+            if (most != INT_MAX) {
+                hxg_store_staged(i, on, s, s.flushed, most, loc, ring);
+                s.flushed = most;
+                lim = min(s.flushed + HXG_RING, s.direct);
             }
         }
-        const int most = __reduce_min_sync(HXG_FULL, on ? s.nloc : INT_MAX);
-        if (most != INT_MAX) {
-            hxg_store_staged(i, on, s, s.flushed, most, loc, ring);
-            s.flushed = most;
-            lim = min(s.flushed + HXG_RING, s.direct);
-        }
-    });
+    }
 }
 
 /* Lists of every local atom (home and halo) from one cell structure.
