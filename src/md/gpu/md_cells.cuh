@@ -34,7 +34,6 @@ __device__ __forceinline__ int hxg_cell_of(float3 p, const hxg_cellgrid &cg_)
  * neighbours within rh lie at most HXG_REACH cells away along each
  * dimension. */
 #define HXG_REACH 2
-#define HXG_ROWS  ((2 * HXG_REACH + 1) * (2 * HXG_REACH + 1))
 
 /* The candidates of one atom come in rows: for each (oy, oz) in
  * [-HXG_REACH, HXG_REACH]^2 (oz outer), the cells along x of that row that
@@ -82,7 +81,7 @@ __device__ __forceinline__ bool hxg_row_dim(float xv, int q, float w, const hxg_
     return true;
 }
 
-/* What the rows of one offset oz along z share (hxg_rows computes it once
+/* What the rows of one offset oz along z share (hxg_row_z computes it once
  * for the 2 HXG_REACH + 1 rows of that offset): the cell along z, wrapped
  * (-1: out of the grid, or the atom does not walk), its image shift and
  * the distance to its slab. */
