@@ -166,21 +166,37 @@ struct hxg_tstate {
     int nloc, nnl, flushed, direct;
 };
 
-/* Adds j to atom i's local list in the one-thread build: into the ring
- * (`slot`, this lane's ring entry for slot s.nloc) while the lane is less
- * than HXG_RING slots ahead of the warp's stores, else straight to the
- * list from then on. */
-__device__ __forceinline__ void hxg_put_local(int i, int j, hxg_list loc, size_t ls, int32_t &slot,
-                                              hxg_tstate &s)
+/* A 4-byte store to shared memory (addr: a shared-window address) when p,
+ * as one predicated instruction: the compiler, left to itself, branches
+ * around the store and forms the address anew each time. */
+__device__ __forceinline__ void hxg_st_shared_if(bool p, uint32_t addr, int32_t v)
 {
-    if (s.nloc - s.flushed < HXG_RING && s.nloc < s.direct) {
-        slot = j;
-    } else {
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %2, 0;\n\t@q st.shared.b32 [%0], %1;\n\t}"
+                 :
+                 : "r"(addr), "r"(v), "r"((int) p)
+                 : "memory");
+}
+
+/* Adds j to atom i's local list in the one-thread builds when h: into the
+ * lane's ring entry for slot s.nloc (rl: the shared address of this lane's
+ * column of the ring) while that slot is below lim = min(s.flushed +
+ * HXG_RING, s.direct), i.e. while the lane is less than HXG_RING slots
+ * ahead of the warp's stores, else straight to the list from then on. The
+ * ring store is predicated and the direct store, rare, a branch of its
+ * own, so that a warp whose lanes hit and miss unevenly does not run two
+ * paths per candidate. */
+__device__ __forceinline__ void hxg_put_local(bool h, int i, int j, hxg_list loc, size_t ls,
+                                              uint32_t rl, int &lim, hxg_tstate &s)
+{
+    const bool ring = h && s.nloc < lim;
+    hxg_st_shared_if(ring, rl + ((uint32_t) (s.nloc & (HXG_RING - 1)) << 7), j);
+    if (h && !ring) {
         s.direct = min(s.direct, s.nloc);
+        lim = s.direct;
         if (s.nloc < loc.max)
             loc.nb[(size_t) s.nloc * ls + i] = j;
     }
-    s.nloc++;
+    s.nloc += h;
 }
 
 /* Local-list slots [from, to) of this lane that wait in the ring go out;
@@ -220,6 +236,9 @@ hxg_walk_thread(int i, bool on, bool ihome, int nhome, float3 xi, const int ci[3
     const size_t ls = (size_t) loc.stride, ns = (size_t) nl.stride;
     const float rhp = hxg_rh_padded(rh2);
     const float3 w = hxg_cell_w(cg_);
+    /* (no ring where the walk lists no local pairs: the non-local builds) */
+    const uint32_t rl = ring ? (uint32_t) __cvta_generic_to_shared(&ring[0][lane]) : 0u;
+    int lim = min(s.flushed + HXG_RING, s.direct);
     for (int oz = -HXG_REACH; oz <= HXG_REACH; oz++) {
         const hxg_zrow zr = hxg_row_z(on, xi, ci, oz, w, cg_, g);
         for (int oy = -HXG_REACH; oy <= HXG_REACH; oy++) {
@@ -242,7 +261,7 @@ hxg_walk_thread(int i, bool on, bool ihome, int nhome, float3 xi, const int ci[3
                         continue;
                     const bool jhome = j < nhome;
                     if (ihome && jhome) {
-                        hxg_put_local(i, j, loc, ls, ring[s.nloc & (HXG_RING - 1)][lane], s);
+                        hxg_put_local(true, i, j, loc, ls, rl, lim, s);
                     } else if (hxg_owned(ihome, jhome, mi, zones, j)) {
                         if (s.nnl < nl.max && nlr >= 0)
                             nl.nb[(size_t) s.nnl * ns + nlr] = j;
@@ -254,48 +273,17 @@ hxg_walk_thread(int i, bool on, bool ihome, int nhome, float3 xi, const int ci[3
             if (most != INT_MAX) {
                 hxg_store_staged(i, ihome, s, s.flushed, most, loc, ring);
                 s.flushed = most;
+                lim = min(s.flushed + HXG_RING, s.direct);
             }
         }
     }
-}
-
-/* A 4-byte store to shared memory (addr: a shared-window address) when p,
- * as one predicated instruction: the compiler, left to itself, branches
- * around the store and forms the address anew each time. */
-__device__ __forceinline__ void hxg_st_shared_if(bool p, uint32_t addr, int32_t v)
-{
-    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %2, 0;\n\t@q st.shared.b32 [%0], %1;\n\t}"
-                 :
-                 : "r"(addr), "r"(v), "r"((int) p)
-                 : "memory");
-}
-
-/* Adds candidate k of the home walk to its list when h: the lane's ring
- * entry for slot s.nloc (rl: the shared address of this lane's column of
- * the ring) while that slot is below lim = min(s.flushed + HXG_RING,
- * s.direct), as hxg_put_local decides, else the list itself from then on.
- * The ring store is predicated and the direct store, rare, a branch of
- * its own, so that a warp whose lanes hit and miss unevenly does not run
- * two paths per candidate. */
-__device__ __forceinline__ void hxg_hit_home(bool h, int i, int k, hxg_list loc, size_t ls,
-                                             uint32_t rl, int &lim, hxg_tstate &s)
-{
-    const bool ring = h && s.nloc < lim;
-    hxg_st_shared_if(ring, rl + ((uint32_t) (s.nloc & (HXG_RING - 1)) << 7), k);
-    if (h && !ring) {
-        s.direct = min(s.direct, s.nloc);
-        lim = s.direct;
-        if (s.nloc < loc.max)
-            loc.nb[(size_t) s.nloc * ls + i] = k;
-    }
-    s.nloc += h;
 }
 
 /* hxg_walk_thread where every atom is a home atom in cell order (one
  * rank's rebuild, and the local list of several ranks): candidate k is atom
  * k, all hits go to the local list, and no zone rule applies. Two
  * candidates are loaded and tested at a time (the second clamped to the
- * segment), then stored in order (hxg_hit_home): the same list as
+ * segment), then stored in order (hxg_put_local): the same list as
  * hxg_walk_thread makes, with fewer instructions per candidate, where the
  * build spends its time (Nsight Compute, 2,048,000 atoms: 86 % of the SMs'
  * issue slots). */
@@ -324,8 +312,8 @@ __device__ void hxg_walk_home(int i, bool on, float3 xi, const int ci[3],
                     const float4 a = __ldg(xsort + k), b = __ldg(xsort + k1);
                     const bool ha = hxg_d2(xs, a) < rh2 && k != i;
                     const bool hb = k + 1 < kend && hxg_d2(xs, b) < rh2 && k1 != i;
-                    hxg_hit_home(ha, i, k, loc, ls, rl, lim, s);
-                    hxg_hit_home(hb, i, k1, loc, ls, rl, lim, s);
+                    hxg_put_local(ha, i, k, loc, ls, rl, lim, s);
+                    hxg_put_local(hb, i, k1, loc, ls, rl, lim, s);
                 }
             }
             const int most = __reduce_min_sync(HXG_FULL, on ? s.nloc : INT_MAX);
