@@ -217,9 +217,12 @@ __device__ __forceinline__ uint32_t *hxr_word(const hxr_layout &L, long long a, 
 /* The blocks of hxr_k_classify (whose block offsets boff holds), one
  * launch: each atom's slot within its class, in order (one block-wide scan
  * of the three classes' counts, 10 bits each), then the block's records,
- * one thread per word, into the buffer of each atom's class at its slot. */
+ * one thread per word, into the buffer of each atom's class at its slot.
+ * Leavers whose slot lies at or past their buffer's room (room_down,
+ * room_up records) are not written: the host, which learns the counts
+ * after this kernel, grows the buffer and packs again. */
 __global__ void hxr_k_pack(hxr_layout L, int n, const int32_t *cls, const int32_t *boff,
-                           uint32_t *stay, uint32_t *down, uint32_t *up)
+                           uint32_t *stay, uint32_t *down, uint32_t *up, int room_down, int room_up)
 {
     static_assert(HXR_BLOCK < 1024, "three 10-bit class counts per scan");
     __shared__ typename hxr_bscan::TempStorage tmp;
@@ -237,7 +240,10 @@ __global__ void hxr_k_pack(hxr_layout L, int n, const int32_t *cls, const int32_
     const unsigned words = (unsigned) L.words, na = (unsigned) min(HXR_BLOCK, n - base);
     for (unsigned w = threadIdx.x; w < na * words; w += HXR_BLOCK) {
         const unsigned a = w / words, k = w - a * words;
-        uint32_t *dst = cl[a] == 0 ? stay : (cl[a] == 1 ? down : up);
+        const int c = cl[a];
+        if (c != 0 && slot[a] >= (c == 1 ? room_down : room_up))
+            continue;
+        uint32_t *dst = c == 0 ? stay : (c == 1 ? down : up);
         dst[(long long) slot[a] * words + k] = *hxr_word(L, (long long) base + a, (int) k);
     }
 }
@@ -457,11 +463,11 @@ extern "C" int hxr_classify(void *stream, hxr_layout L, int n, hxr_dom dom, int 
 }
 
 extern "C" int hxr_pack(void *stream, hxr_layout L, int n, const int32_t *cls, const int32_t *boff,
-                        uint32_t *stay, uint32_t *down, uint32_t *up)
+                        uint32_t *stay, uint32_t *down, uint32_t *up, int room_down, int room_up)
 {
     if (n > 0)
         hxr_k_pack<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>(L, n, cls, boff, stay, down,
-                                                                   up);
+                                                                   up, room_down, room_up);
     return (int) cudaGetLastError();
 }
 

@@ -5,12 +5,15 @@
  * Migration goes dimension by dimension (Z, Y, X, decomposed ones only):
  * a kernel classes every atom (stays, goes down, goes up; the first pass
  * also wraps positions into the box), block counts are scanned, and the
- * host learns three totals. Counts go to both neighbours, the ranks agree
- * on errors, then each atom's record is packed into the buffer of its
- * class at its slot (stable: order kept), the leavers' records are
- * exchanged, and stayers then arrivals from below then from above are
- * written back: the order hx_migrate leaves. One host synchronisation per
- * dimension; no per-atom data reaches the host.
+ * host learns three totals. Each atom's record is packed into the buffer
+ * of its class at its slot (stable: order kept) by a kernel queued behind
+ * the class kernel, before the host waits for the totals: the buffers of
+ * leavers keep the room of earlier migrations (at least 1/16 of the atoms),
+ * and the rare dimension that sends more grows them and packs again.
+ * Counts go to both neighbours, the ranks agree on errors, the leavers'
+ * records are exchanged, and stayers then arrivals from below then from
+ * above are written back: the order hx_migrate leaves. One host
+ * synchronisation per dimension; no per-atom data reaches the host.
  */
 #include "rebuild/context.h"
 #include "transport/gpu/gpu.h" /* hxi_now */
@@ -430,7 +433,14 @@ static hx_status hxr_new_arrays(int cap, int xstride, const hx_dfield *fields, i
     return HX_OK;
 }
 
-/* One dimension: class, count, agree, pack, exchange, unpack. */
+/* Leavers' records the buffer of slot k has room for. */
+static int hxr_room(const hx_rebuild *r, int k, size_t rec)
+{
+    size_t m = r->send[k] ? r->send_cap[k] / rec : 0;
+    return m > INT_MAX ? INT_MAX : (int) m;
+}
+
+/* One dimension: class and pack, count, agree, exchange, unpack. */
 static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap, int *n,
                                  int *capacity, float **x, int xstride, const hx_dfield *fields,
                                  int nfields)
@@ -449,12 +459,24 @@ static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap,
         dom.coord[k] = d->coord[k];
     }
     dom.dim = dim;
+    /* Room for every atom staying, and for the leavers of earlier
+     * migrations, so that the pack goes before the wait for the counts. */
+    const size_t guess = (size_t) *n / 16 + 256;
+    const int pack = dim >= 0;
     hx_status st = hxr_scratch(r, *n);
+    if (st == HX_OK && pack)
+        st = hxr_grow(&r->stay, &r->stay_cap, (size_t) *n * rec, "the staying atoms");
+    for (int k = 0; k < 2 && st == HX_OK && pack; k++)
+        st = hxr_grow(&r->send[k], &r->send_cap[k], guess * rec, "the leaving atoms");
     if (st == HX_OK)
         st = hxr_begin(r, stream);
     if (st == HX_OK && hxr_classify(stream, L, *n, dom, wrap, r->cls, r->bcnt, r->boff,
                                     r->d_counter, r->d_res, r->h_pub))
         st = hxr_cuda(cudaGetLastError(), "the migration's class kernel");
+    int room[2] = {hxr_room(r, 0, rec), hxr_room(r, 1, rec)};
+    if (st == HX_OK && pack &&
+        hxr_pack(stream, L, *n, r->cls, r->boff, r->stay, r->send[0], r->send[1], room[0], room[1]))
+        st = hxr_cuda(cudaGetLastError(), "packing the leaving atoms");
     if (st == HX_OK)
         st = hxr_await(r, stream);
     if (st == HX_OK && r->h_res->bad_index != INT_MAX)
@@ -475,14 +497,21 @@ static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap,
     int grow = st == HX_OK && need > *capacity;
     int newcap = grow ? hxi_capacity_for((int) need, *capacity) : *capacity;
     void *fresh[HXR_MAX_FIELDS + 1] = {NULL};
-    if (st == HX_OK)
-        st = hxr_grow(&r->stay, &r->stay_cap, (size_t) nstay * rec, "the staying atoms");
+    /* More leavers than the pack had room for: grow (cudaFree waits for
+     * the pack) and pack again. */
+    int repack = 0;
     for (int k = 0; k < 2 && st == HX_OK; k++)
-        st = hxr_grow(&r->send[k], &r->send_cap[k], (size_t) nout[k] * rec, "the leaving atoms");
+        if (nout[k] > room[k]) {
+            st = hxr_grow(&r->send[k], &r->send_cap[k], (size_t) nout[k] * rec,
+                          "the leaving atoms");
+            repack = 1;
+        }
+    if (st == HX_OK && repack &&
+        hxr_pack(stream, L, *n, r->cls, r->boff, r->stay, r->send[0], r->send[1],
+                 hxr_room(r, 0, rec), hxr_room(r, 1, rec)))
+        st = hxr_cuda(cudaGetLastError(), "packing the leaving atoms");
     if (st == HX_OK && grow)
         st = hxr_new_arrays(newcap, xstride, fields, nfields, fresh);
-    if (st == HX_OK && hxr_pack(stream, L, *n, r->cls, r->boff, r->stay, r->send[0], r->send[1]))
-        st = hxr_cuda(cudaGetLastError(), "packing the leaving atoms");
     int v[2] = {0, nout[0] > nout[1] ? nout[0] : nout[1]};
     st = hxr_agree_max(r, st, v, 2);
     if (st != HX_OK) {

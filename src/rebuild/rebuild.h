@@ -79,14 +79,15 @@ int hxr_reset(void *stream, hxr_result *res);
  * into res->count, then publishes the result into pub, mapped pinned host
  * memory read once the stream has drained, and clears res), then pack
  * (each atom's slot in its class, and the records of stayers into stay,
- * of leavers into down and up). nb: blocks of both launches,
- * hxr_blocks(n). bcnt, boff: 3 * nb ints each. counter: a device int,
- * zero, which the last block resets. */
+ * of leavers into down and up, as far as room_down and room_up records
+ * reach: the pack may be queued before the counts are known). nb: blocks
+ * of both launches, hxr_blocks(n). bcnt, boff: 3 * nb ints each. counter:
+ * a device int, zero, which the last block resets. */
 int hxr_blocks(long long n);
 int hxr_classify(void *stream, hxr_layout L, int n, hxr_dom dom, int wrap, int32_t *cls,
                  int32_t *bcnt, int32_t *boff, int *counter, hxr_result *res, hxr_result *pub);
 int hxr_pack(void *stream, hxr_layout L, int n, const int32_t *cls, const int32_t *boff,
-             uint32_t *stay, uint32_t *down, uint32_t *up);
+             uint32_t *stay, uint32_t *down, uint32_t *up, int room_down, int room_up);
 /* Records back into the arrays: n0 from a (stayers), then n1 from b, then
  * n2 from c, at atoms 0 .. n0 + n1 + n2. */
 int hxr_unpack(void *stream, hxr_layout L, int n0, const uint32_t *a, int n1, const uint32_t *b,

@@ -62,12 +62,15 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
 {
     double tp = hxi_now();
     hx_status st = HX_OK;
-    /* The kick-drift of this step runs on the local stream; everything
-     * after runs on the non-local one. The drain is kept apart from the
-     * rebuild's phases: it waits for steps already queued. */
-    if (cudaStreamSynchronize(e->s_loc) != cudaSuccess ||
-        cudaStreamSynchronize(e->s_nl) != cudaSuccess)
-        st = cuda_fail(cudaGetLastError(), "waiting for the step before a rebuild");
+    /* The kick-drift of this step runs on the local stream (behind the
+     * steps queued before it); everything after runs on the non-local one.
+     * The host does not drain the streams first: the migration's first
+     * kernels queue behind the kick-drift, and its first wait for them
+     * (which reports a failed kernel or a timed-out exchange of those
+     * steps, like the drain of the host path) holds what the drain did. */
+    if (cudaEventRecord(e->ev_kd, e->s_loc) != cudaSuccess ||
+        cudaStreamWaitEvent(e->s_nl, e->ev_kd, 0) != cudaSuccess)
+        st = cuda_fail(cudaGetLastError(), "ordering a rebuild after its step");
     HXI_CHECK(hxi_agree(e->comm, st));
     hxg_eng_phase_mark(e->dev_phase, phase_names, 0, &tp);
     double t0 = tp;

@@ -476,7 +476,13 @@ static hx_status step_host(hx_md_engine *e, int want_thermo, hx_status st)
 
     e->ago++;
     if (hxi_md_rebuild_candidate(&e->cfg, e->ago)) {
-        if (e->mgraph)
+        /* A device rebuild without the half-skin check drains nothing
+         * here: its migration waits for the queued steps on the GPU and
+         * reports their failures (hxg_eng_rebuild_device). */
+        const int queued = e->rb && !c->neigh_check;
+        if (e->mgraph && queued && st == HX_OK)
+            st = hxg_eng_pending_status(e);
+        else if (e->mgraph)
             st = check_local(e, st); /* agreed below, before any collective */
         if (!c->neigh_check) {
             rebuild = 1;
