@@ -23,10 +23,14 @@ typedef struct tm_span tm_span;
 
 /* A run of launches on one stream sent as one CUDA graph (chain.c): the
  * executable of its last run, updated in place at the next. off: this rank
- * launches the run one by one (no graphs, or a capture failed). */
+ * launches the run one by one (no graphs, or a capture failed). key: the
+ * arguments the executable was captured with (hxg_chain_replay; key_bytes
+ * 0: none). */
 typedef struct hxg_chain {
     cudaGraphExec_t exec;
     int off;
+    size_t key_bytes;
+    unsigned char key[384];
 } hxg_chain;
 
 struct hx_md_engine {
@@ -246,6 +250,14 @@ hx_status hxg_eng_build_lists(hx_md_engine *e);
 typedef int (*hxg_chain_fn)(hx_md_engine *e, const void *arg, cudaStream_t s);
 hx_status hxg_chain_run(hx_md_engine *e, hxg_chain *c, cudaStream_t s, hxg_chain_fn fn,
                         const void *arg, const char *what);
+/* chain.c: fn's launches, which read nothing but the `bytes` of args (a
+ * plain struct, zeroed before it is filled, so that its padding compares
+ * equal too) and device memory, as one CUDA graph that is launched again
+ * as it is while args are the same bytes, and captured again when they
+ * change. */
+typedef int (*hxg_chain_kfn)(const void *args, cudaStream_t s);
+hx_status hxg_chain_replay(hx_md_engine *e, hxg_chain *c, cudaStream_t s, hxg_chain_kfn fn,
+                           const void *args, size_t bytes, const char *what);
 void hxg_chain_free(hxg_chain *c);
 /* Queues the local list of home atoms just sorted on the device, on the
  * local stream after the non-local stream's work so far: it builds while

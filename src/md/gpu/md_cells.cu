@@ -65,17 +65,24 @@ __device__ void hxg_sort_cell(int32_t *a, int m)
     }
 }
 
+/* The atom count of a launch: n, or where dn is given (a graph replayed
+ * over rebuilds, its grid sized for n atoms at most), *dn. */
+__device__ __forceinline__ int hxg_count_of(int n, const int32_t *dn)
+{
+    return dn ? *dn : n;
+}
+
 /* One thread per atom: its cell, and a count per cell (atomic). WRAP (the
  * single-rank rebuild, XS 4): x is first wrapped into the box; a
  * non-finite coordinate is reported (flags->bad) and parked at the box
  * origin, so that the build stays in bounds. */
 template <int XS, bool WRAP>
-__global__ void hxg_k_cell_count(hxg_gate gate, int n, float *__restrict__ x, hxg_cellgrid cg_,
-                                 hxg_geom g, int32_t *__restrict__ cnt,
+__global__ void hxg_k_cell_count(hxg_gate gate, int n, const int32_t *dn, float *__restrict__ x,
+                                 hxg_cellgrid cg_, hxg_geom g, int32_t *__restrict__ cnt,
                                  int32_t *__restrict__ cellof)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n || !hxg_open(gate))
+    if (i >= hxg_count_of(n, dn) || !hxg_open(gate))
         return;
     float3 p = hxg_load<XS, false>(x, i);
     if (WRAP) {
@@ -128,12 +135,13 @@ __global__ void hxg_k_scan_add(hxg_gate gate, int32_t *start, int n, const int32
 
 /* One thread per atom: a slot in its cell taken from the top by an atomic
  * decrement, which also leaves every count at zero for the next build. */
-__global__ void hxg_k_cell_fill(hxg_gate gate, int n, const int32_t *__restrict__ cellof,
+__global__ void hxg_k_cell_fill(hxg_gate gate, int n, const int32_t *dn,
+                                const int32_t *__restrict__ cellof,
                                 const int32_t *__restrict__ start, int32_t *cnt,
                                 int32_t *__restrict__ cellatoms)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n || !hxg_open(gate))
+    if (i >= hxg_count_of(n, dn) || !hxg_open(gate))
         return;
     const int c = cellof[i];
     cellatoms[start[c] + atomicSub(&cnt[c], 1) - 1] = i;
@@ -167,13 +175,14 @@ __global__ void hxg_k_gather(int n, const float *__restrict__ x, int base,
 /* ------------------------------------------------ cell sort of home atoms */
 
 /* One thread per atom: the cell-sorted copy into the scratch arrays. */
-__global__ void hxg_k_permute(hxg_gate gate, int n, const int32_t *__restrict__ perm,
+__global__ void hxg_k_permute(hxg_gate gate, int n, const int32_t *dn,
+                              const int32_t *__restrict__ perm,
                               const float4 *__restrict__ x4, const float4 *__restrict__ v4,
                               const int64_t *__restrict__ id, float4 *__restrict__ sx4,
                               float4 *__restrict__ sv4, int64_t *__restrict__ sid)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n || !hxg_open(gate))
+    if (k >= hxg_count_of(n, dn) || !hxg_open(gate))
         return;
     const int o = perm[k];
     sx4[k] = x4[o];
@@ -183,13 +192,13 @@ __global__ void hxg_k_permute(hxg_gate gate, int n, const int32_t *__restrict__ 
 
 /* One thread per atom: the sorted atoms back into the arrays the step
  * kernels (and captured graphs) use, and the positions of this build. */
-__global__ void hxg_k_adopt(hxg_gate gate, int n, const float4 *__restrict__ sx4,
+__global__ void hxg_k_adopt(hxg_gate gate, int n, const int32_t *dn, const float4 *__restrict__ sx4,
                             const float4 *__restrict__ sv4, const int64_t *__restrict__ sid,
                             float4 *__restrict__ x4, float4 *__restrict__ xold4,
                             float4 *__restrict__ v4, int64_t *__restrict__ id)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n || !hxg_open(gate))
+    if (k >= hxg_count_of(n, dn) || !hxg_open(gate))
         return;
     const float4 p = sx4[k];
     x4[k] = p;
@@ -226,13 +235,15 @@ cudaError_t hxg_cell_lists(cudaStream_t s, hxg_flags *flags, int n, const float 
     const int nb = hxg_blocks(n > 0 ? n : 1, 256);
     float *xw = const_cast<float *>(x); /* not written without WRAP */
     if (n > 0 && xs == 4)
-        hxg_k_cell_count<4, false><<<nb, 256, 0, s>>>(open, n, xw, cg_, g, cell_cnt, cellof);
+        hxg_k_cell_count<4, false>
+            <<<nb, 256, 0, s>>>(open, n, nullptr, xw, cg_, g, cell_cnt, cellof);
     else if (n > 0)
-        hxg_k_cell_count<3, false><<<nb, 256, 0, s>>>(open, n, xw, cg_, g, cell_cnt, cellof);
+        hxg_k_cell_count<3, false>
+            <<<nb, 256, 0, s>>>(open, n, nullptr, xw, cg_, g, cell_cnt, cellof);
     err = hxg_scan_cells(s, open, cell_cnt, cell_start, cg_.ncell, scan_tmp);
     if (err != cudaSuccess || n <= 0)
         return err;
-    hxg_k_cell_fill<<<nb, 256, 0, s>>>(open, n, cellof, cell_start, cell_cnt, cellatoms);
+    hxg_k_cell_fill<<<nb, 256, 0, s>>>(open, n, nullptr, cellof, cell_start, cell_cnt, cellatoms);
     hxg_k_cell_sort<<<hxg_blocks(cg_.ncell, 256), 256, 0, s>>>(open, cg_.ncell, cell_start,
                                                                cellatoms);
     if (xs == 4)
@@ -242,38 +253,38 @@ cudaError_t hxg_cell_lists(cudaStream_t s, hxg_flags *flags, int n, const float 
     return cudaGetLastError();
 }
 
-cudaError_t hxg_launch_sort(cudaStream_t s, hxg_gate gate, bool wrap, int n, float *x4, float *v4,
-                            int64_t *id, float *xold4, float *sx4, float *sv4, int64_t *sid,
-                            hxg_cellgrid cg_, hxg_geom g, int32_t *cell_cnt, int32_t *cell_start,
-                            int32_t *cellof, int32_t *perm, int32_t *scan_tmp)
+cudaError_t hxg_launch_sort(cudaStream_t s, hxg_gate gate, bool wrap, int n, const int32_t *dn,
+                            float *x4, float *v4, int64_t *id, float *xold4, float *sx4, float *sv4,
+                            int64_t *sid, hxg_cellgrid cg_, hxg_geom g, int32_t *cell_cnt,
+                            int32_t *cell_start, int32_t *cellof, int32_t *perm, int32_t *scan_tmp)
 {
     const int nb = hxg_blocks(n > 0 ? n : 1, 256);
     if (wrap)
-        hxg_k_cell_count<4, true><<<nb, 256, 0, s>>>(gate, n, x4, cg_, g, cell_cnt, cellof);
+        hxg_k_cell_count<4, true><<<nb, 256, 0, s>>>(gate, n, dn, x4, cg_, g, cell_cnt, cellof);
     else
-        hxg_k_cell_count<4, false><<<nb, 256, 0, s>>>(gate, n, x4, cg_, g, cell_cnt, cellof);
+        hxg_k_cell_count<4, false><<<nb, 256, 0, s>>>(gate, n, dn, x4, cg_, g, cell_cnt, cellof);
     cudaError_t err = hxg_scan_cells(s, gate, cell_cnt, cell_start, cg_.ncell, scan_tmp);
     if (err != cudaSuccess)
         return err;
-    hxg_k_cell_fill<<<nb, 256, 0, s>>>(gate, n, cellof, cell_start, cell_cnt, perm);
+    hxg_k_cell_fill<<<nb, 256, 0, s>>>(gate, n, dn, cellof, cell_start, cell_cnt, perm);
     hxg_k_cell_sort<<<hxg_blocks(cg_.ncell, 256), 256, 0, s>>>(gate, cg_.ncell, cell_start, perm);
-    hxg_k_permute<<<nb, 256, 0, s>>>(gate, n, perm, (const float4 *) x4, (const float4 *) v4, id,
-                                     (float4 *) sx4, (float4 *) sv4, sid);
-    hxg_k_adopt<<<nb, 256, 0, s>>>(gate, n, (const float4 *) sx4, (const float4 *) sv4, sid,
+    hxg_k_permute<<<nb, 256, 0, s>>>(gate, n, dn, perm, (const float4 *) x4, (const float4 *) v4,
+                                     id, (float4 *) sx4, (float4 *) sv4, sid);
+    hxg_k_adopt<<<nb, 256, 0, s>>>(gate, n, dn, (const float4 *) sx4, (const float4 *) sv4, sid,
                                    (float4 *) x4, (float4 *) xold4, (float4 *) v4, id);
     return cudaGetLastError();
 }
 
-extern "C" int hxg_sort_home(void *stream, int n, float *x4, float *v4, int64_t *id, float *xold4,
-                             float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg_, hxg_geom g,
-                             int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof, int32_t *perm,
-                             int32_t *scan_tmp, hxg_flags *flags)
+extern "C" int hxg_sort_home(void *stream, int n, const int32_t *dn, float *x4, float *v4,
+                             int64_t *id, float *xold4, float *sx4, float *sv4, int64_t *sid,
+                             hxg_cellgrid cg_, hxg_geom g, int32_t *cell_cnt, int32_t *cell_start,
+                             int32_t *cellof, int32_t *perm, int32_t *scan_tmp, hxg_flags *flags)
 {
     cudaStream_t s = (cudaStream_t) stream;
     const hxg_gate open = {flags, 0, 1, 0, 0, 0};
     cudaError_t err = cudaMemsetAsync(cell_cnt, 0, sizeof(int32_t) * (size_t) cg_.ncell, s);
     if (err == cudaSuccess)
-        err = hxg_launch_sort(s, open, false, n, x4, v4, id, xold4, sx4, sv4, sid, cg_, g, cell_cnt,
-                              cell_start, cellof, perm, scan_tmp);
+        err = hxg_launch_sort(s, open, false, n, dn, x4, v4, id, xold4, sx4, sv4, sid, cg_, g,
+                              cell_cnt, cell_start, cellof, perm, scan_tmp);
     return (int) err;
 }

@@ -74,6 +74,7 @@ typedef struct hxg_flags {
     int32_t kd_blocks;  /* blocks of a deciding hxg_kickdrift done (the last one resets it) */
     int32_t need_rows;  /* rows a compact non-local list needed past its stride (0: none) */
     int32_t unreached;  /* 1 + an atom without a row in a compact list that had entries */
+    int32_t nhome;      /* home atoms of a multi-rank rebuild, for its graphs (hxg_sort_home) */
 } hxg_flags;
 
 /* Written by the device path's rebuild kernel into mapped host memory, so
@@ -195,11 +196,14 @@ int hxg_build_nonlocal(void *stream, int nhome, int ntotal, const float *x, cons
 
 /* Cell sort of n home atoms on the device (x4, v4, id permuted through the
  * scratch arrays s*, xold4 set to the sorted positions; perm: n ints). The
- * multi-rank device rebuild's sort; positions must be inside the grid. */
-int hxg_sort_home(void *stream, int n, float *x4, float *v4, int64_t *id, float *xold4, float *sx4,
-                  float *sv4, int64_t *sid, hxg_cellgrid cg, hxg_geom g, int32_t *cell_cnt,
-                  int32_t *cell_start, int32_t *cellof, int32_t *perm, int32_t *scan_tmp,
-                  hxg_flags *flags);
+ * multi-rank device rebuild's sort; positions must be inside the grid.
+ * dn (device, may be NULL): the atom count, read by the kernels when they
+ * run (n then only bounds it), so that one captured graph serves every
+ * rebuild whatever its count. */
+int hxg_sort_home(void *stream, int n, const int32_t *dn, float *x4, float *v4, int64_t *id,
+                  float *xold4, float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg, hxg_geom g,
+                  int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof, int32_t *perm,
+                  int32_t *scan_tmp, hxg_flags *flags);
 
 /* Single-rank rebuild on the device: a sequence of kernels that each decide
  * alike, as LAMMPS's Neighbor::decide, whether this step rebuilds (step < 0:

@@ -49,13 +49,54 @@ hx_status hxg_eng_census(hx_md_engine *e)
     return HX_OK;
 }
 
-/* The cell sort of the home atoms (one chain, see chain.c). */
-static int sort_chain(hx_md_engine *e, const void *arg, cudaStream_t s)
+/* What the cell sort of the home atoms reads (one chain, replayed while
+ * these stay the same, see chain.c): the arrays, the grid and the capacity
+ * its grids are sized for; the count of this rebuild is read on the device
+ * (flags->nhome). */
+typedef struct sort_args {
+    float *x4, *v4, *xold4, *sx4, *sv4;
+    int64_t *id, *sid;
+    int32_t *cell_cnt, *cell_start, *cellof, *cellatoms, *scan_tmp;
+    hxg_flags *flags;
+    hxg_cellgrid cells;
+    hxg_geom geom;
+    int cap;
+} sort_args;
+
+static int sort_chain(const void *arg, cudaStream_t s)
 {
-    (void) arg;
-    return hxg_sort_home((void *) s, e->nhome, e->x4, e->v4, e->id, e->xold4, e->sx4, e->sv4,
-                         e->sid, e->cells, e->geom, e->cell_cnt, e->cell_start, e->cellof,
-                         e->cellatoms, e->scan_tmp, e->flags);
+    const sort_args *a = arg;
+    return hxg_sort_home((void *) s, a->cap, &a->flags->nhome, a->x4, a->v4, a->id, a->xold4,
+                         a->sx4, a->sv4, a->sid, a->cells, a->geom, a->cell_cnt, a->cell_start,
+                         a->cellof, a->cellatoms, a->scan_tmp, a->flags);
+}
+
+/* The cell sort of this rebuild's home atoms, on the non-local stream. */
+static hx_status queue_sort(hx_md_engine *e)
+{
+    sort_args a;
+    memset(&a, 0, sizeof a); /* padding too: the arguments are compared as bytes */
+    a.x4 = e->x4;
+    a.v4 = e->v4;
+    a.xold4 = e->xold4;
+    a.sx4 = e->sx4;
+    a.sv4 = e->sv4;
+    a.id = e->id;
+    a.sid = e->sid;
+    a.cell_cnt = e->cell_cnt;
+    a.cell_start = e->cell_start;
+    a.cellof = e->cellof;
+    a.cellatoms = e->cellatoms;
+    a.scan_tmp = e->scan_tmp;
+    a.flags = e->flags;
+    a.cells = e->cells;
+    a.geom = e->geom;
+    a.cap = e->cap_home;
+    /* From pageable memory: the copy has taken the value when it returns. */
+    CU(cudaMemcpyAsync(&e->flags->nhome, &e->nhome, sizeof e->nhome, cudaMemcpyHostToDevice,
+                       e->s_nl),
+       "the home atom count");
+    return hxg_chain_replay(e, &e->ch_sort, e->s_nl, sort_chain, &a, sizeof a, "the cell sort");
 }
 
 hx_status hxg_eng_rebuild_device(hx_md_engine *e)
@@ -87,7 +128,7 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     if (st == HX_OK)
         st = hxg_eng_ensure_capacity(e, e->nhome, e->nhome);
     if (st == HX_OK)
-        st = hxg_chain_run(e, &e->ch_sort, e->s_nl, sort_chain, NULL, "the cell sort");
+        st = queue_sort(e);
     /* The local list needs only the sorted home atoms: it builds on the
      * local stream while the plan is made. */
     if (st == HX_OK)
