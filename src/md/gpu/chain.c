@@ -28,8 +28,8 @@
 typedef int (*chain_call)(const void *ctx, cudaStream_t s);
 
 /* Captures call's launches on s into c's executable (updated in place, or
- * instantiated) and launches it; on failure, launches one by one from now
- * on. Returns whether the executable now holds this run. */
+ * instantiated) and launches it; on failure, launches them one by one, as
+ * every later run of c. *captured: whether the executable holds this run. */
 static hx_status chain_capture(hx_md_engine *e, hxg_chain *c, cudaStream_t s, chain_call call,
                                const void *ctx, const char *what, int *captured)
 {
