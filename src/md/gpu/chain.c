@@ -28,12 +28,11 @@
 typedef int (*chain_call)(const void *ctx, cudaStream_t s);
 
 /* Captures call's launches on s into c's executable (updated in place, or
- * instantiated) and launches it; on failure, launches them one by one, as
- * every later run of c. *captured: whether the executable holds this run. */
+ * instantiated) and launches it; on failure, launches them one by one and
+ * turns c off (c->off), as for every later run of c. */
 static hx_status chain_capture(hx_md_engine *e, hxg_chain *c, cudaStream_t s, chain_call call,
-                               const void *ctx, const char *what, int *captured)
+                               const void *ctx, const char *what)
 {
-    *captured = 0;
     c->key_bytes = 0;
     cudaGraph_t g = NULL;
     int err = 0;
@@ -59,7 +58,6 @@ static hx_status chain_capture(hx_md_engine *e, hxg_chain *c, cudaStream_t s, ch
         cudaGraphDestroy(g);
     if (ce == cudaSuccess && err == 0) {
         CU(cudaGraphLaunch(c->exec, s), what);
-        *captured = 1;
         return HX_OK;
     }
     /* Not captured: this run and the later ones launch one by one (a
@@ -95,8 +93,7 @@ hx_status hxg_chain_run(hx_md_engine *e, hxg_chain *c, cudaStream_t s, hxg_chain
         return HX_OK;
     }
     const run_ctx r = {e, fn, arg};
-    int captured = 0;
-    return chain_capture(e, c, s, run_call, &r, what, &captured);
+    return chain_capture(e, c, s, run_call, &r, what);
 }
 
 /* hxg_chain_replay's closure: the function and its arguments. */
@@ -128,9 +125,8 @@ hx_status hxg_chain_replay(hx_md_engine *e, hxg_chain *c, cudaStream_t s, hxg_ch
         return HX_OK;
     }
     const replay_ctx r = {fn, args};
-    int captured = 0;
-    HXI_CHECK(chain_capture(e, c, s, replay_call, &r, what, &captured));
-    if (captured) {
+    HXI_CHECK(chain_capture(e, c, s, replay_call, &r, what));
+    if (!c->off) { /* the executable holds this run */
         memcpy(c->key, args, bytes);
         c->key_bytes = bytes;
     }
