@@ -6,9 +6,12 @@ every / delay / check rule). With CUDA graphs and `check yes` the rebuild's
 kernels sit in the body of a conditional node that the kick-drift's last
 block sets; without the node (HALOX_MD_GRAPH_COND=0, and always with
 `check no`) they are replayed every candidate step and each returns at once
-unless the step rebuilds; without graphs they are launched one by one. The
-same kernels run on the same atoms either way, so all three must rebuild as
-often and compute the same numbers:
+unless the step rebuilds; without graphs they are launched one by one. Steps
+with nothing of the driver's between them are replayed several to a graph
+(HALOX_MD_GRAPH_STEPS, 4 by default; here also 1 and 3, which cross the
+rebuild periods and thermo steps differently). The same kernels run on the
+same atoms every way, so all must rebuild as often and compute the same
+numbers:
 
   check yes     --every 1 --check yes, 2,000 steps of the 16,384-atom melt:
                 the same count of rebuilds, thermo rows identical as printed
@@ -32,6 +35,8 @@ def rebuilds(out):
 
 VARIANTS = (("conditional graph node (default)", {}),
             ("plain graphs", {"HALOX_MD_GRAPH_COND": "0"}),
+            ("one step a graph", {"HALOX_MD_GRAPH_STEPS": "1"}),
+            ("three steps a graph", {"HALOX_MD_GRAPH_STEPS": "3"}),
             ("plain launches", {"HALOX_MD_GRAPH": "0"}))
 
 

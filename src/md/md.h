@@ -66,6 +66,11 @@ typedef struct hx_md_engine_ops {
      * the energy and the virial for thermo(). Rebuilds (migrate, plan,
      * lists) as the config says. */
     hx_status (*step)(hx_md_engine *e, int want_thermo);
+    /* The next n steps (n >= 2), none a thermo step: what n calls of
+     * step(e, 0) do. The caller reads and calls nothing else of the
+     * engine's until they are done, so the engine may queue them together
+     * (NULL: the caller makes the n calls). */
+    hx_status (*steps)(hx_md_engine *e, int n);
     /* Collective. Thermo of the current state (after create: step 0). */
     hx_status (*thermo)(hx_md_engine *e, hx_md_thermo *out);
     /* Copies the current home atoms (x, v, id) back into sys, for dumps

@@ -27,6 +27,9 @@
 #include <cuda_runtime_api.h>
 #endif
 
+/* The most steps the loop hands to an engine's steps() at once. */
+#define HXI_MD_BATCH_MAX 64
+
 /* Devices this rank can use for the GPU engine (0 where it is not built). */
 static int hxi_gpu_count(void)
 {
@@ -327,6 +330,34 @@ static int hxi_writes_after(const hx_md_config *cfg, int64_t first, int64_t s)
            (cfg->write_restart_file[0] && s == cfg->write_restart_after);
 }
 
+/* How many steps from s on (s itself, want-free, counted) the loop can hand
+ * to the engine at once: every step but the last of them followed by
+ * nothing of the loop's (thermo, dump, restart file, stop check, the end
+ * of a timed stretch), and none after the first preceded by anything (a
+ * forced rebuild, the start of a timed stretch) or a thermo step. At most
+ * `cap`. */
+static int64_t hxi_quiet_steps(const hx_md_config *cfg, int64_t first, int64_t s, int64_t steps,
+                               int64_t stop_at, int64_t next_check, int dumping, int periodic,
+                               int64_t cap)
+{
+    const int every = cfg->neigh_every;
+    int64_t n = 1;
+    while (n < cap && s + n <= steps) {
+        const int64_t prev = s + n - 1, j = s + n;
+        if (dumping && (first + prev) % cfg->dump_every == 0)
+            break;
+        if (hxi_writes_after(cfg, first, prev) || prev == stop_at || prev == next_check)
+            break;
+        if (periodic && ((prev + 1) % every == 0 || (j % every == 1 && j + every - 2 <= steps)))
+            break;
+        if ((cfg->thermo_every > 0 && (first + j) % cfg->thermo_every == 0) || j == steps ||
+            j == stop_at || hxi_writes_after(cfg, first, j))
+            break;
+        n++;
+    }
+    return n;
+}
+
 static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *sys, int64_t first,
                          hxi_md_stop *stop)
 {
@@ -424,7 +455,7 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
     int seg_clean = 0;
     int64_t stop_at = -1; /* the step after which a stop request ends the run */
     for (int64_t s = 1; s <= steps; s++) {
-        const int64_t abs = first + s;
+        int64_t abs = first + s;
         const int last = s == steps || s == stop_at;
         int want = (cfg->thermo_every > 0 && abs % cfg->thermo_every == 0) || last;
         /* A step after which a restart file is written rebuilds, so that
@@ -446,8 +477,20 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
             seg_clean = 1;
         }
         seg_clean &= !want;
+        /* Steps with nothing of the loop's between them go to the engine
+         * together (a trace names each step, so it keeps them apart). */
+        const int64_t batch = ops->steps && !want && !hxi_trace_on
+                                  ? hxi_quiet_steps(cfg, first, s, steps, stop_at, stop->next_check,
+                                                    dump != NULL, periodic, HXI_MD_BATCH_MAX)
+                                  : 1;
         const double t_step = hxi_trace_on ? hxi_now() : 0.0;
-        st = ops->step(eng, want);
+        if (batch > 1) {
+            st = ops->steps(eng, (int) batch);
+            s += batch - 1;
+            abs = first + s;
+        } else {
+            st = ops->step(eng, want);
+        }
         if (hxi_trace_on)
             hxi_trace_host("step", t_step, hxi_now());
         if (st != HX_OK)

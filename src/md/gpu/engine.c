@@ -71,6 +71,9 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     e->tight = hxi_env_int("HALOX_MD_TIGHT", 0) != 0;
     e->graph_allowed = hxi_env_int("HALOX_MD_GRAPH", 1) != 0;
     e->graph_cond = hxi_env_int("HALOX_MD_GRAPH_COND", 1) != 0;
+    e->batch_k = hxi_env_int("HALOX_MD_GRAPH_STEPS", HXG_BATCH_DEFAULT);
+    if (e->batch_k < 1)
+        e->batch_k = 1;
     e->rh = hxi_md_list_cutoff(cfg);
     HXI_CHECK_GOTO(hxg_eng_local_rank(e), st, fail);
     {
@@ -339,6 +342,7 @@ const hx_md_engine_ops hx_md_engine_gpu = {
     .name = "gpu",
     .create = gpu_create,
     .step = hxg_eng_step,
+    .steps = hxg_eng_steps,
     .thermo = gpu_thermo,
     .gather = gpu_gather,
     .stats = gpu_stats,

@@ -126,6 +126,8 @@ struct hx_md_engine {
      * it checks after each (debug builds and HALOX_CHECK_ATOMS=1). */
     hx_rebuild *rb;
 #define HXG_NPHASE 7
+/* Steps of one rank replayed from one graph by default (HALOX_MD_GRAPH_STEPS). */
+#define HXG_BATCH_DEFAULT 4
     double dev_phase[HXG_NPHASE];
     int64_t dev_rebuilds;
     int check_atoms;
@@ -146,6 +148,8 @@ struct hx_md_engine {
     int graphs;                  /* replay device-resident steps from CUDA graphs */
     int graph_cond; /* their rebuilds in conditional nodes (HALOX_MD_GRAPH_COND is not 0) */
     cudaGraphExec_t gexec[2][2]; /* [candidate step][thermo step] */
+    int batch_k;                 /* steps a graph replays in hxg_eng_steps (HALOX_MD_GRAPH_STEPS) */
+    cudaGraphExec_t gbatch[2];   /* batch_k steps, [candidate step] */
     int64_t graph_steps;         /* steps replayed from graphs so far (either path) */
 
     /* Several ranks, graph mode: the same on every rank (agreed at create),
@@ -292,6 +296,7 @@ hx_status hxg_eng_census(hx_md_engine *e);
 /* ------------------------------------------------------------ step.c */
 
 hx_status hxg_eng_step(hx_md_engine *e, int want_thermo);
+hx_status hxg_eng_steps(hx_md_engine *e, int n);
 /* After a single-rank device rebuild overflowed its list (see step.c). */
 hx_status hxg_eng_recover_single(hx_md_engine *e);
 /* Destroys the single-rank step graphs (captured again when next needed). */

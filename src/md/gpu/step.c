@@ -72,54 +72,58 @@ static hx_status launch_device_step(hx_md_engine *e, int candidate, int want_the
  * `check yes` every step is a candidate: about 1.5 us a kernel on an
  * H200). The body is captured from s_b, which a single rank does not
  * otherwise use. */
-static cudaError_t capture_conditional(hx_md_engine *e, int want_thermo, cudaGraph_t *out)
+static cudaError_t capture_conditional(hx_md_engine *e, int want_thermo, int nsteps,
+                                       cudaGraph_t *out)
 {
-    cudaGraph_t g = NULL, body = NULL;
-    cudaGraphConditionalHandle h = 0;
-    cudaGraphNode_t node = NULL;
-    const cudaGraphNode_t *deps = NULL;
-    const cudaGraphEdgeData *edges = NULL;
-    size_t ndeps = 0;
+    cudaGraph_t g = NULL;
     enum cudaStreamCaptureStatus cs;
     int capturing = 0;
     cudaError_t ce = cudaGraphCreate(&g, 0);
     if (ce == cudaSuccess)
-        ce = cudaGraphConditionalHandleCreate(&h, g, 0, cudaGraphCondAssignDefault);
-    if (ce == cudaSuccess)
         ce = cudaStreamBeginCaptureToGraph(e->s_loc, g, NULL, NULL, 0,
                                            cudaStreamCaptureModeThreadLocal);
     capturing = ce == cudaSuccess;
-    if (ce == cudaSuccess && launch_kickdrift(e, want_thermo, h) != HX_OK)
-        ce = cudaErrorUnknown;
-    if (ce == cudaSuccess)
-        ce = cudaStreamGetCaptureInfo(e->s_loc, &cs, NULL, NULL, &deps, &edges, &ndeps);
-    if (ce == cudaSuccess) {
-        struct cudaGraphNodeParams p;
-        memset(&p, 0, sizeof p);
-        p.type = cudaGraphNodeTypeConditional;
-        p.conditional.handle = h;
-        p.conditional.type = cudaGraphCondTypeIf;
-        p.conditional.size = 1;
-        ce = cudaGraphAddNode(&node, g, deps, edges, ndeps, &p);
+    /* Each step has its own node and condition. */
+    for (int i = 0; i < nsteps && ce == cudaSuccess; i++) {
+        cudaGraph_t body = NULL;
+        cudaGraphConditionalHandle h = 0;
+        cudaGraphNode_t node = NULL;
+        const cudaGraphNode_t *deps = NULL;
+        const cudaGraphEdgeData *edges = NULL;
+        size_t ndeps = 0;
+        ce = cudaGraphConditionalHandleCreate(&h, g, 0, cudaGraphCondAssignDefault);
+        if (ce == cudaSuccess && launch_kickdrift(e, want_thermo, h) != HX_OK)
+            ce = cudaErrorUnknown;
         if (ce == cudaSuccess)
-            body = p.conditional.phGraph_out[0];
-    }
-    if (ce == cudaSuccess)
-        ce = cudaStreamUpdateCaptureDependencies(e->s_loc, &node, NULL, 1,
-                                                 cudaStreamSetCaptureDependencies);
-    if (ce == cudaSuccess) {
-        ce = cudaStreamBeginCaptureToGraph(e->s_b, body, NULL, NULL, 0,
-                                           cudaStreamCaptureModeThreadLocal);
+            ce = cudaStreamGetCaptureInfo(e->s_loc, &cs, NULL, NULL, &deps, &edges, &ndeps);
         if (ce == cudaSuccess) {
-            hx_status st = launch_rebuild(e, e->s_b);
-            cudaGraph_t tmp = NULL;
-            ce = cudaStreamEndCapture(e->s_b, &tmp);
-            if (st != HX_OK && ce == cudaSuccess)
-                ce = cudaErrorUnknown;
+            struct cudaGraphNodeParams p;
+            memset(&p, 0, sizeof p);
+            p.type = cudaGraphNodeTypeConditional;
+            p.conditional.handle = h;
+            p.conditional.type = cudaGraphCondTypeIf;
+            p.conditional.size = 1;
+            ce = cudaGraphAddNode(&node, g, deps, edges, ndeps, &p);
+            if (ce == cudaSuccess)
+                body = p.conditional.phGraph_out[0];
         }
+        if (ce == cudaSuccess)
+            ce = cudaStreamUpdateCaptureDependencies(e->s_loc, &node, NULL, 1,
+                                                     cudaStreamSetCaptureDependencies);
+        if (ce == cudaSuccess) {
+            ce = cudaStreamBeginCaptureToGraph(e->s_b, body, NULL, NULL, 0,
+                                               cudaStreamCaptureModeThreadLocal);
+            if (ce == cudaSuccess) {
+                hx_status st = launch_rebuild(e, e->s_b);
+                cudaGraph_t tmp = NULL;
+                ce = cudaStreamEndCapture(e->s_b, &tmp);
+                if (st != HX_OK && ce == cudaSuccess)
+                    ce = cudaErrorUnknown;
+            }
+        }
+        if (ce == cudaSuccess && launch_forces(e, want_thermo) != HX_OK)
+            ce = cudaErrorUnknown;
     }
-    if (ce == cudaSuccess && launch_forces(e, want_thermo) != HX_OK)
-        ce = cudaErrorUnknown;
     if (capturing) {
         cudaGraph_t tmp = NULL;
         cudaError_t ee = cudaStreamEndCapture(e->s_loc, &tmp);
@@ -137,15 +141,15 @@ static cudaError_t capture_conditional(hx_md_engine *e, int want_thermo, cudaGra
 }
 #endif
 
-/* Captures one kind of step into a graph. A failure turns graphs off; the
- * plain launches do the same work. With `check yes` a candidate step goes
- * into a graph with a conditional node where the runtime allows
+/* Captures nsteps steps of one kind into one graph and instantiates it
+ * (NULL where that failed). With `check yes` a candidate step goes into a
+ * graph with a conditional node where the runtime allows
  * (HALOX_MD_GRAPH_COND=0: never); otherwise into a plain graph whose
  * rebuild kernels return at once on steps that do not rebuild. With `check
  * no` every candidate step past the delay rebuilds, and the node would only
  * add its cost: launching the body took about 20 us more a rebuild on an
  * H200 (HALOX_TRACE, HOOMD-blue's 64,000 atoms). */
-static void capture_step(hx_md_engine *e, int candidate, int want_thermo)
+static cudaGraphExec_t capture_exec(hx_md_engine *e, int candidate, int want_thermo, int nsteps)
 {
     cudaGraph_t g = NULL;
     cudaGraphExec_t x = NULL;
@@ -154,9 +158,10 @@ static void capture_step(hx_md_engine *e, int candidate, int want_thermo)
     hx_status st = HX_OK;
 #if CUDART_VERSION >= 13000
     if (candidate && e->graph_cond && e->cfg.neigh_check) {
-        cudaError_t ce = capture_conditional(e, want_thermo, &g);
+        cudaError_t ce = capture_conditional(e, want_thermo, nsteps, &g);
         if (ce == cudaSuccess && cudaGraphInstantiate(&x, g, 0) != cudaSuccess) {
             ce = cudaErrorUnknown;
+            x = NULL;
             cudaGetLastError();
         }
         if (g)
@@ -164,8 +169,7 @@ static void capture_step(hx_md_engine *e, int candidate, int want_thermo)
         g = NULL;
         if (ce == cudaSuccess) {
             e->timing_now = timing;
-            e->gexec[candidate][want_thermo] = x;
-            return;
+            return x;
         }
         hxi_info("GPU engine: a rebuild step could not be captured with a conditional node "
                  "(%s); its rebuild kernels are replayed every candidate step instead",
@@ -176,17 +180,28 @@ static void capture_step(hx_md_engine *e, int candidate, int want_thermo)
     if (cudaStreamBeginCapture(e->s_loc, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
         st = HX_ERR_CUDA;
     } else {
-        st = launch_device_step(e, candidate, want_thermo);
+        for (int i = 0; i < nsteps && st == HX_OK; i++)
+            st = launch_device_step(e, candidate, want_thermo);
         if (cudaStreamEndCapture(e->s_loc, &g) != cudaSuccess)
             st = HX_ERR_CUDA;
     }
-    if (st == HX_OK && cudaGraphInstantiate(&x, g, 0) != cudaSuccess)
+    if (st == HX_OK && cudaGraphInstantiate(&x, g, 0) != cudaSuccess) {
         st = HX_ERR_CUDA;
+        x = NULL;
+    }
     if (g)
         cudaGraphDestroy(g);
     cudaGetLastError();
     e->timing_now = timing;
-    if (st != HX_OK) {
+    return st == HX_OK ? x : NULL;
+}
+
+/* Captures one kind of step. A failure turns graphs off; the plain
+ * launches do the same work. */
+static void capture_step(hx_md_engine *e, int candidate, int want_thermo)
+{
+    cudaGraphExec_t x = capture_exec(e, candidate, want_thermo, 1);
+    if (!x) {
         hxi_warn("GPU engine: could not capture a step into a CUDA graph; launching kernels "
                  "one by one instead");
         e->graphs = 0;
@@ -197,12 +212,17 @@ static void capture_step(hx_md_engine *e, int candidate, int want_thermo)
 
 void hxg_eng_drop_step_graphs(hx_md_engine *e)
 {
-    for (int a = 0; a < 2; a++)
+    for (int a = 0; a < 2; a++) {
         for (int b = 0; b < 2; b++)
             if (e->gexec[a][b]) {
                 cudaGraphExecDestroy(e->gexec[a][b]);
                 e->gexec[a][b] = NULL;
             }
+        if (e->gbatch[a]) {
+            cudaGraphExecDestroy(e->gbatch[a]);
+            e->gbatch[a] = NULL;
+        }
+    }
 }
 
 /* One rank, rebuilds on the device: no host synchronisation in a step. */
@@ -221,6 +241,61 @@ static hx_status step_device(hx_md_engine *e, int want_thermo)
     }
     HXI_CHECK(launch_device_step(e, candidate, want_thermo));
     return hxg_eng_check_report(e);
+}
+
+/* The steps e->step + 1 .. e->step + k of one rank as one graph launch:
+ * none of them a thermo step (the caller's promise) or timed, all of one
+ * kind (candidate or not). Returns 0 where they cannot be: the caller
+ * then takes them one at a time. */
+static int launch_batch(hx_md_engine *e, int k)
+{
+    if (e->multi || e->host_rebuild || !e->graphs || e->batch_k < 2 || k != e->batch_k)
+        return 0;
+    const int candidate = (e->step + 1) % e->cfg.neigh_every == 0;
+    for (int i = 1; i <= k; i++)
+        if (((e->step + i) % e->cfg.neigh_every == 0) != candidate ||
+            hxg_eng_tm_sampled(e->step + i, e->timers_every))
+            return 0;
+    if (!e->gbatch[candidate]) {
+        e->gbatch[candidate] = capture_exec(e, candidate, 0, k);
+        if (!e->gbatch[candidate]) {
+            hxi_info("GPU engine: %d steps could not be captured into one CUDA graph; each step "
+                     "is replayed from its own",
+                     k);
+            e->batch_k = 1;
+            return 0;
+        }
+    }
+    if (cudaGraphLaunch(e->gbatch[candidate], e->s_loc) != cudaSuccess)
+        return -1;
+    e->step += k;
+    e->stats.steps += k;
+    e->graph_steps += k;
+    e->last_want = 0;
+    e->acc_valid = 0;
+    e->timing_now = 0;
+    return k;
+}
+
+/* n steps, none a thermo step, with nothing of the caller's between them:
+ * one rank replays them e->batch_k to a graph launch where it can (the
+ * launch between two graphs costs the GPU about 3 us; between two steps
+ * in one graph, what one kernel to the next costs). */
+hx_status hxg_eng_steps(hx_md_engine *e, int n)
+{
+    while (n > 0) {
+        int k = n >= e->batch_k ? launch_batch(e, e->batch_k) : 0;
+        if (k < 0)
+            return cuda_fail(cudaGetLastError(), "graph launch");
+        if (k > 0) {
+            n -= k;
+            HXI_CHECK(hxg_eng_check_report(e));
+        } else {
+            n--;
+            HXI_CHECK(hxg_eng_step(e, 0));
+        }
+    }
+    return HX_OK;
 }
 
 /* The single-rank rebuild of some step s found an atom with more
@@ -439,6 +514,11 @@ void hxg_eng_capture_ahead(hx_md_engine *e)
         for (int t = 0; t < 2; t++)
             if (!e->multi && e->graphs && !e->gexec[c][t])
                 capture_step(e, c, t);
+    /* And the batch of the steps that come in runs: candidates when every
+     * step is one, else the others. */
+    const int c = e->cfg.neigh_every == 1;
+    if (!e->multi && e->graphs && e->batch_k > 1 && !e->gbatch[c])
+        e->gbatch[c] = capture_exec(e, c, 0, e->batch_k);
 }
 
 /* A step between checks: replayed, or launched when timed (or where capture
