@@ -319,6 +319,6 @@ void hxg_eng_timers_destroy(hx_md_engine *e);
 int hxg_eng_tm_open(hx_md_engine *e, int stage, cudaStream_t s);
 void hxg_eng_tm_close(hx_md_engine *e, int k, cudaStream_t s);
 void hxg_eng_tm_harvest_all(hx_md_engine *e);
-int hxg_eng_tm_sampled(int64_t step, int every);
+int hxg_eng_tm_sampled(const hx_md_engine *e, int64_t step);
 
 #endif /* HALOX_MD_GPU_ENGINE_H */

@@ -254,7 +254,7 @@ static int launch_batch(hx_md_engine *e, int k)
     const int candidate = (e->step + 1) % e->cfg.neigh_every == 0;
     for (int i = 1; i <= k; i++)
         if (((e->step + i) % e->cfg.neigh_every == 0) != candidate ||
-            hxg_eng_tm_sampled(e->step + i, e->timers_every))
+            hxg_eng_tm_sampled(e, e->step + i))
             return 0;
     if (!e->gbatch[candidate]) {
         e->gbatch[candidate] = capture_exec(e, candidate, 0, k);
@@ -677,7 +677,7 @@ hx_status hxg_eng_step(hx_md_engine *e, int want_thermo)
     e->step++;
     e->stats.steps++;
     e->acc_valid = 0;
-    e->timing_now = hxg_eng_tm_sampled(e->step, e->timers_every);
+    e->timing_now = hxg_eng_tm_sampled(e, e->step);
     want_thermo = want_thermo != 0;
     if (!e->multi && !e->host_rebuild)
         st = step_device(e, want_thermo);

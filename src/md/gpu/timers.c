@@ -93,12 +93,16 @@ int hxg_eng_tm_open(hx_md_engine *e, int stage, cudaStream_t s)
     return k;
 }
 
-/* Whether to time this step: one step in `every`, picked by a hash of the
- * step number so that the samples do not fall in step with the rebuild
- * period (a fixed stride of 16 against rebuilds every 20 would count
- * every rebuild it hits 16 times and miss the others). */
-int hxg_eng_tm_sampled(int64_t step, int every)
+/* Whether to time this step: none with the timers off (a timed step is
+ * launched, not replayed), else one step in e->timers_every, picked by a
+ * hash of the step number so that the samples do not fall in step with
+ * the rebuild period (a fixed stride of 16 against rebuilds every 20 would
+ * count every rebuild it hits 16 times and miss the others). */
+int hxg_eng_tm_sampled(const hx_md_engine *e, int64_t step)
 {
+    const int every = e->timers_every;
+    if (!e->timers_on)
+        return 0;
     if (every <= 1)
         return 1;
     uint64_t z = (uint64_t) step * 0x9e3779b97f4a7c15ull;
