@@ -330,12 +330,34 @@ static int hxi_writes_after(const hx_md_config *cfg, int64_t first, int64_t s)
            (cfg->write_restart_file[0] && s == cfg->write_restart_after);
 }
 
+/* Step s ends with a thermo row: every thermo_every steps, and the last
+ * step of the run (its end, or the step a stop request ends it after). */
+static int hxi_thermo_after(const hx_md_config *cfg, int64_t first, int64_t s, int64_t steps,
+                            int64_t stop_at)
+{
+    return (cfg->thermo_every > 0 && (first + s) % cfg->thermo_every == 0) || s == steps ||
+           s == stop_at;
+}
+
+/* With periodic rebuilds, a timed stretch starts before step s (the step
+ * after a rebuild step, where a whole stretch of `every` steps is left)... */
+static int hxi_stretch_starts(int every, int64_t s, int64_t steps)
+{
+    return s % every == 1 && s + every - 2 <= steps;
+}
+
+/* ... and one may end after step s (the step before the next rebuild). */
+static int hxi_stretch_ends(int every, int64_t s)
+{
+    return (s + 1) % every == 0;
+}
+
 /* How many steps from s on (s itself, want-free, counted) the loop can hand
  * to the engine at once: every step but the last of them followed by
  * nothing of the loop's (thermo, dump, restart file, stop check, the end
  * of a timed stretch), and none after the first preceded by anything (a
  * forced rebuild, the start of a timed stretch) or a thermo step. At most
- * `cap`. */
+ * `cap`. The loop's own tests, asked for the steps ahead. */
 static int64_t hxi_quiet_steps(const hx_md_config *cfg, int64_t first, int64_t s, int64_t steps,
                                int64_t stop_at, int64_t next_check, int dumping, int periodic,
                                int64_t cap)
@@ -348,10 +370,9 @@ static int64_t hxi_quiet_steps(const hx_md_config *cfg, int64_t first, int64_t s
             break;
         if (hxi_writes_after(cfg, first, prev) || prev == stop_at || prev == next_check)
             break;
-        if (periodic && ((prev + 1) % every == 0 || (j % every == 1 && j + every - 2 <= steps)))
+        if (periodic && (hxi_stretch_ends(every, prev) || hxi_stretch_starts(every, j, steps)))
             break;
-        if ((cfg->thermo_every > 0 && (first + j) % cfg->thermo_every == 0) || j == steps ||
-            j == stop_at || hxi_writes_after(cfg, first, j))
+        if (hxi_thermo_after(cfg, first, j, steps, stop_at) || hxi_writes_after(cfg, first, j))
             break;
         n++;
     }
@@ -456,8 +477,7 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
     int64_t stop_at = -1; /* the step after which a stop request ends the run */
     for (int64_t s = 1; s <= steps; s++) {
         int64_t abs = first + s;
-        const int last = s == steps || s == stop_at;
-        int want = (cfg->thermo_every > 0 && abs % cfg->thermo_every == 0) || last;
+        int want = hxi_thermo_after(cfg, first, s, steps, stop_at);
         /* A step after which a restart file is written rebuilds, so that
          * the file continues the run exactly. */
         if (ops->rebuild_next && (hxi_writes_after(cfg, first, s) || s == stop_at)) {
@@ -465,7 +485,7 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
             if (st != HX_OK)
                 break;
         }
-        if (periodic && s % every == 1 && s + every - 2 <= steps) {
+        if (periodic && hxi_stretch_starts(every, s, steps)) {
             st = ops->sync ? ops->sync(eng) : HX_OK;
             if (st == HX_OK)
                 st = hxi_barrier(comm);
@@ -495,7 +515,7 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
             hxi_trace_host("step", t_step, hxi_now());
         if (st != HX_OK)
             break;
-        if (seg_clean && (s + 1) % every == 0) {
+        if (seg_clean && hxi_stretch_ends(every, s)) {
             double dt;
             st = ops->sync ? ops->sync(eng) : HX_OK;
             dt = hxi_now() - seg_t0;

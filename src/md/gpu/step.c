@@ -225,10 +225,16 @@ void hxg_eng_drop_step_graphs(hx_md_engine *e)
     }
 }
 
+/* Whether one rank's step s may rebuild (its kind of graph). */
+static int device_candidate(const hx_md_engine *e, int64_t s)
+{
+    return s % e->cfg.neigh_every == 0;
+}
+
 /* One rank, rebuilds on the device: no host synchronisation in a step. */
 static hx_status step_device(hx_md_engine *e, int want_thermo)
 {
-    const int candidate = e->step % e->cfg.neigh_every == 0;
+    const int candidate = device_candidate(e, e->step);
     e->last_want = want_thermo;
     if (e->graphs && !e->timing_now) {
         if (!e->gexec[candidate][want_thermo])
@@ -243,18 +249,18 @@ static hx_status step_device(hx_md_engine *e, int want_thermo)
     return hxg_eng_check_report(e);
 }
 
-/* The steps e->step + 1 .. e->step + k of one rank as one graph launch:
- * none of them a thermo step (the caller's promise) or timed, all of one
- * kind (candidate or not). Returns 0 where they cannot be: the caller
- * then takes them one at a time. */
-static int launch_batch(hx_md_engine *e, int k)
+/* The steps e->step + 1 .. e->step + k (k = e->batch_k) of one rank as
+ * one graph launch: none of them a thermo step (the caller's promise) or
+ * timed, all of one kind (candidate or not). Returns 0 where they cannot
+ * be (the caller then takes them one at a time), -1 if the launch failed. */
+static int launch_batch(hx_md_engine *e)
 {
-    if (e->multi || e->host_rebuild || !e->graphs || e->batch_k < 2 || k != e->batch_k)
+    const int k = e->batch_k;
+    if (e->multi || e->host_rebuild || !e->graphs || k < 2)
         return 0;
-    const int candidate = (e->step + 1) % e->cfg.neigh_every == 0;
+    const int candidate = device_candidate(e, e->step + 1);
     for (int i = 1; i <= k; i++)
-        if (((e->step + i) % e->cfg.neigh_every == 0) != candidate ||
-            hxg_eng_tm_sampled(e, e->step + i))
+        if (device_candidate(e, e->step + i) != candidate || hxg_eng_tm_sampled(e, e->step + i))
             return 0;
     if (!e->gbatch[candidate]) {
         e->gbatch[candidate] = capture_exec(e, candidate, 0, k);
@@ -284,7 +290,7 @@ static int launch_batch(hx_md_engine *e, int k)
 hx_status hxg_eng_steps(hx_md_engine *e, int n)
 {
     while (n > 0) {
-        int k = n >= e->batch_k ? launch_batch(e, e->batch_k) : 0;
+        int k = n >= e->batch_k ? launch_batch(e) : 0;
         if (k < 0)
             return cuda_fail(cudaGetLastError(), "graph launch");
         if (k > 0) {
@@ -327,7 +333,7 @@ hx_status hxg_eng_recover_single(hx_md_engine *e)
                            thermo_s ? e->acc : NULL, e->flags),
            "force launch");
         for (int64_t t = s + 1; t <= e->step; t++)
-            HXI_CHECK(launch_device_step(e, t % c->neigh_every == 0, t == e->step && e->last_want));
+            HXI_CHECK(launch_device_step(e, device_candidate(e, t), t == e->step && e->last_want));
     }
     return hxg_eng_lists_overflow();
 }
