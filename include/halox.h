@@ -249,9 +249,11 @@ enum {
     HX_CAP_GPU_PER_RANK = 1u << 5, /* needs one GPU per rank */
     HX_CAP_PEER = 1u << 6,         /* stores straight into peers' memory where it can;
                                       opts.force_put takes the network path instead */
-    HX_CAP_CHOOSES = 1u << 7       /* measures others and runs the fastest (`auto`):
+    HX_CAP_CHOOSES = 1u << 7,      /* measures others and runs the fastest (`auto`):
                                       the other bits are its choice's, known after the
                                       first plan */
+    HX_CAP_VOTE = 1u << 8          /* hx_transport_vote: a yes/no agreed over the ranks
+                                      on the device, capturable in a CUDA graph */
 };
 
 HX_API void hx_transport_opts_init(hx_transport_opts *opts);
@@ -312,6 +314,22 @@ HX_API hx_status hx_transport_sync(hx_transport *t);
  * again after each hx_transport_set_plan; errors are reported by
  * hx_transport_sync as for launched steps. */
 HX_API hx_status hx_transport_step_graph(hx_transport *t);
+
+/* A vote on the device (HX_CAP_VOTE: the nvshmem-* transports): enqueues on
+ * the transport's stream a kernel that reads this rank's int32 at `in`
+ * (device memory), exchanges it with every other rank and stores at `out`
+ * (device memory) 1 if any rank's was nonzero, else 0. No host
+ * synchronisation, no per-call value from the host: it may be captured in a
+ * CUDA graph and replayed, each replay the next vote. Every rank must make
+ * the same votes; a rank whose *in is negative when the kernel runs takes
+ * no part in that vote (sends nothing, waits for nothing, leaves *out), so
+ * the ranks must sit out the same votes (e.g. after a yes that stops them
+ * all). Each rank waits for each other rank, so a vote costs one message
+ * per pair of ranks. A wait is bounded by the transport's timeout: a vote
+ * that times out stores 1, and hx_transport_sync then reports which rank's
+ * vote did not come. Arrays and plans do not matter to it: it may run before
+ * the first plan. */
+HX_API hx_status hx_transport_vote(hx_transport *t, const int32_t *in, int32_t *out);
 
 /* -------------------------------------------------- rebuild on the device */
 

@@ -236,6 +236,19 @@ hx_status hx_transport_step_graph(hx_transport *t)
     return t->ops->step_graph(t);
 }
 
+hx_status hx_transport_vote(hx_transport *t, const int32_t *in, int32_t *out)
+{
+    hx_transport *a = hxi_transport_actual(t);
+    if (!a || !a->ops->vote)
+        return hxi_error(HX_ERR_UNSUPPORTED,
+                         "hx_transport_vote: transport '%s' has no device-side vote "
+                         "(HX_CAP_VOTE: the nvshmem-* transports)",
+                         a ? a->ops->name : t->ops->name);
+    if (!in || !out)
+        return hxi_error(HX_ERR_INVALID, "hx_transport_vote: in and out must be device pointers");
+    return a->ops->vote(a, in, out);
+}
+
 /* Moves bytes between a host buffer and a transport array. */
 static hx_status hxi_array_copy(hx_transport *t, void *array, void *host, size_t bytes,
                                 int to_array)

@@ -31,6 +31,8 @@ typedef struct hxi_transport_ops {
      * rank makes every exchange, with 0 bytes too. Between two exchanges
      * on one slot the caller drains the stream and swaps a host message
      * with dest and src, so no peer overwrites bytes not yet read. */
+    /* hx_transport_vote (HX_CAP_VOTE); NULL: not offered. */
+    hx_status (*vote)(hx_transport *t, const int32_t *in, int32_t *out);
     hx_status (*xchg_reserve)(hx_transport *t, size_t bytes);
     hx_status (*xchg)(hx_transport *t, int slot, const void *sbuf, size_t sbytes, int dest,
                       size_t rbytes, int src, const void **rbuf);

@@ -24,12 +24,15 @@
  * the steps between rebuild candidates and thermo steps are replayed from
  * one CUDA graph of that whole two-stream step, and errors are agreed over
  * the ranks only at those steps (the device waits are bounded, so no rank
- * can hang in between). docs/md-gpu.md has the details.
+ * can hang in between). With `check yes` checked every step the ranks vote
+ * on each rebuild on the device (vote.c), so that those steps replay too.
+ * docs/md-gpu.md has the details.
  *
  * The parts, one job a file: setup.c (device, transport, physics, memory),
  * rebuild.c (the host-path rebuild and the list build), rebuild_dev.c (the
  * device rebuild with several ranks), step.c (the step schedules and their
- * CUDA graphs), chain.c (a rebuild's runs of launches as one graph each),
+ * CUDA graphs), vote.c (the rebuild decision voted on the device), chain.c
+ * (a rebuild's runs of launches as one graph each),
  * timers.c (stage timers); engine.h is what they share, and
  * md_gpu.h with md_kernels.cu and md_lists.cu the kernels and their launchers.
  */
@@ -108,6 +111,7 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
                  tc[1] - tc[0], tc[2] - tc[1], tc[3] - tc[2], tc[4] - tc[3]);
         hxg_eng_rebuild_log_as(e, "GPU engine set-up's first build", 1);
     }
+    HXI_CHECK_GOTO(hxg_eng_vote_setup(e), st, fail);
     if (e->multi && !e->host_rebuild) {
         HXI_CHECK_GOTO(hx_rebuild_create(&e->rb, e->t, &e->decomp), st, fail);
 #ifdef NDEBUG
@@ -145,11 +149,12 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
         snprintf(e->desc, sizeof e->desc,
                  "gpu engine (float): %s, grid %dx%dx%d, rank %d on GPU %d of %d (%s, %d "
                  "rank(s) on this host), %d thread(s) per atom, lists of up to %d, %.0f bytes "
-                 "per atom on the GPU, %s%s%s",
-                 halo, g[0], g[1], g[2], e->rank,
-                 e->device, e->ndevices, e->device_name, e->local_size, e->tpp, e->loc.max,
+                 "per atom on the GPU, %s%s%s%s",
+                 halo, g[0], g[1], g[2], e->rank, e->device, e->ndevices, e->device_name,
+                 e->local_size, e->tpp, e->loc.max,
                  e->nhome > 0 ? (double) engine_bytes(e) / (double) e->nhome : 0.0, built, how,
-                 e->check_atoms ? ", atoms counted after each rebuild" : "");
+                 e->check_atoms ? ", atoms counted after each rebuild" : "",
+                 e->dvote ? ", rebuild decisions voted on the GPU" : "");
     }
     *out = e;
     return HX_OK;
@@ -272,6 +277,7 @@ static void gpu_destroy(hx_md_engine *e)
     hxg_eng_drop_step_graphs(e);
     if (e->mg_exec)
         cudaGraphExecDestroy(e->mg_exec);
+    hxg_eng_vote_free(e);
     if (e->s_b)
         cudaStreamSynchronize(e->s_b);
     hxg_chain_free(&e->ch_sort);

@@ -159,6 +159,18 @@ struct hx_md_engine {
     int mg_dirty; /* arrays or plan changed since the capture */
     cudaGraphExec_t mg_exec;
     cudaEvent_t ev_gfork, ev_gjoin; /* fork and join inside the capture */
+    /* Several ranks, `check yes` every step: the rebuild decision voted on
+     * the device (vote.c; the same on every rank, agreed at create). */
+    int dvote;
+#define HXG_VOTE_RING 8
+    int vote_ahead;          /* steps issued past the last known (HALOX_MD_VOTE_AHEAD) */
+    cudaGraphExec_t vg_exec; /* a voted step (NULL: launched, each vote waited for) */
+    int32_t *vbuf;           /* device: this rank's vote, the outcome */
+    int64_t spec_last;       /* the last voted step issued and not yet known (-1: none) */
+    int64_t spec_known;      /* steps up to here are known to have gone on or rebuilt */
+    int cur_set;             /* flags->cur holds the step being issued */
+    cudaEvent_t ev_vote[HXG_VOTE_RING]; /* the end of each voted step, by step % ring */
+    int64_t vote_stops;                 /* steps a vote stopped (rebuilds) */
     hx_status pending;              /* first failure since the last check */
     int64_t pending_step;
     char pending_msg[640];
@@ -304,6 +316,26 @@ void hxg_eng_drop_step_graphs(hx_md_engine *e);
 hx_status hxg_eng_force_pass(hx_md_engine *e, int write, double *acc);
 hx_status hxg_eng_pending_status(hx_md_engine *e);
 void hxg_eng_capture_ahead(hx_md_engine *e);
+/* What vote.c shares with the step schedules. */
+void hxg_eng_defer(hx_md_engine *e, hx_status st);
+hx_status hxg_eng_check_local(hx_md_engine *e, hx_status st);
+hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join);
+void hxg_eng_capture_multi(hx_md_engine *e);
+hx_status hxg_eng_replay_one(hx_md_engine *e);
+hx_status hxg_eng_rebuild_and_finish(hx_md_engine *e);
+/* ------------------------------------------------------------ vote.c */
+/* Collective: whether the ranks vote on rebuilds (e->dvote), and its
+ * state. After the transport is made. */
+hx_status hxg_eng_vote_setup(hx_md_engine *e);
+void hxg_eng_vote_free(hx_md_engine *e);
+/* Captures the voted step (with the plain one, hxg_eng_capture_multi). */
+void hxg_eng_capture_vote(hx_md_engine *e);
+/* Step e->step as a voted step (e->ago not yet counted). */
+hx_status hxg_eng_step_vote(hx_md_engine *e);
+/* Waits until every voted step up to `upto` is known to have gone on,
+ * finishing the one a vote stopped (a collective rebuild) and issuing
+ * the steps after it again. */
+hx_status hxg_eng_vote_known(hx_md_engine *e, int64_t upto);
 
 /* ----------------------------------------------------- trace_cupti.c */
 

@@ -81,6 +81,7 @@ typedef struct hxg_flags {
  * that the host sees it without a synchronisation. */
 typedef struct hxg_report {
     volatile int64_t last_build;
+    volatile int64_t halted; /* 1 + the step a vote stopped (hxg_vote_out); 0: none */
     volatile int32_t rebuilds;
     volatile int32_t need;
     volatile int32_t bad;
@@ -107,6 +108,19 @@ int hxg_kickdrift(void *stream, int n, float *x4, float *v4, const float *f4, co
                   float *x3, float dtf, float dt, int neigh_check, int every, int delay,
                   float trig2, int64_t step, hxg_flags *flags, double *acc_zero,
                   unsigned long long cond);
+
+/* Several ranks, `check yes`, the rebuild decision voted on the device
+ * (vote.c). vote_in: *vin = -1 while flags->halt (this vote is sat out),
+ * else 1 if the kick-drift of step flags->cur found an atom past half the
+ * skin. vote_out, after hx_transport_vote put the outcome in *vout: a yes
+ * stops the steps at flags->cur (flags->halt; report->halted = cur + 1,
+ * published to the host), a no moves flags->cur on and sets the
+ * conditional node `cond` (0: none) that runs the rest of the step.
+ * set_cur: flags->cur = cur and the halt lifted. One thread each. */
+int hxg_vote_in(void *stream, hxg_flags *flags, int32_t *vin);
+int hxg_vote_out(void *stream, hxg_flags *flags, const int32_t *vout, hxg_report *report,
+                 unsigned long long cond);
+int hxg_set_cur(void *stream, hxg_flags *flags, int64_t cur);
 
 /* f = f4 (+ f3[i] when f3 != NULL, stored back into f4); v += dtf f;
  * acc != NULL: adds m v^2 after the kick. dtf = 0 and f3 = NULL: just the

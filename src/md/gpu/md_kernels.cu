@@ -360,6 +360,55 @@ extern "C" int hxg_kickdrift(void *stream, int n, float *x4, float *v4, const fl
     return (int) cudaGetLastError();
 }
 
+__global__ void hxg_k_vote_in(const hxg_flags *flags, int32_t *vin)
+{
+    const volatile hxg_flags *f = flags;
+    *vin = f->halt ? -1 : (f->moved_step == f->cur ? 1 : 0);
+}
+
+__global__ void hxg_k_vote_out(hxg_flags *flags, const int32_t *vout, hxg_report *report,
+                               cudaGraphConditionalHandle cond, int has_cond)
+{
+    volatile hxg_flags *f = flags;
+    if (f->halt)
+        return; /* the node keeps its default: closed */
+    if (*(const volatile int32_t *) vout) {
+        f->halt = 1;
+        report->halted = f->cur + 1;
+        __threadfence_system();
+        return;
+    }
+    f->cur = f->cur + 1;
+    if (has_cond)
+        cudaGraphSetConditional(cond, 1u);
+}
+
+__global__ void hxg_k_set_cur(hxg_flags *flags, long long cur)
+{
+    flags->cur = cur;
+    flags->halt = 0;
+}
+
+extern "C" int hxg_vote_in(void *stream, hxg_flags *flags, int32_t *vin)
+{
+    hxg_k_vote_in<<<1, 1, 0, (cudaStream_t) stream>>>(flags, vin);
+    return (int) cudaGetLastError();
+}
+
+extern "C" int hxg_vote_out(void *stream, hxg_flags *flags, const int32_t *vout,
+                            hxg_report *report, unsigned long long cond)
+{
+    hxg_k_vote_out<<<1, 1, 0, (cudaStream_t) stream>>>(
+        flags, vout, report, (cudaGraphConditionalHandle) cond, cond != 0);
+    return (int) cudaGetLastError();
+}
+
+extern "C" int hxg_set_cur(void *stream, hxg_flags *flags, int64_t cur)
+{
+    hxg_k_set_cur<<<1, 1, 0, (cudaStream_t) stream>>>(flags, (long long) cur);
+    return (int) cudaGetLastError();
+}
+
 extern "C" int hxg_kick(void *stream, int n, float *v4, float *f4, const float *f3, float dtf,
                         float mass, double *acc)
 {

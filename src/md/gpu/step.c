@@ -283,6 +283,9 @@ static int launch_batch(hx_md_engine *e)
     return k;
 }
 
+static hx_status one_step(hx_md_engine *e, int want_thermo);
+static hx_status settle(hx_md_engine *e, hx_status st);
+
 /* n steps, none a thermo step, with nothing of the caller's between them:
  * one rank replays them e->batch_k to a graph launch where it can (the
  * launch between two graphs costs the GPU about 3 us; between two steps
@@ -298,10 +301,10 @@ hx_status hxg_eng_steps(hx_md_engine *e, int n)
             HXI_CHECK(hxg_eng_check_report(e));
         } else {
             n--;
-            HXI_CHECK(hxg_eng_step(e, 0));
+            HXI_CHECK(one_step(e, 0));
         }
     }
-    return HX_OK;
+    return settle(e, HX_OK);
 }
 
 /* The single-rank rebuild of some step s found an atom with more
@@ -371,7 +374,7 @@ hx_status hxg_eng_pending_status(hx_md_engine *e)
                      e->pending_msg, e->rank, (long long) e->pending_step, (long long) e->step);
 }
 
-static void defer(hx_md_engine *e, hx_status st)
+void hxg_eng_defer(hx_md_engine *e, hx_status st)
 {
     if (e->pending != HX_OK || st == HX_OK)
         return;
@@ -385,7 +388,7 @@ static void defer(hx_md_engine *e, hx_status st)
 
 /* Rank-local part of a check: deferred failures, then drained streams and
  * the transport's timeout record. The caller agrees on the result. */
-static hx_status check_local(hx_md_engine *e, hx_status st)
+hx_status hxg_eng_check_local(hx_md_engine *e, hx_status st)
 {
     if (st == HX_OK)
         st = hxg_eng_pending_status(e);
@@ -397,30 +400,14 @@ static hx_status check_local(hx_md_engine *e, hx_status st)
     return st;
 }
 
-/* One step between checks, on both streams (captured, or launched when the
- * step is timed or capture failed): kick-drift, which also writes the home
- * coordinates into the transport's array; fork to the non-local stream for
- * forward, non-local forces and reverse while the local forces run; join;
- * closing kick. No thermo sums, and no half-skin check: such a step is
- * never a rebuild candidate, so it needs no step number (the transport
- * keeps its own on the device). fork/join: the events that link the
- * streams (capture needs its own pair, see capture_multi). Rank-local.
- * (Local forces split around the non-local ones, so that the reverse
- * exchange overlaps local work, measured slower on 2 H200s at 32,000 to
- * 2,048,000 atoms: the non-local kernel alone on the GPU takes longer than
- * beside the local one.) */
-static hx_status launch_multi_step(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join)
+/* What follows the kick-drift of a step between checks (see
+ * launch_multi_step); also the body of a voted step (vote.c). */
+hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join)
 {
-    const hx_md_config *c = &e->cfg;
-    const float dtf = c->nve ? e->dtf : 0.0f;
-    int k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
-    CU(hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4, e->tx, dtf,
-                     c->nve ? e->dt : 0.0f, 0, c->neigh_every, 0, e->trig2, 0, e->flags, NULL, 0),
-       "kick-drift launch");
-    hxg_eng_tm_close(e, k, e->s_loc);
+    const float dtf = e->cfg.nve ? e->dtf : 0.0f;
     CU(cudaEventRecord(fork, e->s_loc), "event");
     CU(cudaStreamWaitEvent(e->s_nl, fork, 0), "event wait");
-    k = hxg_eng_tm_open(e, HX_MD_HALO_FWD, e->s_nl);
+    int k = hxg_eng_tm_open(e, HX_MD_HALO_FWD, e->s_nl);
     HXI_CHECK(hx_transport_forward(e->t));
     hxg_eng_tm_close(e, k, e->s_nl);
     k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
@@ -445,6 +432,30 @@ static hx_status launch_multi_step(hx_md_engine *e, cudaEvent_t fork, cudaEvent_
     return HX_OK;
 }
 
+/* One step between checks, on both streams (captured, or launched when the
+ * step is timed or capture failed): kick-drift, which also writes the home
+ * coordinates into the transport's array; fork to the non-local stream for
+ * forward, non-local forces and reverse while the local forces run; join;
+ * closing kick. No thermo sums, and no half-skin check: such a step is
+ * never a rebuild candidate, so it needs no step number (the transport
+ * keeps its own on the device). fork/join: the events that link the
+ * streams (capture needs its own pair, see capture_multi). Rank-local.
+ * (Local forces split around the non-local ones, so that the reverse
+ * exchange overlaps local work, measured slower on 2 H200s at 32,000 to
+ * 2,048,000 atoms: the non-local kernel alone on the GPU takes longer than
+ * beside the local one.) */
+static hx_status launch_multi_step(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join)
+{
+    const hx_md_config *c = &e->cfg;
+    int k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
+    CU(hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4, e->tx,
+                     c->nve ? e->dtf : 0.0f, c->nve ? e->dt : 0.0f, 0, c->neigh_every, 0, e->trig2,
+                     0, e->flags, NULL, 0),
+       "kick-drift launch");
+    hxg_eng_tm_close(e, k, e->s_loc);
+    return hxg_eng_launch_multi_rest(e, fork, join);
+}
+
 /* Captures the step above into e->mg_exec: capture begins on the local
  * stream, the non-local stream joins through the fork event and leaves
  * through the join event, so the graph holds both branches and their
@@ -455,7 +466,7 @@ static hx_status launch_multi_step(hx_md_engine *e, cudaEvent_t fork, cudaEvent_
  * makes no CUDA call that waits, so it may run while the GPU is busy. A
  * failure turns replay off on this rank (the same kernels are launched one
  * by one instead; where the ranks meet does not change). */
-static void capture_multi(hx_md_engine *e)
+void hxg_eng_capture_multi(hx_md_engine *e)
 {
     cudaGraph_t g = NULL;
     const int timing = e->timing_now;
@@ -504,6 +515,8 @@ static void capture_multi(hx_md_engine *e)
         e->mg_ok = 0;
         return;
     }
+    if (e->dvote)
+        hxg_eng_capture_vote(e); /* the voted step, of the same arrays */
     e->mg_dirty = 0;
 }
 
@@ -512,8 +525,8 @@ static void capture_multi(hx_md_engine *e)
 void hxg_eng_capture_ahead(hx_md_engine *e)
 {
     if (e->mgraph && e->mg_ok && e->mg_dirty && e->pending == HX_OK &&
-        !hxi_md_rebuild_candidate(&e->cfg, e->ago + 1))
-        capture_multi(e);
+        (e->dvote || !hxi_md_rebuild_candidate(&e->cfg, e->ago + 1)))
+        hxg_eng_capture_multi(e);
     /* One rank: the four kinds of step, once (their arrays never move), so
      * that no capture falls inside the timed loop. */
     for (int c = 0; c < 2; c++)
@@ -533,23 +546,31 @@ void hxg_eng_capture_ahead(hx_md_engine *e)
 static hx_status step_replay(hx_md_engine *e)
 {
     e->ago++;
+    return hxg_eng_replay_one(e);
+}
+
+/* step_replay with e->ago counted already. */
+hx_status hxg_eng_replay_one(hx_md_engine *e)
+{
     if (e->pending != HX_OK)
         return HX_OK; /* stopped at its failure; peers' waits expire */
     if (e->mg_ok && !e->timing_now) {
         if (e->mg_dirty)
-            capture_multi(e);
+            hxg_eng_capture_multi(e);
         if (e->mg_ok) {
             cudaError_t ce = cudaGraphLaunch(e->mg_exec, e->s_loc);
             if (ce == cudaSuccess)
                 e->graph_steps++;
             else
-                defer(e, cuda_fail(ce, "graph launch"));
+                hxg_eng_defer(e, cuda_fail(ce, "graph launch"));
             return HX_OK;
         }
     }
-    defer(e, launch_multi_step(e, e->ev_kd, e->ev_rev));
+    hxg_eng_defer(e, launch_multi_step(e, e->ev_kd, e->ev_rev));
     return HX_OK;
 }
+
+static hx_status step_forces(hx_md_engine *e, int rebuild, double *acc, hx_status st);
 
 /* Host-path rebuilds (every multi-rank run). Every return is agreed on by
  * all ranks, so that nobody is left in a collective. */
@@ -558,7 +579,7 @@ static hx_status step_host(hx_md_engine *e, int want_thermo, hx_status st)
     const hx_md_config *c = &e->cfg;
     const int64_t step = e->step;
     double *acc = want_thermo ? e->acc : NULL;
-    int rebuild = 0, k;
+    int rebuild = 0;
 
     e->ago++;
     if (hxi_md_rebuild_candidate(&e->cfg, e->ago)) {
@@ -569,7 +590,7 @@ static hx_status step_host(hx_md_engine *e, int want_thermo, hx_status st)
         if (e->mgraph && queued && st == HX_OK)
             st = hxg_eng_pending_status(e);
         else if (e->mgraph)
-            st = check_local(e, st); /* agreed below, before any collective */
+            st = hxg_eng_check_local(e, st); /* agreed below, before any collective */
         if (!c->neigh_check) {
             rebuild = 1;
         } else {
@@ -589,6 +610,24 @@ static hx_status step_host(hx_md_engine *e, int want_thermo, hx_status st)
             HXI_CHECK(e->rb ? hxg_eng_rebuild_device(e) : hxg_eng_rebuild_host(e, 0));
         }
     }
+    return step_forces(e, rebuild, acc, st);
+}
+
+/* A rebuild in this step (after its kick-drift), agreed on already, and
+ * the rest of the step: what step_host does when the ranks decided to
+ * rebuild (vote.c, for a step the ranks' vote stopped). */
+hx_status hxg_eng_rebuild_and_finish(hx_md_engine *e)
+{
+    HXI_CHECK(e->rb ? hxg_eng_rebuild_device(e) : hxg_eng_rebuild_host(e, 0));
+    return step_forces(e, 1, NULL, HX_OK);
+}
+
+/* The forces of a host-path step after its rebuild decision (a rebuild
+ * forwards the halo itself), and the closing kick; agreed on. */
+static hx_status step_forces(hx_md_engine *e, int rebuild, double *acc, hx_status st)
+{
+    const hx_md_config *c = &e->cfg;
+    int k;
     const float dtf = c->nve ? e->dtf : 0.0f;
     if (st == HX_OK && !e->multi) {
         k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
@@ -676,23 +715,53 @@ static hx_status step_checked(hx_md_engine *e, int want_thermo)
 /* One step, of one of three kinds: device-resident (one rank), replayed
  * between checks (several ranks, graph mode), or through the host path
  * with its rebuild and collective checks. */
-hx_status hxg_eng_step(hx_md_engine *e, int want_thermo)
+static hx_status one_step(hx_md_engine *e, int want_thermo)
 {
-    hx_status st;
+    hx_status st = HX_OK;
 
     e->step++;
     e->stats.steps++;
     e->acc_valid = 0;
     e->timing_now = hxg_eng_tm_sampled(e, e->step);
     want_thermo = want_thermo != 0;
+    /* Voted steps: the earlier ones known to have gone on (a thermo step:
+     * all of them), any stopped one rebuilt and what followed it again. */
+    if (e->dvote) {
+        st = hxg_eng_vote_known(e, want_thermo ? e->step - 1 : e->step - e->vote_ahead);
+        /* A step of another kind (a plain one, inside the delay after a
+         * rebuild) only once all earlier ones are known. */
+        if (st == HX_OK && !hxi_md_rebuild_candidate(&e->cfg, e->ago + 1))
+            st = hxg_eng_vote_known(e, e->step - 1);
+    }
+    if (st != HX_OK)
+        return st;
     if (!e->multi && !e->host_rebuild)
         st = step_device(e, want_thermo);
     else if (e->mgraph && !want_thermo && !hxi_md_rebuild_candidate(&e->cfg, e->ago + 1))
         st = step_replay(e);
+    else if (e->dvote && !want_thermo)
+        st = hxg_eng_step_vote(e);
     else
         st = step_checked(e, want_thermo);
+    if (e->dvote && (want_thermo || !hxi_md_rebuild_candidate(&e->cfg, e->ago)))
+        e->cur_set = 0; /* not a voted step: the device's step counter stood still */
     e->acc_valid = st == HX_OK && want_thermo;
     return st;
+}
+
+/* Voted steps are settled (every one known to have gone on or rebuilt)
+ * before the engine returns to the caller, which may meet the other
+ * ranks in collectives of its own. */
+static hx_status settle(hx_md_engine *e, hx_status st)
+{
+    if (st == HX_OK && e->dvote)
+        st = hxg_eng_vote_known(e, e->step);
+    return st;
+}
+
+hx_status hxg_eng_step(hx_md_engine *e, int want_thermo)
+{
+    return settle(e, one_step(e, want_thermo));
 }
 
 /* ------------------------------------------------------ outside a step */

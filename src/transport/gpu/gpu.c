@@ -304,6 +304,14 @@ hx_status hxi_gpu_timeout_error(hxi_gpu *g, int rank, int pulse, int dim, int ki
                                 int peer, double waited_s, const char *why)
 {
     static const char dims[3] = {'X', 'Y', 'Z'};
+    if (kind == HXI_WAIT_VOTE)
+        return hxi_gpu_fail(g, HX_ERR_TIMEOUT,
+                            "rank %d waited %.1f s for vote %llu of rank %d "
+                            "(hx_transport_vote): %s; check that every rank makes the same "
+                            "votes, or raise the timeout (opts.timeout_s or HALOX_TIMEOUT_S, "
+                            "now %.1f s)",
+                            rank, waited_s, (unsigned long long) (step >> 1), peer, why,
+                            g->timeout_s);
     return hxi_gpu_fail(
         g, HX_ERR_TIMEOUT,
         "rank %d waited %.1f s for pulse %d (%c, %s) of step %llu from rank %d: %s; check that "

@@ -64,23 +64,32 @@ static __device__ void hxi_dev_record_timeout(int *d_hit, hxi_gpu_timeout *rec,
     __threadfence_system();
 }
 
-/* Waits, in one thread, until *sig == w->step. Returns 1 when it did, 0 on
- * a timeout (recorded) or when an earlier wait of this transport timed out
- * (d_hit set): then the step is lost anyway, and waiting again would only
- * add one timeout per pulse to the time until the host reports it. */
-static __device__ int hxi_dev_wait_eq(const uint64_t *sig, const hxi_gpu_wait_info *w, int *d_hit,
-                                      hxi_gpu_timeout *rec)
+/* Waits, in one thread, until *sig == w->step (GE: until *sig >=
+ * w->step). Returns 1 when it did, 0 on a timeout (recorded) or when an
+ * earlier wait of this transport timed out (d_hit set): then the step is
+ * lost anyway, and waiting again would only add one timeout per pulse to
+ * the time until the host reports it. *seen (when not NULL) receives the
+ * value that ended the wait. */
+template <bool GE>
+static __device__ int hxi_dev_wait_cmp(const uint64_t *sig, const hxi_gpu_wait_info *w, int *d_hit,
+                                       hxi_gpu_timeout *rec, uint64_t *seen)
 {
-    if (hxi_dev_ld_acquire_sys(sig) == w->step)
+    uint64_t v = hxi_dev_ld_acquire_sys(sig);
+    if (GE ? v >= w->step : v == w->step) {
+        if (seen)
+            *seen = v;
         return 1;
+    }
     const volatile int *hit = d_hit;
     if (*hit)
         return 0;
     uint64_t t0 = hxi_dev_clock_ns();
     for (unsigned spin = 1;; spin++) {
-        uint64_t v = hxi_dev_ld_relaxed_sys(sig);
-        if (v == w->step) {
-            (void) hxi_dev_ld_acquire_sys(sig);
+        v = hxi_dev_ld_relaxed_sys(sig);
+        if (GE ? v >= w->step : v == w->step) {
+            v = hxi_dev_ld_acquire_sys(sig);
+            if (seen)
+                *seen = v;
             return 1;
         }
         if ((spin & 255u) == 0) {
@@ -93,6 +102,13 @@ static __device__ int hxi_dev_wait_eq(const uint64_t *sig, const hxi_gpu_wait_in
             }
         }
     }
+}
+
+static __device__ __forceinline__ int hxi_dev_wait_eq(const uint64_t *sig,
+                                                      const hxi_gpu_wait_info *w, int *d_hit,
+                                                      hxi_gpu_timeout *rec)
+{
+    return hxi_dev_wait_cmp<false>(sig, w, d_hit, rec, NULL);
 }
 
 /* The last block of the grid to get here returns 1 (in every thread of

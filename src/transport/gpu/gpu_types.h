@@ -28,9 +28,13 @@ typedef struct hxi_gpu_wait_info {
     int32_t peer;        /* rank expected to signal */
     int32_t pulse;       /* global pulse index */
     int32_t dim;         /* HX_X, HX_Y, HX_Z */
-    int32_t kind;        /* 0: coordinates, 1: forces, 2: rebuild bytes */
+    int32_t kind;        /* 0: coordinates, 1: forces, 2: rebuild bytes, 3: a vote */
     int32_t pad_;
 } hxi_gpu_wait_info;
+
+/* kind of a wait for a peer's vote (hx_transport_vote; step: the vote's
+ * number times 2). */
+#define HXI_WAIT_VOTE 3
 
 /* The record of the first wait that timed out. Lives in mapped pinned host
  * memory: the kernel writes it with plain stores and a system fence; the

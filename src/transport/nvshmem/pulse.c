@@ -132,7 +132,7 @@ static hx_status pulse_sync(hx_transport *t)
 
 const hxi_transport_ops hxi_transport_nvshmem_pulse = {
     .name = "nvshmem-pulse",
-    .caps = HX_CAP_DEVICE | HX_CAP_PEER,
+    .caps = HX_CAP_DEVICE | HX_CAP_PEER | HX_CAP_VOTE,
     .create = pulse_create,
     .destroy = hxi_shm_destroy,
     .set_plan = pulse_set_plan,
@@ -140,5 +140,6 @@ const hxi_transport_ops hxi_transport_nvshmem_pulse = {
     .reverse = pulse_reverse,
     .xchg_reserve = hxi_shm_xchg_reserve,
     .xchg = hxi_shm_xchg,
+    .vote = hxi_shm_vote,
     .sync = pulse_sync,
 };

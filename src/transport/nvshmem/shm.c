@@ -138,6 +138,7 @@ hx_status hxi_shm_open(hxi_shm *s, hx_transport *t, const char *who)
         hxi_gpu_malloc((void **) &s->d_count, HXI_SHM_NSIG * sizeof(int), "the block counters"), st,
         fail_sig);
     HXI_CUDA_GOTO(cudaMemset(s->d_count, 0, HXI_SHM_NSIG * sizeof(int)), st, fail_sig);
+    HXI_CHECK_GOTO(hxi_agree(t->comm, hxi_shm_vote_open(s, t)), st, fail_sig);
     HXI_CUDA_GOTO(cudaDeviceSynchronize(), st, fail_sig);
     /* No peer may signal before every slot is zero. */
     HXI_CHECK_GOTO(hxi_barrier(t->comm), st, fail_sig);
@@ -153,10 +154,11 @@ fail_sig:
     if (s->d_count)
         cudaFree(s->d_count);
     s->d_count = NULL;
-    /* Collective frees in one order on every rank: x, f, sig. */
+    /* Collective frees in one order on every rank: x, f, sig, votes. */
     hxi_shm_free(&t->x);
     hxi_shm_free(&t->f);
     hxi_shm_free((void **) &s->sig);
+    hxi_shm_vote_close(s);
 fail_shm:
     shm_stop();
 fail_gpu:
@@ -176,6 +178,7 @@ void hxi_shm_close(hxi_shm *s, hx_transport *t)
     for (int k = 0; k < HXI_XCHG_SLOTS; k++)
         hxi_shm_free(&s->xch[k]);
     hxi_shm_free((void **) &s->sig);
+    hxi_shm_vote_close(s);
     if (s->d_count)
         cudaFree(s->d_count);
     s->d_count = NULL;

@@ -40,6 +40,14 @@ typedef struct hxi_shm {
     size_t xch_cap;
     uint64_t xseq[HXI_XCHG_SLOTS];
 
+    /* The device-side vote (hxi_shm_vote): a symmetric slot per rank that
+     * that rank's votes land in, the peers' slot arrays where load/store
+     * reaches them (device array, NULL entries: put with signal), and the
+     * votes made so far (device). */
+    uint64_t *vslot;
+    uint64_t **d_vpeer;
+    uint64_t *d_vseq;
+
     /* In: an int of the caller of hxi_shm_set_plan; out: its largest
      * value over the ranks, taken with set_plan's own agreement. */
     int set_plan_max;
@@ -74,6 +82,17 @@ void hxi_shm_free(void **p);
 hx_status hxi_shm_xchg_reserve(hx_transport *t, size_t bytes);
 hx_status hxi_shm_xchg(hx_transport *t, int slot, const void *sbuf, size_t sbytes, int dest,
                        size_t rbytes, int src, const void **rbuf);
+/* hx_transport_vote for every nvshmem-* transport (vote.c). open: collective,
+ * before the barrier that follows the zeroing of the slots; close:
+ * collective. */
+hx_status hxi_shm_vote_open(hxi_shm *s, hx_transport *t);
+void hxi_shm_vote_close(hxi_shm *s);
+hx_status hxi_shm_vote(hx_transport *t, const int32_t *in, int32_t *out);
+/* The vote kernel's launcher (vote_kernels.cu). */
+cudaError_t hxi_shm_vote_launch(cudaStream_t s, const int32_t *in, int32_t *out, uint64_t *slots,
+                                uint64_t *const *peer, uint64_t *seq, hxi_gpu_wait_info w,
+                                int nranks, int *d_hit, hxi_gpu_timeout *rec);
+
 /* Words for describe: "direct stores (NVLink/same GPU)", "puts", "mixed". */
 const char *hxi_shm_paths(const hxi_shm *s);
 const char *hxi_shm_mode(const hxi_shm *s);

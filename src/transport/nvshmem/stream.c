@@ -90,7 +90,7 @@ static hx_status stream_sync(hx_transport *t)
 
 const hxi_transport_ops hxi_transport_nvshmem_stream = {
     .name = "nvshmem-stream",
-    .caps = HX_CAP_DEVICE | HX_CAP_PEER,
+    .caps = HX_CAP_DEVICE | HX_CAP_PEER | HX_CAP_VOTE,
     .create = stream_create,
     .destroy = hxi_shm_destroy,
     .set_plan = stream_set_plan,
@@ -98,5 +98,6 @@ const hxi_transport_ops hxi_transport_nvshmem_stream = {
     .reverse = stream_reverse,
     .xchg_reserve = hxi_shm_xchg_reserve,
     .xchg = hxi_shm_xchg,
+    .vote = hxi_shm_vote,
     .sync = stream_sync,
 };

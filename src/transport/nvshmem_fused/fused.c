@@ -637,7 +637,7 @@ static hx_status fz_step_graph(hx_transport *t)
 
 const hxi_transport_ops hxi_transport_nvshmem_fused = {
     .name = "nvshmem-fused",
-    .caps = HX_CAP_DEVICE | HX_CAP_PEER | HX_CAP_GRAPH,
+    .caps = HX_CAP_DEVICE | HX_CAP_PEER | HX_CAP_GRAPH | HX_CAP_VOTE,
     .create = fz_create_plain,
     .destroy = fz_destroy,
     .set_plan = fz_set_plan,
@@ -645,13 +645,14 @@ const hxi_transport_ops hxi_transport_nvshmem_fused = {
     .reverse = fz_reverse,
     .xchg_reserve = hxi_shm_xchg_reserve,
     .xchg = hxi_shm_xchg,
+    .vote = hxi_shm_vote,
     .sync = fz_sync,
     .step_graph = fz_step_graph,
 };
 
 const hxi_transport_ops hxi_transport_nvshmem_fused_tma = {
     .name = "nvshmem-fused-tma",
-    .caps = HX_CAP_DEVICE | HX_CAP_PEER | HX_CAP_GRAPH,
+    .caps = HX_CAP_DEVICE | HX_CAP_PEER | HX_CAP_GRAPH | HX_CAP_VOTE,
     .create = fz_create_tma,
     .destroy = fz_destroy,
     .set_plan = fz_set_plan,
@@ -659,6 +660,7 @@ const hxi_transport_ops hxi_transport_nvshmem_fused_tma = {
     .reverse = fz_reverse,
     .xchg_reserve = hxi_shm_xchg_reserve,
     .xchg = hxi_shm_xchg,
+    .vote = hxi_shm_vote,
     .sync = fz_sync,
     .step_graph = fz_step_graph,
 };

@@ -1,0 +1,289 @@
+/*
+ * vote.c - several ranks with `check yes` and lists checked every step
+ * (LAMMPS's default, HOOMD-blue's check): the rebuild decision made on the
+ * device, so that a step that does not rebuild never waits for the host.
+ *
+ * The host path decides at every candidate step by reading the half-skin
+ * flag back and allreducing it: a host synchronisation and an MPI
+ * collective every step, and every step launched kernel by kernel. Here a
+ * candidate step is one CUDA graph: the kick-drift with the half-skin
+ * check, a vote over the ranks through the transport (hx_transport_vote),
+ * and a conditional node that runs the rest of the step (halo exchange,
+ * forces, closing kick) only when every rank voted no. A yes stops the
+ * step on every rank alike (flags->halt; each rank's later kick-drifts and
+ * votes return at once, so the ranks sit out the same votes) and publishes
+ * the step to mapped host memory.
+ *
+ * The host goes on issuing steps without waiting, at most vote_ahead
+ * steps past the last one it knows went on (HALOX_MD_VOTE_AHEAD, default
+ * 2): before issuing step t it waits for step t - vote_ahead to finish on
+ * the GPU (an event) and reads the published word. A stopped step s is then
+ * finished as the host path would finish a rebuild step (the collective
+ * rebuild, forces, closing kick), and the steps issued after it, which
+ * did nothing, are issued again. So the run rebuilds at exactly the steps
+ * of the host decision and computes the same numbers. The engine returns
+ * to its caller only with every issued step known (vote_known up to the
+ * last): the caller may meet the other ranks in collectives of its own.
+ *
+ * Failures: a vote that times out counts as yes (the transport records
+ * the timeout), so the rank stops, and at the stop the ranks agree on
+ * errors before anything else collective (hxg_eng_check_local, then
+ * hxi_agree, the same first collective as every other check); a rank whose
+ * peer stopped without it sees that peer's next vote time out and stops
+ * too. A failure on the host is deferred as for replayed steps.
+ */
+#include "md/gpu/engine.h"
+
+#include "md/md_driver.h"
+
+#include <string.h>
+
+#if CUDART_VERSION >= 13000
+#define HXG_VOTE_GRAPHS 1
+#else
+#define HXG_VOTE_GRAPHS 0
+#endif
+
+hx_status hxg_eng_vote_setup(hx_md_engine *e)
+{
+    const hx_md_config *c = &e->cfg;
+    int no =
+        !(e->mgraph && c->neigh_check && c->neigh_every == 1 &&
+          (hx_transport_caps(e->t) & HX_CAP_VOTE) && hxi_env_int("HALOX_MD_DEVICE_VOTE", 1) != 0);
+    HXI_CHECK(hxi_allreduce_int(e->comm, &no, 1, 1));
+    e->dvote = !no;
+    e->spec_last = -1;
+    if (!e->dvote)
+        return HX_OK;
+    int ahead = hxi_env_int("HALOX_MD_VOTE_AHEAD", 2);
+    e->vote_ahead = ahead < 1 ? 1 : ahead > HXG_VOTE_RING - 1 ? HXG_VOTE_RING - 1 : ahead;
+    hx_status st = hxg_eng_dev_grow(&e->vbuf, &(size_t){0}, 2 * sizeof(int32_t), "vote words");
+    for (int k = 0; k < HXG_VOTE_RING && st == HX_OK; k++)
+        if (cudaEventCreateWithFlags(&e->ev_vote[k], cudaEventDisableTiming) != cudaSuccess)
+            st = cuda_fail(cudaGetLastError(), "event");
+    return hxi_agree(e->comm, st);
+}
+
+void hxg_eng_vote_free(hx_md_engine *e)
+{
+    if (e->vg_exec)
+        cudaGraphExecDestroy(e->vg_exec);
+    e->vg_exec = NULL;
+    for (int k = 0; k < HXG_VOTE_RING; k++)
+        if (e->ev_vote[k])
+            cudaEventDestroy(e->ev_vote[k]);
+    if (e->vbuf)
+        cudaFree(e->vbuf);
+    e->vbuf = NULL;
+}
+
+/* The head of a voted step on the local stream: kick-drift with the
+ * half-skin check of step flags->cur, this rank's vote, the vote on the
+ * non-local stream (the transport's), and its outcome, which sets cond
+ * (0: none; the caller then reads the published word). */
+static hx_status launch_head(hx_md_engine *e, unsigned long long cond, cudaEvent_t fork,
+                             cudaEvent_t join)
+{
+    const hx_md_config *c = &e->cfg;
+    int k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
+    CU(hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4, e->tx,
+                     c->nve ? e->dtf : 0.0f, c->nve ? e->dt : 0.0f, 1, 1, 0, e->trig2, -1, e->flags,
+                     NULL, 0),
+       "kick-drift launch");
+    hxg_eng_tm_close(e, k, e->s_loc);
+    k = hxg_eng_tm_open(e, HX_MD_OTHER, e->s_loc);
+    CU(hxg_vote_in((void *) e->s_loc, e->flags, e->vbuf), "vote launch");
+    CU(cudaEventRecord(fork, e->s_loc), "event");
+    CU(cudaStreamWaitEvent(e->s_nl, fork, 0), "event wait");
+    HXI_CHECK(hx_transport_vote(e->t, e->vbuf, e->vbuf + 1));
+    CU(cudaEventRecord(join, e->s_nl), "event");
+    CU(cudaStreamWaitEvent(e->s_loc, join, 0), "event wait");
+    CU(hxg_vote_out((void *) e->s_loc, e->flags, e->vbuf + 1, e->report_dev, cond), "vote launch");
+    hxg_eng_tm_close(e, k, e->s_loc);
+    return HX_OK;
+}
+
+#if HXG_VOTE_GRAPHS
+/* The voted step as one graph: the head, then a conditional (if) node
+ * whose body is the rest of the step on both streams. */
+static cudaError_t capture_voted(hx_md_engine *e, cudaGraph_t *out)
+{
+    cudaGraph_t g = NULL, body = NULL;
+    cudaGraphConditionalHandle h = 0;
+    enum cudaStreamCaptureStatus cs;
+    const cudaGraphNode_t *deps = NULL;
+    const cudaGraphEdgeData *edges = NULL;
+    size_t ndeps = 0;
+    cudaError_t ce = cudaGraphCreate(&g, 0);
+    if (ce == cudaSuccess)
+        ce = cudaGraphConditionalHandleCreate(&h, g, 0, cudaGraphCondAssignDefault);
+    if (ce == cudaSuccess)
+        ce = cudaStreamBeginCaptureToGraph(e->s_loc, g, NULL, NULL, 0,
+                                           cudaStreamCaptureModeThreadLocal);
+    if (ce == cudaSuccess) {
+        hx_status st = launch_head(e, h, e->ev_gfork, e->ev_gjoin);
+        if (st == HX_OK)
+            ce = cudaStreamGetCaptureInfo(e->s_loc, &cs, NULL, NULL, &deps, &edges, &ndeps);
+        if (st == HX_OK && ce == cudaSuccess) {
+            struct cudaGraphNodeParams p;
+            cudaGraphNode_t node = NULL;
+            memset(&p, 0, sizeof p);
+            p.type = cudaGraphNodeTypeConditional;
+            p.conditional.handle = h;
+            p.conditional.type = cudaGraphCondTypeIf;
+            p.conditional.size = 1;
+            ce = cudaGraphAddNode(&node, g, deps, edges, ndeps, &p);
+            if (ce == cudaSuccess)
+                body = p.conditional.phGraph_out[0];
+        }
+        cudaGraph_t tmp = NULL;
+        cudaError_t ee = cudaStreamEndCapture(e->s_loc, &tmp);
+        if (ce == cudaSuccess)
+            ce = st != HX_OK ? cudaErrorUnknown : ee;
+    }
+    if (ce == cudaSuccess)
+        ce = cudaStreamBeginCaptureToGraph(e->s_loc, body, NULL, NULL, 0,
+                                           cudaStreamCaptureModeThreadLocal);
+    if (ce == cudaSuccess) {
+        hx_status st = hxg_eng_launch_multi_rest(e, e->ev_gfork, e->ev_gjoin);
+        if (st != HX_OK) {
+            (void) cudaEventRecord(e->ev_gjoin, e->s_nl);
+            (void) cudaStreamWaitEvent(e->s_loc, e->ev_gjoin, 0);
+        }
+        cudaGraph_t tmp = NULL;
+        ce = cudaStreamEndCapture(e->s_loc, &tmp);
+        if (st != HX_OK && ce == cudaSuccess)
+            ce = cudaErrorUnknown;
+    }
+    if (ce != cudaSuccess) {
+        if (g)
+            cudaGraphDestroy(g);
+        cudaGetLastError();
+        return ce;
+    }
+    *out = g;
+    return cudaSuccess;
+}
+#endif
+
+void hxg_eng_capture_vote(hx_md_engine *e)
+{
+    const int timing = e->timing_now;
+    e->timing_now = 0;
+    if (e->vg_exec)
+        cudaGraphExecDestroy(e->vg_exec);
+    e->vg_exec = NULL;
+#if HXG_VOTE_GRAPHS
+    cudaGraph_t g = NULL;
+    cudaError_t ce = capture_voted(e, &g);
+    if (ce == cudaSuccess)
+        ce = cudaGraphInstantiate(&e->vg_exec, g, cudaGraphInstantiateFlagUseNodePriority);
+    if (ce != cudaSuccess) {
+        e->vg_exec = NULL;
+        cudaGetLastError();
+        hxi_info("GPU engine: rank %d could not capture a voted step (%s); it launches them and "
+                 "waits for each vote",
+                 e->rank, cudaGetErrorString(ce));
+    }
+    if (g)
+        cudaGraphDestroy(g);
+#endif
+    e->timing_now = timing;
+}
+
+/* The published word: the step a vote stopped, or -1. */
+static int64_t halted_step(const hx_md_engine *e)
+{
+    return (int64_t) e->report->halted - 1;
+}
+
+/* Issues step e->step, a voted one, without waiting (graph), or launched
+ * with a wait for its vote (timed, or no graph). */
+static hx_status issue(hx_md_engine *e)
+{
+    if (e->mg_dirty && e->mg_ok)
+        hxg_eng_capture_multi(e);
+    if (e->spec_last < 0)
+        e->spec_known = e->step - 1; /* nothing in flight: all before it known */
+    if (!e->cur_set) {
+        CU(hxg_set_cur((void *) e->s_loc, e->flags, e->step), "step counter");
+        e->cur_set = 1;
+    }
+    if (e->vg_exec && !e->timing_now) {
+        CU(cudaGraphLaunch(e->vg_exec, e->s_loc), "graph launch");
+        e->graph_steps++;
+    } else {
+        HXI_CHECK(launch_head(e, 0, e->ev_kd, e->ev_rev));
+        CU(cudaStreamSynchronize(e->s_loc), "waiting for the vote");
+        if (halted_step(e) < 0) /* neither this step nor an earlier one stopped */
+            HXI_CHECK(hxg_eng_launch_multi_rest(e, e->ev_kd, e->ev_rev));
+    }
+    CU(cudaEventRecord(e->ev_vote[e->step % HXG_VOTE_RING], e->s_loc), "event");
+    e->spec_last = e->step;
+    return HX_OK;
+}
+
+hx_status hxg_eng_step_vote(hx_md_engine *e)
+{
+    e->ago++;
+    if (e->pending != HX_OK)
+        return HX_OK; /* stopped at its failure; the peers' votes time out */
+    hxg_eng_defer(e, issue(e));
+    return HX_OK;
+}
+
+/* Step s was stopped by a yes on every rank, and e->spec_last is the last
+ * step issued: the ranks agree on errors, rebuild, finish step s, and the
+ * steps after it (which did nothing) are issued again. */
+static hx_status resolve(hx_md_engine *e, int64_t s)
+{
+    const int64_t now = e->step, last = e->spec_last;
+    HXI_CHECK(hxi_agree(e->comm, hxg_eng_check_local(e, HX_OK)));
+    e->vote_stops++;
+    e->report->halted = 0;
+    e->step = s;
+    hx_status st = hxg_eng_rebuild_and_finish(e);
+    if (st == HX_OK && hxg_set_cur((void *) e->s_loc, e->flags, s + 1) != 0)
+        st = cuda_fail(cudaGetLastError(), "step counter");
+    e->cur_set = 1;
+    e->spec_known = s;
+    e->spec_last = s;
+    for (int64_t u = s + 1; u <= last && st == HX_OK; u++) {
+        e->step = u;
+        if (hxi_md_rebuild_candidate(&e->cfg, e->ago + 1)) {
+            e->ago++;
+            st = issue(e);
+        } else {
+            /* inside the delay after the rebuild: a plain step */
+            e->ago++;
+            st = hxg_eng_replay_one(e);
+            e->cur_set = 0;
+            e->spec_known = u;
+            e->spec_last = u;
+        }
+    }
+    e->step = now;
+    return st;
+}
+
+hx_status hxg_eng_vote_known(hx_md_engine *e, int64_t upto)
+{
+    while (e->pending == HX_OK && e->spec_last >= 0 && e->spec_known < upto) {
+        const int64_t u = upto < e->spec_last ? upto : e->spec_last;
+        cudaError_t ce = u == e->spec_last ? cudaStreamSynchronize(e->s_loc)
+                                           : cudaEventSynchronize(e->ev_vote[u % HXG_VOTE_RING]);
+        if (ce != cudaSuccess) {
+            hxg_eng_defer(e, cuda_fail(ce, "waiting for a voted step"));
+            break;
+        }
+        const int64_t h = halted_step(e);
+        if (h < 0 || h > u) {
+            e->spec_known = u;
+            continue;
+        }
+        HXI_CHECK(resolve(e, h));
+    }
+    if (e->spec_last >= 0 && e->spec_known >= e->spec_last)
+        e->spec_last = -1; /* none in flight */
+    return HX_OK;
+}
