@@ -232,6 +232,12 @@ typedef struct hx_transport_opts {
     int graph;            /* 1: forward and reverse may be captured in a CUDA
                              graph (see hx_transport_step_graph); transports
                              that cannot be captured refuse it */
+    const int32_t *gate;  /* graph mode, optional: a device int32 that the
+                             forward and reverse kernels read when they start;
+                             while it is nonzero they do nothing (send, wait
+                             for and count nothing), so every rank must gate
+                             the same calls (e.g. after a yes of
+                             hx_transport_vote) */
 } hx_transport_opts;
 
 typedef struct hx_transport hx_transport;

@@ -26,10 +26,11 @@
  * of replayed from CUDA graphs (HALOX_MD_GRAPH=0); both must pass the same
  * checks. With several ranks, nvshmem-fused and nvshmem-fused-tma run in
  * graph mode (the steps between rebuild and thermo steps replayed from one
- * CUDA graph): with `every 20` some steps must have been replayed, with
- * `every 1 check yes` (every step a rebuild candidate) none, and with every
- * other transport none; nvshmem-fused also runs with HALOX_MD_GRAPH=0 (none
- * replayed). All of them pass the same checks.
+ * CUDA graph): with `every 20` some steps must have been replayed, and with
+ * `every 1 check yes` (every step a rebuild candidate, decided by a vote on
+ * the device) too, and with every other transport none; nvshmem-fused also
+ * runs with HALOX_MD_GRAPH=0 (none replayed). All of them pass the same
+ * checks.
  *
  * --withhold: instead, graph mode with a failing rank. The last rank skips
  * its coordinate sends in one replayed step (HALOX_TEST_WITHHOLD_*, a 1 s
@@ -704,12 +705,15 @@ int main(int argc, char **argv)
         }
         for (int t = 0; t < hx_transport_count(); t++) {
             const char *name = hx_transport_name_at(t);
-            /* Several ranks: graph mode for the capturable transports, and
-             * only where some steps are neither rebuild candidates nor
-             * thermo steps (every 20, not every 1). */
+            /* Several ranks: graph mode for the capturable transports,
+             * where some steps are neither rebuild candidates nor thermo
+             * steps (every 20), or where the ranks vote on each rebuild on
+             * the device (every 1 check yes, a transport with the vote). */
             int graphs = -1;
-            if (size > 1)
-                graphs = (hx_transport_caps_of(name) & HX_CAP_GRAPH) && variant == 0;
+            if (size > 1) {
+                const unsigned caps = hx_transport_caps_of(name);
+                graphs = (caps & HX_CAP_GRAPH) && (variant == 0 || (caps & HX_CAP_VOTE));
+            }
             run_gpu(comm, &cfg, name, steps, &cpu, &ref, variant == 0, graphs);
         }
         /* The host path, the reference of the device rebuild. */

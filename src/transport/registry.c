@@ -113,6 +113,10 @@ hx_status hx_transport_create(hx_transport **out, hx_comm *comm, const hx_transp
                          "transport '%s' cannot be captured in a CUDA graph (opts.graph = 1): "
                          "use nvshmem-fused or nvshmem-fused-tma, or set opts.graph = 0",
                          ops->name);
+    if (opts->gate && !opts->graph)
+        return hxi_error(HX_ERR_INVALID,
+                         "opts.gate is for graph mode: set opts.graph = 1 as well (nvshmem-fused, "
+                         "nvshmem-fused-tma)");
     HXI_CHECK(hxi_alloc((void **) &t, sizeof *t, "a transport"));
     memset(t, 0, sizeof *t);
     t->ops = ops;

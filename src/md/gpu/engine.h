@@ -319,7 +319,8 @@ void hxg_eng_capture_ahead(hx_md_engine *e);
 /* What vote.c shares with the step schedules. */
 void hxg_eng_defer(hx_md_engine *e, hx_status st);
 hx_status hxg_eng_check_local(hx_md_engine *e, hx_status st);
-hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join);
+hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join,
+                                    hxg_flags *gate);
 void hxg_eng_capture_multi(hx_md_engine *e);
 hx_status hxg_eng_replay_one(hx_md_engine *e);
 hx_status hxg_eng_rebuild_and_finish(hx_md_engine *e);

@@ -113,20 +113,19 @@ int hxg_kickdrift(void *stream, int n, float *x4, float *v4, const float *f4, co
  * (vote.c). vote_in: *vin = -1 while flags->halt (this vote is sat out),
  * else 1 if the kick-drift of step flags->cur found an atom past half the
  * skin. vote_out, after hx_transport_vote put the outcome in *vout: a yes
- * stops the steps at flags->cur (flags->halt; report->halted = cur + 1,
- * published to the host), a no moves flags->cur on and sets the
- * conditional node `cond` (0: none) that runs the rest of the step.
- * set_cur: flags->cur = cur and the halt lifted. One thread each. */
+ * stops the steps at flags->cur (flags->halt, which the rest of the step's
+ * kernels and the transport's gate read; report->halted = cur + 1,
+ * published to the host). set_cur: flags->cur = cur and the halt lifted.
+ * One thread each. */
 int hxg_vote_in(void *stream, hxg_flags *flags, int32_t *vin);
-int hxg_vote_out(void *stream, hxg_flags *flags, const int32_t *vout, hxg_report *report,
-                 unsigned long long cond);
+int hxg_vote_out(void *stream, hxg_flags *flags, const int32_t *vout, hxg_report *report);
 int hxg_set_cur(void *stream, hxg_flags *flags, int64_t cur);
 
 /* f = f4 (+ f3[i] when f3 != NULL, stored back into f4); v += dtf f;
  * acc != NULL: adds m v^2 after the kick. dtf = 0 and f3 = NULL: just the
- * kinetic sum. */
+ * kinetic sum. flags != NULL: nothing is done while flags->halt. */
 int hxg_kick(void *stream, int n, float *v4, float *f4, const float *f3, float dtf, float mass,
-             double *acc);
+             double *acc, const hxg_flags *flags);
 
 /* Home atoms against their home neighbours (full list: every pair twice, no
  * atomics). f4 != NULL: forces written; v4 != NULL: then v += dtf f (the
@@ -143,9 +142,10 @@ int hxg_force_local(void *stream, int tpp, int n, const float *x4, hxg_list l, h
  * neighbours, for a halo atom its partners in owned pairs. idx NULL: every
  * atom i in [0, n); else the n atoms idx[0 .. n) (hxg_nl_atoms). f3 != NULL:
  * f3[i] of each atom visited is overwritten (zero when its list is empty),
- * so that those entries need no clearing. */
+ * so that those entries need no clearing. flags != NULL: nothing is done
+ * while flags->halt (the step counter is the local forces'). */
 int hxg_force_nonlocal(void *stream, int tpp, int n, const int32_t *idx, const float *x3,
-                       hxg_list l, hxg_lj lj, hxg_geom g, float *f3, double *acc);
+                       hxg_list l, hxg_lj lj, hxg_geom g, float *f3, double *acc, hxg_flags *flags);
 
 /* The atoms the non-local forces must visit, in index order: those with a
  * non-empty non-local list, and the targets of the transport's maps

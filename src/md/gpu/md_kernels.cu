@@ -121,8 +121,11 @@ __global__ void hxg_k_kickdrift(int n, float4 *__restrict__ x, float4 *__restric
  * force the transport has reduced into f3, kicks, and optionally sums
  * m v^2 (block reduction, one double atomic per block and value). */
 __global__ void hxg_k_kick(int n, float4 *__restrict__ v, float4 *__restrict__ f,
-                           const float *__restrict__ f3, float dtf, float mass, double *acc)
+                           const float *__restrict__ f3, float dtf, float mass, double *acc,
+                           const hxg_flags *flags)
 {
+    if (flags && *(const volatile int32_t *) &flags->halt)
+        return; /* the whole grid alike */
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     double mv2 = 0.0;
     if (i < n) {
@@ -212,8 +215,8 @@ __global__ void __launch_bounds__(128)
     if (flags) {
         if (flags->halt)
             return; /* the whole grid alike */
-        if (t == 0)
-            flags->cur += 1; /* nothing in this kernel reads it */
+        if (t == 0 && XS == 4)
+            flags->cur += 1; /* the local forces count steps; nothing here reads it */
     }
     const int sub = t % TPP;
     const bool active = t / TPP < n;
@@ -366,21 +369,14 @@ __global__ void hxg_k_vote_in(const hxg_flags *flags, int32_t *vin)
     *vin = f->halt ? -1 : (f->moved_step == f->cur ? 1 : 0);
 }
 
-__global__ void hxg_k_vote_out(hxg_flags *flags, const int32_t *vout, hxg_report *report,
-                               cudaGraphConditionalHandle cond, int has_cond)
+__global__ void hxg_k_vote_out(hxg_flags *flags, const int32_t *vout, hxg_report *report)
 {
     volatile hxg_flags *f = flags;
-    if (f->halt)
-        return; /* the node keeps its default: closed */
-    if (*(const volatile int32_t *) vout) {
-        f->halt = 1;
-        report->halted = f->cur + 1;
-        __threadfence_system();
+    if (f->halt || !*(const volatile int32_t *) vout)
         return;
-    }
-    f->cur = f->cur + 1;
-    if (has_cond)
-        cudaGraphSetConditional(cond, 1u);
+    f->halt = 1;
+    report->halted = f->cur + 1;
+    __threadfence_system();
 }
 
 __global__ void hxg_k_set_cur(hxg_flags *flags, long long cur)
@@ -396,10 +392,9 @@ extern "C" int hxg_vote_in(void *stream, hxg_flags *flags, int32_t *vin)
 }
 
 extern "C" int hxg_vote_out(void *stream, hxg_flags *flags, const int32_t *vout,
-                            hxg_report *report, unsigned long long cond)
+                            hxg_report *report)
 {
-    hxg_k_vote_out<<<1, 1, 0, (cudaStream_t) stream>>>(
-        flags, vout, report, (cudaGraphConditionalHandle) cond, cond != 0);
+    hxg_k_vote_out<<<1, 1, 0, (cudaStream_t) stream>>>(flags, vout, report);
     return (int) cudaGetLastError();
 }
 
@@ -410,13 +405,13 @@ extern "C" int hxg_set_cur(void *stream, hxg_flags *flags, int64_t cur)
 }
 
 extern "C" int hxg_kick(void *stream, int n, float *v4, float *f4, const float *f3, float dtf,
-                        float mass, double *acc)
+                        float mass, double *acc, const hxg_flags *flags)
 {
     if (n <= 0)
         return 0;
     const int block = 256;
     hxg_k_kick<<<hxg_blocks(n, block), block, 0, (cudaStream_t) stream>>>(
-        n, (float4 *) v4, (float4 *) f4, f3, dtf, mass, acc);
+        n, (float4 *) v4, (float4 *) f4, f3, dtf, mass, acc, flags);
     return (int) cudaGetLastError();
 }
 
@@ -430,8 +425,8 @@ extern "C" int hxg_force_local(void *stream, int tpp, int n, const float *x4, hx
 
 extern "C" int hxg_force_nonlocal(void *stream, int tpp, int n, const int32_t *idx,
                                   const float *x3, hxg_list l, hxg_lj lj, hxg_geom g, float *f3,
-                                  double *acc)
+                                  double *acc, hxg_flags *flags)
 {
     return (int) hxg_force((cudaStream_t) stream, tpp, 3, n, idx, x3, l, lj, g, f3, nullptr, 0.0f,
-                           0.0f, acc, nullptr);
+                           0.0f, acc, flags);
 }

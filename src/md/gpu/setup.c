@@ -230,6 +230,7 @@ hx_status hxg_eng_make_transport(hx_md_engine *e)
     o.dtype = HX_FLOAT;
     o.stream = (void *) e->s_nl;
     o.graph = e->mgraph;
+    o.gate = e->mgraph ? &e->flags->halt : NULL; /* voted steps (vote.c) */
     hx_status st = hxi_agree(e->comm, hx_transport_create(&e->t, e->comm, &o));
     const char *fallback = choosing_transport();
     if (st == HX_ERR_UNSUPPORTED && name != want && fallback &&
@@ -242,6 +243,7 @@ hx_status hxg_eng_make_transport(hx_md_engine *e)
         e->mgraph = e->mg_ok = 0;
         o.name = fallback;
         o.graph = 0;
+        o.gate = NULL;
         e->t = NULL;
         st = hxi_agree(e->comm, hx_transport_create(&e->t, e->comm, &o));
     }

@@ -401,8 +401,11 @@ hx_status hxg_eng_check_local(hx_md_engine *e, hx_status st)
 }
 
 /* What follows the kick-drift of a step between checks (see
- * launch_multi_step); also the body of a voted step (vote.c). */
-hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join)
+ * launch_multi_step); also of a voted step (vote.c), whose kernels all
+ * read gate (e->flags, else NULL): while flags->halt they do nothing, and
+ * the local forces count the step (flags->cur) when they run. */
+hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join,
+                                    hxg_flags *gate)
 {
     const float dtf = e->cfg.nve ? e->dtf : 0.0f;
     CU(cudaEventRecord(fork, e->s_loc), "event");
@@ -412,12 +415,12 @@ hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent
     hxg_eng_tm_close(e, k, e->s_nl);
     k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
     CU(hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom, e->f4,
-                       NULL, 0.0f, e->mass, NULL, NULL),
+                       NULL, 0.0f, e->mass, NULL, gate),
        "local force launch");
     hxg_eng_tm_close(e, k, e->s_loc);
     k = hxg_eng_tm_open(e, HX_MD_NONLOCAL, e->s_nl);
     CU(hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, hxg_eng_nl_count(e), hxg_eng_nl_idx(e),
-                          e->tx, e->nl, e->lj, e->geom, e->tf, NULL),
+                          e->tx, e->nl, e->lj, e->geom, e->tf, NULL, gate),
        "non-local force launch");
     hxg_eng_tm_close(e, k, e->s_nl);
     k = hxg_eng_tm_open(e, HX_MD_HALO_REV, e->s_nl);
@@ -426,7 +429,7 @@ hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent
     CU(cudaEventRecord(join, e->s_nl), "event");
     CU(cudaStreamWaitEvent(e->s_loc, join, 0), "event wait");
     k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
-    CU(hxg_kick((void *) e->s_loc, e->nhome, e->v4, e->f4, e->tf, dtf, e->mass, NULL),
+    CU(hxg_kick((void *) e->s_loc, e->nhome, e->v4, e->f4, e->tf, dtf, e->mass, NULL, gate),
        "kick launch");
     hxg_eng_tm_close(e, k, e->s_loc);
     return HX_OK;
@@ -453,7 +456,7 @@ static hx_status launch_multi_step(hx_md_engine *e, cudaEvent_t fork, cudaEvent_
                      0, e->flags, NULL, 0),
        "kick-drift launch");
     hxg_eng_tm_close(e, k, e->s_loc);
-    return hxg_eng_launch_multi_rest(e, fork, join);
+    return hxg_eng_launch_multi_rest(e, fork, join, NULL);
 }
 
 /* Captures the step above into e->mg_exec: capture begins on the local
@@ -659,8 +662,8 @@ static hx_status step_forces(hx_md_engine *e, int rebuild, double *acc, hx_statu
     }
     if (st == HX_OK) {
         k = hxg_eng_tm_open(e, HX_MD_NONLOCAL, e->s_nl);
-        if (hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, hxg_eng_nl_count(e),
-                               hxg_eng_nl_idx(e), e->tx, e->nl, e->lj, e->geom, e->tf, acc) != 0)
+        if (hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, hxg_eng_nl_count(e), hxg_eng_nl_idx(e),
+                               e->tx, e->nl, e->lj, e->geom, e->tf, acc, NULL) != 0)
             st = cuda_fail(cudaGetLastError(), "non-local force launch");
         hxg_eng_tm_close(e, k, e->s_nl);
     }
@@ -674,7 +677,8 @@ static hx_status step_forces(hx_md_engine *e, int rebuild, double *acc, hx_statu
         st = cuda_fail(cudaGetLastError(), "event");
     if (st == HX_OK) {
         k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
-        if (hxg_kick((void *) e->s_loc, e->nhome, e->v4, e->f4, e->tf, dtf, e->mass, acc) != 0)
+        if (hxg_kick((void *) e->s_loc, e->nhome, e->v4, e->f4, e->tf, dtf, e->mass, acc, NULL) !=
+            0)
             st = cuda_fail(cudaGetLastError(), "kick launch");
         hxg_eng_tm_close(e, k, e->s_loc);
     }
@@ -782,7 +786,7 @@ hx_status hxg_eng_force_pass(hx_md_engine *e, int write, double *acc)
        "local force launch");
     if (e->multi) {
         CU(hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, hxg_eng_nl_count(e), hxg_eng_nl_idx(e),
-                              e->tx, e->nl, e->lj, e->geom, write ? e->tf : NULL, acc),
+                              e->tx, e->nl, e->lj, e->geom, write ? e->tf : NULL, acc, NULL),
            "non-local force launch");
         if (write)
             HXI_CHECK(hx_transport_reverse(e->t));
@@ -791,7 +795,7 @@ hx_status hxg_eng_force_pass(hx_md_engine *e, int write, double *acc)
     }
     /* Combine the halo-side forces (multi) and sum m v^2, without a kick. */
     CU(hxg_kick((void *) e->s_loc, e->nhome, e->v4, e->f4, (e->multi && write) ? e->tf : NULL, 0.0f,
-                e->mass, acc),
+                e->mass, acc, NULL),
        "kick launch");
     CU(cudaStreamSynchronize(e->s_loc), "force pass");
     if (e->multi)

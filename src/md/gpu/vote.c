@@ -8,11 +8,14 @@
  * collective every step, and every step launched kernel by kernel. Here a
  * candidate step is one CUDA graph: the kick-drift with the half-skin
  * check, a vote over the ranks through the transport (hx_transport_vote),
- * and a conditional node that runs the rest of the step (halo exchange,
- * forces, closing kick) only when every rank voted no. A yes stops the
- * step on every rank alike (flags->halt; each rank's later kick-drifts and
- * votes return at once, so the ranks sit out the same votes) and publishes
- * the step to mapped host memory.
+ * and the rest of the step (halo exchange, forces, closing kick), whose
+ * kernels and the transport's (opts.gate) all return at once after a yes.
+ * A yes stops the step on every rank alike (flags->halt; each rank's later
+ * kick-drifts and votes return at once too, so the ranks sit out the same
+ * votes) and publishes the step to mapped host memory. (A conditional
+ * node around the rest of the step would do the same, but running a
+ * node's body costs about 20 us a step on an H200, more than the gated
+ * kernels that return at once.)
  *
  * The host goes on issuing steps without waiting, at most vote_ahead
  * steps past the last one it knows went on (HALOX_MD_VOTE_AHEAD, default
@@ -35,14 +38,6 @@
 #include "md/gpu/engine.h"
 
 #include "md/md_driver.h"
-
-#include <string.h>
-
-#if CUDART_VERSION >= 13000
-#define HXG_VOTE_GRAPHS 1
-#else
-#define HXG_VOTE_GRAPHS 0
-#endif
 
 hx_status hxg_eng_vote_setup(hx_md_engine *e)
 {
@@ -77,12 +72,11 @@ void hxg_eng_vote_free(hx_md_engine *e)
     e->vbuf = NULL;
 }
 
-/* The head of a voted step on the local stream: kick-drift with the
- * half-skin check of step flags->cur, this rank's vote, the vote on the
- * non-local stream (the transport's), and its outcome, which sets cond
- * (0: none; the caller then reads the published word). */
-static hx_status launch_head(hx_md_engine *e, unsigned long long cond, cudaEvent_t fork,
-                             cudaEvent_t join)
+/* A voted step on both streams: kick-drift with the half-skin check of
+ * step flags->cur, this rank's vote, the vote on the non-local stream (the
+ * transport's), its outcome (a yes sets flags->halt), and the rest of the
+ * step, gated by flags->halt. */
+static hx_status launch_voted(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join)
 {
     const hx_md_config *c = &e->cfg;
     int k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
@@ -98,96 +92,50 @@ static hx_status launch_head(hx_md_engine *e, unsigned long long cond, cudaEvent
     HXI_CHECK(hx_transport_vote(e->t, e->vbuf, e->vbuf + 1));
     CU(cudaEventRecord(join, e->s_nl), "event");
     CU(cudaStreamWaitEvent(e->s_loc, join, 0), "event wait");
-    CU(hxg_vote_out((void *) e->s_loc, e->flags, e->vbuf + 1, e->report_dev, cond), "vote launch");
+    CU(hxg_vote_out((void *) e->s_loc, e->flags, e->vbuf + 1, e->report_dev), "vote launch");
     hxg_eng_tm_close(e, k, e->s_loc);
-    return HX_OK;
+    return hxg_eng_launch_multi_rest(e, fork, join, e->flags);
 }
 
-#if HXG_VOTE_GRAPHS
-/* The voted step as one graph: the head, then a conditional (if) node
- * whose body is the rest of the step on both streams. */
-static cudaError_t capture_voted(hx_md_engine *e, cudaGraph_t *out)
+/* Captures the voted step into e->vg_exec (NULL where that failed: the
+ * same kernels are then launched one by one). */
+void hxg_eng_capture_vote(hx_md_engine *e)
 {
-    cudaGraph_t g = NULL, body = NULL;
-    cudaGraphConditionalHandle h = 0;
-    enum cudaStreamCaptureStatus cs;
-    const cudaGraphNode_t *deps = NULL;
-    const cudaGraphEdgeData *edges = NULL;
-    size_t ndeps = 0;
-    cudaError_t ce = cudaGraphCreate(&g, 0);
-    if (ce == cudaSuccess)
-        ce = cudaGraphConditionalHandleCreate(&h, g, 0, cudaGraphCondAssignDefault);
-    if (ce == cudaSuccess)
-        ce = cudaStreamBeginCaptureToGraph(e->s_loc, g, NULL, NULL, 0,
-                                           cudaStreamCaptureModeThreadLocal);
+    const int timing = e->timing_now;
+    cudaGraph_t g = NULL;
+    e->timing_now = 0;
+    cudaError_t ce = cudaStreamBeginCapture(e->s_loc, cudaStreamCaptureModeThreadLocal);
     if (ce == cudaSuccess) {
-        hx_status st = launch_head(e, h, e->ev_gfork, e->ev_gjoin);
-        if (st == HX_OK)
-            ce = cudaStreamGetCaptureInfo(e->s_loc, &cs, NULL, NULL, &deps, &edges, &ndeps);
-        if (st == HX_OK && ce == cudaSuccess) {
-            struct cudaGraphNodeParams p;
-            cudaGraphNode_t node = NULL;
-            memset(&p, 0, sizeof p);
-            p.type = cudaGraphNodeTypeConditional;
-            p.conditional.handle = h;
-            p.conditional.type = cudaGraphCondTypeIf;
-            p.conditional.size = 1;
-            ce = cudaGraphAddNode(&node, g, deps, edges, ndeps, &p);
-            if (ce == cudaSuccess)
-                body = p.conditional.phGraph_out[0];
-        }
-        cudaGraph_t tmp = NULL;
-        cudaError_t ee = cudaStreamEndCapture(e->s_loc, &tmp);
-        if (ce == cudaSuccess)
-            ce = st != HX_OK ? cudaErrorUnknown : ee;
-    }
-    if (ce == cudaSuccess)
-        ce = cudaStreamBeginCaptureToGraph(e->s_loc, body, NULL, NULL, 0,
-                                           cudaStreamCaptureModeThreadLocal);
-    if (ce == cudaSuccess) {
-        hx_status st = hxg_eng_launch_multi_rest(e, e->ev_gfork, e->ev_gjoin);
+        hx_status st = launch_voted(e, e->ev_gfork, e->ev_gjoin);
         if (st != HX_OK) {
             (void) cudaEventRecord(e->ev_gjoin, e->s_nl);
             (void) cudaStreamWaitEvent(e->s_loc, e->ev_gjoin, 0);
         }
-        cudaGraph_t tmp = NULL;
-        ce = cudaStreamEndCapture(e->s_loc, &tmp);
+        ce = cudaStreamEndCapture(e->s_loc, &g);
         if (st != HX_OK && ce == cudaSuccess)
             ce = cudaErrorUnknown;
     }
-    if (ce != cudaSuccess) {
-        if (g)
-            cudaGraphDestroy(g);
-        cudaGetLastError();
-        return ce;
+    if (ce == cudaSuccess && e->vg_exec) {
+        cudaGraphExecUpdateResultInfo info;
+        if (cudaGraphExecUpdate(e->vg_exec, g, &info) != cudaSuccess) {
+            cudaGetLastError();
+            cudaGraphExecDestroy(e->vg_exec);
+            e->vg_exec = NULL;
+        }
     }
-    *out = g;
-    return cudaSuccess;
-}
-#endif
-
-void hxg_eng_capture_vote(hx_md_engine *e)
-{
-    const int timing = e->timing_now;
-    e->timing_now = 0;
-    if (e->vg_exec)
-        cudaGraphExecDestroy(e->vg_exec);
-    e->vg_exec = NULL;
-#if HXG_VOTE_GRAPHS
-    cudaGraph_t g = NULL;
-    cudaError_t ce = capture_voted(e, &g);
-    if (ce == cudaSuccess)
+    if (ce == cudaSuccess && !e->vg_exec)
         ce = cudaGraphInstantiate(&e->vg_exec, g, cudaGraphInstantiateFlagUseNodePriority);
     if (ce != cudaSuccess) {
+        if (e->vg_exec)
+            cudaGraphExecDestroy(e->vg_exec);
         e->vg_exec = NULL;
         cudaGetLastError();
-        hxi_info("GPU engine: rank %d could not capture a voted step (%s); it launches them and "
-                 "waits for each vote",
+        hxi_info("GPU engine: rank %d could not capture a voted step (%s); it launches their "
+                 "kernels one by one",
                  e->rank, cudaGetErrorString(ce));
     }
     if (g)
         cudaGraphDestroy(g);
-#endif
     e->timing_now = timing;
 }
 
@@ -197,8 +145,8 @@ static int64_t halted_step(const hx_md_engine *e)
     return (int64_t) e->report->halted - 1;
 }
 
-/* Issues step e->step, a voted one, without waiting (graph), or launched
- * with a wait for its vote (timed, or no graph). */
+/* Issues step e->step, a voted one, without waiting: replayed, or
+ * launched kernel by kernel (timed, or where capture failed). */
 static hx_status issue(hx_md_engine *e)
 {
     if (e->mg_dirty && e->mg_ok)
@@ -213,10 +161,7 @@ static hx_status issue(hx_md_engine *e)
         CU(cudaGraphLaunch(e->vg_exec, e->s_loc), "graph launch");
         e->graph_steps++;
     } else {
-        HXI_CHECK(launch_head(e, 0, e->ev_kd, e->ev_rev));
-        CU(cudaStreamSynchronize(e->s_loc), "waiting for the vote");
-        if (halted_step(e) < 0) /* neither this step nor an earlier one stopped */
-            HXI_CHECK(hxg_eng_launch_multi_rest(e, e->ev_kd, e->ev_rev));
+        HXI_CHECK(launch_voted(e, e->ev_kd, e->ev_rev));
     }
     CU(cudaEventRecord(e->ev_vote[e->step % HXG_VOTE_RING], e->s_loc), "event");
     e->spec_last = e->step;

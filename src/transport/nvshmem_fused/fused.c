@@ -543,6 +543,7 @@ static hx_status fz_set_plan(hx_transport *t)
     a->rec = g->rec_d;
     a->timeout_ns = g->timeout_ns;
     a->withhold_step = g->withhold_rank == g->rank ? g->withhold_step : 0;
+    a->gate = t->opts.gate;
     a->rank = g->rank;
     a->npulses = np;
     a->fsig_base = HXI_SHM_FSIG;

@@ -108,6 +108,7 @@ typedef struct hxi_fz_args {
     hxi_gpu_timeout *rec;
     uint64_t timeout_ns;
     uint64_t withhold_step; /* test hook: skip our coordinate sends in this step */
+    const int32_t *gate;    /* opts.gate: while nonzero, both kernels return at once */
     int32_t rank, npulses;
     int32_t fsig_base;     /* HXI_SHM_FSIG */
     int32_t unpack_atomic; /* 1: force unpacks use atomic adds (a peer adds

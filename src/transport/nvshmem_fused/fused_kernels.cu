@@ -286,6 +286,8 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_forward(const hxi_fz_
     __shared__ __align__(128) float s_buf[HXI_FZ_WARPS][TMA ? 2 : 1][96];
     const int p = blockIdx.y;
     const hxi_fz_pulse *P = a.pulses + p;
+    if (a.gate && *(const volatile int32_t *) a.gate)
+        return; /* gated: every block alike, the step not counted */
     if (threadIdx.x == 0)
         s_step = fz_ld_relaxed_gpu(a.step) + 1;
     __syncthreads();
@@ -348,6 +350,8 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_
     __shared__ int s_ok;
     const int p = a.npulses - 1 - (int) blockIdx.y;
     const hxi_fz_pulse *P = a.pulses + p;
+    if (a.gate && *(const volatile int32_t *) a.gate)
+        return; /* gated */
     if (threadIdx.x == 0)
         s_step = fz_ld_relaxed_gpu(a.step);
     __syncthreads();
