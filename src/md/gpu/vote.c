@@ -187,10 +187,14 @@ static hx_status resolve(hx_md_engine *e, int64_t s)
     e->vote_stops++;
     e->report->halted = 0;
     e->step = s;
-    hx_status st = hxg_eng_rebuild_and_finish(e);
-    if (st == HX_OK && hxg_set_cur((void *) e->s_loc, e->flags, s + 1) != 0)
-        st = cuda_fail(cudaGetLastError(), "step counter");
+    /* The halt lifted first: the rebuild's own exchanges pass the gate. The
+     * finish (launched, ungated) does not count steps, so flags->cur is
+     * already the next step's. */
+    if (hxg_set_cur((void *) e->s_loc, e->flags, s + 1) != 0 ||
+        cudaStreamSynchronize(e->s_loc) != cudaSuccess)
+        return cuda_fail(cudaGetLastError(), "step counter");
     e->cur_set = 1;
+    hx_status st = hxg_eng_rebuild_and_finish(e);
     e->spec_known = s;
     e->spec_last = s;
     for (int64_t u = s + 1; u <= last && st == HX_OK; u++) {
