@@ -26,6 +26,11 @@ static const char *const phase_names[HXG_NPHASE] = {"drain",    "migrate", "sort
 void hxg_eng_rebuild_device_log(const hx_md_engine *e)
 {
     hxg_eng_phase_log(e, "device rebuilds", phase_names, e->dev_phase, HXG_NPHASE, e->dev_rebuilds);
+    if (e->dvote && e->rank == 0)
+        hxi_info("GPU engine: %lld of %lld device rebuilds decided by a vote on the GPU, %lld "
+                 "steps replayed from CUDA graphs on rank 0",
+                 (long long) e->vote_stops, (long long) e->dev_rebuilds,
+                 (long long) e->graph_steps);
 }
 
 /* Atoms over all ranks and the checksum of their ids, against those of the
