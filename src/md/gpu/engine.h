@@ -322,6 +322,10 @@ hx_status hxg_eng_check_local(hx_md_engine *e, hx_status st);
 hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join,
                                     hxg_flags *gate);
 void hxg_eng_capture_multi(hx_md_engine *e);
+/* One step's launches on both streams (fork and join: the events that link
+ * them), as step.c and vote.c capture them. */
+typedef hx_status (*hxg_launch_fn)(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join);
+hx_status hxg_eng_capture_into(hx_md_engine *e, hxg_launch_fn fn, cudaGraphExec_t *exec);
 hx_status hxg_eng_replay_one(hx_md_engine *e);
 hx_status hxg_eng_rebuild_and_finish(hx_md_engine *e);
 /* ------------------------------------------------------------ vote.c */

@@ -459,17 +459,17 @@ static hx_status launch_multi_step(hx_md_engine *e, cudaEvent_t fork, cudaEvent_
     return hxg_eng_launch_multi_rest(e, fork, join, NULL);
 }
 
-/* Captures the step above into e->mg_exec: capture begins on the local
+/* Captures fn's step into *exec (launch_multi_step above, the voted one in
+ * vote.c): capture begins on the local
  * stream, the non-local stream joins through the fork event and leaves
  * through the join event, so the graph holds both branches and their
  * order. Kernel nodes keep their stream's priority (instantiated with
  * UseNodePriority): the exchange branch stays ahead of the local forces.
  * After a rebuild the existing executable is updated in place where the
  * topology allows (cudaGraphExecUpdate), else instantiated again. Capture
- * makes no CUDA call that waits, so it may run while the GPU is busy. A
- * failure turns replay off on this rank (the same kernels are launched one
- * by one instead; where the ranks meet does not change). */
-void hxg_eng_capture_multi(hx_md_engine *e)
+ * makes no CUDA call that waits, so it may run while the GPU is busy. On
+ * failure *exec is NULL. */
+hx_status hxg_eng_capture_into(hx_md_engine *e, hxg_launch_fn fn, cudaGraphExec_t *exec)
 {
     cudaGraph_t g = NULL;
     const int timing = e->timing_now;
@@ -480,7 +480,7 @@ void hxg_eng_capture_multi(hx_md_engine *e)
     if (ce != cudaSuccess) {
         st = cuda_fail(ce, "beginning the capture of a step");
     } else {
-        st = launch_multi_step(e, e->ev_gfork, e->ev_gjoin);
+        st = fn(e, e->ev_gfork, e->ev_gjoin);
         if (st != HX_OK) {
             /* Join the other stream anyway, so that the capture ends. */
             (void) cudaEventRecord(e->ev_gjoin, e->s_nl);
@@ -490,26 +490,41 @@ void hxg_eng_capture_multi(hx_md_engine *e)
         if (st == HX_OK && ce != cudaSuccess)
             st = cuda_fail(ce, "capturing a step");
     }
-    if (st == HX_OK && e->mg_exec) {
+    if (st == HX_OK && *exec) {
         cudaGraphExecUpdateResultInfo info;
-        if (cudaGraphExecUpdate(e->mg_exec, g, &info) != cudaSuccess) {
+        if (cudaGraphExecUpdate(*exec, g, &info) != cudaSuccess) {
             cudaGetLastError();
-            cudaGraphExecDestroy(e->mg_exec);
-            e->mg_exec = NULL;
+            cudaGraphExecDestroy(*exec);
+            *exec = NULL;
         }
     }
-    if (st == HX_OK && !e->mg_exec) {
-        ce = cudaGraphInstantiate(&e->mg_exec, g, cudaGraphInstantiateFlagUseNodePriority);
+    if (st == HX_OK && !*exec) {
+        ce = cudaGraphInstantiate(exec, g, cudaGraphInstantiateFlagUseNodePriority);
         if (ce != cudaSuccess) {
-            e->mg_exec = NULL;
+            *exec = NULL;
             st = cuda_fail(ce, "instantiating the captured step");
         }
     }
-    if (st == HX_OK && cudaGraphUpload(e->mg_exec, e->s_loc) != cudaSuccess)
+    if (st == HX_OK && cudaGraphUpload(*exec, e->s_loc) != cudaSuccess)
         cudaGetLastError(); /* only saves the first replay some time */
     if (g)
         cudaGraphDestroy(g);
     e->timing_now = timing;
+    if (st != HX_OK) {
+        cudaGetLastError();
+        if (*exec)
+            cudaGraphExecDestroy(*exec);
+        *exec = NULL;
+    }
+    return st;
+}
+
+/* The step between checks into e->mg_exec, and the voted step where the
+ * ranks vote: a failure turns replay off on this rank (the same kernels are
+ * launched one by one instead; where the ranks meet does not change). */
+void hxg_eng_capture_multi(hx_md_engine *e)
+{
+    hx_status st = hxg_eng_capture_into(e, launch_multi_step, &e->mg_exec);
     if (st != HX_OK) {
         cudaGetLastError();
         hxi_warn("GPU engine: rank %d could not capture a step into a CUDA graph (%s); launching "

@@ -102,42 +102,10 @@ static hx_status launch_voted(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t joi
  * same kernels are then launched one by one). */
 void hxg_eng_capture_vote(hx_md_engine *e)
 {
-    const int timing = e->timing_now;
-    cudaGraph_t g = NULL;
-    e->timing_now = 0;
-    cudaError_t ce = cudaStreamBeginCapture(e->s_loc, cudaStreamCaptureModeThreadLocal);
-    if (ce == cudaSuccess) {
-        hx_status st = launch_voted(e, e->ev_gfork, e->ev_gjoin);
-        if (st != HX_OK) {
-            (void) cudaEventRecord(e->ev_gjoin, e->s_nl);
-            (void) cudaStreamWaitEvent(e->s_loc, e->ev_gjoin, 0);
-        }
-        ce = cudaStreamEndCapture(e->s_loc, &g);
-        if (st != HX_OK && ce == cudaSuccess)
-            ce = cudaErrorUnknown;
-    }
-    if (ce == cudaSuccess && e->vg_exec) {
-        cudaGraphExecUpdateResultInfo info;
-        if (cudaGraphExecUpdate(e->vg_exec, g, &info) != cudaSuccess) {
-            cudaGetLastError();
-            cudaGraphExecDestroy(e->vg_exec);
-            e->vg_exec = NULL;
-        }
-    }
-    if (ce == cudaSuccess && !e->vg_exec)
-        ce = cudaGraphInstantiate(&e->vg_exec, g, cudaGraphInstantiateFlagUseNodePriority);
-    if (ce != cudaSuccess) {
-        if (e->vg_exec)
-            cudaGraphExecDestroy(e->vg_exec);
-        e->vg_exec = NULL;
-        cudaGetLastError();
+    if (hxg_eng_capture_into(e, launch_voted, &e->vg_exec) != HX_OK)
         hxi_info("GPU engine: rank %d could not capture a voted step (%s); it launches their "
                  "kernels one by one",
-                 e->rank, cudaGetErrorString(ce));
-    }
-    if (g)
-        cudaGraphDestroy(g);
-    e->timing_now = timing;
+                 e->rank, hx_last_error());
 }
 
 /* The published word: the step a vote stopped, or -1. */
