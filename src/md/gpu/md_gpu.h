@@ -112,11 +112,10 @@ int hxg_kickdrift(void *stream, int n, float *x4, float *v4, const float *f4, co
 /* Several ranks, `check yes`, the rebuild decision voted on the device
  * (vote.c). vote_in: *vin = -1 while flags->halt (this vote is sat out),
  * else 1 if the kick-drift of step flags->cur found an atom past half the
- * skin. vote_out, after hx_transport_vote put the outcome in *vout: a no
- * moves flags->cur on; a yes stops the steps at flags->cur (flags->halt,
- * which the rest of the step's kernels and the transport's gate read;
- * report->halted = cur + 1, published to the host). set_cur: flags->cur =
- * cur and the halt lifted.
+ * skin. vote_out, after hx_transport_vote put the outcome in *vout: a yes
+ * stops the steps at flags->cur (flags->halt, which the rest of the step's
+ * kernels and the transport's gate read; report->halted = cur + 1,
+ * published to the host). set_cur: flags->cur = cur and the halt lifted.
  * One thread each. */
 int hxg_vote_in(void *stream, hxg_flags *flags, int32_t *vin);
 int hxg_vote_out(void *stream, hxg_flags *flags, const int32_t *vout, hxg_report *report);

@@ -372,12 +372,8 @@ __global__ void hxg_k_vote_in(const hxg_flags *flags, int32_t *vin)
 __global__ void hxg_k_vote_out(hxg_flags *flags, const int32_t *vout, hxg_report *report)
 {
     volatile hxg_flags *f = flags;
-    if (f->halt)
+    if (f->halt || !*(const volatile int32_t *) vout)
         return;
-    if (!*(const volatile int32_t *) vout) {
-        f->cur = f->cur + 1;
-        return;
-    }
     f->halt = 1;
     report->halted = f->cur + 1;
     __threadfence_system();

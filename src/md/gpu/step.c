@@ -401,25 +401,21 @@ hx_status hxg_eng_check_local(hx_md_engine *e, hx_status st)
 }
 
 /* What follows the kick-drift of a step between checks (see
- * launch_multi_step); also of a voted step (vote.c), which has forked to
- * the non-local stream already (fork NULL) and whose halo-side kernels
- * and closing kick read gate (e->flags, else NULL): while flags->halt they
- * do nothing. The local forces need no gate: they only overwrite f4, which
- * the finish of a stopped step computes again. */
+ * launch_multi_step); also of a voted step (vote.c), whose kernels all
+ * read gate (e->flags, else NULL): while flags->halt they do nothing, and
+ * the local forces count the step (flags->cur) when they run. */
 hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join,
                                     hxg_flags *gate)
 {
     const float dtf = e->cfg.nve ? e->dtf : 0.0f;
-    if (fork) {
-        CU(cudaEventRecord(fork, e->s_loc), "event");
-        CU(cudaStreamWaitEvent(e->s_nl, fork, 0), "event wait");
-    }
+    CU(cudaEventRecord(fork, e->s_loc), "event");
+    CU(cudaStreamWaitEvent(e->s_nl, fork, 0), "event wait");
     int k = hxg_eng_tm_open(e, HX_MD_HALO_FWD, e->s_nl);
     HXI_CHECK(hx_transport_forward(e->t));
     hxg_eng_tm_close(e, k, e->s_nl);
     k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
     CU(hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom, e->f4,
-                       NULL, 0.0f, e->mass, NULL, NULL),
+                       NULL, 0.0f, e->mass, NULL, gate),
        "local force launch");
     hxg_eng_tm_close(e, k, e->s_loc);
     k = hxg_eng_tm_open(e, HX_MD_NONLOCAL, e->s_nl);

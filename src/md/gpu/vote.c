@@ -74,11 +74,9 @@ void hxg_eng_vote_free(hx_md_engine *e)
 }
 
 /* A voted step on both streams: kick-drift with the half-skin check of
- * step flags->cur and this rank's vote on the local stream; the vote (the
- * transport's) and its outcome (a yes sets flags->halt, a no moves
- * flags->cur on) on the non-local stream, which then goes on with the halo
- * exchange, gated by flags->halt, while the local forces run beside the
- * vote. */
+ * step flags->cur, this rank's vote, the vote on the non-local stream (the
+ * transport's), its outcome (a yes sets flags->halt), and the rest of the
+ * step, gated by flags->halt. */
 static hx_status launch_voted(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join)
 {
     const hx_md_config *c = &e->cfg;
@@ -88,14 +86,16 @@ static hx_status launch_voted(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t joi
                      NULL, 0),
        "kick-drift launch");
     hxg_eng_tm_close(e, k, e->s_loc);
+    k = hxg_eng_tm_open(e, HX_MD_OTHER, e->s_loc);
     CU(hxg_vote_in((void *) e->s_loc, e->flags, e->vbuf), "vote launch");
     CU(cudaEventRecord(fork, e->s_loc), "event");
     CU(cudaStreamWaitEvent(e->s_nl, fork, 0), "event wait");
-    k = hxg_eng_tm_open(e, HX_MD_OTHER, e->s_nl);
     HXI_CHECK(hx_transport_vote(e->t, e->vbuf, e->vbuf + 1));
-    CU(hxg_vote_out((void *) e->s_nl, e->flags, e->vbuf + 1, e->report_dev), "vote launch");
-    hxg_eng_tm_close(e, k, e->s_nl);
-    return hxg_eng_launch_multi_rest(e, NULL, join, e->flags);
+    CU(cudaEventRecord(join, e->s_nl), "event");
+    CU(cudaStreamWaitEvent(e->s_loc, join, 0), "event wait");
+    CU(hxg_vote_out((void *) e->s_loc, e->flags, e->vbuf + 1, e->report_dev), "vote launch");
+    hxg_eng_tm_close(e, k, e->s_loc);
+    return hxg_eng_launch_multi_rest(e, fork, join, e->flags);
 }
 
 /* Captures the voted step into e->vg_exec (NULL where that failed: the
@@ -156,8 +156,9 @@ static hx_status resolve(hx_md_engine *e, int64_t s)
     e->vote_stops++;
     e->report->halted = 0;
     e->step = s;
-    /* The halt lifted first: the rebuild's own exchanges pass the gate; and
-     * flags->cur set to the next step's (a stopped vote does not count). */
+    /* The halt lifted first: the rebuild's own exchanges pass the gate. The
+     * finish (launched, ungated) does not count steps, so flags->cur is
+     * already the next step's. */
     if (hxg_set_cur((void *) e->s_loc, e->flags, s + 1) != 0 ||
         cudaStreamSynchronize(e->s_loc) != cudaSuccess)
         return cuda_fail(cudaGetLastError(), "step counter");
