@@ -37,6 +37,10 @@
  * timeout): every step up to the next rebuild must return HX_OK (errors
  * wait for the check), that step must fail with HX_ERR_TIMEOUT on every
  * rank, and the engine must go away cleanly (a hang is the test's timeout).
+ * Then the same with `every 1 check yes`, where the ranks vote on each
+ * rebuild on the device: the next vote after the lost exchange stops every
+ * rank, so the run must fail with HX_ERR_TIMEOUT within a step of the
+ * withheld one, at the same step on every rank.
  *
  * With several ranks the default transport also runs with host-path
  * rebuilds (HALOX_MD_HOST_REBUILD=1), the reference of the device rebuild,
@@ -436,8 +440,9 @@ static void every_config(hx_md_config *cfg, int ncells, const int grid[3], int e
     cfg->neigh_check = 0;
 }
 
-/* --withhold (see the top). Returns 0 when it ran, 1 when it could not. */
-static int run_withhold(hx_comm *comm, int ncells, const int grid[3], int steps)
+/* --withhold (see the top). voted: `every 1 check yes`, each rebuild voted
+ * on the device. Returns 0 when it ran, 1 when it could not. */
+static int run_withhold(hx_comm *comm, int ncells, const int grid[3], int steps, int voted)
 {
     const int rank = hx_comm_rank(comm), size = hx_comm_size(comm);
     const int every = 20, withheld = 8;
@@ -453,6 +458,11 @@ static int run_withhold(hx_comm *comm, int ncells, const int grid[3], int steps)
         return 1;
     }
     every_config(&cfg, ncells, grid, every);
+    if (voted) {
+        cfg.neigh_every = 1;
+        cfg.neigh_delay = 0;
+        cfg.neigh_check = 1;
+    }
     if (steps < 2 * every)
         steps = 2 * every;
     snprintf(cfg.transport, sizeof cfg.transport, "nvshmem-fused");
@@ -482,6 +492,8 @@ static int run_withhold(hx_comm *comm, int ncells, const int grid[3], int steps)
         if (rank == 0)
             printf("  %s\n", d);
         HXT_CHECK(strstr(d, "replayed from one CUDA graph") != NULL, "not in graph mode: %s", d);
+        if (voted)
+            HXT_CHECK(strstr(d, "voted on the GPU") != NULL, "rebuilds not voted on: %s", d);
         st = HX_OK;
         for (int s = 1; s <= steps && st == HX_OK; s++) {
             st = hx_md_engine_gpu.step(eng, s == steps);
@@ -489,11 +501,24 @@ static int run_withhold(hx_comm *comm, int ncells, const int grid[3], int steps)
                 failed_at = s;
         }
         if (rank == 0)
-            printf("  rank %d withheld its step %d: the run stopped at step %lld with %s: %s\n",
-                   size - 1, withheld, (long long) failed_at, hx_status_string(st),
-                   hx_last_error());
-        HXT_CHECK(failed_at == every, "the failure came back at step %lld, want the check at %d",
-                  (long long) failed_at, every);
+            printf("  %s: rank %d withheld its step %d: the run stopped at step %lld with %s: "
+                   "%s\n",
+                   voted ? "every 1 check yes, voted" : "every 20", size - 1, withheld,
+                   (long long) failed_at, hx_status_string(st), hx_last_error());
+        /* Voted steps: the exchange of MD step withheld - 1 times out, and
+         * the next vote, cut short by that timeout, stops every rank. */
+        if (voted)
+            HXT_CHECK(failed_at >= withheld - 1 && failed_at <= withheld + 1,
+                      "the failure came back at step %lld, want one of %d .. %d",
+                      (long long) failed_at, withheld - 1, withheld + 1);
+        else
+            HXT_CHECK(failed_at == every,
+                      "the failure came back at step %lld, want the check at %d",
+                      (long long) failed_at, every);
+        int span[2] = {(int) failed_at, -(int) failed_at};
+        HXT_OK(hxi_allreduce_int(comm, span, 2, 1));
+        HXT_CHECK(span[0] == -span[1], "the ranks stopped at different steps (%d .. %d)", -span[1],
+                  span[0]);
         HXT_CHECK(st == HX_ERR_TIMEOUT, "the check returned %s, want HX_ERR_TIMEOUT (%s)",
                   hx_status_string(st), hx_last_error());
         HXT_CHECK(hxg_engine_graph_steps(eng) > 0, "no step was replayed from a CUDA graph");
@@ -650,7 +675,9 @@ int main(int argc, char **argv)
         return hxt_finish(comm);
     }
     if (withhold) {
-        int could_not = keeper ? run_withhold(comm, ncells, grid, steps) : 1;
+        int could_not = keeper ? run_withhold(comm, ncells, grid, steps, 0) : 1;
+        if (!could_not)
+            run_withhold(comm, ncells, grid, steps, 1);
         if (keeper)
             hx_transport_destroy(keeper);
         return could_not ? hxt_skip(comm, "graph mode needs the nvshmem-fused transport and 2 "

@@ -30,7 +30,8 @@
  * last): the caller may meet the other ranks in collectives of its own.
  *
  * Failures: a vote that times out counts as yes (the transport records
- * the timeout), so the rank stops, and at the stop the ranks agree on
+ * the timeout), and a rank whose transport recorded a timeout (a lost
+ * exchange) votes yes, so the ranks stop together; at the stop they agree on
  * errors before anything else collective (hxg_eng_check_local, then
  * hxi_agree, the same first collective as every other check); a rank whose
  * peer stopped without it sees that peer's next vote time out and stops

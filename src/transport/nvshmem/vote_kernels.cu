@@ -28,6 +28,10 @@ __global__ void hxi_k_vote(const int32_t *in, int32_t *out, uint64_t *slots,
     __shared__ uint64_t seq;
     if (threadIdx.x == 0) {
         mine = *(const volatile int32_t *) in;
+        /* A transport that has timed out has lost a step: it votes yes,
+         * so that every rank stops at this vote. */
+        if (mine >= 0 && *(const volatile int *) d_hit)
+            mine = 1;
         seq = *seq_dev + 1;
     }
     __syncthreads();
