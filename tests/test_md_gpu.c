@@ -676,8 +676,10 @@ int main(int argc, char **argv)
     }
     if (withhold) {
         int could_not = keeper ? run_withhold(comm, ncells, grid, steps, 0) : 1;
+        /* The voted run needs what the plain one needed: it must run too. */
         if (!could_not)
-            run_withhold(comm, ncells, grid, steps, 1);
+            HXT_CHECK(run_withhold(comm, ncells, grid, steps, 1) == 0,
+                      "the voted run could not start where the plain one ran");
         if (keeper)
             hx_transport_destroy(keeper);
         return could_not ? hxt_skip(comm, "graph mode needs the nvshmem-fused transport and 2 "
