@@ -334,8 +334,8 @@ HX_API hx_status hx_transport_step_graph(hx_transport *t);
  * per pair of ranks. A wait is bounded by the transport's timeout: a vote
  * that times out stores 1, and hx_transport_sync then reports which rank's
  * vote did not come; a rank whose transport has recorded a timeout (a lost
- * step) votes 1 whatever its *in. Arrays and plans do not matter to it: it may run before
- * the first plan. */
+ * step) votes 1 whatever its *in, unless it sits the vote out. Arrays and
+ * plans do not matter to it: it may run before the first plan. */
 HX_API hx_status hx_transport_vote(hx_transport *t, const int32_t *in, int32_t *out);
 
 /* -------------------------------------------------- rebuild on the device */

@@ -31,8 +31,8 @@
  *
  * Failures: a vote that times out counts as yes (the transport records
  * the timeout), and a rank whose transport recorded a timeout (a lost
- * exchange) votes yes, so the ranks stop together; at the stop they agree on
- * errors before anything else collective (hxg_eng_check_local, then
+ * exchange) votes yes, so the ranks stop together; at the stop they agree
+ * on errors before anything else collective (hxg_eng_check_local, then
  * hxi_agree, the same first collective as every other check); a rank whose
  * peer stopped without it sees that peer's next vote time out and stops
  * too. A failure on the host is deferred as for replayed steps.
