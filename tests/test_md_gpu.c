@@ -457,12 +457,8 @@ static int run_withhold(hx_comm *comm, int ncells, const int grid[3], int steps,
             printf("--withhold needs 2 ranks or more and the nvshmem-fused transport\n");
         return 1;
     }
-    every_config(&cfg, ncells, grid, every);
-    if (voted) {
-        cfg.neigh_every = 1;
-        cfg.neigh_delay = 0;
-        cfg.neigh_check = 1;
-    }
+    every_config(&cfg, ncells, grid, voted ? 1 : every);
+    cfg.neigh_check = voted;
     if (steps < 2 * every)
         steps = 2 * every;
     snprintf(cfg.transport, sizeof cfg.transport, "nvshmem-fused");
