@@ -72,7 +72,11 @@ HX_API const char *hx_last_error(void);
 /* ------------------------------------------------------------- processes */
 
 /* Starts MPI (when built with it and not yet started) and reads the
- * environment. Safe to call when MPI is already initialised. */
+ * environment. Safe to call when MPI is already initialised. Built with
+ * CUDA, it also sets CUDA_MODULE_LOADING=EAGER unless the environment sets
+ * it: processes that share a GPU under MPS can stall each other's
+ * GPU-initiated exchanges when kernels load lazily (docs/transports.md).
+ * Call it before anything initialises CUDA for that to take effect. */
 HX_API hx_status hx_init(int *argc, char ***argv);
 /* Finalises MPI if hx_init started it. */
 HX_API hx_status hx_finalize(void);

@@ -9,8 +9,13 @@ foreach(prog halox-md halox-bench)
   set_tests_properties(test_version_${prog} PROPERTIES
     PASS_REGULAR_EXPRESSION "^${prog}: halox ${PROJECT_VERSION} \\(git [^,]+, [^)]+\\); transports: cpu")
 endforeach()
-set_tests_properties(test_version test_version_halox-md test_version_halox-bench PROPERTIES
-  LABELS cpu TIMEOUT 60)
+# hx_init's request for eager CUDA module loading (test_init.c).
+add_executable(test_init test_init.c)
+target_link_libraries(test_init PRIVATE hxtest)
+target_compile_options(test_init PRIVATE $<$<COMPILE_LANGUAGE:C>:${HALOX_C_WARNINGS}>)
+add_test(NAME test_init COMMAND test_init)
+set_tests_properties(test_version test_version_halox-md test_version_halox-bench test_init
+  PROPERTIES LABELS cpu TIMEOUT 60)
 
 # The exports of a shared libhalox: exactly the HX_API functions of halox.h.
 find_package(Python3 COMPONENTS Interpreter)

@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "transport/gpu/gpu.h"
 
+#include <cuda.h> /* CUmoduleLoadingMode; the entry point comes through the runtime */
 #include <cuda_runtime_api.h>
 #include <dirent.h>
 #include <stdarg.h>
@@ -101,6 +102,23 @@ static int mps_running(void)
     return found;
 }
 
+/* 1 when this process loads CUDA kernels lazily (CUDA's default since
+ * 12.2), as the driver reports it; without an answer, as the environment
+ * says. */
+static int lazy_loading(void)
+{
+    CUresult (*get)(CUmoduleLoadingMode *) = NULL;
+    enum cudaDriverEntryPointQueryResult q;
+    CUmoduleLoadingMode mode;
+    if (cudaGetDriverEntryPointByVersion("cuModuleGetLoadingMode", (void **) &get, 11070,
+                                         cudaEnableDefault, &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess && get && get(&mode) == CUDA_SUCCESS)
+        return mode == CU_MODULE_LAZY_LOADING;
+    (void) cudaGetLastError();
+    const char *env = getenv("CUDA_MODULE_LOADING");
+    return !(env && strcmp(env, "EAGER") == 0);
+}
+
 hx_status hxi_gpu_open(hxi_gpu *g, hx_transport *t, const char *who)
 {
     hx_status st = HX_OK;
@@ -150,6 +168,19 @@ hx_status hxi_gpu_open(hxi_gpu *g, hx_transport *t, const char *who)
     free(uuids);
     HXI_CHECK(st);
     g->mps = mps_running();
+    /* Processes sharing a GPU and loading kernels lazily can stall each
+     * other's exchanges (hx_init in halox.h): say so once, on rank 0. */
+    int lazy_shared = g->ranks_on_device > 1 && lazy_loading();
+    HXI_CHECK(hxi_allreduce_int(t->comm, &lazy_shared, 1, 1));
+    static int warned;
+    if (lazy_shared && g->rank == 0 && !warned) {
+        warned = 1;
+        hxi_warn("transport %s: processes share a GPU and CUDA loads their kernels lazily: a "
+                 "kernel's first launch can wait for the kernels already running there, an "
+                 "exchange waiting on its peer among them, until that exchange times out; set "
+                 "CUDA_MODULE_LOADING=EAGER (hx_init does unless the environment sets it)",
+                 who);
+    }
 
     g->timeout_s = t->opts.timeout_s; /* HALOX_TIMEOUT_S already, where unset */
     if (!(g->timeout_s > 0))
