@@ -9,8 +9,8 @@
  * this transport finds that case itself before NCCL does, and says what to
  * do instead.
  */
-#include "transport/gpu/gpu.h"
 #include "transport/gpu/kernels.h"
+#include "transport/nccl/comm.h"
 
 #include <nccl.h>
 
@@ -26,12 +26,6 @@ typedef struct nccl_impl {
     void *xr[HXI_XCHG_SLOTS]; /* the rebuild's received bytes, per slot */
     size_t xr_cap[HXI_XCHG_SLOTS];
 } nccl_impl;
-
-hx_status hxi_nccl_error(int result, const char *what)
-{
-    return hxi_error(HX_ERR_NCCL, "%s failed: %s", what,
-                     ncclGetErrorString((ncclResult_t) result));
-}
 
 static void nccl_free(hx_transport *t, nccl_impl *m)
 {
@@ -64,39 +58,7 @@ static hx_status nccl_create(hx_transport *t)
         return st;
     }
     t->impl = m;
-    int shared = m->g.ranks_on_device > 1;
-    HXI_CHECK_GOTO(hxi_allreduce_int(t->comm, &shared, 1, 1), st, fail);
-    if (shared) {
-        st = m->g.ranks_on_device > 1
-                 ? hxi_gpu_refuse_shared(&m->g, "NCCL refuses two ranks on one GPU (with or "
-                                                "without MPS)")
-                 : hxi_error(HX_ERR_UNSUPPORTED,
-                             "transport nccl: another rank shares its GPU with other processes, "
-                             "which NCCL refuses; run one process per GPU, or use the mpi or "
-                             "nvshmem-* transports");
-        goto fail;
-    }
-    ncclUniqueId id;
-    memset(&id, 0, sizeof id);
-    int bad = 0;
-    if (m->g.rank == 0) {
-        ncclResult_t r = ncclGetUniqueId(&id);
-        bad = r != ncclSuccess;
-    }
-    HXI_CHECK_GOTO(hxi_allreduce_int(t->comm, &bad, 1, 1), st, fail);
-    if (bad) {
-        st = hxi_error(HX_ERR_NCCL, "ncclGetUniqueId failed on rank 0");
-        goto fail;
-    }
-    HXI_CHECK_GOTO(hxi_bcast(t->comm, &id, sizeof id, 0), st, fail);
-    ncclResult_t r = ncclCommInitRank(&m->comm, m->g.nranks, id, m->g.rank);
-    bad = r != ncclSuccess;
-    HXI_CHECK_GOTO(hxi_allreduce_int(t->comm, &bad, 1, 1), st, fail);
-    if (bad) {
-        st = r != ncclSuccess ? hxi_nccl_error(r, "ncclCommInitRank")
-                              : hxi_error(HX_ERR_NCCL, "ncclCommInitRank failed on another rank");
-        goto fail;
-    }
+    HXI_CHECK_GOTO(hxi_nccl_comm_open(t, &m->g, &m->comm), st, fail);
     int version = 0;
     ncclGetVersion(&version);
     snprintf(t->describe, sizeof t->describe,
@@ -257,15 +219,6 @@ static hx_status nccl_xchg(hx_transport *t, int slot, const void *sbuf, size_t s
     HXI_NCCL(ncclGroupEnd());
     *rbuf = m->xr[slot];
     return HX_OK;
-}
-
-void hxi_nccl_version(char *buf, size_t n)
-{
-    int v = 0;
-    if (ncclGetVersion(&v) != ncclSuccess)
-        v = 0;
-    /* 2.9 on: major * 10000 + minor * 100 + patch */
-    snprintf(buf, n, "NCCL %d.%d.%d", v / 10000, v / 100 % 100, v % 100);
 }
 
 const hxi_transport_ops hxi_transport_nccl = {

@@ -26,7 +26,7 @@
  * atoms), so their forces are bitwise those of the cpu transport.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "transport/nvshmem_fused/fused.h"
+#include "transport/fused/fused_core.h"
 #include "transport/probes.h"
 #include "transport/nvshmem/shm.h"
 #include "transport/nvshmem/shm_api.h"
@@ -42,24 +42,14 @@
  * the fastest mode that keeps them bitwise, and the default. */
 #define FZ_DEFAULT_FMODE HXI_FZ_F_PULL
 
-static const char *const fz_fmode_names[] = {"push", "pull", "atomic"};
-
 typedef struct hxi_fz {
     hxi_shm s;
+    hxi_fz_core c;    /* the kernels' state, descriptors and launches */
     int tma;
     int fmode;        /* requested force mode, the same on every rank */
     uint64_t *ack;    /* symmetric: HX_MAX_PULSES ack slots, zero at start */
-    uint64_t *d_done; /* device: per-pulse "unpacked" flags */
-    uint64_t *d_step; /* device: last step of the forward kernel */
-    unsigned *d_cnt;  /* device: HXI_FZ_NCNT counters */
-    hxi_fz_pulse hp[HX_MAX_PULSES];
-    hxi_fz_pulse *d_pulses;
-    hxi_fz_seg *d_segs;
-    size_t segs_cap;
     int *d_pmaps; /* atomic: the receivers' maps, concatenated */
     size_t pmaps_cap;
-    hxi_fz_args args;
-    int bx;              /* blocks per pulse row */
     int nfmode[3];       /* pulses (either end) per agreed force mode */
     int nxdirect, nxput; /* coordinate pulses by path */
     /* Which ends of each pulse reach the other by load/store (set_plan),
@@ -68,51 +58,11 @@ typedef struct hxi_fz {
     int peers_np;
     int peers_rank[HX_MAX_PULSES][2];
     int scap[HX_MAX_PULSES], rcap[HX_MAX_PULSES], peer_s[HX_MAX_PULSES], peer_r[HX_MAX_PULSES];
-    /* graph mode */
-    cudaGraph_t graph;
-    cudaGraphExec_t exec;
 } hxi_fz;
 
 static const char *fz_name(int tma)
 {
     return tma ? "nvshmem-fused-tma" : "nvshmem-fused";
-}
-
-/* Collective symmetric allocation with agreement on the outcome. */
-static void fz_graph_drop(hxi_fz *z)
-{
-    if (z->exec)
-        cudaGraphExecDestroy(z->exec);
-    if (z->graph)
-        cudaGraphDestroy(z->graph);
-    z->exec = NULL;
-    z->graph = NULL;
-}
-
-/* The requested force mode: HALOX_FUSED_FORCE_MODE, agreed over ranks. */
-static hx_status fz_force_mode(hx_transport *t, int *mode)
-{
-    const char *env = hxi_env_str("HALOX_FUSED_FORCE_MODE");
-    int m = FZ_DEFAULT_FMODE, bad = 0;
-    if (env) {
-        m = -1;
-        for (int k = 0; k < 3; k++)
-            if (strcmp(env, fz_fmode_names[k]) == 0)
-                m = k;
-        bad = m < 0;
-    }
-    int v[3] = {m, -m, bad};
-    HXI_CHECK(hxi_allreduce_int(t->comm, v, 3, 1));
-    if (v[2])
-        return hxi_error(HX_ERR_INVALID,
-                         "HALOX_FUSED_FORCE_MODE='%s' on some rank: use push, pull or atomic",
-                         env ? env : "");
-    if (v[0] != -v[1])
-        return hxi_error(HX_ERR_INVALID,
-                         "HALOX_FUSED_FORCE_MODE differs between ranks: give every rank the "
-                         "same value (mpirun -x HALOX_FUSED_FORCE_MODE)");
-    *mode = m;
-    return HX_OK;
 }
 
 static hx_status fz_create(hx_transport *t, int tma)
@@ -129,33 +79,19 @@ static hx_status fz_create(hx_transport *t, int tma)
         return st;
     }
     hxi_gpu *g = &z->s.g;
-    HXI_CHECK_GOTO(fz_force_mode(t, &z->fmode), st, fail);
+    HXI_CHECK_GOTO(hxi_fz_force_mode(t, FZ_DEFAULT_FMODE, 3, &z->fmode), st, fail);
     HXI_CHECK_GOTO(hxi_shm_alloc(t->comm, (void **) &z->ack, HX_MAX_PULSES * sizeof(uint64_t),
                                  "the ack slots"),
                    st, fail);
     /* Local set-up, then one agreement, so that every rank takes the same
      * (collective) way out. */
-    st = hxi_gpu_malloc((void **) &z->d_done, HX_MAX_PULSES * sizeof(uint64_t), "the unpack flags");
-    if (st == HX_OK)
-        st = hxi_gpu_malloc((void **) &z->d_step, sizeof(uint64_t), "the step counter");
-    if (st == HX_OK)
-        st = hxi_gpu_malloc((void **) &z->d_cnt, HXI_FZ_NCNT * sizeof(unsigned),
-                            "the block counters");
-    if (st == HX_OK)
-        st = hxi_gpu_malloc((void **) &z->d_pulses, HX_MAX_PULSES * sizeof(hxi_fz_pulse),
-                            "the fused pulse descriptors");
+    st = hxi_fz_core_open(&z->c, who, tma);
     if (st == HX_OK) {
         cudaError_t e = cudaMemset(z->ack, 0, HX_MAX_PULSES * sizeof(uint64_t));
         if (e == cudaSuccess)
-            e = cudaMemset(z->d_done, 0, HX_MAX_PULSES * sizeof(uint64_t));
-        if (e == cudaSuccess)
-            e = cudaMemset(z->d_step, 0, sizeof(uint64_t));
-        if (e == cudaSuccess)
-            e = cudaMemset(z->d_cnt, 0, HXI_FZ_NCNT * sizeof(unsigned));
-        if (e == cudaSuccess)
             e = cudaDeviceSynchronize();
         if (e != cudaSuccess)
-            st = hxi_cuda_error(e, "zeroing the fused transport's flags", __FILE__, __LINE__);
+            st = hxi_cuda_error(e, "zeroing the ack slots", __FILE__, __LINE__);
     }
     HXI_CHECK_GOTO(hxi_agree(t->comm, st), st, fail);
     /* No peer may signal into our ack slots before they are zero. */
@@ -164,18 +100,11 @@ static hx_status fz_create(hx_transport *t, int tma)
     snprintf(t->describe, sizeof t->describe,
              "%s: one kernel for all pulses each way%s, forces %s; %s; GPU %d, %d rank(s) on "
              "it%s",
-             who, tma ? " (bulk copies per warp)" : "", fz_fmode_names[z->fmode],
+             who, tma ? " (bulk copies per warp)" : "", hxi_fz_fmode_names[z->fmode],
              hxi_shm_mode(&z->s), g->device, g->ranks_on_device, g->mps ? ", MPS" : "");
     return HX_OK;
 fail:
-    if (z->d_pulses)
-        cudaFree(z->d_pulses);
-    if (z->d_cnt)
-        cudaFree(z->d_cnt);
-    if (z->d_step)
-        cudaFree(z->d_step);
-    if (z->d_done)
-        cudaFree(z->d_done);
+    hxi_fz_core_close(&z->c);
     hxi_shm_free((void **) &z->ack); /* collective: every rank reaches this */
     hxi_shm_close(&z->s, t);
     free(z);
@@ -198,75 +127,14 @@ static void fz_destroy(hx_transport *t)
         return;
     if (z->s.g.stream)
         (void) cudaStreamSynchronize(z->s.g.stream);
-    fz_graph_drop(z);
     (void) hxi_barrier(t->comm);
     hxi_shm_free((void **) &z->ack);
-    if (z->d_pulses)
-        cudaFree(z->d_pulses);
-    if (z->d_segs)
-        cudaFree(z->d_segs);
+    hxi_fz_core_close(&z->c);
     if (z->d_pmaps)
         cudaFree(z->d_pmaps);
-    if (z->d_cnt)
-        cudaFree(z->d_cnt);
-    if (z->d_step)
-        cudaFree(z->d_step);
-    if (z->d_done)
-        cudaFree(z->d_done);
     hxi_shm_close(&z->s, t);
     free(z);
     t->impl = NULL;
-}
-
-/* Entries of the map that is first 16-byte aligned at dst, or -1 when no
- * entry is (dst not 4-byte aligned). */
-static int fz_head(const float *dst)
-{
-    uintptr_t a = (uintptr_t) dst;
-    for (int h = 0; h < 4; h++)
-        if ((a + 12u * (uintptr_t) h) % 16u == 0)
-            return h;
-    return -1;
-}
-
-/* Dependent runs of every pulse's map: entries at or above nsend_home are
- * sorted (the plan appends candidates in index order), and pulses' receive
- * ranges are disjoint and ascending, so each source pulse is one run, as
- * long as the plan counts (hx_plan_from_pulse). */
-static hx_status fz_segments(const hx_plan *plan, hxi_fz_seg **out, int *nseg, int seg_range[][2])
-{
-    int np = hx_plan_npulses(plan), n = 0;
-    hxi_fz_seg *segs = NULL;
-    HXI_CHECK(hxi_alloc((void **) &segs,
-                        (size_t) (np * (np > 1 ? np - 1 : 1) / 2 + 1) * sizeof *segs,
-                        "dependency runs"));
-    for (int p = 0; p < np; p++) {
-        const hx_pulse *P = hx_plan_pulse(plan, p);
-        int begin = P->nsend_home;
-        seg_range[p][0] = n;
-        for (int q = 0; q < p; q++) {
-            int c = hx_plan_from_pulse(plan, p, q);
-            if (c == 0)
-                continue;
-            segs[n].begin = begin;
-            segs[n].end = begin + c;
-            segs[n].src = q;
-            segs[n].pad_ = 0;
-            begin += c;
-            n++;
-        }
-        seg_range[p][1] = n;
-        if (begin != P->nsend) {
-            free(segs);
-            return hxi_error(HX_ERR_STATE,
-                             "pulse %d: %d of its %d halo map entries lie in no earlier pulse's "
-                             "receive range: the plan is inconsistent",
-                             p, P->nsend - begin, P->nsend - P->nsend_home);
-        }
-    }
-    *out = segs;
-    *nseg = n;
-    return HX_OK;
 }
 
 enum { FZ_TAG_CAP = 401, FZ_TAG_MAP = 402 };
@@ -280,7 +148,7 @@ static hx_status fz_set_plan(hx_transport *t)
     hx_status st = HX_OK;
     /* The captured step refers to the old arrays and descriptors. */
     HXI_CUDA(cudaStreamSynchronize(g->stream));
-    fz_graph_drop(z);
+    hxi_fz_core_drop_graph(&z->c);
     /* The peers' reach is asked again where any rank's pulses changed. */
     int stale = z->peers_np != hx_plan_npulses(plan);
     for (int p = 0; !stale && p < z->peers_np; p++)
@@ -294,11 +162,8 @@ static hx_status fz_set_plan(hx_transport *t)
     const int np = g->npulses;
     hxi_fz_seg *segs = NULL;
     int nseg = 0, seg_range[HX_MAX_PULSES][2];
-    uint64_t share[HX_MAX_PULSES];
     int *pmaps = NULL, *hmaps = NULL;
-    st = fz_segments(plan, &segs, &nseg, seg_range);
-    for (int p = 0; p < np; p++)
-        share[p] = hx_plan_pulse(plan, p)->share;
+    st = hxi_fz_segments(plan, &segs, &nseg, seg_range);
     HXI_CHECK_GOTO(hxi_agree(t->comm, st), st, done);
 
     /* Which ends of each pulse can reach the other by load/store: the
@@ -365,20 +230,8 @@ static hx_status fz_set_plan(hx_transport *t)
     int unpack_atomic = 0;
     for (int p = 0; p < np; p++) {
         const hxi_gpu_pulse *q = &g->pulse[p];
-        hxi_fz_pulse *d = &z->hp[p];
-        memset(d, 0, sizeof *d);
-        d->nsend = q->nsend;
-        d->nsend_home = q->nsend_home;
-        d->nrecv = q->nrecv;
-        d->dim = q->dim;
-        d->recv_offset = q->recv_offset;
-        d->map_offset = q->map_offset;
-        d->seg_begin = seg_range[p][0];
-        d->seg_end = seg_range[p][1];
-        d->send_rank = q->send_rank;
-        d->recv_rank = q->recv_rank;
-        d->shift = q->shift;
-        d->deps = q->deps;
+        hxi_fz_pulse *d = &z->c.hp[p];
+        hxi_fz_pulse_from_plan(d, q, seg_range[p]);
         d->pmap_offset = pmap_off[p];
         float *slot_x = s->xstage + (size_t) p * (size_t) s->stride * 3;
         float *slot_f = s->fstage + (size_t) p * (size_t) s->stride * 3;
@@ -388,7 +241,7 @@ static hx_status fz_set_plan(hx_transport *t)
             d->xmode = HXI_FZ_X_DIRECT;
             d->xdst = s->peer_x[p];
             d->xsig = s->peer_xsig[p];
-            d->xhead = fz_head(d->xdst);
+            d->xhead = hxi_fz_head(d->xdst);
         } else {
             d->xmode =
                 hxi_shm_api_ptr(t->x, q->send_rank) ? HXI_FZ_X_PUT_BLOCK : HXI_FZ_X_PUT_THREAD;
@@ -440,37 +293,10 @@ static hx_status fz_set_plan(hx_transport *t)
         if (q->nsend > 0)
             z->nfmode[rmode]++;
     }
-    /* Dependency masks of the reverse chain. */
-    for (int p = 0; p < np; p++) {
-        hxi_fz_pulse *d = &z->hp[p];
-        for (int r = p + 1; r < np; r++) {
-            const hxi_fz_pulse *later = &z->hp[r];
-            if (later->nsend == 0)
-                continue;
-            uint64_t bit = UINT64_C(1) << r;
-            if (later->deps >> p & 1u) {
-                if (later->frecv == HXI_FZ_F_ATOMIC)
-                    d->send_after_fsig |= bit;
-                else
-                    d->send_after_done |= bit;
-            }
-            if ((share[p] & bit) && later->frecv != HXI_FZ_F_ATOMIC)
-                d->unpack_after |= bit;
-        }
-    }
+    hxi_fz_order(&z->c, np, plan);
 
     /* Device copies: local work, agreed on below. */
-    if ((size_t) nseg > z->segs_cap || !z->d_segs) {
-        if (z->d_segs)
-            cudaFree(z->d_segs);
-        z->d_segs = NULL;
-        z->segs_cap = 0;
-        size_t cap = (size_t) nseg + (size_t) nseg / 2 + 64;
-        st = hxi_gpu_malloc((void **) &z->d_segs, cap * sizeof(hxi_fz_seg), "the dependency runs");
-        if (st == HX_OK)
-            z->segs_cap = cap;
-    }
-    if (st == HX_OK && (pmap_total > z->pmaps_cap || !z->d_pmaps)) {
+    if (pmap_total > z->pmaps_cap || !z->d_pmaps) {
         if (z->d_pmaps)
             cudaFree(z->d_pmaps);
         z->d_pmaps = NULL;
@@ -481,83 +307,29 @@ static hx_status fz_set_plan(hx_transport *t)
             z->pmaps_cap = cap;
     }
     if (st == HX_OK) {
-        cudaError_t e = cudaSuccess;
         for (int p = 0; p < np; p++)
-            z->hp[p].pmap = z->d_pmaps + z->hp[p].pmap_offset;
-        /* On the stream, ahead of the kernels that read them: a copy from
-         * pageable memory has taken its source by the time it returns, and
-         * costs the host less than cudaMemcpy's wait. */
-        if (nseg > 0)
-            e = cudaMemcpyAsync(z->d_segs, segs, (size_t) nseg * sizeof *segs,
-                                cudaMemcpyHostToDevice, g->stream);
-        if (e == cudaSuccess && pmap_total > 0)
-            e = cudaMemcpyAsync(z->d_pmaps, pmaps, pmap_total * sizeof(int), cudaMemcpyHostToDevice,
-                                g->stream);
-        if (e == cudaSuccess && np > 0)
-            e = cudaMemcpyAsync(z->d_pulses, z->hp, (size_t) np * sizeof(hxi_fz_pulse),
-                                cudaMemcpyHostToDevice, g->stream);
-        if (e != cudaSuccess)
-            st = hxi_cuda_error(e, "uploading the fused pulse descriptors", __FILE__, __LINE__);
+            z->c.hp[p].pmap = z->d_pmaps + z->c.hp[p].pmap_offset;
+        if (pmap_total > 0) {
+            cudaError_t e = cudaMemcpyAsync(z->d_pmaps, pmaps, pmap_total * sizeof(int),
+                                            cudaMemcpyHostToDevice, g->stream);
+            if (e != cudaSuccess)
+                st = hxi_cuda_error(e, "uploading the peer maps", __FILE__, __LINE__);
+        }
     }
+    if (st == HX_OK)
+        st = hxi_fz_core_adopt(&z->c, g, t, segs, nseg, s->sig, z->ack, HXI_SHM_FSIG,
+                               unpack_atomic);
     HXI_CHECK_GOTO(hxi_agree(t->comm, st), st, done);
-
-    /* Blocks per row: enough for one atom per thread in the largest pulse,
-     * capped so that the rows of every process sharing this GPU can all be
-     * resident at once (blocks spin on signals that other blocks, ours or
-     * a peer's, must be running to produce). */
-    int most = 1;
-    for (int p = 0; p < np; p++) {
-        int n = g->pulse[p].nsend > g->pulse[p].nrecv ? g->pulse[p].nsend : g->pulse[p].nrecv;
-        if (n > most)
-            most = n;
-    }
-    int per_sm = hxi_fz_blocks_per_sm(z->tma);
-    int sharing = g->ranks_on_device > 0 ? g->ranks_on_device : 1;
-    long resident = (long) per_sm * g->sm_count / sharing;
-    int cap_rows = np > 0 ? (int) (resident / np) : 1;
-    if (cap_rows < 1) {
-        hxi_warn("%s: %d pulses with %d processes on GPU %d leave room for less than one "
-                 "resident block per pulse; device waits may stall",
-                 fz_name(z->tma), np, sharing, g->device);
-        cap_rows = 1;
-    }
-    z->bx = (most + HXI_FZ_THREADS - 1) / HXI_FZ_THREADS;
-    if (z->bx > cap_rows)
-        z->bx = cap_rows;
-    if (z->bx < 1)
-        z->bx = 1;
-
-    hxi_fz_args *a = &z->args;
-    memset(a, 0, sizeof *a);
-    a->pulses = z->d_pulses;
-    a->segs = z->d_segs;
-    a->maps = g->maps;
-    a->x = t->x;
-    a->f = t->f;
-    a->sig = s->sig;
-    a->ack = z->ack;
-    a->done = z->d_done;
-    a->cnt = z->d_cnt;
-    a->step = z->d_step;
-    a->d_hit = g->d_hit;
-    a->rec = g->rec_d;
-    a->timeout_ns = g->timeout_ns;
-    a->withhold_step = g->withhold_rank == g->rank ? g->withhold_step : 0;
-    a->gate = t->opts.gate;
-    a->rank = g->rank;
-    a->npulses = np;
-    a->fsig_base = HXI_SHM_FSIG;
-    a->unpack_atomic = unpack_atomic;
 
     snprintf(t->describe, sizeof t->describe,
              "%s: one kernel for all %d pulses each way (%d x %d blocks)%s; coordinates %s; "
              "forces push %d, pull %d, atomic %d (pulse ends; asked %s); %s; GPU %d, %d rank(s) "
              "on it%s",
-             fz_name(z->tma), np, z->bx, np, z->tma ? ", bulk copies per warp" : "",
+             fz_name(z->tma), np, z->c.bx, np, z->tma ? ", bulk copies per warp" : "",
              z->nxput == 0      ? "direct stores"
              : z->nxdirect == 0 ? "put with signal"
                                 : "mixed",
-             z->nfmode[0], z->nfmode[1], z->nfmode[2], fz_fmode_names[z->fmode], hxi_shm_mode(s),
+             z->nfmode[0], z->nfmode[1], z->nfmode[2], hxi_fz_fmode_names[z->fmode], hxi_shm_mode(s),
              g->device, g->ranks_on_device, g->mps ? ", MPS" : "");
 done:
     free(segs);
@@ -569,27 +341,13 @@ done:
 static hx_status fz_forward(hx_transport *t)
 {
     hxi_fz *z = t->impl;
-    hxi_gpu *g = &z->s.g;
-    HXI_CHECK(hxi_gpu_begin_forward(g));
-    if (g->npulses == 0)
-        return HX_OK;
-    HXI_CUDA(hxi_fz_forward(g->stream, &z->args, z->bx, z->tma));
-    return HX_OK;
+    return hxi_fz_core_forward(&z->c, &z->s.g);
 }
 
 static hx_status fz_reverse(hx_transport *t)
 {
     hxi_fz *z = t->impl;
-    hxi_gpu *g = &z->s.g;
-    HXI_CHECK(hxi_gpu_check_usable(g));
-    if (t->step == 0)
-        return hxi_error(HX_ERR_STATE,
-                         "%s: reverse before the first forward: call hx_transport_forward first",
-                         fz_name(z->tma));
-    if (g->npulses == 0)
-        return HX_OK;
-    HXI_CUDA(hxi_fz_reverse(g->stream, &z->args, z->bx));
-    return HX_OK;
+    return hxi_fz_core_reverse(&z->c, &z->s.g, t);
 }
 
 static hx_status fz_sync(hx_transport *t)
@@ -598,42 +356,10 @@ static hx_status fz_sync(hx_transport *t)
     return hxi_gpu_sync(&z->s.g);
 }
 
-/* Captures forward + reverse on the transport's stream. */
-static hx_status fz_capture(hxi_fz *z)
-{
-    hxi_gpu *g = &z->s.g;
-    HXI_CUDA(cudaStreamBeginCapture(g->stream, cudaStreamCaptureModeThreadLocal));
-    cudaError_t e1 = hxi_fz_forward(g->stream, &z->args, z->bx, z->tma);
-    cudaError_t e2 = hxi_fz_reverse(g->stream, &z->args, z->bx);
-    cudaGraph_t graph = NULL;
-    cudaError_t e3 = cudaStreamEndCapture(g->stream, &graph);
-    cudaError_t e = e1 != cudaSuccess ? e1 : e2 != cudaSuccess ? e2 : e3;
-    if (e != cudaSuccess) {
-        if (graph)
-            cudaGraphDestroy(graph);
-        return hxi_cuda_error(e, "capturing the fused step into a CUDA graph", __FILE__, __LINE__);
-    }
-    e = cudaGraphInstantiate(&z->exec, graph, 0);
-    if (e != cudaSuccess) {
-        cudaGraphDestroy(graph);
-        z->exec = NULL;
-        return hxi_cuda_error(e, "cudaGraphInstantiate (fused step)", __FILE__, __LINE__);
-    }
-    z->graph = graph;
-    return HX_OK;
-}
-
 static hx_status fz_step_graph(hx_transport *t)
 {
     hxi_fz *z = t->impl;
-    hxi_gpu *g = &z->s.g;
-    HXI_CHECK(hxi_gpu_begin_forward(g));
-    if (g->npulses == 0)
-        return HX_OK;
-    if (!z->exec)
-        HXI_CHECK(fz_capture(z));
-    HXI_CUDA(cudaGraphLaunch(z->exec, g->stream));
-    return HX_OK;
+    return hxi_fz_core_step_graph(&z->c, &z->s.g);
 }
 
 const hxi_transport_ops hxi_transport_nvshmem_fused = {
@@ -670,7 +396,7 @@ const hxi_transport_ops hxi_transport_nvshmem_fused_tma = {
 
 const char *hxi_fused_default_force_mode(void)
 {
-    return fz_fmode_names[FZ_DEFAULT_FMODE];
+    return hxi_fz_fmode_names[FZ_DEFAULT_FMODE];
 }
 
 hx_status hxi_fused_pingpong(hx_transport *t, long bytes, int iters, double *oneway_us)

@@ -1,7 +1,9 @@
 /*
- * fused_kernels.cu - the kernels of nvshmem-fused and nvshmem-fused-tma:
- * one launch moves the coordinates of every pulse, one moves the forces
- * back, and a ping-pong probe measures the floor they are compared with.
+ * fused_kernels.cu - the kernels of nvshmem-fused, nvshmem-fused-tma and
+ * nccl-dev: one launch moves the coordinates of every pulse, one moves the
+ * forces back, and a ping-pong probe measures the floor they are compared
+ * with. The kernels see only pointers (fused.h): where they point, a peer's
+ * NVSHMEM heap or its NCCL window, is the host side's business.
  *
  * Ordering vocabulary used below:
  * - A row's blocks (or warps) arrive on a per-pulse counter with
@@ -18,9 +20,32 @@
  *   last arrival checks d_hit and then does not publish, so a lost step
  *   cascades into timeouts on the peers instead of wrong data.
  */
+#include "transport/fused/fused.h"
 #include "transport/gpu/gpu_dev.cuh"
+
+#ifdef HALOX_HAVE_NVSHMEM
 #include "transport/nvshmem/put_dev.cuh"
-#include "transport/nvshmem_fused/fused.h"
+#else
+/* Built without NVSHMEM (nccl-dev alone): only the load/store modes exist,
+ * and the host never chooses a put mode (HXI_FZ_X_PUT_*, HXI_FZ_FS_PUT_*).
+ * Reaching one anyway is a bug: the kernel traps, and the host reports the
+ * launch's error rather than a wrong halo. */
+static __device__ __forceinline__ void hxi_put_slice(int n, int unit, int b, int nb, int *lo,
+                                                     int *hi)
+{
+    (void) unit, (void) b, (void) nb;
+    *lo = 0;
+    *hi = n;
+}
+static __device__ void hxi_put_complete(float *, const float *, size_t, int, bool)
+{
+    __trap();
+}
+static __device__ void hxi_put_signal(uint64_t *, uint64_t, int)
+{
+    __trap();
+}
+#endif
 
 /* --------------------------------------------------------------- helpers */
 
