@@ -78,6 +78,22 @@ if(HALOX_HAVE_CUDA AND NOT HALOX_WITH_NCCL STREQUAL "OFF")
 endif()
 halox_resolve(NCCL ${_found} "${_detail}")
 
+# NCCL's device API (NCCL 2.28 or later, nccl_device.h: symmetric windows
+# and load/store peer pointers), for the nccl-dev transport. Part of NCCL,
+# so no option of its own: a build with NCCL has it where NCCL is new enough.
+set(HALOX_HAVE_NCCL_DEVICE OFF)
+set(HALOX_NCCL_DEVICE_DETAIL "(needs NCCL 2.28 or later, with nccl_device.h)")
+if(HALOX_HAVE_NCCL)
+  file(STRINGS ${HALOX_NCCL_INCLUDE}/nccl.h _code REGEX "^#define NCCL_VERSION_CODE +[0-9]+")
+  string(REGEX MATCH "[0-9]+$" _code "${_code}")
+  if(_code AND NOT _code LESS 22800 AND EXISTS ${HALOX_NCCL_INCLUDE}/nccl_device.h)
+    set(HALOX_HAVE_NCCL_DEVICE ON)
+    set(HALOX_NCCL_DEVICE_DETAIL "NCCL version code ${_code}")
+  elseif(_code)
+    set(HALOX_NCCL_DEVICE_DETAIL "(NCCL version code ${_code}: needs 22800 (2.28) or later, with nccl_device.h)")
+  endif()
+endif()
+
 # NVSHMEM
 set(_found OFF)
 set(_detail "needs CUDA and MPI and NVSHMEM (pip install nvidia-nvshmem-cu13==3.4.5, or NVSHMEM_HOME)")

@@ -26,6 +26,11 @@
 #else
 #define HXI_BUILT_CUDA_NCCL(x)
 #endif
+#if defined(HALOX_HAVE_CUDA) && defined(HALOX_HAVE_NCCL_DEVICE)
+#define HXI_BUILT_CUDA_NCCL_DEVICE(x) x,
+#else
+#define HXI_BUILT_CUDA_NCCL_DEVICE(x)
+#endif
 #if defined(HALOX_HAVE_CUDA) && defined(HALOX_HAVE_NVSHMEM)
 #define HXI_BUILT_CUDA_NVSHMEM(x) x,
 #else

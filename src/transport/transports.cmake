@@ -17,7 +17,7 @@ foreach(_hx_entry IN LISTS _hx_entries)
   string(REGEX REPLACE "[\"\n)]" " " _hx_files "${_hx_files}")
   string(STRIP "${_hx_files}" _hx_files)
   string(REGEX REPLACE " +" ";" _hx_files "${_hx_files}")
-  if(NOT _hx_req MATCHES "^(ALWAYS|CUDA_MPI|CUDA_NCCL|CUDA_NVSHMEM)$")
+  if(NOT _hx_req MATCHES "^(ALWAYS|CUDA_MPI|CUDA_NCCL|CUDA_NCCL_DEVICE|CUDA_NVSHMEM)$")
     message(FATAL_ERROR "transports.def: unknown requirement '${_hx_req}' in '${_hx_entry}'")
   endif()
   set(_hx_on FALSE)
@@ -26,6 +26,7 @@ foreach(_hx_entry IN LISTS _hx_entries)
   elseif(HALOX_HAVE_CUDA)
     if((_hx_req STREQUAL "CUDA_MPI" AND HALOX_HAVE_MPI) OR
        (_hx_req STREQUAL "CUDA_NCCL" AND HALOX_HAVE_NCCL) OR
+       (_hx_req STREQUAL "CUDA_NCCL_DEVICE" AND HALOX_HAVE_NCCL_DEVICE) OR
        (_hx_req STREQUAL "CUDA_NVSHMEM" AND HALOX_HAVE_NVSHMEM))
       set(_hx_on TRUE)
     endif()
