@@ -271,6 +271,16 @@ HX_API void hx_transport_opts_init(hx_transport_opts *opts);
  * sophistication. */
 HX_API int hx_transport_count(void);
 HX_API const char *hx_transport_name_at(int i);
+/* Every transport halox knows, built into this library or not, in the
+ * same order (hx_transport_name_at lists the built ones only). */
+HX_API int hx_transport_known_count(void);
+HX_API const char *hx_transport_known_at(int i);
+/* What a build needs for a transport, as a sentence; NULL where this
+ * library has it (and for a name halox does not know). */
+HX_API const char *hx_transport_needs(const char *name);
+/* A built transport's caveat, NULL where it has none: a transport that has
+ * not yet run where it can exchange says so, and `auto` leaves it out. */
+HX_API const char *hx_transport_note(const char *name);
 /* Capabilities of a built transport by name, before one is created
  * (HX_CAP_* bits; 0 for a name not built here). `auto` answers
  * HX_CAP_CHOOSES only: what it can do depends on its choice. */

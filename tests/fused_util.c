@@ -73,6 +73,13 @@ int hxt_fz_create_all(hx_comm *comm, hxt_fz_var *v, double timeout_s)
     return n;
 }
 
+int hxt_fz_create_named(hx_comm *comm, hxt_fz_var *v, const char *name, double timeout_s)
+{
+    int n = hxt_fz_create(comm, &v[0], name, "pull", 0, timeout_s, NULL);
+    n += hxt_fz_create(comm, &v[n], name, "push", 0, timeout_s, NULL);
+    return n;
+}
+
 int hxt_fz_ref_init(hx_comm *comm, hxt_fz_ref *r)
 {
     memset(r, 0, sizeof *r);

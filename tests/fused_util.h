@@ -40,6 +40,9 @@ int hxt_fz_create(hx_comm *comm, hxt_fz_var *v, const char *name, const char *fm
 /* The standard set: fused x {push, pull, atomic} x {direct, put}, and
  * fused-tma push x {direct, put}. Returns how many were created. */
 int hxt_fz_create_all(hx_comm *comm, hxt_fz_var *v, double timeout_s);
+/* Another transport of the fused design (nccl-dev): its push and pull
+ * modes, load/store only. Returns how many were created. */
+int hxt_fz_create_named(hx_comm *comm, hxt_fz_var *v, const char *name, double timeout_s);
 
 /* The cpu reference of one step: halo coordinates (xr, ntotal * 3),
  * forces after the reverse (fr, nhome * 3) and the magnitude bound

@@ -11,7 +11,10 @@
  * Grids per rank count: 2: 1x1x2, 2x1x1 (1 pulse); 4: 2x2x1, 1x1x4 (2
  * pulses along z); 8: 2x2x2, 8x1x1 (3 pulses along x: domains 1.0 wide,
  * cutoff 2.8), 2x1x4 (2 pulses along z). --grid AxBxC (repeatable)
- * replaces them; --steps N sets the steps per grid.
+ * replaces them; --steps N sets the steps per grid. --transport NAME tests
+ * another transport of the fused design instead (nccl-dev: pull and push);
+ * where it is refused (NCCL refuses two ranks on one GPU) the test skips
+ * and says why.
  */
 #include "fused_util.h"
 
@@ -91,10 +94,13 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0); /* progress shows even when a run is cut short */
     int nranks = hx_comm_size(comm), rank = hx_comm_rank(comm);
     int grids[8][3], ngrids = 0, steps = 100;
+    const char *name = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--grid") == 0 && i + 1 < argc && ngrids < 8) {
             if (hx_grid_parse(argv[++i], grids[ngrids]) == HX_OK)
                 ngrids++;
+        } else if (strcmp(argv[i], "--transport") == 0 && i + 1 < argc) {
+            name = argv[++i];
         } else if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
             steps = atoi(argv[++i]);
         }
@@ -114,7 +120,9 @@ int main(int argc, char **argv)
         steps = 2;
 
     hxt_fz_var v[HXT_FZ_MAXV];
-    int nv = hxt_fz_create_all(comm, v, 10.0);
+    int nv = name ? hxt_fz_create_named(comm, v, name, 10.0) : hxt_fz_create_all(comm, v, 10.0);
+    if (name && nv == 0 && hxt_agree(comm, hxt_failures == 0))
+        return hxt_skip(comm, "the transport was refused here (the reason is above)");
     HXT_CHECK(nv > 0, "no fused transport could be created");
     for (int k = 0; k < nv && rank == 0; k++)
         printf("%s: %s\n", v[k].label, hx_transport_describe(v[k].t));

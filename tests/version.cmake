@@ -9,6 +9,12 @@ foreach(prog halox-md halox-bench)
   set_tests_properties(test_version_${prog} PROPERTIES
     PASS_REGULAR_EXPRESSION "^${prog}: halox ${PROJECT_VERSION} \\(git [^,]+, [^)]+\\); transports: cpu")
 endforeach()
+# halox-bench --list: every transport halox knows, built or with what a
+# build needs for it (nccl-dev's line, whichever this build gives).
+add_test(NAME test_bench_list COMMAND halox-bench --list)
+set_tests_properties(test_bench_list PROPERTIES LABELS cpu TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "nccl-dev +(built.+not yet run on two GPUs|not built: needs CUDA and NCCL 2.28)")
+
 # hx_init's request for eager CUDA module loading (test_init.c).
 add_executable(test_init test_init.c)
 target_link_libraries(test_init PRIVATE hxtest)

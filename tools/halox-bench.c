@@ -109,6 +109,7 @@ static void usage(void)
            "                   [--csv FILE] [--no-put] [--floor]\n"
            "       halox-bench pingpong [--bytes N,N,...] [--iters N]\n"
            "       halox-bench md ...   (whole MD steps; halox-bench md --help)\n"
+           "       halox-bench --list   (every transport: built, or what a build needs)\n"
            "       halox-bench --version\n"
            "transports built:");
     for (int i = 0; i < hx_transport_count(); i++)
@@ -558,6 +559,20 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--version") == 0) {
             printf("halox-bench: %s\n", hx_version_string());
+            return 0;
+        }
+    /* Every transport halox knows: built here, or what a build needs. */
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--list") == 0) {
+            for (int k = 0; k < hx_transport_known_count(); k++) {
+                const char *name = hx_transport_known_at(k);
+                const char *needs = hx_transport_needs(name);
+                const char *note = hx_transport_note(name);
+                if (needs)
+                    printf("%-18s not built: needs %s\n", name, needs);
+                else
+                    printf("%-18s built%s%s\n", name, note ? "; " : "", note ? note : "");
+            }
             return 0;
         }
     /* `halox-bench md` runs whole MD steps under several process counts,

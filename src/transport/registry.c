@@ -103,6 +103,11 @@ hx_status hx_transport_create(hx_transport **out, hx_comm *comm, const hx_transp
             ops = hxi_builtin[i];
     if (!ops)
         return hxi_unknown(opts->name);
+    static int noted;
+    if (ops->unproven && !noted && hx_comm_rank(comm) == 0) {
+        noted = 1;
+        hxi_warn("transport %s: %s", ops->name, ops->unproven);
+    }
     if (opts->dtype != HX_FLOAT && opts->dtype != HX_DOUBLE)
         return hxi_error(HX_ERR_INVALID, "data type %d: use HX_FLOAT or HX_DOUBLE",
                          (int) opts->dtype);
@@ -166,6 +171,40 @@ void *hx_transport_forces(hx_transport *t)
 {
     return t->f;
 }
+int hx_transport_known_count(void)
+{
+    return (int) (sizeof hxi_known / sizeof hxi_known[0]);
+}
+
+const char *hx_transport_known_at(int i)
+{
+    return i >= 0 && i < hx_transport_known_count() ? hxi_known[i].name : NULL;
+}
+
+static const hxi_transport_ops *hxi_built(const char *name)
+{
+    for (int i = 0; name && i < HXI_NBUILTIN; i++)
+        if (strcmp(name, hxi_builtin[i]->name) == 0)
+            return hxi_builtin[i];
+    return NULL;
+}
+
+const char *hx_transport_needs(const char *name)
+{
+    if (!name || hxi_built(name))
+        return NULL;
+    for (int k = 0; k < hx_transport_known_count(); k++)
+        if (strcmp(name, hxi_known[k].name) == 0)
+            return hxi_known[k].needs;
+    return NULL;
+}
+
+const char *hx_transport_note(const char *name)
+{
+    const hxi_transport_ops *ops = hxi_built(name);
+    return ops ? ops->unproven : NULL;
+}
+
 unsigned hx_transport_caps_of(const char *name)
 {
     for (int i = 0; name && i < HXI_NBUILTIN; i++)

@@ -11,6 +11,9 @@
 typedef struct hxi_transport_ops {
     const char *name;
     unsigned caps; /* HX_CAP_* bits (auto: HX_CAP_CHOOSES; the rest is its choice's) */
+    /* Non-NULL: not yet run where it can exchange (hx_transport_note says
+     * this); `auto` leaves it out until it has. */
+    const char *unproven;
     hx_status (*create)(hx_transport *t);
     void (*destroy)(hx_transport *t);
     /* Collective: adopt t->plan (already set), growing buffers as needed. */

@@ -49,7 +49,8 @@ static hx_status auto_create(hx_transport *t)
      * where none of them can run (no GPU, or none built). */
     for (int i = 0; i < hx_transport_count() && a->n < HXI_AUTO_MAX - 1; i++) {
         const char *name = hx_transport_name_at(i);
-        if (hx_transport_caps_of(name) & HX_CAP_DEVICE)
+        /* One not yet run where it can exchange is not a candidate. */
+        if ((hx_transport_caps_of(name) & HX_CAP_DEVICE) && !hx_transport_note(name))
             a->name[a->n++] = name;
     }
     a->name[a->n++] = hxi_transport_cpu.name;
