@@ -80,10 +80,13 @@ halox_resolve(NCCL ${_found} "${_detail}")
 
 # NCCL's device API (NCCL 2.28 or later, nccl_device.h: symmetric windows
 # and load/store peer pointers), for the nccl-dev transport. Part of NCCL,
-# so no option of its own: a build with NCCL has it where NCCL is new enough.
+# and only with -DHALOX_WITH_NCCL_DEV=ON while nccl-dev is experimental (its
+# set-up has not yet succeeded on a GPU: docs/transports.md).
 set(HALOX_HAVE_NCCL_DEVICE OFF)
 set(HALOX_NCCL_DEVICE_DETAIL "(needs NCCL 2.28 or later, with nccl_device.h)")
-if(HALOX_HAVE_NCCL)
+if(NOT HALOX_WITH_NCCL_DEV)
+  set(HALOX_NCCL_DEVICE_DETAIL "(off: -DHALOX_WITH_NCCL_DEV=ON builds the experimental nccl-dev)")
+elseif(HALOX_HAVE_NCCL)
   file(STRINGS ${HALOX_NCCL_INCLUDE}/nccl.h _code REGEX "^#define NCCL_VERSION_CODE +[0-9]+")
   string(REGEX MATCH "[0-9]+$" _code "${_code}")
   if(_code AND NOT _code LESS 22800 AND EXISTS ${HALOX_NCCL_INCLUDE}/nccl_device.h)

@@ -42,8 +42,8 @@ tools/check-install.sh build-static
 # A static libhalox with CUDA (NCCL and NVSHMEM where found) needs its
 # dependencies spelled out to a C program; the CUDA example links it.
 if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
-  say "a static libhalox with CUDA installed; the examples against it"
-  tools/setup.sh build-static-cuda -DBUILD_SHARED_LIBS=OFF -DBUILD_TESTING=OFF
+  say "a static libhalox with CUDA (and the experimental nccl-dev, where NCCL 2.28 is) installed; the examples against it"
+  tools/setup.sh build-static-cuda -DBUILD_SHARED_LIBS=OFF -DBUILD_TESTING=OFF -DHALOX_WITH_NCCL_DEV=ON
   tools/check-install.sh build-static-cuda
 fi
 

@@ -51,6 +51,7 @@ typedef struct hxi_ncd {
     hxi_gpu g;
     hxi_fz_core c;
     ncclComm_t comm;
+    void *devcomm; /* ncclDevComm (ncd_kernels.cu) */
     int lsa_size;
     int fmode;      /* HXI_FZ_F_PULL or HXI_FZ_F_PUSH, the same on every rank */
     void **d_bases; /* device: lsa_size pointers, hxi_ncd_bases' output */
@@ -117,6 +118,22 @@ static hx_status ncd_win_open(hx_transport *t, hxi_ncd *m, ncd_win *w, size_t by
         st = hxi_agree(t->comm, st);
     }
     if (st == HX_OK) {
+        struct cudaPointerAttributes pa;
+        cudaError_t e = cudaPointerGetAttributes(&pa, (const void *) w->win);
+        if (e != cudaSuccess || pa.type != cudaMemoryTypeDevice) {
+            (void) cudaGetLastError();
+            st = hxi_error(HX_ERR_UNSUPPORTED,
+                           "%s: NCCL's handle of the window for %s is not device memory; this "
+                           "NCCL's device API is not the one %s was written for",
+                           NCD_WHO, what, NCD_WHO);
+        }
+        st = hxi_agree(t->comm, st);
+        if (st != HX_OK) {
+            ncd_win_close(m, w, 1);
+            return st;
+        }
+    }
+    if (st == HX_OK) {
         w->bytes = bytes;
         cudaError_t e = hxi_ncd_bases(m->g.stream, w->win, m->lsa_size, m->d_bases);
         if (e == cudaSuccess)
@@ -157,6 +174,8 @@ static void ncd_free(hx_transport *t, hxi_ncd *m, int registered)
     t->x = t->f = NULL;
     if (m->d_bases)
         cudaFree(m->d_bases);
+    if (m->devcomm)
+        hxi_ncd_devcomm_destroy(m->comm, m->devcomm);
     if (m->comm)
         ncclCommDestroy(m->comm);
     hxi_gpu_close(&m->g);
@@ -208,6 +227,11 @@ static hx_status ncd_create(hx_transport *t)
         goto fail;
     }
     HXI_CHECK_GOTO(hxi_nccl_comm_open(t, &m->g, &m->comm), st, fail);
+    {
+        int r = hxi_ncd_devcomm_create(m->comm, &m->devcomm);
+        st = r == 0 ? HX_OK : hxi_nccl_error(r, "ncclDevCommCreate");
+        HXI_CHECK_GOTO(hxi_agree(t->comm, st), st, fail);
+    }
     m->lsa_size = hxi_ncd_lsa_size(m->comm);
     HXI_CHECK_GOTO(hxi_fz_force_mode(t, HXI_FZ_F_PULL, 2, &m->fmode), st, fail);
     st = hxi_fz_core_open(&m->c, NCD_WHO, 0);
@@ -432,9 +456,11 @@ const hxi_transport_ops hxi_transport_nccl_dev = {
     .name = NCD_WHO,
     .caps = HX_CAP_DEVICE | HX_CAP_PEER | HX_CAP_GRAPH | HX_CAP_GPU_PER_RANK,
     /* NCCL refuses two ranks on one GPU, and only one-GPU machines have
-     * been lent since it was written: its exchange has not run. */
-    .unproven = "not yet run on two GPUs (its exchange has been built and its set-up run on one "
-                "GPU only); check its results against nvshmem-fused or cpu; auto leaves it out",
+     * been lent since it was written: its exchange has not run, and on one
+     * rank ncclDevCommCreate answers "invalid usage" (docs/transports.md). */
+    .unproven = "experimental: not yet run on two GPUs, and on one GPU its set-up fails "
+                "(ncclDevCommCreate: invalid usage); check its results against nvshmem-fused or "
+                "cpu; auto leaves it out",
     .create = ncd_create,
     .destroy = ncd_destroy,
     .set_plan = ncd_set_plan,

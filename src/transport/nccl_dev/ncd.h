@@ -22,6 +22,12 @@ int hxi_ncd_lsa_index(ncclComm_t comm, int rank);
  * window w starts in this process (ncclGetLsaPointer) to out[i] (device). */
 cudaError_t hxi_ncd_bases(cudaStream_t s, ncclWindow_t w, int n, void **out);
 
+/* The device communicator NCCL's device API asks for before windows are
+ * used from kernels (no barriers or GIN requested): an ncclResult_t, and
+ * *out an opaque ncclDevComm on success. Collective over comm. */
+int hxi_ncd_devcomm_create(ncclComm_t comm, void **out);
+void hxi_ncd_devcomm_destroy(ncclComm_t comm, void *devcomm);
+
 /* Test hook (tests/test_nccl_dev.c): writes a pattern into this rank's own
  * coordinates through its LSA pointer and reads it back through the local
  * one; HX_OK when they agree (the window and its LSA mapping alias). */
