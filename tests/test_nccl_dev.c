@@ -3,9 +3,14 @@
  * Processes sharing a GPU: it must refuse (NCCL would), with
  * HX_ERR_UNSUPPORTED and a message naming the fix, on every rank. One
  * rank: it must start (NCCL communicator, windows), adopt a plan (no
- * pulses on one rank), run empty steps, and its window and the window's
- * LSA mapping must alias (hxi_ncd_self_check). Its exchange against `cpu`
- * is test_fused_exchange --transport nccl-dev, on one GPU per rank.
+ * pulses on one rank), run empty steps and a step graph, grow its arrays
+ * with a second plan, and say that it holds no NCCL window (NCCL 2.28
+ * gives a one-rank communicator no symmetric memory, so a one-rank
+ * nccl-dev uses device memory of its own). Its own arrays reach
+ * themselves through its peer table (hxi_ncd_self_check), the check that
+ * with several ranks also shows a window and its LSA mapping alias. Its
+ * exchange against `cpu` is test_fused_exchange --transport nccl-dev, on
+ * one GPU per rank.
  */
 #include "hxtest.h"
 #include "sysgen.h"
@@ -55,6 +60,9 @@ int main(int argc, char **argv)
     if (!HXT_OK(st))
         return hxt_finish(comm);
     printf("%s\n", hx_transport_describe(t));
+    HXT_CHECK(strstr(hx_transport_describe(t), "one rank, nothing to exchange") != NULL,
+              "one rank: the description does not say it exchanges nothing: %s",
+              hx_transport_describe(t));
 
     double lo[3] = {0, 0, 0}, len[3] = {8, 8, 8};
     int grid[3] = {1, 1, 1};

@@ -7,8 +7,14 @@
 #include <stdio.h>
 #include <string.h>
 
+/* With NCCL's own last message where it has one ("invalid usage" alone
+ * does not say what was invalid). */
 hx_status hxi_nccl_error(int result, const char *what)
 {
+    const char *last = ncclGetLastError(NULL);
+    if (last && *last)
+        return hxi_error(HX_ERR_NCCL, "%s failed: %s (NCCL's last message: %s)", what,
+                         ncclGetErrorString((ncclResult_t) result), last);
     return hxi_error(HX_ERR_NCCL, "%s failed: %s", what,
                      ncclGetErrorString((ncclResult_t) result));
 }

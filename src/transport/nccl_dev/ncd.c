@@ -25,6 +25,12 @@
  * yet: set_plan refuses such a plan and says what to use instead. No NCCL
  * kernel runs in a step (the waits are the fused kernels' own, bounded), so
  * a lost peer is HX_ERR_TIMEOUT as in nvshmem-fused.
+ *
+ * One rank: no peer, no pulse, nothing to exchange; its arrays are plain
+ * device memory and no NCCL communicator is made. NCCL 2.28 gives a
+ * communicator of one rank no symmetric memory (ncclCommWindowRegister
+ * returns no window, ncclDevCommCreate "invalid usage"), so the windows
+ * of the general path cannot exist there, and need not.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "transport/fused/fused_core.h"
@@ -41,7 +47,7 @@
 
 /* One registered window: this rank's memory and where each LSA peer's lies. */
 typedef struct ncd_win {
-    void *ptr; /* ncclMemAlloc'd, registered */
+    void *ptr; /* ncclMemAlloc'd and registered; cudaMalloc'd on one rank */
     size_t bytes;
     ncclWindow_t win;
     void **peer; /* host: lsa_size base pointers */
@@ -53,6 +59,7 @@ typedef struct hxi_ncd {
     ncclComm_t comm;
     void *devcomm; /* ncclDevComm (ncd_kernels.cu) */
     int lsa_size;
+    int solo;       /* one rank: no NCCL, plain device memory (see the top) */
     int fmode;      /* HXI_FZ_F_PULL or HXI_FZ_F_PUSH, the same on every rank */
     void **d_bases; /* device: lsa_size pointers, hxi_ncd_bases' output */
     /* Slots: coordinate signal of pulse p at p, force signal at
@@ -75,7 +82,9 @@ static void ncd_win_close(hxi_ncd *m, ncd_win *w, int registered)
 {
     if (w->win && registered)
         (void) ncclCommWindowDeregister(m->comm, w->win);
-    if (w->ptr)
+    if (w->ptr && m->solo)
+        (void) cudaFree(w->ptr);
+    else if (w->ptr)
         (void) ncclMemFree(w->ptr);
     free(w->peer);
     memset(w, 0, sizeof *w);
@@ -90,7 +99,11 @@ static hx_status ncd_win_open(hx_transport *t, hxi_ncd *m, ncd_win *w, size_t by
 {
     memset(w, 0, sizeof *w);
     hx_status st = HX_OK;
-    ncclResult_t r = ncclMemAlloc(&w->ptr, bytes);
+    ncclResult_t r = ncclSuccess;
+    if (m->solo)
+        st = hxi_gpu_malloc(&w->ptr, bytes, what);
+    else
+        r = ncclMemAlloc(&w->ptr, bytes);
     if (r != ncclSuccess) {
         w->ptr = NULL;
         st = hxi_error(HX_ERR_NOMEM, "%s: ncclMemAlloc of %zu bytes for %s failed: %s", NCD_WHO,
@@ -108,6 +121,15 @@ static hx_status ncd_win_open(hx_transport *t, hxi_ncd *m, ncd_win *w, size_t by
     }
     if (st == HX_OK)
         st = hxi_alloc((void **) &w->peer, (size_t) m->lsa_size * sizeof(void *), what);
+    if (m->solo) { /* its own memory is all it reaches */
+        if (st != HX_OK) {
+            ncd_win_close(m, w, 0);
+            return st;
+        }
+        w->bytes = bytes;
+        w->peer[0] = w->ptr;
+        return HX_OK;
+    }
     st = hxi_agree(t->comm, st);
     if (st == HX_OK) {
         r = ncclCommWindowRegister(m->comm, w->ptr, bytes, &w->win, NCCL_WIN_COLL_SYMMETRIC);
@@ -119,8 +141,19 @@ static hx_status ncd_win_open(hx_transport *t, hxi_ncd *m, ncd_win *w, size_t by
     }
     if (st == HX_OK) {
         struct cudaPointerAttributes pa;
-        cudaError_t e = cudaPointerGetAttributes(&pa, (const void *) w->win);
-        if (e != cudaSuccess || pa.type != cudaMemoryTypeDevice) {
+        cudaError_t e = cudaSuccess;
+        if (!w->win)
+            st = hxi_error(HX_ERR_UNSUPPORTED,
+                           "%s: NCCL registered no window for %s: this communicator has no "
+                           "symmetric memory (NCCL offers it where every two of its ranks on a "
+                           "node reach each other by CUDA P2P, with cuMem allocations: "
+                           "NCCL_CUMEM_ENABLE and NCCL_WIN_ENABLE must not be 0); use "
+                           "nvshmem-fused or nccl",
+                           NCD_WHO, what);
+        else
+            e = cudaPointerGetAttributes(&pa, (const void *) w->win);
+        if (st != HX_OK) {
+        } else if (e != cudaSuccess || pa.type != cudaMemoryTypeDevice) {
             (void) cudaGetLastError();
             st = hxi_error(HX_ERR_UNSUPPORTED,
                            "%s: NCCL's handle of the window for %s is not device memory; this "
@@ -156,9 +189,16 @@ static hx_status ncd_win_open(hx_transport *t, hxi_ncd *m, ncd_win *w, size_t by
 
 /* Where `local` (inside window w) lies in world rank `rank`'s window, as
  * this process reaches it; NULL when rank is not in the LSA team. */
+static int ncd_lsa_index(const hxi_ncd *m, int rank)
+{
+    if (m->solo)
+        return rank == m->g.rank ? 0 : -1;
+    return hxi_ncd_lsa_index(m->comm, rank);
+}
+
 static void *ncd_peer(const hxi_ncd *m, const ncd_win *w, const void *local, int rank)
 {
-    int k = hxi_ncd_lsa_index(m->comm, rank);
+    int k = ncd_lsa_index(m, rank);
     if (k < 0 || k >= m->lsa_size || !w->peer || !w->peer[k])
         return NULL;
     return (char *) w->peer[k] + ((const char *) local - (const char *) w->ptr);
@@ -203,6 +243,14 @@ static hx_status ncd_grow_arrays(hx_transport *t, hxi_ncd *m, int cap)
     return HX_OK;
 }
 
+static void ncd_describe_solo(hx_transport *t, const hxi_ncd *m)
+{
+    snprintf(t->describe, sizeof t->describe,
+             "%s: one rank, nothing to exchange; its arrays are device memory of its own (NCCL "
+             "2.28 gives a communicator of one rank no symmetric memory); GPU %d",
+             NCD_WHO, m->g.device);
+}
+
 static hx_status ncd_create(hx_transport *t)
 {
     hxi_ncd *m = NULL;
@@ -226,13 +274,16 @@ static hx_status ncd_create(hx_transport *t)
                        NCD_WHO, m->g.rank, v / 10000, v / 100 % 100, v % 100);
         goto fail;
     }
-    HXI_CHECK_GOTO(hxi_nccl_comm_open(t, &m->g, &m->comm), st, fail);
-    {
+    m->solo = hx_comm_size(t->comm) == 1;
+    if (m->solo) {
+        m->lsa_size = 1;
+    } else {
+        HXI_CHECK_GOTO(hxi_nccl_comm_open(t, &m->g, &m->comm), st, fail);
         int r = hxi_ncd_devcomm_create(m->comm, &m->devcomm);
         st = r == 0 ? HX_OK : hxi_nccl_error(r, "ncclDevCommCreate");
         HXI_CHECK_GOTO(hxi_agree(t->comm, st), st, fail);
+        m->lsa_size = hxi_ncd_lsa_size(m->comm);
     }
-    m->lsa_size = hxi_ncd_lsa_size(m->comm);
     HXI_CHECK_GOTO(hxi_fz_force_mode(t, HXI_FZ_F_PULL, 2, &m->fmode), st, fail);
     st = hxi_fz_core_open(&m->c, NCD_WHO, 0);
     if (st == HX_OK)
@@ -247,11 +298,14 @@ static hx_status ncd_create(hx_transport *t)
     HXI_CHECK_GOTO(hxi_barrier(t->comm), st, fail);
     if (t->opts.capacity > 0)
         HXI_CHECK_GOTO(ncd_grow_arrays(t, m, t->opts.capacity), st, fail);
-    snprintf(t->describe, sizeof t->describe,
-             "%s: one kernel for all pulses each way, NCCL %d.%d.%d windows, load/store within "
-             "the LSA team of %d rank(s), forces %s; GPU %d",
-             NCD_WHO, v / 10000, v / 100 % 100, v % 100, m->lsa_size,
-             hxi_fz_fmode_names[m->fmode], m->g.device);
+    if (m->solo)
+        ncd_describe_solo(t, m);
+    else
+        snprintf(t->describe, sizeof t->describe,
+                 "%s: one kernel for all pulses each way, NCCL %d.%d.%d windows, load/store "
+                 "within the LSA team of %d rank(s), forces %s; GPU %d",
+                 NCD_WHO, v / 10000, v / 100 % 100, v % 100, m->lsa_size,
+                 hxi_fz_fmode_names[m->fmode], m->g.device);
     return HX_OK;
 fail:
     ncd_free(t, m, 1);
@@ -276,11 +330,11 @@ static int ncd_unreached(const hxi_ncd *m, int *peer)
 {
     for (int p = 0; p < m->g.npulses; p++) {
         const hxi_gpu_pulse *q = &m->g.pulse[p];
-        if (q->nsend > 0 && hxi_ncd_lsa_index(m->comm, q->send_rank) < 0) {
+        if (q->nsend > 0 && ncd_lsa_index(m, q->send_rank) < 0) {
             *peer = q->send_rank;
             return p;
         }
-        if (q->nrecv > 0 && hxi_ncd_lsa_index(m->comm, q->recv_rank) < 0) {
+        if (q->nrecv > 0 && ncd_lsa_index(m, q->recv_rank) < 0) {
             *peer = q->recv_rank;
             return p;
         }
@@ -383,6 +437,10 @@ static hx_status ncd_set_plan(hx_transport *t)
     }
     free(segs);
     HXI_CHECK(hxi_agree(t->comm, st));
+    if (m->solo) {
+        ncd_describe_solo(t, m);
+        return HX_OK;
+    }
     int vc = hxi_nccl_version_code();
     snprintf(t->describe, sizeof t->describe,
              "%s: one kernel for all %d pulses each way (%d x %d blocks); coordinates direct "
@@ -456,11 +514,11 @@ const hxi_transport_ops hxi_transport_nccl_dev = {
     .name = NCD_WHO,
     .caps = HX_CAP_DEVICE | HX_CAP_PEER | HX_CAP_GRAPH | HX_CAP_GPU_PER_RANK,
     /* NCCL refuses two ranks on one GPU, and only one-GPU machines have
-     * been lent since it was written: its exchange has not run, and on one
-     * rank ncclDevCommCreate answers "invalid usage" (docs/transports.md). */
-    .unproven = "experimental: not yet run on two GPUs, and on one GPU its set-up fails "
-                "(ncclDevCommCreate: invalid usage); check its results against nvshmem-fused or "
-                "cpu; auto leaves it out",
+     * been lent since it was written: its exchange has not run (on one rank
+     * there is nothing to exchange; docs/transports.md). */
+    .unproven = "experimental: its exchange has not yet run (it needs one GPU per rank, and "
+                "only one-GPU machines were lent since it was written); check its results "
+                "against nvshmem-fused or cpu; auto leaves it out",
     .create = ncd_create,
     .destroy = ncd_destroy,
     .set_plan = ncd_set_plan,
