@@ -31,7 +31,7 @@
  * The parts, one job a file: setup.c (device, transport, physics, memory),
  * rebuild.c (the host-path rebuild and the list build), rebuild_dev.c (the
  * device rebuild with several ranks), step.c (the step schedules and their
- * CUDA graphs), vote.c (the rebuild decision voted on the device), chain.c
+ * CUDA graphs; step_single.c one rank's device-resident step), vote.c (the rebuild decision voted on the device), chain.c
  * (a rebuild's runs of launches as one graph each),
  * timers.c (stage timers); engine.h is what they share, and
  * md_gpu.h with md_kernels.cu and md_lists.cu the kernels and their launchers.

@@ -305,14 +305,22 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e);
 void hxg_eng_rebuild_device_log(const hx_md_engine *e);
 hx_status hxg_eng_census(hx_md_engine *e);
 
+/* ----------------------------------------------------- step_single.c */
+
+hx_status hxg_eng_step_single(hx_md_engine *e, int want_thermo);
+/* One rank's next e->batch_k steps as one graph launch: k, 0 where they
+ * cannot go so (the caller takes them one at a time), -1 if it failed. */
+int hxg_eng_launch_batch(hx_md_engine *e);
+void hxg_eng_capture_single_ahead(hx_md_engine *e);
+/* After a single-rank device rebuild overflowed its list (see step_single.c). */
+hx_status hxg_eng_recover_single(hx_md_engine *e);
+/* Destroys the single-rank step graphs (captured again when next needed). */
+void hxg_eng_drop_step_graphs(hx_md_engine *e);
+
 /* ------------------------------------------------------------ step.c */
 
 hx_status hxg_eng_step(hx_md_engine *e, int want_thermo);
 hx_status hxg_eng_steps(hx_md_engine *e, int n);
-/* After a single-rank device rebuild overflowed its list (see step.c). */
-hx_status hxg_eng_recover_single(hx_md_engine *e);
-/* Destroys the single-rank step graphs (captured again when next needed). */
-void hxg_eng_drop_step_graphs(hx_md_engine *e);
 hx_status hxg_eng_force_pass(hx_md_engine *e, int write, double *acc);
 hx_status hxg_eng_pending_status(hx_md_engine *e);
 void hxg_eng_capture_ahead(hx_md_engine *e);

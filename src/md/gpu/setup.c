@@ -57,7 +57,7 @@ int hxg_eng_cap_for(const hx_md_engine *e, int need)
  * within rc + skin at the system's mean density, plus 30% and 8 for
  * liquid fluctuations (in the LJ melt at 0.8442: 78 on the lattice, at
  * most 90-91 measured in the liquid; 112 slots). A list build that finds more
- * grows the lists and builds again (rebuild.c, step.c), so a denser
+ * grows the lists and builds again (rebuild.c, step_single.c), so a denser
  * cluster costs one regrowth, not an error. HALOX_MD_NEIGH_MAX sets it. */
 static int neigh_max_for(const hx_md_engine *e, double rho)
 {

@@ -1,9 +1,9 @@
 /*
- * step.c - the GPU engine's step schedules: a device-resident step of one
- * rank (replayed from CUDA graphs where it can be captured), a multi-rank
- * step replayed from one graph between checks (graph mode), and a step
- * through the host path, which rebuilds and agrees on errors over the
- * ranks. Also the force pass outside a step (create, thermo).
+ * step.c - the GPU engine's step schedules: which kind of step comes next
+ * (one rank's device-resident step is in step_single.c), a multi-rank step
+ * replayed from one graph between checks (graph mode), and a step through
+ * the host path, which rebuilds and agrees on errors over the ranks. Also
+ * the force pass outside a step (create, thermo).
  */
 #include "md/gpu/engine.h"
 
@@ -11,335 +11,6 @@
 
 #include <stdio.h>
 #include <string.h>
-
-/* ------------------------------------------- one rank, device-resident */
-
-/* The kernels of one device-resident step on the local stream: kick-drift,
- * the rebuild kernels where one may happen, forces with the closing kick.
- * The step number comes from flags->cur, so that the same launches can be
- * captured once and replayed. cond != 0: the kick-drift also sets that
- * conditional node's condition (capture_conditional). */
-static hx_status launch_kickdrift(hx_md_engine *e, int want_thermo, unsigned long long cond)
-{
-    const hx_md_config *c = &e->cfg;
-    int k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
-    CU(hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4, NULL,
-                     c->nve ? e->dtf : 0.0f, c->nve ? e->dt : 0.0f, c->neigh_check, c->neigh_every,
-                     c->neigh_delay, e->trig2, -1, e->flags, want_thermo ? e->acc : NULL, cond),
-       "kick-drift launch");
-    hxg_eng_tm_close(e, k, e->s_loc);
-    return HX_OK;
-}
-
-static hx_status launch_rebuild(hx_md_engine *e, cudaStream_t s)
-{
-    const hx_md_config *c = &e->cfg;
-    int k = hxg_eng_tm_open(e, HX_MD_NEIGH, s);
-    CU(hxg_rebuild_single((void *) s, e->nhome, e->x4, e->v4, e->id, e->xold4, e->sx4, e->sv4,
-                          e->sid, e->cells, e->geom, e->lj.rh2, e->cell_cnt, e->cell_start,
-                          e->cellof, e->cellatoms, e->scan_tmp, e->loc, e->flags, e->report_dev,
-                          -1, c->neigh_every, c->neigh_delay, c->neigh_check),
-       "device rebuild launch");
-    hxg_eng_tm_close(e, k, s);
-    return HX_OK;
-}
-
-static hx_status launch_forces(hx_md_engine *e, int want_thermo)
-{
-    const hx_md_config *c = &e->cfg;
-    int k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
-    CU(hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom, e->f4,
-                       e->v4, c->nve ? e->dtf : 0.0f, e->mass, want_thermo ? e->acc : NULL,
-                       e->flags),
-       "force launch");
-    hxg_eng_tm_close(e, k, e->s_loc);
-    return HX_OK;
-}
-
-static hx_status launch_device_step(hx_md_engine *e, int candidate, int want_thermo)
-{
-    HXI_CHECK(launch_kickdrift(e, want_thermo, 0));
-    if (candidate)
-        HXI_CHECK(launch_rebuild(e, e->s_loc));
-    return launch_forces(e, want_thermo);
-}
-
-#if CUDART_VERSION >= 13000
-/* A candidate step as a graph whose rebuild kernels sit in the body of a
- * conditional (if) node: the kick-drift's last block sets the condition
- * from the same gate the rebuild's kernels test, and a step that does not
- * rebuild skips them instead of launching each to return at once (with
- * `check yes` every step is a candidate: about 1.5 us a kernel on an
- * H200). The body is captured from s_b, which a single rank does not
- * otherwise use. */
-static cudaError_t capture_conditional(hx_md_engine *e, int want_thermo, int nsteps,
-                                       cudaGraph_t *out)
-{
-    cudaGraph_t g = NULL;
-    enum cudaStreamCaptureStatus cs;
-    int capturing = 0;
-    cudaError_t ce = cudaGraphCreate(&g, 0);
-    if (ce == cudaSuccess)
-        ce = cudaStreamBeginCaptureToGraph(e->s_loc, g, NULL, NULL, 0,
-                                           cudaStreamCaptureModeThreadLocal);
-    capturing = ce == cudaSuccess;
-    /* Each step has its own node and condition. */
-    for (int i = 0; i < nsteps && ce == cudaSuccess; i++) {
-        cudaGraph_t body = NULL;
-        cudaGraphConditionalHandle h = 0;
-        cudaGraphNode_t node = NULL;
-        const cudaGraphNode_t *deps = NULL;
-        const cudaGraphEdgeData *edges = NULL;
-        size_t ndeps = 0;
-        ce = cudaGraphConditionalHandleCreate(&h, g, 0, cudaGraphCondAssignDefault);
-        if (ce == cudaSuccess && launch_kickdrift(e, want_thermo, h) != HX_OK)
-            ce = cudaErrorUnknown;
-        if (ce == cudaSuccess)
-            ce = cudaStreamGetCaptureInfo(e->s_loc, &cs, NULL, NULL, &deps, &edges, &ndeps);
-        if (ce == cudaSuccess) {
-            struct cudaGraphNodeParams p;
-            memset(&p, 0, sizeof p);
-            p.type = cudaGraphNodeTypeConditional;
-            p.conditional.handle = h;
-            p.conditional.type = cudaGraphCondTypeIf;
-            p.conditional.size = 1;
-            ce = cudaGraphAddNode(&node, g, deps, edges, ndeps, &p);
-            if (ce == cudaSuccess)
-                body = p.conditional.phGraph_out[0];
-        }
-        if (ce == cudaSuccess)
-            ce = cudaStreamUpdateCaptureDependencies(e->s_loc, &node, NULL, 1,
-                                                     cudaStreamSetCaptureDependencies);
-        if (ce == cudaSuccess) {
-            ce = cudaStreamBeginCaptureToGraph(e->s_b, body, NULL, NULL, 0,
-                                               cudaStreamCaptureModeThreadLocal);
-            if (ce == cudaSuccess) {
-                hx_status st = launch_rebuild(e, e->s_b);
-                cudaGraph_t tmp = NULL;
-                ce = cudaStreamEndCapture(e->s_b, &tmp);
-                if (st != HX_OK && ce == cudaSuccess)
-                    ce = cudaErrorUnknown;
-            }
-        }
-        if (ce == cudaSuccess && launch_forces(e, want_thermo) != HX_OK)
-            ce = cudaErrorUnknown;
-    }
-    if (capturing) {
-        cudaGraph_t tmp = NULL;
-        cudaError_t ee = cudaStreamEndCapture(e->s_loc, &tmp);
-        if (ce == cudaSuccess)
-            ce = ee;
-    }
-    if (ce != cudaSuccess) {
-        if (g)
-            cudaGraphDestroy(g);
-        cudaGetLastError();
-        return ce;
-    }
-    *out = g;
-    return cudaSuccess;
-}
-#endif
-
-/* Captures nsteps steps of one kind into one graph and instantiates it
- * (NULL where that failed). With `check yes` a candidate step goes into a
- * graph with a conditional node where the runtime allows
- * (HALOX_MD_GRAPH_COND=0: never); otherwise into a plain graph whose
- * rebuild kernels return at once on steps that do not rebuild. With `check
- * no` every candidate step past the delay rebuilds, and the node would only
- * add its cost: launching the body took about 20 us more a rebuild on an
- * H200 (HALOX_TRACE, HOOMD-blue's 64,000 atoms). */
-static cudaGraphExec_t capture_exec(hx_md_engine *e, int candidate, int want_thermo, int nsteps)
-{
-    cudaGraph_t g = NULL;
-    cudaGraphExec_t x = NULL;
-    int timing = e->timing_now;
-    e->timing_now = 0;
-    hx_status st = HX_OK;
-#if CUDART_VERSION >= 13000
-    if (candidate && e->graph_cond && e->cfg.neigh_check) {
-        cudaError_t ce = capture_conditional(e, want_thermo, nsteps, &g);
-        if (ce == cudaSuccess && cudaGraphInstantiate(&x, g, 0) != cudaSuccess) {
-            ce = cudaErrorUnknown;
-            x = NULL;
-            cudaGetLastError();
-        }
-        if (g)
-            cudaGraphDestroy(g);
-        g = NULL;
-        if (ce == cudaSuccess) {
-            e->timing_now = timing;
-            return x;
-        }
-        hxi_info("GPU engine: a rebuild step could not be captured with a conditional node "
-                 "(%s); its rebuild kernels are replayed every candidate step instead",
-                 cudaGetErrorString(ce));
-        e->graph_cond = 0;
-    }
-#endif
-    if (cudaStreamBeginCapture(e->s_loc, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
-        st = HX_ERR_CUDA;
-    } else {
-        for (int i = 0; i < nsteps && st == HX_OK; i++)
-            st = launch_device_step(e, candidate, want_thermo);
-        if (cudaStreamEndCapture(e->s_loc, &g) != cudaSuccess)
-            st = HX_ERR_CUDA;
-    }
-    if (st == HX_OK && cudaGraphInstantiate(&x, g, 0) != cudaSuccess) {
-        st = HX_ERR_CUDA;
-        x = NULL;
-    }
-    if (g)
-        cudaGraphDestroy(g);
-    cudaGetLastError();
-    e->timing_now = timing;
-    return st == HX_OK ? x : NULL;
-}
-
-/* Captures one kind of step. A failure turns graphs off; the plain
- * launches do the same work. */
-static void capture_step(hx_md_engine *e, int candidate, int want_thermo)
-{
-    cudaGraphExec_t x = capture_exec(e, candidate, want_thermo, 1);
-    if (!x) {
-        hxi_warn("GPU engine: could not capture a step into a CUDA graph; launching kernels "
-                 "one by one instead");
-        e->graphs = 0;
-        return;
-    }
-    e->gexec[candidate][want_thermo] = x;
-}
-
-void hxg_eng_drop_step_graphs(hx_md_engine *e)
-{
-    for (int a = 0; a < 2; a++) {
-        for (int b = 0; b < 2; b++)
-            if (e->gexec[a][b]) {
-                cudaGraphExecDestroy(e->gexec[a][b]);
-                e->gexec[a][b] = NULL;
-            }
-        if (e->gbatch[a]) {
-            cudaGraphExecDestroy(e->gbatch[a]);
-            e->gbatch[a] = NULL;
-        }
-    }
-}
-
-/* Whether one rank's step s may rebuild (its kind of graph). */
-static int device_candidate(const hx_md_engine *e, int64_t s)
-{
-    return s % e->cfg.neigh_every == 0;
-}
-
-/* One rank, rebuilds on the device: no host synchronisation in a step. */
-static hx_status step_device(hx_md_engine *e, int want_thermo)
-{
-    const int candidate = device_candidate(e, e->step);
-    e->last_want = want_thermo;
-    if (e->graphs && !e->timing_now) {
-        if (!e->gexec[candidate][want_thermo])
-            capture_step(e, candidate, want_thermo);
-        if (e->graphs) {
-            CU(cudaGraphLaunch(e->gexec[candidate][want_thermo], e->s_loc), "graph launch");
-            e->graph_steps++;
-            return hxg_eng_check_report(e);
-        }
-    }
-    HXI_CHECK(launch_device_step(e, candidate, want_thermo));
-    return hxg_eng_check_report(e);
-}
-
-/* The steps e->step + 1 .. e->step + k (k = e->batch_k) of one rank as
- * one graph launch: none of them a thermo step (the caller's promise) or
- * timed, all of one kind (candidate or not). Returns 0 where they cannot
- * be (the caller then takes them one at a time), -1 if the launch failed. */
-static int launch_batch(hx_md_engine *e)
-{
-    const int k = e->batch_k;
-    if (e->multi || e->host_rebuild || !e->graphs || k < 2)
-        return 0;
-    const int candidate = device_candidate(e, e->step + 1);
-    for (int i = 1; i <= k; i++)
-        if (device_candidate(e, e->step + i) != candidate || hxg_eng_tm_sampled(e, e->step + i))
-            return 0;
-    if (!e->gbatch[candidate]) {
-        e->gbatch[candidate] = capture_exec(e, candidate, 0, k);
-        if (!e->gbatch[candidate]) {
-            hxi_info("GPU engine: %d steps could not be captured into one CUDA graph; each step "
-                     "is replayed from its own",
-                     k);
-            e->batch_k = 1;
-            return 0;
-        }
-    }
-    if (cudaGraphLaunch(e->gbatch[candidate], e->s_loc) != cudaSuccess)
-        return -1;
-    e->step += k;
-    e->stats.steps += k;
-    e->graph_steps += k;
-    e->last_want = 0;
-    e->acc_valid = 0;
-    e->timing_now = 0;
-    return k;
-}
-
-static hx_status one_step(hx_md_engine *e, int want_thermo);
-static hx_status settle(hx_md_engine *e, hx_status st);
-
-/* n steps, none a thermo step, with nothing of the caller's between them:
- * one rank replays them e->batch_k to a graph launch where it can (the
- * launch between two graphs costs the GPU about 3 us; between two steps
- * in one graph, what one kernel to the next costs). */
-hx_status hxg_eng_steps(hx_md_engine *e, int n)
-{
-    while (n > 0) {
-        int k = n >= e->batch_k ? launch_batch(e) : 0;
-        if (k < 0)
-            return cuda_fail(cudaGetLastError(), "graph launch");
-        if (k > 0) {
-            n -= k;
-            HXI_CHECK(hxg_eng_check_report(e));
-        } else {
-            n--;
-            HXI_CHECK(one_step(e, 0));
-        }
-    }
-    return settle(e, HX_OK);
-}
-
-/* The single-rank rebuild of some step s found an atom with more
- * neighbours than the list holds: the device halted every kernel after it
- * (hxg_flags.halt), so steps s+1 .. e->step, which the host has launched,
- * did nothing, and step s lacks its forces. This grows the list, builds it
- * again on the atoms as that rebuild sorted them, finishes step s (forces
- * and the closing kick) and launches the later steps again. The lists
- * hold the same neighbours in the same order as a large enough list
- * would, so the run computes the same numbers. The captured steps hold
- * the old list and are captured again. */
-hx_status hxg_eng_recover_single(hx_md_engine *e)
-{
-    const hx_md_config *c = &e->cfg;
-    for (int round = 0; round < 4; round++) {
-        hxg_flags fl;
-        CU(cudaStreamSynchronize(e->s_loc), "waiting for the halted steps");
-        CU(cudaMemcpy(&fl, e->flags, sizeof fl, cudaMemcpyDeviceToHost), "flag read-back");
-        if (!fl.halt)
-            return HX_OK;
-        const int64_t s = fl.cur;
-        HXI_CHECK(hxg_eng_relist_single(e));
-        hxg_eng_drop_step_graphs(e);
-        e->list_regrowths++;
-        e->report->need = 0;
-        const int thermo_s = s == e->step && e->last_want;
-        CU(hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom,
-                           e->f4, e->v4, c->nve ? e->dtf : 0.0f, e->mass,
-                           thermo_s ? e->acc : NULL, e->flags),
-           "force launch");
-        for (int64_t t = s + 1; t <= e->step; t++)
-            HXI_CHECK(launch_device_step(e, device_candidate(e, t), t == e->step && e->last_want));
-    }
-    return hxg_eng_lists_overflow();
-}
 
 /* ------------------------------------------- several ranks, graph mode */
 
@@ -545,17 +216,7 @@ void hxg_eng_capture_ahead(hx_md_engine *e)
     if (e->mgraph && e->mg_ok && e->mg_dirty && e->pending == HX_OK &&
         (e->dvote || !hxi_md_rebuild_candidate(&e->cfg, e->ago + 1)))
         hxg_eng_capture_multi(e);
-    /* One rank: the four kinds of step, once (their arrays never move), so
-     * that no capture falls inside the timed loop. */
-    for (int c = 0; c < 2; c++)
-        for (int t = 0; t < 2; t++)
-            if (!e->multi && e->graphs && !e->gexec[c][t])
-                capture_step(e, c, t);
-    /* And the batch of the steps that come in runs: candidates when every
-     * step is one, else the others. */
-    const int c = e->cfg.neigh_every == 1;
-    if (!e->multi && e->graphs && e->batch_k > 1 && !e->gbatch[c])
-        e->gbatch[c] = capture_exec(e, c, 0, e->batch_k);
+    hxg_eng_capture_single_ahead(e);
 }
 
 /* A step between checks: replayed, or launched when timed (or where capture
@@ -755,7 +416,7 @@ static hx_status one_step(hx_md_engine *e, int want_thermo)
     if (st != HX_OK)
         return st;
     if (!e->multi && !e->host_rebuild)
-        st = step_device(e, want_thermo);
+        st = hxg_eng_step_single(e, want_thermo);
     else if (e->mgraph && !want_thermo && !hxi_md_rebuild_candidate(&e->cfg, e->ago + 1))
         st = step_replay(e);
     else if (e->dvote && !want_thermo)
@@ -776,6 +437,27 @@ static hx_status settle(hx_md_engine *e, hx_status st)
     if (st == HX_OK && e->dvote)
         st = hxg_eng_vote_known(e, e->step);
     return st;
+}
+
+/* n steps, none a thermo step, with nothing of the caller's between them:
+ * one rank replays them e->batch_k to a graph launch where it can (the
+ * launch between two graphs costs the GPU about 3 us; between two steps
+ * in one graph, what one kernel to the next costs). */
+hx_status hxg_eng_steps(hx_md_engine *e, int n)
+{
+    while (n > 0) {
+        int k = n >= e->batch_k ? hxg_eng_launch_batch(e) : 0;
+        if (k < 0)
+            return cuda_fail(cudaGetLastError(), "graph launch");
+        if (k > 0) {
+            n -= k;
+            HXI_CHECK(hxg_eng_check_report(e));
+        } else {
+            n--;
+            HXI_CHECK(one_step(e, 0));
+        }
+    }
+    return settle(e, HX_OK);
 }
 
 hx_status hxg_eng_step(hx_md_engine *e, int want_thermo)
