@@ -42,6 +42,9 @@ endif()
 #   rebuild count and thermo rows;
 # - md_gpu_vote.py: 2 ranks' rebuild decision voted on the GPU against the
 #   host's (MPI): the same rebuild count and thermo rows;
+# - md_gpu_kick.py: 2 ranks' closing kick left to the next step's
+#   kick-drift against launched on its own: the same thermo rows and
+#   restart file bytes;
 # - trace_cases.py --gpu: the timeline's CUPTI kernel records on the
 #   host's clock;
 # - restart_cases.py --gpu: continuation within the stated float bound at
@@ -61,11 +64,16 @@ if(Python3_Interpreter_FOUND AND HALOX_HAVE_CUDA AND TARGET halox_md
   add_test(NAME test_md_gpu_trace
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/trace_cases.py --gpu
                    --halox $<TARGET_FILE:halox-md> --script ${PROJECT_SOURCE_DIR}/bench/trace_step.py)
+  add_test(NAME test_md_gpu_kick
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/md_gpu_kick.py
+                   --halox $<TARGET_FILE:halox-md> ${hx_py_launch})
   add_test(NAME test_md_gpu_restart
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/restart_cases.py --gpu
                    --halox $<TARGET_FILE:halox-md> ${hx_py_launch})
   set_tests_properties(test_md_gpu_lists test_md_gpu_decide test_md_gpu_vote test_md_gpu_trace
-                       test_md_gpu_restart PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED" LABELS gpu TIMEOUT 600)
+                       test_md_gpu_kick test_md_gpu_restart
+                       PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED" LABELS gpu TIMEOUT 600)
   set_tests_properties(test_md_gpu_trace PROPERTIES TIMEOUT 300)
-  set_tests_properties(test_md_gpu_restart test_md_gpu_vote PROPERTIES PROCESSORS 2)
+  set_tests_properties(test_md_gpu_restart test_md_gpu_vote test_md_gpu_kick PROPERTIES
+                       PROCESSORS 2)
 endif()

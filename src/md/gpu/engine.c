@@ -112,6 +112,7 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
         hxg_eng_rebuild_log_as(e, "GPU engine set-up's first build", 1);
     }
     HXI_CHECK_GOTO(hxg_eng_vote_setup(e), st, fail);
+    e->kick_fuse = e->mgraph && !e->dvote && hxi_env_int("HALOX_MD_KICK_FUSE", 1) != 0;
     if (e->multi && !e->host_rebuild) {
         HXI_CHECK_GOTO(hx_rebuild_create(&e->rb, e->t, &e->decomp), st, fail);
 #ifdef NDEBUG
@@ -149,12 +150,15 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
         snprintf(e->desc, sizeof e->desc,
                  "gpu engine (float): %s, grid %dx%dx%d, rank %d on GPU %d of %d (%s, %d "
                  "rank(s) on this host), %d thread(s) per atom, lists of up to %d, %.0f bytes "
-                 "per atom on the GPU, %s%s%s%s",
+                 "per atom on the GPU, %s%s%s%s%s",
                  halo, g[0], g[1], g[2], e->rank, e->device, e->ndevices, e->device_name,
                  e->local_size, e->tpp, e->loc.max,
                  e->nhome > 0 ? (double) engine_bytes(e) / (double) e->nhome : 0.0, built, how,
                  e->check_atoms ? ", atoms counted after each rebuild" : "",
-                 e->dvote ? ", rebuild decisions voted on the GPU" : "");
+                 e->dvote ? ", rebuild decisions voted on the GPU" : "",
+                 e->kick_fuse ? ", each step's closing kick in the next step's kick-drift "
+                                "(but thermo steps')"
+                              : "");
     }
     *out = e;
     return HX_OK;
@@ -170,6 +174,8 @@ static hx_status gpu_thermo(hx_md_engine *e, hx_md_thermo *out)
     double t0 = hxi_now();
     double sums[HXG_NACC] = {0.0, 0.0, 0.0};
     hx_status st = hxg_eng_pending_status(e); /* a check in graph mode */
+    if (st == HX_OK)
+        st = hxg_eng_close_kick(e); /* m v^2 of whole velocities */
     if (st == HX_OK && (cudaStreamSynchronize(e->s_nl) != cudaSuccess ||
                         cudaStreamSynchronize(e->s_loc) != cudaSuccess))
         st = cuda_fail(cudaGetLastError(), "waiting for the steps");
@@ -201,6 +207,7 @@ static hx_status gpu_gather(hx_md_engine *e, hx_md_system *sys, double **f)
 {
     if (!e || !sys)
         return hxi_error(HX_ERR_INVALID, "GPU engine: gather needs an engine and a system");
+    HXI_CHECK(hxg_eng_close_kick(e));
     CU(cudaStreamSynchronize(e->s_nl), "non-local stream");
     CU(cudaStreamSynchronize(e->s_loc), "local stream");
     HXI_CHECK(hxg_eng_check_report(e));

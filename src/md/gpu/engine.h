@@ -159,6 +159,13 @@ struct hx_md_engine {
     int mg_dirty; /* arrays or plan changed since the capture */
     cudaGraphExec_t mg_exec;
     cudaEvent_t ev_gfork, ev_gjoin; /* fork and join inside the capture */
+    /* Several ranks, graph mode without votes: a step's closing kick is
+     * left to the next step's kick-drift (hxg_kickdrift's fclose), one
+     * launch fewer a step, except on thermo steps (HALOX_MD_KICK_FUSE=0
+     * turns it off; rank-local). kick_open: the last step left its kick
+     * to the next; hxg_eng_close_kick applies it before anything reads
+     * the velocities or forces. */
+    int kick_fuse, kick_open;
     /* Several ranks, `check yes` every step: the rebuild decision voted on
      * the device (vote.c; the same on every rank, agreed at create). */
     int dvote;
@@ -328,7 +335,9 @@ void hxg_eng_capture_ahead(hx_md_engine *e);
 void hxg_eng_defer(hx_md_engine *e, hx_status st);
 hx_status hxg_eng_check_local(hx_md_engine *e, hx_status st);
 hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join,
-                                    hxg_flags *gate);
+                                    hxg_flags *gate, int close);
+/* The closing kick the last step left open (kick_fuse), on the local stream. */
+hx_status hxg_eng_close_kick(hx_md_engine *e);
 void hxg_eng_capture_multi(hx_md_engine *e);
 /* One step's launches on both streams (fork and join: the events that link
  * them), as step.c and vote.c capture them. */

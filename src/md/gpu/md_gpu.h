@@ -95,8 +95,11 @@ enum { HXG_ACC_E = 0, HXG_ACC_W = 1, HXG_ACC_MV2 = 2, HXG_NACC = 3 };
 /* Each launcher returns the cudaError_t of its launch as an int (0: fine). */
 
 /* v += dtf f; x += dt v (x4 and, when x3 != NULL, the transport's home
- * coordinates). Does nothing while flags->halt. step < 0: the step is flags->cur. When neigh_check and
- * step % every == 0, flags->moved_step = step if an atom moved more than
+ * coordinates). fclose != NULL: first the previous step's closing kick, as
+ * hxg_kick does it (f4 += fclose, stored; v += dtf f4), so that a step of
+ * several ranks need not launch it (the same float operations in the same
+ * order: the same numbers). Does nothing while flags->halt. step < 0: the
+ * step is flags->cur. When neigh_check and step % every == 0, flags->moved_step = step if an atom moved more than
  * sqrt(trig2) from xold4. acc_zero != NULL: zeroes the HXG_NACC
  * accumulators (a thermo step). cond != 0 (one rank's replayed candidate
  * step; step -1): the last block also stores the decision of
@@ -104,8 +107,9 @@ enum { HXG_ACC_E = 0, HXG_ACC_W = 1, HXG_ACC_MV2 = 2, HXG_NACC = 3 };
  * of that CUDA graph conditional node (a cudaGraphConditionalHandle), so
  * that the step runs the rebuild's kernels only when it rebuilds; delay is
  * read only then. */
-int hxg_kickdrift(void *stream, int n, float *x4, float *v4, const float *f4, const float *xold4,
-                  float *x3, float dtf, float dt, int neigh_check, int every, int delay,
+int hxg_kickdrift(void *stream, int n, float *x4, float *v4, float *f4, const float *xold4,
+                  float *x3, const float *fclose, float dtf, float dt, int neigh_check, int every,
+                  int delay,
                   float trig2, int64_t step, hxg_flags *flags, double *acc_zero,
                   unsigned long long cond);
 

@@ -73,8 +73,9 @@ __device__ void hxg_block_acc(double a0, double a1, double a2, double *acc)
  * condition keeps its default, 0. */
 template <bool DECIDE>
 __global__ void hxg_k_kickdrift(int n, float4 *__restrict__ x, float4 *__restrict__ v,
-                                const float4 *__restrict__ f, const float4 *__restrict__ xold,
-                                float *__restrict__ x3, float dtf, float dt, int neigh_check,
+                                float4 *__restrict__ f, const float4 *__restrict__ xold,
+                                float *__restrict__ x3, const float *__restrict__ fclose,
+                                float dtf, float dt, int neigh_check,
                                 int every, float trig2, long long step, hxg_flags *flags,
                                 double *acc_zero, int delay, cudaGraphConditionalHandle cond)
 {
@@ -88,7 +89,19 @@ __global__ void hxg_k_kickdrift(int n, float4 *__restrict__ x, float4 *__restric
         acc_zero[i] = 0.0;
     if (i < n) {
         float4 vi = v[i], xi = x[i];
-        const float4 fi = f[i];
+        float4 fi = f[i];
+        if (fclose) {
+            /* The previous step's closing kick, as hxg_k_kick does it. */
+            fi.x += fclose[3 * (size_t) i];
+            fi.y += fclose[3 * (size_t) i + 1];
+            fi.z += fclose[3 * (size_t) i + 2];
+            f[i] = fi;
+            if (dtf != 0.0f) {
+                vi.x += dtf * fi.x;
+                vi.y += dtf * fi.y;
+                vi.z += dtf * fi.z;
+            }
+        }
         vi.x += dtf * fi.x;
         vi.y += dtf * fi.y;
         vi.z += dtf * fi.z;
@@ -343,8 +356,9 @@ static cudaError_t hxg_force(cudaStream_t s, int tpp, int xs, int n, const int32
 
 /* ------------------------------------------------------------ launchers */
 
-extern "C" int hxg_kickdrift(void *stream, int n, float *x4, float *v4, const float *f4,
-                             const float *xold4, float *x3, float dtf, float dt, int neigh_check,
+extern "C" int hxg_kickdrift(void *stream, int n, float *x4, float *v4, float *f4,
+                             const float *xold4, float *x3, const float *fclose, float dtf,
+                             float dt, int neigh_check,
                              int every, int delay, float trig2, int64_t step, hxg_flags *flags,
                              double *acc_zero, unsigned long long cond)
 {
@@ -352,12 +366,12 @@ extern "C" int hxg_kickdrift(void *stream, int n, float *x4, float *v4, const fl
     const int grid = hxg_blocks(n > HXG_NACC ? n : HXG_NACC, block);
     if (cond)
         hxg_k_kickdrift<true><<<grid, block, 0, (cudaStream_t) stream>>>(
-            n, (float4 *) x4, (float4 *) v4, (const float4 *) f4, (const float4 *) xold4, x3, dtf,
+            n, (float4 *) x4, (float4 *) v4, (float4 *) f4, (const float4 *) xold4, x3, fclose, dtf,
             dt, neigh_check, every > 0 ? every : 1, trig2, (long long) step, flags, acc_zero,
             delay, (cudaGraphConditionalHandle) cond);
     else
         hxg_k_kickdrift<false><<<grid, block, 0, (cudaStream_t) stream>>>(
-            n, (float4 *) x4, (float4 *) v4, (const float4 *) f4, (const float4 *) xold4, x3, dtf,
+            n, (float4 *) x4, (float4 *) v4, (float4 *) f4, (const float4 *) xold4, x3, fclose, dtf,
             dt, neigh_check, every > 0 ? every : 1, trig2, (long long) step, flags, acc_zero,
             delay, 0);
     return (int) cudaGetLastError();

@@ -76,7 +76,7 @@ hx_status hxg_eng_check_local(hx_md_engine *e, hx_status st)
  * read gate (e->flags, else NULL): while flags->halt they do nothing, and
  * the local forces count the step (flags->cur) when they run. */
 hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join,
-                                    hxg_flags *gate)
+                                    hxg_flags *gate, int close)
 {
     const float dtf = e->cfg.nve ? e->dtf : 0.0f;
     CU(cudaEventRecord(fork, e->s_loc), "event");
@@ -99,6 +99,8 @@ hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent
     hxg_eng_tm_close(e, k, e->s_nl);
     CU(cudaEventRecord(join, e->s_nl), "event");
     CU(cudaStreamWaitEvent(e->s_loc, join, 0), "event wait");
+    if (!close)
+        return HX_OK; /* the next kick-drift closes this step */
     k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
     CU(hxg_kick((void *) e->s_loc, e->nhome, e->v4, e->f4, e->tf, dtf, e->mass, NULL, gate),
        "kick launch");
@@ -106,28 +108,47 @@ hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent
     return HX_OK;
 }
 
+hx_status hxg_eng_close_kick(hx_md_engine *e)
+{
+    if (!e->kick_open)
+        return HX_OK;
+    e->kick_open = 0;
+    CU(hxg_kick((void *) e->s_loc, e->nhome, e->v4, e->f4, e->tf, e->cfg.nve ? e->dtf : 0.0f,
+                e->mass, NULL, NULL),
+       "kick launch");
+    return HX_OK;
+}
+
 /* One step between checks, on both streams (captured, or launched when the
  * step is timed or capture failed): kick-drift, which also writes the home
  * coordinates into the transport's array; fork to the non-local stream for
  * forward, non-local forces and reverse while the local forces run; join;
- * closing kick. No thermo sums, and no half-skin check: such a step is
- * never a rebuild candidate, so it needs no step number (the transport
+ * closing kick, or with kick_fuse none: the kick-drift closes the step
+ * before it instead (open: whether it does). No thermo sums, and no
+ * half-skin check: such a step is never a rebuild candidate, so it needs no step number (the transport
  * keeps its own on the device). fork/join: the events that link the
  * streams (capture needs its own pair, see capture_multi). Rank-local.
  * (Local forces split around the non-local ones, so that the reverse
  * exchange overlaps local work, measured slower on 2 H200s at 32,000 to
  * 2,048,000 atoms: the non-local kernel alone on the GPU takes longer than
  * beside the local one.) */
-static hx_status launch_multi_step(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join)
+static hx_status launch_multi(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join, int open)
 {
     const hx_md_config *c = &e->cfg;
     int k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
     CU(hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4, e->tx,
-                     c->nve ? e->dtf : 0.0f, c->nve ? e->dt : 0.0f, 0, c->neigh_every, 0, e->trig2,
-                     0, e->flags, NULL, 0),
+                     open ? e->tf : NULL, c->nve ? e->dtf : 0.0f, c->nve ? e->dt : 0.0f, 0,
+                     c->neigh_every, 0, e->trig2, 0, e->flags, NULL, 0),
        "kick-drift launch");
     hxg_eng_tm_close(e, k, e->s_loc);
-    return hxg_eng_launch_multi_rest(e, fork, join, NULL);
+    return hxg_eng_launch_multi_rest(e, fork, join, NULL, !e->kick_fuse);
+}
+
+/* The step that is replayed: with kick_fuse it closes the step before it
+ * and leaves itself open. */
+static hx_status launch_multi_step(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join)
+{
+    return launch_multi(e, fork, join, e->kick_fuse);
 }
 
 /* Captures fn's step into *exec (launch_multi_step above, the voted one in
@@ -233,6 +254,14 @@ hx_status hxg_eng_replay_one(hx_md_engine *e)
 {
     if (e->pending != HX_OK)
         return HX_OK; /* stopped at its failure; peers' waits expire */
+    if (e->kick_fuse && !e->kick_open) {
+        /* The step before closed itself (a thermo step, the first step,
+         * or its kick was applied for a read): this one, launched, only
+         * opens; the replayed ones after it close the one before. */
+        e->kick_open = 1;
+        hxg_eng_defer(e, launch_multi(e, e->ev_kd, e->ev_rev, 0));
+        return HX_OK;
+    }
     if (e->mg_ok && !e->timing_now) {
         if (e->mg_dirty)
             hxg_eng_capture_multi(e);
@@ -351,7 +380,9 @@ static hx_status step_forces(hx_md_engine *e, int rebuild, double *acc, hx_statu
     if (st == HX_OK && (cudaEventRecord(e->ev_rev, e->s_nl) != cudaSuccess ||
                         cudaStreamWaitEvent(e->s_loc, e->ev_rev, 0) != cudaSuccess))
         st = cuda_fail(cudaGetLastError(), "event");
-    if (st == HX_OK) {
+    if (st == HX_OK && e->kick_fuse && !acc) {
+        e->kick_open = 1; /* the next kick-drift closes this step */
+    } else if (st == HX_OK) {
         k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
         if (hxg_kick((void *) e->s_loc, e->nhome, e->v4, e->f4, e->tf, dtf, e->mass, acc, NULL) !=
             0)
@@ -368,12 +399,15 @@ static hx_status kickdrift_host_path(hx_md_engine *e, int want_thermo, hx_status
 {
     const hx_md_config *c = &e->cfg;
     int k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
+    const float *fclose = e->kick_open ? e->tf : NULL; /* the step before's kick */
     if (st == HX_OK && hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4,
-                                     e->multi ? e->tx : NULL, c->nve ? e->dtf : 0.0f,
+                                     e->multi ? e->tx : NULL, fclose, c->nve ? e->dtf : 0.0f,
                                      c->nve ? e->dt : 0.0f, c->neigh_check, c->neigh_every, 0,
                                      e->trig2, e->step, e->flags, want_thermo ? e->acc : NULL,
                                      0) != 0)
         st = cuda_fail(cudaGetLastError(), "kick-drift launch");
+    if (st == HX_OK)
+        e->kick_open = 0;
     hxg_eng_tm_close(e, k, e->s_loc);
     return st;
 }

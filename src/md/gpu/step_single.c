@@ -21,7 +21,7 @@ static hx_status launch_kickdrift(hx_md_engine *e, int want_thermo, unsigned lon
 {
     const hx_md_config *c = &e->cfg;
     int k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
-    CU(hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4, NULL,
+    CU(hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4, NULL, NULL,
                      c->nve ? e->dtf : 0.0f, c->nve ? e->dt : 0.0f, c->neigh_check, c->neigh_every,
                      c->neigh_delay, e->trig2, -1, e->flags, want_thermo ? e->acc : NULL, cond),
        "kick-drift launch");

@@ -82,7 +82,7 @@ static hx_status launch_voted(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t joi
 {
     const hx_md_config *c = &e->cfg;
     int k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
-    CU(hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4, e->tx,
+    CU(hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4, e->tx, NULL,
                      c->nve ? e->dtf : 0.0f, c->nve ? e->dt : 0.0f, 1, 1, 0, e->trig2, -1, e->flags,
                      NULL, 0),
        "kick-drift launch");
@@ -96,7 +96,7 @@ static hx_status launch_voted(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t joi
     CU(cudaStreamWaitEvent(e->s_loc, join, 0), "event wait");
     CU(hxg_vote_out((void *) e->s_loc, e->flags, e->vbuf + 1, e->report_dev), "vote launch");
     hxg_eng_tm_close(e, k, e->s_loc);
-    return hxg_eng_launch_multi_rest(e, fork, join, e->flags);
+    return hxg_eng_launch_multi_rest(e, fork, join, e->flags, 1);
 }
 
 /* Captures the voted step into e->vg_exec (NULL where that failed: the
