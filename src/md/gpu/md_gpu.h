@@ -99,8 +99,9 @@ enum { HXG_ACC_E = 0, HXG_ACC_W = 1, HXG_ACC_MV2 = 2, HXG_NACC = 3 };
  * hxg_kick does it (f4 += fclose, stored; v += dtf f4), so that a step of
  * several ranks need not launch it (the same float operations in the same
  * order: the same numbers). Does nothing while flags->halt. step < 0: the
- * step is flags->cur. When neigh_check and step % every == 0, flags->moved_step = step if an atom moved more than
- * sqrt(trig2) from xold4. acc_zero != NULL: zeroes the HXG_NACC
+ * step is flags->cur. When neigh_check and step % every == 0,
+ * flags->moved_step = step if an atom moved more than sqrt(trig2) from
+ * xold4. acc_zero != NULL: zeroes the HXG_NACC
  * accumulators (a thermo step). cond != 0 (one rank's replayed candidate
  * step; step -1): the last block also stores the decision of
  * hxg_rebuild_single's gate (every, delay, neigh_check) into the condition
