@@ -5,6 +5,7 @@ folder)."""
 import argparse
 import os
 import re
+import shlex
 import subprocess
 
 FAILS = []
@@ -62,3 +63,34 @@ def gpu_halox():
         print("SKIPPED: halox-md --gpu cannot run here: %s" % (err.strip().splitlines() or ["?"])[-1])
         return None
     return a.halox
+
+
+def two_rank_fused(description):
+    """For a script that runs halox-md --gpu on 2 ranks with nvshmem-fused:
+    parses --halox, --mpiexec and --mpiflags and returns run(args, env) ->
+    (exit status, stdout, stderr), or None (with SKIPPED printed) without a
+    launcher or where 2 ranks cannot run that transport here."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--halox", required=True)
+    ap.add_argument("--mpiexec", default="")
+    ap.add_argument("--mpiflags", default="")
+    a = ap.parse_args()
+    if not a.mpiexec:
+        print("SKIPPED: no MPI launcher (2 ranks needed)")
+        return None
+    launch = [a.mpiexec, "-n", "2"] + shlex.split(a.mpiflags)
+
+    def run(args, env):
+        e = dict(os.environ)
+        e.update(env)
+        cmd = launch + [a.halox, "--gpu", "--no-progress", "--transport", "nvshmem-fused"] + args
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=600, env=e)
+        return p.returncode, p.stdout, p.stderr
+
+    rc, _, err = run(["--size", "5", "--steps", "0"], {})
+    if rc != 0:
+        print("SKIPPED: 2 ranks of halox-md --gpu with nvshmem-fused cannot run here: %s"
+              % (err.strip().splitlines() or ["?"])[-1])
+        return None
+    return run

@@ -25,42 +25,19 @@ Usage: md_gpu_kick.py --halox PATH [--mpiexec MPIEXEC --mpiflags FLAGS]
 Prints SKIPPED and exits 0 without a launcher, a GPU engine or a GPU, or
 where 2 ranks cannot run the nvshmem-fused transport here.
 """
-import argparse
 import os
-import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 
-from checks import check, finish, thermo_rows
+from checks import check, finish, thermo_rows, two_rank_fused
 
 FUSED = "closing kick in the next step's kick-drift"
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--halox", required=True)
-    ap.add_argument("--mpiexec", default="")
-    ap.add_argument("--mpiflags", default="")
-    a = ap.parse_args()
-    if not a.mpiexec:
-        print("SKIPPED: no MPI launcher (2 ranks needed)")
-        return 0
-    launch = [a.mpiexec, "-n", "2"] + shlex.split(a.mpiflags)
-
-    def run(args, env):
-        e = dict(os.environ)
-        e.update(env)
-        cmd = launch + [a.halox, "--gpu", "--no-progress", "--transport", "nvshmem-fused"] + args
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           timeout=600, env=e)
-        return p.returncode, p.stdout, p.stderr
-
-    rc, out, err = run(["--size", "5", "--steps", "0"], {})
-    if rc != 0:
-        print("SKIPPED: 2 ranks of halox-md --gpu with nvshmem-fused cannot run here: %s"
-              % (err.strip().splitlines() or ["?"])[-1])
+    run = two_rank_fused(__doc__.split("\n\n")[0])
+    if not run:
         return 0
 
     tmp = tempfile.mkdtemp(prefix="halox-kick-")

@@ -56,6 +56,27 @@ __device__ void hxg_block_acc(double a0, double a1, double a2, double *acc)
 
 /* ------------------------------------------------------------ integrator */
 
+/* The closing kick of atom i: the halo-side force f3 (when given) added
+ * into f (stored), then v += dtf f (when dtf != 0); hxg_k_kick and a
+ * kick-drift that closes the step before (fclose) share it, so both do the
+ * same float operations in the same order. */
+__device__ __forceinline__ void hxg_close_kick(int i, float4 *__restrict__ f,
+                                               const float *__restrict__ f3, float dtf, float4 &fi,
+                                               float4 &vi)
+{
+    if (f3) {
+        fi.x += f3[3 * (size_t) i];
+        fi.y += f3[3 * (size_t) i + 1];
+        fi.z += f3[3 * (size_t) i + 2];
+        f[i] = fi;
+    }
+    if (dtf != 0.0f) {
+        vi.x += dtf * fi.x;
+        vi.y += dtf * fi.y;
+        vi.z += dtf * fi.z;
+    }
+}
+
 /* One thread per home atom. The step comes from the host or, for steps
  * replayed from a CUDA graph, from flags->cur (which only the closing force
  * kernel of a step changes). Block 0's first threads also clear the thermo
@@ -90,18 +111,8 @@ __global__ void hxg_k_kickdrift(int n, float4 *__restrict__ x, float4 *__restric
     if (i < n) {
         float4 vi = v[i], xi = x[i];
         float4 fi = f[i];
-        if (fclose) {
-            /* The previous step's closing kick, as hxg_k_kick does it. */
-            fi.x += fclose[3 * (size_t) i];
-            fi.y += fclose[3 * (size_t) i + 1];
-            fi.z += fclose[3 * (size_t) i + 2];
-            f[i] = fi;
-            if (dtf != 0.0f) {
-                vi.x += dtf * fi.x;
-                vi.y += dtf * fi.y;
-                vi.z += dtf * fi.z;
-            }
-        }
+        if (fclose) /* the step before's closing kick */
+            hxg_close_kick(i, f, fclose, dtf, fi, vi);
         vi.x += dtf * fi.x;
         vi.y += dtf * fi.y;
         vi.z += dtf * fi.z;
@@ -142,20 +153,10 @@ __global__ void hxg_k_kick(int n, float4 *__restrict__ v, float4 *__restrict__ f
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     double mv2 = 0.0;
     if (i < n) {
-        float4 fi = f[i];
-        if (f3) {
-            fi.x += f3[3 * (size_t) i];
-            fi.y += f3[3 * (size_t) i + 1];
-            fi.z += f3[3 * (size_t) i + 2];
-            f[i] = fi;
-        }
-        float4 vi = v[i];
-        if (dtf != 0.0f) {
-            vi.x += dtf * fi.x;
-            vi.y += dtf * fi.y;
-            vi.z += dtf * fi.z;
+        float4 fi = f[i], vi = v[i];
+        hxg_close_kick(i, f, f3, dtf, fi, vi);
+        if (dtf != 0.0f)
             v[i] = vi;
-        }
         mv2 = (double) mass * ((double) vi.x * vi.x + (double) vi.y * vi.y + (double) vi.z * vi.z);
     }
     if (acc)
