@@ -157,7 +157,7 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
                  e->check_atoms ? ", atoms counted after each rebuild" : "",
                  e->dvote ? ", rebuild decisions voted on the GPU" : "",
                  e->kick_fuse ? ", each step's closing kick in the next step's kick-drift "
-                                "(but thermo steps')"
+                                "(thermo steps close their own)"
                               : "");
     }
     *out = e;
