@@ -251,7 +251,7 @@ static size_t engine_bytes(const hx_md_engine *e)
 {
     return e->b_x4 + e->b_v4 + e->b_f4 + e->b_xold4 + e->b_sx4 + e->b_sv4 + e->b_id + e->b_sid +
            e->b_zones + e->b_xsort + e->b_cellof + e->b_cellatoms + e->b_locnb + e->b_loccnt +
-           e->b_nlnb + e->b_nlcnt + e->b_nlrow + e->b_nlidx + e->b_nlpos +
+           e->b_nlnb + e->b_nlcnt + e->b_nlrow + e->b_nlatom + e->b_nlidx + e->b_nlpos +
            sizeof(int32_t) * (2 * (size_t) e->cells.ncell + 1);
 }
 
@@ -294,11 +294,11 @@ static void gpu_destroy(hx_md_engine *e)
     if (e->plan)
         hx_plan_destroy(e->plan);
     hx_rebuild_destroy(e->rb);
-    void *dev[] = {e->x4,       e->v4,         e->f4,       e->xold4,  e->sx4,     e->sv4,
-                   e->id,       e->sid,        e->zones,    e->xsort,  e->cellof,  e->cellatoms,
-                   e->cell_cnt, e->cell_start, e->scan_tmp, e->loc.nb, e->loc.cnt, e->nl.nb,
-                   e->nl.cnt,   e->flags,      e->acc,      e->halo_start, e->nl_idx,
-                   e->nl_pos,   e->nl.row};
+    void *dev[] = {e->x4,       e->v4,         e->f4,       e->xold4,      e->sx4,     e->sv4,
+                   e->id,       e->sid,        e->zones,    e->xsort,      e->cellof,  e->cellatoms,
+                   e->cell_cnt, e->cell_start, e->scan_tmp, e->loc.nb,     e->loc.cnt, e->nl.nb,
+                   e->nl.cnt,   e->flags,      e->acc,      e->halo_start, e->nl_idx,  e->nl_pos,
+                   e->nl.row,   e->nl_atom};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
         if (dev[k])
             cudaFree(dev[k]);

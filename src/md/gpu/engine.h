@@ -79,6 +79,7 @@ struct hx_md_engine {
     int32_t *halo_start;
     float near[3];
     float near_rows[3]; /* the same bound, never moved by tests: the compact list's rows */
+    int halo_pairs;     /* pulses along two dimensions or more: halo atoms pair among them */
     int loc_queued, nl_queued;
     cudaEvent_t ev_list, ev_nlq;
     cudaStream_t s_b; /* the non-local half of the lists (high priority) */
@@ -97,7 +98,8 @@ struct hx_md_engine {
     long long fill; /* threads that fill the GPU once */
     hxg_list loc, nl;
     size_t b_x4, b_v4, b_f4, b_xold4, b_sx4, b_sv4, b_id, b_sid, b_zones, b_xsort, b_cellof,
-        b_cellatoms, b_locnb, b_loccnt, b_nlnb, b_nlcnt, b_nlrow;
+        b_cellatoms, b_locnb, b_loccnt, b_nlnb, b_nlcnt, b_nlrow, b_nlatom;
+    int32_t *nl_atom; /* the atom of each row of the compact non-local list */
     int nl_rows_min; /* rows a compact non-local list needed at a build that overflowed */
     hxg_flags *flags;
     double *acc;

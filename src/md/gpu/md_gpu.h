@@ -75,6 +75,7 @@ typedef struct hxg_flags {
     int32_t need_rows;  /* rows a compact non-local list needed past its stride (0: none) */
     int32_t unreached;  /* 1 + an atom without a row in a compact list that had entries */
     int32_t nhome;      /* home atoms of a multi-rank rebuild, for its graphs (hxg_sort_home) */
+    int32_t nl_rows;    /* rows given in a compact non-local list (hxg_build_nonlocal) */
 } hxg_flags;
 
 /* Written by the device path's rebuild kernel into mapped host memory, so
@@ -205,13 +206,18 @@ int hxg_build_sorted(void *stream, int n, const float *x4, hxg_cellgrid cg, hxg_
  * ntotal + 1 ints); atoms past nl.stride rows get none, and
  * flags->need_rows says how many rows the build needed. An atom without a
  * row that finds non-local partners sets flags->unreached (index + 1) and
- * keeps a count of 0. */
+ * keeps a count of 0. halo_pairs 0: pulses run along one dimension only,
+ * so that no pair of two halo atoms is this rank's, and halo atoms walk
+ * the home atoms' cells alone. rowatom (nl.stride ints, with nl.row): the
+ * atom of each row, written here, so that the build walks the rows alone
+ * (atoms without a row get a count of 0); NULL: every local atom takes
+ * part in the walk. */
 int hxg_build_nonlocal(void *stream, int nhome, int ntotal, const float *x, const float *x4,
-                       const int32_t *home_start, const uint8_t *zones, hxg_cellgrid cg,
-                       hxg_geom g, float rh2, const float near[3], const float near_rows[3],
-                       int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof,
-                       int32_t *cellatoms, float *xsort, int32_t *scan_tmp, int32_t *pos,
-                       hxg_list nl, hxg_flags *flags);
+                       const int32_t *home_start, const uint8_t *zones, hxg_cellgrid cg, hxg_geom g,
+                       float rh2, const float near[3], const float near_rows[3], int halo_pairs,
+                       int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof, int32_t *cellatoms,
+                       float *xsort, int32_t *scan_tmp, int32_t *pos, int32_t *rowatom, hxg_list nl,
+                       hxg_flags *flags);
 
 /* Cell sort of n home atoms on the device (x4, v4, id permuted through the
  * scratch arrays s*, xold4 set to the sorted positions; perm: n ints). The

@@ -391,15 +391,25 @@ __global__ void hxg_k_nl_reach(int nhome, int ntotal, const float *__restrict__ 
 
 /* One thread per local atom, and one more: the flags in row become rows
  * (pos: their exclusive prefix sum, ntotal + 1 ints), -1 for atoms without
- * one and for those past stride rows; rows needed past stride are noted. */
+ * one and for those past stride rows; rows needed past stride are noted,
+ * the rows given are counted (flags->nl_rows). rowatom (may be NULL): the
+ * atom of each row; an atom without a row gets a count of 0 in cnt. */
 __global__ void hxg_k_nl_rows(int ntotal, const int32_t *__restrict__ pos, int32_t *row, int stride,
-                              hxg_flags *flags)
+                              int32_t *rowatom, int32_t *cnt, hxg_flags *flags)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < ntotal)
-        row[i] = row[i] && pos[i] < stride ? pos[i] : -1;
-    else if (i == ntotal && pos[ntotal] > stride)
-        flags->need_rows = pos[ntotal];
+    if (i < ntotal) {
+        const int r = row[i] && pos[i] < stride ? pos[i] : -1;
+        row[i] = r;
+        if (rowatom && r >= 0)
+            rowatom[r] = i;
+        else if (rowatom)
+            cnt[i] = 0;
+    } else if (i == ntotal) {
+        flags->nl_rows = min(pos[ntotal], stride);
+        if (pos[ntotal] > stride)
+            flags->need_rows = pos[ntotal];
+    }
 }
 
 /* The non-local lists of a multi-rank rebuild, apart from the local list
@@ -414,28 +424,37 @@ __global__ void hxg_k_nl_rows(int ntotal, const int32_t *__restrict__ pos, int32
  * dimension has no halo neighbour: every halo atom came in through a pulse
  * and lies at or above the upper bound along its dimension. The lists of
  * home atoms are those hxg_k_build makes; a halo atom lists its home
- * partners first. */
+ * partners first. halo_pairs 0: no two halo atoms make a pair of this
+ * rank's (pulses along one dimension only: every halo atom is off home
+ * along it, so the zone rule owns none of their pairs), and halo atoms
+ * skip the halo's cells, half their walk. */
 template <int LANES>
 __global__ void __launch_bounds__(HXG_BUILD_BLOCK, HXG_BUILD_MINB)
     hxg_k_build_nl(int nhome, int ntotal, const float *__restrict__ x,
                    const float4 *__restrict__ xhome, const int32_t *__restrict__ hstart,
                    const float4 *__restrict__ xhalo, const int32_t *__restrict__ start,
                    const uint8_t *__restrict__ zones, hxg_cellgrid cg_, hxg_geom g, float rh2,
-                   float3 near, hxg_list nl, hxg_flags *flags)
+                   float3 near, bool halo_pairs, const int32_t *__restrict__ rowatom, hxg_list nl,
+                   hxg_flags *flags)
 {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    if ((t & ~31) / LANES >= ntotal)
+    /* With rowatom, lane groups take the rows of a compact list (the atoms
+     * that may have entries), else the local atoms one by one. */
+    const int nwalk = rowatom ? flags->nl_rows : ntotal;
+    if ((t & ~31) / LANES >= nwalk)
         return;
-    const int i = t / LANES;
-    const bool active = i < ntotal, ihome = active && i < nhome;
+    const int w = t / LANES;
+    const bool active = w < nwalk;
+    const int i = rowatom ? (active ? __ldg(rowatom + w) : 0) : w;
+    const bool ihome = active && i < nhome;
     float3 xi;
     int ci[3];
     unsigned mi;
     hxg_build_atom<3>(i, active, ihome, x, zones, cg_, &xi, ci, &mi);
     /* The atom's row in a compact list (none: it walks nothing). */
-    const int nlr = !nl.row ? i : (active ? __ldg(nl.row + i) : -1);
+    const int nlr = rowatom ? (active ? w : -1) : (!nl.row ? i : (active ? __ldg(nl.row + i) : -1));
     const bool halo = active && !ihome && nlr >= 0;
-    const bool reach = nlr >= 0 && (halo || (ihome && hxg_near(xi, near)));
+    const bool reach = nlr >= 0 && ((halo && halo_pairs) || (ihome && hxg_near(xi, near)));
     const hxg_list none = {nullptr, nullptr, 0, 0, nullptr};
     int nnl = 0;
     if (LANES == 1) {
@@ -507,9 +526,10 @@ static int hxg_build_lanes(long long n)
 }
 
 /* The rows of a compact non-local list (hxg_k_nl_reach, a scan into pos,
- * hxg_k_nl_rows). */
+ * hxg_k_nl_rows; rowatom may be NULL). */
 static cudaError_t hxg_nl_rows(cudaStream_t s, int nhome, int ntotal, const float *x, float3 near,
-                               int32_t *pos, hxg_list nl, int32_t *scan_tmp, hxg_flags *flags)
+                               int32_t *pos, hxg_list nl, int32_t *rowatom, int32_t *scan_tmp,
+                               hxg_flags *flags)
 {
     if (ntotal <= 0)
         return cudaSuccess;
@@ -518,8 +538,8 @@ static cudaError_t hxg_nl_rows(cudaStream_t s, int nhome, int ntotal, const floa
     cudaError_t err = hxg_scan_cells(s, open, nl.row, pos, ntotal, scan_tmp);
     if (err != cudaSuccess)
         return err;
-    hxg_k_nl_rows<<<hxg_blocks((long long) ntotal + 1, 256), 256, 0, s>>>(ntotal, pos, nl.row,
-                                                                          nl.stride, flags);
+    hxg_k_nl_rows<<<hxg_blocks((long long) ntotal + 1, 256), 256, 0, s>>>(
+        ntotal, pos, nl.row, nl.stride, rowatom, nl.cnt, flags);
     return cudaGetLastError();
 }
 
@@ -538,11 +558,15 @@ template <int L>
 static void hxg_launch_build_nl(cudaStream_t s, int nhome, int ntotal, const float *x,
                                 const float4 *xhome, const int32_t *hstart, const float4 *xhalo,
                                 const int32_t *start, const uint8_t *zones, hxg_cellgrid cg_,
-                                hxg_geom g, float rh2, float3 near, hxg_list nl, hxg_flags *flags)
+                                hxg_geom g, float rh2, float3 near, bool hp, const int32_t *rowatom,
+                                hxg_list nl, hxg_flags *flags)
 {
-    hxg_k_build_nl<L>
-        <<<hxg_blocks((long long) ntotal * L, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
-            nhome, ntotal, x, xhome, hstart, xhalo, start, zones, cg_, g, rh2, near, nl, flags);
+    /* Compact: a lane group for each row there is room for (the kernel
+     * reads how many were given). */
+    const long long walkers = rowatom ? (long long) nl.stride : (long long) ntotal;
+    hxg_k_build_nl<L><<<hxg_blocks(walkers * L, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
+        nhome, ntotal, x, xhome, hstart, xhalo, start, zones, cg_, g, rh2, near, hp, rowatom, nl,
+        flags);
 }
 
 template <int XS>
@@ -600,7 +624,7 @@ extern "C" int hxg_build_lists(void *stream, int nhome, int ntotal, const float 
     if (nl.row && xs == 3)
         err =
             hxg_nl_rows(s, nhome, ntotal, x, make_float3(near_rows[0], near_rows[1], near_rows[2]),
-                        pos, nl, scan_tmp, flags);
+                        pos, nl, nullptr, scan_tmp, flags);
     if (err != cudaSuccess)
         return (int) err;
     err = hxg_cell_lists(s, flags, ntotal, x, xs, 0, cg_, g, cell_cnt, cell_start, cellof,
@@ -619,17 +643,22 @@ extern "C" int hxg_build_lists(void *stream, int nhome, int ntotal, const float 
 extern "C" int hxg_build_nonlocal(void *stream, int nhome, int ntotal, const float *x,
                                   const float *x4, const int32_t *home_start, const uint8_t *zones,
                                   hxg_cellgrid cg_, hxg_geom g, float rh2, const float near[3],
-                                  const float near_rows[3], int32_t *cell_cnt, int32_t *cell_start,
-                                  int32_t *cellof, int32_t *cellatoms, float *xsort,
-                                  int32_t *scan_tmp, int32_t *pos, hxg_list nl, hxg_flags *flags)
+                                  const float near_rows[3], int halo_pairs, int32_t *cell_cnt,
+                                  int32_t *cell_start, int32_t *cellof, int32_t *cellatoms,
+                                  float *xsort, int32_t *scan_tmp, int32_t *pos, int32_t *rowatom,
+                                  hxg_list nl, hxg_flags *flags)
 {
     cudaStream_t s = (cudaStream_t) stream;
+    if (!nl.row)
+        rowatom = nullptr; /* a row for every local atom: they walk one by one */
     const int nhalo = ntotal - nhome;
     const float3 nr = make_float3(near[0], near[1], near[2]);
     float4 *xs4 = reinterpret_cast<float4 *>(xsort);
     const float3 nrow = make_float3(near_rows[0], near_rows[1], near_rows[2]);
+    const bool hp = halo_pairs != 0;
     cudaError_t err =
-        nl.row ? hxg_nl_rows(s, nhome, ntotal, x, nrow, pos, nl, scan_tmp, flags) : cudaSuccess;
+        nl.row ? hxg_nl_rows(s, nhome, ntotal, x, nrow, pos, nl, rowatom, scan_tmp, flags)
+               : cudaSuccess;
     if (err != cudaSuccess)
         return (int) err;
     err = hxg_cell_lists(s, flags, nhalo, x + 3 * (size_t) nhome, 3, nhome, cg_, g, cell_cnt,
@@ -642,19 +671,19 @@ extern "C" int hxg_build_nonlocal(void *stream, int nhome, int ntotal, const flo
     switch (hxg_build_lanes(nhalo)) {
     case 1:
         hxg_launch_build_nl<1>(s, nhome, ntotal, x, xh, home_start, xs4, cell_start, zones, cg_, g,
-                               rh2, nr, nl, flags);
+                               rh2, nr, hp, rowatom, nl, flags);
         break;
     case 2:
         hxg_launch_build_nl<2>(s, nhome, ntotal, x, xh, home_start, xs4, cell_start, zones, cg_, g,
-                               rh2, nr, nl, flags);
+                               rh2, nr, hp, rowatom, nl, flags);
         break;
     case 4:
         hxg_launch_build_nl<4>(s, nhome, ntotal, x, xh, home_start, xs4, cell_start, zones, cg_, g,
-                               rh2, nr, nl, flags);
+                               rh2, nr, hp, rowatom, nl, flags);
         break;
     default:
         hxg_launch_build_nl<HXG_BG>(s, nhome, ntotal, x, xh, home_start, xs4, cell_start, zones,
-                                    cg_, g, rh2, nr, nl, flags);
+                                    cg_, g, rh2, nr, hp, rowatom, nl, flags);
     }
     return (int) cudaGetLastError();
 }

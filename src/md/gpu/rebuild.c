@@ -186,9 +186,9 @@ static int nonlocal_chain(hx_md_engine *e, const void *arg, cudaStream_t s)
     const hx_plan *plan = arg;
     int err = hxg_build_nonlocal((void *) s, e->nhome, e->ntotal, hx_plan_device_coords(plan),
                                  e->x4, e->cell_start, hx_plan_device_zones(plan), e->cells,
-                                 e->geom, e->lj.rh2, e->near, e->near_rows, e->cell_cnt,
-                                 e->halo_start, e->cellof, e->cellatoms, e->xsort, e->scan_tmp,
-                                 e->nl_pos, e->nl, e->flags);
+                                 e->geom, e->lj.rh2, e->near, e->near_rows, e->halo_pairs,
+                                 e->cell_cnt, e->halo_start, e->cellof, e->cellatoms, e->xsort,
+                                 e->scan_tmp, e->nl_pos, e->nl_atom, e->nl, e->flags);
     if (err == 0 && e->nl_on)
         err = hxg_nl_atoms((void *) s, e->ntotal, &e->nl, hx_plan_device_maps(plan),
                            hxg_eng_map_entries(plan), e->cellof, e->nl_pos, e->scan_tmp,

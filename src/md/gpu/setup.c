@@ -72,9 +72,9 @@ static int neigh_max_for(const hx_md_engine *e, double rho)
  * docs/md-gpu.md): positions, velocities, forces and positions at the
  * last build (16 each), the sort's scratch (40), ids (8), cell index and
  * slot (8), then the local list: 4 per slot plus a count. With several
- * ranks, per local atom (home and halo) a non-local count, a row index,
- * positions in cell order, zones and the transport's coordinates and
- * forces (52), and the non-local list's slots for the rows of the atoms
+ * ranks, per local atom (home and halo) a non-local count, a row index
+ * and the atom of a row, positions in cell order, zones and the
+ * transport's coordinates and forces (56), and the non-local list's slots for the rows of the atoms
  * that can have entries: the halo and as many home atoms near its faces,
  * with a quarter more (rows_frac of the home atoms in all; the host path's
  * one-pass build keeps a row for every local atom). */
@@ -83,7 +83,7 @@ static double bytes_per_atom(const hx_md_engine *e, int width, double halo_frac)
     double b = 64.0 + 40.0 + 8.0 + 8.0 + 4.0 * (width + 1);
     if (e->multi) {
         double rows_frac = e->host_rebuild ? 1.0 + halo_frac : 1.25 * 2.0 * halo_frac;
-        b += (1.0 + halo_frac) * 52.0 + rows_frac * 4.0 * width;
+        b += (1.0 + halo_frac) * 56.0 + rows_frac * 4.0 * width;
     }
     return b;
 }
@@ -261,11 +261,18 @@ static void set_reach(hx_md_engine *e)
 {
     const hx_decomp *d = &e->decomp;
     const double shift = hxi_env_double("HALOX_TEST_LIST_REACH", 0.0);
+    int dims = 0;
     for (int k = 0; k < 3; k++) {
         double at = d->dom_hi[k] - e->rh - 1e-4 * (fabs(d->dom_hi[k]) + e->rh);
         e->near_rows[k] = d->npulse[k] > 0 ? (float) at : FLT_MAX;
         e->near[k] = d->npulse[k] > 0 ? (float) (at + shift) : FLT_MAX;
+        dims += d->npulse[k] > 0;
     }
+    /* With pulses along one dimension every halo atom is off home along
+     * it, and the zone rule gives no pair of two halo atoms to this rank:
+     * the non-local build leaves their walk out (HALOX_MD_NL_HALO_WALK=1
+     * keeps it, for measurements). */
+    e->halo_pairs = dims > 1 || hxi_env_int("HALOX_MD_NL_HALO_WALK", 0) == 1;
 }
 
 static void setup_physics(hx_md_engine *e)
@@ -378,6 +385,8 @@ hx_status hxg_eng_ensure_capacity(hx_md_engine *e, int nhome, int ntotal)
                                            "the non-local neighbour list"));
             } else { /* compact: its rows are sized at each build (rebuild.c) */
                 HXI_CHECK(hxg_eng_dev_grow(&e->nl.row, &e->b_nlrow, 4 * t,
+                                           "the non-local list's rows"));
+                HXI_CHECK(hxg_eng_dev_grow(&e->nl_atom, &e->b_nlatom, 4 * t,
                                            "the non-local list's rows"));
             }
         }
