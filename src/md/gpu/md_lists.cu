@@ -500,13 +500,17 @@ __global__ void hxg_k_finish(hxg_gate gate, hxg_report *report)
 /* ------------------------------------------------------------ launchers */
 
 /* Lanes per atom of the list build: one thread per atom from 256 atoms per
- * SM, 4 from 128, else 8. On one H200 (build kernel, melt system): 32,000
+ * SM (from 200 for the home walk, HOME: every atom a home atom in cell
+ * order), 4 from 128, else 8. On one H200 (build kernel, melt system): 32,000
  * atoms 79 us with 4 lanes, 93 with 8, 105 with 1; 16,384 atoms 55 us with
  * 4 or 8; 64,000 atoms at density 1.0 141 us with 1, 151 with 4, 178 with
  * 8; 131,072 atoms 159 us with 1, 233 with 4. 21,000 local atoms per rank
  * on two GPUs rebuild 120 us faster in groups of 8 than one thread each.
+ * The home walk of one rank (2026-12-04): 23,328 atoms 57.6 us with 4
+ * lanes, 62.2 with 1; 32,000 atoms 71.8 with 4, 63.1 with 1; 16,384 atoms
+ * 48.9 with 8, 49.5 with 4, 57.9 with 1.
  * HALOX_MD_BUILD_LANES=1|2|4|8 overrides (for measurements). */
-static int hxg_build_lanes(long long n)
+static int hxg_build_lanes(long long n, bool home = false)
 {
     static int sms = -1, forced = 0;
     if (sms < 0) {
@@ -520,7 +524,7 @@ static int hxg_build_lanes(long long n)
     }
     if (forced == 1 || forced == 2 || forced == 4 || forced == HXG_BG)
         return forced;
-    if (n >= 256LL * sms)
+    if (n >= (home ? 200LL : 256LL) * sms)
         return 1;
     return n >= 128LL * sms ? 4 : HXG_BG;
 }
@@ -603,7 +607,7 @@ static void hxg_launch_build_home(cudaStream_t s, hxg_gate gate, int n, const fl
 {
     const hxg_list none = {nullptr, nullptr, 0, 0, nullptr};
     const float4 *xs4 = reinterpret_cast<const float4 *>(x4);
-    if (hxg_build_lanes(n) == 1)
+    if (hxg_build_lanes(n, true) == 1)
         hxg_launch_build_l<4, 1, true>(s, gate, n, n, x4, xs4, nullptr, cg_, g, rh2, cell_start,
                                        false, loc, none, flags);
     else
