@@ -74,10 +74,11 @@ static int neigh_max_for(const hx_md_engine *e, double rho)
  * slot (8), then the local list: 4 per slot plus a count. With several
  * ranks, per local atom (home and halo) a non-local count, a row index
  * and the atom of a row, positions in cell order, zones and the
- * transport's coordinates and forces (56), and the non-local list's slots for the rows of the atoms
- * that can have entries: the halo and as many home atoms near its faces,
- * with a quarter more (rows_frac of the home atoms in all; the host path's
- * one-pass build keeps a row for every local atom). */
+ * transport's coordinates and forces (56), and the non-local list's slots
+ * for the rows of the atoms that can have entries: the halo and as many
+ * home atoms near its faces, with a quarter more (rows_frac of the home
+ * atoms in all; the host path's one-pass build keeps a row for every local
+ * atom). */
 static double bytes_per_atom(const hx_md_engine *e, int width, double halo_frac)
 {
     double b = 64.0 + 40.0 + 8.0 + 8.0 + 4.0 * (width + 1);
