@@ -410,6 +410,19 @@ HX_API hx_status hx_rebuild_migrate(hx_rebuild *r, int *n, int *capacity, float 
  * forward exchange of the transport gives. */
 HX_API hx_status hx_plan_create_device(hx_plan **plan, hx_rebuild *r, int nhome, const float *x,
                                        int xstride);
+/* Optional, rank-local, before hx_plan_create_device: queues on the
+ * transport's stream the count of the first pulse's atoms among the nhome
+ * home atoms at x (and their check), which does not depend on their order,
+ * and returns. The next hx_plan_create_device of r, given the same atoms in
+ * any order (after a cell sort queued behind this call, say), then waits
+ * for that count alone, not for what was queued after it: its count
+ * messages go while the GPU still works, and its selection is queued
+ * behind. Its own count is compared on the device; atoms other than those
+ * counted are HX_ERR_INVALID from the next call of r that waits for the
+ * stream (hx_rebuild_migrate, hx_rebuild_census), and their plan is wrong.
+ * A migration in between cancels the count; a plan given another number
+ * of atoms is HX_ERR_INVALID. Without pulses this does nothing. */
+HX_API hx_status hx_plan_count_device(hx_rebuild *r, int nhome, const float *x, int xstride);
 /* 1 for a plan built on the device. */
 HX_API int hx_plan_on_device(const hx_plan *plan);
 /* Device arrays of a device plan (NULL for a host plan): coordinates of all

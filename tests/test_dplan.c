@@ -19,7 +19,14 @@
  *    random forces the same home forces within 1e-6 relative (of
  *    max(|f|, 1)), as the cpu transport on the host plan;
  *  - home coordinates given as 3 and as 4 floats per atom;
- *  - an atom outside its domain is HX_ERR_COORD_OUTSIDE on every rank.
+ *  - a plan whose first pulse was counted ahead (hx_plan_count_device, on
+ *    the home atoms in reverse order) is the same plan, field by field,
+ *    map by map and coordinate by coordinate;
+ *  - an atom outside its domain is HX_ERR_COORD_OUTSIDE on every rank, also
+ *    where the count ahead found it; a plan given another number of atoms
+ *    than were counted ahead is HX_ERR_INVALID, and one given other atoms
+ *    (same number, another count) is HX_ERR_INVALID at the next wait of
+ *    the context (the census).
  * Exits 77 where there is no GPU or no grid for the rank count.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -246,6 +253,48 @@ static void make_transports(hx_comm *comm, tset *ts)
     }
 }
 
+/* The plan again with its first pulse counted ahead, on the home atoms
+ * in reverse order (hx4, n atoms of xs floats): against the host plan as
+ * the plain device plan dp is, and its coordinates bitwise dp's. */
+static void check_ahead(hx_comm *comm, hx_rebuild *rb, const hx_plan *hp, const hx_plan *dp,
+                        const float *hx4, int n, int xs, const char *label)
+{
+    char lab[128];
+    snprintf(lab, sizeof lab, "%s, counted ahead", label);
+    float *rev = hxt_xmalloc(((size_t) n + 1) * xs * sizeof(float)), *drev = NULL, *dx = NULL;
+    for (int i = 0; i < n; i++)
+        memcpy(rev + (size_t) xs * i, hx4 + (size_t) xs * (n - 1 - i), xs * sizeof(float));
+    int ok = cudaMalloc((void **) &drev, ((size_t) n + 1) * xs * sizeof(float)) == cudaSuccess &&
+             cudaMalloc((void **) &dx, ((size_t) n + 1) * xs * sizeof(float)) == cudaSuccess &&
+             cudaMemcpy(drev, rev, (size_t) n * xs * sizeof(float), cudaMemcpyHostToDevice) ==
+                 cudaSuccess &&
+             cudaMemcpy(dx, hx4, (size_t) n * xs * sizeof(float), cudaMemcpyHostToDevice) ==
+                 cudaSuccess;
+    HXT_CHECK(ok, "%s: upload", lab);
+    hx_plan *ap = NULL;
+    ok = hxt_agree(comm, ok) && HXT_OK(hx_plan_count_device(rb, n, drev, xs));
+    ok = hxt_agree(comm, ok) && HXT_OK(hx_plan_create_device(&ap, rb, n, dx, xs));
+    if (hxt_agree(comm, ok)) {
+        compare_plans(hp, ap, lab);
+        int nt = hx_plan_ntotal(dp);
+        float *a = hxt_xmalloc(((size_t) nt + 1) * 3 * sizeof(float));
+        float *b = hxt_xmalloc(((size_t) nt + 1) * 3 * sizeof(float));
+        ok = nt == hx_plan_ntotal(ap) &&
+             cudaMemcpy(a, hx_plan_device_coords(ap), (size_t) nt * 3 * sizeof(float),
+                        cudaMemcpyDeviceToHost) == cudaSuccess &&
+             cudaMemcpy(b, hx_plan_device_coords(dp), (size_t) nt * 3 * sizeof(float),
+                        cudaMemcpyDeviceToHost) == cudaSuccess;
+        HXT_CHECK(ok && memcmp(a, b, (size_t) nt * 3 * sizeof(float)) == 0,
+                  "%s: coordinates differ from the plain device plan's", lab);
+        free(a);
+        free(b);
+    }
+    hx_plan_destroy(ap);
+    cudaFree(drev);
+    cudaFree(dx);
+    free(rev);
+}
+
 /* One case: plans on the host and the device, compared; every transport
  * on the device plan against the cpu transport on the host plan. */
 static void run_case(hx_comm *comm, const int grid[3], int lattice, int xstride, uint64_t seed,
@@ -284,6 +333,8 @@ static void run_case(hx_comm *comm, const int grid[3], int lattice, int xstride,
     ok = hxt_agree(comm, ok) && HXT_OK(hx_plan_create(&hp, comm, &d, l.n, l.x));
     ok = hxt_agree(comm, ok) && HXT_OK(hx_rebuild_create(&rb, ts->t[0], &d));
     ok = hxt_agree(comm, ok) && HXT_OK(hx_plan_create_device(&dp, rb, l.n, dx, xstride));
+    if (hxt_agree(comm, ok))
+        check_ahead(comm, rb, hp, dp, hx4, l.n, xstride, label);
     if (hxt_agree(comm, ok)) {
         compare_plans(hp, dp, label);
         int nt = hx_plan_ntotal(hp), nh = hx_plan_nhome(hp);
@@ -370,10 +421,99 @@ static void run_outside(hx_comm *comm, const int grid[3], hx_transport *t)
     if (hxt_agree(comm, ok) && hxt_agree(comm, HXT_OK(hx_rebuild_create(&rb, t, &d)))) {
         HXT_FAILS(hx_plan_create_device(&dp, rb, 2, dx, 4), HX_ERR_COORD_OUTSIDE, "home atom 1");
         HXT_CHECK(dp == NULL, "a refused plan was returned");
+        /* Found by the count ahead, the atom's position still in the
+         * message though the atoms were given anew. */
+        ok = hxt_agree(comm, HXT_OK(hx_plan_count_device(rb, 2, dx, 4)));
+        if (ok) {
+            HXT_FAILS(hx_plan_create_device(&dp, rb, 2, dx, 4), HX_ERR_COORD_OUTSIDE,
+                      "home atom 1");
+            HXT_CHECK(dp == NULL, "a refused plan was returned (counted ahead)");
+        }
     }
     hx_plan_destroy(dp);
     hx_rebuild_destroy(rb);
     cudaFree(dx);
+}
+
+/* Misuse of the count ahead: a plan of another number of atoms is refused
+ * on every rank; one of other atoms (each rank's two atoms counted in its
+ * first pulse's slab, then given above it) is HX_ERR_INVALID on every rank
+ * at the next wait of the context: the second pulse's, or the census. */
+static void run_ahead_misuse(hx_comm *comm, const int grid[3], hx_transport *t)
+{
+    int nr = hx_comm_size(comm), rank = hx_comm_rank(comm);
+    double lo[3] = {0, 0, 0}, len[3];
+    for (int k = 0; k < 3; k++)
+        len[k] = box_len_for(grid[k]);
+    hx_decomp d;
+    if (!hxt_agree(comm, HXT_OK(hx_decomp_init(&d, lo, len, RH, grid, nr, rank))))
+        return;
+    int dim = HX_Z;
+    while (dim > HX_X && d.npulse[dim] == 0)
+        dim--;
+    /* Two atoms inside the first pulse's slab (x), the same two just
+     * above it (y): both inside the domain, which is wider than RH. */
+    float x[8] = {0}, y[8] = {0};
+    for (int a = 0; a < 2; a++)
+        for (int k = 0; k < 3; k++) {
+            double c = 0.5 * (d.dom_lo[k] + d.dom_hi[k]) + 0.01 * a;
+            x[4 * a + k] = (float) (k == dim ? d.dom_lo[dim] + 0.5 * RH + 0.01 * a : c);
+            y[4 * a + k] = (float) (k == dim ? d.dom_lo[dim] + RH + 0.2 + 0.01 * a : c);
+        }
+    int64_t ids[2] = {2 * rank, 2 * rank + 1};
+    float *dx = NULL, *dy = NULL;
+    int64_t *did = NULL;
+    hx_rebuild *rb = NULL;
+    hx_plan *dp = NULL;
+    int ok = cudaMalloc((void **) &dx, sizeof x) == cudaSuccess &&
+             cudaMalloc((void **) &dy, sizeof y) == cudaSuccess &&
+             cudaMalloc((void **) &did, sizeof ids) == cudaSuccess &&
+             cudaMemcpy(dx, x, sizeof x, cudaMemcpyHostToDevice) == cudaSuccess &&
+             cudaMemcpy(dy, y, sizeof y, cudaMemcpyHostToDevice) == cudaSuccess &&
+             cudaMemcpy(did, ids, sizeof ids, cudaMemcpyHostToDevice) == cudaSuccess;
+    HXT_CHECK(ok, "count ahead misuse: set-up");
+    if (hxt_agree(comm, ok) && hxt_agree(comm, HXT_OK(hx_rebuild_create(&rb, t, &d)))) {
+        ok = hxt_agree(comm, HXT_OK(hx_plan_count_device(rb, 2, dx, 4)));
+        if (ok) {
+            HXT_FAILS(hx_plan_create_device(&dp, rb, 1, dx, 4), HX_ERR_INVALID,
+                      "counted 2 home atoms");
+            HXT_CHECK(dp == NULL, "a refused plan was returned (count ahead misuse)");
+        }
+        /* The refusal used the count up: a plan now is a plain one. */
+        ok = hxt_agree(comm, ok) && HXT_OK(hx_plan_create_device(&dp, rb, 2, dx, 4));
+        HXT_CHECK(ok && hx_plan_pulse(dp, 0)->nsend == 2,
+                  "count ahead misuse: the plain plan after a refusal");
+        hx_plan_destroy(dp);
+        dp = NULL;
+        /* Other atoms: only where the domain is wider than the slab can
+         * an atom of it be outside (the same on every rank). */
+        const int other = d.dom_hi[dim] - d.dom_lo[dim] > RH + 0.3;
+        ok = hxt_agree(comm, ok) && other && HXT_OK(hx_plan_count_device(rb, 2, dx, 4));
+        int64_t natoms = 0;
+        uint64_t sum = 0;
+        if (hxt_agree(comm, ok)) {
+            char msg[512] = "";
+            hx_status st = hx_plan_create_device(&dp, rb, 2, dy, 4);
+            if (st == HX_OK) { /* one pulse: no wait of the plan after the first count */
+                hx_plan_destroy(dp);
+                st = hx_rebuild_census(rb, 2, did, &natoms, &sum);
+            }
+            if (st != HX_OK)
+                snprintf(msg, sizeof msg, "%s", hx_last_error());
+            HXT_CHECK(st == HX_ERR_INVALID && strstr(msg, "not the counted atoms"),
+                      "count ahead misuse: other atoms gave %s (%s)", hx_status_string(st), msg);
+            /* Reported once: the context is usable again. */
+            HXT_CHECK(HXT_OK(hx_rebuild_census(rb, 2, did, &natoms, &sum)) && natoms == 2 * nr,
+                      "count ahead misuse: the census after the report");
+        } else if (rank == 0 && !other) {
+            printf("  count ahead of other atoms: not run on this grid (domains thinner than the "
+                   "halo)\n");
+        }
+    }
+    hx_rebuild_destroy(rb);
+    cudaFree(dx);
+    cudaFree(dy);
+    cudaFree(did);
 }
 
 int main(int argc, char **argv)
@@ -401,6 +541,7 @@ int main(int argc, char **argv)
         for (int lattice = 0; lattice < 2; lattice++)
             run_case(comm, grids[g], lattice, lattice ? 3 : 4, seed++, tf, &ts, &keep_h, &keep_d);
     run_outside(comm, grids[0], ts.t[0]);
+    run_ahead_misuse(comm, grids[0], ts.t[0]);
     for (int k = 0; k < ts.n; k++)
         hx_transport_destroy(ts.t[k]);
     hx_transport_destroy(tf);

@@ -65,6 +65,17 @@ struct hx_rebuild {
     hxr_result *h_pub; /* h_res as the device sees it (where kernels publish) */
     int res_dirty;     /* d_res may hold values: cleared before its next use */
 
+    /* The first pulse's count taken ahead of the plan (hx_plan_count_device):
+     * its own result (device, and the pinned host copy its kernel publishes
+     * into, with the device's view of it), the event behind that kernel,
+     * the home atoms it counted (-1: none since the last migration or
+     * plan), and the flag the plan's place kernel sets where it counted
+     * otherwise (mapped pinned host memory; hxr_await reports it). */
+    hxr_result *d_early, *h_early, *p_early;
+    void *ev_early; /* cudaEvent_t */
+    int early_n;
+    int32_t *h_recount, *p_recount;
+
     hxr_arrays spare[2]; /* arrays of freed plans, for the next ones */
     int nspare;
 };
@@ -81,6 +92,10 @@ hx_status hxr_fetch(hx_rebuild *r, void *stream);
 /* Waits as hxr_fetch for a result a kernel published, and cleared
  * (hxr_classify, hxr_select_summary with pub = h_pub). */
 hx_status hxr_await(hx_rebuild *r, void *stream);
+/* HX_ERR_INVALID where a plan's place kernel found another count than the
+ * one taken ahead (hx_plan_count_device) since this was last asked; every
+ * hxr_await asks. Rank-local. */
+hx_status hxr_recount_check(hx_rebuild *r);
 /* Clears the device result if something may have written it since it was
  * last read, and marks it written by what comes next. */
 hx_status hxr_begin(hx_rebuild *r, void *stream);

@@ -274,18 +274,25 @@ __global__ void hxr_k_unpack(hxr_layout L, int n0, const uint32_t *a, int n1, co
 /* Home atom i: the checks of hx_plan_create (finite, inside the box,
  * inside the domain; the first bad atom into res) and its copy into the
  * plan's arrays with zone 0. Returns its coordinate along dim. */
+/* The check of home atom i at p: finite, inside the box and the domain. */
+__device__ __forceinline__ void hxr_check_home(const hxr_pdom &d, int i, const float *p,
+                                               hxr_result *res)
+{
+    for (int k = 0; k < 3; k++) {
+        const double v = (double) p[k];
+        if (!isfinite(p[k]))
+            hxr_report_bad(res, i, HXR_BAD_NAN, -1);
+        else if (v < d.lo[k] || v >= d.hi[k] || v < d.box_lo[k] || v >= d.box_hi[k])
+            hxr_report_bad(res, i, HXR_BAD_OUTSIDE, k);
+    }
+}
+
 __device__ float hxr_home_atom(const hxr_home_in &h, int i, int dim, float *px, hxr_result *res)
 {
     const float *p = h.x + (size_t) i * h.xs;
-    for (int k = 0; k < 3; k++) {
-        const double v = (double) p[k];
+    for (int k = 0; k < 3; k++)
         px[3 * (size_t) i + k] = p[k];
-        if (!isfinite(p[k]))
-            hxr_report_bad(res, i, HXR_BAD_NAN, -1);
-        else if (v < h.dom.lo[k] || v >= h.dom.hi[k] || v < h.dom.box_lo[k] ||
-                 v >= h.dom.box_hi[k])
-            hxr_report_bad(res, i, HXR_BAD_OUTSIDE, k);
-    }
+    hxr_check_home(h.dom, i, p, res);
     h.pz[i] = 0u;
     return p[dim];
 }
@@ -303,6 +310,33 @@ __global__ void hxr_k_home(hxr_home_in h, int nhome, float *px, hxr_result *res)
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < nhome)
         hxr_home_atom(h, i, 0, px, res);
+}
+
+/* One thread per home atom, in whatever order they are: checked, and
+ * counted where the first pulse selects it (into res->count[0]); the last
+ * block keeps the position of the lowest bad atom (bad_pos: the caller
+ * may reorder the atoms before the host reads it) and publishes. */
+__global__ void hxr_k_first_count(hxr_home_in h, int nhome, int dim, double limit, int *counter,
+                                  hxr_result *res, hxr_result *pub)
+{
+    typedef cub::BlockReduce<int, HXR_BLOCK> reduce;
+    __shared__ typename reduce::TempStorage tmp;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int v = 0;
+    if (i < nhome) {
+        const float *p = h.x + (size_t) i * h.xs;
+        hxr_check_home(h.dom, i, p, res);
+        v = hxr_selected(p[dim], limit) ? 1 : 0;
+    }
+    const int sum = reduce(tmp).Sum(v);
+    if (threadIdx.x == 0 && sum > 0)
+        atomicAdd(&res->count[0], sum);
+    if (!hxi_last_block(counter))
+        return;
+    const int bad = __ldcg(&res->bad_index);
+    if (bad != INT_MAX && threadIdx.x < 3)
+        res->bad_pos[threadIdx.x] = h.x[(size_t) bad * h.xs + threadIdx.x];
+    hxr_publish(res, pub);
 }
 
 /* One thread per candidate: selected candidates per block; the last block
@@ -339,12 +373,14 @@ __device__ __forceinline__ int hxr_before(const int32_t *spos, int lo, int hi, i
  * candidates are in index order), the record sent, and the running count
  * (spos, the map entries before this candidate). The last block to finish
  * then counts the selected home atoms and those from each earlier pulse's
- * receive range, and publishes the result (res->count[0], the total, is
- * already set). */
+ * receive range, sets *recount where the total is not the `expect` of a
+ * count taken ahead (expect >= 0), and publishes the result (res->count[0],
+ * the total, is already set). */
 __global__ void hxr_k_select_place(const float *px, const uint32_t *pz, int lo, int hi, int dim,
                                    double limit, float shift, const int32_t *boff, int32_t *map,
                                    int32_t *spos, float4 *send, int nhome, int np, hxr_ranges r,
-                                   int *counter, hxr_result *res, hxr_result *pub)
+                                   int expect, int32_t *recount, int *counter, hxr_result *res,
+                                   hxr_result *pub)
 {
     __shared__ typename hxr_bscan::TempStorage tmp;
     const int i = lo + blockIdx.x * blockDim.x + threadIdx.x;
@@ -367,6 +403,8 @@ __global__ void hxr_k_select_place(const float *px, const uint32_t *pz, int lo, 
     const int total = res->count[0], q = threadIdx.x;
     if (q == 0)
         res->nsel_home = hxr_before(spos, lo, hi, total, nhome);
+    if (q == 0 && expect >= 0 && total != expect)
+        *(volatile int32_t *) recount = 1; /* made visible by the publication's fence */
     if (q < np)
         res->from[q] =
             hxr_before(spos, lo, hi, total, r.end[q]) - hxr_before(spos, lo, hi, total, r.beg[q]);
@@ -490,6 +528,14 @@ extern "C" int hxr_home(void *stream, hxr_home_in h, int nhome, float *px, hxr_r
     return (int) cudaGetLastError();
 }
 
+extern "C" int hxr_first_count(void *stream, hxr_home_in h, int nhome, int dim, double limit,
+                               int *counter, hxr_result *res, hxr_result *pub)
+{
+    hxr_k_first_count<<<hxr_blocks(nhome), HXR_BLOCK, 0, HXR_S(stream)>>>(h, nhome, dim, limit,
+                                                                           counter, res, pub);
+    return (int) cudaGetLastError();
+}
+
 extern "C" int hxr_select_count(void *stream, const hxr_home_in *home, float *px, int lo, int hi,
                                 int dim, double limit, int32_t *bcnt, int32_t *boff, int *counter,
                                 hxr_result *res)
@@ -507,11 +553,12 @@ extern "C" int hxr_select_count(void *stream, const hxr_home_in *home, float *px
 extern "C" int hxr_select_place(void *stream, const float *px, const uint32_t *pz, int lo, int hi,
                                 int dim, double limit, float shift, const int32_t *boff,
                                 int32_t *map, int32_t *spos, float *send, int nhome, int np,
-                                hxr_ranges r, int *counter, hxr_result *res, hxr_result *pub)
+                                hxr_ranges r, int expect, int32_t *recount, int *counter,
+                                hxr_result *res, hxr_result *pub)
 {
     hxr_k_select_place<<<hxr_blocks(hi - lo), HXR_BLOCK, 0, HXR_S(stream)>>>(
-        px, pz, lo, hi, dim, limit, shift, boff, map, spos, (float4 *) send, nhome, np, r, counter,
-        res, pub);
+        px, pz, lo, hi, dim, limit, shift, boff, map, spos, (float4 *) send, nhome, np, r, expect,
+        recount, counter, res, pub);
     return (int) cudaGetLastError();
 }
 

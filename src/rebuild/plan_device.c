@@ -134,15 +134,20 @@ static hx_status hxr_arrays_maps(hxr_arrays *a, size_t maps, size_t keep, void *
     return HX_OK;
 }
 
-/* The error for a home atom the check kernel reported (rank-local). */
-static hx_status hxr_bad_home(hx_rebuild *r, const float *x, int xs)
+/* The error for a home atom a check kernel reported in res (rank-local):
+ * its position from res->bad_pos (a count taken ahead, whose atoms may have
+ * moved since), else read from x. */
+static hx_status hxr_bad_home(hx_rebuild *r, const hxr_result *res, const float *x, int xs,
+                              int ahead)
 {
     const hx_decomp *d = &r->d;
-    int i = r->h_res->bad_index;
+    int i = res->bad_index;
     float p[3] = {0.0f, 0.0f, 0.0f};
-    if (cudaMemcpy(p, x + (size_t) i * xs, sizeof p, cudaMemcpyDeviceToHost) != cudaSuccess)
+    if (ahead)
+        memcpy(p, res->bad_pos, sizeof p);
+    else if (cudaMemcpy(p, x + (size_t) i * xs, sizeof p, cudaMemcpyDeviceToHost) != cudaSuccess)
         cudaGetLastError();
-    if (r->h_res->bad_kind == HXR_BAD_NAN)
+    if (res->bad_kind == HXR_BAD_NAN)
         return hxi_error(HX_ERR_COORD_NAN,
                          "home atom %d has position (%g, %g, %g): coordinates must be finite "
                          "(check the integrator or the input)",
@@ -156,10 +161,36 @@ static hx_status hxr_bad_home(hx_rebuild *r, const float *x, int xs)
                      d->dom_hi[1], d->dom_lo[2], d->dom_hi[2], hx_decomp_owner(d, q));
 }
 
-/* One pulse: select, pack, count; agree; exchange; append. */
+/* Waits for the count taken ahead (bounded as the transport's stream
+ * is: every device wait before it is) and copies its result. */
+static hx_status hxr_await_ahead(hx_rebuild *r, hxr_result *out)
+{
+    const hx_transport *a = hxi_transport_actual(r->t);
+    const double ts = a && a->opts.timeout_s > 0 ? a->opts.timeout_s : 5.0, limit = 2.0 * ts + 2.0;
+    const double t0 = hxi_now();
+    cudaError_t e;
+    while ((e = cudaEventQuery((cudaEvent_t) r->ev_early)) == cudaErrorNotReady)
+        if (hxi_now() - t0 > limit) {
+            r->t_wait += hxi_now() - t0;
+            return hxi_error(HX_ERR_TIMEOUT,
+                             "device plan: rank %d: the first pulse's count did not finish within "
+                             "%.1f s; a kernel queued before it on the transport's stream is stuck",
+                             r->d.rank, limit);
+        }
+    r->t_wait += hxi_now() - t0;
+    if (e != cudaSuccess)
+        return hxr_cuda(e, "the first pulse's count taken ahead");
+    memcpy(out, r->h_early, sizeof *out);
+    return HX_OK;
+}
+
+/* One pulse: select, pack, count; agree; exchange; append. With `ahead`
+ * (the first pulse, counted by hx_plan_count_device), the host waits for
+ * that count only: the selection is queued behind whatever came after it
+ * (a cell sort) and checked against it on the device. */
 static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *stream, int dim,
-                           int index, int lo, int hi, const hxr_home_in *home, hx_status st,
-                           int *map_total)
+                           int index, int lo, int hi, const hxr_home_in *home, int ahead,
+                           hx_status st, int *map_total)
 {
     const hx_decomp *d = &r->d;
     if (!p || !a) {
@@ -199,18 +230,33 @@ static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *strea
         st = hxr_arrays_maps(a, (size_t) *map_total + (size_t) ncand, (size_t) *map_total, stream);
     if (st == HX_OK)
         st = hxr_grow(&r->send[0], &r->send_cap[0], (size_t) ncand * HXR_REC, "a pulse's atoms");
-    if (st == HX_OK &&
+    /* The result the host reads: the count taken ahead, or this pulse's. */
+    hxr_result res;
+    memset(&res, 0, sizeof res);
+    res.bad_index = INT_MAX;
+    if (st == HX_OK && ahead)
+        st = hxr_await_ahead(r, &res);
+    const int expect = st == HX_OK && ahead ? res.count[0] : -1;
+    if (st == HX_OK && (!ahead || res.bad_index == INT_MAX) &&
         (hxr_select_count(stream, home, a->x, lo, hi, dim, limit, r->bcnt, r->boff, r->d_counter,
                           r->d_res) ||
          hxr_select_place(stream, a->x, a->z, lo, hi, dim, limit, (float) pu->shift, r->boff,
                           a->maps + *map_total, r->pos, (float *) r->send[0], p->nhome, np, rg,
-                          r->d_counter, r->d_res, r->h_pub)))
+                          expect, r->p_recount, r->d_counter, r->d_res, r->h_pub)))
         st = hxr_cuda(cudaGetLastError(), "the pulse's selection kernels");
-    if (st == HX_OK)
+    if (st == HX_OK && ahead) {
+        /* The place kernel publishes and clears the device result in its
+         * turn; the home atoms selected are all the selected candidates. */
+        r->res_dirty = 0;
+        res.nsel_home = res.count[0];
+    } else if (st == HX_OK) {
         st = hxr_await(r, stream);
-    if (st == HX_OK && home && r->h_res->bad_index != INT_MAX)
-        st = hxr_bad_home(r, home->x, home->xs);
-    int nsend = st == HX_OK ? r->h_res->count[0] : 0, nrecv = 0, offsets[2];
+        if (st == HX_OK)
+            memcpy(&res, r->h_res, sizeof res);
+    }
+    if (st == HX_OK && home && res.bad_index != INT_MAX)
+        st = hxr_bad_home(r, &res, home->x, home->xs, ahead);
+    int nsend = st == HX_OK ? res.count[0] : 0, nrecv = 0, offsets[2];
     HXI_CHECK(hxr_swap(r, &nsend, pu->send_rank, &nrecv, pu->recv_rank, HXR_TAG_PCOUNT));
     /* The sender learns once where its atoms land on the receiver. */
     offsets[0] = p->ntotal;
@@ -231,13 +277,13 @@ static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *strea
         hxr_defer(r, hxr_cuda(cudaGetLastError(), "appending a pulse's atoms"));
 
     pu->nsend = nsend;
-    pu->nsend_home = r->h_res->nsel_home;
+    pu->nsend_home = res.nsel_home;
     pu->nrecv = nrecv;
     pu->recv_offset = p->ntotal;
     pu->peer_offset = offsets[1];
     pu->deps = 0;
     for (int q = 0; q < np; q++) {
-        p->from[np][q] = r->h_res->from[q];
+        p->from[np][q] = res.from[q];
         if (p->from[np][q] > 0)
             pu->deps |= UINT64_C(1) << q;
     }
@@ -273,6 +319,79 @@ static hx_status hxr_share(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *strea
     return st;
 }
 
+/* The home atoms as the check kernels see them. */
+static hxr_home_in hxr_home_of(const hx_rebuild *r, const float *x, int xstride, uint32_t *pz)
+{
+    hxr_home_in home;
+    memset(&home, 0, sizeof home);
+    home.x = x;
+    home.xs = xstride;
+    home.pz = pz;
+    for (int k = 0; k < 3; k++) {
+        home.dom.box_lo[k] = r->d.box_lo[k];
+        home.dom.box_hi[k] = r->d.box_lo[k] + r->d.box_len[k];
+        home.dom.lo[k] = r->d.dom_lo[k];
+        home.dom.hi[k] = r->d.dom_hi[k];
+    }
+    return home;
+}
+
+static hx_status hxr_bad_args(int nhome, const float *x, int xstride, const char *who)
+{
+    if (nhome < 0 || (nhome > 0 && !x) || (xstride != 3 && xstride != 4))
+        return hxi_error(HX_ERR_INVALID,
+                         "%s: %d home atoms, coordinates %p, stride %d: need nhome >= 0, device "
+                         "coordinates and 3 or 4 floats per atom",
+                         who, nhome, (const void *) x, xstride);
+    return HX_OK;
+}
+
+/* Pinned host memory the device writes to: *h, and the device's view *p. */
+static hx_status hxr_mapped(void **h, void **p, size_t bytes)
+{
+    if (cudaHostAlloc(h, bytes, cudaHostAllocMapped) != cudaSuccess) {
+        *h = NULL;
+        return hxr_cuda(cudaGetLastError(), "allocating the count taken ahead");
+    }
+    memset(*h, 0, bytes);
+    if (cudaHostGetDevicePointer(p, *h, 0) != cudaSuccess)
+        return hxr_cuda(cudaGetLastError(), "mapping the count taken ahead");
+    return HX_OK;
+}
+
+hx_status hx_plan_count_device(hx_rebuild *r, int nhome, const float *x, int xstride)
+{
+    if (!r)
+        return hxi_error(HX_ERR_INVALID, "device plan count: no rebuild context");
+    r->early_n = -1;
+    HXI_CHECK(hxr_bad_args(nhome, x, xstride, "device plan count"));
+    int dim = HX_Z;
+    while (dim >= HX_X && r->d.npulse[dim] == 0)
+        dim--;
+    if (dim < HX_X)
+        return HX_OK; /* no pulse: the plan only checks the home atoms */
+    void *stream = NULL;
+    HXI_CHECK(hxr_stream(r, &stream));
+    if (!r->ev_early) {
+        cudaEvent_t ev = NULL;
+        if (cudaMalloc((void **) &r->d_early, sizeof *r->d_early) != cudaSuccess)
+            return hxr_cuda(cudaGetLastError(), "allocating the count taken ahead");
+        HXI_CHECK(hxr_mapped((void **) &r->h_early, (void **) &r->p_early, sizeof *r->h_early));
+        HXI_CHECK(
+            hxr_mapped((void **) &r->h_recount, (void **) &r->p_recount, sizeof *r->h_recount));
+        HXR_CU(hxr_reset(stream, r->d_early), "clearing the count taken ahead");
+        HXR_CU(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "an event");
+        r->ev_early = ev;
+    }
+    const hxr_home_in home = hxr_home_of(r, x, xstride, NULL);
+    const double limit = r->d.dom_lo[dim] + r->d.cutoff;
+    HXR_CU(hxr_first_count(stream, home, nhome, dim, limit, r->d_counter, r->d_early, r->p_early),
+           "the first pulse's count");
+    HXR_CU(cudaEventRecord((cudaEvent_t) r->ev_early, (cudaStream_t) stream), "an event");
+    r->early_n = nhome;
+    return HX_OK;
+}
+
 hx_status hx_plan_create_device(hx_plan **out, hx_rebuild *r, int nhome, const float *x,
                                 int xstride)
 {
@@ -283,11 +402,7 @@ hx_status hx_plan_create_device(hx_plan **out, hx_rebuild *r, int nhome, const f
     if (!out || !r)
         return hxi_error(HX_ERR_INVALID, "device plan: give a place for the plan and a context");
     *out = NULL;
-    if (nhome < 0 || (nhome > 0 && !x) || (xstride != 3 && xstride != 4))
-        st = hxi_error(HX_ERR_INVALID,
-                       "device plan: %d home atoms, coordinates %p, stride %d: need nhome >= 0, "
-                       "device coordinates and 3 or 4 floats per atom",
-                       nhome, (const void *) x, xstride);
+    st = hxr_bad_args(nhome, x, xstride, "device plan");
     if (st == HX_OK)
         st = hxr_stream(r, &stream);
     if (st == HX_OK)
@@ -310,17 +425,16 @@ hx_status hx_plan_create_device(hx_plan **out, hx_rebuild *r, int nhome, const f
         size_t atoms = (size_t) nhome + (size_t) nhome / 2 + 64;
         st = hxr_arrays_take(r, &m->a, atoms, (size_t) nhome / 2 + 64);
     }
-    hxr_home_in home;
-    memset(&home, 0, sizeof home);
-    home.x = x;
-    home.xs = xstride;
-    home.pz = m ? m->a.z : NULL;
-    for (int k = 0; k < 3; k++) {
-        home.dom.box_lo[k] = r->d.box_lo[k];
-        home.dom.box_hi[k] = r->d.box_lo[k] + r->d.box_len[k];
-        home.dom.lo[k] = r->d.dom_lo[k];
-        home.dom.hi[k] = r->d.dom_hi[k];
-    }
+    /* A count taken ahead serves this plan if it counted as many atoms
+     * (the same ones, in any order: checked on the device). */
+    const int ahead = r->early_n >= 0 && r->early_n == nhome;
+    if (st == HX_OK && r->early_n >= 0 && !ahead)
+        st = hxi_error(HX_ERR_INVALID,
+                       "device plan: hx_plan_count_device counted %d home atoms, "
+                       "hx_plan_create_device was given %d: give both the same atoms",
+                       r->early_n, nhome);
+    r->early_n = -1;
+    const hxr_home_in home = hxr_home_of(r, x, xstride, m ? m->a.z : NULL);
     int npulses = 0;
     for (int dim = HX_X; dim <= HX_Z; dim++)
         npulses += r->d.npulse[dim];
@@ -333,7 +447,7 @@ hx_status hx_plan_create_device(hx_plan **out, hx_rebuild *r, int nhome, const f
         if (st == HX_OK)
             st = hxr_fetch(r, stream);
         if (st == HX_OK && r->h_res->bad_index != INT_MAX)
-            st = hxr_bad_home(r, x, xstride);
+            st = hxr_bad_home(r, r->h_res, x, xstride, 0);
         HXI_CHECK_GOTO(hxi_agree(r->comm, st), st, fail);
     }
 
@@ -350,7 +464,8 @@ hx_status hx_plan_create_device(hx_plan **out, hx_rebuild *r, int nhome, const f
             }
             const int first = p == NULL || p->npulses == 0;
             HXI_CHECK_GOTO(hxr_pulse(r, p, m ? &m->a : NULL, stream, dim, k, lo, hi,
-                                     first ? &home : NULL, first ? st : HX_OK, &map_total),
+                                     first ? &home : NULL, first && ahead, first ? st : HX_OK,
+                                     &map_total),
                            st, fail);
         }
     if (st == HX_OK)

@@ -88,9 +88,9 @@ hx_status hxr_fetch(hx_rebuild *r, void *stream)
     HXR_CU(cudaMemcpyAsync(r->h_res, r->d_res, sizeof *r->h_res, cudaMemcpyDeviceToHost,
                            (cudaStream_t) stream),
            "copying the rebuild's counts");
-    HXI_CHECK(hxr_await(r, stream));
+    hx_status st = hxr_await(r, stream);
     r->res_dirty = 1; /* copied, not cleared: hxr_begin clears it before its next use */
-    return HX_OK;
+    return st;
 }
 
 hx_status hxr_await(hx_rebuild *r, void *stream)
@@ -102,7 +102,20 @@ hx_status hxr_await(hx_rebuild *r, void *stream)
     HXR_CU(cudaStreamSynchronize((cudaStream_t) stream), "waiting for the rebuild's kernels");
     r->res_dirty = 0;
     r->t_wait += hxi_now() - t0;
-    return HX_OK;
+    return hxr_recount_check(r);
+}
+
+hx_status hxr_recount_check(hx_rebuild *r)
+{
+    if (!r->h_recount || !*(volatile int32_t *) r->h_recount)
+        return HX_OK;
+    *(volatile int32_t *) r->h_recount = 0;
+    return hxi_error(HX_ERR_INVALID,
+                     "device plan: rank %d's first pulse selected another number of atoms than "
+                     "hx_plan_count_device counted: the coordinates given to "
+                     "hx_plan_create_device were not the counted atoms (in any order); its plan "
+                     "was wrong, make it again",
+                     r->d.rank);
 }
 
 hx_status hxr_swap(hx_rebuild *r, const int *out, int dest, int *in, int src, int tag)
@@ -261,6 +274,7 @@ hx_status hx_rebuild_create(hx_rebuild **out, hx_transport *t, const hx_decomp *
         r->d = *d;
         r->refs = 1;
         r->res_dirty = 1; /* cleared at its first use */
+        r->early_n = -1;
         if (cudaMalloc((void **) &r->d_res, sizeof *r->d_res) != cudaSuccess ||
             cudaMalloc((void **) &r->d_counter, sizeof *r->d_counter) != cudaSuccess ||
             cudaMemset(r->d_counter, 0, sizeof *r->d_counter) != cudaSuccess ||
@@ -307,6 +321,14 @@ static void hxr_free(hx_rebuild *r)
     }
     if (r->h_res)
         cudaFreeHost(r->h_res);
+    if (r->d_early)
+        cudaFree(r->d_early);
+    if (r->h_early)
+        cudaFreeHost(r->h_early);
+    if (r->h_recount)
+        cudaFreeHost(r->h_recount);
+    if (r->ev_early)
+        cudaEventDestroy((cudaEvent_t) r->ev_early);
     cudaGetLastError();
     free(r);
 }
@@ -559,6 +581,7 @@ hx_status hx_rebuild_migrate(hx_rebuild *r, int *n, int *capacity, float **x, in
     HXI_CHECK(hxi_agree(r->comm, st));
     int wrap = 1;
     r->n_migrate++;
+    r->early_n = -1; /* a count taken ahead counted atoms that may move now */
     for (int dim = HX_Z; dim >= HX_X; dim--) {
         if (r->d.grid[dim] == 1)
             continue;

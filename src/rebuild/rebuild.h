@@ -60,6 +60,7 @@ typedef struct hxr_result {
     int32_t bad_kind;  /* HXR_BAD_* of that atom */
     int32_t bad_dim;   /* and the dimension of a HXR_BAD_FAR */
     int32_t nsel_home; /* plan: selected home atoms */
+    float bad_pos[3];  /* hxr_first_count: where the lowest bad atom was */
     int32_t from[HXR_MAX_PULSES];
     unsigned long long share[HXR_MAX_PULSES];
     unsigned long long census[2]; /* atoms, sum of hashed ids */
@@ -126,10 +127,19 @@ typedef struct hxr_ranges {
 } hxr_ranges;
 int hxr_select_count(void *stream, const hxr_home_in *home, float *px, int lo, int hi, int dim,
                      double limit, int32_t *bcnt, int32_t *boff, int *counter, hxr_result *res);
+/* expect >= 0: the total a count taken ahead (hxr_first_count) found; a
+ * different total sets *recount (mapped pinned host memory) to 1. */
 int hxr_select_place(void *stream, const float *px, const uint32_t *pz, int lo, int hi, int dim,
                      double limit, float shift, const int32_t *boff, int32_t *map, int32_t *spos,
-                     float *send, int nhome, int np, hxr_ranges r, int *counter, hxr_result *res,
-                     hxr_result *pub);
+                     float *send, int nhome, int np, hxr_ranges r, int expect, int32_t *recount,
+                     int *counter, hxr_result *res, hxr_result *pub);
+/* The first pulse's count taken ahead, in one launch: the nhome home atoms
+ * at h.x (h.pz unused), in any order, are checked as select_count checks
+ * them and counted by the same rule (res->count[0]; the lowest bad atom's
+ * position into bad_pos), and the result is published into pub and
+ * cleared. Its atoms are then free to be reordered. */
+int hxr_first_count(void *stream, hxr_home_in h, int nhome, int dim, double limit, int *counter,
+                    hxr_result *res, hxr_result *pub);
 /* n received 16-byte records into px, pz from atom `at` on. */
 int hxr_receive(void *stream, const float *recv, int n, int at, float *px, uint32_t *pz);
 /* Share masks: mask[map[i]] |= 1 << bit for each entry; then res->share[bit]

@@ -184,6 +184,7 @@ static hx_status choose_device(hx_md_engine *e)
     e->fill = (long long) sms * 1024;
     e->nl_pick = hxi_env_int("HALOX_MD_NL_ATOMS", -1);
     e->nl_early = hxi_env_int("HALOX_MD_NL_EARLY", -1);
+    e->plan_ahead = hxi_env_int("HALOX_MD_PLAN_AHEAD", -1);
     return HX_OK;
 }
 
