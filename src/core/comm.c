@@ -183,6 +183,25 @@ hx_status hxi_sendrecv(hx_comm *c, const void *sbuf, size_t sbytes, int dest, vo
     return HX_OK;
 }
 
+hx_status hxi_swap_ints2(hx_comm *c, const int out[2], const int dest[2], int in[2],
+                         const int src[2], int tag)
+{
+#ifdef HALOX_HAVE_MPI
+    if (c->size > 1) {
+        MPI_Request rq[4];
+        for (int k = 0; k < 2; k++)
+            HXI_MPI(MPI_Irecv(&in[k], 1, MPI_INT, src[k], tag + k, c->mpi, &rq[k]));
+        for (int k = 0; k < 2; k++)
+            HXI_MPI(MPI_Isend(&out[k], 1, MPI_INT, dest[k], tag + k, c->mpi, &rq[2 + k]));
+        HXI_MPI(MPI_Waitall(4, rq, MPI_STATUSES_IGNORE));
+        return HX_OK;
+    }
+#endif
+    for (int k = 0; k < 2; k++)
+        HXI_CHECK(hxi_sendrecv(c, &out[k], sizeof(int), dest[k], &in[k], sizeof(int), src[k], tag + k));
+    return HX_OK;
+}
+
 hx_status hxi_allreduce_int(hx_comm *c, int *v, int n, int op_max)
 {
 #ifdef HALOX_HAVE_MPI

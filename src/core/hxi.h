@@ -57,6 +57,10 @@ const char *hxi_env_str(const char *name);
  * communicator has one rank, and messages to self are copies. */
 hx_status hxi_sendrecv(hx_comm *c, const void *sbuf, size_t sbytes, int dest, void *rbuf,
                        size_t rbytes, int src, int tag);
+/* Two exchanges of one int each at once (one wait for both): out[k] to
+ * dest[k] and in[k] from src[k], pair k with tag + k. */
+hx_status hxi_swap_ints2(hx_comm *c, const int out[2], const int dest[2], int in[2],
+                         const int src[2], int tag);
 /* Exchanges sizes first, then data of unknown size into a buffer grown as needed. */
 hx_status hxi_allreduce_int(hx_comm *c, int *v, int n, int op_max);
 hx_status hxi_allreduce_double(hx_comm *c, double *v, int n, int op_max);

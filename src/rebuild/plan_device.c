@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { HXR_TAG_PCOUNT = 521, HXR_TAG_POFF = 522 };
+enum { HXR_TAG_PCOUNT = 521 }; /* and 522 */
 #define HXR_REC 16 /* bytes per atom of a pulse: x, y, z, zone */
 
 /* Grows a device array to `need` bytes, keeping its first `keep` bytes
@@ -197,9 +197,10 @@ static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *strea
         /* This rank failed before its plan had arrays (st says why): it
          * takes part in the pulse's messages up to the agreement, which
          * gives every rank the error. */
-        int nsend = 0, nrecv = 0, off[2] = {0, 0}, v[2] = {0, 0};
-        HXI_CHECK(hxr_swap(r, &nsend, d->down[dim], &nrecv, d->up[dim], HXR_TAG_PCOUNT));
-        HXI_CHECK(hxr_swap(r, &off[0], d->up[dim], &off[1], d->down[dim], HXR_TAG_POFF));
+        const int out[2] = {0, 0}, to[2] = {d->down[dim], d->up[dim]};
+        const int from[2] = {d->up[dim], d->down[dim]};
+        int in[2], v[2] = {0, 0};
+        HXI_CHECK(hxr_swap2(r, out, to, in, from, HXR_TAG_PCOUNT));
         if (st == HX_OK)
             st = hxi_error(HX_ERR_STATE, "device plan: a pulse without the plan's arrays");
         return hxr_agree_max(r, st, v, 2);
@@ -256,11 +257,13 @@ static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *strea
     }
     if (st == HX_OK && home && res.bad_index != INT_MAX)
         st = hxr_bad_home(r, &res, home->x, home->xs, ahead);
-    int nsend = st == HX_OK ? res.count[0] : 0, nrecv = 0, offsets[2];
-    HXI_CHECK(hxr_swap(r, &nsend, pu->send_rank, &nrecv, pu->recv_rank, HXR_TAG_PCOUNT));
-    /* The sender learns once where its atoms land on the receiver. */
-    offsets[0] = p->ntotal;
-    HXI_CHECK(hxr_swap(r, &offsets[0], pu->recv_rank, &offsets[1], pu->send_rank, HXR_TAG_POFF));
+    /* The count to the receiver; and the sender learns once where its
+     * atoms land on the receiver: both pairs at once. */
+    const int out[2] = {st == HX_OK ? res.count[0] : 0, p->ntotal};
+    const int to[2] = {pu->send_rank, pu->recv_rank}, from[2] = {pu->recv_rank, pu->send_rank};
+    int in[2] = {0, 0};
+    HXI_CHECK(hxr_swap2(r, out, to, in, from, HXR_TAG_PCOUNT));
+    const int nsend = out[0], nrecv = in[0];
     if (st == HX_OK && (long long) p->ntotal + nrecv > INT_MAX / 2)
         st = hxi_error(HX_ERR_OVERFLOW, "device plan: %lld local atoms on rank %d: use more ranks",
                        (long long) p->ntotal + nrecv, d->rank);
@@ -280,7 +283,7 @@ static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *strea
     pu->nsend_home = res.nsel_home;
     pu->nrecv = nrecv;
     pu->recv_offset = p->ntotal;
-    pu->peer_offset = offsets[1];
+    pu->peer_offset = in[1];
     pu->deps = 0;
     for (int q = 0; q < np; q++) {
         p->from[np][q] = res.from[q];

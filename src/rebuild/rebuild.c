@@ -126,6 +126,15 @@ hx_status hxr_swap(hx_rebuild *r, const int *out, int dest, int *in, int src, in
     return st;
 }
 
+hx_status hxr_swap2(hx_rebuild *r, const int out[2], const int dest[2], int in[2],
+                    const int src[2], int tag)
+{
+    double t0 = hxi_now();
+    hx_status st = hxi_swap_ints2(r->comm, out, dest, in, src, tag);
+    r->t_msg += hxi_now() - t0;
+    return st;
+}
+
 hx_status hxr_agree_max(hx_rebuild *r, hx_status st, int *v, int n)
 {
     int size = hx_comm_size(r->comm), rank = hx_comm_rank(r->comm);
@@ -510,8 +519,8 @@ static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap,
     int nin[2] = {0, 0}; /* [0] from above (their down), [1] from below (their up) */
     if (st != HX_OK)
         nstay = nout[0] = nout[1] = 0;
-    HXI_CHECK(hxr_swap(r, &nout[0], d->down[dim], &nin[0], d->up[dim], HXR_TAG_COUNT));
-    HXI_CHECK(hxr_swap(r, &nout[1], d->up[dim], &nin[1], d->down[dim], HXR_TAG_COUNT + 1));
+    const int to[2] = {d->down[dim], d->up[dim]}, from[2] = {d->up[dim], d->down[dim]};
+    HXI_CHECK(hxr_swap2(r, nout, to, nin, from, HXR_TAG_COUNT));
     long long need = (long long) nstay + nin[0] + nin[1];
     if (st == HX_OK && need > INT_MAX / 2)
         st = hxi_error(HX_ERR_OVERFLOW, "device migrate: %lld atoms on rank %d: use more ranks",
