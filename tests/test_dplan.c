@@ -392,16 +392,23 @@ static void run_case(hx_comm *comm, const int grid[3], int lattice, int xstride,
     hxt_sys_free(&s);
 }
 
+/* The decomposition of a grid's test box over comm (agreed). */
+static int decomp_for(hx_comm *comm, const int grid[3], hx_decomp *d)
+{
+    double lo[3] = {0, 0, 0}, len[3];
+    for (int k = 0; k < 3; k++)
+        len[k] = box_len_for(grid[k]);
+    return hxt_agree(comm, HXT_OK(hx_decomp_init(d, lo, len, RH, grid, hx_comm_size(comm),
+                                                 hx_comm_rank(comm))));
+}
+
 /* An atom outside its domain: refused with HX_ERR_COORD_OUTSIDE on every
  * rank, naming it. */
 static void run_outside(hx_comm *comm, const int grid[3], hx_transport *t)
 {
     int nr = hx_comm_size(comm), rank = hx_comm_rank(comm);
-    double lo[3] = {0, 0, 0}, len[3];
-    for (int k = 0; k < 3; k++)
-        len[k] = box_len_for(grid[k]);
     hx_decomp d;
-    if (!hxt_agree(comm, HXT_OK(hx_decomp_init(&d, lo, len, RH, grid, nr, rank))))
+    if (!decomp_for(comm, grid, &d))
         return;
     float x[8] = {0};
     for (int k = 0; k < 3; k++) {
@@ -442,11 +449,8 @@ static void run_outside(hx_comm *comm, const int grid[3], hx_transport *t)
 static void run_ahead_misuse(hx_comm *comm, const int grid[3], hx_transport *t)
 {
     int nr = hx_comm_size(comm), rank = hx_comm_rank(comm);
-    double lo[3] = {0, 0, 0}, len[3];
-    for (int k = 0; k < 3; k++)
-        len[k] = box_len_for(grid[k]);
     hx_decomp d;
-    if (!hxt_agree(comm, HXT_OK(hx_decomp_init(&d, lo, len, RH, grid, nr, rank))))
+    if (!decomp_for(comm, grid, &d))
         return;
     int dim = HX_Z;
     while (dim > HX_X && d.npulse[dim] == 0)
