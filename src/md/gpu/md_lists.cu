@@ -93,7 +93,14 @@ __device__ __forceinline__ bool hxg_owned(bool ihome, bool jhome, unsigned mi,
  * in which both are off home) into nl. indexed: xsort is a cell list's
  * positions with each atom's index in w (hxg_k_gather); else atoms are
  * stored in cell order (cell c holds [start[c], start[c+1])). */
-template <int BG>
+/* Hits of atom i among the candidates of one cell structure by a group of
+ * BG lanes (the lanes of a warp hold 32 / BG atoms and take BG candidates
+ * at a time). HOME: every atom is a home atom in cell order (candidate k is
+ * atom k, every hit goes to the local list, no zone rule): the same list
+ * with fewer instructions a candidate, the build's bound at the sizes that
+ * take lane groups (Nsight Compute, 16,384 atoms: an instruction issued on
+ * 59 % of the cycles). */
+template <int BG, bool HOME = false>
 __device__ __forceinline__ void
 hxg_walk_group(int i, bool on, bool ihome, int nhome, float3 xi, const int ci[3], unsigned mi,
                const float4 *__restrict__ xsort, const uint8_t *__restrict__ zones,
@@ -114,7 +121,18 @@ hxg_walk_group(int i, bool on, bool ihome, int nhome, float3 xi, const int ci[3]
             for (int sgi = 0; sgi < 2; sgi++) {
                 const int kbeg = seg[sgi].kbeg, kend = seg[sgi].kend;
                 const float3 xs = seg[sgi].xs;
-                for (int k0 = kbeg; __any_sync(HXG_FULL, k0 < kend); k0 += BG) {
+                for (int k0 = kbeg; HOME && __any_sync(HXG_FULL, k0 < kend); k0 += BG) {
+                    const int k = k0 + sub;
+                    const bool hloc = k < kend && k != i && hxg_d2(xs, __ldg(xsort + k)) < rh2;
+                    const unsigned bl = __ballot_sync(HXG_FULL, hloc) & gmask;
+                    if (hloc) {
+                        const int slot = nloc + __popc(bl & below);
+                        if (slot < loc.max)
+                            loc.nb[(size_t) slot * loc.stride + i] = k;
+                    }
+                    nloc += __popc(bl);
+                }
+                for (int k0 = kbeg; !HOME && __any_sync(HXG_FULL, k0 < kend); k0 += BG) {
                     const int k = k0 + sub;
                     bool hloc = false, hnl = false;
                     int j = -1;
@@ -366,8 +384,8 @@ __global__ void __launch_bounds__(HXG_BUILD_BLOCK, HXG_BUILD_MINB)
         return;
     }
     int nloc = 0, nnl = 0;
-    hxg_walk_group<LANES>(i, active, ihome, nhome, xi, ci, mi, xsort, zones, cg_, g, rh2, start,
-                          indexed, loc, nl, nlr, nloc, nnl);
+    hxg_walk_group<LANES, HOME>(i, active, ihome, nhome, xi, ci, mi, xsort, zones, cg_, g, rh2,
+                                start, indexed, loc, nl, nlr, nloc, nnl);
     if (active && (threadIdx.x & (LANES - 1)) == 0)
         hxg_list_counts(i, ihome, nloc, nnl, nlr, loc, nl, flags);
 }
@@ -573,46 +591,43 @@ static void hxg_launch_build_nl(cudaStream_t s, int nhome, int ntotal, const flo
         flags);
 }
 
-template <int XS>
+/* HOME: as hxg_walk_group's (and hxg_walk_home where one thread an atom
+ * builds). */
+template <int XS, bool HOME = false>
 static void hxg_launch_build(cudaStream_t s, hxg_gate gate, int nhome, int ntotal, const float *x,
                              const float4 *xsort, const uint8_t *zones, hxg_cellgrid cg_,
                              hxg_geom g, float rh2, const int32_t *start, bool indexed,
                              hxg_list loc, hxg_list nl, hxg_flags *flags)
 {
-    switch (hxg_build_lanes(ntotal)) {
+    switch (hxg_build_lanes(ntotal, HOME)) {
     case 1:
-        hxg_launch_build_l<XS, 1>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start,
-                                  indexed, loc, nl, flags);
+        hxg_launch_build_l<XS, 1, HOME>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2,
+                                        start, indexed, loc, nl, flags);
         break;
     case 2:
-        hxg_launch_build_l<XS, 2>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start,
-                                  indexed, loc, nl, flags);
+        hxg_launch_build_l<XS, 2, HOME>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2,
+                                        start, indexed, loc, nl, flags);
         break;
     case 4:
-        hxg_launch_build_l<XS, 4>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start,
-                                  indexed, loc, nl, flags);
+        hxg_launch_build_l<XS, 4, HOME>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2,
+                                        start, indexed, loc, nl, flags);
         break;
     default:
-        hxg_launch_build_l<XS, HXG_BG>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start,
-                                       indexed, loc, nl, flags);
+        hxg_launch_build_l<XS, HXG_BG, HOME>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2,
+                                             start, indexed, loc, nl, flags);
     }
 }
 
 /* The local list of n home atoms stored in cell order at x4 (candidate k is
  * atom k): hxg_walk_home where one thread per atom builds, else the lane
- * groups. */
+ * groups' home walk. */
 static void hxg_launch_build_home(cudaStream_t s, hxg_gate gate, int n, const float *x4,
                                   hxg_cellgrid cg_, hxg_geom g, float rh2,
                                   const int32_t *cell_start, hxg_list loc, hxg_flags *flags)
 {
     const hxg_list none = {nullptr, nullptr, 0, 0, nullptr};
-    const float4 *xs4 = reinterpret_cast<const float4 *>(x4);
-    if (hxg_build_lanes(n, true) == 1)
-        hxg_launch_build_l<4, 1, true>(s, gate, n, n, x4, xs4, nullptr, cg_, g, rh2, cell_start,
-                                       false, loc, none, flags);
-    else
-        hxg_launch_build<4>(s, gate, n, n, x4, xs4, nullptr, cg_, g, rh2, cell_start, false, loc,
-                            none, flags);
+    hxg_launch_build<4, true>(s, gate, n, n, x4, reinterpret_cast<const float4 *>(x4), nullptr,
+                              cg_, g, rh2, cell_start, false, loc, none, flags);
 }
 
 extern "C" int hxg_build_lists(void *stream, int nhome, int ntotal, const float *x, int xs,
