@@ -156,6 +156,7 @@ if(Python3_Interpreter_FOUND)
   add_test(NAME test_md_trace
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/trace_cases.py
                    --halox $<TARGET_FILE:halox-md> --script ${PROJECT_SOURCE_DIR}/bench/trace_step.py
+                   --sums ${PROJECT_SOURCE_DIR}/bench/trace_kernels.py
                    ${hx_py_launch})
   set_tests_properties(test_md_trace PROPERTIES LABELS cpu TIMEOUT 300 PROCESSORS 2)
 endif()

@@ -63,7 +63,8 @@ if(Python3_Interpreter_FOUND AND HALOX_HAVE_CUDA AND TARGET halox_md
                    --halox $<TARGET_FILE:halox-md> ${hx_py_launch})
   add_test(NAME test_md_gpu_trace
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/trace_cases.py --gpu
-                   --halox $<TARGET_FILE:halox-md> --script ${PROJECT_SOURCE_DIR}/bench/trace_step.py)
+                   --halox $<TARGET_FILE:halox-md> --script ${PROJECT_SOURCE_DIR}/bench/trace_step.py
+                   --sums ${PROJECT_SOURCE_DIR}/bench/trace_kernels.py)
   add_test(NAME test_md_gpu_kick
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/md_gpu_kick.py
                    --halox $<TARGET_FILE:halox-md> ${hx_py_launch})

@@ -14,8 +14,11 @@
                 run's host ranges)
   picture       bench/trace_step.py draws one step (SVG, or PNG with
                 matplotlib) and names every lane
+  sums          bench/trace_kernels.py (--sums) counts rank 0's step ranges
+                as the run made them; a name nothing matches is an error
 
 Usage: trace_cases.py --halox PATH --script bench/trace_step.py [--gpu]
+                      [--sums bench/trace_kernels.py]
                       [--mpiexec PATH --mpiflags "..."]
 """
 import argparse
@@ -102,6 +105,7 @@ def main():
     ap.add_argument("--halox", required=True)
     ap.add_argument("--script", required=True)
     ap.add_argument("--gpu", action="store_true")
+    ap.add_argument("--sums")
     ap.add_argument("--mpiexec")
     ap.add_argument("--mpiflags", default="")
     a = ap.parse_args()
@@ -135,7 +139,22 @@ def main():
                 svg = f.read()
             check(ok and "rank 0 host" in svg, "picture of %s: %s" %
                   (os.path.basename(path), (q.stdout + q.stderr).strip().splitlines()[:3]))
+        if a.sums and paths[0]:
+            sums_case(a.sums, paths[0])
     return finish()
+
+
+def sums_case(script, path):
+    q = subprocess.run([sys.executable, script, path, "step"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=120)
+    rows = [l.split() for l in q.stdout.splitlines()[1:]]
+    step = [r for r in rows if r and r[0] == "step"]
+    check(q.returncode == 0 and len(step) == 1 and step[0][1] == "40",
+          "sums: 40 step ranges on rank 0 (%s)" % (q.stdout + q.stderr).strip()[-200:])
+    q = subprocess.run([sys.executable, script, path, "no such range"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=120)
+    check(q.returncode != 0 and "no range" in q.stderr,
+          "sums: a name nothing matches is refused (rc %d)" % q.returncode)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Sums the ranges of a halox-md trace (HALOX_TRACE=FILE) by name.
+
+  trace_kernels.py TRACE.json [NAME,NAME...] [--rank R] [--cat kernel|range|...]
+
+For one rank (default 0): per name, how many ranges, their mean and median
+length and their total, in microseconds, largest total first. NAME,...
+keeps the names that contain one of the given strings (hxg_k_build keeps
+both list builds, say); --cat keeps one category (the GPU engine's kernels
+are "kernel"). What a kernel costs, summed from a run, without a
+profiler: e.g. the list builds of every rebuild of a run,
+    HALOX_TRACE=t.json halox-md --gpu --size 16 --steps 400 --thermo 0
+    trace_kernels.py t.json hxg_k_build
+"""
+import argparse
+import json
+import statistics
+import sys
+from collections import defaultdict
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("trace")
+    ap.add_argument("names", nargs="?", default="")
+    ap.add_argument("--rank", type=int, default=0)
+    ap.add_argument("--cat")
+    a = ap.parse_args()
+    try:
+        with open(a.trace) as f:
+            d = json.load(f)
+    except (OSError, ValueError) as err:
+        sys.exit("trace_kernels.py: cannot read %s: %s" % (a.trace, err))
+    ev = d["traceEvents"] if isinstance(d, dict) else d
+    want = [w for w in a.names.split(",") if w]
+    sums = defaultdict(list)
+    for e in ev:
+        if e.get("ph") != "X" or e.get("pid") != a.rank:
+            continue
+        if a.cat and e.get("cat") != a.cat:
+            continue
+        name = e.get("name", "")
+        if want and not any(w in name for w in want):
+            continue
+        sums[name].append(float(e["dur"]))
+    if not sums:
+        sys.exit("trace_kernels.py: no range of rank %d matches in %s" % (a.rank, a.trace))
+    print("%-60s %7s %10s %10s %12s" % ("name (rank %d)" % a.rank, "count", "mean us", "median us",
+                                        "total us"))
+    for name, v in sorted(sums.items(), key=lambda kv: -sum(kv[1])):
+        print("%-60s %7d %10.2f %10.2f %12.1f" % (name[:60], len(v), statistics.mean(v),
+                                                   statistics.median(v), sum(v)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
