@@ -14,7 +14,8 @@ if(HALOX_HAVE_CUDA AND TARGET halox_md AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/g
   hx_test(test_md_gpu_small SOURCES test_md_gpu.c LIBS hxmd RANKS 1 2 LABELS gpu
           ARGS --cells 4 TIMEOUT 900)
   # The list build with one thread per atom (chosen by size from 256 atoms
-  # per SM, 33,792 on an H200): the same lists as the lane groups.
+  # per SM, 288 where every atom is a home atom in cell order: 33,792 and
+  # 38,016 on an H200): the same lists as the lane groups.
   hx_test(test_md_gpu_lanes1 SOURCES test_md_gpu.c LIBS hxmd RANKS 1 2 LABELS gpu
           ARGS --build-lanes 1 TIMEOUT 900)
   # Device against host-path rebuilds, 1,000 steps of 32,000 atoms.
