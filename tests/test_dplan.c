@@ -264,12 +264,12 @@ static void check_ahead(hx_comm *comm, hx_rebuild *rb, const hx_plan *hp, const 
     float *rev = hxt_xmalloc(((size_t) n + 1) * xs * sizeof(float)), *drev = NULL, *dx = NULL;
     for (int i = 0; i < n; i++)
         memcpy(rev + (size_t) xs * i, hx4 + (size_t) xs * (n - 1 - i), xs * sizeof(float));
-    int ok = cudaMalloc((void **) &drev, ((size_t) n + 1) * xs * sizeof(float)) == cudaSuccess &&
-             cudaMalloc((void **) &dx, ((size_t) n + 1) * xs * sizeof(float)) == cudaSuccess &&
-             cudaMemcpy(drev, rev, (size_t) n * xs * sizeof(float), cudaMemcpyHostToDevice) ==
-                 cudaSuccess &&
-             cudaMemcpy(dx, hx4, (size_t) n * xs * sizeof(float), cudaMemcpyHostToDevice) ==
-                 cudaSuccess;
+    int ok =
+        cudaMalloc((void **) &drev, ((size_t) n + 1) * xs * sizeof(float)) == cudaSuccess &&
+        cudaMalloc((void **) &dx, ((size_t) n + 1) * xs * sizeof(float)) == cudaSuccess &&
+        cudaMemcpy(drev, rev, (size_t) n * xs * sizeof(float), cudaMemcpyHostToDevice) ==
+            cudaSuccess &&
+        cudaMemcpy(dx, hx4, (size_t) n * xs * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess;
     HXT_CHECK(ok, "%s: upload", lab);
     hx_plan *ap = NULL;
     ok = hxt_agree(comm, ok) && HXT_OK(hx_plan_count_device(rb, n, drev, xs));
@@ -398,8 +398,8 @@ static int decomp_for(hx_comm *comm, const int grid[3], hx_decomp *d)
     double lo[3] = {0, 0, 0}, len[3];
     for (int k = 0; k < 3; k++)
         len[k] = box_len_for(grid[k]);
-    return hxt_agree(comm, HXT_OK(hx_decomp_init(d, lo, len, RH, grid, hx_comm_size(comm),
-                                                 hx_comm_rank(comm))));
+    return hxt_agree(
+        comm, HXT_OK(hx_decomp_init(d, lo, len, RH, grid, hx_comm_size(comm), hx_comm_rank(comm))));
 }
 
 /* An atom outside its domain: refused with HX_ERR_COORD_OUTSIDE on every

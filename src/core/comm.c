@@ -198,7 +198,8 @@ hx_status hxi_swap_ints2(hx_comm *c, const int out[2], const int dest[2], int in
     }
 #endif
     for (int k = 0; k < 2; k++)
-        HXI_CHECK(hxi_sendrecv(c, &out[k], sizeof(int), dest[k], &in[k], sizeof(int), src[k], tag + k));
+        HXI_CHECK(
+            hxi_sendrecv(c, &out[k], sizeof(int), dest[k], &in[k], sizeof(int), src[k], tag + k));
     return HX_OK;
 }
 

@@ -112,11 +112,10 @@ hx_status hxr_agree_max(hx_rebuild *r, hx_status st, int *v, int n);
 hx_status hxr_reserve(hx_rebuild *r, size_t bytes);
 void hxr_xchg(hx_rebuild *r, void *stream, int slot, const void *sbuf, size_t sbytes, int dest,
               size_t rbytes, int src, const void **rbuf);
-/* hxi_sendrecv of one int each way, timed. */
-hx_status hxr_swap(hx_rebuild *r, const int *out, int dest, int *in, int src, int tag);
-/* hxi_swap_ints2, timed: two pairs at once (tags tag and tag + 1). */
-hx_status hxr_swap2(hx_rebuild *r, const int out[2], const int dest[2], int in[2],
-                    const int src[2], int tag);
+/* hxi_swap_ints2, timed: two pairs of one int each way at once (tags tag
+ * and tag + 1). */
+hx_status hxr_swap2(hx_rebuild *r, const int out[2], const int dest[2], int in[2], const int src[2],
+                    int tag);
 /* Keeps the first failure in r->pending for the next hxr_agree_max. */
 void hxr_defer(hx_rebuild *r, hx_status st);
 /* Scratch for n atoms and their blocks. */

@@ -24,7 +24,7 @@
 #include <string.h>
 
 enum { HXR_TAG_PCOUNT = 521 }; /* and 522 */
-#define HXR_REC 16 /* bytes per atom of a pulse: x, y, z, zone */
+#define HXR_REC 16             /* bytes per atom of a pulse: x, y, z, zone */
 
 /* Grows a device array to `need` bytes, keeping its first `keep` bytes
  * (stream-ordered copy; cudaFree of the old block waits for it). */

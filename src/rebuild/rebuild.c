@@ -118,16 +118,8 @@ hx_status hxr_recount_check(hx_rebuild *r)
                      r->d.rank);
 }
 
-hx_status hxr_swap(hx_rebuild *r, const int *out, int dest, int *in, int src, int tag)
-{
-    double t0 = hxi_now();
-    hx_status st = hxi_sendrecv(r->comm, out, sizeof *out, dest, in, sizeof *in, src, tag);
-    r->t_msg += hxi_now() - t0;
-    return st;
-}
-
-hx_status hxr_swap2(hx_rebuild *r, const int out[2], const int dest[2], int in[2],
-                    const int src[2], int tag)
+hx_status hxr_swap2(hx_rebuild *r, const int out[2], const int dest[2], int in[2], const int src[2],
+                    int tag)
 {
     double t0 = hxi_now();
     hx_status st = hxi_swap_ints2(r->comm, out, dest, in, src, tag);

@@ -604,16 +604,16 @@ static void hxg_launch_build(cudaStream_t s, hxg_gate gate, int nhome, int ntota
 {
     switch (hxg_build_lanes(ntotal, HOME)) {
     case 1:
-        hxg_launch_build_l<XS, 1, HOME>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2,
-                                        start, indexed, loc, nl, flags);
+        hxg_launch_build_l<XS, 1, HOME>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start,
+                                        indexed, loc, nl, flags);
         break;
     case 2:
-        hxg_launch_build_l<XS, 2, HOME>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2,
-                                        start, indexed, loc, nl, flags);
+        hxg_launch_build_l<XS, 2, HOME>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start,
+                                        indexed, loc, nl, flags);
         break;
     case 4:
-        hxg_launch_build_l<XS, 4, HOME>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2,
-                                        start, indexed, loc, nl, flags);
+        hxg_launch_build_l<XS, 4, HOME>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start,
+                                        indexed, loc, nl, flags);
         break;
     default:
         hxg_launch_build_l<XS, HXG_BG, HOME>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2,
@@ -629,8 +629,8 @@ static void hxg_launch_build_home(cudaStream_t s, hxg_gate gate, int n, const fl
                                   const int32_t *cell_start, hxg_list loc, hxg_flags *flags)
 {
     const hxg_list none = {nullptr, nullptr, 0, 0, nullptr};
-    hxg_launch_build<4, true>(s, gate, n, n, x4, reinterpret_cast<const float4 *>(x4), nullptr,
-                              cg_, g, rh2, cell_start, false, loc, none, flags);
+    hxg_launch_build<4, true>(s, gate, n, n, x4, reinterpret_cast<const float4 *>(x4), nullptr, cg_,
+                              g, rh2, cell_start, false, loc, none, flags);
 }
 
 extern "C" int hxg_build_lists(void *stream, int nhome, int ntotal, const float *x, int xs,

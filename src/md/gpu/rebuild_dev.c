@@ -140,8 +140,8 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
      * waits and messages are most of the rebuild; with four fills of home
      * atoms or more the GPU's work is, and the extra pass over the atoms
      * costs more than the host gains (2 processes on one H200: 32,000
-     * atoms 0.273 to 0.248 ms a rebuild, 256,000 0.48 to 0.47, 2,048,000
-     * 2.13-2.14 to 2.16-2.18). */
+     * atoms 0.277 to 0.252 ms a rebuild, 256,000 0.465 to 0.459, 2,048,000
+     * 0.03-0.04 ms more; docs/results/plan-ahead-2026-12-04.txt). */
     const int ahead = e->plan_ahead == 1 || (e->plan_ahead != 0 && e->nhome < 4 * e->fill);
     if (st == HX_OK && ahead)
         st = hx_plan_count_device(e->rb, e->nhome, e->x4, 4);
