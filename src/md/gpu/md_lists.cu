@@ -92,12 +92,10 @@ __device__ __forceinline__ bool hxg_owned(bool ihome, bool jhome, unsigned mi,
  * Halo atoms: partners of pairs this rank owns (the zone rule: no dimension
  * in which both are off home) into nl. indexed: xsort is a cell list's
  * positions with each atom's index in w (hxg_k_gather); else atoms are
- * stored in cell order (cell c holds [start[c], start[c+1])). */
-/* Hits of atom i among the candidates of one cell structure by a group of
- * BG lanes (the lanes of a warp hold 32 / BG atoms and take BG candidates
- * at a time). HOME: every atom is a home atom in cell order (candidate k is
- * atom k, every hit goes to the local list, no zone rule): the same list
- * with fewer instructions a candidate, the build's bound at the sizes that
+ * stored in cell order (cell c holds [start[c], start[c+1])). HOME: every
+ * atom is a home atom in cell order (candidate k is atom k, every hit goes
+ * to the local list, no zone rule): the same list with one ballot a batch
+ * and fewer instructions a candidate, the build's bound at the sizes that
  * take lane groups (Nsight Compute, 16,384 atoms: an instruction issued on
  * 59 % of the cycles). */
 template <int BG, bool HOME = false>
