@@ -357,8 +357,12 @@ static hx_status hxr_mapped(void **h, void **p, size_t bytes)
         return hxr_cuda(cudaGetLastError(), "allocating the count taken ahead");
     }
     memset(*h, 0, bytes);
-    if (cudaHostGetDevicePointer(p, *h, 0) != cudaSuccess)
-        return hxr_cuda(cudaGetLastError(), "mapping the count taken ahead");
+    if (cudaHostGetDevicePointer(p, *h, 0) != cudaSuccess) {
+        hx_status st = hxr_cuda(cudaGetLastError(), "mapping the count taken ahead");
+        cudaFreeHost(*h);
+        *h = NULL;
+        return st;
+    }
     return HX_OK;
 }
 
@@ -375,14 +379,26 @@ hx_status hx_plan_count_device(hx_rebuild *r, int nhome, const float *x, int xst
         return HX_OK; /* no pulse: the plan only checks the home atoms */
     void *stream = NULL;
     HXI_CHECK(hxr_stream(r, &stream));
-    if (!r->ev_early) {
-        cudaEvent_t ev = NULL;
-        if (cudaMalloc((void **) &r->d_early, sizeof *r->d_early) != cudaSuccess)
+    /* First use: what a failed first use left is kept, the rest made. */
+    if (!r->d_early) {
+        if (cudaMalloc((void **) &r->d_early, sizeof *r->d_early) != cudaSuccess) {
+            r->d_early = NULL;
             return hxr_cuda(cudaGetLastError(), "allocating the count taken ahead");
+        }
+        if (hxr_reset(stream, r->d_early) != 0) {
+            hx_status st = hxr_cuda(cudaGetLastError(), "clearing the count taken ahead");
+            cudaFree(r->d_early);
+            r->d_early = NULL;
+            return st;
+        }
+    }
+    if (!r->h_early)
         HXI_CHECK(hxr_mapped((void **) &r->h_early, (void **) &r->p_early, sizeof *r->h_early));
+    if (!r->h_recount)
         HXI_CHECK(
             hxr_mapped((void **) &r->h_recount, (void **) &r->p_recount, sizeof *r->h_recount));
-        HXR_CU(hxr_reset(stream, r->d_early), "clearing the count taken ahead");
+    if (!r->ev_early) {
+        cudaEvent_t ev = NULL;
         HXR_CU(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "an event");
         r->ev_early = ev;
     }
