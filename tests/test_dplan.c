@@ -254,22 +254,20 @@ static void make_transports(hx_comm *comm, tset *ts)
 }
 
 /* The plan again with its first pulse counted ahead, on the home atoms
- * in reverse order (hx4, n atoms of xs floats): against the host plan as
- * the plain device plan dp is, and its coordinates bitwise dp's. */
+ * in reverse order (hx4, n atoms of xs floats, on the device at dx): against
+ * the host plan as the plain device plan dp is, and its coordinates bitwise
+ * dp's. */
 static void check_ahead(hx_comm *comm, hx_rebuild *rb, const hx_plan *hp, const hx_plan *dp,
-                        const float *hx4, int n, int xs, const char *label)
+                        const float *hx4, const float *dx, int n, int xs, const char *label)
 {
     char lab[128];
     snprintf(lab, sizeof lab, "%s, counted ahead", label);
-    float *rev = hxt_xmalloc(((size_t) n + 1) * xs * sizeof(float)), *drev = NULL, *dx = NULL;
+    float *rev = hxt_xmalloc(((size_t) n + 1) * xs * sizeof(float)), *drev = NULL;
     for (int i = 0; i < n; i++)
         memcpy(rev + (size_t) xs * i, hx4 + (size_t) xs * (n - 1 - i), xs * sizeof(float));
-    int ok =
-        cudaMalloc((void **) &drev, ((size_t) n + 1) * xs * sizeof(float)) == cudaSuccess &&
-        cudaMalloc((void **) &dx, ((size_t) n + 1) * xs * sizeof(float)) == cudaSuccess &&
-        cudaMemcpy(drev, rev, (size_t) n * xs * sizeof(float), cudaMemcpyHostToDevice) ==
-            cudaSuccess &&
-        cudaMemcpy(dx, hx4, (size_t) n * xs * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess;
+    int ok = cudaMalloc((void **) &drev, ((size_t) n + 1) * xs * sizeof(float)) == cudaSuccess &&
+             cudaMemcpy(drev, rev, (size_t) n * xs * sizeof(float), cudaMemcpyHostToDevice) ==
+                 cudaSuccess;
     HXT_CHECK(ok, "%s: upload", lab);
     hx_plan *ap = NULL;
     ok = hxt_agree(comm, ok) && HXT_OK(hx_plan_count_device(rb, n, drev, xs));
@@ -291,7 +289,6 @@ static void check_ahead(hx_comm *comm, hx_rebuild *rb, const hx_plan *hp, const 
     }
     hx_plan_destroy(ap);
     cudaFree(drev);
-    cudaFree(dx);
     free(rev);
 }
 
@@ -334,7 +331,7 @@ static void run_case(hx_comm *comm, const int grid[3], int lattice, int xstride,
     ok = hxt_agree(comm, ok) && HXT_OK(hx_rebuild_create(&rb, ts->t[0], &d));
     ok = hxt_agree(comm, ok) && HXT_OK(hx_plan_create_device(&dp, rb, l.n, dx, xstride));
     if (hxt_agree(comm, ok))
-        check_ahead(comm, rb, hp, dp, hx4, l.n, xstride, label);
+        check_ahead(comm, rb, hp, dp, hx4, dx, l.n, xstride, label);
     if (hxt_agree(comm, ok)) {
         compare_plans(hp, dp, label);
         int nt = hx_plan_ntotal(hp), nh = hx_plan_nhome(hp);

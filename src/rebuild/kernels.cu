@@ -271,10 +271,8 @@ __global__ void hxr_k_unpack(hxr_layout L, int n0, const uint32_t *a, int n1, co
 
 /* ----------------------------------------------------------------- plan */
 
-/* Home atom i: the checks of hx_plan_create (finite, inside the box,
- * inside the domain; the first bad atom into res) and its copy into the
- * plan's arrays with zone 0. Returns its coordinate along dim. */
-/* The check of home atom i at p: finite, inside the box and the domain. */
+/* The checks of hx_plan_create of home atom i at p (finite, inside the
+ * box, inside the domain; the first bad atom into res). */
 __device__ __forceinline__ void hxr_check_home(const hxr_pdom &d, int i, const float *p,
                                                hxr_result *res)
 {
@@ -287,6 +285,8 @@ __device__ __forceinline__ void hxr_check_home(const hxr_pdom &d, int i, const f
     }
 }
 
+/* Home atom i: checked, and copied into the plan's arrays with zone 0.
+ * Returns its coordinate along dim. */
 __device__ float hxr_home_atom(const hxr_home_in &h, int i, int dim, float *px, hxr_result *res)
 {
     const float *p = h.x + (size_t) i * h.xs;

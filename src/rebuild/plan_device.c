@@ -161,6 +161,14 @@ static hx_status hxr_bad_home(hx_rebuild *r, const hxr_result *res, const float 
                      d->dom_hi[1], d->dom_lo[2], d->dom_hi[2], hx_decomp_owner(d, q));
 }
 
+/* The limit of a pulse along dim: a candidate below the domain's lower
+ * bound plus the cutoff is sent (hxr_selected). One rule for the pulse and
+ * for the count taken ahead of it. */
+static double hxr_limit(const hx_decomp *d, int dim)
+{
+    return d->dom_lo[dim] + d->cutoff;
+}
+
 /* Waits for the count taken ahead (bounded as the transport's stream
  * is: every device wait before it is) and copies its result. */
 static hx_status hxr_await_ahead(hx_rebuild *r, hxr_result *out)
@@ -207,7 +215,7 @@ static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *strea
     }
     hx_pulse *pu = &p->pulse[p->npulses];
     const int np = p->npulses, ncand = hi - lo;
-    const double limit = d->dom_lo[dim] + d->cutoff;
+    const double limit = hxr_limit(d, dim);
     pu->dim = dim;
     pu->index = index;
     pu->send_rank = d->down[dim];
@@ -403,7 +411,7 @@ hx_status hx_plan_count_device(hx_rebuild *r, int nhome, const float *x, int xst
         r->ev_early = ev;
     }
     const hxr_home_in home = hxr_home_of(r, x, xstride, NULL);
-    const double limit = r->d.dom_lo[dim] + r->d.cutoff;
+    const double limit = hxr_limit(&r->d, dim);
     HXR_CU(hxr_first_count(stream, home, nhome, dim, limit, r->d_counter, r->d_early, r->p_early),
            "the first pulse's count");
     HXR_CU(cudaEventRecord((cudaEvent_t) r->ev_early, (cudaStream_t) stream), "an event");
