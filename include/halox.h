@@ -242,19 +242,6 @@ typedef struct hx_transport_opts {
                              for and count nothing), so every rank must gate
                              the same calls (e.g. after a yes of
                              hx_transport_vote) */
-    int late_ack;         /* 1: reverse may end while a peer still reads this
-                             rank's halo forces (nvshmem-fused and
-                             nvshmem-fused-tma in the pull force mode, where
-                             a peer reads them and acknowledges); the next
-                             forward waits for that acknowledgement instead,
-                             one signal's latency less per step. The halo
-                             part of the force array is then the peers' until
-                             this rank's next forward has ended (or until
-                             every rank has returned from hx_transport_sync
-                             and the ranks have met since, as in
-                             hx_transport_set_plan): write it after that, as
-                             a force computation does, never between reverse
-                             and forward. Ignored where no peer reads it. */
 } hx_transport_opts;
 
 typedef struct hx_transport hx_transport;

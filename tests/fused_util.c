@@ -27,16 +27,14 @@ int hxt_fz_have_gpu(hx_comm *comm)
     return hxt_agree(comm, e == cudaSuccess && ndev > 0);
 }
 
-int hxt_fz_create(hx_comm *comm, hxt_fz_var *v, const char *name, const char *fmode, int flags,
+int hxt_fz_create(hx_comm *comm, hxt_fz_var *v, const char *name, const char *fmode, int put,
                   double timeout_s, void *stream)
 {
-    const int put = (flags & HXT_FZ_PUT) != 0, late = (flags & HXT_FZ_LATE_ACK) != 0;
     hx_transport_opts o;
     hx_transport_opts_init(&o);
     o.name = name;
     o.dtype = HX_FLOAT;
     o.force_put = put;
-    o.late_ack = late;
     o.graph = 1;
     o.timeout_s = timeout_s;
     o.stream = stream;
@@ -45,11 +43,9 @@ int hxt_fz_create(hx_comm *comm, hxt_fz_var *v, const char *name, const char *fm
     hx_status st = hx_transport_create(&t, comm, &o);
     unsetenv("HALOX_FUSED_FORCE_MODE");
     memset(v, 0, sizeof *v);
-    snprintf(v->label, sizeof v->label, "%s[%s%s]%s", name, fmode, late ? ",late-ack" : "",
-             put ? "(put)" : "");
+    snprintf(v->label, sizeof v->label, "%s[%s]%s", name, fmode, put ? "(put)" : "");
     v->fmode = fmode;
     v->put = put;
-    v->late_ack = late;
     if (!hxt_agree(comm, st == HX_OK)) {
         HXT_CHECK(st == HX_OK || st == HX_ERR_UNSUPPORTED, "%s: create: %s: %s", v->label,
                   hx_status_string(st), hx_last_error());
@@ -72,7 +68,6 @@ int hxt_fz_create_all(hx_comm *comm, hxt_fz_var *v, double timeout_s)
     for (int m = 0; m < 3; m++)
         for (int put = 0; put < 2; put++)
             n += hxt_fz_create(comm, &v[n], "nvshmem-fused", modes[m], put, timeout_s, NULL);
-    n += hxt_fz_create(comm, &v[n], "nvshmem-fused", "pull", HXT_FZ_LATE_ACK, timeout_s, NULL);
     for (int put = 0; put < 2; put++)
         n += hxt_fz_create(comm, &v[n], "nvshmem-fused-tma", "push", put, timeout_s, NULL);
     return n;

@@ -16,18 +16,13 @@
 
 #include "sysgen.h"
 
-#define HXT_FZ_MAXV 9
-
-/* hxt_fz_create's flags. */
-#define HXT_FZ_PUT      1 /* the put path forced (opts.force_put) */
-#define HXT_FZ_LATE_ACK 2 /* opts.late_ack */
+#define HXT_FZ_MAXV 8
 
 typedef struct hxt_fz_var {
     hx_transport *t;
     char label[64];
     const char *fmode; /* "push", "pull", "atomic" */
     int put;           /* put path forced */
-    int late_ack;      /* opts.late_ack */
     int alive;
 } hxt_fz_var;
 
@@ -37,17 +32,13 @@ int hxt_fz_bitwise_forces(const hxt_fz_var *v);
 /* 1 when every rank sees a CUDA device. Collective. */
 int hxt_fz_have_gpu(hx_comm *comm);
 
-/* Creates one variant (collective; flags: HXT_FZ_*); 0 when it was
- * refused everywhere or failed (a failure other than HX_ERR_UNSUPPORTED is
- * a test failure). */
-int hxt_fz_create(hx_comm *comm, hxt_fz_var *v, const char *name, const char *fmode, int flags,
+/* Creates one variant (collective); 0 when it was refused everywhere or
+ * failed (a failure other than HX_ERR_UNSUPPORTED is a test failure). */
+int hxt_fz_create(hx_comm *comm, hxt_fz_var *v, const char *name, const char *fmode, int put,
                   double timeout_s, void *stream);
 
-/* The standard set: fused x {push, pull, atomic} x {direct, put}, fused
- * pull with late acks, and fused-tma push x {direct, put}. Returns how many
- * were created. The late-ack variant's checks write the forces before
- * forward, which late_ack allows only because each check ends with every
- * rank synchronised and met (no peer still reads). */
+/* The standard set: fused x {push, pull, atomic} x {direct, put}, and
+ * fused-tma push x {direct, put}. Returns how many were created. */
 int hxt_fz_create_all(hx_comm *comm, hxt_fz_var *v, double timeout_s);
 /* Another transport of the fused design (nccl-dev): its push and pull
  * modes, load/store only. Returns how many were created. */

@@ -6,10 +6,8 @@
  * (home coordinates = home forces). Replayed K times, each replay must be
  * the next step (the step counter lives on the device), and the result
  * after every replay must equal the cpu transport doing the same sequence:
- * bitwise for push and pull, within 1e-5 relative for atomic; pull also
- * with opts.late_ack (the step writes the forces only after forward, so the
- * acks may wait for the next replay's forward). Capture itself proves
- * forward and reverse do no host synchronisation.
+ * bitwise for push and pull, within 1e-5 relative for atomic. Capture
+ * itself proves forward and reverse do no host synchronisation.
  *
  * Also: opts.graph is refused by a transport that cannot be captured,
  * hx_transport_step_graph needs opts.graph, and a peer that withholds a
@@ -32,8 +30,7 @@
 static const double rh = 2.8;
 
 /* The user-captured step, checked after every replay against the cpu. */
-static void user_graph(hx_comm *comm, const hx_plan *plan, const char *name, const char *fmode,
-                       int flags)
+static void user_graph(hx_comm *comm, const hx_plan *plan, const char *name, const char *fmode)
 {
     int rank = hx_comm_rank(comm);
     int nh = hx_plan_nhome(plan), nt = hx_plan_ntotal(plan);
@@ -43,7 +40,7 @@ static void user_graph(hx_comm *comm, const hx_plan *plan, const char *name, con
     if (!hxt_agree(comm, ok))
         return;
     hxt_fz_var v;
-    if (!hxt_fz_create(comm, &v, name, fmode, flags, 10.0, s)) {
+    if (!hxt_fz_create(comm, &v, name, fmode, 0, 10.0, s)) {
         cudaStreamDestroy(s);
         return;
     }
@@ -222,13 +219,10 @@ int main(int argc, char **argv)
         if (hxt_agree(comm, st == HX_OK)) {
             if (hxt_agree(comm, HXT_OK(hx_transport_set_plan(keeper, plan))))
                 HXT_FAILS(hx_transport_step_graph(keeper), HX_ERR_STATE, "opts.graph");
-            user_graph(comm, plan, "nvshmem-fused", "push", 0);
-            user_graph(comm, plan, "nvshmem-fused", "pull", 0);
-            /* The step writes the forces only after forward: late acks. */
-            user_graph(comm, plan, "nvshmem-fused", "pull", HXT_FZ_LATE_ACK);
-            user_graph(comm, plan, "nvshmem-fused", "atomic", 0);
-            user_graph(comm, plan, "nvshmem-fused-tma", "push", 0);
-            user_graph(comm, plan, "nvshmem-fused-tma", "pull", HXT_FZ_LATE_ACK);
+            user_graph(comm, plan, "nvshmem-fused", "push");
+            user_graph(comm, plan, "nvshmem-fused", "pull");
+            user_graph(comm, plan, "nvshmem-fused", "atomic");
+            user_graph(comm, plan, "nvshmem-fused-tma", "push");
             graph_timeout(comm, plan);
         } else {
             HXT_CHECK(st == HX_OK || st == HX_ERR_UNSUPPORTED, "create: %s", hx_last_error());

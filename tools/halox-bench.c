@@ -24,9 +24,7 @@
  * nvshmem-fused and nvshmem-fused-tma also run whole steps replayed from a
  * CUDA graph (rows "NAME (graph)", opts.graph = 1), and nvshmem-fused runs
  * its two other force modes (rows "nvshmem-fused[push]", ...;
- * HALOX_FUSED_FORCE_MODE) launched and replayed; the default mode is also
- * replayed with opts.late_ack (rows "NAME[late-ack] (graph)": the pull acks
- * awaited by the next forward). --floor adds the floor
+ * HALOX_FUSED_FORCE_MODE) launched and replayed. --floor adds the floor
  * these are compared with: two one-way ping-pong trips (coordinates, then
  * forces) of the largest rank's halo bytes between ranks 0 and 1, plus one
  * signal latency per further pulse of the chain each way.
@@ -79,7 +77,6 @@ typedef struct bench_row {
     hx_mpi_mode mpi_mode; /* `mpi` only */
     int graph;            /* replayed from a CUDA graph (opts.graph) */
     const char *fmode;    /* nvshmem-fused force mode (NULL: default) */
-    int late_ack;         /* opts.late_ack */
     hx_transport *t;
     char describe[256];
     double median_us, min_us, p90_us;
@@ -256,7 +253,6 @@ static void prepare(hx_comm *comm, const bench_opts *o, const hx_plan *plan, con
     to.force_put = row->force_put;
     to.mpi_mode = row->mpi_mode;
     to.graph = row->graph;
-    to.late_ack = row->late_ack; /* the steps below never write the forces */
     /* The force mode is read at creation; keep whatever the caller set. */
     const char *env = hxi_env_str("HALOX_FUSED_FORCE_MODE");
     char saved[32] = "";
@@ -673,21 +669,17 @@ int main(int argc, char **argv)
                     fmodes[nf++] = all_modes[m];
 #endif
             for (int graph = 0; graph < 2; graph++)
-                for (int v = graph ? 0 : 2; v < 2 + nf + graph; v++) {
+                for (int v = graph ? 0 : 2; v < 2 + nf; v++) {
                     if ((v == 1 && o.no_put) || nrows >= (int) (sizeof rows / sizeof rows[0]))
                         continue;
-                    /* Replayed, the default mode once more with late acks. */
-                    const int late = v == 2 + nf;
                     bench_row *r = &rows[nrows++];
                     memset(r, 0, sizeof *r);
                     r->name = name;
                     r->force_put = v == 1;
                     r->graph = graph;
-                    r->late_ack = late;
-                    r->fmode = v >= 2 && !late ? fmodes[v - 2] : NULL;
-                    snprintf(r->label, sizeof r->label, "%s%s%s%s%s%s", name, v == 1 ? "/put" : "",
-                             r->fmode ? "[" : "", r->fmode ? r->fmode : "", r->fmode ? "]" : "",
-                             late ? "[late-ack]" : "");
+                    r->fmode = v >= 2 ? fmodes[v - 2] : NULL;
+                    snprintf(r->label, sizeof r->label, "%s%s%s%s%s", name, v == 1 ? "/put" : "",
+                             r->fmode ? "[" : "", r->fmode ? r->fmode : "", r->fmode ? "]" : "");
                     if (graph)
                         strncat(r->label, " (graph)", sizeof r->label - strlen(r->label) - 1);
                     r->npulses = hx_plan_npulses(plan);

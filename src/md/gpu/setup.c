@@ -233,11 +233,6 @@ hx_status hxg_eng_make_transport(hx_md_engine *e)
     o.stream = (void *) e->s_nl;
     o.graph = e->mgraph;
     o.gate = e->mgraph ? &e->flags->halt : NULL; /* voted steps (vote.c) */
-    /* The engine writes the transport's force array only in force kernels
-     * queued after a forward, and clears it after hx_transport_set_plan
-     * (which drains every rank first), so the pull acks may wait for the
-     * next forward (HALOX_MD_LATE_ACK=0: reverse waits for them). */
-    o.late_ack = hxi_env_int("HALOX_MD_LATE_ACK", 1) != 0;
     hx_status st = hxi_agree(e->comm, hx_transport_create(&e->t, e->comm, &o));
     const char *fallback = choosing_transport();
     if (st == HX_ERR_UNSUPPORTED && name != want && fallback &&

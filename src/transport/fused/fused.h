@@ -102,7 +102,6 @@ typedef struct hxi_fz_args {
     const uint64_t *sig; /* our symmetric slots: coordinates p, forces HXI_SHM_FSIG + p */
     const uint64_t *ack; /* our symmetric ack slots */
     uint64_t *done;      /* device: per-pulse "unpacked" flags */
-    uint64_t *ready;     /* device: per pulse, the step of our last pull "ready" */
     unsigned *cnt;       /* device: election counters, see HXI_FZ_CNT_* */
     uint64_t *step;      /* device: the last step the forward kernel ran */
     int *d_hit;
@@ -114,9 +113,6 @@ typedef struct hxi_fz_args {
     int32_t fsig_base;     /* HXI_SHM_FSIG */
     int32_t unpack_atomic; /* 1: force unpacks use atomic adds (a peer adds
                               into our array remotely in this plan) */
-    int32_t late_ack;      /* opts.late_ack: the forward kernel, not the
-                              reverse, waits for the pull acks (of the steps
-                              in ready) */
 } hxi_fz_args;
 
 /* Counter words: forward per pulse, reverse send per pulse, reverse unpack

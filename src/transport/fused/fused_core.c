@@ -52,9 +52,6 @@ hx_status hxi_fz_core_open(hxi_fz_core *c, const char *who, int tma)
     hx_status st = hxi_gpu_malloc((void **) &c->d_done, HX_MAX_PULSES * sizeof(uint64_t),
                                   "the unpack flags");
     if (st == HX_OK)
-        st = hxi_gpu_malloc((void **) &c->d_ready, HX_MAX_PULSES * sizeof(uint64_t),
-                            "the pull ready steps");
-    if (st == HX_OK)
         st = hxi_gpu_malloc((void **) &c->d_step, sizeof(uint64_t), "the step counter");
     if (st == HX_OK)
         st = hxi_gpu_malloc((void **) &c->d_cnt, HXI_FZ_NCNT * sizeof(unsigned),
@@ -64,8 +61,6 @@ hx_status hxi_fz_core_open(hxi_fz_core *c, const char *who, int tma)
                             "the fused pulse descriptors");
     if (st == HX_OK) {
         cudaError_t e = cudaMemset(c->d_done, 0, HX_MAX_PULSES * sizeof(uint64_t));
-        if (e == cudaSuccess)
-            e = cudaMemset(c->d_ready, 0, HX_MAX_PULSES * sizeof(uint64_t));
         if (e == cudaSuccess)
             e = cudaMemset(c->d_step, 0, sizeof(uint64_t));
         if (e == cudaSuccess)
@@ -91,7 +86,7 @@ void hxi_fz_core_drop_graph(hxi_fz_core *c)
 void hxi_fz_core_close(hxi_fz_core *c)
 {
     hxi_fz_core_drop_graph(c);
-    void *dev[] = {c->d_pulses, c->d_segs, c->d_cnt, c->d_step, c->d_done, c->d_ready};
+    void *dev[] = {c->d_pulses, c->d_segs, c->d_cnt, c->d_step, c->d_done};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
         if (dev[k])
             cudaFree(dev[k]);
@@ -100,7 +95,6 @@ void hxi_fz_core_close(hxi_fz_core *c)
     c->d_cnt = NULL;
     c->d_step = NULL;
     c->d_done = NULL;
-    c->d_ready = NULL;
     c->segs_cap = 0;
 }
 
@@ -263,7 +257,6 @@ hx_status hxi_fz_core_adopt(hxi_fz_core *c, const hxi_gpu *g, hx_transport *t,
     a->sig = sig;
     a->ack = ack;
     a->done = c->d_done;
-    a->ready = c->d_ready;
     a->cnt = c->d_cnt;
     a->step = c->d_step;
     a->d_hit = g->d_hit;
@@ -275,7 +268,6 @@ hx_status hxi_fz_core_adopt(hxi_fz_core *c, const hxi_gpu *g, hx_transport *t,
     a->npulses = np;
     a->fsig_base = fsig_base;
     a->unpack_atomic = unpack_atomic;
-    a->late_ack = t->opts.late_ack != 0;
     return HX_OK;
 }
 

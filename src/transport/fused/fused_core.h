@@ -17,7 +17,6 @@ typedef struct hxi_fz_core {
     const char *who; /* transport name, for messages */
     int tma;         /* forward with bulk copies (nvshmem-fused-tma) */
     uint64_t *d_done; /* device: per-pulse "unpacked" flags */
-    uint64_t *d_ready; /* device: per pulse, the step of our last pull "ready" */
     uint64_t *d_step; /* device: last step of the forward kernel */
     unsigned *d_cnt;  /* device: HXI_FZ_NCNT counters */
     hxi_fz_pulse hp[HX_MAX_PULSES];

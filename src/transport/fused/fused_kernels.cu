@@ -302,9 +302,7 @@ static __device__ void fz_row_tma(const hxi_fz_args &a, const hxi_fz_pulse *P, i
  * block (plain) or warp (TMA) publishes to send_rank: one st.release.sys
  * of the step into its slot after direct stores, or a put with signal from
  * the staging slot. Thread 0 of block 0 of each row then waits for our own
- * incoming pulse, so the kernel's completion means the halo is complete
- * (and, with late_ack, for the acknowledgement of the last pull of our halo
- * forces of that pulse, so that the array is ours again). */
+ * incoming pulse, so the kernel's completion means the halo is complete. */
 template <bool TMA>
 __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_forward(const hxi_fz_args a)
 {
@@ -325,17 +323,8 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_forward(const hxi_fz_
         else
             fz_row_plain(a, P, p, step, s_buf[threadIdx.x >> 5][0], &s_last);
     }
-    if (P->nrecv > 0 && blockIdx.x == 0 && threadIdx.x == 0) {
-        const int ok = fz_wait(a, a.sig + p, step, p, P->dim, 0, P->recv_rank);
-        /* late_ack: the peer that reads our halo forces of this pulse has
-         * acknowledged the last step we offered them, before whatever follows
-         * this kernel writes them. It sent these coordinates after its
-         * reverse kernel, which acknowledged, had ended, so the wait passes
-         * at once where the ranks run forward and reverse in one stream. */
-        const uint64_t r = a.late_ack && P->fsend == HXI_FZ_FS_PULL ? a.ready[p] : 0;
-        if (ok && r)
-            fz_wait(a, a.ack + p, r, p, P->dim, 1, P->recv_rank);
-    }
+    if (P->nrecv > 0 && blockIdx.x == 0 && threadIdx.x == 0)
+        fz_wait(a, a.sig + p, step, p, P->dim, 0, P->recv_rank);
     __syncthreads();
     if (threadIdx.x == 0) {
         const unsigned total = gridDim.x * gridDim.y;
@@ -379,9 +368,7 @@ static __device__ void fz_arrive_publish(const hxi_fz_args &a, unsigned *cnt, ui
  * the owner. Atomic: our array is announced ready at entry, and thread 0 of
  * the row's block 0 waits at the end for the peer's completion signal.
  * Pull senders wait at the end for the ack, so the kernel's completion
- * means our forces are final and no peer still reads our array; with
- * late_ack they do not, and the next forward kernel waits for it instead
- * (the step of each "ready" kept in a.ready). */
+ * means our forces are final and no peer still reads our array. */
 __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_args a)
 {
     __shared__ uint64_t s_step;
@@ -441,10 +428,8 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_
             break;
         }
         case HXI_FZ_FS_PULL:
-            if (ok && blockIdx.x == 0 && threadIdx.x == 0) {
-                a.ready[p] = step; /* read by a later forward kernel (late_ack) */
+            if (ok && blockIdx.x == 0 && threadIdx.x == 0)
                 hxi_dev_st_release_sys(P->fsig, step);
-            }
             break;
         case HXI_FZ_FS_ATOMIC:
             if (ok)
@@ -500,7 +485,7 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         if (P->nsend > 0 && P->frecv == HXI_FZ_F_ATOMIC)
             fz_wait(a, a.sig + fsig + p, step, p, P->dim, 1, P->send_rank);
-        if (P->nrecv > 0 && P->fsend == HXI_FZ_FS_PULL && !a.late_ack)
+        if (P->nrecv > 0 && P->fsend == HXI_FZ_FS_PULL)
             fz_wait(a, a.ack + p, step, p, P->dim, 1, P->recv_rank);
     }
 }

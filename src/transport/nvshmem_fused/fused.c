@@ -323,15 +323,13 @@ static hx_status fz_set_plan(hx_transport *t)
 
     snprintf(t->describe, sizeof t->describe,
              "%s: one kernel for all %d pulses each way (%d x %d blocks)%s; coordinates %s; "
-             "forces push %d, pull %d%s, atomic %d (pulse ends; asked %s); %s; GPU %d, %d "
-             "rank(s) on it%s",
+             "forces push %d, pull %d, atomic %d (pulse ends; asked %s); %s; GPU %d, %d rank(s) "
+             "on it%s",
              fz_name(z->tma), np, z->c.bx, np, z->tma ? ", bulk copies per warp" : "",
              z->nxput == 0      ? "direct stores"
              : z->nxdirect == 0 ? "put with signal"
                                 : "mixed",
-             z->nfmode[0], z->nfmode[1],
-             t->opts.late_ack && z->nfmode[1] ? " (acks awaited by the next forward)" : "",
-             z->nfmode[2], hxi_fz_fmode_names[z->fmode], hxi_shm_mode(s),
+             z->nfmode[0], z->nfmode[1], z->nfmode[2], hxi_fz_fmode_names[z->fmode], hxi_shm_mode(s),
              g->device, g->ranks_on_device, g->mps ? ", MPS" : "");
 done:
     free(segs);
