@@ -87,6 +87,14 @@ typedef struct hx_md_engine_ops {
     /* Waits until the engine's queued work is done, so that host clocks
      * measure it (NULL: every step is synchronous). Rank-local. */
     hx_status (*sync)(hx_md_engine *e);
+    /* Timed stretches without waiting (NULL: the caller times them with
+     * sync and host clocks). mark(e, 0) marks where a stretch starts in
+     * the work queued so far, mark(e, 1) where it ends; a stretch that
+     * never ends is dropped by the next mark(e, 0). stretch_seconds gives
+     * the durations of the first n stretches that ended, in order, waiting
+     * for the work where it must. Rank-local. */
+    hx_status (*mark)(hx_md_engine *e, int end);
+    hx_status (*stretch_seconds)(hx_md_engine *e, double *sec, int n);
     /* One line on how it runs (transport, grid, device), for the log. */
     const char *(*describe)(const hx_md_engine *e);
     void (*destroy)(hx_md_engine *e);

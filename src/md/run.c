@@ -198,12 +198,41 @@ static void hxi_progress_tick(hxi_progress *p, int64_t step, int64_t steps, doub
     p->shown = 1;
 }
 
-/* LAMMPS's loop line and performance line, then halox's summary. */
 /* Per-step times of the stretches between rebuilds (slowest rank each). */
 typedef struct hxi_segments {
     double *us;
     int n, cap;
 } hxi_segments;
+
+static hx_status hxi_segments_add(hxi_segments *g, double v)
+{
+    if (g->n == g->cap) {
+        int cap = g->cap ? 2 * g->cap : 64;
+        HXI_CHECK(hxi_grow((void **) &g->us, sizeof(double) * (size_t) cap, "stretch timings"));
+        g->cap = cap;
+    }
+    g->us[g->n++] = v;
+    return HX_OK;
+}
+
+/* With marks (ops->mark), the stretches hold their step counts: each
+ * becomes its per-step time, from the engine's device times, the slowest
+ * rank's. Collective: every rank timed the same stretches. */
+static hx_status hxi_segments_marked(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_engine *eng,
+                                     hxi_segments *g)
+{
+    double *sec = NULL;
+    hx_status st = hxi_alloc((void **) &sec, sizeof(double) * (size_t) (g->n + 1), "stretch times");
+    if (st == HX_OK)
+        st = ops->stretch_seconds(eng, sec, g->n);
+    st = hxi_agree(comm, st);
+    if (st == HX_OK && g->n > 0)
+        st = hxi_allreduce_double(comm, sec, g->n, 1);
+    for (int k = 0; st == HX_OK && k < g->n; k++)
+        g->us[k] = 1e6 * sec[k] / g->us[k];
+    free(sec);
+    return st;
+}
 
 static int hxi_cmp_double(const void *a, const void *b)
 {
@@ -248,6 +277,7 @@ static void hxi_stats_row(const hx_md_config *cfg, const char *engine, const cha
     fclose(f);
 }
 
+/* LAMMPS's loop line and performance line, then halox's summary. */
 static hx_status hxi_summary(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_engine *eng,
                              const hx_md_config *cfg, int64_t natoms, int64_t steps, double loop,
                              double out_time, double setup, hxi_segments *segs)
@@ -465,12 +495,20 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
     t0 = hxi_now();
     prog.t0 = prog.last = t0;
     /* With rebuilds on a fixed schedule (check no), the steps between two
-     * rebuilds are timed as one stretch: synchronised (device and ranks)
-     * just after a rebuild step and just before the next, so the
-     * synchronisation stays out of the stretch and the stretch holds no
-     * rebuild. The median of their per-step times is the rebuild-free
-     * speed; the loop time gives the mean with rebuilds. */
+     * rebuilds are timed as one stretch, which holds no rebuild and no
+     * step with output after it (thermo, dump, restart file: the CPU
+     * engine also rebuilds before a restart file). The median of their
+     * per-step times is the rebuild-free speed; the loop time gives the
+     * mean with rebuilds. An engine that marks its queued work (ops->mark:
+     * the GPU engine) times them on the device and nothing waits: the
+     * slowest rank's time of each stretch is agreed after the loop. Else
+     * each stretch is synchronised (device and ranks) just after a rebuild
+     * step and just before the next, so the synchronisation stays out of
+     * it (HALOX_MD_STRETCH_SYNC=1 takes this way with the GPU engine too,
+     * for comparison: the waits leave the GPU idle twice a rebuild). */
     int every = cfg->neigh_every, periodic = !cfg->neigh_check && cfg->neigh_every > 1;
+    const int marks =
+        ops->mark && ops->stretch_seconds && hxi_env_int("HALOX_MD_STRETCH_SYNC", 0) == 0;
     double seg_t0 = 0;
     int64_t seg_first = 0, seg_rebuilds = 0;
     int seg_clean = 0;
@@ -480,23 +518,28 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
         int want = hxi_thermo_after(cfg, first, s, steps, stop_at);
         /* A step after which a restart file is written rebuilds, so that
          * the file continues the run exactly. */
-        if (ops->rebuild_next && (hxi_writes_after(cfg, first, s) || s == stop_at)) {
+        const int writes = hxi_writes_after(cfg, first, s) || s == stop_at;
+        if (ops->rebuild_next && writes) {
             st = ops->rebuild_next(eng);
             if (st != HX_OK)
                 break;
         }
         if (periodic && hxi_stretch_starts(every, s, steps)) {
-            st = ops->sync ? ops->sync(eng) : HX_OK;
-            if (st == HX_OK)
-                st = hxi_barrier(comm);
+            if (marks) {
+                st = ops->mark(eng, 0);
+            } else {
+                st = ops->sync ? ops->sync(eng) : HX_OK;
+                if (st == HX_OK)
+                    st = hxi_barrier(comm);
+                seg_t0 = hxi_now();
+                seg_rebuilds = ops->stats(eng)->rebuilds;
+            }
             if (st != HX_OK)
                 break;
-            seg_t0 = hxi_now();
             seg_first = s;
-            seg_rebuilds = ops->stats(eng)->rebuilds;
             seg_clean = 1;
         }
-        seg_clean &= !want;
+        seg_clean &= !want && !writes && !(dump && abs % cfg->dump_every == 0);
         /* Steps with nothing of the loop's between them go to the engine
          * together (a trace names each step, so it keeps them apart). */
         const int64_t batch = ops->steps && !want && !hxi_trace_on
@@ -516,24 +559,24 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
         if (st != HX_OK)
             break;
         if (seg_clean && hxi_stretch_ends(every, s)) {
-            double dt;
-            st = ops->sync ? ops->sync(eng) : HX_OK;
-            dt = hxi_now() - seg_t0;
-            if (st == HX_OK)
-                st = hxi_allreduce_double(comm, &dt, 1, 1);
+            const double n = (double) (s - seg_first + 1);
+            seg_clean = 0;
+            if (marks) {
+                /* Its step count for now; its time comes after the loop. */
+                st = ops->mark(eng, 1);
+                if (st == HX_OK)
+                    st = hxi_segments_add(&segs, n);
+            } else {
+                st = ops->sync ? ops->sync(eng) : HX_OK;
+                double dt = hxi_now() - seg_t0;
+                if (st == HX_OK)
+                    st = hxi_allreduce_double(comm, &dt, 1, 1);
+                /* (Not timed where the engine rebuilt inside it.) */
+                if (st == HX_OK && ops->stats(eng)->rebuilds == seg_rebuilds)
+                    st = hxi_segments_add(&segs, 1e6 * dt / n);
+            }
             if (st != HX_OK)
                 break;
-            seg_clean = 0;
-            if (ops->stats(eng)->rebuilds == seg_rebuilds) {
-                if (segs.n == segs.cap) {
-                    segs.cap = segs.cap ? 2 * segs.cap : 64;
-                    st = hxi_grow((void **) &segs.us, sizeof(double) * (size_t) segs.cap,
-                                  "stretch timings");
-                    if (st != HX_OK)
-                        break;
-                }
-                segs.us[segs.n++] = 1e6 * dt / (double) (s - seg_first + 1);
-            }
         }
         if (want) {
             const double t_th = hxi_trace_on ? hxi_now() : 0.0;
@@ -595,6 +638,8 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
     if (st != HX_OK)
         goto done;
     loop = hxi_now() - t0;
+    if (marks)
+        HXI_CHECK_GOTO(hxi_segments_marked(comm, ops, eng, &segs), st, done);
     st = hxi_summary(comm, ops, eng, cfg, sys->natoms, steps, loop, out_time, t0 - stop->t_start,
                      &segs);
     /* Before the engine goes: its GPU records are flushed into the trace. */

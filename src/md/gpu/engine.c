@@ -306,6 +306,7 @@ static void gpu_destroy(hx_md_engine *e)
     if (e->report)
         cudaFreeHost(e->report);
     hxg_eng_timers_destroy(e);
+    hxg_eng_stretch_destroy(e);
     if (e->ev_kd)
         cudaEventDestroy(e->ev_kd);
     if (e->ev_rev)
@@ -360,6 +361,8 @@ const hx_md_engine_ops hx_md_engine_gpu = {
     .gather = gpu_gather,
     .stats = gpu_stats,
     .sync = gpu_sync,
+    .mark = hxg_eng_mark,
+    .stretch_seconds = hxg_eng_stretch_seconds,
     .describe = gpu_describe,
     .destroy = gpu_destroy,
 };

@@ -20,6 +20,8 @@
 /* One stage timer (a pair of events); defined in timers.c, which alone
  * reads it. */
 typedef struct tm_span tm_span;
+/* The timed stretches' events (stretch.c). */
+typedef struct hxg_stretch hxg_stretch;
 
 /* A run of launches on one stream sent as one CUDA graph (chain.c): the
  * executable of its last run, updated in place at the next. off: this rank
@@ -149,6 +151,7 @@ struct hx_md_engine {
     int timing_now;   /* this step is timed */
     tm_span *spans;
     int span_next;
+    hxg_stretch *stretch; /* the driver's timed stretches (ops->mark) */
     int graphs;                  /* replay device-resident steps from CUDA graphs */
     int graph_cond; /* their rebuilds in conditional nodes (HALOX_MD_GRAPH_COND is not 0) */
     cudaGraphExec_t gexec[2][2]; /* [candidate step][thermo step] */
@@ -378,5 +381,13 @@ int hxg_eng_tm_open(hx_md_engine *e, int stage, cudaStream_t s);
 void hxg_eng_tm_close(hx_md_engine *e, int k, cudaStream_t s);
 void hxg_eng_tm_harvest_all(hx_md_engine *e);
 int hxg_eng_tm_sampled(const hx_md_engine *e, int64_t step);
+
+/* --------------------------------------------------------- stretch.c */
+
+hx_status hxg_eng_stretch_create(hx_md_engine *e);
+void hxg_eng_stretch_destroy(hx_md_engine *e);
+/* ops->mark and ops->stretch_seconds (md.h). */
+hx_status hxg_eng_mark(hx_md_engine *e, int end);
+hx_status hxg_eng_stretch_seconds(hx_md_engine *e, double *sec, int n);
 
 #endif /* HALOX_MD_GPU_ENGINE_H */

@@ -459,5 +459,6 @@ hx_status hxg_eng_create_local(hx_md_engine *e)
     CU(cudaMemset(e->cell_cnt, 0, sizeof(int32_t) * nc), "cell count set-up");
     e->graphs = !e->multi && !e->host_rebuild && e->graph_allowed;
     HXI_CHECK(hxg_eng_timers_create(e));
+    HXI_CHECK(hxg_eng_stretch_create(e));
     return HX_OK;
 }
