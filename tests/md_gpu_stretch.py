@@ -3,11 +3,13 @@
 
 With rebuilds on a fixed schedule (`check no`), halox-md times the steps
 between two rebuilds as one stretch and prints the median of their
-per-step times. The GPU engine marks each stretch's ends in its queued
-work (events) and reads the device times after the loop, so nothing waits
-for the GPU at a stretch's ends; HALOX_MD_STRETCH_SYNC=1 times them as
-the CPU engine does, by synchronising the device and the ranks around
-each. Either way the same stretches must be timed: those that hold no
+per-step times. On one rank the GPU engine marks each stretch's ends in
+its queued work (events) and reads the device times after the loop, so
+nothing waits for the GPU at a stretch's ends; with several ranks, and
+with HALOX_MD_STRETCH_SYNC=1, they are timed as the CPU engine times them,
+by synchronising the device and the ranks around each (=0 marks them with
+several ranks too). Both ways are run here with 0 and 1. Either way the
+same stretches must be timed: those that hold no
 step with output after it (thermo, restart file), and the run's numbers
 must not change. For 1 rank, and for 2 with an MPI launcher:
 
