@@ -3,13 +3,13 @@
 
 With rebuilds on a fixed schedule (`check no`), halox-md times the steps
 between two rebuilds as one stretch and prints the median of their
-per-step times. On one rank the GPU engine marks each stretch's ends in
-its queued work (events) and reads the device times after the loop, so
-nothing waits for the GPU at a stretch's ends; with several ranks, and
-with HALOX_MD_STRETCH_SYNC=1, they are timed as the CPU engine times them,
-by synchronising the device and the ranks around each (=0 marks them with
-several ranks too). Both ways are run here with 0 and 1. Either way the
-same stretches must be timed: those that hold no
+per-step times. The GPU engine marks each stretch's ends in its queued
+work (events) and reads the device times after the loop, so nothing waits
+for the GPU at a stretch's end; with several ranks a stretch's start still
+waits for the GPU and meets the other ranks. HALOX_MD_STRETCH_SYNC=0
+marks without any wait, =1 times them as the CPU engine does, by
+synchronising the device and the ranks around each. All three ways must
+time the same stretches: those that hold no
 step with output after it (thermo, restart file), and the run's numbers
 must not change. For 1 rank, and for 2 with an MPI launcher:
 
@@ -18,7 +18,7 @@ must not change. For 1 rank, and for 2 with an MPI launcher:
   checkpoints   a restart file every 50 steps: the stretches holding
                 such a step are not timed
 
-each run both ways: the stretch count printed equals the count the
+each run the three ways: the stretch count printed equals the count the
 driver's rule gives, a positive median, thermo rows identical.
 
 Usage: md_gpu_stretch.py --halox PATH [--mpiexec MPIEXEC --mpiflags FLAGS]
@@ -70,6 +70,7 @@ def main():
         """halox-md --gpu ARGS under the launch command (none: 1 rank):
         (exit status, stdout, stderr)."""
         e = dict(os.environ)
+        e.pop("HALOX_MD_STRETCH_SYNC", None)
         e.update(env or {})
         ranks = ["--transport", "nvshmem-fused"] if launch else []
         p = subprocess.run(launch + [a.halox, "--gpu", "--no-progress"] + ranks + args,
@@ -103,10 +104,11 @@ def main():
         for name, args, thermo, ckpt in cases:
             want_n = expected(steps, every, thermo, ckpt)
             got = {}
-            for sync in ("0", "1"):
+            for sync in ("", "0", "1"):
                 extra = ["--checkpoint", os.path.join(tmp, "ckpt")] if ckpt else []
-                rc, out, err = run(launch, melt + args + extra, {"HALOX_MD_STRETCH_SYNC": sync})
-                what = "%s, %s, HALOX_MD_STRETCH_SYNC=%s" % (who, name, sync)
+                env = {"HALOX_MD_STRETCH_SYNC": sync} if sync else {}
+                rc, out, err = run(launch, melt + args + extra, env)
+                what = "%s, %s, HALOX_MD_STRETCH_SYNC=%s" % (who, name, sync or "(unset)")
                 if not check(rc == 0, "%s: rc %d %s" % (what, rc, err.strip()[-300:])):
                     continue
                 m = MEDIAN.search(out)
@@ -116,9 +118,9 @@ def main():
                 check(n == want_n, "%s: %d stretches timed, %d by the rule" % (what, n, want_n))
                 check(median > 0, "%s: median %.3f us a step" % (what, median))
                 got[sync] = thermo_rows(out)
-            if len(got) == 2:
-                check(len(got["0"]) >= 2 and got["0"] == got["1"],
-                      "%s, %s: thermo rows identical both ways (%d rows)"
+            if len(got) == 3:
+                check(len(got["0"]) >= 2 and got[""] == got["0"] == got["1"],
+                      "%s, %s: thermo rows identical the three ways (%d rows)"
                       % (who, name, len(got["0"])))
     shutil.rmtree(tmp, ignore_errors=True)
     return finish()
