@@ -3,12 +3,12 @@
 
 With rebuilds on a fixed schedule (`check no`), halox-md times the steps
 between two rebuilds as one stretch and prints the median of their
-per-step times. The GPU engine marks each stretch's ends in its queued
-work (events) and reads the device times after the loop, so nothing waits
-for the GPU at a stretch's end; with several ranks a stretch's start still
-waits for the GPU and meets the other ranks. HALOX_MD_STRETCH_SYNC=0
-marks without any wait, =1 times them as the CPU engine does, by
-synchronising the device and the ranks around each. All three ways must
+per-step times. On one rank the GPU engine marks each stretch's ends in
+its queued work (events) and reads the device times after the loop, so
+nothing waits for the GPU at a stretch's ends; with several ranks they are
+timed as the CPU engine times them, by synchronising the device and the
+ranks around each. HALOX_MD_STRETCH_SYNC=0 marks them with several ranks
+too, =1 synchronises on one rank too. All three ways (unset, 0, 1) must
 time the same stretches: those that hold no
 step with output after it (thermo, restart file), and the run's numbers
 must not change. For 1 rank, and for 2 with an MPI launcher:

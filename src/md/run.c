@@ -499,25 +499,25 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
      * step with output after it (thermo, dump, restart file: the CPU
      * engine also rebuilds before a restart file). The median of their
      * per-step times is the rebuild-free speed; the loop time gives the
-     * mean with rebuilds. An engine that marks its queued work (ops->mark:
-     * the GPU engine) times them on the device, and nothing waits at a
-     * stretch's end: waiting there left the GPU idle until the host came
-     * back and launched the rebuild step (one H200, one rank, 32,000 atoms:
-     * 16.6-16.9 to 15.9-16.0 us a step with both ends marked). With several
-     * ranks the start still waits for the device and meets the other
-     * ranks first (align): that starts every rank's stretch together, which
-     * keeps the ranks' skew after a rebuild out of the median (2 processes
-     * sharing one H200, 32,000 atoms, both ends marked: median 24.0 to
-     * 26.6 us, and the mean 36.3-37.8 to 37.9-38.4, the rank done first
-     * spinning in its exchange on the GPU the other still rebuilds on).
-     * The slowest rank's time of each marked stretch is agreed after the
-     * loop. Without marks, both ends are synchronised and timed on the
-     * host. HALOX_MD_STRETCH_SYNC=1 takes that way with the GPU engine too,
-     * =0 marks both ends with several ranks too (for measurements). */
+     * mean with rebuilds. Each stretch is synchronised (device and ranks)
+     * just after a rebuild step and just before the next, so the
+     * synchronisation stays out of it. On one rank, an engine that marks
+     * its queued work (ops->mark: the GPU engine) times them on the device
+     * instead and nothing waits: those waits left the GPU idle twice a
+     * rebuild (one H200, 32,000 atoms: 16.6-16.9 to 15.9-16.0 us a step).
+     * With several ranks the barrier stays: it starts every rank's stretch
+     * together, which keeps the ranks' skew after a rebuild out of the
+     * median (2 processes sharing one H200, 32,000 atoms, marked: median
+     * 24.0 to 26.6 us, and the mean 36.3-37.8 to 37.9-38.4, the early
+     * rank's exchange spinning on the GPU the other still rebuilds on;
+     * 256,000 atoms: mean 101.6-101.8 to 100.0-100.2). The slowest rank's
+     * time of each marked stretch is agreed after the loop.
+     * HALOX_MD_STRETCH_SYNC=1 synchronises on one rank too, 0 marks with
+     * several ranks too (for measurements). */
     int every = cfg->neigh_every, periodic = !cfg->neigh_check && cfg->neigh_every > 1;
     const int stretch_sync = hxi_env_int("HALOX_MD_STRETCH_SYNC", -1);
-    const int marks = ops->mark && ops->stretch_seconds && stretch_sync != 1;
-    const int align = !marks || (stretch_sync != 0 && hx_comm_size(comm) > 1);
+    const int marks = ops->mark && ops->stretch_seconds && stretch_sync != 1 &&
+                      (stretch_sync == 0 || hx_comm_size(comm) == 1);
     double seg_t0 = 0;
     int64_t seg_first = 0, seg_rebuilds = 0;
     int seg_clean = 0;
@@ -534,14 +534,12 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
                 break;
         }
         if (periodic && hxi_stretch_starts(every, s, steps)) {
-            if (align) {
+            if (marks) {
+                st = ops->mark(eng, 0);
+            } else {
                 st = ops->sync ? ops->sync(eng) : HX_OK;
                 if (st == HX_OK)
                     st = hxi_barrier(comm);
-            }
-            if (st == HX_OK && marks) {
-                st = ops->mark(eng, 0);
-            } else if (st == HX_OK) {
                 seg_t0 = hxi_now();
                 seg_rebuilds = ops->stats(eng)->rebuilds;
             }
