@@ -27,6 +27,8 @@ if(HALOX_HAVE_CUDA AND TARGET halox_md AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/g
   # The default system, 32,000 atoms.
   hx_test(test_md_gpu_default SOURCES test_md_gpu.c LIBS hxmd RANKS 1 2 LABELS gpu
           ARGS --cells 20 TIMEOUT 900)
+  # The cell lists' one-launch scan against the host's prefix sum.
+  hx_test(test_gpu_scan SOURCES test_gpu_scan.c LIBS hxmd LABELS gpu TIMEOUT 300)
   # Graph mode (nvshmem-fused) with a rank that withholds one replayed step:
   # the timeout comes back at the next rebuild on every rank, nothing hangs.
   hx_test(test_md_gpu_withhold SOURCES test_md_gpu.c LIBS hxmd RANKS 2 4 LABELS gpu

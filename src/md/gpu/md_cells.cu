@@ -6,48 +6,6 @@
  */
 #include "md_cells.cuh"
 
-/* out[c] = in[0] + ... + in[c-1] for c < n and *total = the sum, by one
- * block: each thread scans a contiguous chunk, then the chunk sums are
- * scanned across the block. Every thread of the block calls it. */
-__device__ void hxg_block_scan(const int32_t *in, int32_t *out, int n, int32_t *total)
-{
-    __shared__ int32_t wsum[32];
-    const int nt = blockDim.x, tid = threadIdx.x;
-    const int chunk = (n + nt - 1) / nt;
-    const int beg = min(tid * chunk, n), end = min(beg + chunk, n);
-    int32_t s = 0;
-    for (int c = beg; c < end; c++)
-        s += in[c];
-    const int lane = tid & 31, warp = tid >> 5, nw = (nt + 31) >> 5;
-    int32_t incl = s;
-    for (int o = 1; o < 32; o <<= 1) {
-        const int32_t y = __shfl_up_sync(HXG_FULL, incl, o);
-        if (lane >= o)
-            incl += y;
-    }
-    if (lane == 31)
-        wsum[warp] = incl;
-    __syncthreads();
-    if (warp == 0) {
-        int32_t v = lane < nw ? wsum[lane] : 0;
-        for (int o = 1; o < 32; o <<= 1) {
-            const int32_t y = __shfl_up_sync(HXG_FULL, v, o);
-            if (lane >= o)
-                v += y;
-        }
-        wsum[lane] = v;
-    }
-    __syncthreads();
-    int32_t base = (warp > 0 ? wsum[warp - 1] : 0) + incl - s;
-    for (int c = beg; c < end; c++) {
-        out[c] = base;
-        base += in[c];
-    }
-    if (tid == nt - 1)
-        *total = base;
-    __syncthreads();
-}
-
 /* Sorts one cell's atoms a[0..m) by index, by one thread (insertion sort:
  * cells of at least rh / 2 hold a few atoms at liquid densities). The
  * order of the list (and so the float summation order) then does not
@@ -101,36 +59,129 @@ __global__ void hxg_k_cell_count(hxg_gate gate, int n, const int32_t *dn, float 
     atomicAdd(&cnt[c], 1);
 }
 
-/* The cell scan in three launches: each block of 1024 threads scans a
- * chunk of HXG_SCAN_CHUNK cells and leaves the chunk's sum; one block scans
- * the sums (total into start[ncell]); each block adds its chunk's offset.
- * Blocks never wait for each other. */
+/* The cell scan in one launch (a decoupled look-back scan): block b takes
+ * chunk b of HXG_SCAN_CHUNK cells in the order the blocks start (a ticket,
+ * so that every chunk before it belongs to a block already running),
+ * publishes the chunk's sum, then walks back over the chunks before it,
+ * adding their sums until it meets one that has published its inclusive
+ * prefix, publishes its own and writes its cells' starts (the last chunk
+ * also the total, start[n]). A status word holds a flag and a value
+ * together, so one 64-bit store publishes both. The last block to finish
+ * clears what the launch used (statuses, ticket, exit count), so that the
+ * scratch is all zeros again for the next scan. Before, the scan was three
+ * launches (chunks, their sums, the offsets): about 2.4 us each in the
+ * graphs at 32,000 atoms. */
 #define HXG_SCAN_CHUNK 4096
-__global__ void hxg_k_scan_part(hxg_gate gate, const int32_t *cnt, int32_t *start, int n,
-                                int32_t *bsum)
+#define HXG_SCAN_AGG   (1ull << 32) /* flag: the chunk's sum */
+#define HXG_SCAN_INCL  (2ull << 32) /* flag: the inclusive prefix through the chunk */
+
+/* The scratch of a scan: nb status words, then the ticket and the exit
+ * count (HXG_MAX_SCAN_BLOCKS - 1 status words fit in scan_tmp). */
+struct hxg_scan_ws {
+    unsigned long long *status;
+    unsigned *ticket, *exits;
+};
+
+__device__ __forceinline__ hxg_scan_ws hxg_scan_ws_of(int32_t *scan_tmp)
+{
+    unsigned long long *w = reinterpret_cast<unsigned long long *>(scan_tmp);
+    hxg_scan_ws ws = {w, reinterpret_cast<unsigned *>(w + HXG_MAX_SCAN_BLOCKS - 1),
+                      reinterpret_cast<unsigned *>(w + HXG_MAX_SCAN_BLOCKS - 1) + 1};
+    return ws;
+}
+
+__device__ __forceinline__ unsigned long long hxg_ld_volatile(const unsigned long long *p)
+{
+    return *reinterpret_cast<const volatile unsigned long long *>(p);
+}
+
+__global__ void __launch_bounds__(1024)
+    hxg_k_scan(hxg_gate gate, const int32_t *__restrict__ cnt, int32_t *__restrict__ start, int n,
+               int nb, int32_t *scan_tmp)
 {
     if (!hxg_open(gate))
         return;
-    const int beg = blockIdx.x * HXG_SCAN_CHUNK, len = min(HXG_SCAN_CHUNK, n - beg);
-    hxg_block_scan(cnt + beg, start + beg, len, bsum + blockIdx.x);
-}
-
-__global__ void hxg_k_scan_top(hxg_gate gate, const int32_t *bsum, int nb, int32_t *boff,
-                               int32_t *total)
-{
-    if (!hxg_open(gate))
-        return;
-    hxg_block_scan(bsum, boff, nb, total);
-}
-
-__global__ void hxg_k_scan_add(hxg_gate gate, int32_t *start, int n, const int32_t *boff)
-{
-    if (blockIdx.x == 0 || !hxg_open(gate))
-        return;
-    const int beg = blockIdx.x * HXG_SCAN_CHUNK, len = min(HXG_SCAN_CHUNK, n - beg);
-    const int32_t off = boff[blockIdx.x];
-    for (int c = threadIdx.x; c < len; c += blockDim.x)
-        start[beg + c] += off;
+    __shared__ int32_t wsum[32];
+    __shared__ int s_b, s_off;
+    const hxg_scan_ws ws = hxg_scan_ws_of(scan_tmp);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = blockDim.x >> 5;
+    if (tid == 0)
+        s_b = (int) atomicAdd(ws.ticket, 1u);
+    __syncthreads();
+    const int b = s_b;
+    const int beg = b * HXG_SCAN_CHUNK, len = min(HXG_SCAN_CHUNK, n - beg);
+    /* Each thread's run of cells and its sum; the sums scanned over the
+     * block, warp by warp, then the warps' totals by the first warp. */
+    const int per = (len + (int) blockDim.x - 1) / (int) blockDim.x;
+    const int c0 = min(tid * per, len), c1 = min(c0 + per, len);
+    int32_t mine = 0;
+    for (int c = c0; c < c1; c++)
+        mine += cnt[beg + c];
+    int32_t incl = mine;
+    for (int o = 1; o < 32; o <<= 1) {
+        const int32_t y = __shfl_up_sync(HXG_FULL, incl, o);
+        if (lane >= o)
+            incl += y;
+    }
+    if (lane == 31)
+        wsum[warp] = incl;
+    __syncthreads();
+    if (warp == 0) {
+        int32_t v = lane < nw ? wsum[lane] : 0;
+        for (int o = 1; o < 32; o <<= 1) {
+            const int32_t y = __shfl_up_sync(HXG_FULL, v, o);
+            if (lane >= o)
+                v += y;
+        }
+        wsum[lane] = v;
+    }
+    __syncthreads();
+    if (tid == 0) {
+        const int32_t agg = wsum[nw - 1];
+        int32_t off = 0;
+        if (b == 0) {
+            atomicExch(ws.status, HXG_SCAN_INCL | (unsigned) agg);
+        } else {
+            atomicExch(ws.status + b, HXG_SCAN_AGG | (unsigned) agg);
+            /* Every chunk before b has a running block: each publishes. */
+            for (int j = b - 1; j >= 0;) {
+                const unsigned long long w = hxg_ld_volatile(ws.status + j);
+                if (!(w >> 32))
+                    continue;
+                off += (int32_t) (unsigned) w;
+                if (w & HXG_SCAN_INCL)
+                    break;
+                j--;
+            }
+            atomicExch(ws.status + b, HXG_SCAN_INCL | (unsigned) (off + agg));
+        }
+        s_off = off;
+        if (b == nb - 1)
+            start[n] = off + agg;
+    }
+    __syncthreads();
+    int32_t base = s_off + (warp > 0 ? wsum[warp - 1] : 0) + incl - mine;
+    for (int c = c0; c < c1; c++) {
+        start[beg + c] = base;
+        base += cnt[beg + c];
+    }
+    /* The last block out clears the scratch (every other block has done
+     * its look-back by then). */
+    __shared__ int s_last;
+    __syncthreads();
+    if (tid == 0) {
+        __threadfence();
+        s_last = atomicAdd(ws.exits, 1u) == (unsigned) nb - 1;
+    }
+    __syncthreads();
+    if (s_last) {
+        for (int k = tid; k < nb; k += blockDim.x)
+            ws.status[k] = 0ull;
+        if (tid == 0) {
+            *ws.ticket = 0u;
+            *ws.exits = 0u;
+        }
+    }
 }
 
 /* One thread per atom: a slot in its cell taken from the top by an atomic
@@ -147,47 +198,51 @@ __global__ void hxg_k_cell_fill(hxg_gate gate, int n, const int32_t *dn,
     cellatoms[start[c] + atomicSub(&cnt[c], 1) - 1] = i;
 }
 
-/* One thread per cell (see hxg_sort_cell). */
-__global__ void hxg_k_cell_sort(hxg_gate gate, int ncell, const int32_t *__restrict__ start,
-                                int32_t *__restrict__ cellatoms)
+/* One thread per cell: the cell's atoms sorted by index (hxg_sort_cell),
+ * then their positions gathered in cell order, each with its atom's index
+ * plus base in w (the bits of an int), so that the build reads each row's
+ * candidates, and the index of a hit, from consecutive memory (one launch
+ * where the per-cell sort and a per-slot gather were two). */
+template <int XS>
+__global__ void hxg_k_cell_gather(int ncell, const int32_t *__restrict__ start,
+                                  int32_t *__restrict__ cellatoms, const float *__restrict__ x,
+                                  int base, float4 *__restrict__ xsort)
 {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= ncell || !hxg_open(gate))
+    if (c >= ncell)
         return;
-    hxg_sort_cell(cellatoms + start[c], start[c + 1] - start[c]);
-}
-
-/* One thread per cell-list slot: the positions in cell order, each with
- * its atom's index plus base in w (the bits of an int), so that the build reads each
- * row's candidates, and the index of a hit, from consecutive memory. */
-template <int XS>
-__global__ void hxg_k_gather(int n, const float *__restrict__ x, int base,
-                             const int32_t *__restrict__ cellatoms, float4 *__restrict__ xsort)
-{
-    const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n)
-        return;
-    const int i = cellatoms[k];
-    const float3 p = hxg_load<XS>(x, i);
-    xsort[k] = make_float4(p.x, p.y, p.z, __int_as_float(i + base));
+    const int a = start[c], m = start[c + 1] - a;
+    hxg_sort_cell(cellatoms + a, m);
+    for (int k = a; k < a + m; k++) {
+        const int i = cellatoms[k];
+        const float3 p = hxg_load<XS>(x, i);
+        xsort[k] = make_float4(p.x, p.y, p.z, __int_as_float(i + base));
+    }
 }
 
 /* ------------------------------------------------ cell sort of home atoms */
 
-/* One thread per atom: the cell-sorted copy into the scratch arrays. */
-__global__ void hxg_k_permute(hxg_gate gate, int n, const int32_t *dn,
-                              const int32_t *__restrict__ perm,
-                              const float4 *__restrict__ x4, const float4 *__restrict__ v4,
-                              const int64_t *__restrict__ id, float4 *__restrict__ sx4,
-                              float4 *__restrict__ sv4, int64_t *__restrict__ sid)
+/* One thread per cell: the cell's atoms sorted by index (hxg_sort_cell),
+ * then copied in that order into the scratch arrays, the cell-sorted copy
+ * that hxg_k_adopt takes back (one launch where the per-cell sort and a
+ * per-atom copy were two). */
+__global__ void hxg_k_cell_permute(hxg_gate gate, int ncell, const int32_t *__restrict__ start,
+                                   int32_t *__restrict__ perm, const float4 *__restrict__ x4,
+                                   const float4 *__restrict__ v4, const int64_t *__restrict__ id,
+                                   float4 *__restrict__ sx4, float4 *__restrict__ sv4,
+                                   int64_t *__restrict__ sid)
 {
-    const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= hxg_count_of(n, dn) || !hxg_open(gate))
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= ncell || !hxg_open(gate))
         return;
-    const int o = perm[k];
-    sx4[k] = x4[o];
-    sv4[k] = v4[o];
-    sid[k] = id[o];
+    const int a = start[c], m = start[c + 1] - a;
+    hxg_sort_cell(perm + a, m);
+    for (int k = a; k < a + m; k++) {
+        const int o = perm[k];
+        sx4[k] = x4[o];
+        sv4[k] = v4[o];
+        sid[k] = id[o];
+    }
 }
 
 /* One thread per atom: the sorted atoms back into the arrays the step
@@ -212,15 +267,18 @@ __global__ void hxg_k_adopt(hxg_gate gate, int n, const int32_t *dn, const float
 cudaError_t hxg_scan_cells(cudaStream_t s, hxg_gate gate, const int32_t *cnt, int32_t *start,
                            int ncell, int32_t *scan_tmp)
 {
-    const int nb = (ncell + HXG_SCAN_CHUNK - 1) / HXG_SCAN_CHUNK;
-    if (nb > HXG_MAX_SCAN_BLOCKS)
+    const int nb = ncell > 0 ? (ncell + HXG_SCAN_CHUNK - 1) / HXG_SCAN_CHUNK : 1;
+    if (nb > HXG_MAX_SCAN_BLOCKS - 1)
         return cudaErrorInvalidValue;
-    hxg_k_scan_part<<<nb, 1024, 0, s>>>(gate, cnt, start, ncell, scan_tmp);
-    hxg_k_scan_top<<<1, 1024, 0, s>>>(gate, scan_tmp, nb, scan_tmp + HXG_MAX_SCAN_BLOCKS,
-                                      start + ncell);
-    if (nb > 1)
-        hxg_k_scan_add<<<nb, 1024, 0, s>>>(gate, start, ncell, scan_tmp + HXG_MAX_SCAN_BLOCKS);
+    hxg_k_scan<<<nb, 1024, 0, s>>>(gate, cnt, start, ncell, nb, scan_tmp);
     return cudaGetLastError();
+}
+
+extern "C" int hxg_scan(void *stream, const int32_t *cnt, int32_t *start, int n,
+                        int32_t *scan_tmp)
+{
+    const hxg_gate open = {nullptr, 0, 1, 0, 0, 0};
+    return (int) hxg_scan_cells((cudaStream_t) stream, open, cnt, start, n, scan_tmp);
 }
 
 cudaError_t hxg_cell_lists(cudaStream_t s, hxg_flags *flags, int n, const float *x, int xs,
@@ -244,12 +302,11 @@ cudaError_t hxg_cell_lists(cudaStream_t s, hxg_flags *flags, int n, const float 
     if (err != cudaSuccess || n <= 0)
         return err;
     hxg_k_cell_fill<<<nb, 256, 0, s>>>(open, n, nullptr, cellof, cell_start, cell_cnt, cellatoms);
-    hxg_k_cell_sort<<<hxg_blocks(cg_.ncell, 256), 256, 0, s>>>(open, cg_.ncell, cell_start,
-                                                               cellatoms);
+    const int nbc = hxg_blocks(cg_.ncell, 256);
     if (xs == 4)
-        hxg_k_gather<4><<<nb, 256, 0, s>>>(n, x, base, cellatoms, xsort);
+        hxg_k_cell_gather<4><<<nbc, 256, 0, s>>>(cg_.ncell, cell_start, cellatoms, x, base, xsort);
     else
-        hxg_k_gather<3><<<nb, 256, 0, s>>>(n, x, base, cellatoms, xsort);
+        hxg_k_cell_gather<3><<<nbc, 256, 0, s>>>(cg_.ncell, cell_start, cellatoms, x, base, xsort);
     return cudaGetLastError();
 }
 
@@ -267,9 +324,9 @@ cudaError_t hxg_launch_sort(cudaStream_t s, hxg_gate gate, bool wrap, int n, con
     if (err != cudaSuccess)
         return err;
     hxg_k_cell_fill<<<nb, 256, 0, s>>>(gate, n, dn, cellof, cell_start, cell_cnt, perm);
-    hxg_k_cell_sort<<<hxg_blocks(cg_.ncell, 256), 256, 0, s>>>(gate, cg_.ncell, cell_start, perm);
-    hxg_k_permute<<<nb, 256, 0, s>>>(gate, n, dn, perm, (const float4 *) x4, (const float4 *) v4,
-                                     id, (float4 *) sx4, (float4 *) sv4, sid);
+    hxg_k_cell_permute<<<hxg_blocks(cg_.ncell, 256), 256, 0, s>>>(
+        gate, cg_.ncell, cell_start, perm, (const float4 *) x4, (const float4 *) v4, id,
+        (float4 *) sx4, (float4 *) sv4, sid);
     hxg_k_adopt<<<nb, 256, 0, s>>>(gate, n, dn, (const float4 *) sx4, (const float4 *) sv4, sid,
                                    (float4 *) x4, (float4 *) xold4, (float4 *) v4, id);
     return cudaGetLastError();

@@ -163,10 +163,16 @@ int hxg_force_nonlocal(void *stream, int tpp, int n, const int32_t *idx, const f
 int hxg_nl_atoms(void *stream, int ntotal, const hxg_list *nl, const int32_t *maps, int nmaps,
                  int32_t *flag, int32_t *pos, int32_t *scan_tmp, int32_t *idx, hxg_flags *flags);
 
-/* Cell scan scratch: HXG_MAX_SCAN_BLOCKS chunks of 4096 cells at most
+/* Cell scan scratch: HXG_MAX_SCAN_BLOCKS - 1 chunks of 4096 cells at most
  * (268 million cells, enough for half-cutoff cells over 600 million atoms
- * at liquid density); scan_tmp holds 2 * HXG_MAX_SCAN_BLOCKS ints. */
+ * at liquid density); scan_tmp holds 2 * HXG_MAX_SCAN_BLOCKS ints: the
+ * look-back scan's status words, its ticket and exit count, all zeros
+ * between scans (md_cells.cu). */
 #define HXG_MAX_SCAN_BLOCKS 65536
+
+/* The scan the cell lists use, on its own (for tests): start[c] = cnt[0] +
+ * ... + cnt[c-1] for c <= n, in one launch on stream; scan_tmp as above. */
+int hxg_scan(void *stream, const int32_t *cnt, int32_t *start, int n, int32_t *scan_tmp);
 
 /* Host-driven list build over ntotal atoms at x (stride xs floats: 3 or 4)
  * in one pass: cell counts, scan, fill (sorted within a cell), then lists

@@ -443,6 +443,8 @@ hx_status hxg_eng_create_local(hx_md_engine *e)
         hxg_eng_dev_grow(&e->cell_start, &(size_t){0}, sizeof(int32_t) * (nc + 1), "cell starts"));
     HXI_CHECK(hxg_eng_dev_grow(&e->scan_tmp, &(size_t){0},
                                sizeof(int32_t) * 2 * HXG_MAX_SCAN_BLOCKS, "scan scratch"));
+    /* The cell scan expects its scratch all zeros, and leaves it so. */
+    CU(cudaMemset(e->scan_tmp, 0, sizeof(int32_t) * 2 * HXG_MAX_SCAN_BLOCKS), "scan set-up");
     if (e->multi && !e->host_rebuild)
         HXI_CHECK(hxg_eng_dev_grow(&e->halo_start, &(size_t){0}, sizeof(int32_t) * (nc + 1),
                                    "halo cell starts"));

@@ -25,8 +25,8 @@ struct hxg_stretch {
     cudaEvent_t a[ST_PAIRS], b[ST_PAIRS];
     int ended[ST_PAIRS]; /* FIFO of ended pairs, oldest at head */
     int head, nended;
-    int cur;             /* the started pair, -1 if none */
-    double *sec;         /* durations read, in the order the stretches ended */
+    int cur;     /* the started pair, -1 if none */
+    double *sec; /* durations read, in the order the stretches ended */
     int n, cap;
 };
 
