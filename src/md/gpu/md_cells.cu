@@ -198,51 +198,47 @@ __global__ void hxg_k_cell_fill(hxg_gate gate, int n, const int32_t *dn,
     cellatoms[start[c] + atomicSub(&cnt[c], 1) - 1] = i;
 }
 
-/* One thread per cell: the cell's atoms sorted by index (hxg_sort_cell),
- * then their positions gathered in cell order, each with its atom's index
- * plus base in w (the bits of an int), so that the build reads each row's
- * candidates, and the index of a hit, from consecutive memory (one launch
- * where the per-cell sort and a per-slot gather were two). */
-template <int XS>
-__global__ void hxg_k_cell_gather(int ncell, const int32_t *__restrict__ start,
-                                  int32_t *__restrict__ cellatoms, const float *__restrict__ x,
-                                  int base, float4 *__restrict__ xsort)
-{
-    const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= ncell)
-        return;
-    const int a = start[c], m = start[c + 1] - a;
-    hxg_sort_cell(cellatoms + a, m);
-    for (int k = a; k < a + m; k++) {
-        const int i = cellatoms[k];
-        const float3 p = hxg_load<XS>(x, i);
-        xsort[k] = make_float4(p.x, p.y, p.z, __int_as_float(i + base));
-    }
-}
-
-/* ------------------------------------------------ cell sort of home atoms */
-
-/* One thread per cell: the cell's atoms sorted by index (hxg_sort_cell),
- * then copied in that order into the scratch arrays, the cell-sorted copy
- * that hxg_k_adopt takes back (one launch where the per-cell sort and a
- * per-atom copy were two). */
-__global__ void hxg_k_cell_permute(hxg_gate gate, int ncell, const int32_t *__restrict__ start,
-                                   int32_t *__restrict__ perm, const float4 *__restrict__ x4,
-                                   const float4 *__restrict__ v4, const int64_t *__restrict__ id,
-                                   float4 *__restrict__ sx4, float4 *__restrict__ sv4,
-                                   int64_t *__restrict__ sid)
+/* One thread per cell (see hxg_sort_cell). */
+__global__ void hxg_k_cell_sort(hxg_gate gate, int ncell, const int32_t *__restrict__ start,
+                                int32_t *__restrict__ cellatoms)
 {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= ncell || !hxg_open(gate))
         return;
-    const int a = start[c], m = start[c + 1] - a;
-    hxg_sort_cell(perm + a, m);
-    for (int k = a; k < a + m; k++) {
-        const int o = perm[k];
-        sx4[k] = x4[o];
-        sv4[k] = v4[o];
-        sid[k] = id[o];
-    }
+    hxg_sort_cell(cellatoms + start[c], start[c + 1] - start[c]);
+}
+
+/* One thread per cell-list slot: the positions in cell order, each with
+ * its atom's index plus base in w (the bits of an int), so that the build reads each
+ * row's candidates, and the index of a hit, from consecutive memory. */
+template <int XS>
+__global__ void hxg_k_gather(int n, const float *__restrict__ x, int base,
+                             const int32_t *__restrict__ cellatoms, float4 *__restrict__ xsort)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n)
+        return;
+    const int i = cellatoms[k];
+    const float3 p = hxg_load<XS>(x, i);
+    xsort[k] = make_float4(p.x, p.y, p.z, __int_as_float(i + base));
+}
+
+/* ------------------------------------------------ cell sort of home atoms */
+
+/* One thread per atom: the cell-sorted copy into the scratch arrays. */
+__global__ void hxg_k_permute(hxg_gate gate, int n, const int32_t *dn,
+                              const int32_t *__restrict__ perm,
+                              const float4 *__restrict__ x4, const float4 *__restrict__ v4,
+                              const int64_t *__restrict__ id, float4 *__restrict__ sx4,
+                              float4 *__restrict__ sv4, int64_t *__restrict__ sid)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= hxg_count_of(n, dn) || !hxg_open(gate))
+        return;
+    const int o = perm[k];
+    sx4[k] = x4[o];
+    sv4[k] = v4[o];
+    sid[k] = id[o];
 }
 
 /* One thread per atom: the sorted atoms back into the arrays the step
@@ -302,11 +298,12 @@ cudaError_t hxg_cell_lists(cudaStream_t s, hxg_flags *flags, int n, const float 
     if (err != cudaSuccess || n <= 0)
         return err;
     hxg_k_cell_fill<<<nb, 256, 0, s>>>(open, n, nullptr, cellof, cell_start, cell_cnt, cellatoms);
-    const int nbc = hxg_blocks(cg_.ncell, 256);
+    hxg_k_cell_sort<<<hxg_blocks(cg_.ncell, 256), 256, 0, s>>>(open, cg_.ncell, cell_start,
+                                                               cellatoms);
     if (xs == 4)
-        hxg_k_cell_gather<4><<<nbc, 256, 0, s>>>(cg_.ncell, cell_start, cellatoms, x, base, xsort);
+        hxg_k_gather<4><<<nb, 256, 0, s>>>(n, x, base, cellatoms, xsort);
     else
-        hxg_k_cell_gather<3><<<nbc, 256, 0, s>>>(cg_.ncell, cell_start, cellatoms, x, base, xsort);
+        hxg_k_gather<3><<<nb, 256, 0, s>>>(n, x, base, cellatoms, xsort);
     return cudaGetLastError();
 }
 
@@ -324,9 +321,9 @@ cudaError_t hxg_launch_sort(cudaStream_t s, hxg_gate gate, bool wrap, int n, con
     if (err != cudaSuccess)
         return err;
     hxg_k_cell_fill<<<nb, 256, 0, s>>>(gate, n, dn, cellof, cell_start, cell_cnt, perm);
-    hxg_k_cell_permute<<<hxg_blocks(cg_.ncell, 256), 256, 0, s>>>(
-        gate, cg_.ncell, cell_start, perm, (const float4 *) x4, (const float4 *) v4, id,
-        (float4 *) sx4, (float4 *) sv4, sid);
+    hxg_k_cell_sort<<<hxg_blocks(cg_.ncell, 256), 256, 0, s>>>(gate, cg_.ncell, cell_start, perm);
+    hxg_k_permute<<<nb, 256, 0, s>>>(gate, n, dn, perm, (const float4 *) x4, (const float4 *) v4,
+                                     id, (float4 *) sx4, (float4 *) sv4, sid);
     hxg_k_adopt<<<nb, 256, 0, s>>>(gate, n, dn, (const float4 *) sx4, (const float4 *) sv4, sid,
                                    (float4 *) x4, (float4 *) xold4, (float4 *) v4, id);
     return cudaGetLastError();

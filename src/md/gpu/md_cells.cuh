@@ -204,8 +204,7 @@ cudaError_t hxg_scan_cells(cudaStream_t s, hxg_gate gate, const int32_t *cnt, in
 
 /* Cell lists of the n atoms at x (stride xs floats: 3 or 4), ungated:
  * counts, starts, each cell's atoms sorted by index (cellatoms), and their
- * positions in cell order with index + base in w (xsort, see
- * hxg_k_cell_gather).
+ * positions in cell order with index + base in w (xsort, see hxg_k_gather).
  * cell_cnt is zeroed here and left at zero. */
 cudaError_t hxg_cell_lists(cudaStream_t s, hxg_flags *flags, int n, const float *x, int xs,
                            int base, hxg_cellgrid cg_, hxg_geom g, int32_t *cell_cnt,

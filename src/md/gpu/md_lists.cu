@@ -91,7 +91,7 @@ __device__ __forceinline__ bool hxg_owned(bool ihome, bool jhome, unsigned mi,
  * Home atoms (i < nhome): home neighbours into loc, halo ones into nl.
  * Halo atoms: partners of pairs this rank owns (the zone rule: no dimension
  * in which both are off home) into nl. indexed: xsort is a cell list's
- * positions with each atom's index in w (hxg_k_cell_gather); else atoms are
+ * positions with each atom's index in w (hxg_k_gather); else atoms are
  * stored in cell order (cell c holds [start[c], start[c+1])). HOME: every
  * atom is a home atom in cell order (candidate k is atom k, every hit goes
  * to the local list, no zone rule): the same list with one ballot a batch
