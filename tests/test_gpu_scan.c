@@ -58,9 +58,9 @@ int main(int argc, char **argv)
         const int n = sizes[k];
         for (int round = 0; ok && round < 2; round++) {
             fill_counts(h_cnt, n, 1000u * (uint64_t) k + (uint64_t) round + 7u);
-            ok = cuda_ok(cudaMemcpy(d_cnt, h_cnt, sizeof(int32_t) * (size_t) n,
-                                    cudaMemcpyHostToDevice),
-                         "upload");
+            ok = cuda_ok(
+                cudaMemcpy(d_cnt, h_cnt, sizeof(int32_t) * (size_t) n, cudaMemcpyHostToDevice),
+                "upload");
             ok = ok && cuda_ok(cudaMemset(d_start, 0xff, sizeof(int32_t) * ((size_t) n + 1)),
                                "cudaMemset");
             ok = ok && cuda_ok((cudaError_t) hxg_scan(s, d_cnt, d_start, n, d_tmp), "hxg_scan");
@@ -86,13 +86,12 @@ int main(int argc, char **argv)
                 dirty += h_tmp[i] != 0;
             HXT_CHECK(bad == 0, "n %d, round %d: %d starts differ from the host's prefix sum", n,
                       round, bad);
-            HXT_CHECK(dirty == 0, "n %d, round %d: %d words of the scratch left non-zero", n,
-                      round, dirty);
+            HXT_CHECK(dirty == 0, "n %d, round %d: %d words of the scratch left non-zero", n, round,
+                      dirty);
             ok = bad == 0 && dirty == 0;
         }
         if (ok)
-            printf("scan of %d counts: starts and total as on the host, twice, scratch clear\n",
-                   n);
+            printf("scan of %d counts: starts and total as on the host, twice, scratch clear\n", n);
     }
     if (s)
         cudaStreamDestroy(s);

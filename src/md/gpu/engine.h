@@ -151,7 +151,8 @@ struct hx_md_engine {
     int timing_now;   /* this step is timed */
     tm_span *spans;
     int span_next;
-    hxg_stretch *stretch; /* the driver's timed stretches (ops->mark) */
+    /* The driver's timed stretches (ops->mark). */
+    hxg_stretch *stretch;
     int graphs;                  /* replay device-resident steps from CUDA graphs */
     int graph_cond; /* their rebuilds in conditional nodes (HALOX_MD_GRAPH_COND is not 0) */
     cudaGraphExec_t gexec[2][2]; /* [candidate step][thermo step] */

@@ -270,8 +270,7 @@ cudaError_t hxg_scan_cells(cudaStream_t s, hxg_gate gate, const int32_t *cnt, in
     return cudaGetLastError();
 }
 
-extern "C" int hxg_scan(void *stream, const int32_t *cnt, int32_t *start, int n,
-                        int32_t *scan_tmp)
+extern "C" int hxg_scan(void *stream, const int32_t *cnt, int32_t *start, int n, int32_t *scan_tmp)
 {
     const hxg_gate open = {nullptr, 0, 1, 0, 0, 0};
     return (int) hxg_scan_cells((cudaStream_t) stream, open, cnt, start, n, scan_tmp);
