@@ -18,6 +18,15 @@ if(HALOX_HAVE_CUDA AND TARGET halox_md AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/g
   # 38,016 on an H200): the same lists as the lane groups.
   hx_test(test_md_gpu_lanes1 SOURCES test_md_gpu.c LIBS hxmd RANKS 1 2 LABELS gpu
           ARGS --build-lanes 1 TIMEOUT 900)
+  # The list build's cells along x: as wide as along y and z (1 per rh / 2)
+  # and the narrowest allowed (8), on the default system and the smallest
+  # box (6.72 long: 38 cells along x, of which 16 either side within reach).
+  hx_test(test_md_gpu_cellsx1 SOURCES test_md_gpu.c LIBS hxmd RANKS 1 2 LABELS gpu
+          ARGS --cells-x 1 TIMEOUT 900)
+  hx_test(test_md_gpu_cellsx8 SOURCES test_md_gpu.c LIBS hxmd RANKS 1 2 LABELS gpu
+          ARGS --cells-x 8 TIMEOUT 900)
+  hx_test(test_md_gpu_cellsx8_small SOURCES test_md_gpu.c LIBS hxmd RANKS 1 2 LABELS gpu
+          ARGS --cells 4 --cells-x 8 TIMEOUT 900)
   # Device against host-path rebuilds, 1,000 steps of 32,000 atoms.
   hx_test(test_md_gpu_rebuilds SOURCES test_md_gpu.c LIBS hxmd RANKS 2 4 LABELS gpu
           ARGS --compare-rebuilds --cells 20 --steps 1000 TIMEOUT 900)

@@ -30,9 +30,9 @@ __device__ __forceinline__ int hxg_cell_of(float3 p, const hxg_cellgrid &cg_)
     return (cz * cg_.n[1] + cy) * cg_.n[0] + cx;
 }
 
-/* Cells are at least rh / 2 wide (the engine's set-up), so an atom's
- * neighbours within rh lie at most HXG_REACH cells away along each
- * dimension. */
+/* Cells are at least rh / 2 wide along y and z (the engine's set-up), so
+ * an atom's neighbours within rh lie at most HXG_REACH cells away along
+ * those; along x they may be narrower (cg_.reach_x cells within rh). */
 #define HXG_REACH 2
 
 /* The candidates of one atom come in rows: for each (oy, oz) in
@@ -52,10 +52,10 @@ struct hxg_seg {
 };
 
 /* The period of unwrapped cell q along a periodic dimension of n cells:
- * wherever the build asks, q lies at most HXG_REACH cells beyond the grid,
- * and a periodic dimension has at least 3 cells (the box is longer than
- * 2 rh, the cells a little over rh / 2 wide), so q is in [-n, 2n) and no
- * division is needed. */
+ * wherever the build asks, q lies at most the reach (HXG_REACH, reach_x)
+ * cells beyond the grid, and a periodic dimension has more cells than
+ * that (the box is longer than 2 rh, which the reach's cells cover), so q
+ * is in [-n, 2n) and no division is needed. */
 __device__ __forceinline__ int hxg_period_of(int q, int n)
 {
     return q < 0 ? -1 : (q >= n ? 1 : 0);
@@ -112,8 +112,8 @@ __device__ __forceinline__ void hxg_row(const hxg_zrow &zr, float3 xi, const int
     const int n = cg_.n[0];
     int ax = (int) floorf((xi.x - rx - cg_.lo[0]) * cg_.inv_w[0]);
     int bx = (int) floorf((xi.x + rx - cg_.lo[0]) * cg_.inv_w[0]);
-    ax = max(ax, c[0] - HXG_REACH);
-    bx = min(min(bx, c[0] + HXG_REACH), ax + n); /* at most two periods */
+    ax = max(ax, c[0] - cg_.reach_x);
+    bx = min(min(bx, c[0] + cg_.reach_x), ax + n); /* at most two periods */
     if (!cg_.periodic[0]) {
         ax = max(ax, 0);
         bx = min(bx, n - 1);

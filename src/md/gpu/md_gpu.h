@@ -29,12 +29,17 @@ typedef struct hxg_geom {
 
 /* Cells of width >= half the list cutoff covering home and halo atoms;
  * at least 4 along a periodic dimension (the box exceeds twice the cutoff). */
+/* Cells along x per rh / 2 wide cell of y and z: rows of cells along x
+ * cut closer to an atom's reach (docs/md-gpu.md). */
+#define HXG_CELLS_X 2
+
 typedef struct hxg_cellgrid {
     int32_t n[3];
     int32_t ncell;
     int32_t periodic[3]; /* stencil wraps around (dimensions with grid 1) */
     float lo[3];
     float inv_w[3];
+    int32_t reach_x; /* cells along x an atom's neighbours may lie away */
 } hxg_cellgrid;
 
 typedef struct hxg_lj {

@@ -295,19 +295,26 @@ static void setup_physics(hx_md_engine *e)
     e->mass = (float) c->mass;
     e->dtf = (float) (0.5 * c->dt / c->mass);
     e->trig2 = (float) (0.25 * c->skin * c->skin);
+    /* Cells along x per rh / 2 (HALOX_MD_CELLS_X, for measurements). */
+    int split = hxi_env_int("HALOX_MD_CELLS_X", HXG_CELLS_X);
+    split = split < 1 ? 1 : (split > 8 ? 8 : split);
+    e->cells.reach_x = 2 * split;
     for (int k = 0; k < 3; k++) {
         int periodic = d->grid[k] == 1;
         e->geom.per_len[k] = periodic ? (float) d->box_len[k] : 0.0f;
         e->geom.per_inv[k] = periodic ? (float) (1.0 / d->box_len[k]) : 0.0f;
         e->geom.box_lo[k] = (float) d->box_lo[k];
         e->geom.box_len[k] = (float) d->box_len[k];
-        /* Cells of width a little over (rc + skin) / 2 over home atoms
-         * and, along a decomposed dimension, the halo above them (up to
-         * the halo cutoff): the list build then looks at rows of 5 cells
-         * cut to each atom's reach, a third of the candidates that cells
-         * of width rc + skin give (docs/md-gpu.md). */
+        /* Cells a little over (rc + skin) / 2 wide along y and z, and
+         * split times narrower along x, over home atoms and, along a
+         * decomposed dimension, the halo above them (up to the halo
+         * cutoff). The list build looks at 25 rows of cells along x, each
+         * cut to the atom's reach: a third of the candidates that cells
+         * of width rc + skin give, and narrower cells along x cut the rows
+         * closer to it without adding rows (docs/md-gpu.md). */
         ext[k] = periodic ? d->box_len[k] : d->dom_hi[k] - d->dom_lo[k] + d->cutoff;
-        int n = (int) floor(ext[k] / (0.5 * e->rh * (1.0 + 1e-5)));
+        double w = 0.5 * e->rh * (1.0 + 1e-5) / (k == 0 ? split : 1);
+        int n = (int) floor(ext[k] / w);
         e->cells.n[k] = n < 1 ? 1 : n;
         e->cells.periodic[k] = periodic;
         e->cells.lo[k] = (float) (periodic ? d->box_lo[k] : d->dom_lo[k]);
