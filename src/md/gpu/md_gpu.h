@@ -210,19 +210,18 @@ int hxg_build_sorted(void *stream, int n, const float *x4, hxg_cellgrid cg, hxg_
  * cellof, cellatoms, xsort, scan_tmp (none of which the local half reads,
  * so that it may run beside this). near[d]: the domain's upper bound less
  * rh and a margin along a dimension with pulses, FLT_MAX along the others:
- * home atoms below it along every dimension skip the halo's cells. With
- * nl.row set, the list is compact: every halo atom and every home atom at
- * or past near_rows (near as the geometry gives it; tests move near alone)
- * along some dimension gets a row, in index order (counted into pos,
- * ntotal + 1 ints); atoms past nl.stride rows get none, and
- * flags->need_rows says how many rows the build needed. An atom without a
- * row that finds non-local partners sets flags->unreached (index + 1) and
- * keeps a count of 0. halo_pairs 0: pulses run along one dimension only,
- * so that no pair of two halo atoms is this rank's, and halo atoms walk
- * the home atoms' cells alone. rowatom (nl.stride ints, with nl.row): the
- * atom of each row, written here, so that the build walks the rows alone
- * (atoms without a row get a count of 0); NULL: every local atom takes
- * part in the walk. */
+ * home atoms below it along every dimension skip the halo's cells. The
+ * list is compact (nl.row and rowatom are required): every halo atom and
+ * every home atom at or past near_rows (near as the geometry gives it;
+ * tests move near alone) along some dimension gets a row, in index order
+ * (counted into pos, ntotal + 1 ints); atoms past nl.stride rows get none,
+ * and flags->need_rows says how many rows the build needed. An atom
+ * without a row that finds non-local partners sets flags->unreached
+ * (index + 1) and keeps a count of 0. halo_pairs 0: pulses run along one
+ * dimension only, so that no pair of two halo atoms is this rank's, and
+ * halo atoms walk the home atoms' cells alone. rowatom (nl.stride ints):
+ * the atom of each row, written here, so that the build walks the rows
+ * alone (atoms without a row get a count of 0). */
 int hxg_build_nonlocal(void *stream, int nhome, int ntotal, const float *x, const float *x4,
                        const int32_t *home_start, const uint8_t *zones, hxg_cellgrid cg, hxg_geom g,
                        float rh2, const float near[3], const float near_rows[3], int halo_pairs,

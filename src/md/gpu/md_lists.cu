@@ -417,10 +417,12 @@ __global__ void hxg_k_nl_rows(int ntotal, const int32_t *__restrict__ pos, int32
     if (i < ntotal) {
         const int r = row[i] && pos[i] < stride ? pos[i] : -1;
         row[i] = r;
-        if (rowatom && r >= 0)
-            rowatom[r] = i;
-        else if (rowatom)
-            cnt[i] = 0;
+        if (rowatom) {
+            if (r >= 0)
+                rowatom[r] = i;
+            else
+                cnt[i] = 0;
+        }
     } else if (i == ntotal) {
         flags->nl_rows = min(pos[ntotal], stride);
         if (pos[ntotal] > stride)
@@ -446,7 +448,7 @@ __global__ void hxg_k_nl_rows(int ntotal, const int32_t *__restrict__ pos, int32
  * skip the halo's cells, half their walk. */
 template <int LANES>
 __global__ void __launch_bounds__(HXG_BUILD_BLOCK, HXG_BUILD_MINB)
-    hxg_k_build_nl(int nhome, int ntotal, const float *__restrict__ x,
+    hxg_k_build_nl(int nhome, const float *__restrict__ x,
                    const float4 *__restrict__ xhome, const int32_t *__restrict__ hstart,
                    const float4 *__restrict__ xhalo, const int32_t *__restrict__ start,
                    const uint8_t *__restrict__ zones, hxg_cellgrid cg_, hxg_geom g, float rh2,
@@ -454,23 +456,22 @@ __global__ void __launch_bounds__(HXG_BUILD_BLOCK, HXG_BUILD_MINB)
                    hxg_flags *flags)
 {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    /* With rowatom, lane groups take the rows of a compact list (the atoms
-     * that may have entries), else the local atoms one by one. */
-    const int nwalk = rowatom ? flags->nl_rows : ntotal;
+    /* Lane groups take the rows of the compact list (the atoms that may
+     * have entries), w the row, i its atom. */
+    const int nwalk = flags->nl_rows;
     if ((t & ~31) / LANES >= nwalk)
         return;
     const int w = t / LANES;
     const bool active = w < nwalk;
-    const int i = rowatom ? (active ? __ldg(rowatom + w) : 0) : w;
+    const int i = active ? __ldg(rowatom + w) : 0;
     const bool ihome = active && i < nhome;
     float3 xi;
     int ci[3];
     unsigned mi;
     hxg_build_atom<3>(i, active, ihome, x, zones, cg_, &xi, ci, &mi);
-    /* The atom's row in a compact list (none: it walks nothing). */
-    const int nlr = rowatom ? (active ? w : -1) : (!nl.row ? i : (active ? __ldg(nl.row + i) : -1));
-    const bool halo = active && !ihome && nlr >= 0;
-    const bool reach = nlr >= 0 && ((halo && halo_pairs) || (ihome && hxg_near(xi, near)));
+    const int nlr = active ? w : -1;
+    const bool halo = active && !ihome;
+    const bool reach = (halo && halo_pairs) || (ihome && hxg_near(xi, near));
     const hxg_list none = {nullptr, nullptr, 0, 0, nullptr};
     int nnl = 0;
     if (LANES == 1) {
@@ -578,18 +579,17 @@ static void hxg_launch_build_l(cudaStream_t s, hxg_gate gate, int nhome, int nto
 }
 
 template <int L>
-static void hxg_launch_build_nl(cudaStream_t s, int nhome, int ntotal, const float *x,
+static void hxg_launch_build_nl(cudaStream_t s, int nhome, const float *x,
                                 const float4 *xhome, const int32_t *hstart, const float4 *xhalo,
                                 const int32_t *start, const uint8_t *zones, hxg_cellgrid cg_,
                                 hxg_geom g, float rh2, float3 near, bool hp, const int32_t *rowatom,
                                 hxg_list nl, hxg_flags *flags)
 {
-    /* Compact: a lane group for each row there is room for (the kernel
-     * reads how many were given). */
-    const long long walkers = rowatom ? (long long) nl.stride : (long long) ntotal;
-    hxg_k_build_nl<L><<<hxg_blocks(walkers * L, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
-        nhome, ntotal, x, xhome, hstart, xhalo, start, zones, cg_, g, rh2, near, hp, rowatom, nl,
-        flags);
+    /* A lane group for each row there is room for (the kernel reads how
+     * many were given). */
+    hxg_k_build_nl<L>
+        <<<hxg_blocks((long long) nl.stride * L, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
+        nhome, x, xhome, hstart, xhalo, start, zones, cg_, g, rh2, near, hp, rowatom, nl, flags);
 }
 
 /* HOME: as hxg_walk_group's (and hxg_walk_home where one thread an atom
@@ -669,16 +669,14 @@ extern "C" int hxg_build_nonlocal(void *stream, int nhome, int ntotal, const flo
                                   hxg_list nl, hxg_flags *flags)
 {
     cudaStream_t s = (cudaStream_t) stream;
-    if (!nl.row)
-        rowatom = nullptr; /* a row for every local atom: they walk one by one */
+    if (!nl.row || !rowatom)
+        return (int) cudaErrorInvalidValue; /* the non-local list is always compact */
     const int nhalo = ntotal - nhome;
     const float3 nr = make_float3(near[0], near[1], near[2]);
     float4 *xs4 = reinterpret_cast<float4 *>(xsort);
     const float3 nrow = make_float3(near_rows[0], near_rows[1], near_rows[2]);
     const bool hp = halo_pairs != 0;
-    cudaError_t err =
-        nl.row ? hxg_nl_rows(s, nhome, ntotal, x, nrow, pos, nl, rowatom, scan_tmp, flags)
-               : cudaSuccess;
+    cudaError_t err = hxg_nl_rows(s, nhome, ntotal, x, nrow, pos, nl, rowatom, scan_tmp, flags);
     if (err != cudaSuccess)
         return (int) err;
     err = hxg_cell_lists(s, flags, nhalo, x + 3 * (size_t) nhome, 3, nhome, cg_, g, cell_cnt,
@@ -690,19 +688,19 @@ extern "C" int hxg_build_nonlocal(void *stream, int nhome, int ntotal, const flo
      * near it. */
     switch (hxg_build_lanes(nhalo)) {
     case 1:
-        hxg_launch_build_nl<1>(s, nhome, ntotal, x, xh, home_start, xs4, cell_start, zones, cg_, g,
+        hxg_launch_build_nl<1>(s, nhome, x, xh, home_start, xs4, cell_start, zones, cg_, g,
                                rh2, nr, hp, rowatom, nl, flags);
         break;
     case 2:
-        hxg_launch_build_nl<2>(s, nhome, ntotal, x, xh, home_start, xs4, cell_start, zones, cg_, g,
+        hxg_launch_build_nl<2>(s, nhome, x, xh, home_start, xs4, cell_start, zones, cg_, g,
                                rh2, nr, hp, rowatom, nl, flags);
         break;
     case 4:
-        hxg_launch_build_nl<4>(s, nhome, ntotal, x, xh, home_start, xs4, cell_start, zones, cg_, g,
+        hxg_launch_build_nl<4>(s, nhome, x, xh, home_start, xs4, cell_start, zones, cg_, g,
                                rh2, nr, hp, rowatom, nl, flags);
         break;
     default:
-        hxg_launch_build_nl<HXG_BG>(s, nhome, ntotal, x, xh, home_start, xs4, cell_start, zones,
+        hxg_launch_build_nl<HXG_BG>(s, nhome, x, xh, home_start, xs4, cell_start, zones,
                                     cg_, g, rh2, nr, hp, rowatom, nl, flags);
     }
     return (int) cudaGetLastError();

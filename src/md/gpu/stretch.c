@@ -8,11 +8,13 @@
  * rebuild step, and after it before the stretch's first replay). A mark is
  * an event recorded on the local stream, behind everything queued (every
  * step ends on that stream: its other streams join it); a stretch's time is
- * the device time between its two marks. Pairs of events live in a small
- * ring: an ended pair is read once its second event has completed (the
- * next rebuild waits for the GPU, so by the next mark it has) or when the
- * ring needs it; a started pair whose stretch did not end cleanly (a thermo
- * step inside) is started again by the next mark.
+ * the device time between its two marks. Pairs of events are taken in
+ * turn from a small ring: the ended pairs are the `nended` from `head` on,
+ * oldest first, and the started one (if any) the next. An ended pair is read
+ * once its second event has completed (the next rebuild waits for the GPU,
+ * so by the next mark it has) or when the ring needs it; a started pair
+ * whose stretch did not end cleanly (a thermo step inside) is started again
+ * by the next mark.
  */
 #include "md/gpu/engine.h"
 
@@ -23,10 +25,9 @@
 
 struct hxg_stretch {
     cudaEvent_t a[ST_PAIRS], b[ST_PAIRS];
-    int ended[ST_PAIRS]; /* FIFO of ended pairs, oldest at head */
-    int head, nended;
-    int cur;     /* the started pair, -1 if none */
-    double *sec; /* durations read, in the order the stretches ended */
+    int head, nended; /* the oldest ended pair, and how many are unread */
+    int started;      /* pair (head + nended) % ST_PAIRS is started */
+    double *sec;      /* durations read, in the order the stretches ended */
     int n, cap;
 };
 
@@ -35,7 +36,6 @@ hx_status hxg_eng_stretch_create(hx_md_engine *e)
     hxg_stretch *t = NULL;
     HXI_CHECK(hxi_alloc((void **) &t, sizeof *t, "stretch timers"));
     memset(t, 0, sizeof *t);
-    t->cur = -1;
     e->stretch = t;
     for (int k = 0; k < ST_PAIRS; k++) {
         CU(cudaEventCreate(&t->a[k]), "stretch timer event");
@@ -65,7 +65,7 @@ void hxg_eng_stretch_destroy(hx_md_engine *e)
 static hx_status read_oldest(hxg_stretch *t, int wait, int *done)
 {
     *done = 0;
-    const int k = t->ended[t->head];
+    const int k = t->head;
     cudaError_t ce = wait ? cudaEventSynchronize(t->b[k]) : cudaEventQuery(t->b[k]);
     if (ce == cudaErrorNotReady) {
         (void) cudaGetLastError();
@@ -101,29 +101,22 @@ hx_status hxg_eng_mark(hx_md_engine *e, int end)
     hxg_stretch *t = e->stretch;
     HXI_CHECK(read_ended(t, 0));
     if (!end) {
-        if (t->cur < 0) {
-            /* A pair not in the FIFO; with every pair ended and unread
-             * (the GPU far behind), the oldest is waited for. */
-            if (t->nended == ST_PAIRS) {
-                int done = 0;
-                HXI_CHECK(read_oldest(t, 1, &done));
-            }
-            int busy[ST_PAIRS] = {0};
-            for (int i = 0; i < t->nended; i++)
-                busy[t->ended[(t->head + i) % ST_PAIRS]] = 1;
-            for (int k = 0; k < ST_PAIRS && t->cur < 0; k++)
-                if (!busy[k])
-                    t->cur = k;
+        /* With every pair ended and unread (the GPU far behind), the
+         * oldest is waited for, so that the next pair is free. */
+        if (!t->started && t->nended == ST_PAIRS) {
+            int done = 0;
+            HXI_CHECK(read_oldest(t, 1, &done));
         }
-        CU(cudaEventRecord(t->a[t->cur], e->s_loc), "marking a stretch");
+        t->started = 1;
+        CU(cudaEventRecord(t->a[(t->head + t->nended) % ST_PAIRS], e->s_loc),
+           "marking a stretch");
         return HX_OK;
     }
-    if (t->cur < 0)
+    if (!t->started)
         return hxi_error(HX_ERR_STATE, "GPU engine: a stretch ended that never started");
-    CU(cudaEventRecord(t->b[t->cur], e->s_loc), "marking a stretch");
-    t->ended[(t->head + t->nended) % ST_PAIRS] = t->cur;
+    CU(cudaEventRecord(t->b[(t->head + t->nended) % ST_PAIRS], e->s_loc), "marking a stretch");
     t->nended++;
-    t->cur = -1;
+    t->started = 0;
     return HX_OK;
 }
 
