@@ -27,11 +27,6 @@ if(HALOX_HAVE_CUDA AND TARGET halox_md AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/g
           ARGS --cells-x 8 TIMEOUT 900)
   hx_test(test_md_gpu_cellsx8_small SOURCES test_md_gpu.c LIBS hxmd RANKS 1 2 LABELS gpu
           ARGS --cells 4 --cells-x 8 TIMEOUT 900)
-  # A device rebuild's local list queued behind the plan's kernels (the
-  # order of half a fill of home atoms and more) on small systems, with
-  # the lists checked against the one-pass build.
-  hx_test(test_md_gpu_loclate SOURCES test_md_gpu.c LIBS hxmd RANKS 2 4 LABELS gpu
-          ARGS --local-early 0 TIMEOUT 900)
   # Device against host-path rebuilds, 1,000 steps of 32,000 atoms.
   hx_test(test_md_gpu_rebuilds SOURCES test_md_gpu.c LIBS hxmd RANKS 2 4 LABELS gpu
           ARGS --compare-rebuilds --cells 20 --steps 1000 TIMEOUT 900)

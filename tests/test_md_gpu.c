@@ -60,8 +60,6 @@
  * Options: --cells N (cubic, default 10), --grid AxBxC, --steps N, --withhold,
  * --build-lanes 1|8 (the list build's lanes per atom, chosen by size otherwise),
  * --cells-x N (the list build's cells along x per rh / 2, HALOX_MD_CELLS_X),
- * --local-early 0|1 (a device rebuild's local list beside the plan or behind
- * it, HALOX_MD_LOCAL_EARLY; by size otherwise),
  * --compare-rebuilds, --tight.
  * Exits 77 where no rank sees a GPU. Transports that refuse the setting
  * (nccl with several ranks on one GPU) are reported and skipped.
@@ -593,8 +591,6 @@ int main(int argc, char **argv)
             setenv("HALOX_MD_BUILD_LANES", argv[++a], 1); /* read at the first list build */
         else if (strcmp(argv[a], "--cells-x") == 0 && a + 1 < argc)
             setenv("HALOX_MD_CELLS_X", argv[++a], 1); /* read at each engine's set-up */
-        else if (strcmp(argv[a], "--local-early") == 0 && a + 1 < argc)
-            setenv("HALOX_MD_LOCAL_EARLY", argv[++a], 1);
         else if (strcmp(argv[a], "--compare-rebuilds") == 0)
             compare = 1;
         else if (strcmp(argv[a], "--tight") == 0)

@@ -99,8 +99,6 @@ struct hx_md_engine {
                        the forward exchange (0), else by size (rebuild_dev.c) */
     int plan_ahead; /* HALOX_MD_PLAN_AHEAD: the plan's first count ahead of the sort (1),
                        after it (0), else by size (rebuild_dev.c) */
-    int loc_early;  /* HALOX_MD_LOCAL_EARLY: the local list beside the plan (1), after the
-                       plan's kernels (0), else by size (rebuild_dev.c) */
     long long fill; /* threads that fill the GPU once */
     hxg_list loc, nl;
     size_t b_x4, b_v4, b_f4, b_xold4, b_sx4, b_sv4, b_id, b_sid, b_zones, b_xsort, b_cellof,

@@ -8,8 +8,7 @@
  * delivers the halo coordinates), the transport's adoption of the plan,
  * then the transport's forward exchange, all on the transport's stream
  * (the non-local stream). The local list builds from the sorted home atoms
- * on the local stream, from the sort on below half a fill of home atoms,
- * from the plan's last kernel on above; the non-local lists from the
+ * on the local stream from the sort on, the non-local lists from the
  * plan's coordinates on a third stream from the plan on. The plan's first
  * pulse is counted ahead of the sort (hx_plan_count_device), so that the
  * host's count messages go while the GPU sorts.
@@ -148,16 +147,9 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
         st = hx_plan_count_device(e->rb, e->nhome, e->x4, 4);
     if (st == HX_OK)
         st = queue_sort(e);
-    /* The local list needs only the sorted home atoms: while it does not
-     * fill the GPU it builds on the local stream as the plan is made, whose
-     * host waits and messages then cost no GPU time. From half a fill of
-     * home atoms on it would take the SMs from the plan's kernels (at low
-     * priority, but every block already resident) and slow them several
-     * times over (a trace of 2 processes on one H200, 256,000 atoms: the
-     * plan's selection 42 us, its exchange 44, beside the build's 129):
-     * it goes behind them instead, queued once the plan is made. */
-    const int learly = e->loc_early == 1 || (e->loc_early != 0 && e->nhome < e->fill / 2);
-    if (st == HX_OK && learly)
+    /* The local list needs only the sorted home atoms: it builds on the
+     * local stream while the plan is made. */
+    if (st == HX_OK)
         st = hxg_eng_queue_local_list(e);
     HXI_CHECK(hxi_agree(e->comm, st));
     hxg_eng_phase_mark(e->dev_phase, phase_names, 2, &tp);
@@ -173,8 +165,6 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     e->nhalo = hx_plan_nhalo(plan);
     e->ntotal = hx_plan_ntotal(plan);
     st = hxg_eng_ensure_capacity(e, e->nhome, e->ntotal);
-    if (st == HX_OK && !learly)
-        st = hxg_eng_queue_local_list(e);
     const int early = e->nl_early == 1 || (e->nl_early != 0 && e->nhome < 2 * e->fill);
     if (st == HX_OK && early)
         st = hxg_eng_queue_nonlocal_list(e, plan);

@@ -185,7 +185,6 @@ static hx_status choose_device(hx_md_engine *e)
     e->nl_pick = hxi_env_int("HALOX_MD_NL_ATOMS", -1);
     e->nl_early = hxi_env_int("HALOX_MD_NL_EARLY", -1);
     e->plan_ahead = hxi_env_int("HALOX_MD_PLAN_AHEAD", -1);
-    e->loc_early = hxi_env_int("HALOX_MD_LOCAL_EARLY", -1);
     return HX_OK;
 }
 
