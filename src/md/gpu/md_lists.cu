@@ -448,12 +448,11 @@ __global__ void hxg_k_nl_rows(int ntotal, const int32_t *__restrict__ pos, int32
  * skip the halo's cells, half their walk. */
 template <int LANES>
 __global__ void __launch_bounds__(HXG_BUILD_BLOCK, HXG_BUILD_MINB)
-    hxg_k_build_nl(int nhome, const float *__restrict__ x,
-                   const float4 *__restrict__ xhome, const int32_t *__restrict__ hstart,
-                   const float4 *__restrict__ xhalo, const int32_t *__restrict__ start,
-                   const uint8_t *__restrict__ zones, hxg_cellgrid cg_, hxg_geom g, float rh2,
-                   float3 near, bool halo_pairs, const int32_t *__restrict__ rowatom, hxg_list nl,
-                   hxg_flags *flags)
+    hxg_k_build_nl(int nhome, const float *__restrict__ x, const float4 *__restrict__ xhome,
+                   const int32_t *__restrict__ hstart, const float4 *__restrict__ xhalo,
+                   const int32_t *__restrict__ start, const uint8_t *__restrict__ zones,
+                   hxg_cellgrid cg_, hxg_geom g, float rh2, float3 near, bool halo_pairs,
+                   const int32_t *__restrict__ rowatom, hxg_list nl, hxg_flags *flags)
 {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     /* Lane groups take the rows of the compact list (the atoms that may
@@ -579,17 +578,18 @@ static void hxg_launch_build_l(cudaStream_t s, hxg_gate gate, int nhome, int nto
 }
 
 template <int L>
-static void hxg_launch_build_nl(cudaStream_t s, int nhome, const float *x,
-                                const float4 *xhome, const int32_t *hstart, const float4 *xhalo,
-                                const int32_t *start, const uint8_t *zones, hxg_cellgrid cg_,
-                                hxg_geom g, float rh2, float3 near, bool hp, const int32_t *rowatom,
-                                hxg_list nl, hxg_flags *flags)
+static void hxg_launch_build_nl(cudaStream_t s, int nhome, const float *x, const float4 *xhome,
+                                const int32_t *hstart, const float4 *xhalo, const int32_t *start,
+                                const uint8_t *zones, hxg_cellgrid cg_, hxg_geom g, float rh2,
+                                float3 near, bool hp, const int32_t *rowatom, hxg_list nl,
+                                hxg_flags *flags)
 {
     /* A lane group for each row there is room for (the kernel reads how
      * many were given). */
     hxg_k_build_nl<L>
         <<<hxg_blocks((long long) nl.stride * L, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
-        nhome, x, xhome, hstart, xhalo, start, zones, cg_, g, rh2, near, hp, rowatom, nl, flags);
+            nhome, x, xhome, hstart, xhalo, start, zones, cg_, g, rh2, near, hp, rowatom, nl,
+            flags);
 }
 
 /* HOME: as hxg_walk_group's (and hxg_walk_home where one thread an atom
@@ -688,20 +688,20 @@ extern "C" int hxg_build_nonlocal(void *stream, int nhome, int ntotal, const flo
      * near it. */
     switch (hxg_build_lanes(nhalo)) {
     case 1:
-        hxg_launch_build_nl<1>(s, nhome, x, xh, home_start, xs4, cell_start, zones, cg_, g,
-                               rh2, nr, hp, rowatom, nl, flags);
+        hxg_launch_build_nl<1>(s, nhome, x, xh, home_start, xs4, cell_start, zones, cg_, g, rh2, nr,
+                               hp, rowatom, nl, flags);
         break;
     case 2:
-        hxg_launch_build_nl<2>(s, nhome, x, xh, home_start, xs4, cell_start, zones, cg_, g,
-                               rh2, nr, hp, rowatom, nl, flags);
+        hxg_launch_build_nl<2>(s, nhome, x, xh, home_start, xs4, cell_start, zones, cg_, g, rh2, nr,
+                               hp, rowatom, nl, flags);
         break;
     case 4:
-        hxg_launch_build_nl<4>(s, nhome, x, xh, home_start, xs4, cell_start, zones, cg_, g,
-                               rh2, nr, hp, rowatom, nl, flags);
+        hxg_launch_build_nl<4>(s, nhome, x, xh, home_start, xs4, cell_start, zones, cg_, g, rh2, nr,
+                               hp, rowatom, nl, flags);
         break;
     default:
-        hxg_launch_build_nl<HXG_BG>(s, nhome, x, xh, home_start, xs4, cell_start, zones,
-                                    cg_, g, rh2, nr, hp, rowatom, nl, flags);
+        hxg_launch_build_nl<HXG_BG>(s, nhome, x, xh, home_start, xs4, cell_start, zones, cg_, g,
+                                    rh2, nr, hp, rowatom, nl, flags);
     }
     return (int) cudaGetLastError();
 }

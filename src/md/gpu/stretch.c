@@ -108,8 +108,7 @@ hx_status hxg_eng_mark(hx_md_engine *e, int end)
             HXI_CHECK(read_oldest(t, 1, &done));
         }
         t->started = 1;
-        CU(cudaEventRecord(t->a[(t->head + t->nended) % ST_PAIRS], e->s_loc),
-           "marking a stretch");
+        CU(cudaEventRecord(t->a[(t->head + t->nended) % ST_PAIRS], e->s_loc), "marking a stretch");
         return HX_OK;
     }
     if (!t->started)
