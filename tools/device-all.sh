@@ -57,7 +57,7 @@ step() { # step NAME SECONDS command...
   note "$name: rc=$rc ($(($(date +%s) - t1)) s)"
 }
 
-step "gpu tests" 240 ctest --test-dir $B -L gpu --output-on-failure -j 1
+step "gpu tests" 360 ctest --test-dir $B -L gpu --output-on-failure -j 1
 grep -E "tests passed|Failed|Skipped|\*\*\*" "$OUT/device.log" | grep -vE "^\s*$" | tail -40 >>"$SUM"
 step "auto test" 40 ctest --test-dir $B -R test_auto --output-on-failure
 # The GPU engine's multi-rank graph mode, with its output kept: which
