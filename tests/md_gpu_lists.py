@@ -13,6 +13,8 @@
                 the log must show at least one such growth during the run
                 and the thermo rows must still be identical, with the steps
                 replayed from CUDA graphs and with plain launches
+  cells         a cell split along x out of range (HALOX_MD_CELLS_X=9) is
+                ignored with one warning: thermo rows identical to the default
   no fit        a system larger than the memory allowed (HALOX_MD_GPU_BYTES)
                 is refused before it allocates: one ERROR line naming the
                 GPUs it needs, a non-zero exit
@@ -63,6 +65,13 @@ def main():
             g = re.search(r"grown (\d+) time\(s\) during the run", err)
             check(g is not None and int(g.group(1)) >= 1,
                   "%s: the list grew during the run (%s)" % (name, g.group(1) if g else "no log"))
+
+    # A cell split out of range is ignored with a warning: the default's rows.
+    rc, out, err = run(halox, base, {"HALOX_MD_CELLS_X": "9"})
+    check(rc == 0, "HALOX_MD_CELLS_X=9: rc %d %s" % (rc, err.strip()[-300:]))
+    check("ignoring HALOX_MD_CELLS_X=9" in err,
+          "HALOX_MD_CELLS_X=9: a warning names the setting it ignores")
+    check(thermo_rows(out) == rows, "HALOX_MD_CELLS_X=9: thermo rows identical to the default run")
 
     # 2,048,000 atoms against 200 MB: refused before allocating.
     rc, out, err = run(halox, ["--size", "80", "--steps", "10"],

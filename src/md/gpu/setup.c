@@ -297,7 +297,10 @@ static void setup_physics(hx_md_engine *e)
     e->trig2 = (float) (0.25 * c->skin * c->skin);
     /* Cells along x per rh / 2 (HALOX_MD_CELLS_X, for measurements). */
     int split = hxi_env_int("HALOX_MD_CELLS_X", HXG_CELLS_X);
-    split = split < 1 ? 1 : (split > 8 ? 8 : split);
+    if (split < 1 || split > 8) {
+        hxi_warn("ignoring HALOX_MD_CELLS_X=%d: give 1 to 8", split);
+        split = HXG_CELLS_X;
+    }
     e->cells.reach_x = 2 * split;
     for (int k = 0; k < 3; k++) {
         int periodic = d->grid[k] == 1;
