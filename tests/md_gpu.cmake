@@ -27,6 +27,10 @@ if(HALOX_HAVE_CUDA AND TARGET halox_md AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/g
           ARGS --cells-x 8 TIMEOUT 900)
   hx_test(test_md_gpu_cellsx8_small SOURCES test_md_gpu.c LIBS hxmd RANKS 1 2 LABELS gpu
           ARGS --cells 4 --cells-x 8 TIMEOUT 900)
+  # And along a decomposed x (cells cut at the domain and its halo: 30
+  # cells along x, 16 within reach), two pulses.
+  hx_test(test_md_gpu_pulses_cellsx8 SOURCES test_md_gpu.c LIBS hxmd RANKS 4 LABELS gpu
+          ARGS --cells 6 --grid 4x1x1 --cells-x 8 TIMEOUT 900)
   # Device against host-path rebuilds, 1,000 steps of 32,000 atoms.
   hx_test(test_md_gpu_rebuilds SOURCES test_md_gpu.c LIBS hxmd RANKS 2 4 LABELS gpu
           ARGS --compare-rebuilds --cells 20 --steps 1000 TIMEOUT 900)
