@@ -27,12 +27,13 @@ typedef struct hxg_geom {
     float box_len[3];
 } hxg_geom;
 
-/* Cells of width >= half the list cutoff covering home and halo atoms;
- * at least 4 along a periodic dimension (the box exceeds twice the cutoff). */
 /* Cells along x per rh / 2 wide cell of y and z: rows of cells along x
  * cut closer to an atom's reach (docs/md-gpu.md). */
 #define HXG_CELLS_X 2
 
+/* Cells covering home and halo atoms, of width >= half the list cutoff
+ * along y and z and >= a 2 reach_x-th of it along x; at least 4 along a
+ * periodic dimension (the box exceeds twice the cutoff). */
 typedef struct hxg_cellgrid {
     int32_t n[3];
     int32_t ncell;
