@@ -14,7 +14,7 @@
                 and the thermo rows must still be identical, with the steps
                 replayed from CUDA graphs and with plain launches
   cells         a cell split along x out of range (HALOX_MD_CELLS_X=9) is
-                ignored with one warning: thermo rows identical to the default
+                ignored with a warning: thermo rows identical to the default
   no fit        a system larger than the memory allowed (HALOX_MD_GPU_BYTES)
                 is refused before it allocates: one ERROR line naming the
                 GPUs it needs, a non-zero exit
