@@ -5,8 +5,7 @@
  * capturing one costs about 0.6 us, updating an executable graph about 3 us
  * and launching it about 3 us (docs/md-gpu.md, "Launches"). A rebuild with
  * several ranks has runs of launches whose sizes and arrays change at every
- * rebuild: the cell sort (7 launches) and the non-local lists (up to 15
- * before their scans became one launch each, two fewer a scan now).
+ * rebuild: the cell sort (7 launches) and the non-local lists (up to 14).
  * Each run is captured on its stream, the executable of its last run is
  * updated in place where the topology is the same (cudaGraphExecUpdate),
  * else instantiated again, and launched once; the kernels keep their
