@@ -18,6 +18,12 @@ if(HALOX_HAVE_CUDA AND TARGET halox_md AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/g
   # 38,016 on an H200): the same lists as the lane groups.
   hx_test(test_md_gpu_lanes1 SOURCES test_md_gpu.c LIBS hxmd RANKS 1 2 LABELS gpu
           ARGS --build-lanes 1 TIMEOUT 900)
+  # One thread per atom with a ring of 4 slots a lane, the list build's
+  # room for stores ahead of its warp: few rows fit, so the build takes the
+  # walk that tests the room at each hit, and most hits go to the list
+  # directly.
+  hx_test(test_md_gpu_ring4 SOURCES test_md_gpu.c LIBS hxmd RANKS 1 2 LABELS gpu
+          ARGS --build-lanes 1 --ring 4 TIMEOUT 900)
   # The list build's cells along x: as wide as along y and z (1 per rh / 2)
   # and the narrowest allowed (8), on the default system and the smallest
   # box (6.72 long: 38 cells along x, of which 16 either side within reach).

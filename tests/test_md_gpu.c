@@ -60,6 +60,7 @@
  * Options: --cells N (cubic, default 10), --grid AxBxC, --steps N, --withhold,
  * --build-lanes 1|8 (the list build's lanes per atom, chosen by size otherwise),
  * --cells-x N (the list build's cells along x per rh / 2, HALOX_MD_CELLS_X),
+ * --ring N (ring slots a lane of the one-thread build fills ahead, HALOX_MD_RING),
  * --compare-rebuilds, --tight.
  * Exits 77 where no rank sees a GPU. Transports that refuse the setting
  * (nccl with several ranks on one GPU) are reported and skipped.
@@ -591,6 +592,8 @@ int main(int argc, char **argv)
             setenv("HALOX_MD_BUILD_LANES", argv[++a], 1); /* read at the first list build */
         else if (strcmp(argv[a], "--cells-x") == 0 && a + 1 < argc)
             setenv("HALOX_MD_CELLS_X", argv[++a], 1); /* read at each engine's set-up */
+        else if (strcmp(argv[a], "--ring") == 0 && a + 1 < argc)
+            setenv("HALOX_MD_RING", argv[++a], 1); /* read at each engine's set-up */
         else if (strcmp(argv[a], "--compare-rebuilds") == 0)
             compare = 1;
         else if (strcmp(argv[a], "--tight") == 0)

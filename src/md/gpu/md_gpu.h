@@ -31,6 +31,20 @@ typedef struct hxg_geom {
  * cut closer to an atom's reach (docs/md-gpu.md). */
 #define HXG_CELLS_X 2
 
+/* Slots of the local list each lane of the one-thread list build keeps in
+ * shared memory before they go out (a power of two; md_lists.cu). 64
+ * slots: a row whose candidates fit in every lane's ring takes the walk
+ * without a room test per hit (hxg_row_ring); with 32 slots about half the
+ * rows of a liquid did not fit. On one H200 (2026-12-04, against 32 slots
+ * and the walk before): the home build at 2,048,000 atoms 0.895 G warp
+ * instructions against 1.019 G and 1.038 G, 1.20 ms against 1.21 and 1.22
+ * (the larger ring leaves room for 6 blocks an SM instead of 8), mean us a
+ * step at 256,000 atoms 64.9-65.1 against 65.96 and 66.15-66.18
+ * (docs/results/ring-2026-12-04.txt). */
+#ifndef HXG_RING
+#define HXG_RING 64
+#endif
+
 /* Cells covering home and halo atoms, of width >= half the list cutoff
  * along y and z and >= a 2 reach_x-th of it along x; at least 4 along a
  * periodic dimension (the box exceeds twice the cutoff). */
@@ -61,6 +75,8 @@ typedef struct hxg_list {
     int32_t stride;
     int32_t max;
     int32_t *row;
+    int32_t ring; /* slots of the build's ring a lane may fill ahead: 1 to HXG_RING
+                     (fewer than HXG_RING only in tests, HALOX_MD_RING) */
 } hxg_list;
 
 /* Device-resident bookkeeping (device memory). */

@@ -166,10 +166,8 @@ hxg_walk_group(int i, bool on, bool ihome, int nhome, float3 xi, const int ci[3]
     }
 }
 
-/* Slots of the local list each lane of the one-thread build keeps in
- * shared memory before they go out (see hxg_walk_thread; a power of two),
- * and the list build's block size. */
-#define HXG_RING        32
+/* The list build's block size (HXG_RING, its ring's slots a lane, is in
+ * md_gpu.h). */
 #define HXG_BUILD_BLOCK 128
 #ifndef HXG_BUILD_MINB
 #define HXG_BUILD_MINB 8
@@ -254,7 +252,7 @@ hxg_walk_thread(int i, bool on, bool ihome, int nhome, float3 xi, const int ci[3
     const float3 w = hxg_cell_w(cg_);
     /* (no ring where the walk lists no local pairs: the non-local builds) */
     const uint32_t rl = ring ? (uint32_t) __cvta_generic_to_shared(&ring[0][lane]) : 0u;
-    int lim = min(s.flushed + HXG_RING, s.direct);
+    int lim = min(s.flushed + loc.ring, s.direct);
     for (int oz = -HXG_REACH; oz <= HXG_REACH; oz++) {
         const hxg_zrow zr = hxg_row_z(on, xi, ci, oz, w, cg_, g);
         for (int oy = -HXG_REACH; oy <= HXG_REACH; oy++) {
@@ -289,9 +287,44 @@ hxg_walk_thread(int i, bool on, bool ihome, int nhome, float3 xi, const int ci[3
             if (most != INT_MAX) {
                 hxg_store_staged(i, ihome, s, s.flushed, most, loc, ring);
                 s.flushed = most;
-                lim = min(s.flushed + HXG_RING, s.direct);
+                lim = min(s.flushed + loc.ring, s.direct);
             }
         }
+    }
+}
+
+/* One row's candidates for hxg_walk_home where every lane's hits fit in
+ * its ring (the caller checked: its filled slots plus the row's candidates
+ * stay below its limit), so that a hit is one predicated shared store and
+ * no lane can go direct. WRAP: some lane's row wraps around the periodic
+ * boundary along x; its two segments are walked as one range, segment 0
+ * first (the order of every walk), the second shifted by its own image
+ * (the segments differ only along x). Without WRAP only segment 0 has
+ * candidates. Two candidates are loaded and tested at a time. */
+template <bool WRAP>
+__device__ __forceinline__ void hxg_row_ring(int i, const hxg_seg seg[2],
+                                             const float4 *__restrict__ xsort, float rh2,
+                                             uint32_t rl, int &nloc)
+{
+    const int b0 = seg[0].kbeg, n0 = seg[0].kend - b0;
+    const int n = WRAP ? n0 + (seg[1].kend - seg[1].kbeg) : n0;
+    const int d1 = seg[1].kbeg - n0; /* candidate q >= n0 is atom q + d1 */
+    for (int q = 0; q < n; q += 2) {
+        const int q1 = min(q + 1, n - 1);
+        const int ka = WRAP && q >= n0 ? q + d1 : q + b0;
+        const int kb = WRAP && q1 >= n0 ? q1 + d1 : q1 + b0;
+        const float4 a = __ldg(xsort + ka), b = __ldg(xsort + kb);
+        float3 xa = seg[0].xs, xb = seg[0].xs;
+        if (WRAP) {
+            xa.x = q >= n0 ? seg[1].xs.x : xa.x;
+            xb.x = q1 >= n0 ? seg[1].xs.x : xb.x;
+        }
+        const bool ha = hxg_d2(xa, a) < rh2 && ka != i;
+        const bool hb = q + 1 < n && hxg_d2(xb, b) < rh2 && kb != i;
+        hxg_st_shared_if(ha, rl + ((uint32_t) (nloc & (HXG_RING - 1)) << 7), ka);
+        nloc += ha;
+        hxg_st_shared_if(hb, rl + ((uint32_t) (nloc & (HXG_RING - 1)) << 7), kb);
+        nloc += hb;
     }
 }
 
@@ -299,10 +332,14 @@ hxg_walk_thread(int i, bool on, bool ihome, int nhome, float3 xi, const int ci[3
  * rank's rebuild, and the local list of several ranks): candidate k is atom
  * k, all hits go to the local list, and no zone rule applies. Two
  * candidates are loaded and tested at a time (the second clamped to the
- * segment), then stored in order (hxg_put_local): the same list as
- * hxg_walk_thread makes, with fewer instructions per candidate, where the
- * build spends its time (Nsight Compute, 2,048,000 atoms: 86 % of the SMs'
- * issue slots). */
+ * segment), then stored in order: the same list as hxg_walk_thread makes,
+ * with fewer instructions per candidate, where the build spends its time
+ * (Nsight Compute, 2,048,000 atoms: 83 % of the SMs' issue slots). A row
+ * whose candidates fit in every lane's ring (nearly all of them) takes
+ * hxg_row_ring, which drops the per-hit test for the ring's room that
+ * hxg_put_local makes; the segments of a row that wraps along x are walked
+ * there as one range, so that a warp holding the boundary walks the row
+ * once. */
 __device__ void hxg_walk_home(int i, bool on, float3 xi, const int ci[3],
                               const float4 *__restrict__ xsort, const hxg_cellgrid &cg_,
                               const hxg_geom &g, float rh2, const int32_t *__restrict__ start,
@@ -313,30 +350,39 @@ __device__ void hxg_walk_home(int i, bool on, float3 xi, const int ci[3],
     const float rhp = hxg_rh_padded(rh2);
     const float3 w = hxg_cell_w(cg_);
     const uint32_t rl = (uint32_t) __cvta_generic_to_shared(&ring[0][lane]);
-    int lim = min(s.flushed + HXG_RING, s.direct);
+    int lim = min(s.flushed + loc.ring, s.direct);
     for (int oz = -HXG_REACH; oz <= HXG_REACH; oz++) {
         const hxg_zrow zr = hxg_row_z(on, xi, ci, oz, w, cg_, g);
         for (int oy = -HXG_REACH; oy <= HXG_REACH; oy++) {
             hxg_seg seg[2];
             hxg_row(zr, xi, ci, oy, w, cg_, g, rhp, start, seg);
+            const int n1 = seg[1].kend - seg[1].kbeg;
+            const bool room = s.nloc + (seg[0].kend - seg[0].kbeg) + n1 <= lim;
+            if (__all_sync(HXG_FULL, room)) {
+                if (__any_sync(HXG_FULL, n1 > 0))
+                    hxg_row_ring<true>(i, seg, xsort, rh2, rl, s.nloc);
+                else
+                    hxg_row_ring<false>(i, seg, xsort, rh2, rl, s.nloc);
+            } else {
 #pragma unroll
-            for (int sgi = 0; sgi < 2; sgi++) {
-                const float3 xs = seg[sgi].xs;
-                const int kend = seg[sgi].kend;
-                for (int k = seg[sgi].kbeg; k < kend; k += 2) {
-                    const int k1 = min(k + 1, kend - 1);
-                    const float4 a = __ldg(xsort + k), b = __ldg(xsort + k1);
-                    const bool ha = hxg_d2(xs, a) < rh2 && k != i;
-                    const bool hb = k + 1 < kend && hxg_d2(xs, b) < rh2 && k1 != i;
-                    hxg_put_local(ha, i, k, loc, ls, rl, lim, s);
-                    hxg_put_local(hb, i, k1, loc, ls, rl, lim, s);
+                for (int sgi = 0; sgi < 2; sgi++) {
+                    const float3 xs = seg[sgi].xs;
+                    const int kend = seg[sgi].kend;
+                    for (int k = seg[sgi].kbeg; k < kend; k += 2) {
+                        const int k1 = min(k + 1, kend - 1);
+                        const float4 a = __ldg(xsort + k), b = __ldg(xsort + k1);
+                        const bool ha = hxg_d2(xs, a) < rh2 && k != i;
+                        const bool hb = k + 1 < kend && hxg_d2(xs, b) < rh2 && k1 != i;
+                        hxg_put_local(ha, i, k, loc, ls, rl, lim, s);
+                        hxg_put_local(hb, i, k1, loc, ls, rl, lim, s);
+                    }
                 }
             }
             const int most = __reduce_min_sync(HXG_FULL, on ? s.nloc : INT_MAX);
             if (most != INT_MAX) {
                 hxg_store_staged(i, on, s, s.flushed, most, loc, ring);
                 s.flushed = most;
-                lim = min(s.flushed + HXG_RING, s.direct);
+                lim = min(s.flushed + loc.ring, s.direct);
             }
         }
     }

@@ -302,6 +302,14 @@ static void setup_physics(hx_md_engine *e)
         split = HXG_CELLS_X;
     }
     e->cells.reach_x = 2 * split;
+    /* Ring slots of the list build a lane may fill ahead (HALOX_MD_RING,
+     * tests: fewer rows fit, more hits go to the list directly). */
+    int ring = hxi_env_int("HALOX_MD_RING", HXG_RING);
+    if (ring < 1 || ring > HXG_RING) {
+        hxi_warn("ignoring HALOX_MD_RING=%d: give 1 to %d", ring, HXG_RING);
+        ring = HXG_RING;
+    }
+    e->loc.ring = ring;
     for (int k = 0; k < 3; k++) {
         int periodic = d->grid[k] == 1;
         e->geom.per_len[k] = periodic ? (float) d->box_len[k] : 0.0f;
