@@ -32,7 +32,8 @@ typedef struct hxg_geom {
 #define HXG_CELLS_X 2
 
 /* Slots of the local list each lane of the one-thread list build keeps in
- * shared memory before they go out (a power of two; md_lists.cu). 64
+ * shared memory before they go out (a power of two; md_lists.cu; host
+ * and device code must see one value: no override). 64
  * slots: a row whose candidates fit in every lane's ring takes the walk
  * without a room test per hit (hxg_row_ring); with 32 slots about half the
  * rows of a liquid did not fit. On one H200 (2026-12-04, against 32 slots
@@ -41,9 +42,7 @@ typedef struct hxg_geom {
  * (the larger ring leaves room for 6 blocks an SM instead of 8), mean us a
  * step at 256,000 atoms 64.9-65.1 against 65.96 and 66.15-66.18
  * (docs/results/ring-2026-12-04.txt). */
-#ifndef HXG_RING
 #define HXG_RING 64
-#endif
 
 /* Cells covering home and halo atoms, of width >= half the list cutoff
  * along y and z and >= a 2 reach_x-th of it along x; at least 4 along a
