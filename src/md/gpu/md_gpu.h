@@ -32,9 +32,9 @@ typedef struct hxg_geom {
 #define HXG_CELLS_X 2
 
 /* Slots of the local list each lane of the one-thread list build keeps in
- * shared memory before they go out (a power of two; md_lists.cu; host
- * and device code must see one value: no override). 64
- * slots: a row whose candidates fit in every lane's ring takes the walk
+ * shared memory before they go out (a power of two; md_walks.cuh; host
+ * and device code must see one value: no override). 64 slots: a row
+ * whose candidates fit in every lane's ring takes the walk
  * without a room test per hit (hxg_row_ring); with 32 slots about half the
  * rows of a liquid did not fit. On one H200 (2026-12-04, against 32 slots
  * and the walk before): the home build at 2,048,000 atoms 0.895 G warp
