@@ -172,6 +172,20 @@ __device__ __forceinline__ void hxg_store_staged(int i, bool ihome, const hxg_ts
             loc.nb[(size_t) sl * loc.stride + i] = ring[sl & (HXG_RING - 1)][lane];
 }
 
+/* After a row: the slots every home lane of the warp has filled go out of
+ * the ring (hxg_store_staged), and each lane's limit follows. Every lane
+ * of the warp calls this together. */
+__device__ __forceinline__ void hxg_flush_ring(int i, bool ihome, hxg_tstate &s, hxg_list loc,
+                                               int32_t (*ring)[32], int &lim)
+{
+    const int most = __reduce_min_sync(HXG_FULL, ihome ? s.nloc : INT_MAX);
+    if (most != INT_MAX) {
+        hxg_store_staged(i, ihome, s, s.flushed, most, loc, ring);
+        s.flushed = most;
+        lim = min(s.flushed + loc.ring, s.direct);
+    }
+}
+
 /* Hits of atom i among the candidates of one cell structure by one
  * thread: the same candidates in the same order as hxg_walk_group, so the
  * lists, and the forces summed over them, are the same whichever kernel
@@ -231,12 +245,7 @@ hxg_walk_thread(int i, bool on, bool ihome, int nhome, float3 xi, const int ci[3
                     }
                 }
             }
-            const int most = __reduce_min_sync(HXG_FULL, ihome ? s.nloc : INT_MAX);
-            if (most != INT_MAX) {
-                hxg_store_staged(i, ihome, s, s.flushed, most, loc, ring);
-                s.flushed = most;
-                lim = min(s.flushed + loc.ring, s.direct);
-            }
+            hxg_flush_ring(i, ihome, s, loc, ring, lim);
         }
     }
 }
@@ -326,12 +335,7 @@ __device__ void hxg_walk_home(int i, bool on, float3 xi, const int ci[3],
                     }
                 }
             }
-            const int most = __reduce_min_sync(HXG_FULL, on ? s.nloc : INT_MAX);
-            if (most != INT_MAX) {
-                hxg_store_staged(i, on, s, s.flushed, most, loc, ring);
-                s.flushed = most;
-                lim = min(s.flushed + loc.ring, s.direct);
-            }
+            hxg_flush_ring(i, on, s, loc, ring, lim);
         }
     }
 }
