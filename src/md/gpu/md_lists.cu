@@ -195,7 +195,7 @@ __global__ void __launch_bounds__(HXG_BUILD_BLOCK, HXG_BUILD_MINB)
     const int nlr = active ? w : -1;
     const bool halo = active && !ihome;
     const bool reach = (halo && halo_pairs) || (ihome && hxg_near(xi, near));
-    const hxg_list none = {nullptr, nullptr, 0, 0, nullptr};
+    const hxg_list none = {nullptr, nullptr, 0, 0, nullptr, 0};
     int nnl = 0;
     if (LANES == 1) {
         hxg_tstate s = {0, 0, 0, INT_MAX};
@@ -350,7 +350,7 @@ static void hxg_launch_build_home(cudaStream_t s, hxg_gate gate, int n, const fl
                                   hxg_cellgrid cg_, hxg_geom g, float rh2,
                                   const int32_t *cell_start, hxg_list loc, hxg_flags *flags)
 {
-    const hxg_list none = {nullptr, nullptr, 0, 0, nullptr};
+    const hxg_list none = {nullptr, nullptr, 0, 0, nullptr, 0};
     hxg_launch_build<4, true>(s, gate, n, n, x4, reinterpret_cast<const float4 *>(x4), nullptr, cg_,
                               g, rh2, cell_start, false, loc, none, flags);
 }

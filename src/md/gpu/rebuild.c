@@ -244,7 +244,7 @@ hx_status hxg_eng_build_lists(hx_md_engine *e)
             HXI_CHECK(launch_halves(e));
         } else {
             const float *x = e->multi ? e->tx : e->x4;
-            hxg_list none = {NULL, NULL, 0, 0, NULL};
+            hxg_list none = {NULL, NULL, 0, 0, NULL, 0};
             if (e->multi && e->nl.row)
                 HXI_CHECK(ensure_nl_rows(e));
             CU(hxg_build_lists((void *) e->s_nl, e->nhome, e->ntotal, x, e->multi ? 3 : 4,
