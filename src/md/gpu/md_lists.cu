@@ -65,6 +65,12 @@ hxg_build_atom(int i, bool active, bool ihome, const float *__restrict__ x,
 #ifndef HXG_BUILD_MINB
 #define HXG_BUILD_MINB 8
 #endif
+/* Blocks an SM for the one-thread build: its ring (HXG_RING x 32 ints a
+ * warp, 32 KB a block) leaves room for 6 blocks an SM whatever the
+ * registers, so it may take the registers of 6. */
+#ifndef HXG_BUILD_MINB1
+#define HXG_BUILD_MINB1 6
+#endif
 
 /* Lists of every local atom (home and halo) from one cell structure.
  * LANES 1: one thread per atom (hxg_walk_thread, or hxg_walk_home with
@@ -73,7 +79,7 @@ hxg_build_atom(int i, bool active, bool ihome, const float *__restrict__ x,
  * one thread each. In the group form a warp whose first atom is past the
  * end leaves as a whole; the others keep every lane for the ballots. */
 template <int XS, int LANES, bool HOME = false>
-__global__ void __launch_bounds__(HXG_BUILD_BLOCK, HXG_BUILD_MINB)
+__global__ void __launch_bounds__(HXG_BUILD_BLOCK, LANES == 1 ? HXG_BUILD_MINB1 : HXG_BUILD_MINB)
     hxg_k_build(hxg_gate gate, int nhome, int ntotal, const float *__restrict__ x,
                 const float4 *__restrict__ xsort, const uint8_t *__restrict__ zones,
                 hxg_cellgrid cg_, hxg_geom g, float rh2, const int32_t *__restrict__ start,
