@@ -62,11 +62,11 @@ __global__ void hxg_k_cell_count(hxg_gate gate, int n, const int32_t *dn, float 
 /* The cell scan in one launch (a decoupled look-back scan): block b takes
  * chunk b of HXG_SCAN_CHUNK cells in the order the blocks start (a ticket,
  * so that every chunk before it belongs to a block already running),
- * publishes the chunk's sum, then walks back over the chunks before it,
- * adding their sums until it meets one that has published its inclusive
- * prefix, publishes its own and writes its cells' starts (the last chunk
- * also the total, start[n]). A status word holds a flag and a value
- * together, so one 64-bit store publishes both. The last block to finish
+ * publishes the chunk's sum, then walks back over the chunks before it
+ * (a warp, 32 chunks at a time), adding their sums until it meets one that
+ * has published its inclusive prefix, publishes its own and writes its
+ * cells' starts (the last chunk also the total, start[n]). A status word
+ * holds a flag and a value together, so one 64-bit store publishes both. The last block to finish
  * clears what the launch used (statuses, ticket, exit count), so that the
  * scratch is all zeros again for the next scan. Before, the scan was three
  * launches (chunks, their sums, the offsets): about 2.4 us each in the
@@ -136,28 +136,41 @@ __global__ void __launch_bounds__(1024)
         wsum[lane] = v;
     }
     __syncthreads();
-    if (tid == 0) {
+    if (warp == 0) {
         const int32_t agg = wsum[nw - 1];
         int32_t off = 0;
         if (b == 0) {
-            atomicExch(ws.status, HXG_SCAN_INCL | (unsigned) agg);
+            if (lane == 0)
+                atomicExch(ws.status, HXG_SCAN_INCL | (unsigned) agg);
         } else {
-            atomicExch(ws.status + b, HXG_SCAN_AGG | (unsigned) agg);
-            /* Every chunk before b has a running block: each publishes. */
-            for (int j = b - 1; j >= 0;) {
-                const unsigned long long w = hxg_ld_volatile(ws.status + j);
-                if (!(w >> 32))
-                    continue;
-                off += (int32_t) (unsigned) w;
-                if (w & HXG_SCAN_INCL)
+            if (lane == 0)
+                atomicExch(ws.status + b, HXG_SCAN_AGG | (unsigned) agg);
+            /* The warp reads 32 chunks at a time, lane l chunk j - l: once
+             * each has published, the sums up to the nearest inclusive one
+             * are this chunk's offset; with none in the window, the window
+             * moves on. Every chunk before b has a running block, so each
+             * publishes; one thread reading one chunk at a time took up to
+             * a round trip to L2 per chunk while all of them ran at once. */
+            for (int j = b - 1;; j -= 32) {
+                const int k = j - lane;
+                unsigned long long w = k >= 0 ? hxg_ld_volatile(ws.status + k) : HXG_SCAN_INCL;
+                while (__any_sync(HXG_FULL, !(w >> 32)))
+                    if (!(w >> 32))
+                        w = hxg_ld_volatile(ws.status + k);
+                const unsigned incl = __ballot_sync(HXG_FULL, (w & HXG_SCAN_INCL) != 0);
+                const int stop = incl ? __ffs(incl) - 1 : 31;
+                off += (int32_t) __reduce_add_sync(HXG_FULL, lane <= stop ? (unsigned) w : 0u);
+                if (incl)
                     break;
-                j--;
             }
-            atomicExch(ws.status + b, HXG_SCAN_INCL | (unsigned) (off + agg));
+            if (lane == 0)
+                atomicExch(ws.status + b, HXG_SCAN_INCL | (unsigned) (off + agg));
         }
-        s_off = off;
-        if (b == nb - 1)
-            start[n] = off + agg;
+        if (lane == 0) {
+            s_off = off;
+            if (b == nb - 1)
+                start[n] = off + agg;
+        }
     }
     __syncthreads();
     int32_t base = s_off + (warp > 0 ? wsum[warp - 1] : 0) + incl - mine;
