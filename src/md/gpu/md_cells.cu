@@ -66,9 +66,9 @@ __global__ void hxg_k_cell_count(hxg_gate gate, int n, const int32_t *dn, float 
  * (a warp, 32 chunks at a time), adding their sums until it meets one that
  * has published its inclusive prefix, publishes its own and writes its
  * cells' starts (the last chunk also the total, start[n]). A status word
- * holds a flag and a value together, so one 64-bit store publishes both. The last block to finish
- * clears what the launch used (statuses, ticket, exit count), so that the
- * scratch is all zeros again for the next scan. Before, the scan was three
+ * holds a flag and a value together, so one 64-bit store publishes both.
+ * The last block to finish clears what the launch used (statuses, ticket,
+ * exit count), so that the scratch is all zeros again for the next scan. Before, the scan was three
  * launches (chunks, their sums, the offsets): about 2.4 us each in the
  * graphs at 32,000 atoms. */
 #define HXG_SCAN_CHUNK 4096
