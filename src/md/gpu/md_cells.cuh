@@ -80,7 +80,7 @@ __device__ __forceinline__ bool hxg_row_dim(float xv, int q, float w, const hxg_
     return cg_.periodic[k] || (q >= 0 && q < n);
 }
 
-/* 1 / sqrt(x) for the row's reach: the approximate square root root the
+/* 1 / sqrt(x) for the row's reach: the approximate square root the
  * padding allows, without the fix-up for subnormal x that rsqrtf carries
  * (a subnormal x gives an infinite reach, cut to the atom's cells: more
  * candidates, never fewer). */
