@@ -11,6 +11,10 @@ if(HALOX_HAVE_CUDA AND HALOX_HAVE_MPI)
   # test_dplan as in test_auto, an issue of its own.)
   hx_test(test_dmigrate SOURCES test_dmigrate.c dmigrate_util.c LIBS hxgpucases CUDA::cudart
           RANKS 1 2 4 8 LABELS gpu TIMEOUT 600)
+  # 1,100,000 atoms a rank: more blocks (4,297) than one pass of the scan
+  # of the class counts takes (16 x 256), so its carry between passes runs.
+  hx_test(test_dmigrate_big SOURCES test_dmigrate.c dmigrate_util.c LIBS hxgpucases CUDA::cudart
+          RANKS 2 LABELS gpu ARGS --atoms 1100000 --grid 1x1x2 TIMEOUT 600)
   # The plan built on the device against the host plan.
   hx_test(test_dplan SOURCES test_dplan.c LIBS hxgpucases RANKS 2 4 8 LABELS gpu TIMEOUT 600)
 endif()

@@ -12,7 +12,9 @@
  *     dimensions and up to 1.9 box lengths along the others (so that
  *     positions wrap), in five rounds covering xstride 3 and 4 and 0 and 2
  *     fields, one round with the fields going on from the last migration;
- *     on the first grid 70,000 atoms per rank (more than 256 blocks of 256);
+ *     on the first grid 70,000 atoms per rank (more than 256 blocks of 256;
+ *     --atoms N sets this number: test_dmigrate_big gives 1,100,000, more
+ *     blocks than one pass of the class counts' scan takes);
  *  2. in every migration: the same atoms in the same order on each rank as
  *     hx_migrate, every atom inside this rank's domain, its position the
  *     host's float wrap of the displaced one (bitwise where no wrap was
@@ -428,10 +430,10 @@ static void case_census(hxt_dm_ctx *c)
                    "hxt_dm_census (one atom left out, one id doubled on rank %d: both seen)", B);
 }
 
-static void run_grid(hx_comm *comm, hx_transport *t, const int grid[3], int gi)
+static void run_grid(hx_comm *comm, hx_transport *t, const int grid[3], int gi, int nbig)
 {
     hxt_dm_ctx c;
-    if (hxt_dm_open(&c, comm, t, grid, gi, gi == 0 ? NBIG : NSMALL, box_lo, W_DOM, L_FREE, RH) &&
+    if (hxt_dm_open(&c, comm, t, grid, gi, gi == 0 ? nbig : NSMALL, box_lo, W_DOM, L_FREE, RH) &&
         hxt_agree(comm, HXT_OK(hx_rebuild_create(&c.r, t, &c.d)))) {
         const double *len = c.d.box_len;
         if (c.rank == 0)
@@ -500,12 +502,18 @@ int main(int argc, char **argv)
     hx_comm *comm = hxt_init(&argc, &argv, "test_dmigrate");
     const int nr = hx_comm_size(comm), rank = hx_comm_rank(comm);
     const char *only = NULL;
-    int given = 0;
+    int given = 0, nbig = NBIG;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--transport") == 0 && i + 1 < argc)
             only = argv[++i];
         else if (strcmp(argv[i], "--grid") == 0)
             given = 1;
+        else if (strcmp(argv[i], "--atoms") == 0 && i + 1 < argc)
+            nbig = atoi(argv[++i]);
+    }
+    if (nbig < 1 || nbig > 4000000) {
+        HXT_CHECK(0, "--atoms takes 1 to 4,000,000 atoms per rank, not %d", nbig);
+        return hxt_finish(comm);
     }
     int grids[8][3], ng = 0;
     int skip = hxt_gpu_setup(comm, argc, argv, grids, &ng);
@@ -526,7 +534,7 @@ int main(int argc, char **argv)
     if (rank == 0)
         printf("transport %s: %s\n", hx_transport_name(t), hx_transport_describe(t));
     for (int g = 0; g < ng; g++)
-        run_grid(comm, t, grids[g], g);
+        run_grid(comm, t, grids[g], g, nbig);
     /* Every rebuild context is gone; the transport goes last. */
     hx_transport_destroy(t);
     return hxt_finish(comm);
