@@ -103,7 +103,8 @@ __device__ __forceinline__ float hxr_wrap(float x, double lo, double len)
 /* One dimension of an hxr_dom, as scalars. The kernels pick a dimension
  * known only when they run (d.dim); indexing the parameter's arrays with
  * it made every thread copy the whole structure to local memory first
- * (128 bytes a thread: the class kernel took 84 us for 1,000,000 atoms). */
+ * (128 bytes a thread: the class kernel took 71-101 us for 1,000,000
+ * atoms a rank, 2 processes on one H200; 46-48 us without). */
 struct hxr_dim1 {
     double box_lo, box_len, lo, hi;
     int grid, coord;
@@ -163,11 +164,10 @@ __device__ __forceinline__ int hxr_class(double x, const hxr_dim1 &d)
  * block counts (stride ncls) over nb blocks; totals into res->count; then,
  * with pub, the result is published. Each thread loads a run of
  * HXR_SCAN_RUN consecutive blocks' counts at once, so that one block-wide
- * scan covers HXR_SCAN_RUN x HXR_BLOCK blocks (a million atoms): the whole
- * grid waits for this block, and a scan a HXR_BLOCK blocks, each behind a
- * load from L2, took 72 us for the three classes of 1,000,000 atoms (2
- * processes on one H200, HALOX_TRACE). The counts are read past L1, which
- * may hold no other block's writes. */
+ * scan covers HXR_SCAN_RUN x HXR_BLOCK blocks (a million atoms) instead of
+ * HXR_BLOCK, each behind its own loads from L2: the whole grid waits for
+ * this block. The counts are read past L1, which may hold no other block's
+ * writes. */
 __device__ void hxr_scan_counts(int nb, int ncls, const int32_t *bcnt, int32_t *boff,
                                 hxr_result *res, hxr_result *pub)
 {
