@@ -6,6 +6,10 @@
  * scanned twice on the same scratch (with other counts the second time),
  * and the scratch all zeros again after each scan, as the next one needs.
  * Counts are random in [0, 7] with runs of zeros and, once, a large one.
+ * The second round reads the counts and writes the starts one and three
+ * ints past 16-byte boundaries, so that the scan's four-cell loads and
+ * stores take their unaligned path there and their aligned one in the
+ * first.
  */
 #include "hxtest.h"
 #include "md/gpu/md_gpu.h"
@@ -48,8 +52,9 @@ int main(int argc, char **argv)
     int32_t *h_tmp = hxt_xmalloc(sizeof(int32_t) * tmp_ints);
     int32_t *d_cnt = NULL, *d_start = NULL, *d_tmp = NULL;
     cudaStream_t s = NULL;
-    int ok = cuda_ok(cudaMalloc((void **) &d_cnt, sizeof(int32_t) * (size_t) nmax), "cudaMalloc");
-    ok = ok && cuda_ok(cudaMalloc((void **) &d_start, sizeof(int32_t) * ((size_t) nmax + 1)),
+    int ok =
+        cuda_ok(cudaMalloc((void **) &d_cnt, sizeof(int32_t) * ((size_t) nmax + 1)), "cudaMalloc");
+    ok = ok && cuda_ok(cudaMalloc((void **) &d_start, sizeof(int32_t) * ((size_t) nmax + 4)),
                        "cudaMalloc");
     ok = ok && cuda_ok(cudaMalloc((void **) &d_tmp, sizeof(int32_t) * tmp_ints), "cudaMalloc");
     ok = ok && cuda_ok(cudaMemset(d_tmp, 0, sizeof(int32_t) * tmp_ints), "cudaMemset");
@@ -57,15 +62,16 @@ int main(int argc, char **argv)
     for (size_t k = 0; ok && k < sizeof sizes / sizeof sizes[0]; k++) {
         const int n = sizes[k];
         for (int round = 0; ok && round < 2; round++) {
+            int32_t *cnt = d_cnt + round, *start = d_start + 3 * round;
             fill_counts(h_cnt, n, 1000u * (uint64_t) k + (uint64_t) round + 7u);
             ok = cuda_ok(
-                cudaMemcpy(d_cnt, h_cnt, sizeof(int32_t) * (size_t) n, cudaMemcpyHostToDevice),
+                cudaMemcpy(cnt, h_cnt, sizeof(int32_t) * (size_t) n, cudaMemcpyHostToDevice),
                 "upload");
-            ok = ok && cuda_ok(cudaMemset(d_start, 0xff, sizeof(int32_t) * ((size_t) n + 1)),
-                               "cudaMemset");
-            ok = ok && cuda_ok((cudaError_t) hxg_scan(s, d_cnt, d_start, n, d_tmp), "hxg_scan");
+            ok = ok &&
+                 cuda_ok(cudaMemset(start, 0xff, sizeof(int32_t) * ((size_t) n + 1)), "cudaMemset");
+            ok = ok && cuda_ok((cudaError_t) hxg_scan(s, cnt, start, n, d_tmp), "hxg_scan");
             ok = ok && cuda_ok(cudaStreamSynchronize(s), "the scan");
-            ok = ok && cuda_ok(cudaMemcpy(h_start, d_start, sizeof(int32_t) * ((size_t) n + 1),
+            ok = ok && cuda_ok(cudaMemcpy(h_start, start, sizeof(int32_t) * ((size_t) n + 1),
                                           cudaMemcpyDeviceToHost),
                                "download");
             ok = ok && cuda_ok(cudaMemcpy(h_tmp, d_tmp, sizeof(int32_t) * tmp_ints,
@@ -91,7 +97,9 @@ int main(int argc, char **argv)
             ok = bad == 0 && dirty == 0;
         }
         if (ok)
-            printf("scan of %d counts: starts and total as on the host, twice, scratch clear\n", n);
+            printf("scan of %d counts: starts and total as on the host, twice (aligned, then not), "
+                   "scratch clear\n",
+                   n);
     }
     if (s)
         cudaStreamDestroy(s);

@@ -105,13 +105,21 @@ hx_status hxr_grow(void **p, size_t *cap, size_t need, const char *what);
  * integers are reduced by max over the ranks (v[0] is set here); a failure
  * anywhere returns that failure, with its message, on every rank. */
 hx_status hxr_agree_max(hx_rebuild *r, hx_status st, int *v, int n);
-/* Collective: room for messages of `bytes`, then the exchange of one slot
- * (see hxi_transport_ops.xchg). A failure of the exchange is kept in
- * r->pending and returned by the next hxr_agree_max on every rank; the
- * caller goes on to that point (nothing received means *rbuf is NULL). */
+/* Collective: room for messages of `bytes`, then the exchange of n
+ * messages (1 or 2, each on its own slot; see hxi_transport_ops.xchg). A
+ * failure of the exchange is kept in r->pending and returned by the next
+ * hxr_agree_max on every rank; the caller goes on to that point (nothing
+ * received means each message's rbuf is NULL). */
 hx_status hxr_reserve(hx_rebuild *r, size_t bytes);
-void hxr_xchg(hx_rebuild *r, void *stream, int slot, const void *sbuf, size_t sbytes, int dest,
-              size_t rbytes, int src, const void **rbuf);
+void hxr_xchg(hx_rebuild *r, void *stream, hxi_xchg_msg *m, int n);
+/* A message of hxr_xchg: sbytes from device address sbuf to rank dest,
+ * rbytes from rank src, on slot. */
+static inline hxi_xchg_msg hxr_msg(int slot, const void *sbuf, size_t sbytes, int dest,
+                                   size_t rbytes, int src)
+{
+    hxi_xchg_msg m = {slot, sbuf, sbytes, dest, rbytes, src, NULL};
+    return m;
+}
 /* hxi_swap_ints2, timed: two pairs of one int each way at once (tags tag
  * and tag + 1). */
 hx_status hxr_swap2(hx_rebuild *r, const int out[2], const int dest[2], int in[2], const int src[2],

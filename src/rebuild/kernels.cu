@@ -157,11 +157,24 @@ __device__ __forceinline__ int hxr_class(double x, const hxr_dim1 &d)
     return delta == 0 ? 0 : -1;
 }
 
-/* Block counts each thread of hxr_scan_counts takes at a time. */
+/* Block counts each thread of hxr_scan_counts takes at a time, and the
+ * classes it scans at most. A block's counts of its classes are one word,
+ * 10 bits a class (a block has fewer than 1,024 atoms), so that one load
+ * brings all of them: one round trip to L2 for every class, and the
+ * registers of one class (the last block of the class kernel holds them,
+ * and the kernel's occupancy pays for its registers). */
 #define HXR_SCAN_RUN 16
+#define HXR_MAX_CLS  3
+static_assert(HXR_BLOCK < 1024, "a class count of a block in 10 bits");
+
+__device__ __forceinline__ int hxr_cls_count(int word, int c)
+{
+    return (word >> (10 * c)) & 1023;
+}
 
 /* One block (the last of a counting grid): exclusive scan of each class's
- * block counts (stride ncls) over nb blocks; totals into res->count; then,
+ * block counts (bcnt: a word a block, hxr_cls_count) over nb blocks into
+ * boff (stride ncls); totals into res->count; then,
  * with pub, the result is published. Each thread loads a run of
  * HXR_SCAN_RUN consecutive blocks' counts at once, so that one block-wide
  * scan covers HXR_SCAN_RUN x HXR_BLOCK blocks (a million atoms) instead of
@@ -172,33 +185,37 @@ __device__ void hxr_scan_counts(int nb, int ncls, const int32_t *bcnt, int32_t *
                                 hxr_result *res, hxr_result *pub)
 {
     __shared__ typename hxr_bscan::TempStorage tmp;
-    for (int c = 0; c < ncls; c++) {
-        int carry = 0;
-        for (int b0 = 0; b0 < nb; b0 += HXR_BLOCK * HXR_SCAN_RUN) {
-            const int first = b0 + (int) threadIdx.x * HXR_SCAN_RUN;
-            int v[HXR_SCAN_RUN];
+    int carry[HXR_MAX_CLS] = {0};
+    for (int b0 = 0; b0 < nb; b0 += HXR_BLOCK * HXR_SCAN_RUN) {
+        const int first = b0 + (int) threadIdx.x * HXR_SCAN_RUN;
+        int v[HXR_SCAN_RUN];
 #pragma unroll
-            for (int k = 0; k < HXR_SCAN_RUN; k++)
-                v[k] = first + k < nb ? __ldcg(bcnt + ncls * (first + k) + c) : 0;
+        for (int k = 0; k < HXR_SCAN_RUN; k++)
+            v[k] = first + k < nb ? __ldcg(bcnt + first + k) : 0;
+#pragma unroll
+        for (int c = 0; c < HXR_MAX_CLS; c++) {
+            if (c >= ncls)
+                break;
             int run = 0;
 #pragma unroll
             for (int k = 0; k < HXR_SCAN_RUN; k++)
-                run += v[k];
+                run += hxr_cls_count(v[k], c);
             int off, sum;
             hxr_bscan(tmp).ExclusiveSum(run, off, sum);
-            off += carry;
+            __syncthreads(); /* tmp is used again */
+            off += carry[c];
 #pragma unroll
             for (int k = 0; k < HXR_SCAN_RUN; k++) {
                 if (first + k < nb)
                     boff[ncls * (first + k) + c] = off;
-                off += v[k];
+                off += hxr_cls_count(v[k], c);
             }
-            carry += sum;
-            __syncthreads();
+            carry[c] += sum;
         }
-        if (threadIdx.x == 0)
-            res->count[c] = carry;
     }
+    if (threadIdx.x == 0)
+        for (int c = 0; c < ncls; c++)
+            res->count[c] = carry[c];
     if (pub)
         hxr_publish(res, pub);
 }
@@ -209,9 +226,9 @@ __device__ void hxr_scan_counts(int nb, int ncls, const int32_t *bcnt, int32_t *
  * three dimensions) and checked against every decomposed dimension: an
  * atom more than a hop away along any of them is reported, as is a
  * non-finite position, and counted as staying. */
-__global__ void hxr_k_classify(hxr_layout L, int n, hxr_dom d, int wrap, int32_t *cls,
-                               int32_t *bcnt, int32_t *boff, int *counter, hxr_result *res,
-                               hxr_result *pub)
+__global__ void __launch_bounds__(HXR_BLOCK, 4)
+    hxr_k_classify(hxr_layout L, int n, hxr_dom d, int wrap, int32_t *cls, int32_t *bcnt,
+                   int32_t *boff, int *counter, hxr_result *res, hxr_result *pub)
 {
     __shared__ int32_t cnt[3];
     if (threadIdx.x < 3)
@@ -258,8 +275,8 @@ __global__ void hxr_k_classify(hxr_layout L, int n, hxr_dom d, int wrap, int32_t
             atomicAdd(&cnt[k], __popc(b));
     }
     __syncthreads();
-    if (threadIdx.x < 3)
-        bcnt[3 * blockIdx.x + threadIdx.x] = cnt[threadIdx.x];
+    if (threadIdx.x == 0)
+        bcnt[blockIdx.x] = cnt[0] | cnt[1] << 10 | cnt[2] << 20;
     if (hxi_last_block(counter))
         hxr_scan_counts(gridDim.x, 3, bcnt, boff, res, pub);
 }
@@ -277,6 +294,9 @@ __device__ __forceinline__ uint32_t *hxr_word(const hxr_layout &L, long long a, 
     }
     return nullptr; /* not reached: k < L.words */
 }
+
+/* Record words a thread of hxr_k_pack loads before it stores them. */
+#define HXR_PACK_RUN 4
 
 /* The blocks of hxr_k_classify (whose block offsets boff holds), one
  * launch: each atom's slot within its class, in order (one block-wide scan
@@ -301,14 +321,31 @@ __global__ void hxr_k_pack(hxr_layout L, int n, const int32_t *cls, const int32_
         cl[threadIdx.x] = (int8_t) c;
     }
     __syncthreads();
+    /* HXR_PACK_RUN words a thread at a time: their loads all go out before
+     * the first store, where one word at a time waited a round trip to
+     * memory for each (a block has L.words of them a thread). */
     const unsigned words = (unsigned) L.words, na = (unsigned) min(HXR_BLOCK, n - base);
-    for (unsigned w = threadIdx.x; w < na * words; w += HXR_BLOCK) {
-        const unsigned a = w / words, k = w - a * words;
-        const int c = cl[a];
-        if (c != 0 && slot[a] >= (c == 1 ? room_down : room_up))
-            continue;
-        uint32_t *dst = c == 0 ? stay : (c == 1 ? down : up);
-        dst[(long long) slot[a] * words + k] = *hxr_word(L, (long long) base + a, (int) k);
+    const unsigned total = na * words;
+    for (unsigned w0 = threadIdx.x; w0 < total; w0 += HXR_PACK_RUN * HXR_BLOCK) {
+        uint32_t val[HXR_PACK_RUN], *dst[HXR_PACK_RUN];
+#pragma unroll
+        for (int j = 0; j < HXR_PACK_RUN; j++) {
+            const unsigned w = w0 + (unsigned) j * HXR_BLOCK;
+            dst[j] = nullptr;
+            if (w >= total)
+                continue;
+            const unsigned a = w / words, k = w - a * words;
+            const int c = cl[a];
+            if (c != 0 && slot[a] >= (c == 1 ? room_down : room_up))
+                continue;
+            uint32_t *buf = c == 0 ? stay : (c == 1 ? down : up);
+            dst[j] = buf + (long long) slot[a] * words + k;
+            val[j] = *hxr_word(L, (long long) base + a, (int) k);
+        }
+#pragma unroll
+        for (int j = 0; j < HXR_PACK_RUN; j++)
+            if (dst[j])
+                *dst[j] = val[j];
     }
 }
 

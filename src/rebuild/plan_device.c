@@ -280,9 +280,10 @@ static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *strea
     int v[2] = {0, nsend};
     HXI_CHECK(hxr_agree_max(r, st, v, 2));
     HXI_CHECK(hxr_reserve(r, (size_t) v[1] * HXR_REC));
-    const void *rb = NULL;
-    hxr_xchg(r, stream, 0, r->send[0], (size_t) nsend * HXR_REC, pu->send_rank,
-             (size_t) nrecv * HXR_REC, pu->recv_rank, &rb);
+    hxi_xchg_msg msg = hxr_msg(0, r->send[0], (size_t) nsend * HXR_REC, pu->send_rank,
+                               (size_t) nrecv * HXR_REC, pu->recv_rank);
+    hxr_xchg(r, stream, &msg, 1);
+    const void *rb = msg.rbuf;
     /* A failed exchange is agreed at the next pulse or at the end. */
     if (r->pending == HX_OK && hxr_receive(stream, rb, nrecv, p->ntotal, a->x, a->z) != 0)
         hxr_defer(r, hxr_cuda(cudaGetLastError(), "appending a pulse's atoms"));

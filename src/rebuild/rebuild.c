@@ -219,28 +219,31 @@ void hxr_defer(hx_rebuild *r, hx_status st)
     snprintf(r->pending_msg, sizeof r->pending_msg, "%s", hx_last_error());
 }
 
-void hxr_xchg(hx_rebuild *r, void *stream, int slot, const void *sbuf, size_t sbytes, int dest,
-              size_t rbytes, int src, const void **rbuf)
+void hxr_xchg(hx_rebuild *r, void *stream, hxi_xchg_msg *m, int n)
 {
     hx_transport *a = hxi_transport_actual(r->t);
-    hx_status st;
-    *rbuf = NULL;
+    hx_status st = HX_OK;
+    for (int k = 0; k < n; k++)
+        m[k].rbuf = NULL;
     double t0 = hxi_now();
     if (a && a->ops->xchg) {
         /* After a failure this rank stops sending; its peers' waits are
          * bounded, and the failure is agreed at the next agreement. */
         if (r->pending != HX_OK)
             return;
-        st = a->ops->xchg(a, slot, sbuf, sbytes, dest, rbytes, src, rbuf);
+        st = a->ops->xchg(a, m, n);
     } else {
-        /* Every rank takes part: this path agrees before its message. */
-        st = hxr_xchg_host(r, stream, slot, sbuf, sbytes, dest, rbytes, src, rbuf);
+        /* Every rank takes part: this path agrees before each message. */
+        for (int k = 0; k < n && st == HX_OK; k++)
+            st = hxr_xchg_host(r, stream, m[k].slot, m[k].sbuf, m[k].sbytes, m[k].dest, m[k].rbytes,
+                               m[k].src, &m[k].rbuf);
         if (st != HX_OK)
             r->pending = HX_OK; /* agreed already: every rank has it */
     }
     r->t_xchg += hxi_now() - t0;
     if (st != HX_OK)
-        *rbuf = NULL;
+        for (int k = 0; k < n; k++)
+            m[k].rbuf = NULL;
     hxr_defer(r, st);
 }
 
@@ -555,11 +558,14 @@ static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap,
         L = hxr_layout_of(*x, xstride, fields, nfields);
     }
     HXI_CHECK(hxr_reserve(r, (size_t) v[1] * rec));
-    const void *from_above = NULL, *from_below = NULL;
-    hxr_xchg(r, stream, 0, r->send[0], (size_t) nout[0] * rec, d->down[dim], (size_t) nin[0] * rec,
-             d->up[dim], &from_above);
-    hxr_xchg(r, stream, 1, r->send[1], (size_t) nout[1] * rec, d->up[dim], (size_t) nin[1] * rec,
-             d->down[dim], &from_below);
+    /* Both directions in one exchange: to below what leaves downwards,
+     * from above what leaves theirs; and the reverse. */
+    hxi_xchg_msg msg[2] = {hxr_msg(0, r->send[0], (size_t) nout[0] * rec, d->down[dim],
+                                   (size_t) nin[0] * rec, d->up[dim]),
+                           hxr_msg(1, r->send[1], (size_t) nout[1] * rec, d->up[dim],
+                                   (size_t) nin[1] * rec, d->down[dim])};
+    hxr_xchg(r, stream, msg, 2);
+    const void *from_above = msg[0].rbuf, *from_below = msg[1].rbuf;
     /* Stayers, then arrivals from below, then from above: hx_migrate's
      * order. After a failed exchange the atoms are not trusted anyway; the
      * failure is agreed at the end of the migration. */

@@ -8,6 +8,19 @@
 #include "core/hxi.h"
 #include "core/plan.h"
 
+enum { HXI_XCHG_SLOTS = 2 };
+
+/* One message of the rebuild's byte exchange (hxi_transport_ops.xchg). */
+typedef struct hxi_xchg_msg {
+    int slot;         /* 0 .. HXI_XCHG_SLOTS - 1 */
+    const void *sbuf; /* device address of the bytes sent */
+    size_t sbytes;
+    int dest;
+    size_t rbytes;
+    int src;
+    const void *rbuf; /* out: where the received bytes lie */
+} hxi_xchg_msg;
+
 typedef struct hxi_transport_ops {
     const char *name;
     unsigned caps; /* HX_CAP_* bits (auto: HX_CAP_CHOOSES; the rest is its choice's) */
@@ -28,20 +41,19 @@ typedef struct hxi_transport_ops {
      * rebuild moves the bytes through pinned host memory over MPI.
      * xchg_reserve, collective: every rank passes the same byte count, the
      * largest message any rank sends in the exchanges that follow.
-     * xchg: sends sbytes at device address sbuf to rank dest and receives
+     * xchg: n messages (1 or 2, on distinct slots; hxi_xchg_msg), each
+     * sending sbytes at device address sbuf to rank dest and receiving
      * rbytes from rank src, ordered on t->stream: a later kernel there may
-     * read *rbuf, valid until the next xchg on this slot (0 .. 1). Every
-     * rank makes every exchange, with 0 bytes too. Between two exchanges
-     * on one slot the caller drains the stream and swaps a host message
-     * with dest and src, so no peer overwrites bytes not yet read. */
+     * read the message's rbuf, valid until the next xchg on its slot.
+     * Every rank makes every exchange, with 0 bytes too, with the same
+     * messages in the same order. Between two exchanges on one slot the
+     * caller drains the stream and swaps a host message with dest and
+     * src, so no peer overwrites bytes not yet read. */
     /* hx_transport_vote (HX_CAP_VOTE); NULL: not offered. */
     hx_status (*vote)(hx_transport *t, const int32_t *in, int32_t *out);
     hx_status (*xchg_reserve)(hx_transport *t, size_t bytes);
-    hx_status (*xchg)(hx_transport *t, int slot, const void *sbuf, size_t sbytes, int dest,
-                      size_t rbytes, int src, const void **rbuf);
+    hx_status (*xchg)(hx_transport *t, hxi_xchg_msg *m, int n);
 } hxi_transport_ops;
-
-enum { HXI_XCHG_SLOTS = 2 };
 
 struct hx_transport {
     const hxi_transport_ops *ops;

@@ -71,7 +71,8 @@ __global__ void hxg_k_cell_count(hxg_gate gate, int n, const int32_t *dn, float 
  * exit count), so that the scratch is all zeros again for the next scan. Before, the scan was three
  * launches (chunks, their sums, the offsets): about 2.4 us each in the
  * graphs at 32,000 atoms. */
-#define HXG_SCAN_CHUNK 4096
+#define HXG_SCAN_PER   4                     /* cells a thread */
+#define HXG_SCAN_CHUNK (1024 * HXG_SCAN_PER) /* cells a block of 1,024 threads */
 #define HXG_SCAN_AGG   (1ull << 32) /* flag: the chunk's sum */
 #define HXG_SCAN_INCL  (2ull << 32) /* flag: the inclusive prefix through the chunk */
 
@@ -110,13 +111,28 @@ __global__ void __launch_bounds__(1024)
     __syncthreads();
     const int b = s_b;
     const int beg = b * HXG_SCAN_CHUNK, len = min(HXG_SCAN_CHUNK, n - beg);
-    /* Each thread's run of cells and its sum; the sums scanned over the
-     * block, warp by warp, then the warps' totals by the first warp. */
-    const int per = (len + (int) blockDim.x - 1) / (int) blockDim.x;
-    const int c0 = min(tid * per, len), c1 = min(c0 + per, len);
+    /* Each thread's four cells and their sum (one 16-byte load where the
+     * four are whole and aligned: the loads of a thread are all in flight
+     * at once, where a loop over them waited for each in turn); the sums
+     * scanned over the block, warp by warp, then the warps' totals by the
+     * first warp. */
+    const int c0 = HXG_SCAN_PER * tid;
+    const uintptr_t at =
+        reinterpret_cast<uintptr_t>(cnt + beg + c0) | reinterpret_cast<uintptr_t>(start + beg + c0);
+    const bool vec = c0 + HXG_SCAN_PER <= len && at % 16 == 0;
+    int32_t v[HXG_SCAN_PER];
+    if (vec) {
+        const int4 q = __ldg(reinterpret_cast<const int4 *>(cnt + beg + c0));
+        v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+    } else {
+#pragma unroll
+        for (int k = 0; k < HXG_SCAN_PER; k++)
+            v[k] = c0 + k < len ? cnt[beg + c0 + k] : 0;
+    }
     int32_t mine = 0;
-    for (int c = c0; c < c1; c++)
-        mine += cnt[beg + c];
+#pragma unroll
+    for (int k = 0; k < HXG_SCAN_PER; k++)
+        mine += v[k];
     int32_t incl = mine;
     for (int o = 1; o < 32; o <<= 1) {
         const int32_t y = __shfl_up_sync(HXG_FULL, incl, o);
@@ -127,13 +143,13 @@ __global__ void __launch_bounds__(1024)
         wsum[warp] = incl;
     __syncthreads();
     if (warp == 0) {
-        int32_t v = lane < nw ? wsum[lane] : 0;
+        int32_t t = lane < nw ? wsum[lane] : 0;
         for (int o = 1; o < 32; o <<= 1) {
-            const int32_t y = __shfl_up_sync(HXG_FULL, v, o);
+            const int32_t y = __shfl_up_sync(HXG_FULL, t, o);
             if (lane >= o)
-                v += y;
+                t += y;
         }
-        wsum[lane] = v;
+        wsum[lane] = t;
     }
     __syncthreads();
     if (warp == 0) {
@@ -173,10 +189,18 @@ __global__ void __launch_bounds__(1024)
         }
     }
     __syncthreads();
-    int32_t base = s_off + (warp > 0 ? wsum[warp - 1] : 0) + incl - mine;
-    for (int c = c0; c < c1; c++) {
-        start[beg + c] = base;
-        base += cnt[beg + c];
+    int32_t e[HXG_SCAN_PER];
+    e[0] = s_off + (warp > 0 ? wsum[warp - 1] : 0) + incl - mine;
+#pragma unroll
+    for (int k = 1; k < HXG_SCAN_PER; k++)
+        e[k] = e[k - 1] + v[k - 1];
+    if (vec) {
+        *reinterpret_cast<int4 *>(start + beg + c0) = make_int4(e[0], e[1], e[2], e[3]);
+    } else {
+#pragma unroll
+        for (int k = 0; k < HXG_SCAN_PER; k++)
+            if (c0 + k < len)
+                start[beg + c0 + k] = e[k];
     }
     /* The last block out clears the scratch (every other block has done
      * its look-back by then). */

@@ -6,6 +6,9 @@
 #include "transport/gpu/gpu_dev.cuh"
 #include "transport/gpu/kernels.h"
 
+#include <cstdint>
+#include <cstring>
+
 #define HXI_BLOCK 256
 
 static int hxi_blocks(int n, int max_blocks)
@@ -63,17 +66,28 @@ __global__ void hxi_k_wait_signal(const uint64_t *sig, hxi_gpu_wait_info w, int 
     hxi_dev_wait_eq(sig, &w, d_hit, rec);
 }
 
-/* The rebuild's byte exchange with a peer reached by load/store: the grid
- * copies `words` 4-byte words from src into the peer's landing buffer dst
- * (16 bytes a thread where both are aligned to 16), the last block
- * (hxi_last_block) publishes with one st.release.sys of `value` into the
- * peer's signal, and thread 0 of block 0 then waits, bounded, for our own
- * signal: kernels after this one on the stream read what the peer sent. */
-__global__ void hxi_k_xchg_direct(const uint32_t *__restrict__ src, uint32_t *__restrict__ dst,
-                                  size_t words, int vec, uint64_t *peer_sig, uint64_t value,
-                                  int *counter, const uint64_t *my_sig, hxi_gpu_wait_info w,
-                                  int *d_hit, hxi_gpu_timeout *rec)
+/* The rebuild's byte exchange with peers reached by load/store, each
+ * message a row of blocks (blockIdx.y): the row copies the message's
+ * words from src into the peer's landing buffer (16 bytes a thread where
+ * both are aligned to 16), the row's last block (hxi_last_block, on the
+ * message's counter) publishes with one st.release.sys of the value into
+ * the peer's signal, and thread 0 of the row's block 0 then waits, bounded,
+ * for our own signal: kernels after this one on the stream read what the
+ * peers sent. Both directions of a migration go in one launch, where one
+ * launch each waited for the other. */
+struct hxi_xchg_direct_args {
+    hxi_xchg_direct_msg m[HXI_XCHG_DIRECT_MAX];
+    int vec[HXI_XCHG_DIRECT_MAX];
+};
+
+__global__ void hxi_k_xchg_direct(const hxi_xchg_direct_args a, int *d_hit, hxi_gpu_timeout *rec)
 {
+    static_assert(HXI_XCHG_DIRECT_MAX == 2, "a row picks its message by a select");
+    const hxi_xchg_direct_msg m = blockIdx.y == 0 ? a.m[0] : a.m[1];
+    const int vec = blockIdx.y == 0 ? a.vec[0] : a.vec[1];
+    const uint32_t *__restrict__ src = static_cast<const uint32_t *>(m.src);
+    uint32_t *__restrict__ dst = static_cast<uint32_t *>(m.peer_dst);
+    const size_t words = m.bytes / 4;
     const size_t first = (size_t) blockIdx.x * blockDim.x + threadIdx.x;
     const size_t stride = (size_t) gridDim.x * blockDim.x;
     const size_t n4 = vec ? words / 4 : 0;
@@ -83,30 +97,34 @@ __global__ void hxi_k_xchg_direct(const uint32_t *__restrict__ src, uint32_t *__
         d4[i] = s4[i];
     for (size_t i = 4 * n4 + first; i < words; i += stride)
         dst[i] = src[i];
-    if (hxi_last_block(counter) && threadIdx.x == 0)
-        hxi_dev_st_release_sys(peer_sig, value);
+    if (hxi_last_block(m.counter) && threadIdx.x == 0)
+        hxi_dev_st_release_sys(m.peer_sig, m.value);
     if (blockIdx.x == 0 && threadIdx.x == 0)
-        hxi_dev_wait_eq(my_sig, &w, d_hit, rec);
+        hxi_dev_wait_eq(m.my_sig, &m.w, d_hit, rec);
 }
 
-extern "C" cudaError_t hxi_gpu_xchg_direct(cudaStream_t s, const void *src, void *peer_dst,
-                                           size_t bytes, uint64_t *peer_sig, uint64_t value,
-                                           int *counter, const uint64_t *my_sig,
-                                           hxi_gpu_wait_info w, int *d_hit, hxi_gpu_timeout *rec,
-                                           int max_blocks)
+extern "C" cudaError_t hxi_gpu_xchg_direct(cudaStream_t s, const hxi_xchg_direct_msg *m, int n,
+                                           int *d_hit, hxi_gpu_timeout *rec, int max_blocks)
 {
-    if (bytes % 4 != 0)
+    if (n < 1 || n > HXI_XCHG_DIRECT_MAX)
         return cudaErrorInvalidValue;
-    const size_t words = bytes / 4;
-    const int vec = (uintptr_t) src % 16 == 0 && (uintptr_t) peer_dst % 16 == 0;
-    const size_t items = vec ? words / 4 + words % 4 : words;
-    const size_t want = (items + HXI_BLOCK - 1) / HXI_BLOCK;
-    int blocks = want > (size_t) max_blocks ? max_blocks : (int) want;
-    if (blocks < 1)
-        blocks = 1;
-    hxi_k_xchg_direct<<<blocks, HXI_BLOCK, 0, s>>>(
-        (const uint32_t *) src, (uint32_t *) peer_dst, words, vec, peer_sig, value, counter,
-        my_sig, w, d_hit, rec);
+    hxi_xchg_direct_args a;
+    memset(&a, 0, sizeof a);
+    size_t want = 1;
+    for (int k = 0; k < n; k++) {
+        if (m[k].bytes % 4 != 0)
+            return cudaErrorInvalidValue;
+        a.m[k] = m[k];
+        const size_t words = m[k].bytes / 4;
+        a.vec[k] = (uintptr_t) m[k].src % 16 == 0 && (uintptr_t) m[k].peer_dst % 16 == 0;
+        const size_t items = a.vec[k] ? words / 4 + words % 4 : words;
+        const size_t b = (items + HXI_BLOCK - 1) / HXI_BLOCK;
+        if (b > want)
+            want = b;
+    }
+    const int cap = max_blocks / n > 1 ? max_blocks / n : 1;
+    const int bx = want > (size_t) cap ? cap : (int) want;
+    hxi_k_xchg_direct<<<dim3(bx, n), HXI_BLOCK, 0, s>>>(a, d_hit, rec);
     return cudaGetLastError();
 }
 

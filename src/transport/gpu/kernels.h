@@ -29,14 +29,28 @@ cudaError_t hxi_gpu_unpack_add(cudaStream_t s, float *f, const float *src, const
 cudaError_t hxi_gpu_wait_signal(cudaStream_t s, const uint64_t *sig, hxi_gpu_wait_info w,
                                 int *d_hit, hxi_gpu_timeout *rec);
 
-/* The rebuild's byte exchange by load/store in one launch: `bytes` (a
+/* One message of the rebuild's byte exchange by load/store: `bytes` (a
  * multiple of 4) from src to peer_dst (the peer's landing buffer), then
  * `value` released into peer_sig, then a bounded wait until *my_sig ==
- * w.step. counter: a device int, zero, that the grid's last block resets.
- * At most max_blocks blocks (all resident: block 0 spins). */
-cudaError_t hxi_gpu_xchg_direct(cudaStream_t s, const void *src, void *peer_dst, size_t bytes,
-                                uint64_t *peer_sig, uint64_t value, int *counter,
-                                const uint64_t *my_sig, hxi_gpu_wait_info w, int *d_hit,
+ * w.step. counter: a device int, zero, that the message's last block
+ * resets. */
+typedef struct hxi_xchg_direct_msg {
+    const void *src;
+    void *peer_dst;
+    size_t bytes;
+    uint64_t *peer_sig;
+    uint64_t value;
+    int *counter;
+    const uint64_t *my_sig;
+    hxi_gpu_wait_info w;
+} hxi_xchg_direct_msg;
+
+enum { HXI_XCHG_DIRECT_MAX = 2 };
+
+/* n (1 .. HXI_XCHG_DIRECT_MAX) such messages in one launch, a row of
+ * blocks each. At most max_blocks blocks in all (all resident: the first
+ * block of each row spins). */
+cudaError_t hxi_gpu_xchg_direct(cudaStream_t s, const hxi_xchg_direct_msg *m, int n, int *d_hit,
                                 hxi_gpu_timeout *rec, int max_blocks);
 
 #ifdef __cplusplus

@@ -191,8 +191,8 @@ static hx_status nccl_sync(hx_transport *t)
     }
 }
 
-/* The rebuild's byte exchange: one grouped send and receive on the stream,
- * into a receive buffer of this slot (rank-local growth: nothing here is
+/* The rebuild's byte exchange: the messages' sends and receives as one
+ * group on the stream, each into a receive buffer of its slot (rank-local growth: nothing here is
  * symmetric, so there is nothing to reserve together). */
 static hx_status nccl_xchg_reserve(hx_transport *t, size_t bytes)
 {
@@ -200,24 +200,33 @@ static hx_status nccl_xchg_reserve(hx_transport *t, size_t bytes)
     return HX_OK;
 }
 
-static hx_status nccl_xchg(hx_transport *t, int slot, const void *sbuf, size_t sbytes, int dest,
-                           size_t rbytes, int src, const void **rbuf)
+static hx_status nccl_xchg(hx_transport *t, hxi_xchg_msg *msg, int n)
 {
     nccl_impl *m = t->impl;
     HXI_CHECK(hxi_gpu_check_usable(&m->g));
-    if (slot < 0 || slot >= HXI_XCHG_SLOTS)
-        return hxi_error(HX_ERR_INVALID, "nccl: rebuild exchange slot %d", slot);
-    HXI_CHECK(hxi_gpu_grow(&m->xr[slot], &m->xr_cap[slot], rbytes, rbytes + rbytes / 4 + 4096,
-                           "the rebuild's receive buffer"));
+    for (int k = 0; k < n; k++) {
+        const int slot = msg[k].slot;
+        if (slot < 0 || slot >= HXI_XCHG_SLOTS || (k > 0 && slot == msg[0].slot))
+            return hxi_error(HX_ERR_INVALID, "nccl: rebuild exchange slot %d", slot);
+        HXI_CHECK(hxi_gpu_grow(&m->xr[slot], &m->xr_cap[slot], msg[k].rbytes,
+                               msg[k].rbytes + msg[k].rbytes / 4 + 4096,
+                               "the rebuild's receive buffer"));
+    }
     /* Counts were exchanged first: a peer sends nothing exactly when we
-     * expect nothing, so skipping empty messages keeps the pairs matched. */
+     * expect nothing, so skipping empty messages keeps the pairs matched
+     * (NCCL matches the sends and receives between two ranks in the order
+     * of the group, and every rank gives the messages in one order). */
     HXI_NCCL(ncclGroupStart());
-    if (sbytes > 0)
-        HXI_NCCL(ncclSend(sbuf, sbytes, ncclChar, dest, m->comm, m->g.stream));
-    if (rbytes > 0)
-        HXI_NCCL(ncclRecv(m->xr[slot], rbytes, ncclChar, src, m->comm, m->g.stream));
+    for (int k = 0; k < n; k++) {
+        if (msg[k].sbytes > 0)
+            HXI_NCCL(
+                ncclSend(msg[k].sbuf, msg[k].sbytes, ncclChar, msg[k].dest, m->comm, m->g.stream));
+        if (msg[k].rbytes > 0)
+            HXI_NCCL(ncclRecv(m->xr[msg[k].slot], msg[k].rbytes, ncclChar, msg[k].src, m->comm,
+                              m->g.stream));
+        msg[k].rbuf = m->xr[msg[k].slot];
+    }
     HXI_NCCL(ncclGroupEnd());
-    *rbuf = m->xr[slot];
     return HX_OK;
 }
 

@@ -342,45 +342,65 @@ hx_status hxi_shm_xchg_reserve(hx_transport *t, size_t bytes)
     return HX_OK;
 }
 
-hx_status hxi_shm_xchg(hx_transport *t, int slot, const void *sbuf, size_t sbytes, int dest,
-                       size_t rbytes, int src, const void **rbuf)
+hx_status hxi_shm_xchg(hx_transport *t, hxi_xchg_msg *m, int n)
 {
     hxi_shm *s = t->impl;
     hxi_gpu *g = &s->g;
     HXI_CHECK(hxi_gpu_check_usable(g));
-    if (slot < 0 || slot >= HXI_XCHG_SLOTS || sbytes > s->xch_cap || rbytes > s->xch_cap)
-        return hxi_error(HX_ERR_OVERFLOW,
-                         "%s: rebuild exchange of %zu bytes out, %zu in (slot %d) does not fit "
-                         "the %zu reserved: call xchg_reserve with the largest message first",
-                         g->who, sbytes, rbytes, slot, s->xch_cap);
-    uint64_t *sig = s->sig + HXI_SHM_XSIG + slot;
-    uint64_t value = ++s->xseq[slot];
-    hxi_gpu_wait_info w;
-    memset(&w, 0, sizeof w);
-    w.step = value;
-    w.timeout_ns = g->timeout_ns;
-    w.rank = g->rank;
-    w.peer = src;
-    w.pulse = -1;
-    w.dim = -1;
-    w.kind = 2;
-    /* A load/store peer: copy, signal and wait in one launch (a launch
-     * costs the host microseconds; the rebuild makes several of these).
-     * Else NVSHMEM's put-with-signal on the stream, then the wait. */
-    void *pdst = s->force_put ? NULL : hxi_shm_api_ptr(s->xch[slot], dest);
-    uint64_t *psig = s->force_put ? NULL : hxi_shm_api_ptr(sig, dest);
-    if (pdst && psig && sbytes % 4 == 0) {
-        HXI_CUDA(hxi_gpu_xchg_direct(g->stream, sbuf, pdst, sbytes, psig, value,
-                                     s->d_count + HXI_SHM_XSIG + slot, sig, w, g->d_hit, g->rec_d,
-                                     g->sm_count > 0 ? g->sm_count : 1));
-    } else {
-        if (sbytes > 0)
-            hxi_shm_api_putmem_signal_on_stream(s->xch[slot], sbuf, sbytes, sig, value, dest,
-                                                g->stream);
-        else
-            hxi_shm_api_signal_on_stream(sig, value, dest, g->stream);
-        HXI_CUDA(hxi_gpu_wait_signal(g->stream, sig, w, g->d_hit, g->rec_d));
+    if (n < 1 || n > HXI_XCHG_DIRECT_MAX)
+        return hxi_error(HX_ERR_INVALID, "%s: rebuild exchange of %d messages at once", g->who, n);
+    for (int k = 0; k < n; k++) {
+        const int slot = m[k].slot;
+        if (slot < 0 || slot >= HXI_XCHG_SLOTS || (k > 0 && slot == m[0].slot) ||
+            m[k].sbytes > s->xch_cap || m[k].rbytes > s->xch_cap)
+            return hxi_error(HX_ERR_OVERFLOW,
+                             "%s: rebuild exchange of %zu bytes out, %zu in (slot %d) does not "
+                             "fit the %zu reserved, or its slot is taken: call xchg_reserve with "
+                             "the largest message first, one message a slot",
+                             g->who, m[k].sbytes, m[k].rbytes, slot, s->xch_cap);
     }
-    *rbuf = s->xch[slot];
+    hxi_xchg_direct_msg dm[HXI_XCHG_DIRECT_MAX];
+    int direct = !s->force_put;
+    for (int k = 0; k < n; k++) {
+        const int slot = m[k].slot;
+        uint64_t *sig = s->sig + HXI_SHM_XSIG + slot;
+        hxi_xchg_direct_msg *d = &dm[k];
+        memset(d, 0, sizeof *d);
+        d->value = ++s->xseq[slot];
+        d->w.step = d->value;
+        d->w.timeout_ns = g->timeout_ns;
+        d->w.rank = g->rank;
+        d->w.peer = m[k].src;
+        d->w.pulse = -1;
+        d->w.dim = -1;
+        d->w.kind = 2;
+        d->src = m[k].sbuf;
+        d->bytes = m[k].sbytes;
+        d->my_sig = sig;
+        d->counter = s->d_count + HXI_SHM_XSIG + slot;
+        d->peer_dst = direct ? hxi_shm_api_ptr(s->xch[slot], m[k].dest) : NULL;
+        d->peer_sig = direct ? hxi_shm_api_ptr(sig, m[k].dest) : NULL;
+        direct = direct && d->peer_dst && d->peer_sig && m[k].sbytes % 4 == 0;
+        m[k].rbuf = s->xch[slot];
+    }
+    /* Load/store peers: copy, signal and wait in one launch for all the
+     * messages (a launch costs the host microseconds; the rebuild makes
+     * several of these). Else NVSHMEM's put-with-signal on the stream, then
+     * the wait, a message at a time. */
+    if (direct) {
+        HXI_CUDA(hxi_gpu_xchg_direct(g->stream, dm, n, g->d_hit, g->rec_d,
+                                     g->sm_count > 0 ? g->sm_count : 1));
+        return HX_OK;
+    }
+    for (int k = 0; k < n; k++) {
+        const int slot = m[k].slot;
+        uint64_t *sig = s->sig + HXI_SHM_XSIG + slot;
+        if (m[k].sbytes > 0)
+            hxi_shm_api_putmem_signal_on_stream(s->xch[slot], m[k].sbuf, m[k].sbytes, sig,
+                                                dm[k].value, m[k].dest, g->stream);
+        else
+            hxi_shm_api_signal_on_stream(sig, dm[k].value, m[k].dest, g->stream);
+        HXI_CUDA(hxi_gpu_wait_signal(g->stream, sig, dm[k].w, g->d_hit, g->rec_d));
+    }
     return HX_OK;
 }

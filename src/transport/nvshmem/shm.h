@@ -75,13 +75,13 @@ hx_status hxi_shm_set_plan(hxi_shm *s, hx_transport *t);
 hx_status hxi_shm_alloc(hx_comm *comm, void **p, size_t bytes, const char *what);
 void hxi_shm_free(void **p);
 
-/* The byte exchange of device rebuilds (see hxi_transport_ops.xchg): a
- * put with signal into the peer's symmetric landing buffer, and a bounded
- * wait for the incoming signal. t->impl must start with an hxi_shm (every
- * nvshmem-* transport's does). */
+/* The byte exchange of device rebuilds (see hxi_transport_ops.xchg): for
+ * load/store peers one kernel that stores every message into its peer's
+ * symmetric landing buffer, signals and waits, bounded, for the incoming
+ * signals; else a put with signal and a bounded wait a message. t->impl must start with an hxi_shm
+ * (every nvshmem-* transport's does). */
 hx_status hxi_shm_xchg_reserve(hx_transport *t, size_t bytes);
-hx_status hxi_shm_xchg(hx_transport *t, int slot, const void *sbuf, size_t sbytes, int dest,
-                       size_t rbytes, int src, const void **rbuf);
+hx_status hxi_shm_xchg(hx_transport *t, hxi_xchg_msg *m, int n);
 /* hx_transport_vote for every nvshmem-* transport (vote.c). open: collective,
  * before the barrier that follows the zeroing of the slots; close:
  * collective. */
