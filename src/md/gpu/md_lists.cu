@@ -246,7 +246,7 @@ __global__ void hxg_k_finish(hxg_gate gate, hxg_report *report)
 /* ------------------------------------------------------------ launchers */
 
 /* Lanes per atom of the list build: one thread per atom from 256 atoms per
- * SM (from 288 for the home walks, HOME: every atom a home atom in cell
+ * SM (from 192 for the home walks, HOME: every atom a home atom in cell
  * order), 4 from 128, else 8. On one H200 (build kernel, melt system): 32,000
  * atoms 79 us with 4 lanes, 93 with 8, 105 with 1; 16,384 atoms 55 us with
  * 4 or 8; 64,000 atoms at density 1.0 141 us with 1, 151 with 4, 178 with
@@ -257,7 +257,12 @@ __global__ void hxg_k_finish(hxg_gate gate, hxg_report *report)
  * 48.9 with 8, 49.5 with 4, 57.9 with 1. With the lane groups' own home
  * walk (later that day): 27,436 atoms 50.4 us with 4 lanes, 63.5 with 1;
  * 32,000 atoms 55.1 and 62.6; 37,044 atoms 60.2 and 64.5; 16,384 atoms
- * 38.6 with 8 (docs/results/lanes-home-2026-12-04.txt).
+ * 38.6 with 8 (docs/results/lanes-home-2026-12-04.txt). With the rows'
+ * set-up shared out among a group's lanes (2026-12-04, seventh session):
+ * 16,384 atoms 27.0 us with 8, 34.2 with 4, 36.1 with 1; 32,000 atoms 39.3
+ * with 1, 46.2 with 4, 50.6 with 8; 55,296 atoms 48.8 with 1, 74.1 with 8
+ * (the one-thread walk had become faster in between: 62.6 to 39.3 us at
+ * 32,000); the switch at 192 per SM (25,344 on an H200) lies between.
  * HALOX_MD_BUILD_LANES=1|2|4|8 overrides (for measurements). */
 static int hxg_build_lanes(long long n, bool home = false)
 {
@@ -273,7 +278,7 @@ static int hxg_build_lanes(long long n, bool home = false)
     }
     if (forced == 1 || forced == 2 || forced == 4 || forced == HXG_BG)
         return forced;
-    if (n >= (home ? 288LL : 256LL) * sms)
+    if (n >= (home ? 192LL : 256LL) * sms)
         return 1;
     return n >= 128LL * sms ? 4 : HXG_BG;
 }

@@ -24,6 +24,27 @@ __device__ __forceinline__ float hxg_d2(float3 xs, float4 xj)
 /* Lanes per atom in the list build's groups: at most this many. */
 #define HXG_BG 8
 
+/* The rows of an atom's walk: HXG_SIDE offsets along y inside each of
+ * HXG_SIDE along z, row r at (oy, oz) = (r % HXG_SIDE, r / HXG_SIDE) -
+ * HXG_REACH. */
+#define HXG_SIDE (2 * HXG_REACH + 1)
+#define HXG_ROWS (HXG_SIDE * HXG_SIDE)
+
+/* Row segments worked out by lane src (own on that lane), for every lane
+ * of the warp (all of them call this together). Both segments of a row
+ * share y and z. */
+__device__ __forceinline__ void hxg_seg_from(const hxg_seg own[2], int src, hxg_seg seg[2])
+{
+    const float ys = __shfl_sync(HXG_FULL, own[0].xs.y, src);
+    const float zs = __shfl_sync(HXG_FULL, own[0].xs.z, src);
+#pragma unroll
+    for (int k = 0; k < 2; k++) {
+        seg[k].kbeg = __shfl_sync(HXG_FULL, own[k].kbeg, src);
+        seg[k].kend = __shfl_sync(HXG_FULL, own[k].kend, src);
+        seg[k].xs = make_float3(__shfl_sync(HXG_FULL, own[k].xs.x, src), ys, zs);
+    }
+}
+
 /* Whether a pair off the local list is this rank's to list in nl: a home
  * atom with a halo one, or two halo atoms not both off home along any
  * dimension (the zone rule). */
@@ -39,9 +60,15 @@ __device__ __forceinline__ bool hxg_owned(bool ihome, bool jhome, unsigned mi,
  * take a segment's candidates BG at a time; a ballot gives each hit its
  * slot, so the list keeps the candidates' order (rows, segments, atoms by
  * index within a cell) whatever the lane count: the lists are those of
- * hxg_walk_thread. Every lane of the warp calls this together (the loops
- * are warp-uniform: every atom walks all rows and both segments, empty or
- * not); lanes that do not walk (on false) only take part in the ballots.
+ * hxg_walk_thread. The rows' set-up (hxg_row) is shared out: the group
+ * takes the rows BG at a time, lane sub works out row r0 + sub of each
+ * batch, and the group walks the batch's rows in order, each row's
+ * segments from the lane that made them (hxg_seg_from), so that a lane
+ * makes ceil(HXG_ROWS / BG) rows' set-up where each of the group made all
+ * of them, most of a lane's instructions at 8 lanes an atom. Every lane of
+ * the warp calls this together (the loops are warp-uniform: every atom
+ * walks all rows and both segments, empty or not); lanes that do not walk
+ * (on false) only take part in the ballots and shuffles.
  * Home atoms (i < nhome): home neighbours into loc, halo ones into nl.
  * Halo atoms: partners of pairs this rank owns (the zone rule: no dimension
  * in which both are off home) into nl. indexed: xsort is a cell list's
@@ -64,11 +91,18 @@ hxg_walk_group(int i, bool on, bool ihome, int nhome, float3 xi, const int ci[3]
     const unsigned below = (1u << lane) - 1u;
     const float rhp = hxg_rh_padded(rh2);
     const float3 w = hxg_cell_w(cg_);
-    for (int oz = -HXG_REACH; oz <= HXG_REACH; oz++) {
-        const hxg_zrow zr = hxg_row_z(on, xi, ci, oz, w, cg_, g);
-        for (int oy = -HXG_REACH; oy <= HXG_REACH; oy++) {
+    const int first = lane & ~(BG - 1);
+    for (int r0 = 0; r0 < HXG_ROWS; r0 += BG) {
+        hxg_seg own[2];
+        {
+            const int r = r0 + sub;
+            const hxg_zrow zr =
+                hxg_row_z(on && r < HXG_ROWS, xi, ci, r / HXG_SIDE - HXG_REACH, w, cg_, g);
+            hxg_row(zr, xi, ci, r % HXG_SIDE - HXG_REACH, w, cg_, g, rhp, start, own);
+        }
+        for (int rb = 0; rb < min(BG, HXG_ROWS - r0); rb++) {
             hxg_seg seg[2];
-            hxg_row(zr, xi, ci, oy, w, cg_, g, rhp, start, seg);
+            hxg_seg_from(own, first + rb, seg);
 #pragma unroll
             for (int sgi = 0; sgi < 2; sgi++) {
                 const int kbeg = seg[sgi].kbeg, kend = seg[sgi].kend;
