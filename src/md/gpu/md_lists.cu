@@ -246,8 +246,8 @@ __global__ void hxg_k_finish(hxg_gate gate, hxg_report *report)
 /* ------------------------------------------------------------ launchers */
 
 /* Lanes per atom of the list build: one thread per atom from 256 atoms per
- * SM (from 192 for the home walks, HOME: every atom a home atom in cell
- * order), 4 from 128, else 8. On one H200 (build kernel, melt system): 32,000
+ * SM, 4 from 128, else 8; the home walks (HOME: every atom a home atom in
+ * cell order) one thread from 192, 4 from 160, else 8. On one H200 (build kernel, melt system): 32,000
  * atoms 79 us with 4 lanes, 93 with 8, 105 with 1; 16,384 atoms 55 us with
  * 4 or 8; 64,000 atoms at density 1.0 141 us with 1, 151 with 4, 178 with
  * 8; 131,072 atoms 159 us with 1, 233 with 4. 21,000 local atoms per rank
@@ -262,7 +262,9 @@ __global__ void hxg_k_finish(hxg_gate gate, hxg_report *report)
  * 16,384 atoms 27.0 us with 8, 34.2 with 4, 36.1 with 1; 32,000 atoms 39.3
  * with 1, 46.2 with 4, 50.6 with 8; 55,296 atoms 48.8 with 1, 74.1 with 8
  * (the one-thread walk had become faster in between: 62.6 to 39.3 us at
- * 32,000); the switch at 192 per SM (25,344 on an H200) lies between.
+ * 32,000); 19,652 atoms 31.4 with 8, 35.9 with 4, 38.3 with 1; 23,328
+ * atoms 38.5 with 4, 40.1 with 1, 42.2 with 8; 27,436 atoms 39.2 with 1,
+ * 43.2 with 4 (docs/results/rows-shared-2026-12-04.txt, calls 2 and 3).
  * HALOX_MD_BUILD_LANES=1|2|4|8 overrides (for measurements). */
 static int hxg_build_lanes(long long n, bool home = false)
 {
@@ -280,7 +282,7 @@ static int hxg_build_lanes(long long n, bool home = false)
         return forced;
     if (n >= (home ? 192LL : 256LL) * sms)
         return 1;
-    return n >= 128LL * sms ? 4 : HXG_BG;
+    return n >= (home ? 160LL : 128LL) * sms ? 4 : HXG_BG;
 }
 
 /* The rows of a compact non-local list (hxg_k_nl_reach, a scan into pos,
