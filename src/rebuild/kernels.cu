@@ -165,7 +165,8 @@ __device__ __forceinline__ int hxr_class(double x, const hxr_dim1 &d)
  * and the kernel's occupancy pays for its registers). */
 #define HXR_SCAN_RUN 16
 #define HXR_MAX_CLS  3
-static_assert(HXR_BLOCK < 1024, "a class count of a block in 10 bits");
+static_assert(HXR_BLOCK < 1024, "a class count of a block in 10 bits (hxr_k_classify's block "
+                                "counts, hxr_k_pack's ranks within a block)");
 
 __device__ __forceinline__ int hxr_cls_count(int word, int c)
 {
@@ -308,7 +309,6 @@ __device__ __forceinline__ uint32_t *hxr_word(const hxr_layout &L, long long a, 
 __global__ void hxr_k_pack(hxr_layout L, int n, const int32_t *cls, const int32_t *boff,
                            uint32_t *stay, uint32_t *down, uint32_t *up, int room_down, int room_up)
 {
-    static_assert(HXR_BLOCK < 1024, "three 10-bit class counts per scan");
     __shared__ typename hxr_bscan::TempStorage tmp;
     __shared__ int32_t slot[HXR_BLOCK];
     __shared__ int8_t cl[HXR_BLOCK];
@@ -317,7 +317,7 @@ __global__ void hxr_k_pack(hxr_layout L, int n, const int32_t *cls, const int32_
     int off;
     hxr_bscan(tmp).ExclusiveSum(c >= 0 ? 1 << (10 * c) : 0, off);
     if (c >= 0) {
-        slot[threadIdx.x] = boff[3 * blockIdx.x + c] + ((off >> (10 * c)) & 1023);
+        slot[threadIdx.x] = boff[3 * blockIdx.x + c] + hxr_cls_count(off, c);
         cl[threadIdx.x] = (int8_t) c;
     }
     __syncthreads();

@@ -91,8 +91,10 @@ __device__ __forceinline__ float hxg_rsqrt(float x)
     return r;
 }
 
-/* What the rows of one offset oz along z share (hxg_row_z computes it once
- * for the 2 HXG_REACH + 1 rows of that offset): the cell along z, wrapped
+/* What the rows of one offset oz along z share (the one-thread walks have
+ * hxg_row_z compute it once for the 2 HXG_REACH + 1 rows of that offset; in
+ * the lane groups each lane computes it for the row it sets up): the cell
+ * along z, wrapped
  * (-1: out of the grid, or the atom does not walk), its image shift and
  * the distance to its slab. */
 struct hxg_zrow {

@@ -95,6 +95,9 @@ hxg_walk_group(int i, bool on, bool ihome, int nhome, float3 xi, const int ci[3]
     for (int r0 = 0; r0 < HXG_ROWS; r0 += BG) {
         hxg_seg own[2];
         {
+            /* A lane past the last row (r >= HXG_ROWS) sets up an empty one:
+             * it does not walk, so its offsets, beyond the reach, only feed
+             * values that hxg_row then drops. */
             const int r = r0 + sub;
             const hxg_zrow zr =
                 hxg_row_z(on && r < HXG_ROWS, xi, ci, r / HXG_SIDE - HXG_REACH, w, cg_, g);
