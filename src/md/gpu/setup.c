@@ -159,19 +159,22 @@ static hx_status choose_device(hx_md_engine *e)
     snprintf(e->device_name, sizeof e->device_name, "%s", prop.name);
     int sms = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
     /* Threads per atom: enough threads to fill the GPU once (1024 per SM),
-     * with one rank or several; at most 8. Median us a step on one H200,
-     * one process, 2026-12-04 (docs/results/tpp-2026-12-04.txt), tpp 1, 2,
-     * 4, 8: 62,500 atoms 28.8, 18.9, 16.6, 18.2; 108,000 34.7, 25.3, 28.8;
-     * 131,072 41.1, 30.4, 33.8, 40.2; 186,624 46.9, 51.6, 48.5; 256,000
-     * 53.8, 59.3, 64.8; 2,048,000 386.2, 418.5. A rank of a multi-GPU run
-     * holds its GPU alone, with the non-local forces beside its local
-     * ones: twice the fill there (4 threads at 128,000 atoms a rank) was
-     * measured best on two H200s before the force kernel's unrolled pair
-     * loop (60.6 against 63.5 us a step with 2), and with that loop 2 beat
-     * 4 with 2 processes sharing one H200 at 256,000 atoms (median 75.7-76.4
+     * twice where a rank of several holds its GPU alone; at most 8. Median
+     * us a step on one H200, one process, 2026-12-04
+     * (docs/results/tpp-2026-12-04.txt), tpp 1, 2, 4, 8: 62,500 atoms 28.8,
+     * 18.9, 16.6, 18.2; 108,000 34.7, 25.3, 28.8; 131,072 41.1, 30.4, 33.8,
+     * 40.2; 186,624 46.9, 51.6, 48.5; 256,000 53.8, 59.3, 64.8; 2,048,000
+     * 386.2, 418.5. A rank alone on its GPU runs its non-local forces
+     * beside its local ones, which need free block slots then: on two
+     * H200s at 128,000 atoms a rank, 4 beat 2 (60.6 against 63.5 us a step,
+     * before the unrolled pair loop; 2 puts every block of the local forces
+     * on the GPU at once). Ranks sharing a GPU share its slots anyway: 2
+     * processes on one H200 at 256,000 atoms, 2 beat 4 (median 75.7-76.4
      * against 78.2-78.5). HALOX_MD_TPP overrides. */
     int env = hxi_env_int("HALOX_MD_TPP", 0);
-    const long long fill = (long long) sms * 1024;
+    const int sharing =
+        e->ndevices > 0 ? (e->local_size - e->device + e->ndevices - 1) / e->ndevices : 1;
+    const long long fill = (long long) sms * 1024 * (e->nranks > 1 && sharing <= 1 ? 2 : 1);
     int tpp = 1;
     while (tpp < 8 && (long long) e->sys->n * tpp < fill)
         tpp *= 2;
