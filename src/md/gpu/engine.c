@@ -95,6 +95,7 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     double tc[5];
     tc[0] = hxi_now();
     HXI_CHECK_GOTO(hxi_agree(comm, hxg_eng_create_local(e)), st, fail);
+    HXI_CHECK_GOTO(hxg_eng_choose_tpp(e), st, fail);
     tc[1] = hxi_now();
     st = hxg_eng_make_transport(e);
     HXI_CHECK_GOTO(hxi_agree(comm, st), st, fail);

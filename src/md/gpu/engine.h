@@ -44,6 +44,8 @@ struct hx_md_engine {
     int multi;        /* more than one rank: halo exchange */
     int host_rebuild; /* rebuild through the host (HALOX_MD_HOST_REBUILD=1) */
     int device, ndevices, local_rank, local_size;
+    int sms;                    /* streaming multiprocessors of the device */
+    unsigned char gpu_uuid[16]; /* the device's, to count the ranks sharing it */
     char device_name[256];
     cudaStream_t s_loc, s_nl;
     cudaEvent_t ev_kd, ev_rev, ev_acc;
@@ -240,6 +242,7 @@ hx_status hxg_eng_local_rank(hx_md_engine *e);
 const char *hxg_eng_default_transport(const hx_md_engine *e);
 hx_status hxg_eng_make_transport(hx_md_engine *e);
 hx_status hxg_eng_create_local(hx_md_engine *e);
+hx_status hxg_eng_choose_tpp(hx_md_engine *e);
 hx_status hxg_eng_dev_grow(void *p, size_t *have, size_t need, const char *what);
 int hxg_eng_round_up(long long v, int to);
 int hxg_eng_cap_for(const hx_md_engine *e, int need);

@@ -157,7 +157,33 @@ static hx_status choose_device(hx_md_engine *e)
     struct cudaDeviceProp prop;
     CU(cudaGetDeviceProperties(&prop, e->device), "cudaGetDeviceProperties");
     snprintf(e->device_name, sizeof e->device_name, "%s", prop.name);
-    int sms = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
+    e->sms = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
+    memcpy(e->gpu_uuid, prop.uuid.bytes, sizeof e->gpu_uuid);
+    e->fill = (long long) e->sms * 1024;
+    e->nl_pick = hxi_env_int("HALOX_MD_NL_ATOMS", -1);
+    e->nl_early = hxi_env_int("HALOX_MD_NL_EARLY", -1);
+    e->plan_ahead = hxi_env_int("HALOX_MD_PLAN_AHEAD", -1);
+    return HX_OK;
+}
+
+/* Threads per atom of the force kernels, once every rank has its device:
+ * collective (the ranks sharing this GPU are counted by its UUID, as the
+ * transports count them, whatever CUDA_VISIBLE_DEVICES shows each rank). */
+hx_status hxg_eng_choose_tpp(hx_md_engine *e)
+{
+    unsigned char *all = NULL;
+    int sharing = 1;
+    hx_status st = hxi_alloc((void **) &all, 16 * (size_t) e->nranks, "device UUIDs");
+    HXI_CHECK(hxi_agree(e->comm, st));
+    st = hxi_allgather(e->comm, e->gpu_uuid, 16, all);
+    if (st == HX_OK) {
+        sharing = 0;
+        for (int r = 0; r < e->nranks; r++)
+            sharing += memcmp(all + 16 * (size_t) r, e->gpu_uuid, 16) == 0;
+    }
+    free(all);
+    HXI_CHECK(st);
+    const int sms = e->sms;
     /* Threads per atom: enough threads to fill the GPU once (1024 per SM),
      * twice where a rank of several holds its GPU alone; at most 8. Median
      * us a step on one H200, one process, 2026-12-04
@@ -172,8 +198,6 @@ static hx_status choose_device(hx_md_engine *e)
      * processes on one H200 at 256,000 atoms, 2 beat 4 (median 75.7-76.4
      * against 78.2-78.5). HALOX_MD_TPP overrides. */
     int env = hxi_env_int("HALOX_MD_TPP", 0);
-    const int sharing =
-        e->ndevices > 0 ? (e->local_size - e->device + e->ndevices - 1) / e->ndevices : 1;
     const long long fill = (long long) sms * 1024 * (e->nranks > 1 && sharing <= 1 ? 2 : 1);
     int tpp = 1;
     while (tpp < 8 && (long long) e->sys->n * tpp < fill)
@@ -190,10 +214,6 @@ static hx_status choose_device(hx_md_engine *e)
     env = hxi_env_int("HALOX_MD_TPP_NL", 0);
     if (env == 1 || env == 2 || env == 4 || env == 8)
         e->tpp_nl = env;
-    e->fill = (long long) sms * 1024;
-    e->nl_pick = hxi_env_int("HALOX_MD_NL_ATOMS", -1);
-    e->nl_early = hxi_env_int("HALOX_MD_NL_EARLY", -1);
-    e->plan_ahead = hxi_env_int("HALOX_MD_PLAN_AHEAD", -1);
     return HX_OK;
 }
 
