@@ -7,6 +7,9 @@
  * same map without communicating; a communicator of its own (a duplicate)
  * gets a map of its own with the same answers, worked out this time from
  * the host names alone (the launchers' local-rank variables removed).
+ * Also hxi_count_alike, with which the GPU engine and the transports count
+ * the ranks sharing their GPU (by its UUID): keys shared by pairs of ranks,
+ * by every rank, and by none.
  */
 #define _POSIX_C_SOURCE 200809L /* unsetenv */
 
@@ -39,6 +42,18 @@ int main(int argc, char **argv)
     /* Kept: the same map, and no collective (rank 0 alone asks again). */
     if (rank == 0 && HXT_OK(hxi_comm_node_map(comm, &again)))
         HXT_CHECK(again == m, "a second call returns the map already made");
+
+    /* Ranks 2k and 2k+1 share a key (the last alone where the count is odd). */
+    const int pair = rank / 2, everyone = 7, own = rank;
+    int n = -1;
+    if (HXT_OK(hxi_count_alike(comm, &pair, sizeof pair, &n))) {
+        const int want = 2 * pair + 1 < size ? 2 : 1;
+        HXT_CHECK(n == want, "rank %d: %d ranks hold its pair's key, want %d", rank, n, want);
+    }
+    if (HXT_OK(hxi_count_alike(comm, &everyone, sizeof everyone, &n)))
+        HXT_CHECK(n == size, "%d ranks hold the common key, want %d", n, size);
+    if (HXT_OK(hxi_count_alike(comm, &own, sizeof own, &n)))
+        HXT_CHECK(n == 1, "rank %d: %d ranks hold its own key, want 1", rank, n);
 
     /* The other way to a local rank: the ranks' host names in rank order. */
     unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");

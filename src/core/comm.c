@@ -248,6 +248,23 @@ hx_status hxi_allgather(hx_comm *c, const void *sbuf, size_t bytes, void *rbuf)
     return HX_OK;
 }
 
+hx_status hxi_count_alike(hx_comm *c, const void *key, size_t bytes, int *count)
+{
+    *count = 1;
+    unsigned char *all = NULL;
+    hx_status st = hxi_alloc((void **) &all, bytes * (size_t) c->size + 1, "the ranks' keys");
+    HXI_CHECK(hxi_agree(c, st));
+    st = hxi_allgather(c, key, bytes, all);
+    if (st == HX_OK) {
+        int n = 0;
+        for (int r = 0; r < c->size; r++)
+            n += memcmp(all + bytes * (size_t) r, key, bytes) == 0;
+        *count = n;
+    }
+    free(all);
+    return st;
+}
+
 hx_status hxi_barrier(hx_comm *c)
 {
 #ifdef HALOX_HAVE_MPI

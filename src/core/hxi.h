@@ -66,6 +66,9 @@ hx_status hxi_allreduce_int(hx_comm *c, int *v, int n, int op_max);
 hx_status hxi_allreduce_double(hx_comm *c, double *v, int n, int op_max);
 hx_status hxi_bcast(hx_comm *c, void *buf, size_t bytes, int root);
 hx_status hxi_allgather(hx_comm *c, const void *sbuf, size_t bytes, void *rbuf);
+/* Collective: how many ranks (this one included) hold the same `bytes`
+ * bytes at `key` as this rank, e.g. the UUID of the GPU each one uses. */
+hx_status hxi_count_alike(hx_comm *c, const void *key, size_t bytes, int *count);
 hx_status hxi_barrier(hx_comm *c);
 /* Rank 0 tells every other rank that it is done with something (printed an
  * error, say), and they wait for that, at most timeout_s seconds: a

@@ -171,18 +171,8 @@ static hx_status choose_device(hx_md_engine *e)
  * transports count them, whatever CUDA_VISIBLE_DEVICES shows each rank). */
 hx_status hxg_eng_choose_tpp(hx_md_engine *e)
 {
-    unsigned char *all = NULL;
     int sharing = 1;
-    hx_status st = hxi_alloc((void **) &all, 16 * (size_t) e->nranks, "device UUIDs");
-    HXI_CHECK(hxi_agree(e->comm, st));
-    st = hxi_allgather(e->comm, e->gpu_uuid, 16, all);
-    if (st == HX_OK) {
-        sharing = 0;
-        for (int r = 0; r < e->nranks; r++)
-            sharing += memcmp(all + 16 * (size_t) r, e->gpu_uuid, 16) == 0;
-    }
-    free(all);
-    HXI_CHECK(st);
+    HXI_CHECK(hxi_count_alike(e->comm, e->gpu_uuid, sizeof e->gpu_uuid, &sharing));
     const int sms = e->sms;
     /* Threads per atom: enough threads to fill the GPU once (1024 per SM),
      * twice where a rank of several holds its GPU alone; at most 8. Median

@@ -157,16 +157,8 @@ hx_status hxi_gpu_open(hxi_gpu *g, hx_transport *t, const char *who)
     g->sm_count = prop.multiProcessorCount;
 
     /* Who shares my GPU: the device UUID is unique across nodes. */
-    unsigned char *uuids = NULL;
-    HXI_CHECK(hxi_alloc((void **) &uuids, 16 * (size_t) g->nranks, "device UUIDs"));
-    st = hxi_allgather(t->comm, prop.uuid.bytes, 16, uuids);
-    if (st == HX_OK) {
-        g->ranks_on_device = 0;
-        for (int r = 0; r < g->nranks; r++)
-            g->ranks_on_device += memcmp(uuids + 16 * (size_t) r, prop.uuid.bytes, 16) == 0;
-    }
-    free(uuids);
-    HXI_CHECK(st);
+    HXI_CHECK(
+        hxi_count_alike(t->comm, prop.uuid.bytes, sizeof prop.uuid.bytes, &g->ranks_on_device));
     g->mps = mps_running();
     /* Processes sharing a GPU and loading kernels lazily can stall each
      * other's exchanges (hx_init in halox.h): say so once, on rank 0. */
