@@ -4,7 +4,7 @@
 // replayed, plus the small operations a rebuild makes (synchronisations,
 // small copies, events). Host wall clock, 200 repetitions each. Standalone:
 //   nvcc -O2 -arch=sm_90 bench/launch_cost.cu -o launch_cost && ./launch_cost
-// docs/md-gpu.md ("Launches") has one machine's answers.
+// docs/md-gpu-timeline.md ("Launches") has one machine's answers.
 #include <cstdio>
 #include <chrono>
 #include <vector>

@@ -12,7 +12,7 @@
 //             has passed, so the next one's blocks are resident and waiting
 // Standalone:
 //   nvcc -O2 -arch=sm_90 bench/pdl_chain.cu -o pdl_chain && ./pdl_chain
-// docs/md-gpu.md ("Launches") has one machine's answers.
+// docs/md-gpu-timeline.md ("Launches") has one machine's answers.
 #include <cstdio>
 #include <cuda_runtime.h>
 #define CK(x)                                                                                      \

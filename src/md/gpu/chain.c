@@ -3,7 +3,7 @@
  *
  * A kernel launch costs the host about 3.4 us on the GPU machines, where
  * capturing one costs about 0.6 us, updating an executable graph about 3 us
- * and launching it about 3 us (docs/md-gpu.md, "Launches"). A rebuild with
+ * and launching it about 3 us (docs/md-gpu-timeline.md, "Launches"). A rebuild with
  * several ranks has runs of launches whose sizes and arrays change at every
  * rebuild: the cell sort (7 launches) and the non-local lists (up to 14).
  * Each run is captured on its stream, the executable of its last run is
