@@ -252,9 +252,10 @@ hx_status hxi_count_alike(hx_comm *c, const void *key, size_t bytes, int *count)
 {
     *count = 1;
     unsigned char *all = NULL;
-    hx_status st = hxi_alloc((void **) &all, bytes * (size_t) c->size + 1, "the ranks' keys");
-    HXI_CHECK(hxi_agree(c, st));
-    st = hxi_allgather(c, key, bytes, all);
+    hx_status st =
+        hxi_agree(c, hxi_alloc((void **) &all, bytes * (size_t) c->size + 1, "the ranks' keys"));
+    if (st == HX_OK)
+        st = hxi_allgather(c, key, bytes, all);
     if (st == HX_OK) {
         int n = 0;
         for (int r = 0; r < c->size; r++)

@@ -44,7 +44,6 @@ struct hx_md_engine {
     int multi;        /* more than one rank: halo exchange */
     int host_rebuild; /* rebuild through the host (HALOX_MD_HOST_REBUILD=1) */
     int device, ndevices, local_rank, local_size;
-    int sms;                    /* streaming multiprocessors of the device */
     unsigned char gpu_uuid[16]; /* the device's, to count the ranks sharing it */
     char device_name[256];
     cudaStream_t s_loc, s_nl;

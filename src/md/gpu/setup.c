@@ -157,9 +157,8 @@ static hx_status choose_device(hx_md_engine *e)
     struct cudaDeviceProp prop;
     CU(cudaGetDeviceProperties(&prop, e->device), "cudaGetDeviceProperties");
     snprintf(e->device_name, sizeof e->device_name, "%s", prop.name);
-    e->sms = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
     memcpy(e->gpu_uuid, prop.uuid.bytes, sizeof e->gpu_uuid);
-    e->fill = (long long) e->sms * 1024;
+    e->fill = (long long) (prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1) * 1024;
     e->nl_pick = hxi_env_int("HALOX_MD_NL_ATOMS", -1);
     e->nl_early = hxi_env_int("HALOX_MD_NL_EARLY", -1);
     e->plan_ahead = hxi_env_int("HALOX_MD_PLAN_AHEAD", -1);
@@ -173,7 +172,6 @@ hx_status hxg_eng_choose_tpp(hx_md_engine *e)
 {
     int sharing = 1;
     HXI_CHECK(hxi_count_alike(e->comm, e->gpu_uuid, sizeof e->gpu_uuid, &sharing));
-    const int sms = e->sms;
     /* Threads per atom: enough threads to fill the GPU once (1024 per SM),
      * twice where a rank of several holds its GPU alone; at most 8. Median
      * us a step on one H200, one process, 2026-12-04
@@ -188,7 +186,7 @@ hx_status hxg_eng_choose_tpp(hx_md_engine *e)
      * processes on one H200 at 256,000 atoms, 2 beat 4 (median 75.7-76.4
      * against 78.2-78.5). HALOX_MD_TPP overrides. */
     int env = hxi_env_int("HALOX_MD_TPP", 0);
-    const long long fill = (long long) sms * 1024 * (e->nranks > 1 && sharing <= 1 ? 2 : 1);
+    const long long fill = e->fill * (e->nranks > 1 && sharing <= 1 ? 2 : 1);
     int tpp = 1;
     while (tpp < 8 && (long long) e->sys->n * tpp < fill)
         tpp *= 2;
@@ -200,7 +198,7 @@ hx_status hxg_eng_choose_tpp(hx_md_engine *e)
      * 128,000 atoms per rank, 8 rather than 2 made the step 64.0 us
      * instead of 68.4; at 1,024,000 per rank more than 1 was slower.
      * HALOX_MD_TPP_NL overrides. */
-    e->tpp_nl = (long long) e->sys->n < 2LL * sms * 1024 ? 8 : e->tpp;
+    e->tpp_nl = (long long) e->sys->n < 2 * e->fill ? 8 : e->tpp;
     env = hxi_env_int("HALOX_MD_TPP_NL", 0);
     if (env == 1 || env == 2 || env == 4 || env == 8)
         e->tpp_nl = env;
