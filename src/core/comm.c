@@ -30,6 +30,25 @@ struct hx_comm {
 
 static int hxi_started_mpi = 0;
 
+/* Messages and collectives of this process with other ranks (MPI calls
+ * between two or more ranks) and the wall time spent in them: HALOX_LOG's
+ * count per rebuild (hxi_comm_tally). */
+static long long tally_calls;
+static double tally_s;
+#define TALLY(call)                                                                                \
+    do {                                                                                           \
+        const double t_ = hxi_now();                                                               \
+        call;                                                                                      \
+        tally_calls++;                                                                             \
+        tally_s += hxi_now() - t_;                                                                 \
+    } while (0)
+
+void hxi_comm_tally(long long *calls, double *seconds)
+{
+    *calls = tally_calls;
+    *seconds = tally_s;
+}
+
 int hx_have_mpi(void)
 {
 #ifdef HALOX_HAVE_MPI
@@ -168,8 +187,8 @@ hx_status hxi_sendrecv(hx_comm *c, const void *sbuf, size_t sbytes, int dest, vo
                              "message of %zu bytes is too large for one "
                              "MPI call: use more ranks",
                              sbytes > rbytes ? sbytes : rbytes);
-        HXI_MPI(MPI_Sendrecv(sbuf, (int) sbytes, MPI_BYTE, dest, tag, rbuf, (int) rbytes, MPI_BYTE,
-                             src, tag, c->mpi, MPI_STATUS_IGNORE));
+        TALLY(HXI_MPI(MPI_Sendrecv(sbuf, (int) sbytes, MPI_BYTE, dest, tag, rbuf, (int) rbytes,
+                                   MPI_BYTE, src, tag, c->mpi, MPI_STATUS_IGNORE)));
         return HX_OK;
     }
 #endif
@@ -193,7 +212,7 @@ hx_status hxi_swap_ints2(hx_comm *c, const int out[2], const int dest[2], int in
             HXI_MPI(MPI_Irecv(&in[k], 1, MPI_INT, src[k], tag + k, c->mpi, &rq[k]));
         for (int k = 0; k < 2; k++)
             HXI_MPI(MPI_Isend(&out[k], 1, MPI_INT, dest[k], tag + k, c->mpi, &rq[2 + k]));
-        HXI_MPI(MPI_Waitall(4, rq, MPI_STATUSES_IGNORE));
+        TALLY(HXI_MPI(MPI_Waitall(4, rq, MPI_STATUSES_IGNORE)));
         return HX_OK;
     }
 #endif
@@ -207,7 +226,8 @@ hx_status hxi_allreduce_int(hx_comm *c, int *v, int n, int op_max)
 {
 #ifdef HALOX_HAVE_MPI
     if (c->size > 1)
-        HXI_MPI(MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT, op_max ? MPI_MAX : MPI_SUM, c->mpi));
+        TALLY(HXI_MPI(
+            MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT, op_max ? MPI_MAX : MPI_SUM, c->mpi)));
 #else
     (void) c, (void) v, (void) n, (void) op_max;
 #endif
@@ -218,7 +238,8 @@ hx_status hxi_allreduce_double(hx_comm *c, double *v, int n, int op_max)
 {
 #ifdef HALOX_HAVE_MPI
     if (c->size > 1)
-        HXI_MPI(MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, op_max ? MPI_MAX : MPI_SUM, c->mpi));
+        TALLY(HXI_MPI(
+            MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, op_max ? MPI_MAX : MPI_SUM, c->mpi)));
 #else
     (void) c, (void) v, (void) n, (void) op_max;
 #endif
@@ -229,7 +250,7 @@ hx_status hxi_bcast(hx_comm *c, void *buf, size_t bytes, int root)
 {
 #ifdef HALOX_HAVE_MPI
     if (c->size > 1)
-        HXI_MPI(MPI_Bcast(buf, (int) bytes, MPI_BYTE, root, c->mpi));
+        TALLY(HXI_MPI(MPI_Bcast(buf, (int) bytes, MPI_BYTE, root, c->mpi)));
 #else
     (void) c, (void) buf, (void) bytes, (void) root;
 #endif
@@ -240,7 +261,8 @@ hx_status hxi_allgather(hx_comm *c, const void *sbuf, size_t bytes, void *rbuf)
 {
 #ifdef HALOX_HAVE_MPI
     if (c->size > 1) {
-        HXI_MPI(MPI_Allgather(sbuf, (int) bytes, MPI_BYTE, rbuf, (int) bytes, MPI_BYTE, c->mpi));
+        TALLY(HXI_MPI(
+            MPI_Allgather(sbuf, (int) bytes, MPI_BYTE, rbuf, (int) bytes, MPI_BYTE, c->mpi)));
         return HX_OK;
     }
 #endif
@@ -270,7 +292,7 @@ hx_status hxi_barrier(hx_comm *c)
 {
 #ifdef HALOX_HAVE_MPI
     if (c->size > 1)
-        HXI_MPI(MPI_Barrier(c->mpi));
+        TALLY(HXI_MPI(MPI_Barrier(c->mpi)));
 #else
     (void) c;
 #endif

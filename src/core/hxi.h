@@ -70,6 +70,8 @@ hx_status hxi_allgather(hx_comm *c, const void *sbuf, size_t bytes, void *rbuf);
  * bytes at `key` as this rank, e.g. the UUID of the GPU each one uses. */
 hx_status hxi_count_alike(hx_comm *c, const void *key, size_t bytes, int *count);
 hx_status hxi_barrier(hx_comm *c);
+/* Calls with other ranks so far in this process and seconds spent in them. */
+void hxi_comm_tally(long long *calls, double *seconds);
 /* Rank 0 tells every other rank that it is done with something (printed an
  * error, say), and they wait for that, at most timeout_s seconds: a
  * launcher that ends the job at the first non-zero exit then cannot cut

@@ -137,6 +137,12 @@ struct hx_md_engine {
 #define HXG_BATCH_DEFAULT 4
     double dev_phase[HXG_NPHASE];
     int64_t dev_rebuilds;
+    /* A device rebuild's step on the host (HALOX_LOG): its start and end,
+     * and, summed over the run, the time before it in its step, its own,
+     * the rest of its step and the capture of the next step. */
+    double rb_t0, rb_t1, dev_step[4];
+    long long dev_calls; /* calls with other ranks in the rebuilds (hxi_comm_tally) */
+    double dev_calls_s;
     int check_atoms;
     int check_lists; /* the two-half list build against the one-pass one (HALOX_MD_CHECK_LISTS=1) */
     int tight;         /* capacities without margin (HALOX_MD_TIGHT=1, for tests) */

@@ -28,6 +28,13 @@ static const char *const phase_names[HXG_NPHASE] = {"drain",    "migrate", "sort
 void hxg_eng_rebuild_device_log(const hx_md_engine *e)
 {
     hxg_eng_phase_log(e, "device rebuilds", phase_names, e->dev_phase, HXG_NPHASE, e->dev_rebuilds);
+    static const char *const step_names[4] = {"before", "rebuild", "after", "capture"};
+    hxg_eng_phase_log(e, "device rebuild steps", step_names, e->dev_step, 4, e->dev_rebuilds);
+    if (e->dev_rebuilds > 0 && e->rank == 0 && hxi_log_level() >= 1)
+        hxi_info("GPU engine: %.1f calls with other ranks a device rebuild on rank 0, %.3f ms "
+                 "in them",
+                 (double) e->dev_calls / (double) e->dev_rebuilds,
+                 1e3 * e->dev_calls_s / (double) e->dev_rebuilds);
     if (e->dvote && e->rank == 0)
         hxi_info("GPU engine: %lld of %lld device rebuilds decided by a vote on the GPU, %lld "
                  "steps replayed from CUDA graphs on rank 0",
@@ -110,6 +117,9 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
 {
     double tp = hxi_now();
     hx_status st = HX_OK;
+    long long calls0;
+    double calls0_s;
+    hxi_comm_tally(&calls0, &calls0_s);
     /* The kick-drift of this step runs on the local stream (behind the
      * steps queued before it); everything after runs on the non-local one.
      * The host does not drain the streams first: the migration's first
@@ -122,6 +132,7 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     HXI_CHECK(hxi_agree(e->comm, st));
     hxg_eng_phase_mark(e->dev_phase, phase_names, 0, &tp);
     double t0 = tp;
+    e->rb_t0 = t0;
 
     int cap = e->cap_home;
     hx_dfield fields[2] = {{(void **) &e->v4, 16}, {(void **) &e->id, sizeof(int64_t)}};
@@ -216,5 +227,11 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     e->last_build = e->step;
     e->ago = 0;
     e->dev_rebuilds++;
+    e->rb_t1 = hxi_now();
+    long long calls1;
+    double calls1_s;
+    hxi_comm_tally(&calls1, &calls1_s);
+    e->dev_calls += calls1 - calls0;
+    e->dev_calls_s += calls1_s - calls0_s;
     return HX_OK;
 }

@@ -418,11 +418,20 @@ static hx_status kickdrift_host_path(hx_md_engine *e, int want_thermo, hx_status
  * step_host; the next step is captured here when it will be replayed. */
 static hx_status step_checked(hx_md_engine *e, int want_thermo)
 {
+    const int64_t built = e->dev_rebuilds;
+    const double t0 = hxi_now();
     hx_status st = e->mgraph ? hxg_eng_pending_status(e) : HX_OK;
     st = kickdrift_host_path(e, want_thermo, st);
     st = step_host(e, want_thermo, st);
+    const double t1 = hxi_now();
     if (st == HX_OK)
         hxg_eng_capture_ahead(e);
+    if (e->dev_rebuilds != built) {
+        e->dev_step[0] += e->rb_t0 - t0;
+        e->dev_step[1] += e->rb_t1 - e->rb_t0;
+        e->dev_step[2] += t1 - e->rb_t1;
+        e->dev_step[3] += hxi_now() - t1;
+    }
     return st;
 }
 
