@@ -159,8 +159,14 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     if (st == HX_OK)
         st = queue_sort(e);
     /* The local list needs only the sorted home atoms: it builds on the
-     * local stream while the plan is made. */
-    if (st == HX_OK)
+     * local stream while the plan is made. Its blocks then hold the SMs
+     * that the plan's kernels wait for; HALOX_MD_LOCAL_LATE=1 queues it
+     * after the forward exchange instead (launch_halves). With 2 processes
+     * sharing one H200 that was slower (lists 0.07 against 0.03 ms a
+     * rebuild at 32,000 atoms, 0.20 against 0.09 at 256,000; the plan
+     * shrank by less); on two GPUs, where the plan and the list build of a
+     * rank have the GPU to themselves, it is to be measured. */
+    if (st == HX_OK && !e->local_late)
         st = hxg_eng_queue_local_list(e);
     HXI_CHECK(hxi_agree(e->comm, st));
     hxg_eng_phase_mark(e->dev_phase, phase_names, 2, &tp);

@@ -196,6 +196,7 @@ hx_status hxi_gpu_open(hxi_gpu *g, hx_transport *t, const char *who)
     HXI_CUDA_GOTO(cudaMemset(g->d_hit, 0, sizeof(int)), st, fail);
 
     g->withhold_rank = hxi_env_int("HALOX_TEST_WITHHOLD_RANK", -1);
+    g->plan_wait = hxi_env_int("HALOX_PLAN_WAIT", 1) != 0;
     g->withhold_step = (uint64_t) hxi_env_int("HALOX_TEST_WITHHOLD_STEP", 3);
     return HX_OK;
 fail:
@@ -250,9 +251,13 @@ hx_status hxi_gpu_upload_plan(hxi_gpu *g, const hx_plan *plan)
     g->npulses = np;
     /* A device plan's maps are on the device already, in this layout
      * (pulse p at its map_offset): the kernels read them there, as the plan
-     * outlives its use. A host plan's are copied, synchronously: its host
-     * maps may change after this call, and a plan change is rare. */
-    HXI_CUDA(cudaStreamSynchronize(g->stream));
+     * outlives its use, and the kernels queued before read the old plan's
+     * (stream order), so the host need not wait for them; it does unless
+     * HALOX_PLAN_WAIT=0 (g->plan_wait). A host plan's are copied into the
+     * one array the queued kernels may still read, so after them,
+     * synchronously: its host maps may change after this call. */
+    if (g->plan_wait || !hx_plan_on_device(plan))
+        HXI_CUDA(cudaStreamSynchronize(g->stream));
     if (hx_plan_on_device(plan)) {
         g->maps = hx_plan_device_maps(plan);
         return HX_OK;

@@ -48,6 +48,10 @@ typedef struct hxi_gpu {
     /* Test hook: this rank skips its coordinate sends in one step
      * (HALOX_TEST_WITHHOLD_RANK, HALOX_TEST_WITHHOLD_STEP, default 3). */
     int withhold_rank;
+    /* HALOX_PLAN_WAIT (default 1): the host waits for the stream when a
+     * device plan is adopted; 0: only where arrays grow (or a captured
+     * step holds the old ones), the rest goes in stream order. */
+    int plan_wait;
     uint64_t withhold_step;
 } hxi_gpu;
 

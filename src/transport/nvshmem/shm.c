@@ -204,7 +204,8 @@ static hx_status sym_regrow(hx_comm *comm, void **p, size_t atoms, size_t keep, 
 hx_status hxi_shm_set_plan(hxi_shm *s, hx_transport *t)
 {
     HXI_CHECK(hxi_gpu_check_usable(&s->g));
-    HXI_CUDA(cudaStreamSynchronize(s->g.stream));
+    if (s->g.plan_wait)
+        HXI_CUDA(cudaStreamSynchronize(s->g.stream));
     const hx_plan *plan = t->plan;
     int grow = 0, cap = 0;
     HXI_CHECK(hxi_transport_fit(t, &grow, &cap));
@@ -217,8 +218,13 @@ hx_status hxi_shm_set_plan(hxi_shm *s, hx_transport *t)
     const int sgrow = v[0];
     s->set_plan_max = v[1];
     if (grow || sgrow) {
-        /* Peers may still be finishing their last step's reads of what we
-         * sent; nobody frees before everybody has drained. */
+        /* Our kernels queued before may still use the arrays (the host
+         * waited for them above unless HALOX_PLAN_WAIT=0), and peers may
+         * still be finishing their last step's reads of what we sent:
+         * nobody frees before everybody has drained. Without growth the
+         * new descriptors go to the GPU in stream order, behind the
+         * kernels that read the old ones. */
+        HXI_CUDA(cudaStreamSynchronize(s->g.stream));
         HXI_CHECK(hxi_barrier(t->comm));
     }
     if (grow) {

@@ -146,8 +146,13 @@ static hx_status fz_set_plan(hx_transport *t)
     hxi_gpu *g = &s->g;
     const hx_plan *plan = t->plan;
     hx_status st = HX_OK;
-    /* The captured step refers to the old arrays and descriptors. */
-    HXI_CUDA(cudaStreamSynchronize(g->stream));
+    /* A step captured by the transport refers to the old arrays and
+     * descriptors: it goes once its last launch is done. Otherwise, with
+     * HALOX_PLAN_WAIT=0, the host does not wait for the stream: the
+     * descriptors are uploaded in stream order behind the kernels that
+     * read the old ones. */
+    if (z->c.exec || g->plan_wait)
+        HXI_CUDA(cudaStreamSynchronize(g->stream));
     hxi_fz_core_drop_graph(&z->c);
     /* The peers' reach is asked again where any rank's pulses changed. */
     int stale = z->peers_np != hx_plan_npulses(plan);
@@ -206,10 +211,13 @@ static hx_status fz_set_plan(hx_transport *t)
         if (st == HX_OK && hx_plan_on_device(plan)) {
             st = hxi_alloc((void **) &hmaps, ((size_t) g->total_send + 1) * sizeof(int),
                            "the maps on the host");
-            cudaError_t e = st == HX_OK
-                                ? cudaMemcpy(hmaps, g->maps, (size_t) g->total_send * sizeof(int),
-                                             cudaMemcpyDeviceToHost)
-                                : cudaSuccess;
+            /* The maps are the plan's kernels' output, on the stream. */
+            cudaError_t e =
+                st == HX_OK ? cudaMemcpyAsync(hmaps, g->maps, (size_t) g->total_send * sizeof(int),
+                                              cudaMemcpyDeviceToHost, g->stream)
+                            : cudaSuccess;
+            if (e == cudaSuccess && st == HX_OK)
+                e = cudaStreamSynchronize(g->stream);
             if (e != cudaSuccess)
                 st = hxi_cuda_error(e, "copying the maps for the atomic force mode", __FILE__,
                                     __LINE__);
