@@ -397,6 +397,13 @@ typedef struct hx_dfield {
  * next device rebuild call). */
 HX_API hx_status hx_rebuild_migrate(hx_rebuild *r, int *n, int *capacity, float **x, int xstride,
                                     const hx_dfield *fields, int nfields);
+/* Rank-local. keep 1 (the default): hx_rebuild_migrate keeps the order
+ * above. keep 0: it may leave the atoms in any order, and moves only what
+ * must move: the arrivals go into the places of the atoms that left (then
+ * after the last atom), and where fewer arrive than leave, the stayers
+ * past the new count move into the places left; every other atom stays
+ * where it is. For callers that sort the atoms after each migration. */
+HX_API hx_status hx_rebuild_keep_order(hx_rebuild *r, int keep);
 
 /* Collective. The halo plan of nhome home atoms whose coordinates are in
  * device memory (x, xstride floats per atom, every atom inside this rank's

@@ -262,9 +262,36 @@ static int pos_differs(const hxt_dm_ctx *c, const float *tgt, const float *ref, 
     return bad;
 }
 
+static int cmp_id(const void *a, const void *b)
+{
+    const int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
+    return (x > y) - (x < y);
+}
+
+int hxt_dm_set_differs(const int64_t *a, int na, const int64_t *b, int nb)
+{
+    int64_t *sa = hxt_xmalloc(((size_t) na + 1) * sizeof(int64_t));
+    int64_t *sb = hxt_xmalloc(((size_t) nb + 1) * sizeof(int64_t));
+    memcpy(sa, a, (size_t) na * sizeof(int64_t));
+    memcpy(sb, b, (size_t) nb * sizeof(int64_t));
+    qsort(sa, (size_t) na, sizeof(int64_t), cmp_id);
+    qsort(sb, (size_t) nb, sizeof(int64_t), cmp_id);
+    int d = na > nb ? na - nb : nb - na;
+    for (int i = 0; i < na && i < nb; i++)
+        d += sa[i] != sb[i];
+    free(sa);
+    free(sb);
+    return d;
+}
+
 int hxt_dm_migrate_case(hxt_dm_ctx *c, const float *tgt, int xs, int nf, int tight, int full,
                         int *moved)
 {
+    if (c->any_order && nf != 2) {
+        HXT_CHECK(0, "grid %s: a migration without order is checked by the ids: give two fields",
+                  c->gs);
+        return 0;
+    }
     hxt_dm_dev *a = &c->a;
     const int N = c->N;
     if (moved)
@@ -313,8 +340,13 @@ int hxt_dm_migrate_case(hxt_dm_ctx *c, const float *tgt, int xs, int nf, int tig
         const int n = a->n < nh ? a->n : nh;
         int lok = download(c, n, &gx, &gv, &gid);
         int nid = 0, npay = 0, nword = 0, npos = 0, nout = 0, ex_id = -1, ex_pos = -1;
+        /* Without order: the same ids as hx_migrate's, as sets; each
+         * atom's data are then checked against its own id. */
+        if (lok && c->any_order)
+            nid = hxt_dm_set_differs(gid, n, idh, nh);
         for (int i = 0; lok && i < n; i++) {
-            const int64_t e = idh[i]; /* the atom hx_migrate has here */
+            /* the atom hx_migrate has here (without order: the device's) */
+            const int64_t e = c->any_order ? gid[i] : idh[i];
             const float *p = &gx[(size_t) i * xs];
             int64_t g = e; /* the atom the device has here, where it says */
             if (nf == 2) {
@@ -336,7 +368,10 @@ int hxt_dm_migrate_case(hxt_dm_ctx *c, const float *tgt, int xs, int nf, int tig
                 ex_pos = i;
         }
         HXT_CHECK(lok, "grid %s: the arrays could not be read back", c->gs);
-        if (nid)
+        if (nid && c->any_order)
+            HXT_CHECK(nid == 0, "grid %s: %d of the device's %d atoms (ids) are not hx_migrate's",
+                      c->gs, nid, n);
+        else if (nid)
             HXT_CHECK(nid == 0,
                       "grid %s: %d atoms differ from hx_migrate's order (first at %d: id %lld, "
                       "hx_migrate has %lld)",
@@ -382,6 +417,8 @@ int hxt_dm_migrate_case(hxt_dm_ctx *c, const float *tgt, int xs, int nf, int tig
             HXT_CHECK(na1 == N && cs1 == cs0,
                       "grid %s: census after gives %lld atoms, checksum %016llx (before %016llx)",
                       c->gs, (long long) na1, (unsigned long long) cs1, (unsigned long long) cs0);
+        if (c->any_order && lok && n == nh && nid == 0) /* loc follows the device */
+            memcpy(idh, gid, (size_t) n * sizeof(int64_t));
         free(gx);
         free(gv);
         free(gid);

@@ -45,7 +45,10 @@ typedef struct hxt_dm_ctx {
     int64_t *loc;    /* this rank's atoms in array order (as hx_migrate left them) */
     int64_t *allids; /* every rank's loc, in rank order */
     int *cnt, *first, *holder;
-    int64_t nan4; /* atom whose 4th word is a NaN (-1: none) */
+    int64_t nan4;  /* atom whose 4th word is a NaN (-1: none) */
+    int any_order; /* the context migrates without order (hx_rebuild_keep_order(r, 0)): the
+                      device's atoms are compared with hx_migrate's as a set, by id (two
+                      fields needed), and loc follows the device's order */
     hxt_dm_dev a;
 } hxt_dm_ctx;
 
@@ -77,6 +80,9 @@ int hxt_dm_upload(hxt_dm_ctx *c, const float *tgt, int xs, int tight, int full);
 int hxt_dm_cuda_ok(cudaError_t e, const char *what);
 /* The two fields of the device arrays, for hx_rebuild_migrate. */
 void hxt_dm_fields_of(hxt_dm_ctx *c, hx_dfield f[2]);
+/* How many places differ between the sorted copies of two id lists (and
+ * the difference of their lengths). */
+int hxt_dm_set_differs(const int64_t *a, int na, const int64_t *b, int nb);
 /* hx_rebuild_census of the first n device ids. Collective: 1 when the
  * census ran on every rank. */
 int hxt_dm_census(hxt_dm_ctx *c, int n, int64_t *natoms, uint64_t *sum);

@@ -35,8 +35,9 @@ struct hx_rebuild {
     size_t atoms_cap;
     int32_t *bcnt, *boff; /* per block: counts, offsets (3 classes) */
     size_t blocks_cap;
-    void *stay; /* stayers' records */
+    void *stay; /* stayers' records (where the order is kept) */
     size_t stay_cap;
+    int any_order; /* hx_rebuild_keep_order(r, 0): stayers stay put, r->pos holds the holes */
     void *send[HXI_XCHG_SLOTS]; /* leavers' records / a pulse's records */
     size_t send_cap[HXI_XCHG_SLOTS];
     unsigned long long *mask; /* share masks, per local atom */

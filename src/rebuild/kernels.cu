@@ -305,9 +305,12 @@ __device__ __forceinline__ uint32_t *hxr_word(const hxr_layout &L, long long a, 
  * one thread per word, into the buffer of each atom's class at its slot.
  * Leavers whose slot lies at or past their buffer's room (room_down,
  * room_up records) are not written: the host, which learns the counts
- * after this kernel, grows the buffer and packs again. */
+ * after this kernel, grows the buffer and packs again. Without stay the
+ * stayers are not copied; with holes, holes[r] is the index of the r-th
+ * leaver of either class (ascending), for hxr_k_fill. */
 __global__ void hxr_k_pack(hxr_layout L, int n, const int32_t *cls, const int32_t *boff,
-                           uint32_t *stay, uint32_t *down, uint32_t *up, int room_down, int room_up)
+                           uint32_t *stay, uint32_t *down, uint32_t *up, int room_down, int room_up,
+                           int32_t *holes)
 {
     __shared__ typename hxr_bscan::TempStorage tmp;
     __shared__ int32_t slot[HXR_BLOCK];
@@ -320,6 +323,9 @@ __global__ void hxr_k_pack(hxr_layout L, int n, const int32_t *cls, const int32_
         slot[threadIdx.x] = boff[3 * blockIdx.x + c] + hxr_cls_count(off, c);
         cl[threadIdx.x] = (int8_t) c;
     }
+    if (holes && c > 0)
+        holes[boff[3 * blockIdx.x + 1] + boff[3 * blockIdx.x + 2] + hxr_cls_count(off, 1) +
+              hxr_cls_count(off, 2)] = i;
     __syncthreads();
     /* HXR_PACK_RUN words a thread at a time: their loads all go out before
      * the first store, where one word at a time waited a round trip to
@@ -336,7 +342,7 @@ __global__ void hxr_k_pack(hxr_layout L, int n, const int32_t *cls, const int32_
                 continue;
             const unsigned a = w / words, k = w - a * words;
             const int c = cl[a];
-            if (c != 0 && slot[a] >= (c == 1 ? room_down : room_up))
+            if (c == 0 ? !stay : slot[a] >= (c == 1 ? room_down : room_up))
                 continue;
             uint32_t *buf = c == 0 ? stay : (c == 1 ? down : up);
             dst[j] = buf + (long long) slot[a] * words + k;
@@ -368,6 +374,57 @@ __global__ void hxr_k_unpack(hxr_layout L, int n0, const uint32_t *a, int n1, co
     else
         src = c + (at - n0 - n1) * L.words;
     *hxr_word(L, at, k) = src[k];
+}
+
+/* Leavers' indices below v in holes (ascending, nh of them). */
+__device__ __forceinline__ int hxr_below(const int32_t *holes, int nh, int v)
+{
+    int lo = 0, hi = nh;
+    while (lo < hi) {
+        const int mid = (lo + hi) >> 1;
+        if (__ldg(holes + mid) < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* One thread per record word: the migration without order (hxr_fill).
+ * Items: the atoms at n1 .. n0 - 1 (where n1 < n0), whose stayers move
+ * into the leavers' places below n1, then the arrivals (nb from b, na
+ * from a), which fill the leavers' places left below n1 in order, then
+ * n0, n0 + 1, ... Sources and destinations never overlap. */
+__global__ void hxr_k_fill(hxr_layout L, int n0, int n1, const int32_t *cls,
+                           const int32_t *holes, int nh, int nb, const uint32_t *b, int na,
+                           const uint32_t *a)
+{
+    const unsigned w = blockIdx.x * blockDim.x + threadIdx.x;
+    const int nmove = n0 > n1 ? n0 - n1 : 0;
+    const unsigned items = (unsigned) nmove + (unsigned) nb + (unsigned) na;
+    if (w >= items * (unsigned) L.words)
+        return;
+    const int q = (int) (w / (unsigned) L.words);
+    const int k = (int) (w - (unsigned) q * (unsigned) L.words);
+    const int below = hxr_below(holes, nh, n1); /* leavers' places to fill */
+    long long dst;
+    uint32_t v;
+    if (q < nmove) {
+        const int p = n1 + q;
+        if (cls[p] != 0)
+            return; /* a leaver: its record has gone */
+        /* Stayers at or past n1 before p, in order: the (n1 - below)
+         * stayers under n1 come first among all stayers. */
+        const int r = (p - hxr_below(holes, nh, p)) - (n1 - below);
+        dst = __ldg(holes + r);
+        v = *hxr_word(L, p, k);
+    } else {
+        const int e = q - nmove; /* arrival e */
+        const int r = (nmove - (nh - below)) + e;
+        dst = r < below ? (long long) __ldg(holes + r) : (long long) n0 + (r - below);
+        v = e < nb ? b[(long long) e * L.words + k] : a[(long long) (e - nb) * L.words + k];
+    }
+    *hxr_word(L, dst, k) = v;
 }
 
 /* ----------------------------------------------------------------- plan */
@@ -602,11 +659,25 @@ extern "C" int hxr_classify(void *stream, hxr_layout L, int n, hxr_dom dom, int 
 }
 
 extern "C" int hxr_pack(void *stream, hxr_layout L, int n, const int32_t *cls, const int32_t *boff,
-                        uint32_t *stay, uint32_t *down, uint32_t *up, int room_down, int room_up)
+                        uint32_t *stay, uint32_t *down, uint32_t *up, int room_down, int room_up,
+                        int32_t *holes)
 {
     if (n > 0)
-        hxr_k_pack<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>(L, n, cls, boff, stay, down,
-                                                                   up, room_down, room_up);
+        hxr_k_pack<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>(
+            L, n, cls, boff, stay, down, up, room_down, room_up, holes);
+    return (int) cudaGetLastError();
+}
+
+extern "C" int hxr_fill(void *stream, hxr_layout L, int n0, int n1, const int32_t *cls,
+                        const int32_t *holes, int nh, int nb, const uint32_t *b, int na,
+                        const uint32_t *a)
+{
+    const long long items = (long long) (n0 > n1 ? n0 - n1 : 0) + nb + na;
+    if (items * L.words >= 4294967296LL)
+        return (int) cudaErrorInvalidValue;
+    if (items > 0)
+        hxr_k_fill<<<hxr_grid(items * L.words), HXR_BLOCK, 0, HXR_S(stream)>>>(
+            L, n0, n1, cls, holes, nh, nb, b, na, a);
     return (int) cudaGetLastError();
 }
 

@@ -23,6 +23,12 @@ void hx_rebuild_destroy(hx_rebuild *r)
     (void) r;
 }
 
+hx_status hx_rebuild_keep_order(hx_rebuild *r, int keep)
+{
+    (void) r, (void) keep;
+    return hxr_none();
+}
+
 hx_status hx_rebuild_migrate(hx_rebuild *r, int *n, int *capacity, float **x, int xstride,
                              const hx_dfield *fields, int nfields)
 {

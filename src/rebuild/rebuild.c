@@ -489,9 +489,14 @@ static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap,
      * migrations, so that the pack goes before the wait for the counts. */
     const size_t guess = (size_t) *n / 16 + 256;
     const int pack = dim >= 0;
+    /* Without order the stayers stay put: no stay buffer, and the pack
+     * writes the leavers' indices into r->pos for hxr_fill. */
+    const int keep = !r->any_order;
     hx_status st = hxr_scratch(r, *n);
-    if (st == HX_OK && pack)
+    if (st == HX_OK && pack && keep)
         st = hxr_grow(&r->stay, &r->stay_cap, (size_t) *n * rec, "the staying atoms");
+    uint32_t *stay = keep ? r->stay : NULL;
+    int32_t *holes = keep ? NULL : r->pos;
     for (int k = 0; k < 2 && st == HX_OK && pack; k++)
         st = hxr_grow(&r->send[k], &r->send_cap[k], guess * rec, "the leaving atoms");
     if (st == HX_OK)
@@ -501,7 +506,8 @@ static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap,
         st = hxr_cuda(cudaGetLastError(), "the migration's class kernel");
     int room[2] = {hxr_room(r, 0, rec), hxr_room(r, 1, rec)};
     if (st == HX_OK && pack &&
-        hxr_pack(stream, L, *n, r->cls, r->boff, r->stay, r->send[0], r->send[1], room[0], room[1]))
+        hxr_pack(stream, L, *n, r->cls, r->boff, stay, r->send[0], r->send[1], room[0], room[1],
+                 holes))
         st = hxr_cuda(cudaGetLastError(), "packing the leaving atoms");
     if (st == HX_OK)
         st = hxr_await(r, stream);
@@ -533,8 +539,8 @@ static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap,
             repack = 1;
         }
     if (st == HX_OK && repack &&
-        hxr_pack(stream, L, *n, r->cls, r->boff, r->stay, r->send[0], r->send[1],
-                 hxr_room(r, 0, rec), hxr_room(r, 1, rec)))
+        hxr_pack(stream, L, *n, r->cls, r->boff, stay, r->send[0], r->send[1],
+                 hxr_room(r, 0, rec), hxr_room(r, 1, rec), holes))
         st = hxr_cuda(cudaGetLastError(), "packing the leaving atoms");
     if (st == HX_OK && grow)
         st = hxr_new_arrays(newcap, xstride, fields, nfields, fresh);
@@ -546,8 +552,19 @@ static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap,
                 cudaFree(fresh[k]);
         return st;
     }
+    if (grow && !keep && *n > 0) {
+        /* The stayers stay where they are: into the new arrays first. */
+        cudaError_t ce = cudaMemcpyAsync(fresh[0], *x, (size_t) *n * (size_t) xstride * 4,
+                                         cudaMemcpyDeviceToDevice, (cudaStream_t) stream);
+        for (int f = 0; f < nfields && ce == cudaSuccess; f++)
+            ce = cudaMemcpyAsync(fresh[f + 1], *fields[f].data, (size_t) *n * fields[f].size,
+                                 cudaMemcpyDeviceToDevice, (cudaStream_t) stream);
+        if (ce != cudaSuccess)
+            hxr_defer(r, hxr_cuda(ce, "copying the atoms into the grown arrays"));
+    }
     if (grow) {
-        /* The pack above read the old arrays; cudaFree waits for it. */
+        /* The pack above read the old arrays (and the copies); cudaFree
+         * waits for them. */
         cudaFree(*x);
         *x = fresh[0];
         for (int f = 0; f < nfields; f++) {
@@ -567,12 +584,26 @@ static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap,
     hxr_xchg(r, stream, msg, 2);
     const void *from_above = msg[0].rbuf, *from_below = msg[1].rbuf;
     /* Stayers, then arrivals from below, then from above: hx_migrate's
-     * order. After a failed exchange the atoms are not trusted anyway; the
-     * failure is agreed at the end of the migration. */
-    if (r->pending == HX_OK &&
+     * order; without order, the arrivals (from below, then above) and the
+     * stayers past the new count into the leavers' places. After a failed
+     * exchange the atoms are not trusted anyway; the failure is agreed at
+     * the end of the migration. */
+    if (r->pending == HX_OK && keep &&
         hxr_unpack(stream, L, nstay, r->stay, nin[1], from_below, nin[0], from_above) != 0)
         hxr_defer(r, hxr_cuda(cudaGetLastError(), "unpacking the arrivals"));
+    if (r->pending == HX_OK && !keep &&
+        hxr_fill(stream, L, *n, (int) need, r->cls, holes, nout[0] + nout[1], nin[1], from_below,
+                 nin[0], from_above) != 0)
+        hxr_defer(r, hxr_cuda(cudaGetLastError(), "moving the arrivals in"));
     *n = (int) need;
+    return HX_OK;
+}
+
+hx_status hx_rebuild_keep_order(hx_rebuild *r, int keep)
+{
+    if (!r)
+        return hxi_error(HX_ERR_INVALID, "hx_rebuild_keep_order: no rebuild context");
+    r->any_order = !keep;
     return HX_OK;
 }
 

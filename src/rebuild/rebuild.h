@@ -88,7 +88,16 @@ int hxr_blocks(long long n);
 int hxr_classify(void *stream, hxr_layout L, int n, hxr_dom dom, int wrap, int32_t *cls,
                  int32_t *bcnt, int32_t *boff, int *counter, hxr_result *res, hxr_result *pub);
 int hxr_pack(void *stream, hxr_layout L, int n, const int32_t *cls, const int32_t *boff,
-             uint32_t *stay, uint32_t *down, uint32_t *up, int room_down, int room_up);
+             uint32_t *stay, uint32_t *down, uint32_t *up, int room_down, int room_up,
+             int32_t *holes);
+/* The migration without order (hx_rebuild_keep_order(r, 0)), after a pack
+ * with no stay buffer that wrote the leavers' indices, ascending, into
+ * holes (nh of them): of n0 atoms, the stayers remain where they are but
+ * those at n1 (the count after the migration) or past it, which move into
+ * leavers' places below n1; the arrivals (nb records from b, then na from
+ * a) fill the leavers' places left below n1, then n0 on. */
+int hxr_fill(void *stream, hxr_layout L, int n0, int n1, const int32_t *cls, const int32_t *holes,
+             int nh, int nb, const uint32_t *b, int na, const uint32_t *a);
 /* Records back into the arrays: n0 from a (stayers), then n1 from b, then
  * n2 from c, at atoms 0 .. n0 + n1 + n2. */
 int hxr_unpack(void *stream, hxr_layout L, int n0, const uint32_t *a, int n1, const uint32_t *b,

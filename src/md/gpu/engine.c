@@ -116,6 +116,10 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     e->kick_fuse = e->mgraph && !e->dvote && hxi_env_int("HALOX_MD_KICK_FUSE", 1) != 0;
     if (e->multi && !e->host_rebuild) {
         HXI_CHECK_GOTO(hx_rebuild_create(&e->rb, e->t, &e->decomp), st, fail);
+        /* The cell sort after each migration sets the order: the migration
+         * need not keep one (HALOX_MD_MIGRATE_ORDER=1 keeps it). */
+        HXI_CHECK_GOTO(hx_rebuild_keep_order(e->rb, hxi_env_int("HALOX_MD_MIGRATE_ORDER", 0) != 0),
+                       st, fail);
 #ifdef NDEBUG
         e->check_atoms = hxi_env_int("HALOX_CHECK_ATOMS", 0) != 0;
 #else
