@@ -308,10 +308,18 @@ __device__ __forceinline__ uint32_t *hxr_word(const hxr_layout &L, long long a, 
  * after this kernel, grows the buffer and packs again. Without stay the
  * stayers are not copied; with holes, holes[r] is the index of the r-th
  * leaver of either class (ascending), for hxr_k_fill. */
-__global__ void hxr_k_pack(hxr_layout L, int n, const int32_t *cls, const int32_t *boff,
-                           uint32_t *stay, uint32_t *down, uint32_t *up, int room_down, int room_up,
-                           int32_t *holes)
+__global__ void hxr_k_pack(hxr_layout L, int n, const int32_t *cls, const int32_t *bcnt,
+                           const int32_t *boff, uint32_t *stay, uint32_t *down, uint32_t *up,
+                           int room_down, int room_up, int32_t *holes)
 {
+    /* Without stayers to copy, a block with no leaver has nothing to do:
+     * most of them, as the atoms that leave lie near the domain's faces,
+     * together in a cell-sorted array. */
+    if (!stay) {
+        const int bc = __ldg(bcnt + blockIdx.x);
+        if (hxr_cls_count(bc, 1) + hxr_cls_count(bc, 2) == 0)
+            return;
+    }
     __shared__ typename hxr_bscan::TempStorage tmp;
     __shared__ int32_t slot[HXR_BLOCK];
     __shared__ int8_t cl[HXR_BLOCK];
@@ -395,9 +403,8 @@ __device__ __forceinline__ int hxr_below(const int32_t *holes, int nh, int v)
  * into the leavers' places below n1, then the arrivals (nb from b, na
  * from a), which fill the leavers' places left below n1 in order, then
  * n0, n0 + 1, ... Sources and destinations never overlap. */
-__global__ void hxr_k_fill(hxr_layout L, int n0, int n1, const int32_t *cls,
-                           const int32_t *holes, int nh, int nb, const uint32_t *b, int na,
-                           const uint32_t *a)
+__global__ void hxr_k_fill(hxr_layout L, int n0, int n1, const int32_t *cls, const int32_t *holes,
+                           int nh, int nb, const uint32_t *b, int na, const uint32_t *a)
 {
     const unsigned w = blockIdx.x * blockDim.x + threadIdx.x;
     const int nmove = n0 > n1 ? n0 - n1 : 0;
@@ -658,13 +665,13 @@ extern "C" int hxr_classify(void *stream, hxr_layout L, int n, hxr_dom dom, int 
     return (int) cudaGetLastError();
 }
 
-extern "C" int hxr_pack(void *stream, hxr_layout L, int n, const int32_t *cls, const int32_t *boff,
-                        uint32_t *stay, uint32_t *down, uint32_t *up, int room_down, int room_up,
-                        int32_t *holes)
+extern "C" int hxr_pack(void *stream, hxr_layout L, int n, const int32_t *cls, const int32_t *bcnt,
+                        const int32_t *boff, uint32_t *stay, uint32_t *down, uint32_t *up,
+                        int room_down, int room_up, int32_t *holes)
 {
     if (n > 0)
         hxr_k_pack<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>(
-            L, n, cls, boff, stay, down, up, room_down, room_up, holes);
+            L, n, cls, bcnt, boff, stay, down, up, room_down, room_up, holes);
     return (int) cudaGetLastError();
 }
 

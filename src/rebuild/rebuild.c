@@ -506,8 +506,8 @@ static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap,
         st = hxr_cuda(cudaGetLastError(), "the migration's class kernel");
     int room[2] = {hxr_room(r, 0, rec), hxr_room(r, 1, rec)};
     if (st == HX_OK && pack &&
-        hxr_pack(stream, L, *n, r->cls, r->boff, stay, r->send[0], r->send[1], room[0], room[1],
-                 holes))
+        hxr_pack(stream, L, *n, r->cls, r->bcnt, r->boff, stay, r->send[0], r->send[1], room[0],
+                 room[1], holes))
         st = hxr_cuda(cudaGetLastError(), "packing the leaving atoms");
     if (st == HX_OK)
         st = hxr_await(r, stream);
@@ -539,7 +539,7 @@ static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap,
             repack = 1;
         }
     if (st == HX_OK && repack &&
-        hxr_pack(stream, L, *n, r->cls, r->boff, stay, r->send[0], r->send[1],
+        hxr_pack(stream, L, *n, r->cls, r->bcnt, r->boff, stay, r->send[0], r->send[1],
                  hxr_room(r, 0, rec), hxr_room(r, 1, rec), holes))
         st = hxr_cuda(cudaGetLastError(), "packing the leaving atoms");
     if (st == HX_OK && grow)

@@ -87,9 +87,9 @@ int hxr_reset(void *stream, hxr_result *res);
 int hxr_blocks(long long n);
 int hxr_classify(void *stream, hxr_layout L, int n, hxr_dom dom, int wrap, int32_t *cls,
                  int32_t *bcnt, int32_t *boff, int *counter, hxr_result *res, hxr_result *pub);
-int hxr_pack(void *stream, hxr_layout L, int n, const int32_t *cls, const int32_t *boff,
-             uint32_t *stay, uint32_t *down, uint32_t *up, int room_down, int room_up,
-             int32_t *holes);
+int hxr_pack(void *stream, hxr_layout L, int n, const int32_t *cls, const int32_t *bcnt,
+             const int32_t *boff, uint32_t *stay, uint32_t *down, uint32_t *up, int room_down,
+             int room_up, int32_t *holes);
 /* The migration without order (hx_rebuild_keep_order(r, 0)), after a pack
  * with no stay buffer that wrote the leavers' indices, ascending, into
  * holes (nh of them): of n0 atoms, the stayers remain where they are but
