@@ -527,32 +527,42 @@ __global__ void hxr_k_select_count(hxr_home_in h, float *px, int lo, int hi, int
 }
 
 /* Map entries before candidate b (b in [lo, hi]), read past L1: other
- * blocks of the grid wrote them. */
-__device__ __forceinline__ int hxr_before(const int32_t *spos, int lo, int hi, int total, int b)
+ * blocks of the grid wrote them. A block that selected none wrote no
+ * running count: before each of its candidates lie its offset's entries. */
+__device__ __forceinline__ int hxr_before(const int32_t *spos, const int32_t *bcnt,
+                                          const int32_t *boff, int lo, int hi, int total, int b)
 {
     b = b < lo ? lo : (b > hi ? hi : b);
-    return b == hi ? total : __ldcg(spos + (b - lo));
+    if (b == hi)
+        return total;
+    const int blk = (b - lo) / HXR_BLOCK;
+    return __ldcg(bcnt + blk) == 0 ? __ldcg(boff + blk) : __ldcg(spos + (b - lo));
 }
 
 /* One thread per candidate: its place in the map (home atoms come first:
  * candidates are in index order), the record sent, and the running count
- * (spos, the map entries before this candidate). The last block to finish
+ * (spos, the map entries before this candidate), except in blocks that
+ * selected none (bcnt: the count kernel's per block), which only take
+ * part in the election of the last block: in a cell-sorted array the
+ * atoms near a face lie together, so most blocks select none. The last block to finish
  * then counts the selected home atoms and those from each earlier pulse's
  * receive range, sets *recount where the total is not the `expect` of a
  * count taken ahead (expect >= 0), and publishes the result (res->count[0],
  * the total, is already set). */
 __global__ void hxr_k_select_place(const float *px, const uint32_t *pz, int lo, int hi, int dim,
-                                   double limit, float shift, const int32_t *boff, int32_t *map,
-                                   int32_t *spos, float4 *send, int nhome, int np, hxr_ranges r,
-                                   int expect, int32_t *recount, int *counter, hxr_result *res,
-                                   hxr_result *pub)
+                                   double limit, float shift, const int32_t *bcnt,
+                                   const int32_t *boff, int32_t *map, int32_t *spos, float4 *send,
+                                   int nhome, int np, hxr_ranges r, int expect, int32_t *recount,
+                                   int *counter, hxr_result *res, hxr_result *pub)
 {
     __shared__ typename hxr_bscan::TempStorage tmp;
     const int i = lo + blockIdx.x * blockDim.x + threadIdx.x;
-    const bool sel = i < hi && hxr_selected(px[3 * (size_t) i + dim], limit);
-    int off;
-    hxr_bscan(tmp).ExclusiveSum(sel ? 1 : 0, off);
-    if (i < hi) {
+    const bool some = __ldg(bcnt + blockIdx.x) != 0; /* the whole block alike */
+    const bool sel = some && i < hi && hxr_selected(px[3 * (size_t) i + dim], limit);
+    int off = 0;
+    if (some)
+        hxr_bscan(tmp).ExclusiveSum(sel ? 1 : 0, off);
+    if (some && i < hi) {
         const int at = boff[blockIdx.x] + off;
         spos[i - lo] = at;
         if (sel) {
@@ -567,12 +577,12 @@ __global__ void hxr_k_select_place(const float *px, const uint32_t *pz, int lo, 
         return;
     const int total = res->count[0], q = threadIdx.x;
     if (q == 0)
-        res->nsel_home = hxr_before(spos, lo, hi, total, nhome);
+        res->nsel_home = hxr_before(spos, bcnt, boff, lo, hi, total, nhome);
     if (q == 0 && expect >= 0 && total != expect)
         *(volatile int32_t *) recount = 1; /* made visible by the publication's fence */
     if (q < np)
-        res->from[q] =
-            hxr_before(spos, lo, hi, total, r.end[q]) - hxr_before(spos, lo, hi, total, r.beg[q]);
+        res->from[q] = hxr_before(spos, bcnt, boff, lo, hi, total, r.end[q]) -
+                       hxr_before(spos, bcnt, boff, lo, hi, total, r.beg[q]);
     hxr_publish(res, pub);
 }
 
@@ -730,14 +740,14 @@ extern "C" int hxr_select_count(void *stream, const hxr_home_in *home, float *px
 }
 
 extern "C" int hxr_select_place(void *stream, const float *px, const uint32_t *pz, int lo, int hi,
-                                int dim, double limit, float shift, const int32_t *boff,
-                                int32_t *map, int32_t *spos, float *send, int nhome, int np,
-                                hxr_ranges r, int expect, int32_t *recount, int *counter,
-                                hxr_result *res, hxr_result *pub)
+                                int dim, double limit, float shift, const int32_t *bcnt,
+                                const int32_t *boff, int32_t *map, int32_t *spos, float *send,
+                                int nhome, int np, hxr_ranges r, int expect, int32_t *recount,
+                                int *counter, hxr_result *res, hxr_result *pub)
 {
     hxr_k_select_place<<<hxr_blocks(hi - lo), HXR_BLOCK, 0, HXR_S(stream)>>>(
-        px, pz, lo, hi, dim, limit, shift, boff, map, spos, (float4 *) send, nhome, np, r, expect,
-        recount, counter, res, pub);
+        px, pz, lo, hi, dim, limit, shift, bcnt, boff, map, spos, (float4 *) send, nhome, np, r,
+        expect, recount, counter, res, pub);
     return (int) cudaGetLastError();
 }
 

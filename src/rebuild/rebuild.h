@@ -126,7 +126,9 @@ int hxr_home(void *stream, hxr_home_in h, int nhome, float *px, hxr_result *res)
  * counts into boff (total into res->count[0]; counter as for
  * hxr_classify); select_place writes the map (candidate indices in order)
  * and the 16-byte records (shift added along dim, zone + 1 along dim), and
- * the running count at each candidate into spos; its last block counts
+ * the running count at each candidate into spos (blocks that select none,
+ * by the count kernel's bcnt, only take part in the last block's
+ * election); its last block counts
  * the selected home atoms (below nhome) and those of each earlier pulse's
  * receive range [r.beg[q], r.end[q]), then publishes the result into pub
  * (mapped pinned host memory, read once the stream has drained) and
@@ -139,9 +141,9 @@ int hxr_select_count(void *stream, const hxr_home_in *home, float *px, int lo, i
 /* expect >= 0: the total a count taken ahead (hxr_first_count) found; a
  * different total sets *recount (mapped pinned host memory) to 1. */
 int hxr_select_place(void *stream, const float *px, const uint32_t *pz, int lo, int hi, int dim,
-                     double limit, float shift, const int32_t *boff, int32_t *map, int32_t *spos,
-                     float *send, int nhome, int np, hxr_ranges r, int expect, int32_t *recount,
-                     int *counter, hxr_result *res, hxr_result *pub);
+                     double limit, float shift, const int32_t *bcnt, const int32_t *boff,
+                     int32_t *map, int32_t *spos, float *send, int nhome, int np, hxr_ranges r,
+                     int expect, int32_t *recount, int *counter, hxr_result *res, hxr_result *pub);
 /* The first pulse's count taken ahead, in one launch: the nhome home atoms
  * at h.x (h.pz unused), in any order, are checked as select_count checks
  * them and counted by the same rule (res->count[0]; the lowest bad atom's
