@@ -9,7 +9,8 @@
  * the host names alone (the launchers' local-rank variables removed).
  * Also hxi_count_alike, with which the GPU engine and the transports count
  * the ranks sharing their GPU (by its UUID): keys shared by pairs of ranks,
- * by every rank, and by none.
+ * by every rank, and by none. And the tally of calls with other ranks
+ * (hxi_comm_tally): one for a barrier with several ranks, none alone.
  */
 #define _POSIX_C_SOURCE 200809L /* unsetenv */
 
@@ -54,6 +55,17 @@ int main(int argc, char **argv)
         HXT_CHECK(n == size, "%d ranks hold the common key, want %d", n, size);
     if (HXT_OK(hxi_count_alike(comm, &own, sizeof own, &n)))
         HXT_CHECK(n == 1, "rank %d: %d ranks hold its own key, want 1", rank, n);
+
+    /* The tally of calls with other ranks (HALOX_LOG's count per rebuild):
+     * a barrier is one more call with several ranks, none with one. */
+    long long c0 = -1, c1 = -1;
+    double s0 = -1.0, s1 = -1.0;
+    hxi_comm_tally(&c0, &s0);
+    HXT_OK(hxi_barrier(comm));
+    hxi_comm_tally(&c1, &s1);
+    HXT_CHECK(c1 - c0 == (size > 1 ? 1 : 0) && s1 >= s0 && s0 >= 0.0,
+              "rank %d: a barrier counted %lld calls with other ranks (%g s to %g s), want %d",
+              rank, c1 - c0, s0, s1, size > 1 ? 1 : 0);
 
     /* The other way to a local rank: the ranks' host names in rank order. */
     unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
