@@ -292,7 +292,8 @@ static void gpu_destroy(hx_md_engine *e)
     hxg_eng_vote_free(e);
     if (e->s_b)
         cudaStreamSynchronize(e->s_b);
-    hxg_chain_free(&e->ch_sort);
+    hxg_chain_free(&e->ch_sort[0]);
+    hxg_chain_free(&e->ch_sort[1]);
     hxg_chain_free(&e->ch_nl);
     if (e->t)
         hx_transport_destroy(e->t);

@@ -86,7 +86,11 @@ struct hx_md_engine {
     int loc_queued, nl_queued;
     cudaEvent_t ev_list, ev_nlq;
     cudaStream_t s_b; /* the non-local half of the lists (high priority) */
-    hxg_chain ch_sort, ch_nl; /* the cell sort, the non-local lists (chain.c) */
+    /* The cell sort (one chain per pair of arrays it sorts from: it leaves
+     * the sorted atoms in the scratch arrays, which then swap roles with
+     * the home arrays), the non-local lists (chain.c). */
+    hxg_chain ch_sort[2], ch_nl;
+    int sort_par; /* which of ch_sort the next sort replays */
     /* The atoms the non-local forces visit after a device rebuild
      * (hxg_nl_atoms): nl_idx[0 .. nl_atoms) when nl_on, else all ntotal.
      * nl_pos: the scan's scratch (cap_total + 1). On where the local atoms
@@ -143,6 +147,7 @@ struct hx_md_engine {
      * and, summed over the run, the time before it in its step, its own,
      * the rest of its step and the capture of the next step. */
     double rb_t0, rb_t1, dev_step[4];
+    int64_t dev_step_n;  /* the rebuilds dev_step times (not those a vote on the GPU decided) */
     long long dev_calls; /* calls with other ranks in the rebuilds (hxi_comm_tally) */
     double dev_calls_s;
     int check_atoms;

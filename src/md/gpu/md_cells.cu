@@ -262,18 +262,23 @@ __global__ void hxg_k_gather(int n, const float *__restrict__ x, int base,
 
 /* ------------------------------------------------ cell sort of home atoms */
 
-/* One thread per atom: the cell-sorted copy into the scratch arrays. */
+/* One thread per atom: the cell-sorted copy into the scratch arrays (and,
+ * with xold4, the positions of this build: the caller then takes the
+ * scratch arrays as its own instead of copying them back). */
 __global__ void hxg_k_permute(hxg_gate gate, int n, const int32_t *dn,
-                              const int32_t *__restrict__ perm,
-                              const float4 *__restrict__ x4, const float4 *__restrict__ v4,
-                              const int64_t *__restrict__ id, float4 *__restrict__ sx4,
-                              float4 *__restrict__ sv4, int64_t *__restrict__ sid)
+                              const int32_t *__restrict__ perm, const float4 *__restrict__ x4,
+                              const float4 *__restrict__ v4, const int64_t *__restrict__ id,
+                              float4 *__restrict__ sx4, float4 *__restrict__ sv4,
+                              int64_t *__restrict__ sid, float4 *__restrict__ xold4)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= hxg_count_of(n, dn) || !hxg_open(gate))
         return;
     const int o = perm[k];
-    sx4[k] = x4[o];
+    const float4 p = x4[o];
+    sx4[k] = p;
+    if (xold4)
+        xold4[k] = p;
     sv4[k] = v4[o];
     sid[k] = id[o];
 }
@@ -343,10 +348,11 @@ cudaError_t hxg_cell_lists(cudaStream_t s, hxg_flags *flags, int n, const float 
     return cudaGetLastError();
 }
 
-cudaError_t hxg_launch_sort(cudaStream_t s, hxg_gate gate, bool wrap, int n, const int32_t *dn,
-                            float *x4, float *v4, int64_t *id, float *xold4, float *sx4, float *sv4,
-                            int64_t *sid, hxg_cellgrid cg_, hxg_geom g, int32_t *cell_cnt,
-                            int32_t *cell_start, int32_t *cellof, int32_t *perm, int32_t *scan_tmp)
+cudaError_t hxg_launch_sort(cudaStream_t s, hxg_gate gate, bool wrap, bool adopt, int n,
+                            const int32_t *dn, float *x4, float *v4, int64_t *id, float *xold4,
+                            float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg_, hxg_geom g,
+                            int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof, int32_t *perm,
+                            int32_t *scan_tmp)
 {
     const int nb = hxg_blocks(n > 0 ? n : 1, 256);
     if (wrap)
@@ -359,22 +365,25 @@ cudaError_t hxg_launch_sort(cudaStream_t s, hxg_gate gate, bool wrap, int n, con
     hxg_k_cell_fill<<<nb, 256, 0, s>>>(gate, n, dn, cellof, cell_start, cell_cnt, perm);
     hxg_k_cell_sort<<<hxg_blocks(cg_.ncell, 256), 256, 0, s>>>(gate, cg_.ncell, cell_start, perm);
     hxg_k_permute<<<nb, 256, 0, s>>>(gate, n, dn, perm, (const float4 *) x4, (const float4 *) v4,
-                                     id, (float4 *) sx4, (float4 *) sv4, sid);
-    hxg_k_adopt<<<nb, 256, 0, s>>>(gate, n, dn, (const float4 *) sx4, (const float4 *) sv4, sid,
-                                   (float4 *) x4, (float4 *) xold4, (float4 *) v4, id);
+                                     id, (float4 *) sx4, (float4 *) sv4, sid,
+                                     adopt ? nullptr : (float4 *) xold4);
+    if (adopt)
+        hxg_k_adopt<<<nb, 256, 0, s>>>(gate, n, dn, (const float4 *) sx4, (const float4 *) sv4, sid,
+                                       (float4 *) x4, (float4 *) xold4, (float4 *) v4, id);
     return cudaGetLastError();
 }
 
-extern "C" int hxg_sort_home(void *stream, int n, const int32_t *dn, float *x4, float *v4,
-                             int64_t *id, float *xold4, float *sx4, float *sv4, int64_t *sid,
-                             hxg_cellgrid cg_, hxg_geom g, int32_t *cell_cnt, int32_t *cell_start,
-                             int32_t *cellof, int32_t *perm, int32_t *scan_tmp, hxg_flags *flags)
+extern "C" int hxg_sort_home(void *stream, int adopt, int n, const int32_t *dn, float *x4,
+                             float *v4, int64_t *id, float *xold4, float *sx4, float *sv4,
+                             int64_t *sid, hxg_cellgrid cg_, hxg_geom g, int32_t *cell_cnt,
+                             int32_t *cell_start, int32_t *cellof, int32_t *perm, int32_t *scan_tmp,
+                             hxg_flags *flags)
 {
     cudaStream_t s = (cudaStream_t) stream;
     const hxg_gate open = {flags, 0, 1, 0, 0, 0};
     cudaError_t err = cudaMemsetAsync(cell_cnt, 0, sizeof(int32_t) * (size_t) cg_.ncell, s);
     if (err == cudaSuccess)
-        err = hxg_launch_sort(s, open, false, n, dn, x4, v4, id, xold4, sx4, sv4, sid, cg_, g,
-                              cell_cnt, cell_start, cellof, perm, scan_tmp);
+        err = hxg_launch_sort(s, open, false, adopt != 0, n, dn, x4, v4, id, xold4, sx4, sv4, sid,
+                              cg_, g, cell_cnt, cell_start, cellof, perm, scan_tmp);
     return (int) err;
 }

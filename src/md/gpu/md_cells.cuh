@@ -229,14 +229,17 @@ cudaError_t hxg_cell_lists(cudaStream_t s, hxg_flags *flags, int n, const float 
                            int32_t *scan_tmp);
 
 /* Cell sort of n home atoms (x4, v4, id through the scratch arrays s*;
- * xold4 set), then the cell starts of the sorted atoms. WRAP: positions
+ * xold4 set), then the cell starts of the sorted atoms. adopt: the sorted
+ * atoms are copied back into x4, v4, id; else they stay in the scratch
+ * arrays, which the caller takes as its own. WRAP: positions
  * are wrapped into the box first (the single-rank rebuild; migration
  * wraps the multi-rank ones). cell_cnt must be zero; it is left at zero.
  * dn (device, may be NULL): the kernels read the atom count there when
  * they run, n then only bounds it (the grids' size). */
-cudaError_t hxg_launch_sort(cudaStream_t s, hxg_gate gate, bool wrap, int n, const int32_t *dn,
-                            float *x4, float *v4, int64_t *id, float *xold4, float *sx4, float *sv4,
-                            int64_t *sid, hxg_cellgrid cg_, hxg_geom g, int32_t *cell_cnt,
-                            int32_t *cell_start, int32_t *cellof, int32_t *perm, int32_t *scan_tmp);
+cudaError_t hxg_launch_sort(cudaStream_t s, hxg_gate gate, bool wrap, bool adopt, int n,
+                            const int32_t *dn, float *x4, float *v4, int64_t *id, float *xold4,
+                            float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg_, hxg_geom g,
+                            int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof, int32_t *perm,
+                            int32_t *scan_tmp);
 
 #endif /* HALOX_MD_CELLS_CUH */

@@ -246,15 +246,16 @@ int hxg_build_nonlocal(void *stream, int nhome, int ntotal, const float *x, cons
                        hxg_flags *flags);
 
 /* Cell sort of n home atoms on the device (x4, v4, id permuted through the
- * scratch arrays s*, xold4 set to the sorted positions; perm: n ints). The
+ * scratch arrays s*, xold4 set to the sorted positions; perm: n ints; with
+ * adopt 0 the sorted atoms are left in s*, for the caller to swap). The
  * multi-rank device rebuild's sort; positions must be inside the grid.
  * dn (device, may be NULL): the atom count, read by the kernels when they
  * run (n then only bounds it), so that one captured graph serves every
  * rebuild whatever its count. */
-int hxg_sort_home(void *stream, int n, const int32_t *dn, float *x4, float *v4, int64_t *id,
-                  float *xold4, float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg, hxg_geom g,
-                  int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof, int32_t *perm,
-                  int32_t *scan_tmp, hxg_flags *flags);
+int hxg_sort_home(void *stream, int adopt, int n, const int32_t *dn, float *x4, float *v4,
+                  int64_t *id, float *xold4, float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg,
+                  hxg_geom g, int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof,
+                  int32_t *perm, int32_t *scan_tmp, hxg_flags *flags);
 
 /* Single-rank rebuild on the device: a sequence of kernels that each decide
  * alike, as LAMMPS's Neighbor::decide, whether this step rebuilds (step < 0:

@@ -463,8 +463,8 @@ extern "C" int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int
 {
     cudaStream_t s = (cudaStream_t) stream;
     const hxg_gate gate = {flags, (long long) step, every > 0 ? every : 1, delay, check, 1};
-    cudaError_t err = hxg_launch_sort(s, gate, true, n, nullptr, x4, v4, id, xold4, sx4, sv4, sid,
-                                      cg_, g, cell_cnt, cell_start, cellof, perm, scan_tmp);
+    cudaError_t err = hxg_launch_sort(s, gate, true, true, n, nullptr, x4, v4, id, xold4, sx4, sv4,
+                                      sid, cg_, g, cell_cnt, cell_start, cellof, perm, scan_tmp);
     if (err != cudaSuccess)
         return (int) err;
     /* Atoms are in cell order now: a cell's atoms are [start[c], start[c+1]). */

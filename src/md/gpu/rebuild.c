@@ -161,7 +161,7 @@ hx_status hxg_eng_relist_single(hx_md_engine *e)
  * then their list. */
 static hx_status build_single(hx_md_engine *e)
 {
-    CU(hxg_sort_home((void *) e->s_loc, e->nhome, NULL, e->x4, e->v4, e->id, e->xold4, e->sx4,
+    CU(hxg_sort_home((void *) e->s_loc, 1, e->nhome, NULL, e->x4, e->v4, e->id, e->xold4, e->sx4,
                      e->sv4, e->sid, e->cells, e->geom, e->cell_cnt, e->cell_start, e->cellof,
                      e->cellatoms, e->scan_tmp, e->flags),
        "cell sort launch");

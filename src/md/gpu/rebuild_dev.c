@@ -29,7 +29,7 @@ void hxg_eng_rebuild_device_log(const hx_md_engine *e)
 {
     hxg_eng_phase_log(e, "device rebuilds", phase_names, e->dev_phase, HXG_NPHASE, e->dev_rebuilds);
     static const char *const step_names[4] = {"before", "rebuild", "after", "capture"};
-    hxg_eng_phase_log(e, "device rebuild steps", step_names, e->dev_step, 4, e->dev_rebuilds);
+    hxg_eng_phase_log(e, "device rebuild steps", step_names, e->dev_step, 4, e->dev_step_n);
     if (e->dev_rebuilds > 0 && e->rank == 0 && hxi_log_level() >= 1)
         hxi_info("GPU engine: %.1f calls with other ranks a device rebuild on rank 0, %.3f ms "
                  "in them",
@@ -80,7 +80,7 @@ typedef struct sort_args {
 static int sort_chain(const void *arg, cudaStream_t s)
 {
     const sort_args *a = arg;
-    return hxg_sort_home((void *) s, a->cap, &a->flags->nhome, a->x4, a->v4, a->id, a->xold4,
+    return hxg_sort_home((void *) s, 0, a->cap, &a->flags->nhome, a->x4, a->v4, a->id, a->xold4,
                          a->sx4, a->sv4, a->sid, a->cells, a->geom, a->cell_cnt, a->cell_start,
                          a->cellof, a->cellatoms, a->scan_tmp, a->flags);
 }
@@ -110,7 +110,28 @@ static hx_status queue_sort(hx_md_engine *e)
     CU(cudaMemcpyAsync(&e->flags->nhome, &e->nhome, sizeof e->nhome, cudaMemcpyHostToDevice,
                        e->s_nl),
        "the home atom count");
-    return hxg_chain_replay(e, &e->ch_sort, e->s_nl, sort_chain, &a, sizeof a, "the cell sort");
+    HXI_CHECK(hxg_chain_replay(e, &e->ch_sort[e->sort_par], e->s_nl, sort_chain, &a, sizeof a,
+                               "the cell sort"));
+    /* The sorted atoms are in the scratch arrays: they become the home
+     * arrays, and the old ones the scratch of the next sort (which replays
+     * the other chain: the two alternate). Everything queued from here on
+     * reads the new arrays; the step's graph is captured anew after the
+     * rebuild in any case. */
+#define HXG_SWAP(T, a, b)                                                                          \
+    do {                                                                                           \
+        T t_ = a;                                                                                  \
+        a = b;                                                                                     \
+        b = t_;                                                                                    \
+    } while (0)
+    HXG_SWAP(float *, e->x4, e->sx4);
+    HXG_SWAP(float *, e->v4, e->sv4);
+    HXG_SWAP(int64_t *, e->id, e->sid);
+    HXG_SWAP(size_t, e->b_x4, e->b_sx4);
+    HXG_SWAP(size_t, e->b_v4, e->b_sv4);
+    HXG_SWAP(size_t, e->b_id, e->b_sid);
+#undef HXG_SWAP
+    e->sort_par ^= 1;
+    return HX_OK;
 }
 
 hx_status hxg_eng_rebuild_device(hx_md_engine *e)

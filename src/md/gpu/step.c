@@ -431,6 +431,7 @@ static hx_status step_checked(hx_md_engine *e, int want_thermo)
         e->dev_step[1] += e->rb_t1 - e->rb_t0;
         e->dev_step[2] += t1 - e->rb_t1;
         e->dev_step[3] += hxi_now() - t1;
+        e->dev_step_n += e->dev_rebuilds - built;
     }
     return st;
 }
