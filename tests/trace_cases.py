@@ -11,11 +11,16 @@
                 50 ms of each other)
   --gpu         the GPU engine: kernel records (the integrator and the
                 forces) on named streams, on the host's clock (inside the
-                run's host ranges)
+                run's host ranges); no CUDA call records unless asked;
+                with HALOX_TRACE_API=1 the CUDA calls (launches of kernels
+                or graphs) on a named row of the host thread, inside the run
   picture       bench/trace_step.py draws one step (SVG, or PNG with
                 matplotlib) and names every lane
   sums          bench/trace_kernels.py (--sums) counts rank 0's step ranges
-                as the run made them; a name nothing matches is an error
+                as the run made them; a name nothing matches is an error;
+                --within keeps what starts inside the named host ranges (the
+                stages inside the steps; nothing inside "thermo" that lies
+                outside it) and refuses a range name the trace lacks
 
 Usage: trace_cases.py --halox PATH --script bench/trace_step.py [--gpu]
                       [--sums bench/trace_kernels.py]
@@ -80,6 +85,8 @@ def ranks_case(a, n, tmp):
         spread = max(first.values()) - min(first.values())
         check(spread < 50000, "%d ranks: first steps within 50 ms (%.0f us)" % (n, spread))
     if a.gpu:
+        check(not any(e.get("cat") == "api" for e in xs),
+              "gpu: no CUDA call records without HALOX_TRACE_API")
         kern = [e for e in xs if e.get("cat") == "kernel"]
         knames = {e["name"] for e in kern}
         check("hxg_k_kickdrift" in knames and any(k.startswith("hxg_k_force") for k in knames),
@@ -98,6 +105,37 @@ def ranks_case(a, n, tmp):
                   "gpu: kernels lie on the host's clock, within the run's steps (%d of %d)" %
                   (inside, len(kern)))
     return path
+
+
+def api_case(a, tmp):
+    path = os.path.join(tmp, "api.json")
+    p = run(a, 1, ["--size", "6", "--steps", "20", "--thermo", "10"],
+            {"HALOX_TRACE": path, "HALOX_TRACE_API": "1"}, tmp)
+    check(p.returncode == 0, "api: rc %d %s" % (p.returncode, p.stderr[-300:]))
+    if p.returncode != 0:
+        return
+    with open(path) as f:
+        ev = json.load(f)["traceEvents"]
+    api = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "api"]
+    names = {e["name"] for e in api}
+    check(any(n in names for n in ("cudaLaunchKernel", "cudaGraphLaunch")),
+          "api: kernel or graph launches recorded (%d calls, e.g. %s)" %
+          (len(api), sorted(names)[:8]))
+    check(not any("_v" in n and n.rsplit("_v", 1)[1].isdigit() for n in names),
+          "api: names without their version suffix")
+    rows = {e["tid"]: e["args"]["name"] for e in ev
+            if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    check(all(rows.get(e["tid"], "").startswith("CUDA calls, host thread ") for e in api),
+          "api: every call on a named host-thread row (%s)" % sorted(set(rows.values())))
+    steps = [e for e in ev if e.get("ph") == "X" and e.get("name") == "step"]
+    if steps and api:
+        lo = min(e["ts"] for e in steps) - 1e6
+        hi = max(e["ts"] + e["dur"] for e in steps) + 1e6
+        launches = [e for e in api if e["name"] in ("cudaLaunchKernel", "cudaGraphLaunch")]
+        inside = sum(1 for e in launches if lo <= e["ts"] <= hi)
+        check(inside >= 0.5 * len(launches),
+              "api: launches on the host's clock, within the run (%d of %d)" %
+              (inside, len(launches)))
 
 
 def main():
@@ -126,6 +164,8 @@ def main():
               and "Step" not in p.stdout,
               "bad path: one ERROR line before any step (%s)" % errs)
         paths = [ranks_case(a, 1, tmp)]
+        if a.gpu:
+            api_case(a, tmp)
         if a.mpiexec:
             paths.append(ranks_case(a, 2, tmp))
         else:
@@ -155,6 +195,20 @@ def sums_case(script, path):
                        stderr=subprocess.PIPE, text=True, timeout=120)
     check(q.returncode != 0 and "no range" in q.stderr,
           "sums: a name nothing matches is refused (rc %d)" % q.returncode)
+    with open(path) as f:
+        xs = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X" and e["pid"] == 0]
+    thermo = [e for e in xs if e["name"] == "thermo"]
+    q = subprocess.run([sys.executable, script, path, "--within", "thermo"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    got = sum(int(l.split()[-4]) for l in q.stdout.splitlines()[1:] if l.split())
+    want = sum(1 for e in xs if any(t["ts"] <= e["ts"] <= t["ts"] + t["dur"] for t in thermo))
+    check(q.returncode == 0 and got == want and want > 0,
+          "sums: --within thermo keeps the %d ranges that start inside it (%d; %s)" %
+          (want, got, q.stderr.strip()[-200:]))
+    q = subprocess.run([sys.executable, script, path, "--within", "no such range"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    check(q.returncode != 0 and "no host range" in q.stderr,
+          "sums: --within a range the trace lacks is refused (rc %d)" % q.returncode)
 
 
 if __name__ == "__main__":

@@ -29,13 +29,17 @@
 
 int hxi_trace_on = 0;
 
-enum { CAT_HOST = 0, CAT_KERNEL, CAT_MEMCPY, CAT_MEMSET, NCAT };
-static const char *const cat_names[NCAT] = {"host", "kernel", "memcpy", "memset"};
+enum { CAT_HOST = 0, CAT_KERNEL, CAT_MEMCPY, CAT_MEMSET, CAT_API, NCAT };
+static const char *const cat_names[NCAT] = {"host", "kernel", "memcpy", "memset", "api"};
+/* Threads of a rank in the JSON: 0 the host's ranges, 1 + S stream S,
+ * API_TID + k the CUDA calls of host thread k (0 the first thread seen
+ * making one, and so on). */
+enum { API_TID = 1 << 24 };
 
 typedef struct rec {
     double t0, t1;    /* host seconds */
     const char *name; /* a literal, or an interned copy */
-    uint32_t stream;  /* device records */
+    uint32_t stream;  /* device records: the stream; API records: the host thread */
     uint8_t cat;
 } rec;
 
@@ -241,7 +245,9 @@ static int json_rec(char *buf, size_t n, const rec *r, int rank)
         }
     }
     name[k] = 0;
-    int tid = r->cat == CAT_HOST ? 0 : 1 + (int) r->stream;
+    int tid = r->cat == CAT_HOST  ? 0
+              : r->cat == CAT_API ? API_TID + (int) (r->stream % (uint32_t) API_TID)
+                                  : 1 + (int) r->stream;
     double ts = (r->t0 - tr.origin) * 1e6, dur = (r->t1 - r->t0) * 1e6;
     return snprintf(buf, n,
                     "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
@@ -261,22 +267,33 @@ static hx_status serialize(int rank, char **out, size_t *len)
                            "%d,\"args\":{\"sort_index\":%d}},\n{\"name\":\"thread_name\",\"ph\":"
                            "\"M\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"host\"}},\n",
                            rank, rank, rank, rank, rank);
-    /* Streams that appear, named once each. */
+    /* Streams and API threads that appear, named once each. */
     uint32_t seen[64];
+    uint8_t seen_api[64];
     int nseen = 0;
     for (size_t i = 0; i < tr.n && nseen < 64; i++) {
-        if (tr.recs[i].cat == CAT_HOST)
+        const rec *r = &tr.recs[i];
+        if (r->cat == CAT_HOST)
             continue;
+        const uint8_t api = r->cat == CAT_API;
         int found = 0;
         for (int s = 0; s < nseen; s++)
-            found |= seen[s] == tr.recs[i].stream;
-        if (!found) {
-            seen[nseen++] = tr.recs[i].stream;
+            found |= seen[s] == r->stream && seen_api[s] == api;
+        if (found)
+            continue;
+        seen[nseen] = r->stream;
+        seen_api[nseen++] = api;
+        if (api)
+            n += (size_t) snprintf(b + n, cap - n,
+                                   "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+                                   "\"args\":{\"name\":\"CUDA calls, host thread %u\"}},\n",
+                                   rank, API_TID + (int) (r->stream % (uint32_t) API_TID),
+                                   r->stream % (uint32_t) API_TID);
+        else
             n += (size_t) snprintf(b + n, cap - n,
                                    "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
                                    "\"args\":{\"name\":\"stream %u\"}},\n",
-                                   rank, 1 + (int) tr.recs[i].stream, tr.recs[i].stream);
-        }
+                                   rank, 1 + (int) r->stream, r->stream);
     }
     for (size_t i = 0; i < tr.n; i++) {
         if (cap - n < 1024) {

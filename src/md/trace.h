@@ -4,7 +4,8 @@
  * with the GPU engine, every kernel, copy and memset from CUPTI's activity
  * records with its stream, on one clock, written by rank 0 as one Chrome /
  * Perfetto trace (JSON: ranks are processes, the host thread and the
- * streams are threads). Off by default; when off, every hook is one load of
+ * streams are threads; with HALOX_TRACE_API=1 also every CUDA runtime
+ * call, on a row of its host thread). Off by default; when off, every hook is one load of
  * a global flag. bench/trace_step.py draws one step of a trace.
  */
 #ifndef HALOX_MD_TRACE_H
@@ -30,7 +31,8 @@ hx_status hxi_trace_close(hx_comm *comm);
  * the trace (a string literal). */
 void hxi_trace_host(const char *name, double t0, double t1);
 /* A range on GPU stream `stream` (cat: "kernel", "memcpy", "memset"),
- * ns on the device clock; the name is copied. */
+ * ns on the device clock; the name is copied. cat "api": a CUDA runtime
+ * call on the host, `stream` then numbers its host thread. */
 void hxi_trace_device(const char *cat, const char *name, uint64_t t0_ns, uint64_t t1_ns,
                       uint32_t stream);
 /* The device clock: host seconds = device ns * 1e-9 + offset. */

@@ -3,7 +3,9 @@
  * activity API delivers a record of every kernel, copy and memset of the
  * process (the engine's and the transports' alike) in buffers it asks for;
  * each record becomes a range on its stream. CUPTI's clock is moved onto
- * the host's by one pair of readings taken together at the start. Built
+ * the host's by one pair of readings taken together at the start. With
+ * HALOX_TRACE_API=1 every CUDA runtime call (its host thread, its length)
+ * is recorded too: where the host's time goes between kernels. Built
  * where CUPTI is found (HALOX_HAVE_CUPTI); elsewhere the trace keeps the
  * host ranges and says why.
  */
@@ -76,6 +78,31 @@ static const char *copy_kind(uint8_t kind)
 
 enum { BUF_BYTES = 8 << 20 };
 
+/* A runtime call's name without its version ("cudaLaunchKernel_v7000"). */
+static void api_name(CUpti_CallbackId cbid, char *out, size_t n)
+{
+    const char *name = NULL;
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) != CUPTI_SUCCESS || !name)
+        name = "cuda?";
+    snprintf(out, n, "%s", name);
+    char *v = strstr(out, "_v");
+    if (v && v[2] >= '0' && v[2] <= '9')
+        *v = 0;
+}
+
+/* Host threads by order of appearance (CUPTI names them by OS id). */
+static uint32_t thread_index(uint32_t os_id)
+{
+    static uint32_t ids[32];
+    static uint32_t n = 0;
+    for (uint32_t k = 0; k < n; k++)
+        if (ids[k] == os_id)
+            return k;
+    if (n < 32)
+        ids[n++] = os_id;
+    return n - 1;
+}
+
 static void CUPTIAPI buf_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
     *buffer = aligned_alloc(8, BUF_BYTES);
@@ -115,6 +142,12 @@ static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream, uint8_t *buff
             hxi_trace_device("memset", "memset", m->start, m->end, m->streamId);
             break;
         }
+        case CUPTI_ACTIVITY_KIND_RUNTIME: {
+            const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *) r;
+            api_name(a->cbid, name, sizeof name);
+            hxi_trace_device("api", name, a->start, a->end, thread_index(a->threadId));
+            break;
+        }
         default:
             break;
         }
@@ -130,6 +163,7 @@ static void flush(void)
     cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
     cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY2);
     cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME);
 }
 
 void hxg_trace_cupti_start(void)
@@ -144,6 +178,8 @@ void hxg_trace_cupti_start(void)
     CUptiResult rc = cuptiActivityRegisterCallbacks(buf_requested, buf_completed);
     for (size_t i = 0; rc == CUPTI_SUCCESS && i < sizeof kinds / sizeof kinds[0]; i++)
         rc = cuptiActivityEnable(kinds[i]);
+    if (rc == CUPTI_SUCCESS && hxi_env_int("HALOX_TRACE_API", 0) != 0)
+        rc = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
     uint64_t ts = 0;
     if (rc == CUPTI_SUCCESS)
         rc = cuptiGetTimestamp(&ts);
