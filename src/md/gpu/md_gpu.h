@@ -108,6 +108,10 @@ typedef struct hxg_report {
     volatile int32_t need;
     volatile int32_t bad;
     volatile int32_t maxcnt;
+    /* Written by the host: the home count a multi-rank rebuild's sort
+     * reads, copied from here (pinned, so the copy neither stages nor
+     * waits). */
+    int32_t up_nhome;
 } hxg_report;
 
 /* acc[0] pair energy, acc[1] virial sum r.f, acc[2] sum m v^2, each summed
@@ -147,6 +151,8 @@ int hxg_kickdrift(void *stream, int n, float *x4, float *v4, float *f4, const fl
 int hxg_vote_in(void *stream, hxg_flags *flags, int32_t *vin);
 int hxg_vote_out(void *stream, hxg_flags *flags, const int32_t *vout, hxg_report *report);
 int hxg_set_cur(void *stream, hxg_flags *flags, int64_t cur);
+/* dst[0 .. n) = src[0 .. n) floats, or zeros where src is NULL (a kernel). */
+int hxg_copy(void *stream, float *dst, const float *src, long long n);
 
 /* f = f4 (+ f3[i] when f3 != NULL, stored back into f4); v += dtf f;
  * acc != NULL: adds m v^2 after the kick. dtf = 0 and f3 = NULL: just the

@@ -445,3 +445,32 @@ extern "C" int hxg_force_nonlocal(void *stream, int tpp, int n, const int32_t *i
     return (int) hxg_force((cudaStream_t) stream, tpp, 3, n, idx, x3, l, lj, g, f3, nullptr, 0.0f,
                            0.0f, acc, flags);
 }
+
+/* dst[0 .. n) = src[0 .. n), or zeros where src is NULL: a kernel instead
+ * of cudaMemcpyAsync / cudaMemsetAsync, whose host side costs more where
+ * dst is in the transport's symmetric heap (docs/performance.md). Four
+ * floats a thread where both arrays are 16-byte aligned. */
+__global__ void hxg_k_copy(long long n, float *__restrict__ dst, const float *__restrict__ src)
+{
+    const long long stride = (long long) gridDim.x * blockDim.x;
+    const long long t = (long long) blockIdx.x * blockDim.x + threadIdx.x;
+    const bool v4 = (((uintptr_t) dst | (uintptr_t) src) & 15) == 0;
+    const long long n4 = v4 ? n / 4 : 0;
+    for (long long k = t; k < n4; k += stride)
+        reinterpret_cast<float4 *>(dst)[k] =
+            src ? reinterpret_cast<const float4 *>(src)[k] : make_float4(0.f, 0.f, 0.f, 0.f);
+    for (long long k = 4 * n4 + t; k < n; k += stride)
+        dst[k] = src ? src[k] : 0.0f;
+}
+
+extern "C" int hxg_copy(void *stream, float *dst, const float *src, long long n)
+{
+    if (n <= 0)
+        return 0;
+    const long long per = 256LL * 4;
+    long long nb = (n + per - 1) / per;
+    if (nb > 65536)
+        nb = 65536;
+    hxg_k_copy<<<(unsigned) nb, 256, 0, (cudaStream_t) stream>>>(n, dst, src);
+    return (int) cudaGetLastError();
+}

@@ -225,7 +225,7 @@ static hx_status launch_halves(hx_md_engine *e)
         HXI_CHECK(hxg_eng_queue_nonlocal_list(e, e->plan));
     e->loc_queued = e->nl_queued = 0;
     if (e->nl_on && e->ntotal > 0)
-        CU(cudaMemsetAsync(e->tf, 0, 12 * (size_t) e->ntotal, e->s_nl), "clearing the forces");
+        CU(hxg_copy((void *) e->s_nl, e->tf, NULL, 3LL * e->ntotal), "clearing the forces");
     CU(cudaEventRecord(e->ev_list, e->s_loc), "event");
     CU(cudaStreamWaitEvent(e->s_nl, e->ev_list, 0), "event wait");
     CU(cudaEventRecord(e->ev_nlq, e->s_b), "event");

@@ -107,8 +107,11 @@ static hx_status queue_sort(hx_md_engine *e)
     a.geom = e->geom;
     a.cap = e->cap_home;
     /* From pageable memory: the copy has taken the value when it returns. */
-    CU(cudaMemcpyAsync(&e->flags->nhome, &e->nhome, sizeof e->nhome, cudaMemcpyHostToDevice,
-                       e->s_nl),
+    /* The source is read when the copy runs: the next rebuild, which alone
+     * writes it again, comes after the host waited for this one's lists. */
+    e->report->up_nhome = e->nhome;
+    CU(cudaMemcpyAsync(&e->flags->nhome, &e->report->up_nhome, sizeof e->report->up_nhome,
+                       cudaMemcpyHostToDevice, e->s_nl),
        "the home atom count");
     HXI_CHECK(hxg_chain_replay(e, &e->ch_sort[e->sort_par], e->s_nl, sort_chain, &a, sizeof a,
                                "the cell sort"));
@@ -232,9 +235,9 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     e->mg_dirty = 1; /* sizes (and maybe arrays) changed since the capture */
     e->tx = (float *) hx_transport_coords(e->t);
     e->tf = (float *) hx_transport_forces(e->t);
-    if (e->nhome > 0 && cudaMemcpyAsync(e->tx, hx_plan_device_coords(plan), 12 * (size_t) e->nhome,
-                                        cudaMemcpyDeviceToDevice, e->s_nl) != cudaSuccess)
-        st = cuda_fail(cudaGetLastError(), "adopting the plan's coordinates");
+    const int cerr = hxg_copy((void *) e->s_nl, e->tx, hx_plan_device_coords(plan), 3LL * e->nhome);
+    if (cerr != 0)
+        st = cuda_fail(cerr, "adopting the plan's coordinates");
     if (st == HX_OK)
         st = hx_transport_forward(e->t);
     /* Rank-local so far: agreed with the lists' outcome. */

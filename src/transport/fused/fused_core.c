@@ -191,7 +191,7 @@ void hxi_fz_order(hxi_fz_core *c, int np, const hx_plan *plan)
  * capped so that the rows of every process sharing this GPU can all be
  * resident at once (blocks spin on signals that other blocks, ours or a
  * peer's, must be running to produce). */
-static int fz_grid(const hxi_fz_core *c, const hxi_gpu *g)
+static int fz_grid(hxi_fz_core *c, const hxi_gpu *g)
 {
     const int np = g->npulses;
     int most = 1;
@@ -200,7 +200,9 @@ static int fz_grid(const hxi_fz_core *c, const hxi_gpu *g)
         if (n > most)
             most = n;
     }
-    int per_sm = hxi_fz_blocks_per_sm(c->tma);
+    if (c->per_sm < 1) /* the kernels' occupancy: asked once */
+        c->per_sm = hxi_fz_blocks_per_sm(c->tma);
+    const int per_sm = c->per_sm;
     int sharing = g->ranks_on_device > 0 ? g->ranks_on_device : 1;
     long resident = (long) per_sm * g->sm_count / sharing;
     int cap_rows = np > 0 ? (int) (resident / np) : 1;

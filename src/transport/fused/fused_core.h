@@ -16,6 +16,7 @@
 typedef struct hxi_fz_core {
     const char *who; /* transport name, for messages */
     int tma;         /* forward with bulk copies (nvshmem-fused-tma) */
+    int per_sm;      /* resident blocks of the two kernels an SM (0: not asked yet) */
     uint64_t *d_done; /* device: per-pulse "unpacked" flags */
     uint64_t *d_step; /* device: last step of the forward kernel */
     unsigned *d_cnt;  /* device: HXI_FZ_NCNT counters */
