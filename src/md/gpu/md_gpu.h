@@ -108,10 +108,6 @@ typedef struct hxg_report {
     volatile int32_t need;
     volatile int32_t bad;
     volatile int32_t maxcnt;
-    /* Written by the host: the home count a multi-rank rebuild's sort
-     * reads, copied from here (pinned, so the copy neither stages nor
-     * waits). */
-    int32_t up_nhome;
 } hxg_report;
 
 /* acc[0] pair energy, acc[1] virial sum r.f, acc[2] sum m v^2, each summed

@@ -447,9 +447,10 @@ extern "C" int hxg_force_nonlocal(void *stream, int tpp, int n, const int32_t *i
 }
 
 /* dst[0 .. n) = src[0 .. n), or zeros where src is NULL: a kernel instead
- * of cudaMemcpyAsync / cudaMemsetAsync, whose host side costs more where
- * dst is in the transport's symmetric heap (docs/performance.md). Four
- * floats a thread where both arrays are 16-byte aligned. */
+ * of cudaMemcpyAsync / cudaMemsetAsync into the transport's arrays, whose
+ * calls took the host about twice a launch's time in a rebuild
+ * (HALOX_TRACE_API, docs/performance.md). Four floats a thread where both
+ * arrays are 16-byte aligned. */
 __global__ void hxg_k_copy(long long n, float *__restrict__ dst, const float *__restrict__ src)
 {
     const long long stride = (long long) gridDim.x * blockDim.x;

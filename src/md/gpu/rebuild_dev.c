@@ -107,11 +107,8 @@ static hx_status queue_sort(hx_md_engine *e)
     a.geom = e->geom;
     a.cap = e->cap_home;
     /* From pageable memory: the copy has taken the value when it returns. */
-    /* The source is read when the copy runs: the next rebuild, which alone
-     * writes it again, comes after the host waited for this one's lists. */
-    e->report->up_nhome = e->nhome;
-    CU(cudaMemcpyAsync(&e->flags->nhome, &e->report->up_nhome, sizeof e->report->up_nhome,
-                       cudaMemcpyHostToDevice, e->s_nl),
+    CU(cudaMemcpyAsync(&e->flags->nhome, &e->nhome, sizeof e->nhome, cudaMemcpyHostToDevice,
+                       e->s_nl),
        "the home atom count");
     HXI_CHECK(hxg_chain_replay(e, &e->ch_sort[e->sort_par], e->s_nl, sort_chain, &a, sizeof a,
                                "the cell sort"));
