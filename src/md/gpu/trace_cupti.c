@@ -90,7 +90,8 @@ static void api_name(CUpti_CallbackId cbid, char *out, size_t n)
         *v = 0;
 }
 
-/* Host threads by order of appearance (CUPTI names them by OS id). */
+/* Host threads by order of appearance (CUPTI names them by OS id); past
+ * 32 threads the later ones share the last row. */
 static uint32_t thread_index(uint32_t os_id)
 {
     static uint32_t ids[32];
