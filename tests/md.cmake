@@ -111,6 +111,18 @@ hx_md_cli_test(test_md_cli_density RANKS 2 EXPECT fail
 hx_md_cli_test(test_md_cli_density_zero RANKS 1 EXPECT fail
   REGEX "ERROR: .*density 0"
   ARGS -in in.melt -var rho 0)
+# The CPU engine always moves its halo with the cpu transport: another name
+# is refused, never silently replaced (a device transport, one this build
+# lacks, a misspelt one); cpu and auto run.
+hx_md_cli_test(test_md_cli_transport_typo RANKS 1 EXPECT fail
+  REGEX "ERROR: --transport nvshmem-fusd: no such transport; this build has cpu"
+  ARGS -in in.melt --cpu --transport nvshmem-fusd)
+hx_md_cli_test(test_md_cli_transport_device RANKS 1 EXPECT fail
+  REGEX "ERROR: --transport nccl (moves device memory|is not built into this halox-md: it needs)"
+  ARGS -in in.melt --cpu --transport nccl)
+hx_md_cli_test(test_md_cli_transport_auto RANKS 2 EXPECT ok
+  REGEX "cpu engine \\(double\\).*Loop time of [0-9.e-]+ on 2 procs for 50 steps"
+  ARGS -in in.melt --cpu --transport auto)
 # miniMD's own published run (its README, "out.lj.miniMD": 864,000 atoms,
 # 60^3 cells, 100 steps, every 20, printing "100 7.310629e-01 -5.712170e+00
 # 1.204577e+00"): with miniMD's velocities, halox-md must print the same

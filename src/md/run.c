@@ -43,6 +43,39 @@ static int hxi_gpu_count(void)
 #endif
 }
 
+/* The CPU engine moves its halo with the cpu transport whatever
+ * --transport says, so the name is checked here, as hx_transport_create
+ * checks it for the GPU engine: one this build lacks is refused (with what
+ * it needs, where halox knows it), and so is one that moves device memory;
+ * cpu and auto (which has only cpu to choose from) pass. */
+static hx_status hxi_cpu_transport_ok(const char *tr)
+{
+    if (!tr[0])
+        return HX_OK;
+    const unsigned caps = hx_transport_caps_of(tr);
+    if (caps & HX_CAP_DEVICE)
+        return hxi_error(HX_ERR_UNSUPPORTED,
+                         "--transport %s moves device memory, but the run uses the CPU engine, "
+                         "which uses the cpu transport: drop --transport, or run the GPU "
+                         "engine (--gpu) on a machine with GPUs",
+                         tr);
+    if (caps)
+        return HX_OK;
+    char built[256] = "";
+    for (int i = 0; i < hx_transport_count(); i++) {
+        strncat(built, i ? ", " : "", sizeof built - strlen(built) - 1);
+        strncat(built, hx_transport_name_at(i), sizeof built - strlen(built) - 1);
+    }
+    const char *needs = hx_transport_needs(tr);
+    if (needs)
+        return hxi_error(HX_ERR_UNSUPPORTED,
+                         "--transport %s is not built into this halox-md: it needs %s; this "
+                         "build has %s",
+                         tr, needs, built);
+    return hxi_error(HX_ERR_INVALID, "--transport %s: no such transport; this build has %s", tr,
+                     built);
+}
+
 static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
                                    const hx_md_engine_ops **ops)
 {
@@ -71,12 +104,7 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
         return HX_OK;
     }
 #endif
-    if (hx_transport_caps_of(tr) & HX_CAP_DEVICE)
-        return hxi_error(HX_ERR_UNSUPPORTED,
-                         "--transport %s moves device memory, but the run uses the CPU engine, "
-                         "which uses the cpu transport: drop --transport, or run the GPU "
-                         "engine (--gpu) on a machine with GPUs",
-                         tr);
+    HXI_CHECK(hxi_cpu_transport_ok(tr));
     *ops = &hx_md_engine_cpu;
     return HX_OK;
 }
