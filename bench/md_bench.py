@@ -44,16 +44,32 @@ def nearest_size(n):
     return min(SIZES, key=lambda s: abs(s - n))
 
 
+def positive(text):
+    """A whole number >= 1 (argparse type)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number")
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{v} must be at least 1")
+    return v
+
+
+def positives(text):
+    """A comma-separated list of whole numbers >= 1 (argparse type)."""
+    return [positive(x) for x in text.split(",")]
+
+
 def parse():
     p = argparse.ArgumentParser(prog="halox-bench md", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--sizes", default="4000,32000,45000,256000,2048000",
+    p.add_argument("--sizes", type=positives, default=[4000, 32000, 45000, 256000, 2048000],
                    help="atom counts (each rounded to the nearest fcc box)")
-    p.add_argument("--procs", default=None,
+    p.add_argument("--procs", type=positives, default=None,
                    help="process counts, e.g. 1,2 (default: 1 and the GPU count)")
     p.add_argument("--transports", default="all")
-    p.add_argument("--steps", type=int, default=1000)
-    p.add_argument("--every", type=int, default=20, help="neighbour-list rebuild interval")
+    p.add_argument("--steps", type=positive, default=1000)
+    p.add_argument("--every", type=positive, default=20, help="neighbour-list rebuild interval")
     p.add_argument("--csv", default="md-bench.csv")
     p.add_argument("--plots", default=None, help="folder for PNG plots (needs matplotlib)")
     p.add_argument("--mpirun", default="mpirun --allow-run-as-root --oversubscribe")
@@ -90,8 +106,8 @@ def main():
     if not os.access(md, os.X_OK):
         sys.exit(f"halox-bench md: no halox-md at {md}: build first (tools/setup.sh)")
     ngpu = gpu_count()
-    procs = [int(x) for x in a.procs.split(",")] if a.procs else sorted({1, max(ngpu, 1)})
-    sizes = sorted({nearest_size(int(s)) for s in a.sizes.split(",")})
+    procs = a.procs if a.procs else sorted({1, max(ngpu, 1)})
+    sizes = sorted({nearest_size(s) for s in a.sizes})
     have = built_transports(md)
     if a.cpu:
         transports = ["cpu"]

@@ -15,6 +15,15 @@ add_test(NAME test_bench_list COMMAND halox-bench --list)
 set_tests_properties(test_bench_list PROPERTIES LABELS cpu TIMEOUT 60
   PASS_REGULAR_EXPRESSION "nccl-dev +(built.+its exchange has not yet run|not built: needs CUDA, NCCL 2.28)")
 
+# halox-bench's options: bad values refused with one line, good ones run.
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME test_bench_args
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/bench_args.py
+                   --bench $<TARGET_FILE:halox-bench>)
+  set_tests_properties(test_bench_args PROPERTIES LABELS cpu TIMEOUT 300)
+endif()
+
 # hx_init's request for eager CUDA module loading (test_init.c).
 add_executable(test_init test_init.c)
 target_link_libraries(test_init PRIVATE hxtest)
@@ -24,7 +33,6 @@ set_tests_properties(test_version test_version_halox-md test_version_halox-bench
   PROPERTIES LABELS cpu TIMEOUT 60)
 
 # The exports of a shared libhalox: exactly the HX_API functions of halox.h.
-find_package(Python3 COMPONENTS Interpreter)
 get_target_property(_halox_type halox TYPE)
 if(Python3_Interpreter_FOUND AND CMAKE_NM AND _halox_type STREQUAL "SHARED_LIBRARY")
   add_test(NAME test_exports

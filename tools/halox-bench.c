@@ -50,6 +50,7 @@
 #endif
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +118,47 @@ static void usage(void)
     printf("\n");
 }
 
+/* One option's value into o: HX_OK, or an error naming the option
+ * (hx_last_error); *known 0 where `a` is no option of a value. */
+static hx_status parse_value(bench_opts *o, const char *a, const char *v, int *known)
+{
+    long n;
+    *known = 1;
+    if (strcmp(a, "--atoms") == 0) {
+        HXI_CHECK(hxi_parse_long(a, v, 1, INT_MAX, &n));
+        o->atoms = n;
+    } else if (strcmp(a, "--grid") == 0) {
+        HXI_CHECK(hx_grid_parse(v, o->grid));
+    } else if (strcmp(a, "--transport") == 0) {
+        o->transport = v;
+    } else if (strcmp(a, "--iters") == 0 || strcmp(a, "--warmup") == 0) {
+        const int iters = a[2] == 'i';
+        HXI_CHECK(hxi_parse_long(a, v, iters ? 1 : 0, INT_MAX, &n));
+        *(iters ? &o->iters : &o->warmup) = (int) n;
+    } else if (strcmp(a, "--cutoff") == 0 || strcmp(a, "--density") == 0) {
+        double *d = a[2] == 'c' ? &o->cutoff : &o->density;
+        HXI_CHECK(hxi_parse_double(a, v, d));
+        if (!(*d > 0.0))
+            return hxi_error(HX_ERR_INVALID, "%s: %s must be > 0", a, v);
+    } else if (strcmp(a, "--dtype") == 0) {
+        if (strcmp(v, "float") != 0 && strcmp(v, "double") != 0)
+            return hxi_error(HX_ERR_INVALID, "--dtype takes float or double, not %s", v);
+        o->dtype = v[0] == 'd' ? HX_DOUBLE : HX_FLOAT;
+    } else if (strcmp(a, "--seed") == 0) {
+        HXI_CHECK(hxi_parse_long(a, v, 0, LONG_MAX, &n));
+        o->seed = (uint64_t) n;
+    } else if (strcmp(a, "--csv") == 0) {
+        o->csv = v;
+    } else if (strcmp(a, "--lattice") == 0) {
+        if (strcmp(v, "fcc") != 0 && strcmp(v, "random") != 0)
+            return hxi_error(HX_ERR_INVALID, "--lattice takes random or fcc, not %s", v);
+        o->fcc = strcmp(v, "fcc") == 0;
+    } else {
+        *known = 0;
+    }
+    return HX_OK;
+}
+
 static int parse_args(int argc, char **argv, bench_opts *o, int rank)
 {
     memset(o, 0, sizeof *o);
@@ -130,7 +172,6 @@ static int parse_args(int argc, char **argv, bench_opts *o, int rank)
     o->seed = 12345;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "exchange") == 0)
             continue;
         if (strcmp(a, "--no-put") == 0) {
@@ -146,54 +187,27 @@ static int parse_args(int argc, char **argv, bench_opts *o, int rank)
                 usage();
             return 1;
         }
-        if (!v) {
-            if (rank == 0)
-                fprintf(stderr, "halox-bench: option %s needs a value (see --help)\n", a);
-            return 2;
-        }
-        i++;
-        if (strcmp(a, "--atoms") == 0)
-            o->atoms = atol(v);
-        else if (strcmp(a, "--grid") == 0) {
-            if (hx_grid_parse(v, o->grid) != HX_OK) {
-                if (rank == 0)
-                    fprintf(stderr, "halox-bench: %s\n", hx_last_error());
-                return 2;
-            }
-        } else if (strcmp(a, "--transport") == 0)
-            o->transport = v;
-        else if (strcmp(a, "--iters") == 0)
-            o->iters = atoi(v);
-        else if (strcmp(a, "--warmup") == 0)
-            o->warmup = atoi(v);
-        else if (strcmp(a, "--cutoff") == 0)
-            o->cutoff = atof(v);
-        else if (strcmp(a, "--density") == 0)
-            o->density = atof(v);
-        else if (strcmp(a, "--dtype") == 0)
-            o->dtype = strcmp(v, "double") == 0 ? HX_DOUBLE : HX_FLOAT;
-        else if (strcmp(a, "--seed") == 0)
-            o->seed = strtoull(v, NULL, 10);
-        else if (strcmp(a, "--csv") == 0)
-            o->csv = v;
-        else if (strcmp(a, "--lattice") == 0) {
-            if (strcmp(v, "fcc") != 0 && strcmp(v, "random") != 0) {
-                if (rank == 0)
-                    fprintf(stderr, "halox-bench: --lattice takes random or fcc, not %s\n", v);
-                return 2;
-            }
-            o->fcc = strcmp(v, "fcc") == 0;
-        } else {
+        /* A value is the next word; an option that is not known is said
+         * to be unknown, not short of a value. */
+        const char *v = i + 1 < argc ? argv[i + 1] : "";
+        int known;
+        hx_status st = parse_value(o, a, v, &known);
+        if (!known) {
             if (rank == 0)
                 fprintf(stderr, "halox-bench: unknown option %s (see --help)\n", a);
             return 2;
         }
-    }
-    if (o->atoms < 1 || o->iters < 1 || o->warmup < 0 || !(o->density > 0)) {
-        if (rank == 0)
-            fprintf(stderr, "halox-bench: need --atoms >= 1, --iters >= 1, --warmup >= 0 and "
-                            "--density > 0\n");
-        return 2;
+        if (i + 1 >= argc) {
+            if (rank == 0)
+                fprintf(stderr, "halox-bench: option %s needs a value (see --help)\n", a);
+            return 2;
+        }
+        if (st != HX_OK) {
+            if (rank == 0)
+                fprintf(stderr, "halox-bench: %s\n", hx_last_error());
+            return 2;
+        }
+        i++;
     }
     return 0;
 }
@@ -468,14 +482,34 @@ static int bench_pingpong(hx_comm *comm, int argc, char **argv)
     int rank = hx_comm_rank(comm);
     const char *list = "0,8192,32768,131072,524288";
     int iters = 2000;
-    for (int i = 2; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--bytes") == 0)
-            list = argv[i + 1];
-        else if (strcmp(argv[i], "--iters") == 0)
-            iters = atoi(argv[i + 1]);
-        else {
+    for (int i = 2; i < argc; i += 2) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        long n = 0;
+        hx_status st = HX_OK;
+        if (strcmp(a, "--bytes") != 0 && strcmp(a, "--iters") != 0)
+            st = hxi_error(HX_ERR_INVALID, "unknown option %s (see halox-bench --help)", a);
+        else if (!v)
+            st = hxi_error(HX_ERR_INVALID, "option %s needs a value", a);
+        else if (strcmp(a, "--iters") == 0 && (st = hxi_parse_long(a, v, 1, INT_MAX, &n)) == HX_OK)
+            iters = (int) n;
+        else if (strcmp(a, "--bytes") == 0) {
+            list = v;
+            /* Every size a whole number of bytes, before any is measured. */
+            char item[32];
+            for (const char *p = v; st == HX_OK;) {
+                const char *e = strchr(p, ',');
+                const size_t len = e ? (size_t) (e - p) : strlen(p);
+                snprintf(item, sizeof item, "%.*s",
+                         (int) (len < sizeof item ? len : sizeof item - 1), p);
+                st = hxi_parse_long("--bytes", item, 0, 1L << 34, &n);
+                if (!e)
+                    break;
+                p = e + 1;
+            }
+        }
+        if (st != HX_OK) {
             if (rank == 0)
-                fprintf(stderr, "halox-bench pingpong: unknown option %s\n", argv[i]);
+                fprintf(stderr, "halox-bench pingpong: %s\n", hx_last_error());
             return 2;
         }
     }

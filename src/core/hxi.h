@@ -51,6 +51,13 @@ int hxi_env_int(const char *name, int fallback);
 /* The variable's text, or NULL where it is unset or empty. */
 const char *hxi_env_str(const char *name);
 
+/* Text that must be all of one number (a program's option, say): HX_OK
+ * with *out, or HX_ERR_INVALID with a message naming `what` and the text
+ * ("--steps: 'x' is not a whole number", "--steps: -1 must be between 0
+ * and 2147483647"). */
+hx_status hxi_parse_long(const char *what, const char *text, long lo, long hi, long *out);
+hx_status hxi_parse_double(const char *what, const char *text, double *out);
+
 /* --------------------------------------------------------------- comm */
 
 /* Point-to-point and collective operations on an hx_comm. Without MPI the

@@ -1,9 +1,11 @@
 /* log.c - messages to stderr, prefixed with the rank; and small helpers
- * (the clock, the environment). */
+ * (the clock, the environment, numbers from text). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "core/hxi.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -114,4 +116,27 @@ int hxi_env_int(const char *name, int fallback)
         return fallback;
     }
     return (int) v;
+}
+
+hx_status hxi_parse_long(const char *what, const char *text, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    const long v = strtol(text, &end, 10);
+    if (end == text || *end != '\0')
+        return hxi_error(HX_ERR_INVALID, "%s: '%s' is not a whole number", what, text);
+    if (errno == ERANGE || v < lo || v > hi)
+        return hxi_error(HX_ERR_INVALID, "%s: %s must be between %ld and %ld", what, text, lo, hi);
+    *out = v;
+    return HX_OK;
+}
+
+hx_status hxi_parse_double(const char *what, const char *text, double *out)
+{
+    char *end;
+    const double v = strtod(text, &end);
+    if (end == text || *end != '\0' || !isfinite(v))
+        return hxi_error(HX_ERR_INVALID, "%s: '%s' is not a finite number", what, text);
+    *out = v;
+    return HX_OK;
 }

@@ -356,26 +356,13 @@ static hx_status find_option(const char *arg, const cli_option **out, const char
 
 static hx_status opt_double(const char *opt, const char *text, double *out)
 {
-    char *end;
-    double v;
-    errno = 0;
-    v = strtod(text, &end);
-    if (end == text || *end != '\0' || !isfinite(v))
-        return hxi_error(HX_ERR_INVALID, "%s: '%s' is not a finite number", opt, text);
-    *out = v;
-    return HX_OK;
+    return hxi_parse_double(opt, text, out);
 }
 
 static hx_status opt_int(const char *opt, const char *text, long lo, long hi, int *out)
 {
-    char *end;
     long v;
-    errno = 0;
-    v = strtol(text, &end, 10);
-    if (end == text || *end != '\0')
-        return hxi_error(HX_ERR_INVALID, "%s: '%s' is not a whole number", opt, text);
-    if (errno == ERANGE || v < lo || v > hi)
-        return hxi_error(HX_ERR_INVALID, "%s: %s must be between %ld and %ld", opt, text, lo, hi);
+    HXI_CHECK(hxi_parse_long(opt, text, lo, hi, &v));
     *out = (int) v;
     return HX_OK;
 }
