@@ -303,6 +303,15 @@ static void check_transport(hx_comm *comm, const hx_decomp *d, const hxt_local *
                   "auto before its first plan: capabilities %#x", hx_transport_caps(t));
         hx_transport_destroy(t);
     }
+    /* A wait's bound: negative, NaN or infinite refused, 0 the default. */
+    const double bad_timeouts[] = {-1.0, NAN, INFINITY};
+    for (size_t i = 0; i < sizeof bad_timeouts / sizeof bad_timeouts[0]; i++) {
+        hx_transport_opts_init(&o);
+        o.timeout_s = bad_timeouts[i];
+        t = NULL;
+        HXT_FAILS(hx_transport_create(&t, comm, &o), HX_ERR_INVALID, "opts.timeout_s is");
+        HXT_CHECK(t == NULL, "a refused transport was returned");
+    }
     o.name = "cpu";
     o.dtype = (hx_dtype) 7;
     t = NULL;

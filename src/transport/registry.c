@@ -8,6 +8,7 @@
 #ifdef HALOX_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,11 @@ hx_status hx_transport_create(hx_transport **out, hx_comm *comm, const hx_transp
                          "transport '%s' cannot be captured in a CUDA graph (opts.graph = 1): "
                          "use nvshmem-fused or nvshmem-fused-tma, or set opts.graph = 0",
                          ops->name);
+    if (!(opts->timeout_s >= 0.0) || isinf(opts->timeout_s))
+        return hxi_error(HX_ERR_INVALID,
+                         "opts.timeout_s is %g: give the seconds a wait may take (> 0), or 0 "
+                         "for HALOX_TIMEOUT_S or 5 s",
+                         opts->timeout_s);
     if (opts->gate && !opts->graph)
         return hxi_error(HX_ERR_INVALID,
                          "opts.gate is for graph mode: set opts.graph = 1 as well (nvshmem-fused, "
@@ -133,8 +139,15 @@ hx_status hx_transport_create(hx_transport **out, hx_comm *comm, const hx_transp
     t->comm = comm;
     t->opts = *opts;
     t->opts.name = ops->name;
-    if (t->opts.timeout_s <= 0)
+    if (t->opts.timeout_s <= 0) {
         t->opts.timeout_s = hxi_env_double("HALOX_TIMEOUT_S", 5.0);
+        if (!(t->opts.timeout_s > 0.0) || isinf(t->opts.timeout_s)) {
+            hxi_warn("ignoring HALOX_TIMEOUT_S=%s: the seconds a wait may take must be > 0; "
+                     "5 s it is",
+                     hxi_env_str("HALOX_TIMEOUT_S"));
+            t->opts.timeout_s = 5.0;
+        }
+    }
     if (!t->opts.force_put)
         t->opts.force_put = hxi_env_int("HALOX_FORCE_PUT", 0);
     snprintf(t->describe, sizeof t->describe, "%s", ops->name);
