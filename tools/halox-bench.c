@@ -346,6 +346,16 @@ static void mpi_breakdown(hx_comm *comm, hx_transport *t, const hx_plan *plan, i
 }
 #endif
 
+/* One exchange step: forward then reverse, or the two replayed from the
+ * transport's CUDA graph (row.graph). */
+static hx_status bench_step(hx_transport *t, int graph)
+{
+    if (graph)
+        return hx_transport_step_graph(t);
+    hx_status st = hx_transport_forward(t);
+    return st == HX_OK ? hx_transport_reverse(t) : st;
+}
+
 static void run_one(hx_comm *comm, const bench_opts *o, const hx_plan *plan, bench_row *row)
 {
     hx_transport *t = row->t;
@@ -362,13 +372,8 @@ static void run_one(hx_comm *comm, const bench_opts *o, const hx_plan *plan, ben
 #endif
         st = hxi_barrier(comm);
         t0 = hxi_now();
-        if (st == HX_OK && row->graph) {
-            st = hx_transport_step_graph(t);
-        } else if (st == HX_OK) {
-            st = hx_transport_forward(t);
-            if (st == HX_OK)
-                st = hx_transport_reverse(t);
-        }
+        if (st == HX_OK)
+            st = bench_step(t, row->graph);
         if (st == HX_OK)
             st = hx_transport_sync(t);
         dt = hxi_now() - t0;
@@ -397,15 +402,8 @@ static void run_one(hx_comm *comm, const bench_opts *o, const hx_plan *plan, ben
         double t0 = 0.0, dt = 0.0;
         st = hxi_barrier(comm);
         t0 = hxi_now();
-        for (int it = 0; st == HX_OK && it < o->iters; it++) {
-            if (row->graph) {
-                st = hx_transport_step_graph(t);
-            } else {
-                st = hx_transport_forward(t);
-                if (st == HX_OK)
-                    st = hx_transport_reverse(t);
-            }
-        }
+        for (int it = 0; st == HX_OK && it < o->iters; it++)
+            st = bench_step(t, row->graph);
         if (st == HX_OK)
             st = hx_transport_sync(t);
         dt = hxi_now() - t0;
