@@ -420,42 +420,34 @@ int64_t *hxt_check_halo(hx_comm *c, const hx_plan *plan, const hxt_sys *sys,
               (long long) ex_extra);
     HXT_CHECK(ndup == 0, "grid %s rh %g: %d halo atoms duplicated (first id %lld)", gs, rh, ndup,
               (long long) ex_dup);
-    if (nzone) {
-        int m = idx[ids[ex_zone]];
-        HXT_CHECK(nzone == 0,
-                  "grid %s rh %g: %d zone offsets wrong (entry %lld: %d %d %d, want %d %d %d)", gs,
-                  rh, nzone, (long long) ex_zone, Z[4 * ex_zone], Z[4 * ex_zone + 1],
-                  Z[4 * ex_zone + 2], e.off[4 * m], e.off[4 * m + 1], e.off[4 * m + 2]);
-    } else
-        HXT_CHECK(1, "zones");
-    if (nplan) {
-        int m = idx[ids[ex_plan]];
-        HXT_CHECK(nplan == 0,
-                  "grid %s rh %g: %d plan halo coordinates differ (entry %lld id %lld: %.17g %.17g "
-                  "%.17g, want %.17g %.17g %.17g)",
-                  gs, rh, nplan, (long long) ex_plan, (long long) ids[ex_plan], X[3 * ex_plan],
-                  X[3 * ex_plan + 1], X[3 * ex_plan + 2], e.xd[3 * m], e.xd[3 * m + 1],
-                  e.xd[3 * m + 2]);
-    } else
-        HXT_CHECK(1, "plan coords");
-    if (nfd) {
-        int m = idx[ids[ex_fd]];
-        HXT_CHECK(nfd == 0,
-                  "grid %s rh %g: %d double forward coordinates differ (entry %lld: %.17g %.17g "
-                  "%.17g, want %.17g %.17g %.17g)",
-                  gs, rh, nfd, (long long) ex_fd, xd[3 * ex_fd], xd[3 * ex_fd + 1],
-                  xd[3 * ex_fd + 2], e.xd[3 * m], e.xd[3 * m + 1], e.xd[3 * m + 2]);
-    } else
-        HXT_CHECK(1, "double forward");
-    if (nff) {
-        int m = idx[ids[ex_ff]];
-        HXT_CHECK(nff == 0,
-                  "grid %s rh %g: %d float forward coordinates differ (entry %lld: %.9g %.9g %.9g, "
-                  "want %.9g %.9g %.9g)",
-                  gs, rh, nff, (long long) ex_ff, xf[3 * ex_ff], xf[3 * ex_ff + 1],
-                  xf[3 * ex_ff + 2], e.xf[3 * m], e.xf[3 * m + 1], e.xf[3 * m + 2]);
-    } else
-        HXT_CHECK(1, "float forward");
+    /* The first wrong entry of each kind is described; HXT_CHECK evaluates
+     * the description (and so looks up ex_* and its expected entry) only
+     * where the check fails, i.e. where there is such an entry. */
+#define HXT_WANT(ex) idx[ids[ex]]
+    HXT_CHECK(nzone == 0,
+              "grid %s rh %g: %d zone offsets wrong (entry %lld: %d %d %d, want %d %d %d)", gs, rh,
+              nzone, (long long) ex_zone, Z[4 * ex_zone], Z[4 * ex_zone + 1], Z[4 * ex_zone + 2],
+              e.off[4 * HXT_WANT(ex_zone)], e.off[4 * HXT_WANT(ex_zone) + 1],
+              e.off[4 * HXT_WANT(ex_zone) + 2]);
+    HXT_CHECK(nplan == 0,
+              "grid %s rh %g: %d plan halo coordinates differ (entry %lld id %lld: %.17g %.17g "
+              "%.17g, want %.17g %.17g %.17g)",
+              gs, rh, nplan, (long long) ex_plan, (long long) ids[ex_plan], X[3 * ex_plan],
+              X[3 * ex_plan + 1], X[3 * ex_plan + 2], e.xd[3 * HXT_WANT(ex_plan)],
+              e.xd[3 * HXT_WANT(ex_plan) + 1], e.xd[3 * HXT_WANT(ex_plan) + 2]);
+    HXT_CHECK(nfd == 0,
+              "grid %s rh %g: %d double forward coordinates differ (entry %lld: %.17g %.17g %.17g, "
+              "want %.17g %.17g %.17g)",
+              gs, rh, nfd, (long long) ex_fd, xd[3 * ex_fd], xd[3 * ex_fd + 1], xd[3 * ex_fd + 2],
+              e.xd[3 * HXT_WANT(ex_fd)], e.xd[3 * HXT_WANT(ex_fd) + 1],
+              e.xd[3 * HXT_WANT(ex_fd) + 2]);
+    HXT_CHECK(nff == 0,
+              "grid %s rh %g: %d float forward coordinates differ (entry %lld: %.9g %.9g %.9g, "
+              "want %.9g %.9g %.9g)",
+              gs, rh, nff, (long long) ex_ff, xf[3 * ex_ff], xf[3 * ex_ff + 1], xf[3 * ex_ff + 2],
+              e.xf[3 * HXT_WANT(ex_ff)], e.xf[3 * HXT_WANT(ex_ff) + 1],
+              e.xf[3 * HXT_WANT(ex_ff) + 2]);
+#undef HXT_WANT
     HXT_CHECK(nsh == 0, "grid %s rh %g: %d halo atoms carry a wrong periodic shift", gs, rh, nsh);
 
     if (nexpected)
