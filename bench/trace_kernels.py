@@ -18,6 +18,14 @@ a profiler: e.g. the list builds of every rebuild of a run,
 and the host's CUDA calls in the migration and the plan of a rebuild,
     HALOX_TRACE=t.json HALOX_TRACE_API=1 mpirun -n 2 halox-md --gpu ...
     trace_kernels.py t.json --cat api --within migrate,plan
+
+  trace_kernels.py TRACE.json --idle [--within RANGE,...] [--rank R]
+
+For each host range name (default: the rebuild's phases), how long the
+ranges last and how much of that the rank's GPU work (kernels, copies,
+fills, on any stream) covers: what is left is time the GPU had nothing of
+this rank's to run, e.g. waiting for the host between a wait and the next
+launch. Mean us per range.
 """
 import argparse
 import bisect
@@ -34,6 +42,7 @@ def main():
     ap.add_argument("--rank", type=int, default=0)
     ap.add_argument("--cat")
     ap.add_argument("--within", default="")
+    ap.add_argument("--idle", action="store_true")
     a = ap.parse_args()
     try:
         with open(a.trace) as f:
@@ -41,6 +50,8 @@ def main():
     except (OSError, ValueError) as err:
         sys.exit("trace_kernels.py: cannot read %s: %s" % (a.trace, err))
     ev = d["traceEvents"] if isinstance(d, dict) else d
+    if a.idle:
+        return idle(ev, a)
     want = [w for w in a.names.split(",") if w]
     inside = set(w for w in a.within.split(",") if w)
     spans = sorted((float(e["ts"]), float(e["ts"]) + float(e["dur"]))
@@ -71,6 +82,58 @@ def main():
     for name, v in sorted(sums.items(), key=lambda kv: -sum(kv[1])):
         print("%-60s %7d %10.2f %10.2f %12.1f" % (name[:60], len(v), statistics.mean(v),
                                                    statistics.median(v), sum(v)))
+    return 0
+
+
+PHASES = "drain,migrate,sort,plan,set_plan,forward,lists"
+DEVICE = ("kernel", "memcpy", "memset")
+
+
+def merged(intervals):
+    """Sorted (start, end) pairs as disjoint intervals covering the same time."""
+    out = []
+    for t0, t1 in sorted(intervals):
+        if out and t0 <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], t1)
+        else:
+            out.append([t0, t1])
+    return out
+
+
+def covered(busy, ends, t0, t1):
+    """How much of [t0, t1] the disjoint intervals busy (ends: their ends) cover."""
+    k = bisect.bisect_right(ends, t0)
+    total = 0.0
+    while k < len(busy) and busy[k][0] < t1:
+        total += min(busy[k][1], t1) - max(busy[k][0], t0)
+        k += 1
+    return total
+
+
+def idle(ev, a):
+    names = [w for w in (a.within or PHASES).split(",") if w]
+    busy = merged((float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in ev
+                  if e.get("ph") == "X" and e.get("pid") == a.rank and e.get("cat") in DEVICE)
+    ends = [t1 for _, t1 in busy]
+    rows = []
+    for name in names:
+        spans = [(float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in ev
+                 if e.get("ph") == "X" and e.get("pid") == a.rank and e.get("cat") == "host"
+                 and e.get("name") == name]
+        if spans:
+            length = [t1 - t0 for t0, t1 in spans]
+            gpu = [covered(busy, ends, t0, t1) for t0, t1 in spans]
+            rows.append((name, len(spans), statistics.mean(length), statistics.mean(gpu)))
+    if not rows:
+        sys.exit("trace_kernels.py: rank %d has no host range named %s" % (a.rank, ",".join(names)))
+    if not busy:
+        print("(rank %d has no GPU records: run halox-md --gpu)" % a.rank)
+    print("%-20s %7s %10s %10s %10s %7s" % ("range (rank %d)" % a.rank, "count", "mean us",
+                                            "GPU us", "idle us", "idle %"))
+    for name, n, length, gpu in rows:
+        print("%-20s %7d %10.2f %10.2f %10.2f %7.1f" % (name, n, length, gpu, length - gpu,
+                                                        100.0 * (length - gpu) / length
+                                                        if length > 0 else 0.0))
     return 0
 
 

@@ -20,7 +20,11 @@
                 as the run made them; a name nothing matches is an error;
                 --within keeps what starts inside the named host ranges (the
                 stages inside the steps; nothing inside "thermo" that lies
-                outside it) and refuses a range name the trace lacks
+                outside it) and refuses a range name the trace lacks;
+                --idle on a trace made here (two ranks, host ranges, kernels
+                and a copy on two streams that overlap each other and the
+                ranges' ends, a CUDA call): the lengths, the GPU's share and
+                the idle time computed by hand
 
 Usage: trace_cases.py --halox PATH --script bench/trace_step.py [--gpu]
                       [--sums bench/trace_kernels.py]
@@ -181,6 +185,8 @@ def main():
                   (os.path.basename(path), (q.stdout + q.stderr).strip().splitlines()[:3]))
         if a.sums and paths[0]:
             sums_case(a.sums, paths[0])
+        if a.sums:
+            idle_case(a.sums, tmp)
     return finish()
 
 
@@ -209,6 +215,37 @@ def sums_case(script, path):
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
     check(q.returncode != 0 and "no host range" in q.stderr,
           "sums: --within a range the trace lacks is refused (rc %d)" % q.returncode)
+
+
+def idle_case(script, tmp):
+    """trace_kernels.py --idle on a trace whose answer is known: rank 0's two
+    "plan" ranges [100, 200] and [300, 350] us; its GPU busy over [90, 140]
+    (two kernels on two streams), [180, 220] (a copy) and [310, 320]; so
+    the plan ranges last 75 us on average, the GPU covers 60 and 10 of
+    them (35 on average), 40 idle; the "sort" range [400, 410] none of it.
+    Rank 1's kernel and rank 0's CUDA call count for nothing."""
+    def x(pid, cat, name, ts, dur, tid=1):
+        return {"ph": "X", "pid": pid, "tid": tid, "cat": cat, "name": name, "ts": ts, "dur": dur}
+    ev = [x(0, "host", "plan", 100, 100), x(0, "host", "plan", 300, 50),
+          x(0, "host", "sort", 400, 10), x(0, "kernel", "k1", 90, 30, 7),
+          x(0, "kernel", "k2", 110, 30, 8), x(0, "memcpy", "c", 180, 40, 7),
+          x(0, "kernel", "k3", 310, 10, 7), x(1, "kernel", "other", 100, 300, 7),
+          x(0, "api", "cudaLaunchKernel", 150, 5)]
+    path = os.path.join(tmp, "idle.json")
+    with open(path, "w") as f:
+        json.dump({"traceEvents": ev}, f)
+    q = subprocess.run([sys.executable, script, path, "--idle", "--within", "plan,sort"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    rows = {l.split()[0]: [float(v) for v in l.split()[1:]] for l in q.stdout.splitlines()[1:]
+            if l.split()}
+    check(q.returncode == 0 and rows.get("plan") == [2, 75.0, 35.0, 40.0, 53.3]
+          and rows.get("sort") == [1, 10.0, 0.0, 10.0, 100.0],
+          "idle: the ranges' length, GPU share and idle time as computed by hand (%s)"
+          % (q.stdout + q.stderr).strip()[-300:])
+    q = subprocess.run([sys.executable, script, path, "--idle", "--within", "lists"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    check(q.returncode != 0 and "no host range" in q.stderr,
+          "idle: a range the trace lacks is refused (rc %d)" % q.returncode)
 
 
 if __name__ == "__main__":
