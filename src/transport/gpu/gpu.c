@@ -174,9 +174,9 @@ hx_status hxi_gpu_open(hxi_gpu *g, hx_transport *t, const char *who)
                  who);
     }
 
-    g->timeout_s = t->opts.timeout_s; /* HALOX_TIMEOUT_S already, where unset */
-    if (!(g->timeout_s > 0))
-        g->timeout_s = 5.0;
+    /* > 0 and finite: hx_transport_create saw to it (HALOX_TIMEOUT_S or 5 s
+     * where opts left it 0) */
+    g->timeout_s = t->opts.timeout_s;
     g->timeout_ns = (uint64_t) (g->timeout_s * 1e9);
 
     if (t->opts.stream) {
