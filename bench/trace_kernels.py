@@ -54,9 +54,7 @@ def main():
         return idle(ev, a)
     want = [w for w in a.names.split(",") if w]
     inside = set(w for w in a.within.split(",") if w)
-    spans = sorted((float(e["ts"]), float(e["ts"]) + float(e["dur"]))
-                   for e in ev if e.get("ph") == "X" and e.get("pid") == a.rank
-                   and e.get("cat") == "host" and e.get("name") in inside)
+    spans = spans_of(ev, a.rank, ("host",), inside)
     starts = [t0 for t0, _ in spans]
     sums = defaultdict(list)
     for e in ev:
@@ -89,6 +87,14 @@ PHASES = "drain,migrate,sort,plan,set_plan,forward,lists"
 DEVICE = ("kernel", "memcpy", "memset")
 
 
+def spans_of(ev, rank, cats, names=None):
+    """(start, end) of rank's ranges of the categories cats (and, given
+    names, of those names), in order of start."""
+    return sorted((float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in ev
+                  if e.get("ph") == "X" and e.get("pid") == rank and e.get("cat") in cats
+                  and (names is None or e.get("name") in names))
+
+
 def merged(intervals):
     """Sorted (start, end) pairs as disjoint intervals covering the same time."""
     out = []
@@ -112,14 +118,11 @@ def covered(busy, ends, t0, t1):
 
 def idle(ev, a):
     names = [w for w in (a.within or PHASES).split(",") if w]
-    busy = merged((float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in ev
-                  if e.get("ph") == "X" and e.get("pid") == a.rank and e.get("cat") in DEVICE)
+    busy = merged(spans_of(ev, a.rank, DEVICE))
     ends = [t1 for _, t1 in busy]
     rows = []
     for name in names:
-        spans = [(float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in ev
-                 if e.get("ph") == "X" and e.get("pid") == a.rank and e.get("cat") == "host"
-                 and e.get("name") == name]
+        spans = spans_of(ev, a.rank, ("host",), (name,))
         if spans:
             length = [t1 - t0 for t0, t1 in spans]
             gpu = [covered(busy, ends, t0, t1) for t0, t1 in spans]
