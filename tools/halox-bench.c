@@ -232,6 +232,21 @@ static hx_status bench_step(hx_transport *t, int graph)
     return st == HX_OK ? hx_transport_reverse(t) : st;
 }
 
+/* n steps from a barrier to the transport's sync, timed on the host: the
+ * slowest rank's seconds into *dt (agreed; every rank returns the same). */
+static hx_status timed_steps(hx_comm *comm, hx_transport *t, int graph, int n, double *dt)
+{
+    hx_status st = hxi_barrier(comm);
+    const double t0 = hxi_now();
+    for (int it = 0; st == HX_OK && it < n; it++)
+        st = bench_step(t, graph);
+    if (st == HX_OK)
+        st = hx_transport_sync(t);
+    *dt = hxi_now() - t0;
+    st = hxi_agree(comm, st);
+    return st == HX_OK ? hxi_allreduce_double(comm, dt, 1, 1) : st;
+}
+
 static void run_one(hx_comm *comm, const bench_opts *o, const hx_plan *plan, bench_row *row)
 {
     hx_transport *t = row->t;
@@ -241,21 +256,12 @@ static void run_one(hx_comm *comm, const bench_opts *o, const hx_plan *plan, ben
         return;
     st = hxi_alloc((void **) &times, (size_t) o->iters * sizeof(double), "timings");
     for (int it = 0; st == HX_OK && it < o->warmup + o->iters; it++) {
-        double t0, dt;
+        double dt = 0.0;
 #ifdef BENCH_MPI_BREAKDOWN
         if (it == o->warmup)
             hxi_mpi_times_reset(t);
 #endif
-        st = hxi_barrier(comm);
-        t0 = hxi_now();
-        if (st == HX_OK)
-            st = bench_step(t, row->graph);
-        if (st == HX_OK)
-            st = hx_transport_sync(t);
-        dt = hxi_now() - t0;
-        st = hxi_agree(comm, st);
-        if (st == HX_OK)
-            st = hxi_allreduce_double(comm, &dt, 1, 1);
+        st = timed_steps(comm, t, row->graph, 1, &dt);
         if (it >= o->warmup)
             times[it - o->warmup] = dt;
     }
@@ -275,17 +281,8 @@ static void run_one(hx_comm *comm, const bench_opts *o, const hx_plan *plan, ben
 #endif
         /* Steps back to back, as an MD loop enqueues them: no barrier and
          * no host synchronisation between steps, one sync at the end. */
-        double t0 = 0.0, dt = 0.0;
-        st = hxi_barrier(comm);
-        t0 = hxi_now();
-        for (int it = 0; st == HX_OK && it < o->iters; it++)
-            st = bench_step(t, row->graph);
-        if (st == HX_OK)
-            st = hx_transport_sync(t);
-        dt = hxi_now() - t0;
-        st = hxi_agree(comm, st);
-        if (st == HX_OK)
-            st = hxi_allreduce_double(comm, &dt, 1, 1);
+        double dt = 0.0;
+        st = timed_steps(comm, t, row->graph, o->iters, &dt);
         row->b2b_us = st == HX_OK ? 1e6 * dt / o->iters : 0.0;
         if (st != HX_OK) {
             row->status = st;
