@@ -26,6 +26,19 @@ ranges last and how much of that the rank's GPU work (kernels, copies,
 fills, on any stream) covers: what is left is time the GPU had nothing of
 this rank's to run, e.g. waiting for the host between a wait and the next
 launch. Mean us per range.
+
+  trace_kernels.py TRACE.json --chain [--rank R]
+
+The chain of a multi-rank step between rebuilds with the fused transport,
+median over the steps that hold exactly it (a step: from one start of the
+kick-drift kernel to the next; steps with a rebuild or thermo sums hold
+more kernels and are left out): the kick-drift, the forward exchange, the
+non-local forces (the force kernel on the forward exchange's stream), the
+reverse exchange, then the next kick-drift; each one's length and the gap
+from the end of the one before to its start (negative where it started
+before that one ended, as a kernel launched with programmatic dependent
+launch may); and the local forces beside them. What a change in how the
+step is launched saves shows as gaps.
 """
 import argparse
 import bisect
@@ -43,6 +56,7 @@ def main():
     ap.add_argument("--cat")
     ap.add_argument("--within", default="")
     ap.add_argument("--idle", action="store_true")
+    ap.add_argument("--chain", action="store_true")
     a = ap.parse_args()
     try:
         with open(a.trace) as f:
@@ -52,6 +66,8 @@ def main():
     ev = d["traceEvents"] if isinstance(d, dict) else d
     if a.idle:
         return idle(ev, a)
+    if a.chain:
+        return chain(ev, a.rank)
     want = [w for w in a.names.split(",") if w]
     inside = set(w for w in a.within.split(",") if w)
     spans = spans_of(ev, a.rank, ("host",), inside)
@@ -137,6 +153,55 @@ def idle(ev, a):
         print("%-20s %7d %10.2f %10.2f %10.2f %7.1f" % (name, n, length, gpu, length - gpu,
                                                         100.0 * (length - gpu) / length
                                                         if length > 0 else 0.0))
+    return 0
+
+
+KD, FWD, REV, FORCE = "hxg_k_kickdrift", "fz_forward", "fz_reverse", "hxg_k_force"
+
+
+def chain(ev, rank):
+    kern = sorted((e for e in ev if e.get("ph") == "X" and e.get("pid") == rank
+                   and e.get("cat") == "kernel"), key=lambda e: float(e["ts"]))
+    kd = [e for e in kern if e.get("name") == KD]
+    rows = defaultdict(list)
+    steps = []
+    for a, b in zip(kd, kd[1:]):
+        t0, t1 = float(a["ts"]), float(b["ts"])
+        inside = [e for e in kern if t0 < float(e["ts"]) < t1]
+        fwd = [e for e in inside if FWD in e.get("name", "")]
+        rev = [e for e in inside if REV in e.get("name", "")]
+        force = [e for e in inside if e.get("name") == FORCE]
+        if len(inside) != 4 or len(fwd) != 1 or len(rev) != 1 or len(force) != 2:
+            continue
+        nl = [e for e in force if e.get("tid") == fwd[0].get("tid")]
+        loc = [e for e in force if e.get("tid") != fwd[0].get("tid")]
+        if len(nl) != 1 or len(loc) != 1:
+            continue
+        links = [("kick-drift", a), ("forward", fwd[0]), ("non-local forces", nl[0]),
+                 ("reverse", rev[0]), ("next kick-drift", b)]
+        end = None
+        for name, e in links:
+            start = float(e["ts"])
+            if end is not None:
+                rows[name + " gap"].append(start - end)
+            if name != "next kick-drift":
+                rows[name].append(float(e["dur"]))
+            end = start + float(e["dur"])
+        rows["local forces"].append(float(loc[0]["dur"]))
+        steps.append(t1 - t0)
+    if not steps:
+        sys.exit("trace_kernels.py: rank %d has no step of kick-drift, forward, non-local and "
+                 "local forces and reverse alone (a multi-rank --gpu run with nvshmem-fused)"
+                 % rank)
+    print("chain of rank %d, median of %d steps between rebuilds: us" % (rank, len(steps)))
+    print("%-22s %10s %10s" % ("", "gap before", "length"))
+    for name in ("kick-drift", "forward", "non-local forces", "reverse", "next kick-drift"):
+        gap = rows.get(name + " gap")
+        length = rows.get(name)
+        print("%-22s %10s %10s" % (name, "%.2f" % statistics.median(gap) if gap else "",
+                                   "%.2f" % statistics.median(length) if length else ""))
+    print("%-22s %10s %10.2f" % ("local forces (beside)", "", statistics.median(rows["local forces"])))
+    print("%-22s %10s %10.2f" % ("step", "", statistics.median(steps)))
     return 0
 
 

@@ -187,6 +187,7 @@ def main():
             sums_case(a.sums, paths[0])
         if a.sums:
             idle_case(a.sums, tmp)
+            chain_case(a.sums, tmp)
     return finish()
 
 
@@ -246,6 +247,50 @@ def idle_case(script, tmp):
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
     check(q.returncode != 0 and "no host range" in q.stderr,
           "idle: a range the trace lacks is refused (rc %d)" % q.returncode)
+
+
+def chain_case(script, tmp):
+    """trace_kernels.py --chain on a trace whose answer is known: rank 0's
+    kick-drift (stream 1) starts at 0, 28, 54, 100 and 130 us; the steps
+    hold the forward exchange, the non-local forces and the reverse on
+    stream 2 and the local forces on stream 1 (in the first starting after
+    the non-local ones, so that only the stream tells them apart), the
+    second with its non-local forces starting 1 us before the forward ends
+    (PDL); the third holds a rebuild's kernel too and is left out. Medians
+    of the other three: kick-drift 2, forward gap 1 length 6, non-local gap
+    1 length 5, reverse gap 1 length 9, next kick-drift gap 3, local forces
+    9, step 28 (means would differ). Rank 1's kernels count for nothing."""
+    def k(pid, tid, name, ts, dur):
+        return {"ph": "X", "pid": pid, "tid": tid, "cat": "kernel", "name": name, "ts": ts,
+                "dur": dur}
+    kd, fwd, rev, force = "hxg_k_kickdrift", "hxi_k_fz_forward", "hxi_k_fz_reverse", "hxg_k_force"
+    ev = [k(0, 1, kd, 0, 2), k(0, 2, fwd, 3, 7), k(0, 1, force, 12, 9), k(0, 2, force, 11, 5),
+          k(0, 2, rev, 17, 9),
+          k(0, 1, kd, 28, 2), k(0, 2, fwd, 31, 6), k(0, 1, force, 31, 9), k(0, 2, force, 36, 6),
+          k(0, 2, rev, 43, 8),
+          k(0, 1, kd, 54, 2), k(0, 2, "hxr_k_classify", 57, 3), k(0, 2, fwd, 61, 7),
+          k(0, 1, force, 61, 9), k(0, 2, force, 69, 5), k(0, 2, rev, 75, 9),
+          k(0, 1, kd, 100, 2), k(0, 2, fwd, 103, 6), k(0, 1, force, 104, 9),
+          k(0, 2, force, 110, 4), k(0, 2, rev, 115, 12),
+          k(0, 1, kd, 130, 2), k(1, 2, fwd, 5, 1)]
+    path = os.path.join(tmp, "chain.json")
+    with open(path, "w") as f:
+        json.dump({"traceEvents": ev}, f)
+    q = subprocess.run([sys.executable, script, path, "--chain"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=120)
+    got = {}
+    for line in q.stdout.splitlines()[2:]:
+        name, _, rest = line.partition("  ")
+        got[name.strip()] = [float(v) for v in rest.split()]
+    want = {"kick-drift": [2.0], "forward": [1.0, 6.0], "non-local forces": [1.0, 5.0],
+            "reverse": [1.0, 9.0], "next kick-drift": [3.0], "local forces (beside)": [9.0],
+            "step": [28.0]}
+    check(q.returncode == 0 and "median of 3 steps" in q.stdout and got == want,
+          "chain: the gaps and lengths as computed by hand (%s)" % (q.stdout + q.stderr)[-400:])
+    q = subprocess.run([sys.executable, script, path, "--chain", "--rank", "1"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    check(q.returncode != 0 and "no step" in q.stderr,
+          "chain: a rank without such steps is refused (rc %d)" % q.returncode)
 
 
 if __name__ == "__main__":
