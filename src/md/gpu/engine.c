@@ -91,6 +91,7 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
         HXI_CHECK_GOTO(hxi_allreduce_int(comm, &no, 1, 1), st, fail);
         e->mgraph = !no;
         e->mg_ok = e->mgraph;
+        e->mg_batch_ok = e->mgraph && e->batch_k > 1;
     }
     double tc[5];
     tc[0] = hxi_now();
@@ -289,6 +290,8 @@ static void gpu_destroy(hx_md_engine *e)
     hxg_eng_drop_step_graphs(e);
     if (e->mg_exec)
         cudaGraphExecDestroy(e->mg_exec);
+    if (e->mg_batch)
+        cudaGraphExecDestroy(e->mg_batch);
     hxg_eng_vote_free(e);
     if (e->s_b)
         cudaStreamSynchronize(e->s_b);

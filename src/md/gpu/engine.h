@@ -170,7 +170,7 @@ struct hx_md_engine {
     int graphs;                  /* replay device-resident steps from CUDA graphs */
     int graph_cond; /* their rebuilds in conditional nodes (HALOX_MD_GRAPH_COND is not 0) */
     cudaGraphExec_t gexec[2][2]; /* [candidate step][thermo step] */
-    int batch_k;                 /* steps a graph replays in hxg_eng_steps (HALOX_MD_GRAPH_STEPS) */
+    int batch_k; /* steps a graph replays in hxg_eng_steps (HALOX_MD_GRAPH_STEPS), either mode */
     cudaGraphExec_t gbatch[2];   /* batch_k steps, [candidate step] */
     int64_t graph_steps;         /* steps replayed from graphs so far (either path) */
 
@@ -180,6 +180,10 @@ struct hx_md_engine {
     int mg_ok;    /* this rank replays (its capture worked); rank-local */
     int mg_dirty; /* arrays or plan changed since the capture */
     cudaGraphExec_t mg_exec;
+    /* batch_k such steps in one graph (hxg_eng_steps; captured with
+     * mg_exec); mg_batch_ok: this rank has it (rank-local) */
+    cudaGraphExec_t mg_batch;
+    int mg_batch_ok;
     cudaEvent_t ev_gfork, ev_gjoin; /* fork and join inside the capture */
     /* Several ranks, graph mode without votes: a step's closing kick is
      * left to the next step's kick-drift (hxg_kickdrift's fclose), one

@@ -151,6 +151,15 @@ static hx_status launch_multi_step(hx_md_engine *e, cudaEvent_t fork, cudaEvent_
     return launch_multi(e, fork, join, e->kick_fuse);
 }
 
+/* batch_k steps between checks in one graph: launch_multi_step's, one
+ * after the other (each closes the one before, as replays do). */
+static hx_status launch_multi_batch(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join)
+{
+    for (int i = 0; i < e->batch_k; i++)
+        HXI_CHECK(launch_multi_step(e, fork, join));
+    return HX_OK;
+}
+
 /* Captures fn's step into *exec (launch_multi_step above, the voted one in
  * vote.c): capture begins on the local
  * stream, the non-local stream joins through the fork event and leaves
@@ -227,6 +236,14 @@ void hxg_eng_capture_multi(hx_md_engine *e)
     }
     if (e->dvote)
         hxg_eng_capture_vote(e); /* the voted step, of the same arrays */
+    if (e->mg_batch_ok && !e->dvote &&
+        hxg_eng_capture_into(e, launch_multi_batch, &e->mg_batch) != HX_OK) {
+        cudaGetLastError();
+        hxi_info("GPU engine: rank %d could not capture %d steps into one CUDA graph (%s); each "
+                 "step is replayed from its own",
+                 e->rank, e->batch_k, hx_last_error());
+        e->mg_batch_ok = 0;
+    }
     e->mg_dirty = 0;
 }
 
@@ -483,19 +500,58 @@ static hx_status settle(hx_md_engine *e, hx_status st)
     return st;
 }
 
-/* n steps, none a thermo step, with nothing of the caller's between them:
- * one rank replays them e->batch_k to a graph launch where it can (the
- * launch between two graphs costs the GPU about 3 us; between two steps
- * in one graph, what one kernel to the next costs). */
+/* The steps e->step + 1 .. e->step + batch_k between checks (graph mode,
+ * several ranks) as one launch of mg_batch: none of them a rebuild
+ * candidate, a thermo step (the caller's promise) or timed, the step
+ * before left open for the first to close (with kick_fuse), and nothing
+ * pending. Returns 0 where they cannot be (the caller takes them one at
+ * a time); a failed launch is deferred to the next check like a replayed
+ * step's, and the steps count as taken. */
+static int launch_batch_multi(hx_md_engine *e)
+{
+    const int k = e->batch_k;
+    if (!e->multi || !e->mgraph || !e->mg_ok || !e->mg_batch_ok || e->dvote || k < 2 ||
+        e->pending != HX_OK || (e->kick_fuse && !e->kick_open))
+        return 0;
+    for (int i = 1; i <= k; i++)
+        if (hxi_md_rebuild_candidate(&e->cfg, e->ago + i) || hxg_eng_tm_sampled(e, e->step + i))
+            return 0;
+    if (e->mg_dirty)
+        hxg_eng_capture_multi(e);
+    if (!e->mg_ok || !e->mg_batch_ok)
+        return 0;
+    const cudaError_t ce = cudaGraphLaunch(e->mg_batch, e->s_loc);
+    if (ce != cudaSuccess)
+        hxg_eng_defer(e, cuda_fail(ce, "graph launch"));
+    else
+        e->graph_steps += k;
+    e->step += k;
+    e->stats.steps += k;
+    e->ago += k;
+    e->acc_valid = 0;
+    e->timing_now = 0;
+    return k;
+}
+
+/* n steps, none a thermo step, with nothing of the caller's between them,
+ * replayed e->batch_k to a graph launch where they can be (one rank:
+ * hxg_eng_launch_batch; several: launch_batch_multi): the launch between
+ * two graphs costs the GPU about 3 us, between two steps in one graph
+ * what one kernel to the next costs. */
 hx_status hxg_eng_steps(hx_md_engine *e, int n)
 {
     while (n > 0) {
-        int k = n >= e->batch_k ? hxg_eng_launch_batch(e) : 0;
+        int k = 0;
+        if (n >= e->batch_k)
+            k = e->multi ? launch_batch_multi(e) : hxg_eng_launch_batch(e);
         if (k < 0)
             return cuda_fail(cudaGetLastError(), "graph launch");
         if (k > 0) {
             n -= k;
-            HXI_CHECK(hxg_eng_check_report(e));
+            /* Several ranks meet at the next check, where errors are
+             * agreed; one rank reads its report now. */
+            if (!e->multi)
+                HXI_CHECK(hxg_eng_check_report(e));
         } else {
             n--;
             HXI_CHECK(one_step(e, 0));
