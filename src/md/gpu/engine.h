@@ -184,6 +184,7 @@ struct hx_md_engine {
      * mg_exec); mg_batch_ok: this rank has it (rank-local) */
     cudaGraphExec_t mg_batch;
     int mg_batch_ok;
+    int64_t mg_batched;             /* steps replayed batch_k to a launch so far */
     cudaEvent_t ev_gfork, ev_gjoin; /* fork and join inside the capture */
     /* Several ranks, graph mode without votes: a step's closing kick is
      * left to the next step's kick-drift (hxg_kickdrift's fclose), one

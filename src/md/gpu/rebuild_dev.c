@@ -35,6 +35,10 @@ void hxg_eng_rebuild_device_log(const hx_md_engine *e)
                  "in them",
                  (double) e->dev_calls / (double) e->dev_rebuilds,
                  1e3 * e->dev_calls_s / (double) e->dev_rebuilds);
+    if (e->mgraph && !e->dvote && e->rank == 0 && hxi_log_level() >= 1)
+        hxi_info("GPU engine: %lld steps replayed from CUDA graphs on rank 0, %lld of them %d to "
+                 "a launch",
+                 (long long) e->graph_steps, (long long) e->mg_batched, e->batch_k);
     if (e->dvote && e->rank == 0)
         hxi_info("GPU engine: %lld of %lld device rebuilds decided by a vote on the GPU, %lld "
                  "steps replayed from CUDA graphs on rank 0",

@@ -521,10 +521,12 @@ static int launch_batch_multi(hx_md_engine *e)
     if (!e->mg_ok || !e->mg_batch_ok)
         return 0;
     const cudaError_t ce = cudaGraphLaunch(e->mg_batch, e->s_loc);
-    if (ce != cudaSuccess)
+    if (ce != cudaSuccess) {
         hxg_eng_defer(e, cuda_fail(ce, "graph launch"));
-    else
+    } else {
         e->graph_steps += k;
+        e->mg_batched += k;
+    }
     e->step += k;
     e->stats.steps += k;
     e->ago += k;
