@@ -180,10 +180,11 @@ struct hx_md_engine {
     int mg_ok;    /* this rank replays (its capture worked); rank-local */
     int mg_dirty; /* arrays or plan changed since the capture */
     cudaGraphExec_t mg_exec;
-    /* batch_k such steps in one graph (hxg_eng_steps; captured with
-     * mg_exec); mg_batch_ok: this rank has it (rank-local) */
+    /* batch_k such steps in one graph (hxg_eng_steps); mg_batch_ok: this
+     * rank has it (rank-local); mg_batch_dirty: to be captured again, after
+     * a step replayed from mg_exec */
     cudaGraphExec_t mg_batch;
-    int mg_batch_ok;
+    int mg_batch_ok, mg_batch_dirty;
     int64_t mg_batched;             /* steps replayed batch_k to a launch so far */
     cudaEvent_t ev_gfork, ev_gjoin; /* fork and join inside the capture */
     /* Several ranks, graph mode without votes: a step's closing kick is

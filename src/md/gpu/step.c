@@ -236,15 +236,24 @@ void hxg_eng_capture_multi(hx_md_engine *e)
     }
     if (e->dvote)
         hxg_eng_capture_vote(e); /* the voted step, of the same arrays */
-    if (e->mg_batch_ok && !e->dvote &&
-        hxg_eng_capture_into(e, launch_multi_batch, &e->mg_batch) != HX_OK) {
-        cudaGetLastError();
-        hxi_info("GPU engine: rank %d could not capture %d steps into one CUDA graph (%s); each "
-                 "step is replayed from its own",
-                 e->rank, e->batch_k, hx_last_error());
-        e->mg_batch_ok = 0;
-    }
+    e->mg_batch_dirty = e->mg_batch_ok && !e->dvote;
     e->mg_dirty = 0;
+}
+
+/* The batch of steps into e->mg_batch, after a step was launched: the
+ * capture (batch_k steps' launches) then costs the host while the GPU
+ * runs that step, not while it waits for its next work, as it would right
+ * after a rebuild. A failure leaves each step replayed from its own graph. */
+static void capture_batch(hx_md_engine *e)
+{
+    e->mg_batch_dirty = 0;
+    if (hxg_eng_capture_into(e, launch_multi_batch, &e->mg_batch) == HX_OK)
+        return;
+    cudaGetLastError();
+    hxi_info("GPU engine: rank %d could not capture %d steps into one CUDA graph (%s); each "
+             "step is replayed from its own",
+             e->rank, e->batch_k, hx_last_error());
+    e->mg_batch_ok = 0;
 }
 
 /* Captures now, at the end of a step (outside the stretches the driver
@@ -503,23 +512,20 @@ static hx_status settle(hx_md_engine *e, hx_status st)
 /* The steps e->step + 1 .. e->step + batch_k between checks (graph mode,
  * several ranks) as one launch of mg_batch: none of them a rebuild
  * candidate, a thermo step (the caller's promise) or timed, the step
- * before left open for the first to close (with kick_fuse), and nothing
- * pending. Returns 0 where they cannot be (the caller takes them one at
- * a time); a failed launch is deferred to the next check like a replayed
- * step's, and the steps count as taken. */
+ * before left open for the first to close (with kick_fuse), the batch
+ * captured for the current arrays, and nothing pending. Returns 0 where they cannot be (the caller
+ * takes them one at a time); a failed launch is deferred to the next check like a replayed step's,
+ * and the steps count as taken. */
 static int launch_batch_multi(hx_md_engine *e)
 {
     const int k = e->batch_k;
-    if (!e->multi || !e->mgraph || !e->mg_ok || !e->mg_batch_ok || e->dvote || k < 2 ||
-        e->pending != HX_OK || (e->kick_fuse && !e->kick_open))
+    if (!e->multi || !e->mgraph || !e->mg_ok || !e->mg_batch_ok || e->mg_dirty ||
+        e->mg_batch_dirty || e->dvote || k < 2 || e->pending != HX_OK ||
+        (e->kick_fuse && !e->kick_open))
         return 0;
     for (int i = 1; i <= k; i++)
         if (hxi_md_rebuild_candidate(&e->cfg, e->ago + i) || hxg_eng_tm_sampled(e, e->step + i))
             return 0;
-    if (e->mg_dirty)
-        hxg_eng_capture_multi(e);
-    if (!e->mg_ok || !e->mg_batch_ok)
-        return 0;
     const cudaError_t ce = cudaGraphLaunch(e->mg_batch, e->s_loc);
     if (ce != cudaSuccess) {
         hxg_eng_defer(e, cuda_fail(ce, "graph launch"));
@@ -557,6 +563,9 @@ hx_status hxg_eng_steps(hx_md_engine *e, int n)
         } else {
             n--;
             HXI_CHECK(one_step(e, 0));
+            if (e->multi && e->mg_batch_dirty && n >= e->batch_k && e->mg_ok && !e->mg_dirty &&
+                e->pending == HX_OK)
+                capture_batch(e);
         }
     }
     return settle(e, HX_OK);
