@@ -179,18 +179,19 @@ __device__ __forceinline__ float hxg_rcp(float r2)
 /* Adds the Lennard-Jones force on atom i from an atom at xj (minimum
  * image along the periodic dimensions) to f, and with THERMO half the
  * pair's energy and virial to e and w. Without branches: a pair beyond the
- * cutoff adds zeros, so that the loads of the next pairs need not wait for
- * this one's test. */
+ * cutoff, or one that is not there (!ok, xj == xi), adds zeros, so that the
+ * loads of the next pairs need not wait for this one's test, and the sums
+ * are those without it, bit for bit. */
 template <bool THERMO>
 __device__ __forceinline__ void hxg_pair(float3 xi, float3 xj, const hxg_lj &lj, const hxg_geom &g,
-                                         float3 &f, float &e, float &w)
+                                         float3 &f, float &e, float &w, bool ok = true)
 {
     float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z;
     dx -= g.per_len[0] * rintf(dx * g.per_inv[0]);
     dy -= g.per_len[1] * rintf(dy * g.per_inv[1]);
     dz -= g.per_len[2] * rintf(dz * g.per_inv[2]);
     const float r2 = dx * dx + dy * dy + dz * dz;
-    const bool in = r2 < lj.rc2;
+    const bool in = ok && r2 < lj.rc2;
     const float r2i = in ? hxg_rcp(r2) : 0.0f;
     const float r6i = r2i * r2i * r2i;
     const float fp = r6i * (lj.lj1 * r6i - lj.lj2) * r2i;
@@ -211,6 +212,23 @@ __device__ __forceinline__ void hxg_pair(float3 xi, float3 xj, const hxg_lj &lj,
  * U 4 with __frcp_rn 69.4; with rcp.approx U 2 56.9, U 4 56.0, U 8 60.0. */
 #define HXG_FORCE_UNROLL 4
 
+/* Blocks an SM the force kernel is compiled for (__launch_bounds__'s
+ * second argument; 0: none given). Without it ptxas keeps the kernel at 32
+ * registers by issuing each neighbour's loads just before its pair, so
+ * the U chains above are not in flight together; with 1 to 10 it takes 46
+ * to 48 registers and issues the U list loads, then the U position loads,
+ * at once (12: 40 registers). */
+#ifndef HXG_FORCE_MINB
+#define HXG_FORCE_MINB 0
+#endif
+
+/* 1: the last neighbours of a thread (fewer than U) are one batch of U
+ * loads, those past the list masked, instead of one neighbour after the
+ * other. */
+#ifndef HXG_FORCE_TAIL
+#define HXG_FORCE_TAIL 0
+#endif
+
 /* TPP consecutive threads per atom i (i = thread / TPP); thread `sub` takes
  * neighbours sub, sub + TPP, ... of the column-major list, so a warp reads
  * rows of the list together, HXG_FORCE_UNROLL of them at a time. The TPP
@@ -219,7 +237,7 @@ __device__ __forceinline__ void hxg_pair(float3 xi, float3 xj, const hxg_lj &lj,
  * half-kick. Energy and virial count half of each pair from each side. No
  * inter-block communication. */
 template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK>
-__global__ void __launch_bounds__(128)
+__global__ void __launch_bounds__(128, HXG_FORCE_MINB)
     hxg_k_force(int n, const int32_t *__restrict__ idx, const float *__restrict__ x, hxg_list l,
                 hxg_lj lj, hxg_geom g, float *__restrict__ f, float4 *__restrict__ v, float dtf,
                 float mass, double *acc, hxg_flags *flags)
@@ -258,9 +276,25 @@ __global__ void __launch_bounds__(128)
             for (int u = 0; u < U; u++)
                 hxg_pair<THERMO>(xi, xj[u], lj, g, fi, e, w);
         }
-        for (; k < cnt; k += TPP) {
-            hxg_pair<THERMO>(xi, hxg_load<XS>(x, __ldg(nb)), lj, g, fi, e, w);
-            nb += (size_t) TPP * stride;
+        if (HXG_FORCE_TAIL) {
+            if (k < cnt) { /* fewer than U left: entries k + u TPP < cnt */
+                int j[U];
+                float3 xj[U];
+#pragma unroll
+                for (int u = 0; u < U; u++)
+                    j[u] = k + u * TPP < cnt ? __ldg(nb + (size_t) u * TPP * stride) : -1;
+#pragma unroll
+                for (int u = 0; u < U; u++)
+                    xj[u] = j[u] >= 0 ? hxg_load<XS>(x, j[u]) : xi;
+#pragma unroll
+                for (int u = 0; u < U; u++)
+                    hxg_pair<THERMO>(xi, xj[u], lj, g, fi, e, w, j[u] >= 0);
+            }
+        } else {
+            for (; k < cnt; k += TPP) {
+                hxg_pair<THERMO>(xi, hxg_load<XS>(x, __ldg(nb)), lj, g, fi, e, w);
+                nb += (size_t) TPP * stride;
+            }
         }
     }
     float fx = fi.x, fy = fi.y, fz = fi.z;
