@@ -104,8 +104,9 @@ struct hx_md_engine {
                        the forward exchange (0), else by size (rebuild_dev.c) */
     int plan_ahead; /* HALOX_MD_PLAN_AHEAD: the plan's first count ahead of the sort (1),
                        after it (0), else by size (rebuild_dev.c) */
-    int local_late; /* HALOX_MD_LOCAL_LATE=1: the local list queued after the forward
-                       exchange, not beside the plan (rebuild_dev.c) */
+    int local_late; /* HALOX_MD_LOCAL_LATE: the local list queued beside the plan (0),
+                       after the forward exchange (1), after the plan's kernels (2)
+                       (rebuild_dev.c) */
     long long fill; /* threads that fill the GPU once */
     hxg_list loc, nl;
     size_t b_x4, b_v4, b_f4, b_xold4, b_sx4, b_sv4, b_id, b_sid, b_zones, b_xsort, b_cellof,

@@ -190,7 +190,9 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
      * sharing one H200 that was slower (lists 0.07 against 0.03 ms a
      * rebuild at 32,000 atoms, 0.20 against 0.09 at 256,000; the plan
      * shrank by less); on two GPUs, where the plan and the list build of a
-     * rank have the GPU to themselves, it is to be measured. */
+     * rank have the GPU to themselves, it is to be measured.
+     * HALOX_MD_LOCAL_LATE=2 queues it once the plan is made, behind the
+     * plan's kernels and beside the transport's adoption of the plan. */
     if (st == HX_OK && !e->local_late)
         st = hxg_eng_queue_local_list(e);
     HXI_CHECK(hxi_agree(e->comm, st));
@@ -207,6 +209,8 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     e->nhalo = hx_plan_nhalo(plan);
     e->ntotal = hx_plan_ntotal(plan);
     st = hxg_eng_ensure_capacity(e, e->nhome, e->ntotal);
+    if (st == HX_OK && e->local_late == 2)
+        st = hxg_eng_queue_local_list(e);
     const int early = e->nl_early == 1 || (e->nl_early != 0 && e->nhome < 2 * e->fill);
     if (st == HX_OK && early)
         st = hxg_eng_queue_nonlocal_list(e, plan);

@@ -162,7 +162,8 @@ static hx_status choose_device(hx_md_engine *e)
     e->nl_pick = hxi_env_int("HALOX_MD_NL_ATOMS", -1);
     e->nl_early = hxi_env_int("HALOX_MD_NL_EARLY", -1);
     e->plan_ahead = hxi_env_int("HALOX_MD_PLAN_AHEAD", -1);
-    e->local_late = hxi_env_int("HALOX_MD_LOCAL_LATE", 0) != 0;
+    const int late = hxi_env_int("HALOX_MD_LOCAL_LATE", 0);
+    e->local_late = late == 2 ? 2 : late != 0;
     return HX_OK;
 }
 
