@@ -513,9 +513,10 @@ static hx_status settle(hx_md_engine *e, hx_status st)
  * several ranks) as one launch of mg_batch: none of them a rebuild
  * candidate, a thermo step (the caller's promise) or timed, the step
  * before left open for the first to close (with kick_fuse), the batch
- * captured for the current arrays, and nothing pending. Returns 0 where they cannot be (the caller
- * takes them one at a time); a failed launch is deferred to the next check like a replayed step's,
- * and the steps count as taken. */
+ * captured for the current arrays, and nothing pending. Returns 0 where
+ * they cannot be (the caller takes them one at a time); a failed launch
+ * is deferred to the next check like a replayed step's, and the steps
+ * count as taken. */
 static int launch_batch_multi(hx_md_engine *e)
 {
     const int k = e->batch_k;
