@@ -13,7 +13,8 @@
                 the log must show at least one such growth during the run
                 and the thermo rows must still be identical, with the steps
                 replayed from CUDA graphs and with plain launches
-  cells         a cell split along x out of range (HALOX_MD_CELLS_X=9) is
+  out of range  a cell split along x (HALOX_MD_CELLS_X=9) or threads per
+                atom (HALOX_MD_TPP=3, HALOX_MD_TPP_NL=16) out of range are
                 ignored with a warning: thermo rows identical to the default
   no fit        a system larger than the memory allowed (HALOX_MD_GPU_BYTES)
                 is refused before it allocates: one ERROR line naming the
@@ -66,12 +67,13 @@ def main():
             check(g is not None and int(g.group(1)) >= 1,
                   "%s: the list grew during the run (%s)" % (name, g.group(1) if g else "no log"))
 
-    # A cell split out of range is ignored with a warning: the default's rows.
-    rc, out, err = run(halox, base, {"HALOX_MD_CELLS_X": "9"})
-    check(rc == 0, "HALOX_MD_CELLS_X=9: rc %d %s" % (rc, err.strip()[-300:]))
-    check("ignoring HALOX_MD_CELLS_X=9" in err,
-          "HALOX_MD_CELLS_X=9: a warning names the setting it ignores")
-    check(thermo_rows(out) == rows, "HALOX_MD_CELLS_X=9: thermo rows identical to the default run")
+    # Settings out of range are ignored with a warning: the default's rows.
+    for var, val in (("HALOX_MD_CELLS_X", "9"), ("HALOX_MD_TPP", "3"), ("HALOX_MD_TPP_NL", "16")):
+        what = "%s=%s" % (var, val)
+        rc, out, err = run(halox, base, {var: val})
+        check(rc == 0, "%s: rc %d %s" % (what, rc, err.strip()[-300:]))
+        check("ignoring " + what in err, "%s: a warning names the setting it ignores" % what)
+        check(thermo_rows(out) == rows, "%s: thermo rows identical to the default run" % what)
 
     # 2,048,000 atoms against 200 MB: refused before allocating.
     rc, out, err = run(halox, ["--size", "80", "--steps", "10"],

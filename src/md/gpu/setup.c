@@ -188,6 +188,8 @@ hx_status hxg_eng_choose_tpp(hx_md_engine *e)
      * processes on one H200 at 256,000 atoms, 2 beat 4 (median 75.7-76.4
      * against 78.2-78.5). HALOX_MD_TPP overrides. */
     int env = hxi_env_int("HALOX_MD_TPP", 0);
+    if (env != 0 && env != 1 && env != 2 && env != 4 && env != 8 && e->rank == 0)
+        hxi_warn("ignoring HALOX_MD_TPP=%d: give 1, 2, 4 or 8", env);
     const long long fill = e->fill * (e->nranks > 1 && sharing <= 1 ? 2 : 1);
     int tpp = 1;
     while (tpp < 8 && (long long) e->sys->n * tpp < fill)
@@ -202,6 +204,8 @@ hx_status hxg_eng_choose_tpp(hx_md_engine *e)
      * HALOX_MD_TPP_NL overrides. */
     e->tpp_nl = (long long) e->sys->n < 2 * e->fill ? 8 : e->tpp;
     env = hxi_env_int("HALOX_MD_TPP_NL", 0);
+    if (env != 0 && env != 1 && env != 2 && env != 4 && env != 8 && e->rank == 0)
+        hxi_warn("ignoring HALOX_MD_TPP_NL=%d: give 1, 2, 4 or 8", env);
     if (env == 1 || env == 2 || env == 4 || env == 8)
         e->tpp_nl = env;
     return HX_OK;
