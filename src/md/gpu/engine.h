@@ -84,6 +84,13 @@ struct hx_md_engine {
     float near_rows[3]; /* the same bound, never moved by tests: the compact list's rows */
     int halo_pairs;     /* pulses along two dimensions or more: halo atoms pair among them */
     int loc_queued, nl_queued;
+    /* HALOX_MD_EARLY_FORCES=1: a rebuild step that sums no thermo queues
+     * its local forces right behind the local list (rb_early, set by the
+     * rebuild for this step), where the GPU would otherwise wait for the
+     * host's plan and checks; loc_forces: they are queued, and the step's
+     * forces leave them out. */
+    int early_forces, rb_thermo, rb_early, loc_forces;
+    int64_t early_n; /* rebuild steps whose local forces went early */
     cudaEvent_t ev_list, ev_nlq;
     cudaStream_t s_b; /* the non-local half of the lists (high priority) */
     /* The cell sort (one chain per pair of arrays it sorts from: it leaves

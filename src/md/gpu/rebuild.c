@@ -168,6 +168,11 @@ static hx_status build_single(hx_md_engine *e)
     return hxg_eng_relist_single(e);
 }
 
+/* The local list on the local stream, behind what the non-local stream
+ * holds (the sort); ev_list then marks its end, which the flags' read-back
+ * waits for (launch_halves). With rb_early the step's local forces follow
+ * it (see engine.h): they read only the home positions and this list, and
+ * a build that overflows queues both again. */
 hx_status hxg_eng_queue_local_list(hx_md_engine *e)
 {
     CU(cudaEventRecord(e->ev_list, e->s_nl), "event");
@@ -175,7 +180,16 @@ hx_status hxg_eng_queue_local_list(hx_md_engine *e)
     CU(hxg_build_sorted((void *) e->s_loc, e->nhome, e->x4, e->cells, e->geom, e->lj.rh2,
                         e->cell_start, e->loc, e->flags),
        "local list build launch");
+    CU(cudaEventRecord(e->ev_list, e->s_loc), "event");
     e->loc_queued = 1;
+    if (e->rb_early) {
+        CU(hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom,
+                           e->f4, NULL, 0.0f, e->mass, NULL, NULL),
+           "local force launch");
+        if (!e->loc_forces)
+            e->early_n++;
+        e->loc_forces = 1;
+    }
     return HX_OK;
 }
 
@@ -226,8 +240,7 @@ static hx_status launch_halves(hx_md_engine *e)
     e->loc_queued = e->nl_queued = 0;
     if (e->nl_on && e->ntotal > 0)
         CU(hxg_copy((void *) e->s_nl, e->tf, NULL, 3LL * e->ntotal), "clearing the forces");
-    CU(cudaEventRecord(e->ev_list, e->s_loc), "event");
-    CU(cudaStreamWaitEvent(e->s_nl, e->ev_list, 0), "event wait");
+    CU(cudaStreamWaitEvent(e->s_nl, e->ev_list, 0), "event wait"); /* the local list's end */
     CU(cudaEventRecord(e->ev_nlq, e->s_b), "event");
     CU(cudaStreamWaitEvent(e->s_nl, e->ev_nlq, 0), "event wait");
     return HX_OK;
@@ -284,8 +297,12 @@ hx_status hxg_eng_build_lists(hx_md_engine *e)
             long long r = (long long) fl.need_rows + fl.need_rows / 4 + 1024;
             e->nl_rows_min = (int) (r < e->cap_total ? r : e->cap_total);
         }
-        if (fl.need > 0)
+        if (fl.need > 0) {
+            /* Early local forces may still read the list that moves. */
+            if (e->loc_forces)
+                CU(cudaStreamSynchronize(e->s_loc), "local forces");
             HXI_CHECK(grow_lists(e, fl.need));
+        }
         fl.need = fl.need_rows = fl.unreached = 0;
         CU(cudaMemcpy(e->flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag reset");
     }

@@ -35,6 +35,10 @@ void hxg_eng_rebuild_device_log(const hx_md_engine *e)
                  "in them",
                  (double) e->dev_calls / (double) e->dev_rebuilds,
                  1e3 * e->dev_calls_s / (double) e->dev_rebuilds);
+    if (e->early_forces && e->rank == 0 && hxi_log_level() >= 1)
+        hxi_info("GPU engine: the local forces of %lld of %lld device rebuild steps queued "
+                 "behind the local list on rank 0",
+                 (long long) e->early_n, (long long) e->dev_rebuilds);
     if (e->mgraph && !e->dvote && e->rank == 0 && hxi_log_level() >= 1)
         hxi_info("GPU engine: %lld steps replayed from CUDA graphs on rank 0, %lld of them %d to "
                  "a launch",
@@ -157,6 +161,8 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     HXI_CHECK(hxi_agree(e->comm, st));
     hxg_eng_phase_mark(e->dev_phase, phase_names, 0, &tp);
     double t0 = tp;
+    e->rb_early = e->early_forces && !e->rb_thermo; /* see engine.h */
+    e->loc_forces = 0;
     e->rb_t0 = t0;
 
     int cap = e->cap_home;
@@ -259,6 +265,7 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
         HXI_CHECK(hxg_eng_census(e));
     hxg_eng_phase_mark(e->dev_phase, phase_names, 6, &tp);
     e->stats.stage[HX_MD_NEIGH] += tp - t1;
+    e->rb_early = 0;
     e->last_build = e->step;
     e->ago = 0;
     e->dev_rebuilds++;

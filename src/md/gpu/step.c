@@ -341,6 +341,7 @@ static hx_status step_host(hx_md_engine *e, int want_thermo, hx_status st)
         }
         if (rebuild) {
             HXI_CHECK(hxi_agree(e->comm, st));
+            e->rb_thermo = want_thermo;
             HXI_CHECK(e->rb ? hxg_eng_rebuild_device(e) : hxg_eng_rebuild_host(e, 0));
         }
     }
@@ -352,6 +353,7 @@ static hx_status step_host(hx_md_engine *e, int want_thermo, hx_status st)
  * rebuild (vote.c, for a step the ranks' vote stopped). */
 hx_status hxg_eng_rebuild_and_finish(hx_md_engine *e)
 {
+    e->rb_thermo = 0;
     HXI_CHECK(e->rb ? hxg_eng_rebuild_device(e) : hxg_eng_rebuild_host(e, 0));
     return step_forces(e, 1, NULL, HX_OK);
 }
@@ -379,7 +381,9 @@ static hx_status step_forces(hx_md_engine *e, int rebuild, double *acc, hx_statu
     /* A transport that blocks the host goes after the local kernel is
      * queued, so that they overlap; otherwise the halo goes first. */
     for (int pass = 0; pass < 2 && st == HX_OK; pass++) {
-        if ((pass == 0) == (e->blocking_transport != 0)) {
+        if ((pass == 0) == (e->blocking_transport != 0) && rebuild && e->loc_forces) {
+            e->loc_forces = 0; /* queued by the rebuild behind the local list */
+        } else if ((pass == 0) == (e->blocking_transport != 0)) {
             k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
             if (hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom,
                                 e->f4, NULL, 0.0f, e->mass, acc, NULL) != 0)
