@@ -77,6 +77,7 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     e->batch_k = hxi_env_int("HALOX_MD_GRAPH_STEPS", HXG_BATCH_DEFAULT);
     if (e->batch_k < 1)
         e->batch_k = 1;
+    e->batch_capture = hxi_env_int("HALOX_MD_BATCH_CAPTURE", 0) == 1;
     e->rh = hxi_md_list_cutoff(cfg);
     HXI_CHECK_GOTO(hxg_eng_local_rank(e), st, fail);
     {
@@ -292,6 +293,8 @@ static void gpu_destroy(hx_md_engine *e)
         cudaGraphExecDestroy(e->mg_exec);
     if (e->mg_batch)
         cudaGraphExecDestroy(e->mg_batch);
+    if (e->mg_graph)
+        cudaGraphDestroy(e->mg_graph);
     hxg_eng_vote_free(e);
     if (e->s_b)
         cudaStreamSynchronize(e->s_b);

@@ -193,6 +193,8 @@ struct hx_md_engine {
      * a step replayed from mg_exec */
     cudaGraphExec_t mg_batch;
     int mg_batch_ok, mg_batch_dirty;
+    cudaGraph_t mg_graph;           /* the step captured into mg_exec: the batch repeats it */
+    int batch_capture;              /* HALOX_MD_BATCH_CAPTURE=1: the batch captured as launches */
     int64_t mg_batched;             /* steps replayed batch_k to a launch so far */
     cudaEvent_t ev_gfork, ev_gjoin; /* fork and join inside the capture */
     /* Several ranks, graph mode without votes: a step's closing kick is
@@ -379,7 +381,8 @@ void hxg_eng_capture_multi(hx_md_engine *e);
 /* One step's launches on both streams (fork and join: the events that link
  * them), as step.c and vote.c capture them. */
 typedef hx_status (*hxg_launch_fn)(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join);
-hx_status hxg_eng_capture_into(hx_md_engine *e, hxg_launch_fn fn, cudaGraphExec_t *exec);
+hx_status hxg_eng_capture_into(hx_md_engine *e, hxg_launch_fn fn, cudaGraphExec_t *exec,
+                               cudaGraph_t *keep);
 hx_status hxg_eng_replay_one(hx_md_engine *e);
 hx_status hxg_eng_rebuild_and_finish(hx_md_engine *e);
 /* ------------------------------------------------------------ vote.c */

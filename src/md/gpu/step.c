@@ -160,17 +160,43 @@ static hx_status launch_multi_batch(hx_md_engine *e, cudaEvent_t fork, cudaEvent
     return HX_OK;
 }
 
+/* *exec made from graph g: the existing executable updated in place
+ * where the topology allows (cudaGraphExecUpdate), else a new one
+ * instantiated with UseNodePriority (kernel nodes keep their stream's
+ * priority: the exchange branch stays ahead of the local forces), then
+ * uploaded. On failure *exec is NULL. g stays the caller's. */
+static hx_status exec_from(hx_md_engine *e, cudaGraph_t g, cudaGraphExec_t *exec)
+{
+    hx_status st = HX_OK;
+    if (*exec) {
+        cudaGraphExecUpdateResultInfo info;
+        if (cudaGraphExecUpdate(*exec, g, &info) != cudaSuccess) {
+            cudaGetLastError();
+            cudaGraphExecDestroy(*exec);
+            *exec = NULL;
+        }
+    }
+    if (!*exec) {
+        cudaError_t ce = cudaGraphInstantiate(exec, g, cudaGraphInstantiateFlagUseNodePriority);
+        if (ce != cudaSuccess) {
+            *exec = NULL;
+            st = cuda_fail(ce, "instantiating the captured step");
+        }
+    }
+    if (st == HX_OK && cudaGraphUpload(*exec, e->s_loc) != cudaSuccess)
+        cudaGetLastError(); /* only saves the first replay some time */
+    return st;
+}
+
 /* Captures fn's step into *exec (launch_multi_step above, the voted one in
- * vote.c): capture begins on the local
- * stream, the non-local stream joins through the fork event and leaves
- * through the join event, so the graph holds both branches and their
- * order. Kernel nodes keep their stream's priority (instantiated with
- * UseNodePriority): the exchange branch stays ahead of the local forces.
- * After a rebuild the existing executable is updated in place where the
- * topology allows (cudaGraphExecUpdate), else instantiated again. Capture
- * makes no CUDA call that waits, so it may run while the GPU is busy. On
- * failure *exec is NULL. */
-hx_status hxg_eng_capture_into(hx_md_engine *e, hxg_launch_fn fn, cudaGraphExec_t *exec)
+ * vote.c): capture begins on the local stream, the non-local stream joins
+ * through the fork event and leaves through the join event, so the graph
+ * holds both branches and their order; exec_from makes the executable.
+ * Capture makes no CUDA call that waits, so it may run while the GPU is
+ * busy. With keep, the captured graph replaces *keep (for graphs built of
+ * it), else it is dropped. On failure *exec is NULL. */
+hx_status hxg_eng_capture_into(hx_md_engine *e, hxg_launch_fn fn, cudaGraphExec_t *exec,
+                               cudaGraph_t *keep)
 {
     cudaGraph_t g = NULL;
     const int timing = e->timing_now;
@@ -191,24 +217,15 @@ hx_status hxg_eng_capture_into(hx_md_engine *e, hxg_launch_fn fn, cudaGraphExec_
         if (st == HX_OK && ce != cudaSuccess)
             st = cuda_fail(ce, "capturing a step");
     }
-    if (st == HX_OK && *exec) {
-        cudaGraphExecUpdateResultInfo info;
-        if (cudaGraphExecUpdate(*exec, g, &info) != cudaSuccess) {
-            cudaGetLastError();
-            cudaGraphExecDestroy(*exec);
-            *exec = NULL;
-        }
+    if (st == HX_OK)
+        st = exec_from(e, g, exec);
+    if (keep && *keep) {
+        cudaGraphDestroy(*keep);
+        *keep = NULL;
     }
-    if (st == HX_OK && !*exec) {
-        ce = cudaGraphInstantiate(exec, g, cudaGraphInstantiateFlagUseNodePriority);
-        if (ce != cudaSuccess) {
-            *exec = NULL;
-            st = cuda_fail(ce, "instantiating the captured step");
-        }
-    }
-    if (st == HX_OK && cudaGraphUpload(*exec, e->s_loc) != cudaSuccess)
-        cudaGetLastError(); /* only saves the first replay some time */
-    if (g)
+    if (keep && st == HX_OK)
+        *keep = g;
+    else if (g)
         cudaGraphDestroy(g);
     e->timing_now = timing;
     if (st != HX_OK) {
@@ -225,7 +242,7 @@ hx_status hxg_eng_capture_into(hx_md_engine *e, hxg_launch_fn fn, cudaGraphExec_
  * launched one by one instead; where the ranks meet does not change). */
 void hxg_eng_capture_multi(hx_md_engine *e)
 {
-    hx_status st = hxg_eng_capture_into(e, launch_multi_step, &e->mg_exec);
+    hx_status st = hxg_eng_capture_into(e, launch_multi_step, &e->mg_exec, &e->mg_graph);
     if (st != HX_OK) {
         cudaGetLastError();
         hxi_warn("GPU engine: rank %d could not capture a step into a CUDA graph (%s); launching "
@@ -240,14 +257,44 @@ void hxg_eng_capture_multi(hx_md_engine *e)
     e->mg_dirty = 0;
 }
 
-/* The batch of steps into e->mg_batch, after a step was launched: the
- * capture (batch_k steps' launches) then costs the host while the GPU
- * runs that step, not while it waits for its next work, as it would right
- * after a rebuild. A failure leaves each step replayed from its own graph. */
+/* batch_k copies of the captured step (e->mg_graph) as child graphs in a
+ * row, into e->mg_batch: no launch is captured again, so this costs the
+ * host a copy of the step's graph per step and the executable's update. */
+static hx_status batch_of_children(hx_md_engine *e)
+{
+    cudaGraph_t b = NULL;
+    cudaGraphNode_t prev = NULL, node = NULL;
+    if (!e->mg_graph)
+        return hxi_error(HX_ERR_STATE, "GPU engine: no captured step to repeat");
+    cudaError_t ce = cudaGraphCreate(&b, 0);
+    for (int i = 0; ce == cudaSuccess && i < e->batch_k; i++) {
+        ce = cudaGraphAddChildGraphNode(&node, b, prev ? &prev : NULL, prev ? 1 : 0, e->mg_graph);
+        prev = node;
+    }
+    hx_status st = ce == cudaSuccess ? exec_from(e, b, &e->mg_batch)
+                                     : cuda_fail(ce, "a graph of child graphs");
+    if (b)
+        cudaGraphDestroy(b);
+    if (st != HX_OK && e->mg_batch) {
+        cudaGraphExecDestroy(e->mg_batch);
+        e->mg_batch = NULL;
+    }
+    return st;
+}
+
+/* The batch of steps into e->mg_batch, after a step was launched, so that
+ * the host's work costs it while the GPU runs that step, not while it
+ * waits for its next work, as it would right after a rebuild: copies of
+ * the captured step (batch_of_children), or with HALOX_MD_BATCH_CAPTURE=1
+ * batch_k steps' launches captured again. A failure leaves each step
+ * replayed from its own graph. */
 static void capture_batch(hx_md_engine *e)
 {
     e->mg_batch_dirty = 0;
-    if (hxg_eng_capture_into(e, launch_multi_batch, &e->mg_batch) == HX_OK)
+    hx_status st = e->batch_capture
+                       ? hxg_eng_capture_into(e, launch_multi_batch, &e->mg_batch, NULL)
+                       : batch_of_children(e);
+    if (st == HX_OK)
         return;
     cudaGetLastError();
     hxi_info("GPU engine: rank %d could not capture %d steps into one CUDA graph (%s); each "

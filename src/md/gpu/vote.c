@@ -103,7 +103,7 @@ static hx_status launch_voted(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t joi
  * same kernels are then launched one by one). */
 void hxg_eng_capture_vote(hx_md_engine *e)
 {
-    if (hxg_eng_capture_into(e, launch_voted, &e->vg_exec) != HX_OK)
+    if (hxg_eng_capture_into(e, launch_voted, &e->vg_exec, NULL) != HX_OK)
         hxi_info("GPU engine: rank %d could not capture a voted step (%s); it launches their "
                  "kernels one by one",
                  e->rank, hx_last_error());
