@@ -70,9 +70,9 @@ endif()
 # - md_gpu_batch.py: 2 ranks' steps between checks replayed 4 and 7 to a
 #   graph launch against one a launch: the same thermo rows and restart
 #   file bytes;
-# - md_gpu_early.py: 2 ranks' rebuild-step local forces queued behind the
-#   local list against in the step: the same thermo rows, with list growth
-#   and the list queued late;
+# - md_gpu_order.py: 2 ranks' rebuild-step local forces queued behind the
+#   local list, and non-local forces launched with PDL, against the
+#   default order: the same thermo rows;
 # - md_gpu_stretch.py: the timed stretches marked on the device against
 #   synchronised, 1 and 2 ranks: the same stretches timed, the same rows;
 # - trace_cases.py --gpu: the timeline's CUPTI kernel records on the
@@ -101,8 +101,8 @@ if(Python3_Interpreter_FOUND AND HALOX_HAVE_CUDA AND TARGET halox_md
   add_test(NAME test_md_gpu_batch
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/md_gpu_batch.py
                    --halox $<TARGET_FILE:halox-md> ${hx_py_launch})
-  add_test(NAME test_md_gpu_early
-           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/md_gpu_early.py
+  add_test(NAME test_md_gpu_order
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/md_gpu_order.py
                    --halox $<TARGET_FILE:halox-md> ${hx_py_launch})
   add_test(NAME test_md_gpu_stretch
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/md_gpu_stretch.py
@@ -111,9 +111,9 @@ if(Python3_Interpreter_FOUND AND HALOX_HAVE_CUDA AND TARGET halox_md
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/restart_cases.py --gpu
                    --halox $<TARGET_FILE:halox-md> ${hx_py_launch})
   set_tests_properties(test_md_gpu_lists test_md_gpu_decide test_md_gpu_vote test_md_gpu_trace
-                       test_md_gpu_kick test_md_gpu_batch test_md_gpu_early test_md_gpu_stretch
+                       test_md_gpu_kick test_md_gpu_batch test_md_gpu_order test_md_gpu_stretch
                        test_md_gpu_restart PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED" LABELS gpu TIMEOUT 600)
   set_tests_properties(test_md_gpu_trace PROPERTIES TIMEOUT 300)
   set_tests_properties(test_md_gpu_restart test_md_gpu_vote test_md_gpu_kick test_md_gpu_batch
-                       test_md_gpu_early test_md_gpu_stretch PROPERTIES PROCESSORS 2)
+                       test_md_gpu_order test_md_gpu_stretch PROPERTIES PROCESSORS 2)
 endif()

@@ -29,6 +29,16 @@ __device__ __forceinline__ float3 hxg_load(const float *__restrict__ x, int i)
     return make_float3(p[0], p[1], p[2]);
 }
 
+/* Waits until the kernel before this one on the stream has finished and
+ * its writes are visible (a kernel launched with programmatic stream
+ * serialisation may start before); at once otherwise. */
+__device__ __forceinline__ void hxg_grid_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /* Blocks of `block` threads for n items. */
 static inline int hxg_blocks(long long n, int block)
 {

@@ -172,9 +172,13 @@ int hxg_force_local(void *stream, int tpp, int n, const float *x4, hxg_list l, h
  * atom i in [0, n); else the n atoms idx[0 .. n) (hxg_nl_atoms). f3 != NULL:
  * f3[i] of each atom visited is overwritten (zero when its list is empty),
  * so that those entries need no clearing. flags != NULL: nothing is done
- * while flags->halt (the step counter is the local forces'). */
+ * while flags->halt (the step counter is the local forces'). pdl (with f3
+ * and no acc): launched with programmatic stream serialisation, the list
+ * read while the kernel before it on the stream (the forward exchange)
+ * runs, the positions after it ends. */
 int hxg_force_nonlocal(void *stream, int tpp, int n, const int32_t *idx, const float *x3,
-                       hxg_list l, hxg_lj lj, hxg_geom g, float *f3, double *acc, hxg_flags *flags);
+                       hxg_list l, hxg_lj lj, hxg_geom g, float *f3, double *acc, hxg_flags *flags,
+                       int pdl);
 
 /* The atoms the non-local forces must visit, in index order: those with a
  * non-empty non-local list, and the targets of the transport's maps

@@ -236,7 +236,7 @@ __device__ __forceinline__ void hxg_pair(float3 xi, float3 xj, const hxg_lj &lj,
  * (overwrite: full list, no atomics) and, with KICK, applies the closing
  * half-kick. Energy and virial count half of each pair from each side. No
  * inter-block communication. */
-template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK>
+template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL>
 __global__ void __launch_bounds__(128, HXG_FORCE_MINB)
     hxg_k_force(int n, const int32_t *__restrict__ idx, const float *__restrict__ x, hxg_list l,
                 hxg_lj lj, hxg_geom g, float *__restrict__ f, float4 *__restrict__ v, float dtf,
@@ -255,12 +255,29 @@ __global__ void __launch_bounds__(128, HXG_FORCE_MINB)
     const int i = idx && active ? __ldg(idx + t / TPP) : t / TPP;
     float3 fi = make_float3(0.0f, 0.0f, 0.0f);
     float e = 0.0f, w = 0.0f;
+    /* PDL: the kernel runs while the one before it on the stream (the
+     * forward exchange) still does: the list's count and row (made at the
+     * rebuild) are read first, the positions after that kernel's end. */
+    int pre_cnt = 0, pre_row = 0;
+    if (PDL) {
+        pre_cnt = active ? __ldg(l.cnt + i) : 0;
+        pre_row = l.row && pre_cnt > 0 ? __ldg(l.row + i) : 0;
+        /* Counts and rows are never negative: the test is always true,
+         * but it holds the wait until both loads are in (the compiler
+         * would otherwise issue the wait first). */
+        if ((pre_cnt | pre_row) >= 0)
+            hxg_grid_wait();
+    }
     if (active) {
         const float3 xi = hxg_load<XS>(x, i);
-        const int cnt = __ldg(l.cnt + i);
+        const int cnt = PDL ? pre_cnt : __ldg(l.cnt + i);
         const size_t stride = (size_t) l.stride;
-        const int32_t *__restrict__ nb =
-            l.nb + (l.row ? (cnt > 0 ? __ldg(l.row + i) : 0) : i) + (size_t) sub * stride;
+        const int32_t *__restrict__ nb = l.nb +
+                                         (l.row ? (PDL       ? pre_row
+                                                   : cnt > 0 ? __ldg(l.row + i)
+                                                             : 0)
+                                                : i) +
+                                         (size_t) sub * stride;
         int k = sub;
         for (; k + (U - 1) * TPP < cnt; k += U * TPP) {
             int j[U];
@@ -335,7 +352,11 @@ __global__ void __launch_bounds__(128, HXG_FORCE_MINB)
         hxg_block_acc(lead ? 0.5 * (double) e : 0.0, lead ? 0.5 * (double) w : 0.0, mv2, acc);
 }
 
-template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK>
+/* PDL: launched with programmatic stream serialisation, so that the
+ * kernel's blocks may start once the kernel before it on the stream lets
+ * them (griddepcontrol.launch_dependents, the fused forward exchange does
+ * at entry) and wait inside for its end (hxg_grid_wait). */
+template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL>
 static cudaError_t hxg_launch_force(cudaStream_t s, int n, const int32_t *idx, const float *x,
                                     hxg_list l, hxg_lj lj, hxg_geom g, float *f, float4 *v,
                                     float dtf, float mass, double *acc, hxg_flags *flags)
@@ -343,47 +364,63 @@ static cudaError_t hxg_launch_force(cudaStream_t s, int n, const int32_t *idx, c
     const int block = 128;
     const long long threads = (long long) (n > 0 ? n : 1) * TPP;
     const int grid = (int) ((threads + block - 1) / block);
-    hxg_k_force<TPP, XS, THERMO, WRITE, KICK>
-        <<<grid, block, 0, s>>>(n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags);
-    return cudaGetLastError();
+    if (!PDL) {
+        hxg_k_force<TPP, XS, THERMO, WRITE, KICK, false>
+            <<<grid, block, 0, s>>>(n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags);
+        return cudaGetLastError();
+    }
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(block);
+    cfg.stream = s;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, hxg_k_force<TPP, XS, THERMO, WRITE, KICK, PDL>, n, idx, x, l,
+                              lj, g, f, v, dtf, mass, acc, flags);
 }
 
 /* The kernel variant for the pointers given: f == NULL computes energies
- * only, v != NULL (with xs 4) fuses the closing kick. */
+ * only, v != NULL (with xs 4) fuses the closing kick; pdl (xs 3, writing
+ * forces without thermo sums: the step between checks) launches with PDL. */
 template <int TPP>
 static cudaError_t hxg_force_tpp(cudaStream_t s, int xs, int n, const int32_t *idx, const float *x,
                                  hxg_list l, hxg_lj lj, hxg_geom g, float *f, float4 *v, float dtf,
-                                 float mass, double *acc, hxg_flags *flags)
+                                 float mass, double *acc, hxg_flags *flags, bool pdl)
 {
     const bool th = acc != nullptr;
-#define HXG_F(XS_, TH_, W_, K_)                                                                    \
-    hxg_launch_force<TPP, XS_, TH_, W_, K_>(s, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags)
+#define HXG_F(XS_, TH_, W_, K_, P_)                                                                \
+    hxg_launch_force<TPP, XS_, TH_, W_, K_, P_>(s, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags)
     if (xs == 4) {
         if (f && v)
-            return th ? HXG_F(4, true, true, true) : HXG_F(4, false, true, true);
+            return th ? HXG_F(4, true, true, true, false) : HXG_F(4, false, true, true, false);
         if (f)
-            return th ? HXG_F(4, true, true, false) : HXG_F(4, false, true, false);
-        return th ? HXG_F(4, true, false, false) : cudaSuccess;
+            return th ? HXG_F(4, true, true, false, false) : HXG_F(4, false, true, false, false);
+        return th ? HXG_F(4, true, false, false, false) : cudaSuccess;
     }
+    if (f && !th)
+        return pdl ? HXG_F(3, false, true, false, true) : HXG_F(3, false, true, false, false);
     if (f)
-        return th ? HXG_F(3, true, true, false) : HXG_F(3, false, true, false);
-    return th ? HXG_F(3, true, false, false) : cudaSuccess;
+        return HXG_F(3, true, true, false, false);
+    return th ? HXG_F(3, true, false, false, false) : cudaSuccess;
 #undef HXG_F
 }
 
 static cudaError_t hxg_force(cudaStream_t s, int tpp, int xs, int n, const int32_t *idx,
-                             const float *x, hxg_list l, hxg_lj lj, hxg_geom g, float *f,
-                             float4 *v, float dtf, float mass, double *acc, hxg_flags *flags)
+                             const float *x, hxg_list l, hxg_lj lj, hxg_geom g, float *f, float4 *v,
+                             float dtf, float mass, double *acc, hxg_flags *flags, bool pdl)
 {
     switch (tpp) {
     case 1:
-        return hxg_force_tpp<1>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags);
+        return hxg_force_tpp<1>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags, pdl);
     case 2:
-        return hxg_force_tpp<2>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags);
+        return hxg_force_tpp<2>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags, pdl);
     case 4:
-        return hxg_force_tpp<4>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags);
+        return hxg_force_tpp<4>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags, pdl);
     case 8:
-        return hxg_force_tpp<8>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags);
+        return hxg_force_tpp<8>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags, pdl);
     default:
         return cudaErrorInvalidValue;
     }
@@ -469,15 +506,15 @@ extern "C" int hxg_force_local(void *stream, int tpp, int n, const float *x4, hx
                                hxg_flags *flags)
 {
     return (int) hxg_force((cudaStream_t) stream, tpp, 4, n, nullptr, x4, l, lj, g, f4,
-                           (float4 *) v4, dtf, mass, acc, flags);
+                           (float4 *) v4, dtf, mass, acc, flags, false);
 }
 
-extern "C" int hxg_force_nonlocal(void *stream, int tpp, int n, const int32_t *idx,
-                                  const float *x3, hxg_list l, hxg_lj lj, hxg_geom g, float *f3,
-                                  double *acc, hxg_flags *flags)
+extern "C" int hxg_force_nonlocal(void *stream, int tpp, int n, const int32_t *idx, const float *x3,
+                                  hxg_list l, hxg_lj lj, hxg_geom g, float *f3, double *acc,
+                                  hxg_flags *flags, int pdl)
 {
     return (int) hxg_force((cudaStream_t) stream, tpp, 3, n, idx, x3, l, lj, g, f3, nullptr, 0.0f,
-                           0.0f, acc, flags);
+                           0.0f, acc, flags, pdl != 0);
 }
 
 /* dst[0 .. n) = src[0 .. n), or zeros where src is NULL: a kernel instead

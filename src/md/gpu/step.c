@@ -91,7 +91,7 @@ hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent
     hxg_eng_tm_close(e, k, e->s_loc);
     k = hxg_eng_tm_open(e, HX_MD_NONLOCAL, e->s_nl);
     CU(hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, hxg_eng_nl_count(e), hxg_eng_nl_idx(e),
-                          e->tx, e->nl, e->lj, e->geom, e->tf, NULL, gate),
+                          e->tx, e->nl, e->lj, e->geom, e->tf, NULL, gate, e->nl_pdl),
        "non-local force launch");
     hxg_eng_tm_close(e, k, e->s_nl);
     k = hxg_eng_tm_open(e, HX_MD_HALO_REV, e->s_nl);
@@ -445,7 +445,7 @@ static hx_status step_forces(hx_md_engine *e, int rebuild, double *acc, hx_statu
     if (st == HX_OK) {
         k = hxg_eng_tm_open(e, HX_MD_NONLOCAL, e->s_nl);
         if (hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, hxg_eng_nl_count(e), hxg_eng_nl_idx(e),
-                               e->tx, e->nl, e->lj, e->geom, e->tf, acc, NULL) != 0)
+                               e->tx, e->nl, e->lj, e->geom, e->tf, acc, NULL, e->nl_pdl) != 0)
             st = cuda_fail(cudaGetLastError(), "non-local force launch");
         hxg_eng_tm_close(e, k, e->s_nl);
     }
@@ -646,7 +646,7 @@ hx_status hxg_eng_force_pass(hx_md_engine *e, int write, double *acc)
        "local force launch");
     if (e->multi) {
         CU(hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, hxg_eng_nl_count(e), hxg_eng_nl_idx(e),
-                              e->tx, e->nl, e->lj, e->geom, write ? e->tf : NULL, acc, NULL),
+                              e->tx, e->nl, e->lj, e->geom, write ? e->tf : NULL, acc, NULL, 0),
            "non-local force launch");
         if (write)
             HXI_CHECK(hx_transport_reverse(e->t));

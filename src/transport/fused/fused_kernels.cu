@@ -311,6 +311,7 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_forward(const hxi_fz_
     __shared__ __align__(128) float s_buf[HXI_FZ_WARPS][TMA ? 2 : 1][96];
     const int p = blockIdx.y;
     const hxi_fz_pulse *P = a.pulses + p;
+    hxi_dev_launch_dependents(); /* every block resident: the next kernel may start */
     if (a.gate && *(const volatile int32_t *) a.gate)
         return; /* gated: every block alike, the step not counted */
     if (threadIdx.x == 0)

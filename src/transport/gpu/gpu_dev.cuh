@@ -19,6 +19,18 @@ static __device__ __forceinline__ uint64_t hxi_dev_clock_ns(void)
     return t;
 }
 
+/* Lets the kernel launched next on the stream with programmatic stream
+ * serialisation (the GPU engine's non-local forces, HALOX_MD_NL_PDL=1)
+ * start its blocks now: they read what does not depend on this kernel,
+ * then wait for its end (griddepcontrol.wait). No effect on a kernel
+ * launched plainly, which starts after this one ends. */
+static __device__ __forceinline__ void hxi_dev_launch_dependents(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 /* Spin loads: relaxed at system scope (the writer may be another GPU or a
  * proxy thread on the host), then one acquire once the value matches. */
 static __device__ __forceinline__ uint64_t hxi_dev_ld_relaxed_sys(const uint64_t *p)

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Where a step's kernels go, changed without changing a number, 2 ranks.
+
+Two switches move kernels of a multi-rank step without changing what they
+compute, so a run must print the same numbers as without them (600 steps
+of the 16,384-atom melt, rebuilds every 20, thermo every 50, so that some
+rebuild steps sum thermo):
+
+  HALOX_MD_EARLY_FORCES=1  a device rebuild queues the local forces of its
+                    step (one that sums no thermo) right behind the local
+                    list, before the host has made the plan and read the
+                    lists' flags; the step leaves them out. Thermo rows
+                    identical; the log counts the rebuild steps whose
+                    forces went early: some, and none of the 6 that sum
+                    thermo. Also with 80 list slots (the build overflows,
+                    grows and runs again with its forces; the log shows a
+                    growth), with the local list queued after the forward
+                    exchange or after the plan (HALOX_MD_LOCAL_LATE=1, 2)
+                    and with plain launches (HALOX_MD_GRAPH=0)
+  HALOX_MD_NL_PDL=1 the non-local forces launched with programmatic
+                    dependent launch: their blocks start while the forward
+                    exchange runs and read the halo's positions after it
+                    ends. Thermo rows identical, in graph mode and with
+                    plain launches, and with both switches
+
+Usage: md_gpu_order.py --halox PATH [--mpiexec MPIEXEC --mpiflags FLAGS]
+Prints SKIPPED and exits 0 without a launcher, a GPU engine or a GPU, or
+where 2 ranks cannot run the nvshmem-fused transport here.
+"""
+import re
+import sys
+
+from checks import check, finish, thermo_rows, two_rank_fused
+
+EARLY = re.compile(r"the local forces of (\d+) of (\d+) device rebuild steps queued")
+
+
+def main():
+    run = two_rank_fused(__doc__.split("\n\n")[0])
+    if not run:
+        return 0
+
+    args = ["--size", "16", "--every", "20", "--check", "no", "--steps", "600", "--thermo", "50"]
+    rc, out, err = run(args, {"HALOX_LOG": "1"})
+    if not check(rc == 0, "default run: rc %d %s" % (rc, err.strip()[-300:])):
+        return finish()
+    rows = thermo_rows(out)
+    check(len(rows) == 13, "default run prints 13 thermo rows (%d)" % len(rows))
+    check(EARLY.search(err) is None, "default run: no local forces go early")
+
+    early = {"HALOX_MD_EARLY_FORCES": "1"}
+    pdl = {"HALOX_MD_NL_PDL": "1"}
+    for name, env in (("early", early),
+                      ("early, 80 slots", dict(early, HALOX_MD_NEIGH_MAX="80")),
+                      ("early, list after the forward exchange",
+                       dict(early, HALOX_MD_LOCAL_LATE="1")),
+                      ("early, list after the plan", dict(early, HALOX_MD_LOCAL_LATE="2")),
+                      ("early, plain launches", dict(early, HALOX_MD_GRAPH="0")),
+                      ("pdl", pdl),
+                      ("pdl, plain launches", dict(pdl, HALOX_MD_GRAPH="0")),
+                      ("pdl and early", dict(pdl, **early))):
+        rc, out, err = run(args, dict(env, HALOX_LOG="1"))
+        if not check(rc == 0, "%s: rc %d %s" % (name, rc, err.strip()[-300:])):
+            continue
+        check(thermo_rows(out) == rows, "%s: thermo rows identical to the default run" % name)
+        m = EARLY.search(err)
+        if "HALOX_MD_EARLY_FORCES" not in env:
+            check(m is None, "%s: no local forces go early" % name)
+        elif check(m is not None, "%s: the log counts the early local forces" % name):
+            went, rebuilds = int(m.group(1)), int(m.group(2))
+            # 30 rebuild steps (20, 40, ..., 600), 6 of them thermo steps.
+            check(rebuilds >= 25 and 0 < went <= rebuilds - 6,
+                  "%s: %d of %d rebuild steps had their local forces early (some, none of the "
+                  "thermo steps)" % (name, went, rebuilds))
+        if "HALOX_MD_NEIGH_MAX" in env:
+            g = re.search(r"grown (\d+) time\(s\) during the run", err)
+            check(g is not None and int(g.group(1)) >= 1,
+                  "%s: the list grew during the run (%s)" % (name, g.group(1) if g else "no log"))
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
