@@ -39,6 +39,23 @@ __device__ __forceinline__ void hxg_grid_wait()
 #endif
 }
 
+/* Position i for a kernel that may start before the positions are final
+ * (CG: launched with PDL, reading after hxg_grid_wait): through the L2
+ * (ld.global.cg), coherent with writes made while the kernel ran, where
+ * the read-only path of a const __restrict__ array is not. */
+template <int XS, bool CG>
+__device__ __forceinline__ float3 hxg_xload(const float *__restrict__ x, int i)
+{
+    if (!CG)
+        return hxg_load<XS>(x, i);
+    if (XS == 4) {
+        const float4 q = __ldcg(reinterpret_cast<const float4 *>(x) + i);
+        return make_float3(q.x, q.y, q.z);
+    }
+    const float *p = x + 3 * (size_t) i;
+    return make_float3(__ldcg(p), __ldcg(p + 1), __ldcg(p + 2));
+}
+
 /* Blocks of `block` threads for n items. */
 static inline int hxg_blocks(long long n, int block)
 {

@@ -257,7 +257,9 @@ __global__ void __launch_bounds__(128, HXG_FORCE_MINB)
     float e = 0.0f, w = 0.0f;
     /* PDL: the kernel runs while the one before it on the stream (the
      * forward exchange) still does: the list's count and row (made at the
-     * rebuild) are read first, the positions after that kernel's end. */
+     * rebuild) are read first, the positions after that kernel's end, and
+     * through coherent loads (the read-only path is for data that nothing
+     * writes while the kernel runs). */
     int pre_cnt = 0, pre_row = 0;
     if (PDL) {
         pre_cnt = active ? __ldg(l.cnt + i) : 0;
@@ -269,7 +271,7 @@ __global__ void __launch_bounds__(128, HXG_FORCE_MINB)
             hxg_grid_wait();
     }
     if (active) {
-        const float3 xi = hxg_load<XS>(x, i);
+        const float3 xi = hxg_xload<XS, PDL>(x, i);
         const int cnt = PDL ? pre_cnt : __ldg(l.cnt + i);
         const size_t stride = (size_t) l.stride;
         const int32_t *__restrict__ nb = l.nb +
@@ -288,7 +290,7 @@ __global__ void __launch_bounds__(128, HXG_FORCE_MINB)
             nb += (size_t) U * TPP * stride;
 #pragma unroll
             for (int u = 0; u < U; u++)
-                xj[u] = hxg_load<XS>(x, j[u]);
+                xj[u] = hxg_xload<XS, PDL>(x, j[u]);
 #pragma unroll
             for (int u = 0; u < U; u++)
                 hxg_pair<THERMO>(xi, xj[u], lj, g, fi, e, w);
@@ -302,14 +304,14 @@ __global__ void __launch_bounds__(128, HXG_FORCE_MINB)
                     j[u] = k + u * TPP < cnt ? __ldg(nb + (size_t) u * TPP * stride) : -1;
 #pragma unroll
                 for (int u = 0; u < U; u++)
-                    xj[u] = j[u] >= 0 ? hxg_load<XS>(x, j[u]) : xi;
+                    xj[u] = j[u] >= 0 ? hxg_xload<XS, PDL>(x, j[u]) : xi;
 #pragma unroll
                 for (int u = 0; u < U; u++)
                     hxg_pair<THERMO>(xi, xj[u], lj, g, fi, e, w, j[u] >= 0);
             }
         } else {
             for (; k < cnt; k += TPP) {
-                hxg_pair<THERMO>(xi, hxg_load<XS>(x, __ldg(nb)), lj, g, fi, e, w);
+                hxg_pair<THERMO>(xi, hxg_xload<XS, PDL>(x, __ldg(nb)), lj, g, fi, e, w);
                 nb += (size_t) TPP * stride;
             }
         }
