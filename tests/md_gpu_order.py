@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a step's kernels go, changed without changing a number, 2 ranks.
 
-Two switches move kernels of a multi-rank step without changing what they
+Two settings move kernels of a multi-rank step without changing what they
 compute, so a run must print the same numbers as without them (600 steps
 of the 16,384-atom melt, rebuilds every 20, thermo every 50, so that some
 rebuild steps sum thermo):
@@ -17,11 +17,13 @@ rebuild steps sum thermo):
                     growth), with the local list queued after the forward
                     exchange or after the plan (HALOX_MD_LOCAL_LATE=1, 2)
                     and with plain launches (HALOX_MD_GRAPH=0)
-  HALOX_MD_NL_PDL=1 the non-local forces launched with programmatic
-                    dependent launch: their blocks start while the forward
-                    exchange runs and read the halo's positions after it
-                    ends. Thermo rows identical, in graph mode and with
-                    plain launches, and with both switches
+  HALOX_MD_PDL=1, 2, 3  the non-local forces (1), the local forces (2) or
+                    both (3) launched with programmatic dependent launch:
+                    their blocks start while the kernel before them (the
+                    forward exchange, the kick-drift) runs and read
+                    positions after it ends. Thermo rows identical, in
+                    graph mode and with plain launches, and with both
+                    switches
 
 Usage: md_gpu_order.py --halox PATH [--mpiexec MPIEXEC --mpiflags FLAGS]
 Prints SKIPPED and exits 0 without a launcher, a GPU engine or a GPU, or
@@ -49,15 +51,17 @@ def main():
     check(EARLY.search(err) is None, "default run: no local forces go early")
 
     early = {"HALOX_MD_EARLY_FORCES": "1"}
-    pdl = {"HALOX_MD_NL_PDL": "1"}
+    pdl = {"HALOX_MD_PDL": "3"}
     for name, env in (("early", early),
                       ("early, 80 slots", dict(early, HALOX_MD_NEIGH_MAX="80")),
                       ("early, list after the forward exchange",
                        dict(early, HALOX_MD_LOCAL_LATE="1")),
                       ("early, list after the plan", dict(early, HALOX_MD_LOCAL_LATE="2")),
                       ("early, plain launches", dict(early, HALOX_MD_GRAPH="0")),
-                      ("pdl", pdl),
-                      ("pdl, plain launches", dict(pdl, HALOX_MD_GRAPH="0")),
+                      ("pdl, non-local forces", {"HALOX_MD_PDL": "1"}),
+                      ("pdl, local forces", {"HALOX_MD_PDL": "2"}),
+                      ("pdl, both", pdl),
+                      ("pdl, both, plain launches", dict(pdl, HALOX_MD_GRAPH="0")),
                       ("pdl and early", dict(pdl, **early))):
         rc, out, err = run(args, dict(env, HALOX_LOG="1"))
         if not check(rc == 0, "%s: rc %d %s" % (name, rc, err.strip()[-300:])):

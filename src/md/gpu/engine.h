@@ -90,9 +90,10 @@ struct hx_md_engine {
      * host's plan and checks; loc_forces: they are queued, and the step's
      * forces leave them out. */
     int early_forces, rb_thermo, rb_early, loc_forces;
-    /* HALOX_MD_NL_PDL=1: the non-local forces of a step launched with
-     * programmatic dependent launch after the forward exchange */
-    int nl_pdl;
+    /* HALOX_MD_PDL, bits: 1 the non-local forces of a step between checks
+     * launched with programmatic dependent launch after the forward
+     * exchange, 2 the local forces after the kick-drift (step.c) */
+    int pdl;
     int64_t early_n; /* rebuild steps whose local forces went early */
     cudaEvent_t ev_list, ev_nlq;
     cudaStream_t s_b; /* the non-local half of the lists (high priority) */

@@ -39,6 +39,17 @@ __device__ __forceinline__ void hxg_grid_wait()
 #endif
 }
 
+/* Lets the kernel launched next on the stream with programmatic stream
+ * serialisation (HALOX_MD_PDL) start its blocks: they wait in
+ * hxg_grid_wait for this kernel's end before they read what it writes.
+ * No effect on a kernel launched plainly. */
+__device__ __forceinline__ void hxg_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 /* Position i for a kernel that may start before the positions are final
  * (CG: launched with PDL, reading after hxg_grid_wait): through the L2
  * (ld.global.cg), coherent with writes made while the kernel ran, where

@@ -162,10 +162,13 @@ int hxg_kick(void *stream, int n, float *v4, float *f4, const float *f3, float d
  * (and m v^2 after the kick when v4 != NULL) added. tpp: threads per atom
  * (1, 2, 4 or 8). flags != NULL (the single-rank device step): nothing
  * is done while flags->halt, else flags->cur is incremented once (the step
- * is done). */
+ * is done). pdl (with f4 and neither v4, acc nor flags): launched with
+ * programmatic stream serialisation, the list's counts read while the
+ * kernel before it on the stream (the kick-drift) runs, the positions
+ * after it ends. */
 int hxg_force_local(void *stream, int tpp, int n, const float *x4, hxg_list l, hxg_lj lj,
                     hxg_geom g, float *f4, float *v4, float dtf, float mass, double *acc,
-                    hxg_flags *flags);
+                    hxg_flags *flags, int pdl);
 
 /* Local atoms against their non-local lists: for a home atom its halo
  * neighbours, for a halo atom its partners in owned pairs. idx NULL: every
@@ -173,7 +176,7 @@ int hxg_force_local(void *stream, int tpp, int n, const float *x4, hxg_list l, h
  * f3[i] of each atom visited is overwritten (zero when its list is empty),
  * so that those entries need no clearing. flags != NULL: nothing is done
  * while flags->halt (the step counter is the local forces'). pdl (with f3
- * and no acc): launched with programmatic stream serialisation, the list
+ * and neither acc nor flags): launched with programmatic stream serialisation, the list
  * read while the kernel before it on the stream (the forward exchange)
  * runs, the positions after it ends. */
 int hxg_force_nonlocal(void *stream, int tpp, int n, const int32_t *idx, const float *x3,

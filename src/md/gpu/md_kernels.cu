@@ -101,6 +101,7 @@ __global__ void hxg_k_kickdrift(int n, float4 *__restrict__ x, float4 *__restric
                                 double *acc_zero, int delay, cudaGraphConditionalHandle cond)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    hxg_launch_dependents(); /* the local forces with PDL (hxg_force_local) */
     if (flags && flags->halt)
         return; /* a list overflowed: the host finishes this step */
     if (step < 0)
@@ -256,8 +257,8 @@ __global__ void __launch_bounds__(128, HXG_FORCE_MINB)
     float3 fi = make_float3(0.0f, 0.0f, 0.0f);
     float e = 0.0f, w = 0.0f;
     /* PDL: the kernel runs while the one before it on the stream (the
-     * forward exchange) still does: the list's count and row (made at the
-     * rebuild) are read first, the positions after that kernel's end, and
+     * forward exchange, or the kick-drift) still does: the list's count and
+     * row (made at the rebuild) are read first, the positions after that kernel's end, and
      * through coherent loads (the read-only path is for data that nothing
      * writes while the kernel runs). */
     int pre_cnt = 0, pre_row = 0;
@@ -385,8 +386,9 @@ static cudaError_t hxg_launch_force(cudaStream_t s, int n, const int32_t *idx, c
 }
 
 /* The kernel variant for the pointers given: f == NULL computes energies
- * only, v != NULL (with xs 4) fuses the closing kick; pdl (xs 3, writing
- * forces without thermo sums: the step between checks) launches with PDL. */
+ * only, v != NULL (with xs 4) fuses the closing kick; pdl (writing forces
+ * without thermo sums or a kick: the step between checks) launches with
+ * PDL. */
 template <int TPP>
 static cudaError_t hxg_force_tpp(cudaStream_t s, int xs, int n, const int32_t *idx, const float *x,
                                  hxg_list l, hxg_lj lj, hxg_geom g, float *f, float4 *v, float dtf,
@@ -398,8 +400,10 @@ static cudaError_t hxg_force_tpp(cudaStream_t s, int xs, int n, const int32_t *i
     if (xs == 4) {
         if (f && v)
             return th ? HXG_F(4, true, true, true, false) : HXG_F(4, false, true, true, false);
+        if (f && !th)
+            return pdl ? HXG_F(4, false, true, false, true) : HXG_F(4, false, true, false, false);
         if (f)
-            return th ? HXG_F(4, true, true, false, false) : HXG_F(4, false, true, false, false);
+            return HXG_F(4, true, true, false, false);
         return th ? HXG_F(4, true, false, false, false) : cudaSuccess;
     }
     if (f && !th)
@@ -505,10 +509,10 @@ extern "C" int hxg_kick(void *stream, int n, float *v4, float *f4, const float *
 
 extern "C" int hxg_force_local(void *stream, int tpp, int n, const float *x4, hxg_list l, hxg_lj lj,
                                hxg_geom g, float *f4, float *v4, float dtf, float mass, double *acc,
-                               hxg_flags *flags)
+                               hxg_flags *flags, int pdl)
 {
     return (int) hxg_force((cudaStream_t) stream, tpp, 4, n, nullptr, x4, l, lj, g, f4,
-                           (float4 *) v4, dtf, mass, acc, flags, false);
+                           (float4 *) v4, dtf, mass, acc, flags, pdl != 0 && !flags);
 }
 
 extern "C" int hxg_force_nonlocal(void *stream, int tpp, int n, const int32_t *idx, const float *x3,
@@ -516,7 +520,7 @@ extern "C" int hxg_force_nonlocal(void *stream, int tpp, int n, const int32_t *i
                                   hxg_flags *flags, int pdl)
 {
     return (int) hxg_force((cudaStream_t) stream, tpp, 3, n, idx, x3, l, lj, g, f3, nullptr, 0.0f,
-                           0.0f, acc, flags, pdl != 0);
+                           0.0f, acc, flags, pdl != 0 && !flags);
 }
 
 /* dst[0 .. n) = src[0 .. n), or zeros where src is NULL: a kernel instead

@@ -165,7 +165,7 @@ static hx_status choose_device(hx_md_engine *e)
     const int late = hxi_env_int("HALOX_MD_LOCAL_LATE", 0);
     e->local_late = late == 2 ? 2 : late != 0;
     e->early_forces = hxi_env_int("HALOX_MD_EARLY_FORCES", 0) == 1;
-    e->nl_pdl = hxi_env_int("HALOX_MD_NL_PDL", 0) == 1;
+    e->pdl = hxi_env_int("HALOX_MD_PDL", 0) & 3;
     return HX_OK;
 }
 

@@ -85,13 +85,17 @@ hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent
     HXI_CHECK(hx_transport_forward(e->t));
     hxg_eng_tm_close(e, k, e->s_nl);
     k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
+    /* PDL (HALOX_MD_PDL) where the kernel before is the kick-drift (local)
+     * or the forward exchange (non-local): not in a voted step, whose
+     * kernels read the vote's outcome, which the kernel before writes. */
+    const int pdl = gate ? 0 : e->pdl;
     CU(hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom, e->f4,
-                       NULL, 0.0f, e->mass, NULL, gate),
+                       NULL, 0.0f, e->mass, NULL, gate, pdl & 2),
        "local force launch");
     hxg_eng_tm_close(e, k, e->s_loc);
     k = hxg_eng_tm_open(e, HX_MD_NONLOCAL, e->s_nl);
     CU(hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, hxg_eng_nl_count(e), hxg_eng_nl_idx(e),
-                          e->tx, e->nl, e->lj, e->geom, e->tf, NULL, gate, e->nl_pdl),
+                          e->tx, e->nl, e->lj, e->geom, e->tf, NULL, gate, pdl & 1),
        "non-local force launch");
     hxg_eng_tm_close(e, k, e->s_nl);
     k = hxg_eng_tm_open(e, HX_MD_HALO_REV, e->s_nl);
@@ -415,7 +419,7 @@ static hx_status step_forces(hx_md_engine *e, int rebuild, double *acc, hx_statu
     if (st == HX_OK && !e->multi) {
         k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
         if (hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom,
-                            e->f4, e->v4, dtf, e->mass, acc, NULL) != 0)
+                            e->f4, e->v4, dtf, e->mass, acc, NULL, 0) != 0)
             st = cuda_fail(cudaGetLastError(), "force launch");
         hxg_eng_tm_close(e, k, e->s_loc);
         return st;
@@ -433,7 +437,7 @@ static hx_status step_forces(hx_md_engine *e, int rebuild, double *acc, hx_statu
         } else if ((pass == 0) == (e->blocking_transport != 0)) {
             k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
             if (hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom,
-                                e->f4, NULL, 0.0f, e->mass, acc, NULL) != 0)
+                                e->f4, NULL, 0.0f, e->mass, acc, NULL, 0) != 0)
                 st = cuda_fail(cudaGetLastError(), "local force launch");
             hxg_eng_tm_close(e, k, e->s_loc);
         } else if (!rebuild) {
@@ -445,7 +449,7 @@ static hx_status step_forces(hx_md_engine *e, int rebuild, double *acc, hx_statu
     if (st == HX_OK) {
         k = hxg_eng_tm_open(e, HX_MD_NONLOCAL, e->s_nl);
         if (hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, hxg_eng_nl_count(e), hxg_eng_nl_idx(e),
-                               e->tx, e->nl, e->lj, e->geom, e->tf, acc, NULL, e->nl_pdl) != 0)
+                               e->tx, e->nl, e->lj, e->geom, e->tf, acc, NULL, e->pdl & 1) != 0)
             st = cuda_fail(cudaGetLastError(), "non-local force launch");
         hxg_eng_tm_close(e, k, e->s_nl);
     }
@@ -642,7 +646,7 @@ hx_status hxg_eng_force_pass(hx_md_engine *e, int write, double *acc)
         CU(cudaStreamWaitEvent(e->s_nl, e->ev_acc, 0), "event wait");
     }
     CU(hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom,
-                       write ? e->f4 : NULL, NULL, 0.0f, e->mass, acc, NULL),
+                       write ? e->f4 : NULL, NULL, 0.0f, e->mass, acc, NULL, 0),
        "local force launch");
     if (e->multi) {
         CU(hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, hxg_eng_nl_count(e), hxg_eng_nl_idx(e),
