@@ -245,6 +245,8 @@ __global__ void __launch_bounds__(128, HXG_FORCE_MINB)
 {
     constexpr int U = HXG_FORCE_UNROLL;
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (PDL) /* the reverse exchange after the non-local forces waits at entry */
+        hxg_launch_dependents();
     if (flags) {
         if (flags->halt)
             return; /* the whole grid alike */

@@ -376,6 +376,10 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_
     __shared__ int s_ok;
     const int p = a.npulses - 1 - (int) blockIdx.y;
     const hxi_fz_pulse *P = a.pulses + p;
+    /* Launched with PDL (hxi_fz_reverse): its blocks may be resident
+     * before the kernel that writes the forces (the GPU engine's non-local
+     * forces with HALOX_MD_PDL) has ended; nothing is read before. */
+    hxi_dev_grid_wait();
     if (a.gate && *(const volatile int32_t *) a.gate)
         return; /* gated */
     if (threadIdx.x == 0)
@@ -551,11 +555,22 @@ extern "C" cudaError_t hxi_fz_forward(cudaStream_t s, const hxi_fz_args *a, int 
     return cudaGetLastError();
 }
 
+/* With programmatic stream serialisation: a kernel before it that lets
+ * its dependents start early (griddepcontrol.launch_dependents) saves it
+ * the launch; the kernel waits at entry for that one's end, so it starts
+ * as a plain launch would after any other. */
 extern "C" cudaError_t hxi_fz_reverse(cudaStream_t s, const hxi_fz_args *a, int bx)
 {
-    dim3 grid(bx < 1 ? 1 : bx, a->npulses);
-    hxi_k_fz_reverse<<<grid, HXI_FZ_THREADS, 0, s>>>(*a);
-    return cudaGetLastError();
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = dim3(bx < 1 ? 1 : bx, a->npulses);
+    cfg.blockDim = dim3(HXI_FZ_THREADS);
+    cfg.stream = s;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, hxi_k_fz_reverse, *a);
 }
 
 extern "C" int hxi_fz_blocks_per_sm(int tma)

@@ -31,6 +31,16 @@ static __device__ __forceinline__ void hxi_dev_launch_dependents(void)
 #endif
 }
 
+/* Waits until the kernel before this one on the stream has finished and
+ * its writes are visible: for a kernel launched with programmatic stream
+ * serialisation, which may start earlier; at once otherwise. */
+static __device__ __forceinline__ void hxi_dev_grid_wait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /* Spin loads: relaxed at system scope (the writer may be another GPU or a
  * proxy thread on the host), then one acquire once the value matches. */
 static __device__ __forceinline__ uint64_t hxi_dev_ld_relaxed_sys(const uint64_t *p)
