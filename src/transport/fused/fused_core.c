@@ -49,6 +49,7 @@ hx_status hxi_fz_core_open(hxi_fz_core *c, const char *who, int tma)
     memset(c, 0, sizeof *c);
     c->who = who;
     c->tma = tma;
+    c->pdl = hxi_env_int("HALOX_FUSED_PDL", 1) != 0; /* rank-local: a launch option */
     hx_status st = hxi_gpu_malloc((void **) &c->d_done, HX_MAX_PULSES * sizeof(uint64_t),
                                   "the unpack flags");
     if (st == HX_OK)
@@ -291,7 +292,7 @@ hx_status hxi_fz_core_reverse(hxi_fz_core *c, hxi_gpu *g, const hx_transport *t)
                          c->who);
     if (g->npulses == 0)
         return HX_OK;
-    HXI_CUDA(hxi_fz_reverse(g->stream, &c->args, c->bx));
+    HXI_CUDA(hxi_fz_reverse(g->stream, &c->args, c->bx, c->pdl));
     return HX_OK;
 }
 
@@ -300,7 +301,7 @@ static hx_status fz_capture(hxi_fz_core *c, hxi_gpu *g)
 {
     HXI_CUDA(cudaStreamBeginCapture(g->stream, cudaStreamCaptureModeThreadLocal));
     cudaError_t e1 = hxi_fz_forward(g->stream, &c->args, c->bx, c->tma);
-    cudaError_t e2 = hxi_fz_reverse(g->stream, &c->args, c->bx);
+    cudaError_t e2 = hxi_fz_reverse(g->stream, &c->args, c->bx, c->pdl);
     cudaGraph_t graph = NULL;
     cudaError_t e3 = cudaStreamEndCapture(g->stream, &graph);
     cudaError_t e = e1 != cudaSuccess ? e1 : e2 != cudaSuccess ? e2 : e3;
