@@ -22,8 +22,10 @@ rebuild steps sum thermo):
                     their blocks start while the kernel before them (the
                     forward exchange, the kick-drift) runs and read
                     positions after it ends. Thermo rows identical, in
-                    graph mode and with plain launches, and with both
-                    switches
+                    graph mode and with plain launches, with the fused
+                    reverse exchange launched plainly (HALOX_FUSED_PDL=0;
+                    by default it is launched with PDL too) and with both
+                    settings
 
 Usage: md_gpu_order.py --halox PATH [--mpiexec MPIEXEC --mpiflags FLAGS]
 Prints SKIPPED and exits 0 without a launcher, a GPU engine or a GPU, or
@@ -62,6 +64,8 @@ def main():
                       ("pdl, local forces", {"HALOX_MD_PDL": "2"}),
                       ("pdl, both", pdl),
                       ("pdl, both, plain launches", dict(pdl, HALOX_MD_GRAPH="0")),
+                      ("pdl, both, reverse exchange launched plainly",
+                       dict(pdl, HALOX_FUSED_PDL="0")),
                       ("pdl and early", dict(pdl, **early))):
         rc, out, err = run(args, dict(env, HALOX_LOG="1"))
         if not check(rc == 0, "%s: rc %d %s" % (name, rc, err.strip()[-300:])):
