@@ -230,6 +230,19 @@ __device__ __forceinline__ void hxg_pair(float3 xi, float3 xj, const hxg_lj &lj,
 #define HXG_FORCE_TAIL 0
 #endif
 
+/* The same three for the non-local forces (positions of stride 3), whose
+ * atoms have few neighbours each (a handful a thread at 8 threads an
+ * atom): by default as the local ones'. */
+#ifndef HXG_FORCE_UNROLL_NL
+#define HXG_FORCE_UNROLL_NL HXG_FORCE_UNROLL
+#endif
+#ifndef HXG_FORCE_TAIL_NL
+#define HXG_FORCE_TAIL_NL HXG_FORCE_TAIL
+#endif
+#ifndef HXG_FORCE_MINB_NL
+#define HXG_FORCE_MINB_NL HXG_FORCE_MINB
+#endif
+
 /* TPP consecutive threads per atom i (i = thread / TPP); thread `sub` takes
  * neighbours sub, sub + TPP, ... of the column-major list, so a warp reads
  * rows of the list together, HXG_FORCE_UNROLL of them at a time. The TPP
@@ -238,12 +251,13 @@ __device__ __forceinline__ void hxg_pair(float3 xi, float3 xj, const hxg_lj &lj,
  * half-kick. Energy and virial count half of each pair from each side. No
  * inter-block communication. */
 template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL>
-__global__ void __launch_bounds__(128, HXG_FORCE_MINB)
+__global__ void __launch_bounds__(128, XS == 3 ? HXG_FORCE_MINB_NL : HXG_FORCE_MINB)
     hxg_k_force(int n, const int32_t *__restrict__ idx, const float *__restrict__ x, hxg_list l,
                 hxg_lj lj, hxg_geom g, float *__restrict__ f, float4 *__restrict__ v, float dtf,
                 float mass, double *acc, hxg_flags *flags)
 {
-    constexpr int U = HXG_FORCE_UNROLL;
+    constexpr int U = XS == 3 ? HXG_FORCE_UNROLL_NL : HXG_FORCE_UNROLL;
+    constexpr bool TAIL = XS == 3 ? HXG_FORCE_TAIL_NL : HXG_FORCE_TAIL;
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (PDL) /* the reverse exchange after the non-local forces waits at entry */
         hxg_launch_dependents();
@@ -298,7 +312,7 @@ __global__ void __launch_bounds__(128, HXG_FORCE_MINB)
             for (int u = 0; u < U; u++)
                 hxg_pair<THERMO>(xi, xj[u], lj, g, fi, e, w);
         }
-        if (HXG_FORCE_TAIL) {
+        if (TAIL) {
             if (k < cnt) { /* fewer than U left: entries k + u TPP < cnt */
                 int j[U];
                 float3 xj[U];
