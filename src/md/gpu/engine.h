@@ -64,7 +64,7 @@ struct hx_md_engine {
     int nhome, nhalo, ntotal;
     int cap_home, cap_total;
     int max_neigh;          /* largest neighbour count of any atom at any list build so far */
-    int64_t list_regrowths; /* single-rank device rebuilds whose list had to grow */
+    int64_t list_regrowths; /* rebuilds after the set-up whose lists had to grow */
     int last_want;          /* the last step launched is a thermo step */
 
     /* device arrays */

@@ -470,7 +470,10 @@ hx_status hxg_eng_rebuild_host(hx_md_engine *e, int initial)
     hxg_eng_phase_mark(e->rb_phase, rebuild_phase_names, 7, &tp);
     double t2 = tp;
     e->stats.stage[HX_MD_HALO_FWD] += t2 - t1;
+    const int room = e->loc.max + e->nl.max;
     HXI_CHECK(hxi_agree(e->comm, single ? build_single(e) : hxg_eng_build_lists(e)));
+    if (!initial && e->loc.max + e->nl.max != room)
+        e->list_regrowths++;
     hxg_eng_phase_mark(e->rb_phase, rebuild_phase_names, 8, &tp);
     e->stats.stage[HX_MD_NEIGH] += tp - t2;
     e->last_build = e->step;

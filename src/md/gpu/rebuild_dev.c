@@ -256,8 +256,11 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     e->stats.stage[HX_MD_MIGRATE] += tp - t0;
     double t1 = tp;
 
+    const int room = e->loc.max + e->nl.max;
     if (st == HX_OK)
         st = hxg_eng_build_lists(e);
+    if (e->loc.max + e->nl.max != room)
+        e->list_regrowths++;
     if (st == HX_OK)
         st = hx_transport_sync(e->t); /* reports a timed-out forward */
     HXI_CHECK(hxi_agree(e->comm, st));
