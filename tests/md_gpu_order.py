@@ -25,7 +25,10 @@ rebuild steps sum thermo):
                     graph mode and with plain launches, with the fused
                     reverse exchange launched plainly (HALOX_FUSED_PDL=0;
                     by default it is launched with PDL too) and with both
-                    settings
+                    settings. Where the 2 ranks share a GPU the engine
+                    refuses PDL with a warning (its waiting blocks could
+                    keep the other rank's exchange off the GPU): the test
+                    checks the warning and says PDL was not exercised
 
 Usage: md_gpu_order.py --halox PATH [--mpiexec MPIEXEC --mpiflags FLAGS]
 Prints SKIPPED and exits 0 without a launcher, a GPU engine or a GPU, or
@@ -71,6 +74,11 @@ def main():
         if not check(rc == 0, "%s: rc %d %s" % (name, rc, err.strip()[-300:])):
             continue
         check(thermo_rows(out) == rows, "%s: thermo rows identical to the default run" % name)
+        if "HALOX_MD_PDL" in env and "ignoring HALOX_MD_PDL" in err:
+            # Ranks sharing one GPU (MPS): the engine refuses PDL, whose
+            # waiting blocks could keep the other rank's exchange off the GPU.
+            check("share GPU" in err, "%s: the refusal says the ranks share a GPU" % name)
+            print("     %s: ranks share a GPU here, so PDL is refused and not exercised" % name)
         m = EARLY.search(err)
         if "HALOX_MD_EARLY_FORCES" not in env:
             check(m is None, "%s: no local forces go early" % name)

@@ -210,6 +210,18 @@ hx_status hxg_eng_choose_tpp(hx_md_engine *e)
         hxi_warn("ignoring HALOX_MD_TPP_NL=%d: give 1, 2, 4 or 8", env);
     if (env == 1 || env == 2 || env == 4 || env == 8)
         e->tpp_nl = env;
+    /* Forces launched with PDL hold their blocks on the SMs while they wait
+     * for the exchange before them: where ranks share a GPU, they can keep
+     * another rank's exchange kernel off it, and the two wait for each
+     * other until the timeout (2 processes on one H200 from 256,000 atoms,
+     * 2026-12-05). */
+    if (e->pdl && sharing > 1) {
+        if (e->rank == 0)
+            hxi_warn("ignoring HALOX_MD_PDL=%d: %d ranks share GPU %d, and forces launched "
+                     "early would hold its SMs from another rank's exchange",
+                     e->pdl, sharing, e->device);
+        e->pdl = 0;
+    }
     return HX_OK;
 }
 
