@@ -250,14 +250,28 @@ __device__ __forceinline__ void hxg_pair(float3 xi, float3 xj, const hxg_lj &lj,
  * (overwrite: full list, no atomics) and, with KICK, applies the closing
  * half-kick. Energy and virial count half of each pair from each side. No
  * inter-block communication. */
+/* One thread an atom (the largest systems, where the list loads set the
+ * kernel's time): 8 neighbours a batch, the last ones one masked batch,
+ * and room for the registers that keeps (8 blocks an SM). One H200, one
+ * process, against the settings above, mean us a step, 2026-12-05
+ * (docs/results/force-batch-2026-12-05.txt): 2,048,000 atoms 442.6 to
+ * 414.3, 256,000 63.5 to 62.9; at 8 threads an atom (32,000 atoms) the
+ * same settings were 13 % slower, so those keep the ones above. Thermo
+ * rows identical bit for bit (the same adds in the same order). */
+#define HXG_TPP1_UNROLL 8
+#define HXG_TPP1_TAIL   1
+#define HXG_TPP1_MINB   8
+
 template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL>
-__global__ void __launch_bounds__(128, XS == 3 ? HXG_FORCE_MINB_NL : HXG_FORCE_MINB)
+__global__ void __launch_bounds__(128, TPP == 1  ? HXG_TPP1_MINB
+                                       : XS == 3 ? HXG_FORCE_MINB_NL
+                                                 : HXG_FORCE_MINB)
     hxg_k_force(int n, const int32_t *__restrict__ idx, const float *__restrict__ x, hxg_list l,
                 hxg_lj lj, hxg_geom g, float *__restrict__ f, float4 *__restrict__ v, float dtf,
                 float mass, double *acc, hxg_flags *flags)
 {
-    constexpr int U = XS == 3 ? HXG_FORCE_UNROLL_NL : HXG_FORCE_UNROLL;
-    constexpr bool TAIL = XS == 3 ? HXG_FORCE_TAIL_NL : HXG_FORCE_TAIL;
+    constexpr int U = TPP == 1 ? HXG_TPP1_UNROLL : XS == 3 ? HXG_FORCE_UNROLL_NL : HXG_FORCE_UNROLL;
+    constexpr bool TAIL = TPP == 1 ? HXG_TPP1_TAIL : XS == 3 ? HXG_FORCE_TAIL_NL : HXG_FORCE_TAIL;
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (PDL) /* the reverse exchange after the non-local forces waits at entry */
         hxg_launch_dependents();
