@@ -213,8 +213,8 @@ hx_status hxg_eng_choose_tpp(hx_md_engine *e)
     /* Forces launched with PDL hold their blocks on the SMs while they wait
      * for the exchange before them: where ranks share a GPU, they can keep
      * another rank's exchange kernel off it, and the two wait for each
-     * other until the timeout (2 processes on one H200 from 256,000 atoms,
-     * 2026-12-05). */
+     * other (2 processes on one H200 failed from 256,000 atoms on,
+     * 2026-12-05, docs/results/step-launch-2026-12-05.txt). */
     if (e->pdl && sharing > 1) {
         if (e->rank == 0)
             hxi_warn("ignoring HALOX_MD_PDL=%d: %d ranks share GPU %d, and forces launched "
