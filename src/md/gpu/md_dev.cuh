@@ -29,29 +29,8 @@ __device__ __forceinline__ float3 hxg_load(const float *__restrict__ x, int i)
     return make_float3(p[0], p[1], p[2]);
 }
 
-/* Waits until the kernel before this one on the stream has finished and
- * its writes are visible (a kernel launched with programmatic stream
- * serialisation may start before); at once otherwise. */
-__device__ __forceinline__ void hxg_grid_wait()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
-/* Lets the kernel launched next on the stream with programmatic stream
- * serialisation (HALOX_MD_PDL) start its blocks: they wait in
- * hxg_grid_wait for this kernel's end before they read what it writes.
- * No effect on a kernel launched plainly. */
-__device__ __forceinline__ void hxg_launch_dependents()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-
 /* Position i for a kernel that may start before the positions are final
- * (CG: launched with PDL, reading after hxg_grid_wait): through the L2
+ * (CG: launched with PDL, reading after hxi_dev_grid_wait): through the L2
  * (ld.global.cg), coherent with writes made while the kernel ran, where
  * the read-only path of a const __restrict__ array is not. */
 template <int XS, bool CG>

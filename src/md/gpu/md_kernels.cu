@@ -12,7 +12,7 @@
  * scattered atomic adds of a half list (see docs/md-gpu.md).
  */
 #include "md_dev.cuh"
-#include "transport/gpu/gpu_dev.cuh" /* hxi_last_block */
+#include "transport/gpu/gpu_dev.cuh" /* hxi_last_block, PDL */
 
 /* ------------------------------------------------------------ helpers */
 
@@ -101,7 +101,7 @@ __global__ void hxg_k_kickdrift(int n, float4 *__restrict__ x, float4 *__restric
                                 double *acc_zero, int delay, cudaGraphConditionalHandle cond)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    hxg_launch_dependents(); /* the local forces with PDL (hxg_force_local) */
+    hxi_dev_launch_dependents(); /* the local forces with PDL (hxg_force_local) */
     if (flags && flags->halt)
         return; /* a list overflowed: the host finishes this step */
     if (step < 0)
@@ -274,7 +274,7 @@ __global__ void __launch_bounds__(128, TPP == 1  ? HXG_TPP1_MINB
     constexpr bool TAIL = TPP == 1 ? HXG_TPP1_TAIL : XS == 3 ? HXG_FORCE_TAIL_NL : HXG_FORCE_TAIL;
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (PDL) /* the reverse exchange after the non-local forces waits at entry */
-        hxg_launch_dependents();
+        hxi_dev_launch_dependents();
     if (flags) {
         if (flags->halt)
             return; /* the whole grid alike */
@@ -299,7 +299,7 @@ __global__ void __launch_bounds__(128, TPP == 1  ? HXG_TPP1_MINB
          * but it holds the wait until both loads are in (the compiler
          * would otherwise issue the wait first). */
         if ((pre_cnt | pre_row) >= 0)
-            hxg_grid_wait();
+            hxi_dev_grid_wait();
     }
     if (active) {
         const float3 xi = hxg_xload<XS, PDL>(x, i);
@@ -388,7 +388,7 @@ __global__ void __launch_bounds__(128, TPP == 1  ? HXG_TPP1_MINB
 /* PDL: launched with programmatic stream serialisation, so that the
  * kernel's blocks may start once the kernel before it on the stream lets
  * them (griddepcontrol.launch_dependents, the fused forward exchange does
- * at entry) and wait inside for its end (hxg_grid_wait). */
+ * at entry) and wait inside for its end (hxi_dev_grid_wait). */
 template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL>
 static cudaError_t hxg_launch_force(cudaStream_t s, int n, const int32_t *idx, const float *x,
                                     hxg_list l, hxg_lj lj, hxg_geom g, float *f, float4 *v,

@@ -20,9 +20,9 @@ static __device__ __forceinline__ uint64_t hxi_dev_clock_ns(void)
 }
 
 /* Lets the kernel launched next on the stream with programmatic stream
- * serialisation (the GPU engine's non-local forces, HALOX_MD_NL_PDL=1)
- * start its blocks now: they read what does not depend on this kernel,
- * then wait for its end (griddepcontrol.wait). No effect on a kernel
+ * serialisation (the fused reverse kernel; the GPU engine's force kernels
+ * with HALOX_MD_PDL) start its blocks now: they read what does not depend
+ * on this kernel, then wait for its end (hxi_dev_grid_wait). No effect on a kernel
  * launched plainly, which starts after this one ends. */
 static __device__ __forceinline__ void hxi_dev_launch_dependents(void)
 {
