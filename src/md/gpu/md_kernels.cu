@@ -262,16 +262,44 @@ __device__ __forceinline__ void hxg_pair(float3 xi, float3 xj, const hxg_lj &lj,
 #define HXG_TPP1_TAIL   1
 #define HXG_TPP1_MINB   8
 
+/* Two and four threads an atom (a rank's local forces from about 34,000
+ * to 135,000 atoms on an H200): by default the settings above. */
+#ifndef HXG_TPP2_UNROLL
+#define HXG_TPP2_UNROLL HXG_FORCE_UNROLL
+#endif
+#ifndef HXG_TPP2_TAIL
+#define HXG_TPP2_TAIL HXG_FORCE_TAIL
+#endif
+#ifndef HXG_TPP2_MINB
+#define HXG_TPP2_MINB HXG_FORCE_MINB
+#endif
+#ifndef HXG_TPP4_UNROLL
+#define HXG_TPP4_UNROLL HXG_FORCE_UNROLL
+#endif
+#ifndef HXG_TPP4_TAIL
+#define HXG_TPP4_TAIL HXG_FORCE_TAIL
+#endif
+#ifndef HXG_TPP4_MINB
+#define HXG_TPP4_MINB HXG_FORCE_MINB
+#endif
+
+/* The settings of a kernel: by threads an atom, the non-local forces
+ * (XS 3) at more than one thread an atom by their own. */
+#define HXG_SET(TPP, XS, WHAT)                                                                     \
+    ((TPP) == 1    ? HXG_TPP1_##WHAT                                                               \
+     : (XS) == 3   ? HXG_FORCE_##WHAT##_NL                                                         \
+     : (TPP) == 2  ? HXG_TPP2_##WHAT                                                               \
+     : (TPP) == 4  ? HXG_TPP4_##WHAT                                                               \
+                   : HXG_FORCE_##WHAT)
+
 template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL>
-__global__ void __launch_bounds__(128, TPP == 1  ? HXG_TPP1_MINB
-                                       : XS == 3 ? HXG_FORCE_MINB_NL
-                                                 : HXG_FORCE_MINB)
+__global__ void __launch_bounds__(128, HXG_SET(TPP, XS, MINB))
     hxg_k_force(int n, const int32_t *__restrict__ idx, const float *__restrict__ x, hxg_list l,
                 hxg_lj lj, hxg_geom g, float *__restrict__ f, float4 *__restrict__ v, float dtf,
                 float mass, double *acc, hxg_flags *flags)
 {
-    constexpr int U = TPP == 1 ? HXG_TPP1_UNROLL : XS == 3 ? HXG_FORCE_UNROLL_NL : HXG_FORCE_UNROLL;
-    constexpr bool TAIL = TPP == 1 ? HXG_TPP1_TAIL : XS == 3 ? HXG_FORCE_TAIL_NL : HXG_FORCE_TAIL;
+    constexpr int U = HXG_SET(TPP, XS, UNROLL);
+    constexpr bool TAIL = HXG_SET(TPP, XS, TAIL);
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (PDL) /* the reverse exchange after the non-local forces waits at entry */
         hxi_dev_launch_dependents();
