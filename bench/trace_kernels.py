@@ -25,7 +25,9 @@ For each host range name (default: the rebuild's phases), how long the
 ranges last and how much of that the rank's GPU work (kernels, copies,
 fills, on any stream) covers: what is left is time the GPU had nothing of
 this rank's to run, e.g. waiting for the host between a wait and the next
-launch. Mean us per range.
+launch. Mean us per range, and the median of the ranges' lengths and of
+their idle times (a run's first rebuild, which allocates, weighs on the
+means alone).
 
   trace_kernels.py TRACE.json --chain [--rank R]
 
@@ -142,17 +144,20 @@ def idle(ev, a):
         if spans:
             length = [t1 - t0 for t0, t1 in spans]
             gpu = [covered(busy, ends, t0, t1) for t0, t1 in spans]
-            rows.append((name, len(spans), statistics.mean(length), statistics.mean(gpu)))
+            idle_us = [t - g for t, g in zip(length, gpu)]
+            rows.append((name, len(spans), statistics.mean(length), statistics.mean(gpu),
+                         statistics.median(length), statistics.median(idle_us)))
     if not rows:
         sys.exit("trace_kernels.py: rank %d has no host range named %s" % (a.rank, ",".join(names)))
     if not busy:
         print("(rank %d has no GPU records: run halox-md --gpu)" % a.rank)
-    print("%-20s %7s %10s %10s %10s %7s" % ("range (rank %d)" % a.rank, "count", "mean us",
-                                            "GPU us", "idle us", "idle %"))
-    for name, n, length, gpu in rows:
-        print("%-20s %7d %10.2f %10.2f %10.2f %7.1f" % (name, n, length, gpu, length - gpu,
-                                                        100.0 * (length - gpu) / length
-                                                        if length > 0 else 0.0))
+    print("%-20s %7s %10s %10s %10s %7s %10s %10s" % (
+        "range (rank %d)" % a.rank, "count", "mean us", "GPU us", "idle us", "idle %",
+        "median us", "med idle"))
+    for name, n, length, gpu, med, med_idle in rows:
+        print("%-20s %7d %10.2f %10.2f %10.2f %7.1f %10.2f %10.2f" % (
+            name, n, length, gpu, length - gpu,
+            100.0 * (length - gpu) / length if length > 0 else 0.0, med, med_idle))
     return 0
 
 

@@ -219,15 +219,16 @@ def sums_case(script, path):
 
 
 def idle_case(script, tmp):
-    """trace_kernels.py --idle on a trace whose answer is known: rank 0's two
-    "plan" ranges [100, 200] and [300, 350] us; its GPU busy over [90, 140]
-    (two kernels on two streams), [180, 220] (a copy) and [310, 320]; so
-    the plan ranges last 75 us on average, the GPU covers 60 and 10 of
-    them (35 on average), 40 idle; the "sort" range [400, 410] none of it.
-    Rank 1's kernel and rank 0's CUDA call count for nothing."""
+    """trace_kernels.py --idle on a trace whose answer is known: rank 0's
+    "plan" ranges [100, 200], [300, 350] and [500, 520] us; its GPU busy
+    over [90, 140] (two kernels on two streams), [180, 220] (a copy) and
+    [310, 320]; so the plan ranges last 170 / 3 us on average (median 50),
+    the GPU covers 60, 10 and 0 of them (70 / 3 on average), idle 40, 40
+    and 20 (100 / 3 on average, median 40); the "sort" range [400, 410]
+    none of it. Rank 1's kernel and rank 0's CUDA call count for nothing."""
     def x(pid, cat, name, ts, dur, tid=1):
         return {"ph": "X", "pid": pid, "tid": tid, "cat": cat, "name": name, "ts": ts, "dur": dur}
-    ev = [x(0, "host", "plan", 100, 100), x(0, "host", "plan", 300, 50),
+    ev = [x(0, "host", "plan", 100, 100), x(0, "host", "plan", 300, 50), x(0, "host", "plan", 500, 20),
           x(0, "host", "sort", 400, 10), x(0, "kernel", "k1", 90, 30, 7),
           x(0, "kernel", "k2", 110, 30, 8), x(0, "memcpy", "c", 180, 40, 7),
           x(0, "kernel", "k3", 310, 10, 7), x(1, "kernel", "other", 100, 300, 7),
@@ -239,8 +240,8 @@ def idle_case(script, tmp):
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
     rows = {l.split()[0]: [float(v) for v in l.split()[1:]] for l in q.stdout.splitlines()[1:]
             if l.split()}
-    check(q.returncode == 0 and rows.get("plan") == [2, 75.0, 35.0, 40.0, 53.3]
-          and rows.get("sort") == [1, 10.0, 0.0, 10.0, 100.0],
+    check(q.returncode == 0 and rows.get("plan") == [3, 56.67, 23.33, 33.33, 58.8, 50.0, 40.0]
+          and rows.get("sort") == [1, 10.0, 0.0, 10.0, 100.0, 10.0, 10.0],
           "idle: the ranges' length, GPU share and idle time as computed by hand (%s)"
           % (q.stdout + q.stderr).strip()[-300:])
     q = subprocess.run([sys.executable, script, path, "--idle", "--within", "lists"],
