@@ -322,7 +322,7 @@ __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, MINB))
     int pre_cnt = 0, pre_row = 0;
     if (PDL) {
         pre_cnt = active ? __ldg(l.cnt + i) : 0;
-        pre_row = l.row && pre_cnt > 0 ? __ldg(l.row + i) : 0;
+        pre_row = l.row && active ? __ldg(l.row + i) : 0;
         /* Counts and rows are never negative: the test is always true,
          * but it holds the wait until both loads are in (the compiler
          * would otherwise issue the wait first). */
@@ -333,12 +333,12 @@ __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, MINB))
         const float3 xi = hxg_xload<XS, PDL>(x, i);
         const int cnt = PDL ? pre_cnt : __ldg(l.cnt + i);
         const size_t stride = (size_t) l.stride;
-        const int32_t *__restrict__ nb = l.nb +
-                                         (l.row ? (PDL       ? pre_row
-                                                   : cnt > 0 ? __ldg(l.row + i)
-                                                             : 0)
-                                                : i) +
-                                         (size_t) sub * stride;
+        /* A compact list's row is read beside the count, not after it
+         * (every local atom has one, -1 where it has no entries, and then
+         * nothing is read through it): one memory round trip less before
+         * the neighbours' loads. */
+        const int32_t *__restrict__ nb =
+            l.nb + (l.row ? (PDL ? pre_row : __ldg(l.row + i)) : i) + (size_t) sub * stride;
         int k = sub;
         for (; k + (U - 1) * TPP < cnt; k += U * TPP) {
             int j[U];
