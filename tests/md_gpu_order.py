@@ -29,6 +29,12 @@ rebuild steps sum thermo):
                     refuses PDL with a warning (its waiting blocks could
                     keep the other rank's exchange off the GPU): the test
                     checks the warning and says PDL was not exercised
+  HALOX_MD_FORCE_ROOM=0  the local forces at 2 and 4 threads an atom in the
+                    kernel that fills the SMs instead of the one that
+                    leaves room beside it (the default with several
+                    ranks): at HALOX_MD_TPP=2 and 4, thermo rows identical
+                    either way (the same adds in the same order), and the
+                    run's description says which one ran
 
 Usage: md_gpu_order.py --halox PATH [--mpiexec MPIEXEC --mpiflags FLAGS]
 Prints SKIPPED and exits 0 without a launcher, a GPU engine or a GPU, or
@@ -92,7 +98,28 @@ def main():
             g = re.search(r"grown (\d+) time\(s\) during the run", err)
             check(g is not None and int(g.group(1)) >= 1,
                   "%s: the list grew during the run (%s)" % (name, g.group(1) if g else "no log"))
+    room_cases(run, args)
     return finish()
+
+
+ROOM = "(local forces leave room beside them)"
+
+
+def room_cases(run, args):
+    """HALOX_MD_FORCE_ROOM: the two local force kernels agree."""
+    for tpp in ("2", "4"):
+        rc, ref, err = run(args, {"HALOX_MD_TPP": tpp, "HALOX_MD_FORCE_ROOM": "0"})
+        if not check(rc == 0, "tpp %s, room 0: rc %d %s" % (tpp, rc, err.strip()[-300:])):
+            continue
+        check("%s thread(s) per atom," % tpp in ref and ROOM not in ref,
+              "tpp %s, room 0: the description names the kernel that fills the SMs" % tpp)
+        rc, out, err = run(args, {"HALOX_MD_TPP": tpp})
+        if not check(rc == 0, "tpp %s, room by default: rc %d %s" % (tpp, rc, err.strip()[-300:])):
+            continue
+        check("%s thread(s) per atom %s" % (tpp, ROOM) in out,
+              "tpp %s: with 2 ranks the local forces leave room by default" % tpp)
+        check(len(thermo_rows(out)) == 13 and thermo_rows(out) == thermo_rows(ref),
+              "tpp %s: thermo rows identical with and without room" % tpp)
 
 
 if __name__ == "__main__":

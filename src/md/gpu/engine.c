@@ -156,10 +156,13 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
             snprintf(halo, sizeof halo, "one rank, no halo exchange");
         snprintf(e->desc, sizeof e->desc,
                  "gpu engine (float): %s, grid %dx%dx%d, rank %d on GPU %d of %d (%s, %d "
-                 "rank(s) on this host), %d thread(s) per atom, lists of up to %d, %.0f bytes "
+                 "rank(s) on this host), %d thread(s) per atom%s, lists of up to %d, %.0f bytes "
                  "per atom on the GPU, %s%s%s%s%s",
                  halo, g[0], g[1], g[2], e->rank, e->device, e->ndevices, e->device_name,
-                 e->local_size, e->tpp, e->loc.max,
+                 e->local_size, e->tpp,
+                 e->room && (e->tpp == 2 || e->tpp == 4) ? " (local forces leave room beside them)"
+                                                         : "",
+                 e->loc.max,
                  e->nhome > 0 ? (double) engine_bytes(e) / (double) e->nhome : 0.0, built, how,
                  e->check_atoms ? ", atoms counted after each rebuild" : "",
                  e->dvote ? ", rebuild decisions voted on the GPU" : "",

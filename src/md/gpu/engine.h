@@ -59,6 +59,7 @@ struct hx_md_engine {
     float dtf, dt, mass, trig2;
     double rh;
     int tpp, tpp_nl;
+    int room; /* local forces compiled to leave room beside them (setup.c) */
 
     /* sizes */
     int nhome, nhalo, ntotal;

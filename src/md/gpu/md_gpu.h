@@ -160,14 +160,16 @@ int hxg_kick(void *stream, int n, float *v4, float *f4, const float *f3, float d
  * atomics). f4 != NULL: forces written; v4 != NULL: then v += dtf f (the
  * single-rank step's closing kick, fused). acc != NULL: energy and virial
  * (and m v^2 after the kick when v4 != NULL) added. tpp: threads per atom
- * (1, 2, 4 or 8). flags != NULL (the single-rank device step): nothing
+ * (1, 2, 4 or 8). room (at 2 or 4 threads per atom): the kernel compiled
+ * to leave a quarter of each SM to the kernels beside it (md_kernels.cu,
+ * HXG_ROOM_*). flags != NULL (the single-rank device step): nothing
  * is done while flags->halt, else flags->cur is incremented once (the step
  * is done). pdl (with f4 and neither v4, acc nor flags): launched with
  * programmatic stream serialisation, the list's counts read while the
  * kernel before it on the stream (the kick-drift) runs, the positions
  * after it ends. */
-int hxg_force_local(void *stream, int tpp, int n, const float *x4, hxg_list l, hxg_lj lj,
-                    hxg_geom g, float *f4, float *v4, float dtf, float mass, double *acc,
+int hxg_force_local(void *stream, int tpp, int room, int n, const float *x4, hxg_list l,
+                    hxg_lj lj, hxg_geom g, float *f4, float *v4, float dtf, float mass, double *acc,
                     hxg_flags *flags, int pdl);
 
 /* Local atoms against their non-local lists: for a home atom its halo

@@ -283,23 +283,39 @@ __device__ __forceinline__ void hxg_pair(float3 xi, float3 xj, const hxg_lj &lj,
 #define HXG_TPP4_MINB HXG_FORCE_MINB
 #endif
 
+/* The local forces at two and four threads an atom where the rank's
+ * non-local forces and exchange kernels (or another rank's, where ranks
+ * share the GPU) run beside them: compiled for 12 blocks an SM (40
+ * registers), which leaves a quarter of the SM's threads to those, and the
+ * last neighbours as one masked batch. Alone, the kernel of 32 registers
+ * (every slot of the SM taken) is faster. One H200, 2026-12-05
+ * (docs/results/force-room-2026-12-05.txt): 2 processes under MPS at
+ * 256,000 atoms (2 threads an atom), median 74.2-74.3 against 64.2-64.7
+ * us a step with these settings (and 63.9-64.8 with 8 to 10 blocks an
+ * SM); one process at 131,072 atoms 2 threads an atom 30.3-30.5 against
+ * 33.7-33.8, 4 threads an atom 33.8 against 32.9-33.0. */
+#define HXG_ROOM_UNROLL 4
+#define HXG_ROOM_TAIL   1
+#define HXG_ROOM_MINB   12
+
 /* The settings of a kernel: by threads an atom, the non-local forces
- * (XS 3) at more than one thread an atom by their own. */
-#define HXG_SET(TPP, XS, WHAT)                                                                     \
+ * (XS 3) at more than one thread an atom by their own, ROOM as above. */
+#define HXG_SET(TPP, XS, ROOM, WHAT)                                                               \
     ((TPP) == 1    ? HXG_TPP1_##WHAT                                                               \
      : (XS) == 3   ? HXG_FORCE_##WHAT##_NL                                                         \
+     : (ROOM)      ? HXG_ROOM_##WHAT                                                               \
      : (TPP) == 2  ? HXG_TPP2_##WHAT                                                               \
      : (TPP) == 4  ? HXG_TPP4_##WHAT                                                               \
                    : HXG_FORCE_##WHAT)
 
-template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL>
-__global__ void __launch_bounds__(128, HXG_SET(TPP, XS, MINB))
+template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL, bool ROOM>
+__global__ void __launch_bounds__(128, HXG_SET(TPP, XS, ROOM, MINB))
     hxg_k_force(int n, const int32_t *__restrict__ idx, const float *__restrict__ x, hxg_list l,
                 hxg_lj lj, hxg_geom g, float *__restrict__ f, float4 *__restrict__ v, float dtf,
                 float mass, double *acc, hxg_flags *flags)
 {
-    constexpr int U = HXG_SET(TPP, XS, UNROLL);
-    constexpr bool TAIL = HXG_SET(TPP, XS, TAIL);
+    constexpr int U = HXG_SET(TPP, XS, ROOM, UNROLL);
+    constexpr bool TAIL = HXG_SET(TPP, XS, ROOM, TAIL);
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (PDL) /* the reverse exchange after the non-local forces waits at entry */
         hxi_dev_launch_dependents();
@@ -417,7 +433,7 @@ __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, MINB))
  * kernel's blocks may start once the kernel before it on the stream lets
  * them (griddepcontrol.launch_dependents, the fused forward exchange does
  * at entry) and wait inside for its end (hxi_dev_grid_wait). */
-template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL>
+template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL, bool ROOM>
 static cudaError_t hxg_launch_force(cudaStream_t s, int n, const int32_t *idx, const float *x,
                                     hxg_list l, hxg_lj lj, hxg_geom g, float *f, float4 *v,
                                     float dtf, float mass, double *acc, hxg_flags *flags)
@@ -426,7 +442,7 @@ static cudaError_t hxg_launch_force(cudaStream_t s, int n, const int32_t *idx, c
     const long long threads = (long long) (n > 0 ? n : 1) * TPP;
     const int grid = (int) ((threads + block - 1) / block);
     if (!PDL) {
-        hxg_k_force<TPP, XS, THERMO, WRITE, KICK, false>
+        hxg_k_force<TPP, XS, THERMO, WRITE, KICK, false, ROOM>
             <<<grid, block, 0, s>>>(n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags);
         return cudaGetLastError();
     }
@@ -439,22 +455,24 @@ static cudaError_t hxg_launch_force(cudaStream_t s, int n, const int32_t *idx, c
     cfg.stream = s;
     cfg.attrs = at;
     cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, hxg_k_force<TPP, XS, THERMO, WRITE, KICK, PDL>, n, idx, x, l,
-                              lj, g, f, v, dtf, mass, acc, flags);
+    return cudaLaunchKernelEx(&cfg, hxg_k_force<TPP, XS, THERMO, WRITE, KICK, PDL, ROOM>, n, idx,
+                              x, l, lj, g, f, v, dtf, mass, acc, flags);
 }
 
 /* The kernel variant for the pointers given: f == NULL computes energies
  * only, v != NULL (with xs 4) fuses the closing kick; pdl (writing forces
  * without thermo sums or a kick: the step between checks) launches with
- * PDL. */
-template <int TPP>
+ * PDL; room (the local forces at 2 or 4 threads an atom) takes the
+ * settings that leave room beside them (HXG_ROOM_*). */
+template <int TPP, bool ROOM = false>
 static cudaError_t hxg_force_tpp(cudaStream_t s, int xs, int n, const int32_t *idx, const float *x,
                                  hxg_list l, hxg_lj lj, hxg_geom g, float *f, float4 *v, float dtf,
                                  float mass, double *acc, hxg_flags *flags, bool pdl)
 {
     const bool th = acc != nullptr;
 #define HXG_F(XS_, TH_, W_, K_, P_)                                                                \
-    hxg_launch_force<TPP, XS_, TH_, W_, K_, P_>(s, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags)
+    hxg_launch_force<TPP, XS_, TH_, W_, K_, P_, ROOM && XS_ == 4>(s, n, idx, x, l, lj, g, f, v, dtf, \
+                                                                 mass, acc, flags)
     if (xs == 4) {
         if (f && v)
             return th ? HXG_F(4, true, true, true, false) : HXG_F(4, false, true, true, false);
@@ -474,15 +492,23 @@ static cudaError_t hxg_force_tpp(cudaStream_t s, int xs, int n, const int32_t *i
 
 static cudaError_t hxg_force(cudaStream_t s, int tpp, int xs, int n, const int32_t *idx,
                              const float *x, hxg_list l, hxg_lj lj, hxg_geom g, float *f, float4 *v,
-                             float dtf, float mass, double *acc, hxg_flags *flags, bool pdl)
+                             float dtf, float mass, double *acc, hxg_flags *flags, bool pdl,
+                             bool room)
 {
+    room = room && xs == 4;
     switch (tpp) {
     case 1:
         return hxg_force_tpp<1>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags, pdl);
     case 2:
-        return hxg_force_tpp<2>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags, pdl);
+        return room ? hxg_force_tpp<2, true>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc,
+                                              flags, pdl)
+                    : hxg_force_tpp<2>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags,
+                                       pdl);
     case 4:
-        return hxg_force_tpp<4>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags, pdl);
+        return room ? hxg_force_tpp<4, true>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc,
+                                              flags, pdl)
+                    : hxg_force_tpp<4>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags,
+                                       pdl);
     case 8:
         return hxg_force_tpp<8>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags, pdl);
     default:
@@ -565,12 +591,12 @@ extern "C" int hxg_kick(void *stream, int n, float *v4, float *f4, const float *
     return (int) cudaGetLastError();
 }
 
-extern "C" int hxg_force_local(void *stream, int tpp, int n, const float *x4, hxg_list l, hxg_lj lj,
-                               hxg_geom g, float *f4, float *v4, float dtf, float mass, double *acc,
-                               hxg_flags *flags, int pdl)
+extern "C" int hxg_force_local(void *stream, int tpp, int room, int n, const float *x4, hxg_list l,
+                               hxg_lj lj, hxg_geom g, float *f4, float *v4, float dtf, float mass,
+                               double *acc, hxg_flags *flags, int pdl)
 {
     return (int) hxg_force((cudaStream_t) stream, tpp, 4, n, nullptr, x4, l, lj, g, f4,
-                           (float4 *) v4, dtf, mass, acc, flags, pdl != 0 && !flags);
+                           (float4 *) v4, dtf, mass, acc, flags, pdl != 0 && !flags, room != 0);
 }
 
 extern "C" int hxg_force_nonlocal(void *stream, int tpp, int n, const int32_t *idx, const float *x3,
@@ -578,7 +604,7 @@ extern "C" int hxg_force_nonlocal(void *stream, int tpp, int n, const int32_t *i
                                   hxg_flags *flags, int pdl)
 {
     return (int) hxg_force((cudaStream_t) stream, tpp, 3, n, idx, x3, l, lj, g, f3, nullptr, 0.0f,
-                           0.0f, acc, flags, pdl != 0 && !flags);
+                           0.0f, acc, flags, pdl != 0 && !flags, false);
 }
 
 /* dst[0 .. n) = src[0 .. n), or zeros where src is NULL: a kernel instead

@@ -210,6 +210,16 @@ hx_status hxg_eng_choose_tpp(hx_md_engine *e)
         hxi_warn("ignoring HALOX_MD_TPP_NL=%d: give 1, 2, 4 or 8", env);
     if (env == 1 || env == 2 || env == 4 || env == 8)
         e->tpp_nl = env;
+    /* With several ranks the local forces run beside the non-local ones and
+     * the exchange kernels (and, where ranks share the GPU, beside another
+     * rank's): at 2 or 4 threads an atom they take the kernel that leaves
+     * them room (md_kernels.cu, HXG_ROOM_*; 2 processes on one H200 at
+     * 256,000 atoms, median 74.2 to 64.2 us a step); one rank keeps the
+     * one that fills the SMs. HALOX_MD_FORCE_ROOM=0|1 overrides. */
+    env = hxi_env_int("HALOX_MD_FORCE_ROOM", -1);
+    if (env != -1 && env != 0 && env != 1 && e->rank == 0)
+        hxi_warn("ignoring HALOX_MD_FORCE_ROOM=%d: give 0 or 1", env);
+    e->room = env == 0 || env == 1 ? env : e->nranks > 1;
     /* Forces launched with PDL hold their blocks on the SMs while they wait
      * for the exchange before them: where ranks share a GPU, they can keep
      * another rank's exchange kernel off it, and the two wait for each

@@ -89,7 +89,7 @@ hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent
      * or the forward exchange (non-local): not in a voted step, whose
      * kernels read the vote's outcome, which the kernel before writes. */
     const int pdl = gate ? 0 : e->pdl;
-    CU(hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom, e->f4,
+    CU(hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj, e->geom, e->f4,
                        NULL, 0.0f, e->mass, NULL, gate, pdl & 2),
        "local force launch");
     hxg_eng_tm_close(e, k, e->s_loc);
@@ -418,7 +418,7 @@ static hx_status step_forces(hx_md_engine *e, int rebuild, double *acc, hx_statu
     const float dtf = c->nve ? e->dtf : 0.0f;
     if (st == HX_OK && !e->multi) {
         k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
-        if (hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom,
+        if (hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj, e->geom,
                             e->f4, e->v4, dtf, e->mass, acc, NULL, 0) != 0)
             st = cuda_fail(cudaGetLastError(), "force launch");
         hxg_eng_tm_close(e, k, e->s_loc);
@@ -436,7 +436,7 @@ static hx_status step_forces(hx_md_engine *e, int rebuild, double *acc, hx_statu
             e->loc_forces = 0; /* queued by the rebuild behind the local list */
         } else if ((pass == 0) == (e->blocking_transport != 0)) {
             k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
-            if (hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom,
+            if (hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj, e->geom,
                                 e->f4, NULL, 0.0f, e->mass, acc, NULL, 0) != 0)
                 st = cuda_fail(cudaGetLastError(), "local force launch");
             hxg_eng_tm_close(e, k, e->s_loc);
@@ -645,7 +645,7 @@ hx_status hxg_eng_force_pass(hx_md_engine *e, int write, double *acc)
         CU(cudaEventRecord(e->ev_acc, e->s_loc), "event");
         CU(cudaStreamWaitEvent(e->s_nl, e->ev_acc, 0), "event wait");
     }
-    CU(hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom,
+    CU(hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj, e->geom,
                        write ? e->f4 : NULL, NULL, 0.0f, e->mass, acc, NULL, 0),
        "local force launch");
     if (e->multi) {

@@ -46,7 +46,7 @@ static hx_status launch_forces(hx_md_engine *e, int want_thermo)
 {
     const hx_md_config *c = &e->cfg;
     int k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
-    CU(hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom, e->f4,
+    CU(hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj, e->geom, e->f4,
                        e->v4, c->nve ? e->dtf : 0.0f, e->mass, want_thermo ? e->acc : NULL,
                        e->flags, 0),
        "force launch");
@@ -322,7 +322,7 @@ hx_status hxg_eng_recover_single(hx_md_engine *e)
         e->list_regrowths++;
         e->report->need = 0;
         const int thermo_s = s == e->step && e->last_want;
-        CU(hxg_force_local((void *) e->s_loc, e->tpp, e->nhome, e->x4, e->loc, e->lj, e->geom,
+        CU(hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj, e->geom,
                            e->f4, e->v4, c->nve ? e->dtf : 0.0f, e->mass, thermo_s ? e->acc : NULL,
                            e->flags, 0),
            "force launch");
