@@ -162,9 +162,8 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
                  e->local_size, e->tpp,
                  e->room && (e->tpp == 2 || e->tpp == 4) ? " (local forces leave room beside them)"
                                                          : "",
-                 e->loc.max,
-                 e->nhome > 0 ? (double) engine_bytes(e) / (double) e->nhome : 0.0, built, how,
-                 e->check_atoms ? ", atoms counted after each rebuild" : "",
+                 e->loc.max, e->nhome > 0 ? (double) engine_bytes(e) / (double) e->nhome : 0.0,
+                 built, how, e->check_atoms ? ", atoms counted after each rebuild" : "",
                  e->dvote ? ", rebuild decisions voted on the GPU" : "",
                  e->kick_fuse ? ", each step's closing kick in the next step's kick-drift "
                                 "(thermo steps close their own)"

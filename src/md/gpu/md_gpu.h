@@ -168,8 +168,8 @@ int hxg_kick(void *stream, int n, float *v4, float *f4, const float *f3, float d
  * programmatic stream serialisation, the list's counts read while the
  * kernel before it on the stream (the kick-drift) runs, the positions
  * after it ends. */
-int hxg_force_local(void *stream, int tpp, int room, int n, const float *x4, hxg_list l,
-                    hxg_lj lj, hxg_geom g, float *f4, float *v4, float dtf, float mass, double *acc,
+int hxg_force_local(void *stream, int tpp, int room, int n, const float *x4, hxg_list l, hxg_lj lj,
+                    hxg_geom g, float *f4, float *v4, float dtf, float mass, double *acc,
                     hxg_flags *flags, int pdl);
 
 /* Local atoms against their non-local lists: for a home atom its halo

@@ -301,12 +301,12 @@ __device__ __forceinline__ void hxg_pair(float3 xi, float3 xj, const hxg_lj &lj,
 /* The settings of a kernel: by threads an atom, the non-local forces
  * (XS 3) at more than one thread an atom by their own, ROOM as above. */
 #define HXG_SET(TPP, XS, ROOM, WHAT)                                                               \
-    ((TPP) == 1    ? HXG_TPP1_##WHAT                                                               \
-     : (XS) == 3   ? HXG_FORCE_##WHAT##_NL                                                         \
-     : (ROOM)      ? HXG_ROOM_##WHAT                                                               \
-     : (TPP) == 2  ? HXG_TPP2_##WHAT                                                               \
-     : (TPP) == 4  ? HXG_TPP4_##WHAT                                                               \
-                   : HXG_FORCE_##WHAT)
+    ((TPP) == 1   ? HXG_TPP1_##WHAT                                                                \
+     : (XS) == 3  ? HXG_FORCE_##WHAT##_NL                                                          \
+     : (ROOM)     ? HXG_ROOM_##WHAT                                                                \
+     : (TPP) == 2 ? HXG_TPP2_##WHAT                                                                \
+     : (TPP) == 4 ? HXG_TPP4_##WHAT                                                                \
+                  : HXG_FORCE_##WHAT)
 
 template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL, bool ROOM>
 __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, ROOM, MINB))
@@ -455,8 +455,8 @@ static cudaError_t hxg_launch_force(cudaStream_t s, int n, const int32_t *idx, c
     cfg.stream = s;
     cfg.attrs = at;
     cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, hxg_k_force<TPP, XS, THERMO, WRITE, KICK, PDL, ROOM>, n, idx,
-                              x, l, lj, g, f, v, dtf, mass, acc, flags);
+    return cudaLaunchKernelEx(&cfg, hxg_k_force<TPP, XS, THERMO, WRITE, KICK, PDL, ROOM>, n, idx, x,
+                              l, lj, g, f, v, dtf, mass, acc, flags);
 }
 
 /* The kernel variant for the pointers given: f == NULL computes energies
@@ -471,8 +471,8 @@ static cudaError_t hxg_force_tpp(cudaStream_t s, int xs, int n, const int32_t *i
 {
     const bool th = acc != nullptr;
 #define HXG_F(XS_, TH_, W_, K_, P_)                                                                \
-    hxg_launch_force<TPP, XS_, TH_, W_, K_, P_, ROOM && XS_ == 4>(s, n, idx, x, l, lj, g, f, v, dtf, \
-                                                                 mass, acc, flags)
+    hxg_launch_force<TPP, XS_, TH_, W_, K_, P_, ROOM && XS_ == 4>(s, n, idx, x, l, lj, g, f, v,    \
+                                                                  dtf, mass, acc, flags)
     if (xs == 4) {
         if (f && v)
             return th ? HXG_F(4, true, true, true, false) : HXG_F(4, false, true, true, false);
@@ -500,15 +500,15 @@ static cudaError_t hxg_force(cudaStream_t s, int tpp, int xs, int n, const int32
     case 1:
         return hxg_force_tpp<1>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags, pdl);
     case 2:
-        return room ? hxg_force_tpp<2, true>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc,
-                                              flags, pdl)
-                    : hxg_force_tpp<2>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags,
-                                       pdl);
+        return room
+                   ? hxg_force_tpp<2, true>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags,
+                                            pdl)
+                   : hxg_force_tpp<2>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags, pdl);
     case 4:
-        return room ? hxg_force_tpp<4, true>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc,
-                                              flags, pdl)
-                    : hxg_force_tpp<4>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags,
-                                       pdl);
+        return room
+                   ? hxg_force_tpp<4, true>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags,
+                                            pdl)
+                   : hxg_force_tpp<4>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags, pdl);
     case 8:
         return hxg_force_tpp<8>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags, pdl);
     default:

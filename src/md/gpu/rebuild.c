@@ -183,8 +183,8 @@ hx_status hxg_eng_queue_local_list(hx_md_engine *e)
     CU(cudaEventRecord(e->ev_list, e->s_loc), "event");
     e->loc_queued = 1;
     if (e->rb_early) {
-        CU(hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj, e->geom,
-                           e->f4, NULL, 0.0f, e->mass, NULL, NULL, 0),
+        CU(hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj,
+                           e->geom, e->f4, NULL, 0.0f, e->mass, NULL, NULL, 0),
            "local force launch");
         if (!e->loc_forces)
             e->early_n++;

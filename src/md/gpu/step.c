@@ -89,8 +89,8 @@ hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent
      * or the forward exchange (non-local): not in a voted step, whose
      * kernels read the vote's outcome, which the kernel before writes. */
     const int pdl = gate ? 0 : e->pdl;
-    CU(hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj, e->geom, e->f4,
-                       NULL, 0.0f, e->mass, NULL, gate, pdl & 2),
+    CU(hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj, e->geom,
+                       e->f4, NULL, 0.0f, e->mass, NULL, gate, pdl & 2),
        "local force launch");
     hxg_eng_tm_close(e, k, e->s_loc);
     k = hxg_eng_tm_open(e, HX_MD_NONLOCAL, e->s_nl);
@@ -418,8 +418,8 @@ static hx_status step_forces(hx_md_engine *e, int rebuild, double *acc, hx_statu
     const float dtf = c->nve ? e->dtf : 0.0f;
     if (st == HX_OK && !e->multi) {
         k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
-        if (hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj, e->geom,
-                            e->f4, e->v4, dtf, e->mass, acc, NULL, 0) != 0)
+        if (hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj,
+                            e->geom, e->f4, e->v4, dtf, e->mass, acc, NULL, 0) != 0)
             st = cuda_fail(cudaGetLastError(), "force launch");
         hxg_eng_tm_close(e, k, e->s_loc);
         return st;
@@ -436,8 +436,8 @@ static hx_status step_forces(hx_md_engine *e, int rebuild, double *acc, hx_statu
             e->loc_forces = 0; /* queued by the rebuild behind the local list */
         } else if ((pass == 0) == (e->blocking_transport != 0)) {
             k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
-            if (hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj, e->geom,
-                                e->f4, NULL, 0.0f, e->mass, acc, NULL, 0) != 0)
+            if (hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj,
+                                e->geom, e->f4, NULL, 0.0f, e->mass, acc, NULL, 0) != 0)
                 st = cuda_fail(cudaGetLastError(), "local force launch");
             hxg_eng_tm_close(e, k, e->s_loc);
         } else if (!rebuild) {

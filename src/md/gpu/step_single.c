@@ -46,8 +46,8 @@ static hx_status launch_forces(hx_md_engine *e, int want_thermo)
 {
     const hx_md_config *c = &e->cfg;
     int k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
-    CU(hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj, e->geom, e->f4,
-                       e->v4, c->nve ? e->dtf : 0.0f, e->mass, want_thermo ? e->acc : NULL,
+    CU(hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj, e->geom,
+                       e->f4, e->v4, c->nve ? e->dtf : 0.0f, e->mass, want_thermo ? e->acc : NULL,
                        e->flags, 0),
        "force launch");
     hxg_eng_tm_close(e, k, e->s_loc);
@@ -322,9 +322,9 @@ hx_status hxg_eng_recover_single(hx_md_engine *e)
         e->list_regrowths++;
         e->report->need = 0;
         const int thermo_s = s == e->step && e->last_want;
-        CU(hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj, e->geom,
-                           e->f4, e->v4, c->nve ? e->dtf : 0.0f, e->mass, thermo_s ? e->acc : NULL,
-                           e->flags, 0),
+        CU(hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj,
+                           e->geom, e->f4, e->v4, c->nve ? e->dtf : 0.0f, e->mass,
+                           thermo_s ? e->acc : NULL, e->flags, 0),
            "force launch");
         for (int64_t t = s + 1; t <= e->step; t++)
             HXI_CHECK(launch_device_step(e, device_candidate(e, t), t == e->step && e->last_want));
