@@ -339,10 +339,11 @@ __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, ROOM, MINB))
     if (PDL) {
         pre_cnt = active ? __ldg(l.cnt + i) : 0;
         pre_row = l.row && active ? __ldg(l.row + i) : 0;
-        /* Counts and rows are never negative: the test is always true,
-         * but it holds the wait until both loads are in (the compiler
-         * would otherwise issue the wait first). */
-        if ((pre_cnt | pre_row) >= 0)
+        /* Counts are never negative and rows never below -1 (an atom
+         * without one): the test is always true, but it holds the wait
+         * until both loads are in (the compiler would otherwise issue the
+         * wait first). Every thread waits. */
+        if ((pre_cnt | (pre_row + 1)) >= 0)
             hxi_dev_grid_wait();
     }
     if (active) {
