@@ -11,11 +11,11 @@
 #      rebuild's phases (HALOX_LOG=1);
 #   4. the exchange alone at 32,000 atoms (every transport, --floor) and the
 #      put path at 256,000 atoms;
-#   5. a timeline of 2 GPUs at 256,000 atoms (HALOX_TRACE), kernel lengths
+#   5. timelines of 2 GPUs at 256,000 and 2,048,000 atoms (HALOX_TRACE), kernel lengths
 #      and idle time per stream (bench/trace_kernels.py --idle);
 #   6. the GPU tests of one and two ranks, in the time left.
 # Steps past the deadline are skipped and say so. Output under $OUT;
-# $OUT/summary.txt holds the lines to read first.
+# $OUT/summary.txt holds the lines to read first (8 files in all come back).
 #   tools/device-two.sh [deadline_seconds]   (default 560)
 # SWITCHES="VAR=val ..." replaces the list of step 3; SIZES="40 80" its sizes.
 set -u
@@ -52,10 +52,10 @@ if [ "$ngpu" -lt 2 ]; then
 fi
 cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHALOX_PYTHON="$PY" \
   -DHALOX_WITH_CUDA=ON -DHALOX_WITH_MPI=ON -DHALOX_WITH_NCCL=ON -DHALOX_WITH_NVSHMEM=ON \
-  "-DHALOX_MPIEXEC_FLAGS=$FLAGS" >"$OUT/cmake.log" 2>&1
-cmake --build $B -j "$(nproc)" >"$OUT/build.log" 2>&1 || {
+  "-DHALOX_MPIEXEC_FLAGS=$FLAGS" >/tmp/device-two-cmake.log 2>&1
+cmake --build $B -j "$(nproc)" >/tmp/device-two-build.log 2>&1 || {
   note "build FAILED"
-  grep -E "error" -A3 "$OUT/build.log" | head -30
+  grep -E "error" -A3 /tmp/device-two-build.log | head -30
   exit 1
 }
 note "build ok ($(($(date +%s) - T0)) s)"
@@ -79,7 +79,7 @@ step() { # step NAME SECONDS command...
 # 2. The issues' figures.
 step "md bench" 150 $PY bench/md_bench.py --md $MD --procs 1,2 --steps 1000 \
   --sizes 32000,256000,2048000 --transports nvshmem-fused --csv "$OUT/md-bench.csv" \
-  --mpirun "$MPIRUN" >"$OUT/md-bench.log" 2>&1
+  --mpirun "$MPIRUN"
 $PY bench/md_bench.py --report "$OUT/md-bench.csv" >>"$SUM" 2>&1
 
 # 3. The switches, each against the default in the same rounds.
@@ -114,14 +114,16 @@ for put in 0 1; do
 done
 grep -E "nvshmem-fused|nccl|floor" "$OUT/device-two.log" | grep -vE "^==" | tail -16 >>"$SUM"
 
-# 5. Where a step at 256,000 atoms goes on two GPUs.
-T=$OUT/trace-2gpu-size40.json
-if step "trace size 40" 60 $MPIRUN -n 2 -x HALOX_TRACE env HALOX_TRACE="$T" $MD --gpu --size 40 \
-  --steps 200 --thermo 0 --no-progress; then
-  $PY bench/trace_kernels.py "$T" --idle >"$OUT/trace-kernels.txt" 2>&1
-  head -30 "$OUT/trace-kernels.txt" >>"$SUM"
-  gzip -f "$T"
-fi
+# 5. Where a step at 256,000 and 2,048,000 atoms goes on two GPUs.
+for sz in 40 80; do
+  T=$OUT/trace-2gpu-size$sz.json
+  if step "trace size $sz" 60 $MPIRUN -n 2 -x HALOX_TRACE env HALOX_TRACE="$T" $MD --gpu \
+    --size $sz --steps 200 --thermo 0 --no-progress; then
+    echo "== size $sz" >>"$OUT/trace-kernels.txt"
+    $PY bench/trace_kernels.py "$T" --idle >>"$OUT/trace-kernels.txt" 2>&1
+    gzip -f "$T"
+  fi
+done
 # 6. Tests of at most two ranks: one process per GPU, no MPS.
 step "gpu tests (1 and 2 ranks)" 170 ctest --test-dir $B -L gpu -E "np4|np8" --output-on-failure -j 1 >"$OUT/ctest.log" 2>&1
 grep -E "tests passed|\*\*\*|Failed" "$OUT/ctest.log" | tail -20 >>"$SUM"
