@@ -9,53 +9,19 @@
 # quick: the build, the GPU tests and one default halox-md run on 2
 # processes, no benchmarks.
 set -u
-. "$(dirname "$0")/run-group.sh" # run_group: a step's whole process group ends with it
-DEADLINE=${1:-560}
+. "$(dirname "$0")/device-lib.sh" # device_begin, device_build, step, note, left
 QUICK=${2:-}
-OUT=${OUT:-/tmp/halox-device}
-mkdir -p "$OUT"
-SUM=$OUT/summary.txt
-: >"$SUM"
-exec > >(tee -a "$OUT/device.log") 2>&1
-T0=$(date +%s)
-left() { echo $((DEADLINE - ($(date +%s) - T0))); }
-note() { echo "$*" | tee -a "$SUM"; }
-
-# NVLink multicast stays off, always.
-export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
-export HALOX_TIMEOUT_S=10 NVSHMEM_SYMMETRIC_SIZE=4G
-PY=/opt/torch/.venv/bin/python3
-[ -x "$PY" ] || PY=$(command -v python3)
-B=build-device
-X="NVSHMEM_DISABLE_NVLS NCCL_NVLS_ENABLE CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY HALOX_TIMEOUT_S NVSHMEM_SYMMETRIC_SIZE NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"
-FLAGS="--oversubscribe;--allow-run-as-root;--bind-to;none"
-XS=""
-for v in $X; do FLAGS="$FLAGS;-x;$v"; XS="$XS -x $v"; done
-MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none"
+device_begin device.log "${1:-560}" NVSHMEM_DISABLE_NVLS NCCL_NVLS_ENABLE CUDA_MPS_PIPE_DIRECTORY \
+  CUDA_MPS_LOG_DIRECTORY HALOX_TIMEOUT_S NVSHMEM_SYMMETRIC_SIZE \
+  NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
 
 note "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1), $(nproc) cores, $(date -u +%F)"
-cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHALOX_PYTHON="$PY" \
-  -DHALOX_WITH_CUDA=ON -DHALOX_WITH_MPI=ON -DHALOX_WITH_NCCL=ON -DHALOX_WITH_NVSHMEM=ON \
-  "-DHALOX_MPIEXEC_FLAGS=$FLAGS" | sed -n '/feature summary/,/sanitize/p'
-cmake --build $B -j "$(nproc)" >"$OUT/build.log" 2>&1 || { note "build FAILED"; tail -30 "$OUT/build.log"; exit 1; }
-note "build ok ($(($(date +%s) - T0)) s)"
+device_build "$OUT/build.log" || exit 1
 
 export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
 export NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=1
 mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
 nvidia-cuda-mps-control -d && note "MPS started: several processes share the one GPU"
-
-step() { # step NAME SECONDS command...
-  local name=$1 tmo=$2 t1 rc
-  shift 2
-  if [ "$(left)" -lt 20 ]; then note "SKIPPED $name (deadline)"; return; fi
-  [ "$tmo" -gt "$(($(left) - 10))" ] && tmo=$(($(left) - 10))
-  t1=$(date +%s)
-  echo "== $name: $*"
-  run_group "$tmo" "$@"
-  rc=$?
-  note "$name: rc=$rc ($(($(date +%s) - t1)) s)"
-}
 
 step "gpu tests" 360 ctest --test-dir $B -L gpu --output-on-failure -j 1
 grep -E "tests passed|Failed|Skipped|\*\*\*" "$OUT/device.log" | grep -vE "^\s*$" | tail -40 >>"$SUM"

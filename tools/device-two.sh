@@ -19,29 +19,10 @@
 #   tools/device-two.sh [deadline_seconds]   (default 560)
 # SWITCHES="VAR=val ..." replaces the list of step 3; SIZES="40 80" its sizes.
 set -u
-. "$(dirname "$0")/run-group.sh" # run_group: a step's whole process group ends with it
-DEADLINE=${1:-560}
-OUT=${OUT:-/tmp/halox-device}
-mkdir -p "$OUT"
-SUM=$OUT/summary.txt
-: >"$SUM"
-exec > >(tee -a "$OUT/device-two.log") 2>&1
-T0=$(date +%s)
-left() { echo $((DEADLINE - ($(date +%s) - T0))); }
-note() { echo "$*" | tee -a "$SUM"; }
-
-export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
-export HALOX_TIMEOUT_S=10 NVSHMEM_SYMMETRIC_SIZE=4G
-PY=/opt/torch/.venv/bin/python3
-[ -x "$PY" ] || PY=$(command -v python3)
-B=build-device
-FLAGS="--oversubscribe;--allow-run-as-root;--bind-to;none"
-XS=""
-for v in NVSHMEM_DISABLE_NVLS NCCL_NVLS_ENABLE HALOX_TIMEOUT_S NVSHMEM_SYMMETRIC_SIZE; do
-  FLAGS="$FLAGS;-x;$v"
-  XS="$XS -x $v"
-done
-MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none $XS"
+. "$(dirname "$0")/device-lib.sh" # device_begin, device_build, step, note, left
+device_begin device-two.log "${1:-560}" NVSHMEM_DISABLE_NVLS NCCL_NVLS_ENABLE HALOX_TIMEOUT_S \
+  NVSHMEM_SYMMETRIC_SIZE
+MPIRUN="$MPIRUN $XS"
 MD=$B/tools/halox-md
 
 ngpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)
@@ -50,37 +31,13 @@ if [ "$ngpu" -lt 2 ]; then
   note "this machine has $ngpu GPU: device-two.sh measures one process per GPU on two (tools/device-all.sh shares one GPU under MPS)"
   exit 2
 fi
-cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHALOX_PYTHON="$PY" \
-  -DHALOX_WITH_CUDA=ON -DHALOX_WITH_MPI=ON -DHALOX_WITH_NCCL=ON -DHALOX_WITH_NVSHMEM=ON \
-  "-DHALOX_MPIEXEC_FLAGS=$FLAGS" >/tmp/device-two-cmake.log 2>&1
-cmake --build $B -j "$(nproc)" >/tmp/device-two-build.log 2>&1 || {
-  note "build FAILED"
-  grep -E "error" -A3 /tmp/device-two-build.log | head -30
-  exit 1
-}
-note "build ok ($(($(date +%s) - T0)) s)"
-
-step() { # step NAME SECONDS command...
-  local name=$1 tmo=$2 t1 rc
-  shift 2
-  if [ "$(left)" -lt 20 ]; then
-    note "SKIPPED $name (deadline)"
-    return 1
-  fi
-  [ "$tmo" -gt "$(($(left) - 10))" ] && tmo=$(($(left) - 10))
-  t1=$(date +%s)
-  echo "== $name: $*"
-  run_group "$tmo" "$@"
-  rc=$?
-  note "$name: rc=$rc ($(($(date +%s) - t1)) s)"
-  return $rc
-}
+device_build /tmp/device-two-build.log || exit 1
 
 # 2. The issues' figures.
 step "md bench" 150 $PY bench/md_bench.py --md $MD --procs 1,2 --steps 1000 \
   --sizes 32000,256000,2048000 --transports nvshmem-fused --csv "$OUT/md-bench.csv" \
   --mpirun "$MPIRUN"
-$PY bench/md_bench.py --report "$OUT/md-bench.csv" >>"$SUM" 2>&1
+[ -s "$OUT/md-bench.csv" ] && $PY bench/md_bench.py --report "$OUT/md-bench.csv" >>"$SUM" 2>&1
 
 # 3. The switches, each against the default in the same rounds.
 SWITCHES=${SWITCHES:-"HALOX_MD_FORCE_ROOM=0 HALOX_MD_LOCAL_LATE=1 HALOX_MD_LOCAL_LATE=2 HALOX_MD_EARLY_FORCES=1 HALOX_MD_PDL=1 HALOX_MD_PDL=3"}
