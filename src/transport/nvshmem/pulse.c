@@ -124,12 +124,6 @@ static hx_status pulse_reverse(hx_transport *t)
     return HX_OK;
 }
 
-static hx_status pulse_sync(hx_transport *t)
-{
-    hxi_shm *s = t->impl;
-    return hxi_gpu_sync(&s->g);
-}
-
 const hxi_transport_ops hxi_transport_nvshmem_pulse = {
     .name = "nvshmem-pulse",
     .caps = HX_CAP_DEVICE | HX_CAP_PEER | HX_CAP_VOTE,
@@ -141,5 +135,5 @@ const hxi_transport_ops hxi_transport_nvshmem_pulse = {
     .xchg_reserve = hxi_shm_xchg_reserve,
     .xchg = hxi_shm_xchg,
     .vote = hxi_shm_vote,
-    .sync = pulse_sync,
+    .sync = hxi_shm_sync,
 };

@@ -325,6 +325,12 @@ void hxi_shm_destroy(hx_transport *t)
     t->impl = NULL;
 }
 
+hx_status hxi_shm_sync(hx_transport *t)
+{
+    hxi_shm *s = t->impl;
+    return hxi_gpu_sync(&s->g);
+}
+
 hx_status hxi_shm_xchg_reserve(hx_transport *t, size_t bytes)
 {
     hxi_shm *s = t->impl;

@@ -65,6 +65,9 @@ void hxi_shm_close(hxi_shm *s, hx_transport *t);
 hx_status hxi_shm_create(hx_transport *t, const char *who);
 /* Collective. Closes and frees what hxi_shm_create made. */
 void hxi_shm_destroy(hx_transport *t);
+/* hx_transport_sync for every nvshmem-* transport: waits for the stream
+ * and reports a timed-out device wait. t->impl starts with an hxi_shm. */
+hx_status hxi_shm_sync(hx_transport *t);
 /* Collective. Adopts t->plan: grows the symmetric arrays (t->x, t->f) and
  * staging slots together on all ranks, uploads the plan, and looks up the
  * peer pointers. */

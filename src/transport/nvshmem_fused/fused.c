@@ -358,12 +358,6 @@ static hx_status fz_reverse(hx_transport *t)
     return hxi_fz_core_reverse(&z->c, &z->s.g, t);
 }
 
-static hx_status fz_sync(hx_transport *t)
-{
-    hxi_fz *z = t->impl;
-    return hxi_gpu_sync(&z->s.g);
-}
-
 static hx_status fz_step_graph(hx_transport *t)
 {
     hxi_fz *z = t->impl;
@@ -381,7 +375,7 @@ const hxi_transport_ops hxi_transport_nvshmem_fused = {
     .xchg_reserve = hxi_shm_xchg_reserve,
     .xchg = hxi_shm_xchg,
     .vote = hxi_shm_vote,
-    .sync = fz_sync,
+    .sync = hxi_shm_sync,
     .step_graph = fz_step_graph,
 };
 
@@ -396,7 +390,7 @@ const hxi_transport_ops hxi_transport_nvshmem_fused_tma = {
     .xchg_reserve = hxi_shm_xchg_reserve,
     .xchg = hxi_shm_xchg,
     .vote = hxi_shm_vote,
-    .sync = fz_sync,
+    .sync = hxi_shm_sync,
     .step_graph = fz_step_graph,
 };
 
