@@ -391,6 +391,18 @@ static hx_status bounded_wait(mpi_impl *m, MPI_Request r[2], int p, int kind)
                         "the peer did not send");
 }
 
+/* A pulse's host times: t0 its start, t1 its pack and copies queued, t2
+ * the stream drained, t3 the messages done, t4 the unpack queued. */
+static void add_times(hxi_mpi_pulse_times *tm, double t0, double t1, double t2, double t3,
+                      double t4)
+{
+    tm->pack += t1 - t0;
+    tm->sync += t2 - t1;
+    tm->mpi += t3 - t2;
+    tm->unpack += t4 - t3;
+    tm->count++;
+}
+
 static hx_status coords_pulse(hx_transport *t, mpi_impl *m, int p, int withhold)
 {
     const hxi_gpu_pulse *q = &m->g.pulse[p];
@@ -426,11 +438,7 @@ static hx_status coords_pulse(hx_transport *t, mpi_impl *m, int p, int withhold)
         HXI_CUDA(cudaMemcpyAsync(x + (size_t) q->recv_offset * 3, m->h_recv + ro,
                                  (size_t) q->nrecv * 12, cudaMemcpyHostToDevice, m->g.stream));
     double t4 = hxi_now();
-    tm->pack += t1 - t0;
-    tm->sync += t2 - t1;
-    tm->mpi += t3 - t2;
-    tm->unpack += t4 - t3;
-    tm->count++;
+    add_times(tm, t0, t1, t2, t3, t4);
     return HX_OK;
 }
 
@@ -473,11 +481,7 @@ static hx_status forces_pulse(hx_transport *t, mpi_impl *m, int p)
                                     q->nsend, 0));
     }
     double t4 = hxi_now();
-    tm->pack += t1 - t0;
-    tm->sync += t2 - t1;
-    tm->mpi += t3 - t2;
-    tm->unpack += t4 - t3;
-    tm->count++;
+    add_times(tm, t0, t1, t2, t3, t4);
     return HX_OK;
 }
 
