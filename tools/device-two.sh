@@ -65,7 +65,7 @@ done
 step "exchange 32000 1x1x2" 60 $MPIRUN -n 2 $B/tools/halox-bench --atoms 32000 --grid 1x1x2 \
   --iters 200 --warmup 20 --floor --csv "$OUT/bench.csv"
 for put in 0 1; do
-  step "exchange 256000 put=$put" 60 $MPIRUN -n 2 -x HALOX_FORCE_PUT env HALOX_FORCE_PUT=$put \
+  step "exchange 256000 put=$put" 60 $MPIRUN -n 2 env HALOX_FORCE_PUT=$put \
     $B/tools/halox-bench --atoms 256000 --grid 1x1x2 --transport nvshmem-fused --iters 200 \
     --warmup 20
 done
@@ -74,7 +74,7 @@ grep -E "nvshmem-fused|nccl|floor" "$OUT/device-two.log" | grep -vE "^==" | tail
 # 5. Where a step at 256,000 and 2,048,000 atoms goes on two GPUs.
 for sz in 40 80; do
   T=$OUT/trace-2gpu-size$sz.json
-  if step "trace size $sz" 60 $MPIRUN -n 2 -x HALOX_TRACE env HALOX_TRACE="$T" $MD --gpu \
+  if step "trace size $sz" 60 $MPIRUN -n 2 env HALOX_TRACE="$T" $MD --gpu \
     --size $sz --steps 200 --thermo 0 --no-progress; then
     echo "== size $sz" >>"$OUT/trace-kernels.txt"
     $PY bench/trace_kernels.py "$T" --idle >>"$OUT/trace-kernels.txt" 2>&1
