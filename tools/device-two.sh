@@ -26,7 +26,7 @@ MPIRUN="$MPIRUN $XS"
 MD=$B/tools/halox-md
 
 ngpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)
-note "machine: $ngpu x $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1), $(nproc) cores, $(date -u +%F), $(git log --oneline -1 2>/dev/null | cut -c1-60)"
+note "machine: $ngpu x $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1), $(nproc) cores, $(date -u +%F)"
 if [ "$ngpu" -lt 2 ]; then
   note "this machine has $ngpu GPU: device-two.sh measures one process per GPU on two (tools/device-all.sh shares one GPU under MPS)"
   exit 2
