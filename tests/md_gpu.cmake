@@ -1,7 +1,8 @@
 # Tests of the GPU engine of halox-md (label gpu). Built wherever CUDA and
 # the GPU engine are; without a GPU they exit 77 (skipped) and say why.
 # Several ranks on one GPU need MPS for the NVSHMEM transports (see
-# tools/device-all.sh); nccl refuses that setting and is skipped.
+# tools/gpu-check.sh, which starts it on a machine of one GPU); nccl
+# refuses that setting and is skipped.
 if(HALOX_HAVE_CUDA AND TARGET halox_md AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/gpu/engine.c)
   # 4,000 atoms, grid chosen for the ranks.
   hx_test(test_md_gpu SOURCES test_md_gpu.c LIBS hxmd RANKS 1 2 4 LABELS gpu TIMEOUT 900)

@@ -1,6 +1,6 @@
 /*
  * oracle.h - the brute-force checks the core tests share: the halo a walk
- * of the staged forwarding chain (DESIGN.md) says each rank must hold, the
+ * of the staged forwarding chain (docs/design.md) says each rank must hold, the
  * ids of a plan's local atoms traced through the cpu transport, and the
  * full check of a plan against both.
  */
@@ -19,7 +19,7 @@ typedef struct hxt_expect {
     uint8_t *wrap; /* n * 3: 1 where the chain wrapped along that dimension */
 } hxt_expect;
 
-/* Walks the forwarding chain of DESIGN.md for every atom of sys, using the
+/* Walks the forwarding chain of docs/design.md for every atom of sys, using the
  * library's domain bounds of each sender (hx_decomp_init) but not its pulse
  * counts. */
 void hxt_expect_halo(hxt_expect *e, const hxt_sys *sys, const hx_decomp *d);

@@ -1,7 +1,9 @@
-# tools/run-group.sh - sourced by the device scripts: run_group SECONDS
-# command... runs the command in a session (and process group) of its own
-# and, when it passes SECONDS, sends SIGTERM to the whole group, then
-# SIGKILL 5 s later. `timeout` signals only its child, so the ranks of a
+# shellcheck shell=bash disable=SC2034 # RUN_GROUP_PID is read by the caller
+# tools/run-group.sh - sourced by tools/gpu-check.sh: run_group SECONDS
+# command... runs the command in a POSIX session (and process group) of its
+# own and, when it passes SECONDS, sends SIGTERM to the whole group, then
+# SIGKILL 5 s later. RUN_GROUP_PID holds the running group's id, for a
+# caller's signal handler. `timeout` signals only its child, so the ranks of a
 # timed-out mpirun could outlive it and keep the GPUs for the next step;
 # here nothing of the step survives it. The exit status is the command's
 # (124 when the time ran out, like timeout).
@@ -12,6 +14,7 @@ run_group() {
   rm -f "$flag"
   setsid "$@" &
   pid=$!
+  RUN_GROUP_PID=$pid
   (
     sleep "$tmo"
     : >"$flag"
@@ -28,6 +31,7 @@ run_group() {
   wait "$watchdog" 2>/dev/null
   # Whatever of the group outlived its leader goes too.
   kill -KILL -- -"$pid" 2>/dev/null
+  RUN_GROUP_PID=""
   if [ -e "$flag" ]; then
     rm -f "$flag"
     echo "run_group: '$*' ran past $tmo s: its process group was killed" >&2

@@ -2,7 +2,7 @@
  * neighbor.c - half neighbour lists of one rank, from the cell bins.
  *
  * Each pair is listed once, under one of its two atoms, and only if the zone rule
- * gives it to this rank (hx_zone_pair; DESIGN.md "Decomposition and zones"),
+ * gives it to this rank (hx_zone_pair; docs/design.md "Decomposition and zones"),
  * so that summed over all ranks every pair of the system within the cutoff
  * appears exactly once and Newton's third law applies to home and halo atoms
  * alike. Home-home pairs go to the local list and all others (at least one

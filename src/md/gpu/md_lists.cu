@@ -258,7 +258,7 @@ __global__ void hxg_k_finish(hxg_gate gate, hxg_report *report)
  * walk (later that day): 27,436 atoms 50.4 us with 4 lanes, 63.5 with 1;
  * 32,000 atoms 55.1 and 62.6; 37,044 atoms 60.2 and 64.5; 16,384 atoms
  * 38.6 with 8 (docs/results/lanes-home-2026-12-04.txt). With the rows'
- * set-up shared out among a group's lanes (2026-12-04, seventh session):
+ * set-up shared out among a group's lanes (2026-12-04):
  * 16,384 atoms 27.0 us with 8, 34.2 with 4, 36.1 with 1; 32,000 atoms 39.3
  * with 1, 46.2 with 4, 50.6 with 8; 55,296 atoms 48.8 with 1, 74.1 with 8
  * (the one-thread walk had become faster in between: 62.6 to 39.3 us at

@@ -514,8 +514,8 @@ const hxi_transport_ops hxi_transport_nccl_dev = {
     .name = NCD_WHO,
     .caps = HX_CAP_DEVICE | HX_CAP_PEER | HX_CAP_GRAPH | HX_CAP_GPU_PER_RANK,
     /* NCCL refuses two ranks on one GPU, and only one-GPU machines have
-     * been lent since it was written: its exchange has not run (on one rank
-     * there is nothing to exchange; docs/transports.md). */
+     * been available since it was written: its exchange has not run (on one
+     * rank there is nothing to exchange; docs/transports.md). */
     .unproven = "experimental: its exchange has not yet run (it needs one GPU per rank, and "
                 "only one-GPU machines were lent since it was written); check its results "
                 "against nvshmem-fused or cpu; auto leaves it out",

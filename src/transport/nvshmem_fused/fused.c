@@ -38,7 +38,7 @@
 /* The default force mode. Measured on the GPU machine (docs/fused.md), the
  * modes ranked atomic < pull < push in time per step at every size and
  * grid. Atomic adds land in any order, so its forces are not bitwise those
- * of the cpu transport, which DESIGN.md asks of every GPU transport; pull is
+ * of the cpu transport, which docs/design.md asks of every GPU transport; pull is
  * the fastest mode that keeps them bitwise, and the default. */
 #define FZ_DEFAULT_FMODE HXI_FZ_F_PULL
 
