@@ -73,24 +73,19 @@ hx_status hxg_eng_census(hx_md_engine *e)
 
 /* What the cell sort of the home atoms reads (one chain, replayed while
  * these stay the same, see chain.c): the arrays, the grid and the capacity
- * its grids are sized for; the count of this rebuild is read on the device
- * (flags->nhome). */
+ * its grids are sized for (atoms.nhome); the count of this rebuild is
+ * read on the device (flags->nhome). Only those fields are set, the rest
+ * zero, so that nothing else the views could hold starts a new capture. */
 typedef struct sort_args {
-    float *x4, *v4, *xold4, *sx4, *sv4;
-    int64_t *id, *sid;
-    int32_t *cell_cnt, *cell_start, *cellof, *cellatoms, *scan_tmp;
+    hxg_atoms_view atoms;
+    hxg_cells_view cells;
     hxg_flags *flags;
-    hxg_cellgrid cells;
-    hxg_geom geom;
-    int cap;
 } sort_args;
 
 static int sort_chain(const void *arg, cudaStream_t s)
 {
     const sort_args *a = arg;
-    return hxg_sort_home((void *) s, 0, a->cap, &a->flags->nhome, a->x4, a->v4, a->id, a->xold4,
-                         a->sx4, a->sv4, a->sid, a->cells, a->geom, a->cell_cnt, a->cell_start,
-                         a->cellof, a->cellatoms, a->scan_tmp, a->flags);
+    return hxg_sort_home((void *) s, a->atoms, a->cells, &a->flags->nhome, 0, a->flags);
 }
 
 /* The cell sort of this rebuild's home atoms, on the non-local stream. */
@@ -98,22 +93,22 @@ static hx_status queue_sort(hx_md_engine *e)
 {
     sort_args a;
     memset(&a, 0, sizeof a); /* padding too: the arguments are compared as bytes */
-    a.x4 = e->x4;
-    a.v4 = e->v4;
-    a.xold4 = e->xold4;
-    a.sx4 = e->sx4;
-    a.sv4 = e->sv4;
-    a.id = e->id;
-    a.sid = e->sid;
-    a.cell_cnt = e->cell_cnt;
-    a.cell_start = e->cell_start;
-    a.cellof = e->cellof;
-    a.cellatoms = e->cellatoms;
-    a.scan_tmp = e->scan_tmp;
+    a.atoms.x4 = e->x4;
+    a.atoms.v4 = e->v4;
+    a.atoms.xold4 = e->xold4;
+    a.atoms.sx4 = e->sx4;
+    a.atoms.sv4 = e->sv4;
+    a.atoms.id = e->id;
+    a.atoms.sid = e->sid;
+    a.atoms.geom = e->geom;
+    a.atoms.nhome = e->cap_home;
+    a.cells.grid = e->cells;
+    a.cells.cnt = e->cell_cnt;
+    a.cells.start = e->cell_start;
+    a.cells.cellof = e->cellof;
+    a.cells.atoms = e->cellatoms;
+    a.cells.scan_tmp = e->scan_tmp;
     a.flags = e->flags;
-    a.cells = e->cells;
-    a.geom = e->geom;
-    a.cap = e->cap_home;
     /* From pageable memory: the copy has taken the value when it returns. */
     CU(cudaMemcpyAsync(&e->flags->nhome, &e->nhome, sizeof e->nhome, cudaMemcpyHostToDevice,
                        e->s_nl),
