@@ -137,29 +137,27 @@ static hx_status queue_sort(hx_md_engine *e)
     return HX_OK;
 }
 
-hx_status hxg_eng_rebuild_device(hx_md_engine *e)
+/* Orders the rebuild after its step's kick-drift. That runs on the local
+ * stream (behind the steps queued before it); everything after runs on the
+ * non-local one. The host does not drain the streams first: the
+ * migration's first kernels queue behind the kick-drift, and its first
+ * wait for them (which reports a failed kernel or a timed-out exchange of
+ * those steps, like the drain of the host path) holds what the drain did.
+ * Agreed. */
+static hx_status order_after_step(hx_md_engine *e)
 {
-    double tp = hxi_now();
     hx_status st = HX_OK;
-    long long calls0;
-    double calls0_s;
-    hxi_comm_tally(&calls0, &calls0_s);
-    /* The kick-drift of this step runs on the local stream (behind the
-     * steps queued before it); everything after runs on the non-local one.
-     * The host does not drain the streams first: the migration's first
-     * kernels queue behind the kick-drift, and its first wait for them
-     * (which reports a failed kernel or a timed-out exchange of those
-     * steps, like the drain of the host path) holds what the drain did. */
     if (cudaEventRecord(e->ev_kd, e->s_loc) != cudaSuccess ||
         cudaStreamWaitEvent(e->s_nl, e->ev_kd, 0) != cudaSuccess)
         st = cuda_fail(cudaGetLastError(), "ordering a rebuild after its step");
-    HXI_CHECK(hxi_agree(e->comm, st));
-    hxg_eng_phase_mark(e->dev_phase, phase_names, 0, &tp);
-    double t0 = tp;
-    e->rb_early = e->early_forces && !e->rb_thermo; /* see engine.h */
-    e->loc_forces = 0;
-    e->rb_t0 = t0;
+    return hxi_agree(e->comm, st);
+}
 
+/* The migration (phase 1), then the cell sort of the migrated home atoms
+ * and the local list behind it (phase 2). Agreed. */
+static hx_status migrate_and_sort(hx_md_engine *e, double *tp)
+{
+    hx_status st = HX_OK;
     int cap = e->cap_home;
     hx_dfield fields[2] = {{(void **) &e->v4, 16}, {(void **) &e->id, sizeof(int64_t)}};
     HXI_CHECK(hx_rebuild_migrate(e->rb, &e->nhome, &cap, &e->x4, 4, fields, 2));
@@ -167,7 +165,7 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
         e->growths++;
         st = hxg_eng_home_grown(e, cap);
     }
-    hxg_eng_phase_mark(e->dev_phase, phase_names, 1, &tp);
+    hxg_eng_phase_mark(e->dev_phase, phase_names, 1, tp);
 
     if (st == HX_OK)
         st = hxg_eng_ensure_capacity(e, e->nhome, e->nhome);
@@ -197,8 +195,16 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     if (st == HX_OK && !e->local_late)
         st = hxg_eng_queue_local_list(e);
     HXI_CHECK(hxi_agree(e->comm, st));
-    hxg_eng_phase_mark(e->dev_phase, phase_names, 2, &tp);
+    hxg_eng_phase_mark(e->dev_phase, phase_names, 2, tp);
+    return HX_OK;
+}
 
+/* The halo plan of the sorted home atoms, made on the device (phase 3),
+ * and the transport's adoption of it (phase 4): it becomes e->plan.
+ * Agreed; on a failure the plan is destroyed, once the non-local lists
+ * that read its arrays are done. */
+static hx_status make_plan(hx_md_engine *e, double *tp)
+{
     hx_plan *plan = NULL;
     HXI_CHECK(hx_plan_create_device(&plan, e->rb, e->nhome, e->x4, 4));
     /* The plan holds the halo's coordinates already: the non-local lists
@@ -209,7 +215,7 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
      * 2,048,000 381.6 to 384.3), and wait for the forward exchange. */
     e->nhalo = hx_plan_nhalo(plan);
     e->ntotal = hx_plan_ntotal(plan);
-    st = hxg_eng_ensure_capacity(e, e->nhome, e->ntotal);
+    hx_status st = hxg_eng_ensure_capacity(e, e->nhome, e->ntotal);
     if (st == HX_OK && e->local_late == 2)
         st = hxg_eng_queue_local_list(e);
     const int early = e->nl_early == 1 || (e->nl_early != 0 && e->nhome < 2 * e->fill);
@@ -221,7 +227,7 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
         hx_plan_destroy(plan);
         return st;
     }
-    hxg_eng_phase_mark(e->dev_phase, phase_names, 3, &tp);
+    hxg_eng_phase_mark(e->dev_phase, phase_names, 3, tp);
     st = hxi_agree(e->comm, hx_transport_set_plan(e->t, plan));
     if (st != HX_OK) {
         cudaStreamSynchronize(e->s_b); /* its lists read the plan's arrays */
@@ -230,27 +236,35 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     }
     hx_plan_destroy(e->plan);
     e->plan = plan;
-    hxg_eng_phase_mark(e->dev_phase, phase_names, 4, &tp);
+    hxg_eng_phase_mark(e->dev_phase, phase_names, 4, tp);
+    return HX_OK;
+}
 
-    /* The sorted home positions become the transport's (the lists read
-     * the plan's zones where they are, until the next plan); the
-     * transport's own forward exchange then brings the halo (the same
-     * values the plan's exchange brought: the same float adds), so that
-     * every transport starts the step with its step count and signals
-     * where its next step expects them. */
+/* The sorted home positions become the transport's (the lists read the
+ * plan's zones where they are, until the next plan); the transport's own
+ * forward exchange then brings the halo (the same values the plan's
+ * exchange brought: the same float adds), so that every transport starts
+ * the step with its step count and signals where its next step expects
+ * them. Rank-local. */
+static hx_status adopt_coords(hx_md_engine *e)
+{
+    hx_status st = HX_OK;
     e->mg_dirty = 1; /* sizes (and maybe arrays) changed since the capture */
     e->tx = (float *) hx_transport_coords(e->t);
     e->tf = (float *) hx_transport_forces(e->t);
-    const int cerr = hxg_copy((void *) e->s_nl, e->tx, hx_plan_device_coords(plan), 3LL * e->nhome);
+    const int cerr =
+        hxg_copy((void *) e->s_nl, e->tx, hx_plan_device_coords(e->plan), 3LL * e->nhome);
     if (cerr != 0)
         st = cuda_fail(cerr, "adopting the plan's coordinates");
     if (st == HX_OK)
         st = hx_transport_forward(e->t);
-    /* Rank-local so far: agreed with the lists' outcome. */
-    hxg_eng_phase_mark(e->dev_phase, phase_names, 5, &tp);
-    e->stats.stage[HX_MD_MIGRATE] += tp - t0;
-    double t1 = tp;
+    return st;
+}
 
+/* The lists of the new atoms (st: the outcome of adopt_coords so far), and
+ * the forward exchange's end. Agreed. */
+static hx_status finish_lists(hx_md_engine *e, hx_status st)
+{
     const int room = e->loc.max + e->nl.max;
     if (st == HX_OK)
         st = hxg_eng_build_lists(e);
@@ -261,6 +275,29 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     HXI_CHECK(hxi_agree(e->comm, st));
     if (e->check_atoms)
         HXI_CHECK(hxg_eng_census(e));
+    return HX_OK;
+}
+
+hx_status hxg_eng_rebuild_device(hx_md_engine *e)
+{
+    double tp = hxi_now();
+    long long calls0;
+    double calls0_s;
+    hxi_comm_tally(&calls0, &calls0_s);
+    HXI_CHECK(order_after_step(e));
+    hxg_eng_phase_mark(e->dev_phase, phase_names, 0, &tp);
+    double t0 = tp;
+    e->rb_early = e->early_forces && !e->rb_thermo; /* see engine.h */
+    e->loc_forces = 0;
+    e->rb_t0 = t0;
+    HXI_CHECK(migrate_and_sort(e, &tp));
+    HXI_CHECK(make_plan(e, &tp));
+    hx_status st = adopt_coords(e);
+    /* Rank-local so far: agreed with the lists' outcome. */
+    hxg_eng_phase_mark(e->dev_phase, phase_names, 5, &tp);
+    e->stats.stage[HX_MD_MIGRATE] += tp - t0;
+    double t1 = tp;
+    HXI_CHECK(finish_lists(e, st));
     hxg_eng_phase_mark(e->dev_phase, phase_names, 6, &tp);
     e->stats.stage[HX_MD_NEIGH] += tp - t1;
     e->rb_early = 0;
