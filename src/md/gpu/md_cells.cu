@@ -96,6 +96,36 @@ __device__ __forceinline__ unsigned long long hxg_ld_volatile(const unsigned lon
     return *reinterpret_cast<const volatile unsigned long long *>(p);
 }
 
+/* A thread's HXG_SCAN_PER counts of its chunk (len cells from cell beg),
+ * from cell c0 of the chunk on: one 16-byte load where vec (the four whole and aligned),
+ * else one by one, zeros past the chunk. */
+__device__ __forceinline__ void hxg_scan_load(const int32_t *__restrict__ cnt, int beg, int c0,
+                                              int len, bool vec, int32_t v[HXG_SCAN_PER])
+{
+    if (vec) {
+        const int4 q = __ldg(reinterpret_cast<const int4 *>(cnt + beg + c0));
+        v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+    } else {
+#pragma unroll
+        for (int k = 0; k < HXG_SCAN_PER; k++)
+            v[k] = c0 + k < len ? cnt[beg + c0 + k] : 0;
+    }
+}
+
+/* The same thread's starts, stored as hxg_scan_load loaded its counts. */
+__device__ __forceinline__ void hxg_scan_store(int32_t *__restrict__ start, int beg, int c0,
+                                               int len, bool vec, const int32_t e[HXG_SCAN_PER])
+{
+    if (vec) {
+        *reinterpret_cast<int4 *>(start + beg + c0) = make_int4(e[0], e[1], e[2], e[3]);
+    } else {
+#pragma unroll
+        for (int k = 0; k < HXG_SCAN_PER; k++)
+            if (c0 + k < len)
+                start[beg + c0 + k] = e[k];
+    }
+}
+
 __global__ void __launch_bounds__(1024)
     hxg_k_scan(hxg_gate gate, const int32_t *__restrict__ cnt, int32_t *__restrict__ start, int n,
                int nb, int32_t *scan_tmp)
@@ -121,14 +151,7 @@ __global__ void __launch_bounds__(1024)
         reinterpret_cast<uintptr_t>(cnt + beg + c0) | reinterpret_cast<uintptr_t>(start + beg + c0);
     const bool vec = c0 + HXG_SCAN_PER <= len && at % 16 == 0;
     int32_t v[HXG_SCAN_PER];
-    if (vec) {
-        const int4 q = __ldg(reinterpret_cast<const int4 *>(cnt + beg + c0));
-        v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
-    } else {
-#pragma unroll
-        for (int k = 0; k < HXG_SCAN_PER; k++)
-            v[k] = c0 + k < len ? cnt[beg + c0 + k] : 0;
-    }
+    hxg_scan_load(cnt, beg, c0, len, vec, v);
     int32_t mine = 0;
 #pragma unroll
     for (int k = 0; k < HXG_SCAN_PER; k++)
@@ -194,14 +217,7 @@ __global__ void __launch_bounds__(1024)
 #pragma unroll
     for (int k = 1; k < HXG_SCAN_PER; k++)
         e[k] = e[k - 1] + v[k - 1];
-    if (vec) {
-        *reinterpret_cast<int4 *>(start + beg + c0) = make_int4(e[0], e[1], e[2], e[3]);
-    } else {
-#pragma unroll
-        for (int k = 0; k < HXG_SCAN_PER; k++)
-            if (c0 + k < len)
-                start[beg + c0 + k] = e[k];
-    }
+    hxg_scan_store(start, beg, c0, len, vec, e);
     /* The last block out clears the scratch (every other block has done
      * its look-back by then). */
     __shared__ int s_last;

@@ -308,6 +308,24 @@ __device__ __forceinline__ void hxg_pair(float3 xi, float3 xj, const hxg_lj &lj,
      : (TPP) == 4 ? HXG_TPP4_##WHAT                                                                \
                   : HXG_FORCE_##WHAT)
 
+/* The TPP partial forces of an atom (and with THERMO its energy and
+ * virial) summed by xor shuffles: every thread of the group ends with the
+ * sums. */
+template <int TPP, bool THERMO>
+__device__ __forceinline__ void hxg_force_meet(float &fx, float &fy, float &fz, float &e, float &w)
+{
+#pragma unroll
+    for (int o = TPP / 2; o > 0; o >>= 1) {
+        fx += __shfl_xor_sync(HXG_FULL, fx, o);
+        fy += __shfl_xor_sync(HXG_FULL, fy, o);
+        fz += __shfl_xor_sync(HXG_FULL, fz, o);
+        if (THERMO) {
+            e += __shfl_xor_sync(HXG_FULL, e, o);
+            w += __shfl_xor_sync(HXG_FULL, w, o);
+        }
+    }
+}
+
 template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL, bool ROOM>
 __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, ROOM, MINB))
     hxg_k_force(int n, const int32_t *__restrict__ idx, const float *__restrict__ x, hxg_list l,
@@ -393,16 +411,7 @@ __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, ROOM, MINB))
         }
     }
     float fx = fi.x, fy = fi.y, fz = fi.z;
-#pragma unroll
-    for (int o = TPP / 2; o > 0; o >>= 1) {
-        fx += __shfl_xor_sync(HXG_FULL, fx, o);
-        fy += __shfl_xor_sync(HXG_FULL, fy, o);
-        fz += __shfl_xor_sync(HXG_FULL, fz, o);
-        if (THERMO) {
-            e += __shfl_xor_sync(HXG_FULL, e, o);
-            w += __shfl_xor_sync(HXG_FULL, w, o);
-        }
-    }
+    hxg_force_meet<TPP, THERMO>(fx, fy, fz, e, w);
     double mv2 = 0.0;
     const bool lead = active && sub == 0;
     if (lead) {
