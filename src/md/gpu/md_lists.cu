@@ -342,6 +342,30 @@ struct hxg_build_nl_k {
     hxg_flags *flags;
 };
 
+/* hxg_k_build's arguments from the views: the atoms of a with their zones,
+ * the cells c (starts c.start), the lists l; the positions (x, xsort) and
+ * indexed are the caller's to set. */
+static hxg_build_k hxg_build_args(hxg_gate gate, const hxg_atoms_view &a, const hxg_cells_view &c,
+                                  const hxg_lists_view &l, hxg_flags *flags)
+{
+    hxg_build_k k;
+    k.gate = gate;
+    k.nhome = a.nhome;
+    k.ntotal = a.ntotal;
+    k.x = nullptr;
+    k.xsort = nullptr;
+    k.zones = a.zones;
+    k.cg_ = c.grid;
+    k.g = a.geom;
+    k.rh2 = l.rh2;
+    k.start = c.start;
+    k.indexed = false;
+    k.loc = l.loc;
+    k.nl = l.nl;
+    k.flags = flags;
+    return k;
+}
+
 template <int XS, int L, bool HOME = false>
 static void hxg_launch_build_l(cudaStream_t s, const hxg_build_k &k)
 {
@@ -389,21 +413,14 @@ static void hxg_launch_build_home(cudaStream_t s, hxg_gate gate, const hxg_atoms
                                   hxg_flags *flags)
 {
     const hxg_list none = {nullptr, nullptr, 0, 0, nullptr, 0};
-    const int n = a.nhome;
-    hxg_build_k k;
-    k.gate = gate;
-    k.nhome = k.ntotal = n;
+    /* Every atom a home atom, the positions their own cell order. */
+    hxg_build_k k = hxg_build_args(gate, a, c, l, flags);
+    k.ntotal = a.nhome;
     k.x = a.x4;
     k.xsort = reinterpret_cast<const float4 *>(a.x4);
     k.zones = nullptr;
-    k.cg_ = c.grid;
-    k.g = a.geom;
-    k.rh2 = l.rh2;
-    k.start = c.start;
     k.indexed = false;
-    k.loc = l.loc;
     k.nl = none;
-    k.flags = flags;
     hxg_launch_build<4, true>(s, k);
 }
 
@@ -422,21 +439,10 @@ extern "C" int hxg_build_lists(void *stream, hxg_atoms_view a, hxg_cells_view c,
     err = hxg_cell_lists(s, flags, a.ntotal, x, xs, 0, a.geom, c);
     if (err != cudaSuccess || a.ntotal <= 0)
         return (int) err;
-    hxg_build_k k;
-    k.gate = open;
-    k.nhome = a.nhome;
-    k.ntotal = a.ntotal;
+    hxg_build_k k = hxg_build_args(open, a, c, l, flags);
     k.x = x;
     k.xsort = reinterpret_cast<const float4 *>(c.xsort);
-    k.zones = a.zones;
-    k.cg_ = c.grid;
-    k.g = a.geom;
-    k.rh2 = l.rh2;
-    k.start = c.start;
     k.indexed = true;
-    k.loc = l.loc;
-    k.nl = l.nl;
-    k.flags = flags;
     if (xs == 4)
         hxg_launch_build<4>(s, k);
     else
