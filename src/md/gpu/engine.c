@@ -47,6 +47,43 @@
 static void gpu_destroy(hx_md_engine *e);
 static size_t engine_bytes(const hx_md_engine *e);
 
+/* The engine's one-line description (e->desc, ops->describe). */
+static void describe(hx_md_engine *e)
+{
+    const int *g = e->decomp.grid;
+    const char *built = e->host_rebuild ? "host-path rebuilds"
+                        : e->multi      ? "device rebuilds (migration, sort, plan on the GPU)"
+                                        : "device-resident rebuilds";
+    const char *how = e->mgraph   ? ", halo on a high-priority stream, steps between rebuild "
+                                    "and thermo steps replayed from one CUDA graph (errors "
+                                    "agreed at those steps)"
+                      : e->multi  ? ", halo on a high-priority stream"
+                      : e->graphs ? ", steps replayed from CUDA graphs"
+                                  : "";
+    /* One rank has no halo: its transport (cpu) never moves anything,
+     * and naming it would only puzzle. */
+    char halo[700];
+    if (e->multi)
+        snprintf(halo, sizeof halo, "%s [%s]", hx_transport_name(e->t),
+                 hx_transport_describe(e->t));
+    else
+        snprintf(halo, sizeof halo, "one rank, no halo exchange");
+    snprintf(e->desc, sizeof e->desc,
+             "gpu engine (float): %s, grid %dx%dx%d, rank %d on GPU %d of %d (%s, %d "
+             "rank(s) on this host), %d thread(s) per atom%s, lists of up to %d, %.0f bytes "
+             "per atom on the GPU, %s%s%s%s%s",
+             halo, g[0], g[1], g[2], e->rank, e->device, e->ndevices, e->device_name, e->local_size,
+             e->tpp,
+             e->room && (e->tpp == 2 || e->tpp == 4) ? " (local forces leave room beside them)"
+                                                     : "",
+             e->loc.max, e->nhome > 0 ? (double) engine_bytes(e) / (double) e->nhome : 0.0, built,
+             how, e->check_atoms ? ", atoms counted after each rebuild" : "",
+             e->dvote ? ", rebuild decisions voted on the GPU" : "",
+             e->kick_fuse ? ", each step's closing kick in the next step's kick-drift "
+                            "(thermo steps close their own)"
+                          : "");
+}
+
 static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_config *cfg,
                             hx_md_system *sys)
 {
@@ -135,40 +172,7 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     memset(e->rb_phase, 0, sizeof e->rb_phase);
     memset(&e->stats, 0, sizeof e->stats);
     hxg_eng_capture_ahead(e);
-    {
-        const int *g = e->decomp.grid;
-        const char *built = e->host_rebuild ? "host-path rebuilds"
-                            : e->multi      ? "device rebuilds (migration, sort, plan on the GPU)"
-                                            : "device-resident rebuilds";
-        const char *how = e->mgraph   ? ", halo on a high-priority stream, steps between rebuild "
-                                        "and thermo steps replayed from one CUDA graph (errors "
-                                        "agreed at those steps)"
-                          : e->multi  ? ", halo on a high-priority stream"
-                          : e->graphs ? ", steps replayed from CUDA graphs"
-                                      : "";
-        /* One rank has no halo: its transport (cpu) never moves anything,
-         * and naming it would only puzzle. */
-        char halo[700];
-        if (e->multi)
-            snprintf(halo, sizeof halo, "%s [%s]", hx_transport_name(e->t),
-                     hx_transport_describe(e->t));
-        else
-            snprintf(halo, sizeof halo, "one rank, no halo exchange");
-        snprintf(e->desc, sizeof e->desc,
-                 "gpu engine (float): %s, grid %dx%dx%d, rank %d on GPU %d of %d (%s, %d "
-                 "rank(s) on this host), %d thread(s) per atom%s, lists of up to %d, %.0f bytes "
-                 "per atom on the GPU, %s%s%s%s%s",
-                 halo, g[0], g[1], g[2], e->rank, e->device, e->ndevices, e->device_name,
-                 e->local_size, e->tpp,
-                 e->room && (e->tpp == 2 || e->tpp == 4) ? " (local forces leave room beside them)"
-                                                         : "",
-                 e->loc.max, e->nhome > 0 ? (double) engine_bytes(e) / (double) e->nhome : 0.0,
-                 built, how, e->check_atoms ? ", atoms counted after each rebuild" : "",
-                 e->dvote ? ", rebuild decisions voted on the GPU" : "",
-                 e->kick_fuse ? ", each step's closing kick in the next step's kick-drift "
-                                "(thermo steps close their own)"
-                              : "");
-    }
+    describe(e);
     *out = e;
     return HX_OK;
 fail:

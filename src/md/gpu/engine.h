@@ -238,6 +238,68 @@ static inline const int32_t *hxg_eng_nl_idx(const hx_md_engine *e)
     return e->nl_on ? e->nl_idx : NULL;
 }
 
+/* The views the launchers take (md_gpu.h), of the engine as it is now. */
+static inline hxg_atoms_view hxg_eng_atoms_view(const hx_md_engine *e)
+{
+    hxg_atoms_view a = {e->x4,
+                        e->v4,
+                        e->f4,
+                        e->xold4,
+                        e->id,
+                        e->sx4,
+                        e->sv4,
+                        e->sid,
+                        e->multi ? e->tx : NULL,
+                        e->multi ? e->tf : NULL,
+                        e->multi ? e->zones : NULL,
+                        e->geom,
+                        e->nhome,
+                        e->ntotal};
+    return a;
+}
+
+static inline hxg_cells_view hxg_eng_cells_view(const hx_md_engine *e)
+{
+    hxg_cells_view c = {e->cells,  e->cell_cnt,  e->cell_start, e->halo_start,
+                        e->cellof, e->cellatoms, e->scan_tmp,   e->xsort};
+    return c;
+}
+
+static inline hxg_lists_view hxg_eng_lists_view(const hx_md_engine *e)
+{
+    hxg_lists_view l;
+    const hxg_list none = {NULL, NULL, 0, 0, NULL, 0};
+    l.loc = e->loc;
+    l.nl = e->multi ? e->nl : none;
+    l.pos = e->nl_pos;
+    l.rowatom = e->nl_atom;
+    l.nl_idx = e->nl_on ? e->nl_idx : NULL; /* as hxg_eng_nl_idx */
+    for (int k = 0; k < 3; k++) {
+        l.near[k] = e->near[k];
+        l.near_rows[k] = e->near_rows[k];
+    }
+    l.rh2 = e->lj.rh2;
+    l.halo_pairs = e->halo_pairs;
+    l.nl_n = hxg_eng_nl_count(e);
+    return l;
+}
+
+/* The step kernels' constants; atoms move only under nve (dtf, dt 0
+ * otherwise). */
+static inline hxg_consts hxg_eng_consts(const hx_md_engine *e)
+{
+    hxg_consts k;
+    k.lj = e->lj;
+    k.dtf = e->cfg.nve ? e->dtf : 0.0f;
+    k.dt = e->cfg.nve ? e->dt : 0.0f;
+    k.mass = e->mass;
+    k.trig2 = e->trig2;
+    k.tpp = e->tpp;
+    k.tpp_nl = e->tpp_nl;
+    k.room = e->room;
+    return k;
+}
+
 /* Map entries of a plan, over all its pulses (the transport's maps, laid
  * out pulse after pulse). */
 static inline int hxg_eng_map_entries(const hx_plan *p)

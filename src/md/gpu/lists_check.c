@@ -153,11 +153,14 @@ hx_status hxg_eng_check_lists(hx_md_engine *e)
         cudaMalloc((void **) &nl.cnt, 4 * (size_t) e->cap_total) != cudaSuccess ||
         cudaMalloc((void **) &nl.nb, bnl > 0 ? bnl : 4) != cudaSuccess)
         st = cuda_fail(cudaGetLastError(), "list check allocation");
+    hxg_atoms_view a = hxg_eng_atoms_view(e);
+    hxg_lists_view l = hxg_eng_lists_view(e);
+    a.zones = zones;
+    l.loc = loc;
+    l.nl = nl;
+    l.pos = NULL;
     if (st == HX_OK &&
-        (hxg_build_lists((void *) e->s_nl, e->nhome, e->ntotal, e->tx, 3, zones, e->cells,
-                         e->geom, e->lj.rh2, e->near_rows, e->cell_cnt, e->cell_start,
-                         e->cellof, e->cellatoms, e->xsort, e->scan_tmp, NULL, loc, nl,
-                         e->flags) != 0 ||
+        (hxg_build_lists((void *) e->s_nl, a, hxg_eng_cells_view(e), l, e->flags) != 0 ||
          cudaStreamSynchronize(e->s_nl) != cudaSuccess))
         st = cuda_fail(cudaGetLastError(), "the one-pass list build of the list check");
     if (st == HX_OK)

@@ -96,6 +96,36 @@ __device__ __forceinline__ unsigned long long hxg_ld_volatile(const unsigned lon
     return *reinterpret_cast<const volatile unsigned long long *>(p);
 }
 
+/* A thread's HXG_SCAN_PER counts of its chunk (len cells from cell beg),
+ * from cell c0 of the chunk on: one 16-byte load where vec (the four whole and aligned),
+ * else one by one, zeros past the chunk. */
+__device__ __forceinline__ void hxg_scan_load(const int32_t *__restrict__ cnt, int beg, int c0,
+                                              int len, bool vec, int32_t v[HXG_SCAN_PER])
+{
+    if (vec) {
+        const int4 q = __ldg(reinterpret_cast<const int4 *>(cnt + beg + c0));
+        v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+    } else {
+#pragma unroll
+        for (int k = 0; k < HXG_SCAN_PER; k++)
+            v[k] = c0 + k < len ? cnt[beg + c0 + k] : 0;
+    }
+}
+
+/* The same thread's starts, stored as hxg_scan_load loaded its counts. */
+__device__ __forceinline__ void hxg_scan_store(int32_t *__restrict__ start, int beg, int c0,
+                                               int len, bool vec, const int32_t e[HXG_SCAN_PER])
+{
+    if (vec) {
+        *reinterpret_cast<int4 *>(start + beg + c0) = make_int4(e[0], e[1], e[2], e[3]);
+    } else {
+#pragma unroll
+        for (int k = 0; k < HXG_SCAN_PER; k++)
+            if (c0 + k < len)
+                start[beg + c0 + k] = e[k];
+    }
+}
+
 __global__ void __launch_bounds__(1024)
     hxg_k_scan(hxg_gate gate, const int32_t *__restrict__ cnt, int32_t *__restrict__ start, int n,
                int nb, int32_t *scan_tmp)
@@ -121,14 +151,7 @@ __global__ void __launch_bounds__(1024)
         reinterpret_cast<uintptr_t>(cnt + beg + c0) | reinterpret_cast<uintptr_t>(start + beg + c0);
     const bool vec = c0 + HXG_SCAN_PER <= len && at % 16 == 0;
     int32_t v[HXG_SCAN_PER];
-    if (vec) {
-        const int4 q = __ldg(reinterpret_cast<const int4 *>(cnt + beg + c0));
-        v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
-    } else {
-#pragma unroll
-        for (int k = 0; k < HXG_SCAN_PER; k++)
-            v[k] = c0 + k < len ? cnt[beg + c0 + k] : 0;
-    }
+    hxg_scan_load(cnt, beg, c0, len, vec, v);
     int32_t mine = 0;
 #pragma unroll
     for (int k = 0; k < HXG_SCAN_PER; k++)
@@ -194,14 +217,7 @@ __global__ void __launch_bounds__(1024)
 #pragma unroll
     for (int k = 1; k < HXG_SCAN_PER; k++)
         e[k] = e[k - 1] + v[k - 1];
-    if (vec) {
-        *reinterpret_cast<int4 *>(start + beg + c0) = make_int4(e[0], e[1], e[2], e[3]);
-    } else {
-#pragma unroll
-        for (int k = 0; k < HXG_SCAN_PER; k++)
-            if (c0 + k < len)
-                start[beg + c0 + k] = e[k];
-    }
+    hxg_scan_store(start, beg, c0, len, vec, e);
     /* The last block out clears the scratch (every other block has done
      * its look-back by then). */
     __shared__ int s_last;
@@ -319,71 +335,68 @@ extern "C" int hxg_scan(void *stream, const int32_t *cnt, int32_t *start, int n,
 }
 
 cudaError_t hxg_cell_lists(cudaStream_t s, hxg_flags *flags, int n, const float *x, int xs,
-                           int base, hxg_cellgrid cg_, hxg_geom g, int32_t *cell_cnt,
-                           int32_t *cell_start, int32_t *cellof, int32_t *cellatoms, float4 *xsort,
-                           int32_t *scan_tmp)
+                           int base, hxg_geom g, const hxg_cells_view &c)
 {
     const hxg_gate open = {flags, 0, 1, 0, 0, 0};
-    cudaError_t err = cudaMemsetAsync(cell_cnt, 0, sizeof(int32_t) * (size_t) cg_.ncell, s);
+    const hxg_cellgrid &cg_ = c.grid;
+    float4 *xsort = reinterpret_cast<float4 *>(c.xsort);
+    cudaError_t err = cudaMemsetAsync(c.cnt, 0, sizeof(int32_t) * (size_t) cg_.ncell, s);
     if (err != cudaSuccess)
         return err;
     const int nb = hxg_blocks(n > 0 ? n : 1, 256);
     float *xw = const_cast<float *>(x); /* not written without WRAP */
     if (n > 0 && xs == 4)
         hxg_k_cell_count<4, false>
-            <<<nb, 256, 0, s>>>(open, n, nullptr, xw, cg_, g, cell_cnt, cellof);
+            <<<nb, 256, 0, s>>>(open, n, nullptr, xw, cg_, g, c.cnt, c.cellof);
     else if (n > 0)
         hxg_k_cell_count<3, false>
-            <<<nb, 256, 0, s>>>(open, n, nullptr, xw, cg_, g, cell_cnt, cellof);
-    err = hxg_scan_cells(s, open, cell_cnt, cell_start, cg_.ncell, scan_tmp);
+            <<<nb, 256, 0, s>>>(open, n, nullptr, xw, cg_, g, c.cnt, c.cellof);
+    err = hxg_scan_cells(s, open, c.cnt, c.start, cg_.ncell, c.scan_tmp);
     if (err != cudaSuccess || n <= 0)
         return err;
-    hxg_k_cell_fill<<<nb, 256, 0, s>>>(open, n, nullptr, cellof, cell_start, cell_cnt, cellatoms);
-    hxg_k_cell_sort<<<hxg_blocks(cg_.ncell, 256), 256, 0, s>>>(open, cg_.ncell, cell_start,
-                                                               cellatoms);
+    hxg_k_cell_fill<<<nb, 256, 0, s>>>(open, n, nullptr, c.cellof, c.start, c.cnt, c.atoms);
+    hxg_k_cell_sort<<<hxg_blocks(cg_.ncell, 256), 256, 0, s>>>(open, cg_.ncell, c.start, c.atoms);
     if (xs == 4)
-        hxg_k_gather<4><<<nb, 256, 0, s>>>(n, x, base, cellatoms, xsort);
+        hxg_k_gather<4><<<nb, 256, 0, s>>>(n, x, base, c.atoms, xsort);
     else
-        hxg_k_gather<3><<<nb, 256, 0, s>>>(n, x, base, cellatoms, xsort);
+        hxg_k_gather<3><<<nb, 256, 0, s>>>(n, x, base, c.atoms, xsort);
     return cudaGetLastError();
 }
 
-cudaError_t hxg_launch_sort(cudaStream_t s, hxg_gate gate, bool wrap, bool adopt, int n,
-                            const int32_t *dn, float *x4, float *v4, int64_t *id, float *xold4,
-                            float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg_, hxg_geom g,
-                            int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof, int32_t *perm,
-                            int32_t *scan_tmp)
+cudaError_t hxg_launch_sort(cudaStream_t s, hxg_gate gate, bool wrap, bool adopt, const int32_t *dn,
+                            const hxg_atoms_view &a, const hxg_cells_view &c)
 {
+    const int n = a.nhome;
+    const hxg_cellgrid &cg_ = c.grid;
     const int nb = hxg_blocks(n > 0 ? n : 1, 256);
     if (wrap)
-        hxg_k_cell_count<4, true><<<nb, 256, 0, s>>>(gate, n, dn, x4, cg_, g, cell_cnt, cellof);
+        hxg_k_cell_count<4, true>
+            <<<nb, 256, 0, s>>>(gate, n, dn, a.x4, cg_, a.geom, c.cnt, c.cellof);
     else
-        hxg_k_cell_count<4, false><<<nb, 256, 0, s>>>(gate, n, dn, x4, cg_, g, cell_cnt, cellof);
-    cudaError_t err = hxg_scan_cells(s, gate, cell_cnt, cell_start, cg_.ncell, scan_tmp);
+        hxg_k_cell_count<4, false>
+            <<<nb, 256, 0, s>>>(gate, n, dn, a.x4, cg_, a.geom, c.cnt, c.cellof);
+    cudaError_t err = hxg_scan_cells(s, gate, c.cnt, c.start, cg_.ncell, c.scan_tmp);
     if (err != cudaSuccess)
         return err;
-    hxg_k_cell_fill<<<nb, 256, 0, s>>>(gate, n, dn, cellof, cell_start, cell_cnt, perm);
-    hxg_k_cell_sort<<<hxg_blocks(cg_.ncell, 256), 256, 0, s>>>(gate, cg_.ncell, cell_start, perm);
-    hxg_k_permute<<<nb, 256, 0, s>>>(gate, n, dn, perm, (const float4 *) x4, (const float4 *) v4,
-                                     id, (float4 *) sx4, (float4 *) sv4, sid,
-                                     adopt ? nullptr : (float4 *) xold4);
+    hxg_k_cell_fill<<<nb, 256, 0, s>>>(gate, n, dn, c.cellof, c.start, c.cnt, c.atoms);
+    hxg_k_cell_sort<<<hxg_blocks(cg_.ncell, 256), 256, 0, s>>>(gate, cg_.ncell, c.start, c.atoms);
+    hxg_k_permute<<<nb, 256, 0, s>>>(gate, n, dn, c.atoms, (const float4 *) a.x4,
+                                     (const float4 *) a.v4, a.id, (float4 *) a.sx4,
+                                     (float4 *) a.sv4, a.sid, adopt ? nullptr : (float4 *) a.xold4);
     if (adopt)
-        hxg_k_adopt<<<nb, 256, 0, s>>>(gate, n, dn, (const float4 *) sx4, (const float4 *) sv4, sid,
-                                       (float4 *) x4, (float4 *) xold4, (float4 *) v4, id);
+        hxg_k_adopt<<<nb, 256, 0, s>>>(gate, n, dn, (const float4 *) a.sx4, (const float4 *) a.sv4,
+                                       a.sid, (float4 *) a.x4, (float4 *) a.xold4, (float4 *) a.v4,
+                                       a.id);
     return cudaGetLastError();
 }
 
-extern "C" int hxg_sort_home(void *stream, int adopt, int n, const int32_t *dn, float *x4,
-                             float *v4, int64_t *id, float *xold4, float *sx4, float *sv4,
-                             int64_t *sid, hxg_cellgrid cg_, hxg_geom g, int32_t *cell_cnt,
-                             int32_t *cell_start, int32_t *cellof, int32_t *perm, int32_t *scan_tmp,
-                             hxg_flags *flags)
+extern "C" int hxg_sort_home(void *stream, hxg_atoms_view a, hxg_cells_view c, const int32_t *dn,
+                             int adopt, hxg_flags *flags)
 {
     cudaStream_t s = (cudaStream_t) stream;
     const hxg_gate open = {flags, 0, 1, 0, 0, 0};
-    cudaError_t err = cudaMemsetAsync(cell_cnt, 0, sizeof(int32_t) * (size_t) cg_.ncell, s);
+    cudaError_t err = cudaMemsetAsync(c.cnt, 0, sizeof(int32_t) * (size_t) c.grid.ncell, s);
     if (err == cudaSuccess)
-        err = hxg_launch_sort(s, open, false, adopt != 0, n, dn, x4, v4, id, xold4, sx4, sv4, sid,
-                              cg_, g, cell_cnt, cell_start, cellof, perm, scan_tmp);
+        err = hxg_launch_sort(s, open, false, adopt != 0, dn, a, c);
     return (int) err;
 }

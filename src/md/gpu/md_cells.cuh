@@ -219,27 +219,24 @@ __device__ __forceinline__ bool hxg_open(const hxg_gate &g)
 cudaError_t hxg_scan_cells(cudaStream_t s, hxg_gate gate, const int32_t *cnt, int32_t *start,
                            int ncell, int32_t *scan_tmp);
 
-/* Cell lists of the n atoms at x (stride xs floats: 3 or 4), ungated:
- * counts, starts, each cell's atoms sorted by index (cellatoms), and their
- * positions in cell order with index + base in w (xsort, see hxg_k_gather).
- * cell_cnt is zeroed here and left at zero. */
+/* Cell lists over c.grid of the n atoms at x (stride xs floats: 3 or 4),
+ * ungated: counts (c.cnt), starts (c.start), each atom's cell (c.cellof),
+ * each cell's atoms sorted by index (c.atoms), and their positions in cell
+ * order with index + base in w (c.xsort, see hxg_k_gather). c.cnt is
+ * zeroed here and left at zero. */
 cudaError_t hxg_cell_lists(cudaStream_t s, hxg_flags *flags, int n, const float *x, int xs,
-                           int base, hxg_cellgrid cg_, hxg_geom g, int32_t *cell_cnt,
-                           int32_t *cell_start, int32_t *cellof, int32_t *cellatoms, float4 *xsort,
-                           int32_t *scan_tmp);
+                           int base, hxg_geom g, const hxg_cells_view &c);
 
-/* Cell sort of n home atoms (x4, v4, id through the scratch arrays s*;
- * xold4 set), then the cell starts of the sorted atoms. adopt: the sorted
- * atoms are copied back into x4, v4, id; else they stay in the scratch
- * arrays, which the caller takes as its own. WRAP: positions
- * are wrapped into the box first (the single-rank rebuild; migration
- * wraps the multi-rank ones). cell_cnt must be zero; it is left at zero.
- * dn (device, may be NULL): the kernels read the atom count there when
- * they run, n then only bounds it (the grids' size). */
-cudaError_t hxg_launch_sort(cudaStream_t s, hxg_gate gate, bool wrap, bool adopt, int n,
-                            const int32_t *dn, float *x4, float *v4, int64_t *id, float *xold4,
-                            float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg_, hxg_geom g,
-                            int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof, int32_t *perm,
-                            int32_t *scan_tmp);
+/* Cell sort of the a.nhome home atoms (x4, v4, id through the scratch
+ * arrays s*, c.atoms the permutation; xold4 set), then the cell starts of
+ * the sorted atoms (c.start). adopt: the sorted atoms are copied back into
+ * x4, v4, id; else they stay in the scratch arrays, which the caller takes
+ * as its own. wrap: positions are wrapped into the box first (the
+ * single-rank rebuild; migration wraps the multi-rank ones). c.cnt must be
+ * zero; it is left at zero. dn (device, may be NULL): the kernels read the
+ * atom count there when they run, a.nhome then only bounds it (the grids'
+ * size). */
+cudaError_t hxg_launch_sort(cudaStream_t s, hxg_gate gate, bool wrap, bool adopt, const int32_t *dn,
+                            const hxg_atoms_view &a, const hxg_cells_view &c);
 
 #endif /* HALOX_MD_CELLS_CUH */

@@ -114,27 +114,101 @@ typedef struct hxg_report {
  * over this rank's atoms (pairs counted half from each side). */
 enum { HXG_ACC_E = 0, HXG_ACC_W = 1, HXG_ACC_MV2 = 2, HXG_NACC = 3 };
 
+/* ---------------------------------------------------------------- views */
+
+/* What the launchers read, grouped as the engine holds it: a launcher
+ * takes the views of the data its kernels read and the few values of its
+ * call, and passes the kernels the fields they read (the host code builds
+ * the views from its engine, engine.h). */
+
+/* The atoms. Home atoms: x4, v4, f4 (float4 each, w unused), xold4 (the
+ * positions at the last list build), id; sx4, sv4, sid: the scratch a
+ * cell sort permutes them into. x3, f3: the transport's positions and
+ * forces, home then halo atoms (3 floats each); zones: 4 bytes per local
+ * atom; these three NULL with one rank. nhome home atoms (a sort's grids
+ * may be sized for more, hxg_sort_home), ntotal home and halo. */
+typedef struct hxg_atoms_view {
+    float *x4, *v4, *f4, *xold4;
+    int64_t *id;
+    float *sx4, *sv4;
+    int64_t *sid;
+    float *x3, *f3;
+    const uint8_t *zones;
+    hxg_geom geom;
+    int32_t nhome, ntotal;
+} hxg_atoms_view;
+
+/* Cell lists over grid: per cell its count (zero between builds) and its
+ * start (ncell + 1 ints: home atoms, or all local atoms of a one-pass
+ * build); halo_start: the halo atoms' starts of a multi-rank build; per
+ * atom its cell (cellof), the atoms in cell order (atoms; the permutation
+ * of a cell sort) and their positions in cell order (xsort, 4 floats
+ * each); scan_tmp: the scan's scratch (HXG_MAX_SCAN_BLOCKS). */
+typedef struct hxg_cells_view {
+    hxg_cellgrid grid;
+    int32_t *cnt, *start, *halo_start, *cellof, *atoms, *scan_tmp;
+    float *xsort;
+} hxg_cells_view;
+
+/* Neighbour lists: loc (home atoms' home neighbours) and nl (non-local,
+ * nb NULL with one rank) within the list cutoff (rh2: its square). A
+ * compact nl's rows: pos (scratch, ntotal + 1 ints), rowatom (the atom of
+ * each row), near, near_rows and halo_pairs (hxg_build_nonlocal). The
+ * atoms the non-local forces visit: nl_idx[0 .. nl_n), or with nl_idx
+ * NULL atoms 0 .. nl_n - 1 (hxg_nl_atoms). */
+typedef struct hxg_lists_view {
+    hxg_list loc, nl;
+    int32_t *pos, *rowatom, *nl_idx;
+    float near[3], near_rows[3];
+    float rh2;
+    int32_t halo_pairs, nl_n;
+} hxg_lists_view;
+
+/* The step kernels' constants: the pair potential; the half-step kick dtf
+ * and the drift dt (0 where atoms do not move), the mass, the squared
+ * half-skin; the threads per atom of the local and the non-local forces,
+ * and whether the local forces leave room beside them (hxg_force_local). */
+typedef struct hxg_consts {
+    hxg_lj lj;
+    float dtf, dt, mass, trig2;
+    int32_t tpp, tpp_nl, room;
+} hxg_consts;
+
+/* When a step rebuilds its lists, as LAMMPS's Neighbor::decide: step %
+ * every == 0, step - last_build >= delay and, with check, flags->moved_step
+ * == step. step < 0: the step is flags->cur (device-resident steps). */
+typedef struct hxg_decide {
+    hxg_flags *flags;
+    int64_t step;
+    int32_t every, delay, check;
+} hxg_decide;
+
+/* What a force launch does (hxg_force_local, hxg_force_nonlocal): WRITE
+ * stores the forces (f4, or f3 for the non-local ones; without it, sums
+ * only), KICK (local forces) kicks the velocities after (v4 += dtf f: the
+ * single-rank step's closing kick, fused), PDL launches with programmatic
+ * stream serialisation (see the launchers). */
+enum { HXG_FORCE_WRITE = 1, HXG_FORCE_KICK = 2, HXG_FORCE_PDL = 4 };
+
+/* ------------------------------------------------------------ launchers */
+
 /* Each launcher returns the cudaError_t of its launch as an int (0: fine). */
 
-/* v += dtf f; x += dt v (x4 and, when x3 != NULL, the transport's home
- * coordinates). fclose != NULL: first the previous step's closing kick, as
- * hxg_kick does it (f4 += fclose, stored; v += dtf f4), so that a step of
- * several ranks need not launch it (the same float operations in the same
- * order: the same numbers). Does nothing while flags->halt. step < 0: the
- * step is flags->cur. When neigh_check and step % every == 0,
- * flags->moved_step = step if an atom moved more than sqrt(trig2) from
- * xold4. acc_zero != NULL: zeroes the HXG_NACC
- * accumulators (a thermo step). cond != 0 (one rank's replayed candidate
- * step; step -1): the last block also stores the decision of
- * hxg_rebuild_single's gate (every, delay, neigh_check) into the condition
- * of that CUDA graph conditional node (a cudaGraphConditionalHandle), so
- * that the step runs the rebuild's kernels only when it rebuilds; delay is
- * read only then. */
-int hxg_kickdrift(void *stream, int n, float *x4, float *v4, float *f4, const float *xold4,
-                  float *x3, const float *fclose, float dtf, float dt, int neigh_check, int every,
-                  int delay,
-                  float trig2, int64_t step, hxg_flags *flags, double *acc_zero,
-                  unsigned long long cond);
+/* v += dtf f; x += dt v over the a.nhome home atoms (x4 and, when x3 !=
+ * NULL, the transport's home coordinates). fclose != NULL: first the
+ * previous step's closing kick, as hxg_kick does it (f4 += fclose, stored;
+ * v += dtf f4), so that a step of several ranks need not launch it (the
+ * same float operations in the same order: the same numbers). Does nothing
+ * while flags->halt. When d.check and step % d.every == 0,
+ * flags->moved_step = step if an atom moved more than sqrt(k.trig2) from
+ * xold4. acc_zero != NULL: zeroes the HXG_NACC accumulators (a thermo
+ * step). cond != 0 (one rank's replayed candidate step; step -1): the last
+ * block also stores the decision of hxg_rebuild_single's gate (d) into the
+ * condition of that CUDA graph conditional node (a
+ * cudaGraphConditionalHandle), so that the step runs the rebuild's kernels
+ * only when it rebuilds; d.delay is read only then. */
+int hxg_kickdrift(void *stream, hxg_atoms_view a, const float *fclose, hxg_consts k, hxg_decide d,
+                  double *acc_zero, unsigned long long cond);
 
 /* Several ranks, `check yes`, the rebuild decision voted on the device
  * (vote.c). vote_in: *vin = -1 while flags->halt (this vote is sat out),
@@ -150,50 +224,50 @@ int hxg_set_cur(void *stream, hxg_flags *flags, int64_t cur);
 /* dst[0 .. n) = src[0 .. n) floats, or zeros where src is NULL (a kernel). */
 int hxg_copy(void *stream, float *dst, const float *src, long long n);
 
-/* f = f4 (+ f3[i] when f3 != NULL, stored back into f4); v += dtf f;
- * acc != NULL: adds m v^2 after the kick. dtf = 0 and f3 = NULL: just the
- * kinetic sum. flags != NULL: nothing is done while flags->halt. */
-int hxg_kick(void *stream, int n, float *v4, float *f4, const float *f3, float dtf, float mass,
-             double *acc, const hxg_flags *flags);
+/* Over the a.nhome home atoms: f = f4 (+ f3[i] when f3 != NULL, stored
+ * back into f4); v += k.dtf f; acc != NULL: adds k.mass v^2 after the
+ * kick. k.dtf = 0 and f3 = NULL: just the kinetic sum. flags != NULL:
+ * nothing is done while flags->halt. */
+int hxg_kick(void *stream, hxg_atoms_view a, const float *f3, hxg_consts k, double *acc,
+             const hxg_flags *flags);
 
-/* Home atoms against their home neighbours (full list: every pair twice, no
- * atomics). f4 != NULL: forces written; v4 != NULL: then v += dtf f (the
- * single-rank step's closing kick, fused). acc != NULL: energy and virial
- * (and m v^2 after the kick when v4 != NULL) added. tpp: threads per atom
- * (1, 2, 4 or 8). room (at 2 or 4 threads per atom): the kernel compiled
- * to leave a quarter of each SM to the kernels beside it (md_kernels.cu,
- * HXG_ROOM_*). flags != NULL (the single-rank device step): nothing
- * is done while flags->halt, else flags->cur is incremented once (the step
- * is done). pdl (with f4 and neither v4, acc nor flags): launched with
- * programmatic stream serialisation, the list's counts read while the
- * kernel before it on the stream (the kick-drift) runs, the positions
+/* The a.nhome home atoms at x4 against their home neighbours l.loc (full
+ * list: every pair twice, no atomics), k.tpp threads per atom (1, 2, 4 or
+ * 8); k.room (at 2 or 4 threads per atom): the kernel compiled to leave a
+ * quarter of each SM to the kernels beside it (md_kernels.cu, HXG_ROOM_*).
+ * how: HXG_FORCE_* (WRITE into f4, KICK v4 by k.dtf). acc != NULL: energy
+ * and virial (and k.mass v^2 after the kick) added. flags != NULL (the
+ * single-rank device step): nothing is done while flags->halt, else
+ * flags->cur is incremented once (the step is done). HXG_FORCE_PDL (with
+ * WRITE and neither KICK, acc nor flags): the list's counts read while
+ * the kernel before it on the stream (the kick-drift) runs, the positions
  * after it ends. */
-int hxg_force_local(void *stream, int tpp, int room, int n, const float *x4, hxg_list l, hxg_lj lj,
-                    hxg_geom g, float *f4, float *v4, float dtf, float mass, double *acc,
-                    hxg_flags *flags, int pdl);
+int hxg_force_local(void *stream, hxg_atoms_view a, hxg_lists_view l, hxg_consts k, double *acc,
+                    hxg_flags *flags, int how);
 
-/* Local atoms against their non-local lists: for a home atom its halo
- * neighbours, for a halo atom its partners in owned pairs. idx NULL: every
- * atom i in [0, n); else the n atoms idx[0 .. n) (hxg_nl_atoms). f3 != NULL:
- * f3[i] of each atom visited is overwritten (zero when its list is empty),
- * so that those entries need no clearing. flags != NULL: nothing is done
- * while flags->halt (the step counter is the local forces'). pdl (with f3
- * and neither acc nor flags): launched with programmatic stream serialisation, the list
+/* Local atoms at x3 against their non-local lists l.nl, k.tpp_nl threads
+ * per atom: for a home atom its halo neighbours, for a halo atom its
+ * partners in owned pairs; the atoms visited are l.nl_idx[0 .. l.nl_n)
+ * (hxg_nl_atoms), or with nl_idx NULL every atom below l.nl_n.
+ * HXG_FORCE_WRITE: f3[i] of each atom visited is overwritten (zero when its
+ * list is empty), so that those entries need no clearing. flags != NULL:
+ * nothing is done while flags->halt (the step counter is the local
+ * forces'). HXG_FORCE_PDL (with WRITE and neither acc nor flags): the list
  * read while the kernel before it on the stream (the forward exchange)
  * runs, the positions after it ends. */
-int hxg_force_nonlocal(void *stream, int tpp, int n, const int32_t *idx, const float *x3,
-                       hxg_list l, hxg_lj lj, hxg_geom g, float *f3, double *acc, hxg_flags *flags,
-                       int pdl);
+int hxg_force_nonlocal(void *stream, hxg_atoms_view a, hxg_lists_view l, hxg_consts k, double *acc,
+                       hxg_flags *flags, int how);
 
 /* The atoms the non-local forces must visit, in index order: those with a
- * non-empty non-local list, and the targets of the transport's maps
- * (maps[0 .. nmaps): the reverse exchange adds into their forces, which
- * the force kernel must overwrite first). Every other entry of the
- * transport's force array stays as it is (zero after a clear at the
- * rebuild). flag: ntotal ints, pos: ntotal + 1 ints (scratch); idx:
- * ntotal ints; the count into flags->nl_atoms. */
-int hxg_nl_atoms(void *stream, int ntotal, const hxg_list *nl, const int32_t *maps, int nmaps,
-                 int32_t *flag, int32_t *pos, int32_t *scan_tmp, int32_t *idx, hxg_flags *flags);
+ * non-empty list l.nl among the a.ntotal local atoms, and the targets of
+ * the transport's maps (maps[0 .. nmaps): the reverse exchange adds into
+ * their forces, which the force kernel must overwrite first). Every other
+ * entry of the transport's force array stays as it is (zero after a clear
+ * at the rebuild). Into l.nl_idx (ntotal ints), the count into
+ * flags->nl_atoms; scratch: c.cellof (a flag an atom), l.pos (ntotal + 1
+ * ints), c.scan_tmp. */
+int hxg_nl_atoms(void *stream, hxg_atoms_view a, hxg_cells_view c, hxg_lists_view l,
+                 const int32_t *maps, int nmaps, hxg_flags *flags);
 
 /* Cell scan scratch: HXG_MAX_SCAN_BLOCKS - 1 chunks of 4096 cells at most
  * (268 million cells, enough for half-cutoff cells over 600 million atoms
@@ -206,83 +280,73 @@ int hxg_nl_atoms(void *stream, int ntotal, const hxg_list *nl, const int32_t *ma
  * ... + cnt[c-1] for c <= n, in one launch on stream; scan_tmp as above. */
 int hxg_scan(void *stream, const int32_t *cnt, int32_t *start, int n, int32_t *scan_tmp);
 
-/* Host-driven list build over ntotal atoms at x (stride xs floats: 3 or 4)
- * in one pass: cell counts, scan, fill (sorted within a cell), then lists
- * (the single-rank host path; several ranks build in two halves, below). Home atoms
- * (i < nhome) get loc (home neighbours) and nl (halo neighbours); halo atoms
- * get nl (partners in pairs this rank owns by the zone rule). zones: 4
- * bytes per atom, or NULL when there is no halo. xsort: 4 floats per atom,
- * the positions in cell order with each atom's index in w (scratch). With
- * nl.row set (xs 3), nl is compact as in hxg_build_nonlocal (rows from
- * near_rows, pos). */
-int hxg_build_lists(void *stream, int nhome, int ntotal, const float *x, int xs,
-                    const uint8_t *zones, hxg_cellgrid cg, hxg_geom g, float rh2,
-                    const float near_rows[3], int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof,
-                    int32_t *cellatoms, float *xsort, int32_t *scan_tmp, int32_t *pos,
-                    hxg_list loc, hxg_list nl, hxg_flags *flags);
+/* Host-driven list build over the a.ntotal local atoms in one pass: cell
+ * counts, scan, fill (sorted within a cell), then lists (the single-rank
+ * host path; several ranks build in two halves, below). Positions: x3
+ * where it is given (several ranks), else x4. Home atoms (i < nhome) get
+ * l.loc (home neighbours) and l.nl (halo neighbours); halo atoms get l.nl
+ * (partners in pairs this rank owns by the zone rule; a.zones NULL when
+ * there is no halo). Cell lists in c (start over all local atoms; xsort:
+ * the positions in cell order with each atom's index in w). With l.nl.row
+ * set (positions x3), nl is compact as in hxg_build_nonlocal (rows from
+ * l.near_rows, l.pos). */
+int hxg_build_lists(void *stream, hxg_atoms_view a, hxg_cells_view c, hxg_lists_view l,
+                    hxg_flags *flags);
 
-/* The local list loc of n atoms already in cell order (x4 sorted, cell
- * starts in cell_start from that sort), ungated: the single-rank set-up,
- * the rebuild of a list that overflowed (after it grew), and the local
- * half of a multi-rank build (only home atoms count: with several ranks
- * it is the list hxg_build_lists would make). */
-int hxg_build_sorted(void *stream, int n, const float *x4, hxg_cellgrid cg, hxg_geom g, float rh2,
-                     const int32_t *cell_start, hxg_list loc, hxg_flags *flags);
+/* The local list l.loc of the a.nhome atoms already in cell order (x4
+ * sorted, cell starts in c.start from that sort), ungated: the single-rank
+ * set-up, the rebuild of a list that overflowed (after it grew), and the
+ * local half of a multi-rank build (only home atoms count: with several
+ * ranks it is the list hxg_build_lists would make). */
+int hxg_build_sorted(void *stream, hxg_atoms_view a, hxg_cells_view c, hxg_lists_view l,
+                     hxg_flags *flags);
 
-/* The non-local half of a multi-rank build: nl of every local atom (the
+/* The non-local half of a multi-rank build: l.nl of every local atom (the
  * halo neighbours of home atoms; the partners of halo atoms in pairs this
  * rank owns, home ones first), from x (home then halo atoms, 3 floats
- * each), the sorted home positions x4 with their cell starts home_start,
- * and cell lists of the halo atoms built here into cell_cnt, cell_start,
- * cellof, cellatoms, xsort, scan_tmp (none of which the local half reads,
- * so that it may run beside this). near[d]: the domain's upper bound less
- * rh and a margin along a dimension with pulses, FLT_MAX along the others:
- * home atoms below it along every dimension skip the halo's cells. The
- * list is compact (nl.row and rowatom are required): every halo atom and
- * every home atom at or past near_rows (near as the geometry gives it;
- * tests move near alone) along some dimension gets a row, in index order
- * (counted into pos, ntotal + 1 ints); atoms past nl.stride rows get none,
- * and flags->need_rows says how many rows the build needed. An atom
- * without a row that finds non-local partners sets flags->unreached
- * (index + 1) and keeps a count of 0. halo_pairs 0: pulses run along one
- * dimension only, so that no pair of two halo atoms is this rank's, and
- * halo atoms walk the home atoms' cells alone. rowatom (nl.stride ints):
- * the atom of each row, written here, so that the build walks the rows
- * alone (atoms without a row get a count of 0). */
-int hxg_build_nonlocal(void *stream, int nhome, int ntotal, const float *x, const float *x4,
-                       const int32_t *home_start, const uint8_t *zones, hxg_cellgrid cg, hxg_geom g,
-                       float rh2, const float near[3], const float near_rows[3], int halo_pairs,
-                       int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof, int32_t *cellatoms,
-                       float *xsort, int32_t *scan_tmp, int32_t *pos, int32_t *rowatom, hxg_list nl,
-                       hxg_flags *flags);
+ * each; read only), the sorted home positions a.x4 with their cell starts
+ * c.start, a.zones, and cell lists of the halo atoms built here into
+ * c.cnt, c.halo_start, c.cellof, c.atoms, c.xsort, c.scan_tmp (none of
+ * which the local half reads, so that it may run beside this). l.near[d]:
+ * the domain's upper bound less rh and a margin along a dimension with
+ * pulses, FLT_MAX along the others: home atoms below it along every
+ * dimension skip the halo's cells. The list is compact (nl.row and
+ * l.rowatom are required): every halo atom and every home atom at or past
+ * l.near_rows (near as the geometry gives it; tests move near alone) along
+ * some dimension gets a row, in index order (counted into l.pos, ntotal +
+ * 1 ints); atoms past nl.stride rows get none, and flags->need_rows says
+ * how many rows the build needed. An atom without a row that finds
+ * non-local partners sets flags->unreached (index + 1) and keeps a count
+ * of 0. l.halo_pairs 0: pulses run along one dimension only, so that no
+ * pair of two halo atoms is this rank's, and halo atoms walk the home
+ * atoms' cells alone. l.rowatom (nl.stride ints): the atom of each row,
+ * written here, so that the build walks the rows alone (atoms without a
+ * row get a count of 0). */
+int hxg_build_nonlocal(void *stream, const float *x, hxg_atoms_view a, hxg_cells_view c,
+                       hxg_lists_view l, hxg_flags *flags);
 
-/* Cell sort of n home atoms on the device (x4, v4, id permuted through the
- * scratch arrays s*, xold4 set to the sorted positions; perm: n ints; with
- * adopt 0 the sorted atoms are left in s*, for the caller to swap). The
- * multi-rank device rebuild's sort; positions must be inside the grid.
- * dn (device, may be NULL): the atom count, read by the kernels when they
- * run (n then only bounds it), so that one captured graph serves every
- * rebuild whatever its count. */
-int hxg_sort_home(void *stream, int adopt, int n, const int32_t *dn, float *x4, float *v4,
-                  int64_t *id, float *xold4, float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg,
-                  hxg_geom g, int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof,
-                  int32_t *perm, int32_t *scan_tmp, hxg_flags *flags);
+/* Cell sort of the a.nhome home atoms on the device (x4, v4, id permuted
+ * through the scratch arrays sx4, sv4, sid, xold4 set to the sorted
+ * positions; c.atoms: the permutation; with adopt 0 the sorted atoms are
+ * left in the scratch, for the caller to swap). The multi-rank device
+ * rebuild's sort; positions must be inside the grid. dn (device, may be
+ * NULL): the atom count, read by the kernels when they run (a.nhome then
+ * only bounds it), so that one captured graph serves every rebuild
+ * whatever its count. */
+int hxg_sort_home(void *stream, hxg_atoms_view a, hxg_cells_view c, const int32_t *dn, int adopt,
+                  hxg_flags *flags);
 
 /* Single-rank rebuild on the device: a sequence of kernels that each decide
- * alike, as LAMMPS's Neighbor::decide, whether this step rebuilds (step < 0:
- * the step is flags->cur): only when step % every == 0, step - last_build
- * >= delay and, with check, flags->moved_step == step; otherwise each
- * returns at once, so the sequence can be captured once and replayed every
- * candidate step. A rebuild wraps x into the box, sorts atoms by cell (x4,
- * v4, id permuted through the scratch arrays s*), sets xold4, builds loc and
- * reports into *report. No host synchronisation. A build that overflows loc
- * sets flags->halt (see hxg_flags): the host grows the list, builds it
- * again (hxg_build_sorted) and finishes the step. */
-int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int64_t *id, float *xold4,
-                       float *sx4, float *sv4, int64_t *sid, hxg_cellgrid cg, hxg_geom g, float rh2,
-                       int32_t *cell_cnt, int32_t *cell_start, int32_t *cellof, int32_t *perm,
-                       int32_t *scan_tmp, hxg_list loc, hxg_flags *flags, hxg_report *report,
-                       int64_t step, int every, int delay, int check);
+ * alike (d, with d.every < 1 taken as 1) whether this step rebuilds;
+ * otherwise each returns at once, so the sequence can be captured once
+ * and replayed every candidate step. A rebuild wraps x4 into the box,
+ * sorts atoms by cell (x4, v4, id permuted through the scratch arrays,
+ * c.atoms the permutation), sets xold4, builds l.loc and reports into
+ * *report. No host synchronisation. A build that overflows loc sets
+ * flags->halt (see hxg_flags): the host grows the list, builds it again
+ * (hxg_build_sorted) and finishes the step. */
+int hxg_rebuild_single(void *stream, hxg_atoms_view a, hxg_cells_view c, hxg_lists_view l,
+                       hxg_decide d, hxg_report *report);
 
 /* Steps the GPU engine has replayed from CUDA graphs so far,
  * on this rank, for tests and logs. */

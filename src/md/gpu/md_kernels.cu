@@ -308,6 +308,24 @@ __device__ __forceinline__ void hxg_pair(float3 xi, float3 xj, const hxg_lj &lj,
      : (TPP) == 4 ? HXG_TPP4_##WHAT                                                                \
                   : HXG_FORCE_##WHAT)
 
+/* The TPP partial forces of an atom (and with THERMO its energy and
+ * virial) summed by xor shuffles: every thread of the group ends with the
+ * sums. */
+template <int TPP, bool THERMO>
+__device__ __forceinline__ void hxg_force_meet(float &fx, float &fy, float &fz, float &e, float &w)
+{
+#pragma unroll
+    for (int o = TPP / 2; o > 0; o >>= 1) {
+        fx += __shfl_xor_sync(HXG_FULL, fx, o);
+        fy += __shfl_xor_sync(HXG_FULL, fy, o);
+        fz += __shfl_xor_sync(HXG_FULL, fz, o);
+        if (THERMO) {
+            e += __shfl_xor_sync(HXG_FULL, e, o);
+            w += __shfl_xor_sync(HXG_FULL, w, o);
+        }
+    }
+}
+
 template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL, bool ROOM>
 __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, ROOM, MINB))
     hxg_k_force(int n, const int32_t *__restrict__ idx, const float *__restrict__ x, hxg_list l,
@@ -393,16 +411,7 @@ __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, ROOM, MINB))
         }
     }
     float fx = fi.x, fy = fi.y, fz = fi.z;
-#pragma unroll
-    for (int o = TPP / 2; o > 0; o >>= 1) {
-        fx += __shfl_xor_sync(HXG_FULL, fx, o);
-        fy += __shfl_xor_sync(HXG_FULL, fy, o);
-        fz += __shfl_xor_sync(HXG_FULL, fz, o);
-        if (THERMO) {
-            e += __shfl_xor_sync(HXG_FULL, e, o);
-            w += __shfl_xor_sync(HXG_FULL, w, o);
-        }
-    }
+    hxg_force_meet<TPP, THERMO>(fx, fy, fz, e, w);
     double mv2 = 0.0;
     const bool lead = active && sub == 0;
     if (lead) {
@@ -430,21 +439,35 @@ __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, ROOM, MINB))
         hxg_block_acc(lead ? 0.5 * (double) e : 0.0, lead ? 0.5 * (double) w : 0.0, mv2, acc);
 }
 
+/* The arguments of hxg_k_force, in its order, as the launchers below pass
+ * them on. */
+struct hxg_force_k {
+    int n;
+    const int32_t *idx;
+    const float *x;
+    hxg_list l;
+    hxg_lj lj;
+    hxg_geom g;
+    float *f;
+    float4 *v;
+    float dtf, mass;
+    double *acc;
+    hxg_flags *flags;
+};
+
 /* PDL: launched with programmatic stream serialisation, so that the
  * kernel's blocks may start once the kernel before it on the stream lets
  * them (griddepcontrol.launch_dependents, the fused forward exchange does
  * at entry) and wait inside for its end (hxi_dev_grid_wait). */
 template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL, bool ROOM>
-static cudaError_t hxg_launch_force(cudaStream_t s, int n, const int32_t *idx, const float *x,
-                                    hxg_list l, hxg_lj lj, hxg_geom g, float *f, float4 *v,
-                                    float dtf, float mass, double *acc, hxg_flags *flags)
+static cudaError_t hxg_launch_force(cudaStream_t s, const hxg_force_k &k)
 {
     const int block = 128;
-    const long long threads = (long long) (n > 0 ? n : 1) * TPP;
+    const long long threads = (long long) (k.n > 0 ? k.n : 1) * TPP;
     const int grid = (int) ((threads + block - 1) / block);
     if (!PDL) {
-        hxg_k_force<TPP, XS, THERMO, WRITE, KICK, false, ROOM>
-            <<<grid, block, 0, s>>>(n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags);
+        hxg_k_force<TPP, XS, THERMO, WRITE, KICK, false, ROOM><<<grid, block, 0, s>>>(
+            k.n, k.idx, k.x, k.l, k.lj, k.g, k.f, k.v, k.dtf, k.mass, k.acc, k.flags);
         return cudaGetLastError();
     }
     cudaLaunchConfig_t cfg = {};
@@ -456,8 +479,8 @@ static cudaError_t hxg_launch_force(cudaStream_t s, int n, const int32_t *idx, c
     cfg.stream = s;
     cfg.attrs = at;
     cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, hxg_k_force<TPP, XS, THERMO, WRITE, KICK, PDL, ROOM>, n, idx, x,
-                              l, lj, g, f, v, dtf, mass, acc, flags);
+    return cudaLaunchKernelEx(&cfg, hxg_k_force<TPP, XS, THERMO, WRITE, KICK, PDL, ROOM>, k.n,
+                              k.idx, k.x, k.l, k.lj, k.g, k.f, k.v, k.dtf, k.mass, k.acc, k.flags);
 }
 
 /* The kernel variant for the pointers given: f == NULL computes energies
@@ -466,14 +489,12 @@ static cudaError_t hxg_launch_force(cudaStream_t s, int n, const int32_t *idx, c
  * PDL; room (the local forces at 2 or 4 threads an atom) takes the
  * settings that leave room beside them (HXG_ROOM_*). */
 template <int TPP, bool ROOM = false>
-static cudaError_t hxg_force_tpp(cudaStream_t s, int xs, int n, const int32_t *idx, const float *x,
-                                 hxg_list l, hxg_lj lj, hxg_geom g, float *f, float4 *v, float dtf,
-                                 float mass, double *acc, hxg_flags *flags, bool pdl)
+static cudaError_t hxg_force_tpp(cudaStream_t s, int xs, const hxg_force_k &k, bool pdl)
 {
-    const bool th = acc != nullptr;
+    const bool th = k.acc != nullptr;
+    const bool f = k.f != nullptr, v = k.v != nullptr;
 #define HXG_F(XS_, TH_, W_, K_, P_)                                                                \
-    hxg_launch_force<TPP, XS_, TH_, W_, K_, P_, ROOM && XS_ == 4>(s, n, idx, x, l, lj, g, f, v,    \
-                                                                  dtf, mass, acc, flags)
+    hxg_launch_force<TPP, XS_, TH_, W_, K_, P_, ROOM && XS_ == 4>(s, k)
     if (xs == 4) {
         if (f && v)
             return th ? HXG_F(4, true, true, true, false) : HXG_F(4, false, true, true, false);
@@ -491,27 +512,19 @@ static cudaError_t hxg_force_tpp(cudaStream_t s, int xs, int n, const int32_t *i
 #undef HXG_F
 }
 
-static cudaError_t hxg_force(cudaStream_t s, int tpp, int xs, int n, const int32_t *idx,
-                             const float *x, hxg_list l, hxg_lj lj, hxg_geom g, float *f, float4 *v,
-                             float dtf, float mass, double *acc, hxg_flags *flags, bool pdl,
+static cudaError_t hxg_force(cudaStream_t s, int tpp, int xs, const hxg_force_k &k, bool pdl,
                              bool room)
 {
     room = room && xs == 4;
     switch (tpp) {
     case 1:
-        return hxg_force_tpp<1>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags, pdl);
+        return hxg_force_tpp<1>(s, xs, k, pdl);
     case 2:
-        return room
-                   ? hxg_force_tpp<2, true>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags,
-                                            pdl)
-                   : hxg_force_tpp<2>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags, pdl);
+        return room ? hxg_force_tpp<2, true>(s, xs, k, pdl) : hxg_force_tpp<2>(s, xs, k, pdl);
     case 4:
-        return room
-                   ? hxg_force_tpp<4, true>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags,
-                                            pdl)
-                   : hxg_force_tpp<4>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags, pdl);
+        return room ? hxg_force_tpp<4, true>(s, xs, k, pdl) : hxg_force_tpp<4>(s, xs, k, pdl);
     case 8:
-        return hxg_force_tpp<8>(s, xs, n, idx, x, l, lj, g, f, v, dtf, mass, acc, flags, pdl);
+        return hxg_force_tpp<8>(s, xs, k, pdl);
     default:
         return cudaErrorInvalidValue;
     }
@@ -519,24 +532,23 @@ static cudaError_t hxg_force(cudaStream_t s, int tpp, int xs, int n, const int32
 
 /* ------------------------------------------------------------ launchers */
 
-extern "C" int hxg_kickdrift(void *stream, int n, float *x4, float *v4, float *f4,
-                             const float *xold4, float *x3, const float *fclose, float dtf,
-                             float dt, int neigh_check,
-                             int every, int delay, float trig2, int64_t step, hxg_flags *flags,
-                             double *acc_zero, unsigned long long cond)
+extern "C" int hxg_kickdrift(void *stream, hxg_atoms_view a, const float *fclose, hxg_consts k,
+                             hxg_decide d, double *acc_zero, unsigned long long cond)
 {
     const int block = 256;
+    const int n = a.nhome;
     const int grid = hxg_blocks(n > HXG_NACC ? n : HXG_NACC, block);
+    const int every = d.every > 0 ? d.every : 1;
     if (cond)
         hxg_k_kickdrift<true><<<grid, block, 0, (cudaStream_t) stream>>>(
-            n, (float4 *) x4, (float4 *) v4, (float4 *) f4, (const float4 *) xold4, x3, fclose, dtf,
-            dt, neigh_check, every > 0 ? every : 1, trig2, (long long) step, flags, acc_zero,
-            delay, (cudaGraphConditionalHandle) cond);
+            n, (float4 *) a.x4, (float4 *) a.v4, (float4 *) a.f4, (const float4 *) a.xold4, a.x3,
+            fclose, k.dtf, k.dt, d.check, every, k.trig2, (long long) d.step, d.flags, acc_zero,
+            d.delay, (cudaGraphConditionalHandle) cond);
     else
         hxg_k_kickdrift<false><<<grid, block, 0, (cudaStream_t) stream>>>(
-            n, (float4 *) x4, (float4 *) v4, (float4 *) f4, (const float4 *) xold4, x3, fclose, dtf,
-            dt, neigh_check, every > 0 ? every : 1, trig2, (long long) step, flags, acc_zero,
-            delay, 0);
+            n, (float4 *) a.x4, (float4 *) a.v4, (float4 *) a.f4, (const float4 *) a.xold4, a.x3,
+            fclose, k.dtf, k.dt, d.check, every, k.trig2, (long long) d.step, d.flags, acc_zero,
+            d.delay, 0);
     return (int) cudaGetLastError();
 }
 
@@ -581,31 +593,57 @@ extern "C" int hxg_set_cur(void *stream, hxg_flags *flags, int64_t cur)
     return (int) cudaGetLastError();
 }
 
-extern "C" int hxg_kick(void *stream, int n, float *v4, float *f4, const float *f3, float dtf,
-                        float mass, double *acc, const hxg_flags *flags)
+extern "C" int hxg_kick(void *stream, hxg_atoms_view a, const float *f3, hxg_consts k, double *acc,
+                        const hxg_flags *flags)
 {
+    const int n = a.nhome;
     if (n <= 0)
         return 0;
     const int block = 256;
     hxg_k_kick<<<hxg_blocks(n, block), block, 0, (cudaStream_t) stream>>>(
-        n, (float4 *) v4, (float4 *) f4, f3, dtf, mass, acc, flags);
+        n, (float4 *) a.v4, (float4 *) a.f4, f3, k.dtf, k.mass, acc, flags);
     return (int) cudaGetLastError();
 }
 
-extern "C" int hxg_force_local(void *stream, int tpp, int room, int n, const float *x4, hxg_list l,
-                               hxg_lj lj, hxg_geom g, float *f4, float *v4, float dtf, float mass,
-                               double *acc, hxg_flags *flags, int pdl)
+extern "C" int hxg_force_local(void *stream, hxg_atoms_view a, hxg_lists_view l, hxg_consts k,
+                               double *acc, hxg_flags *flags, int how)
 {
-    return (int) hxg_force((cudaStream_t) stream, tpp, 4, n, nullptr, x4, l, lj, g, f4,
-                           (float4 *) v4, dtf, mass, acc, flags, pdl != 0 && !flags, room != 0);
+    const bool kick = (how & HXG_FORCE_KICK) != 0;
+    hxg_force_k f;
+    f.n = a.nhome;
+    f.idx = nullptr;
+    f.x = a.x4;
+    f.l = l.loc;
+    f.lj = k.lj;
+    f.g = a.geom;
+    f.f = (how & HXG_FORCE_WRITE) ? a.f4 : nullptr;
+    f.v = kick ? (float4 *) a.v4 : nullptr;
+    f.dtf = kick ? k.dtf : 0.0f;
+    f.mass = k.mass;
+    f.acc = acc;
+    f.flags = flags;
+    return (int) hxg_force((cudaStream_t) stream, k.tpp, 4, f, (how & HXG_FORCE_PDL) && !flags,
+                           k.room != 0);
 }
 
-extern "C" int hxg_force_nonlocal(void *stream, int tpp, int n, const int32_t *idx, const float *x3,
-                                  hxg_list l, hxg_lj lj, hxg_geom g, float *f3, double *acc,
-                                  hxg_flags *flags, int pdl)
+extern "C" int hxg_force_nonlocal(void *stream, hxg_atoms_view a, hxg_lists_view l, hxg_consts k,
+                                  double *acc, hxg_flags *flags, int how)
 {
-    return (int) hxg_force((cudaStream_t) stream, tpp, 3, n, idx, x3, l, lj, g, f3, nullptr, 0.0f,
-                           0.0f, acc, flags, pdl != 0 && !flags, false);
+    hxg_force_k f;
+    f.n = l.nl_n;
+    f.idx = l.nl_idx;
+    f.x = a.x3;
+    f.l = l.nl;
+    f.lj = k.lj;
+    f.g = a.geom;
+    f.f = (how & HXG_FORCE_WRITE) ? a.f3 : nullptr;
+    f.v = nullptr;
+    f.dtf = 0.0f;
+    f.mass = 0.0f;
+    f.acc = acc;
+    f.flags = flags;
+    return (int) hxg_force((cudaStream_t) stream, k.tpp_nl, 3, f, (how & HXG_FORCE_PDL) && !flags,
+                           false);
 }
 
 /* dst[0 .. n) = src[0 .. n), or zeros where src is NULL: a kernel instead

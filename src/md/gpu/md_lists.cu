@@ -285,190 +285,241 @@ static int hxg_build_lanes(long long n, bool home = false)
     return n >= (home ? 160LL : 128LL) * sms ? 4 : HXG_BG;
 }
 
-/* The rows of a compact non-local list (hxg_k_nl_reach, a scan into pos,
- * hxg_k_nl_rows; rowatom may be NULL). */
-static cudaError_t hxg_nl_rows(cudaStream_t s, int nhome, int ntotal, const float *x, float3 near,
-                               int32_t *pos, hxg_list nl, int32_t *rowatom, int32_t *scan_tmp,
+/* The rows of a compact non-local list l.nl of the local atoms at x
+ * (hxg_k_nl_reach from l.near_rows, a scan into l.pos, hxg_k_nl_rows;
+ * rowatom may be NULL). */
+static cudaError_t hxg_nl_rows(cudaStream_t s, const float *x, const hxg_atoms_view &a,
+                               const hxg_lists_view &l, int32_t *rowatom, int32_t *scan_tmp,
                                hxg_flags *flags)
 {
+    const int nhome = a.nhome, ntotal = a.ntotal;
     if (ntotal <= 0)
         return cudaSuccess;
     const hxg_gate open = {flags, 0, 1, 0, 0, 0};
-    hxg_k_nl_reach<<<hxg_blocks(ntotal, 256), 256, 0, s>>>(nhome, ntotal, x, near, nl.row);
-    cudaError_t err = hxg_scan_cells(s, open, nl.row, pos, ntotal, scan_tmp);
+    const float3 near = make_float3(l.near_rows[0], l.near_rows[1], l.near_rows[2]);
+    hxg_k_nl_reach<<<hxg_blocks(ntotal, 256), 256, 0, s>>>(nhome, ntotal, x, near, l.nl.row);
+    cudaError_t err = hxg_scan_cells(s, open, l.nl.row, l.pos, ntotal, scan_tmp);
     if (err != cudaSuccess)
         return err;
     hxg_k_nl_rows<<<hxg_blocks((long long) ntotal + 1, 256), 256, 0, s>>>(
-        ntotal, pos, nl.row, nl.stride, rowatom, nl.cnt, flags);
+        ntotal, l.pos, l.nl.row, l.nl.stride, rowatom, l.nl.cnt, flags);
     return cudaGetLastError();
 }
 
-template <int XS, int L, bool HOME = false>
-static void hxg_launch_build_l(cudaStream_t s, hxg_gate gate, int nhome, int ntotal, const float *x,
-                               const float4 *xsort, const uint8_t *zones, hxg_cellgrid cg_,
-                               hxg_geom g, float rh2, const int32_t *start, bool indexed,
-                               hxg_list loc, hxg_list nl, hxg_flags *flags)
+/* The arguments of hxg_k_build, in its order, as its launchers pass them
+ * on. */
+struct hxg_build_k {
+    hxg_gate gate;
+    int nhome, ntotal;
+    const float *x;
+    const float4 *xsort;
+    const uint8_t *zones;
+    hxg_cellgrid cg_;
+    hxg_geom g;
+    float rh2;
+    const int32_t *start;
+    bool indexed;
+    hxg_list loc, nl;
+    hxg_flags *flags;
+};
+
+/* The same of hxg_k_build_nl. */
+struct hxg_build_nl_k {
+    int nhome;
+    const float *x;
+    const float4 *xhome;
+    const int32_t *hstart;
+    const float4 *xhalo;
+    const int32_t *start;
+    const uint8_t *zones;
+    hxg_cellgrid cg_;
+    hxg_geom g;
+    float rh2;
+    float3 near;
+    bool hp;
+    const int32_t *rowatom;
+    hxg_list nl;
+    hxg_flags *flags;
+};
+
+/* hxg_k_build's arguments from the views: the atoms of a with their zones,
+ * the cells c (starts c.start), the lists l; the positions (x, xsort) and
+ * indexed are the caller's to set. */
+static hxg_build_k hxg_build_args(hxg_gate gate, const hxg_atoms_view &a, const hxg_cells_view &c,
+                                  const hxg_lists_view &l, hxg_flags *flags)
 {
-    hxg_k_build<XS, L, HOME>
-        <<<hxg_blocks((long long) ntotal * L, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
-            gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start, indexed, loc, nl, flags);
+    hxg_build_k k;
+    k.gate = gate;
+    k.nhome = a.nhome;
+    k.ntotal = a.ntotal;
+    k.x = nullptr;
+    k.xsort = nullptr;
+    k.zones = a.zones;
+    k.cg_ = c.grid;
+    k.g = a.geom;
+    k.rh2 = l.rh2;
+    k.start = c.start;
+    k.indexed = false;
+    k.loc = l.loc;
+    k.nl = l.nl;
+    k.flags = flags;
+    return k;
 }
 
-template <int L>
-static void hxg_launch_build_nl(cudaStream_t s, int nhome, const float *x, const float4 *xhome,
-                                const int32_t *hstart, const float4 *xhalo, const int32_t *start,
-                                const uint8_t *zones, hxg_cellgrid cg_, hxg_geom g, float rh2,
-                                float3 near, bool hp, const int32_t *rowatom, hxg_list nl,
-                                hxg_flags *flags)
+template <int XS, int L, bool HOME = false>
+static void hxg_launch_build_l(cudaStream_t s, const hxg_build_k &k)
+{
+    hxg_k_build<XS, L, HOME>
+        <<<hxg_blocks((long long) k.ntotal * L, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
+            k.gate, k.nhome, k.ntotal, k.x, k.xsort, k.zones, k.cg_, k.g, k.rh2, k.start, k.indexed,
+            k.loc, k.nl, k.flags);
+}
+
+template <int L> static void hxg_launch_build_nl(cudaStream_t s, const hxg_build_nl_k &k)
 {
     /* A lane group for each row there is room for (the kernel reads how
      * many were given). */
     hxg_k_build_nl<L>
-        <<<hxg_blocks((long long) nl.stride * L, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
-            nhome, x, xhome, hstart, xhalo, start, zones, cg_, g, rh2, near, hp, rowatom, nl,
-            flags);
+        <<<hxg_blocks((long long) k.nl.stride * L, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
+            k.nhome, k.x, k.xhome, k.hstart, k.xhalo, k.start, k.zones, k.cg_, k.g, k.rh2, k.near,
+            k.hp, k.rowatom, k.nl, k.flags);
 }
 
 /* HOME: as hxg_walk_group's (and hxg_walk_home where one thread an atom
  * builds). */
 template <int XS, bool HOME = false>
-static void hxg_launch_build(cudaStream_t s, hxg_gate gate, int nhome, int ntotal, const float *x,
-                             const float4 *xsort, const uint8_t *zones, hxg_cellgrid cg_,
-                             hxg_geom g, float rh2, const int32_t *start, bool indexed,
-                             hxg_list loc, hxg_list nl, hxg_flags *flags)
+static void hxg_launch_build(cudaStream_t s, const hxg_build_k &k)
 {
-    switch (hxg_build_lanes(ntotal, HOME)) {
+    switch (hxg_build_lanes(k.ntotal, HOME)) {
     case 1:
-        hxg_launch_build_l<XS, 1, HOME>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start,
-                                        indexed, loc, nl, flags);
+        hxg_launch_build_l<XS, 1, HOME>(s, k);
         break;
     case 2:
-        hxg_launch_build_l<XS, 2, HOME>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start,
-                                        indexed, loc, nl, flags);
+        hxg_launch_build_l<XS, 2, HOME>(s, k);
         break;
     case 4:
-        hxg_launch_build_l<XS, 4, HOME>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2, start,
-                                        indexed, loc, nl, flags);
+        hxg_launch_build_l<XS, 4, HOME>(s, k);
         break;
     default:
-        hxg_launch_build_l<XS, HXG_BG, HOME>(s, gate, nhome, ntotal, x, xsort, zones, cg_, g, rh2,
-                                             start, indexed, loc, nl, flags);
+        hxg_launch_build_l<XS, HXG_BG, HOME>(s, k);
     }
 }
 
-/* The local list of n home atoms stored in cell order at x4 (candidate k is
- * atom k): hxg_walk_home where one thread per atom builds, else the lane
- * groups' home walk. */
-static void hxg_launch_build_home(cudaStream_t s, hxg_gate gate, int n, const float *x4,
-                                  hxg_cellgrid cg_, hxg_geom g, float rh2,
-                                  const int32_t *cell_start, hxg_list loc, hxg_flags *flags)
+/* The local list l.loc of the a.nhome home atoms stored in cell order at
+ * x4 (candidate k is atom k; c.start their cell starts): hxg_walk_home
+ * where one thread per atom builds, else the lane groups' home walk. */
+static void hxg_launch_build_home(cudaStream_t s, hxg_gate gate, const hxg_atoms_view &a,
+                                  const hxg_cells_view &c, const hxg_lists_view &l,
+                                  hxg_flags *flags)
 {
     const hxg_list none = {nullptr, nullptr, 0, 0, nullptr, 0};
-    hxg_launch_build<4, true>(s, gate, n, n, x4, reinterpret_cast<const float4 *>(x4), nullptr, cg_,
-                              g, rh2, cell_start, false, loc, none, flags);
+    /* Every atom a home atom, the positions their own cell order. */
+    hxg_build_k k = hxg_build_args(gate, a, c, l, flags);
+    k.ntotal = a.nhome;
+    k.x = a.x4;
+    k.xsort = reinterpret_cast<const float4 *>(a.x4);
+    k.zones = nullptr;
+    k.indexed = false;
+    k.nl = none;
+    hxg_launch_build<4, true>(s, k);
 }
 
-extern "C" int hxg_build_lists(void *stream, int nhome, int ntotal, const float *x, int xs,
-                               const uint8_t *zones, hxg_cellgrid cg_, hxg_geom g, float rh2,
-                               const float near_rows[3], int32_t *cell_cnt, int32_t *cell_start,
-                               int32_t *cellof, int32_t *cellatoms, float *xsort, int32_t *scan_tmp,
-                               int32_t *pos, hxg_list loc, hxg_list nl, hxg_flags *flags)
+extern "C" int hxg_build_lists(void *stream, hxg_atoms_view a, hxg_cells_view c, hxg_lists_view l,
+                               hxg_flags *flags)
 {
     cudaStream_t s = (cudaStream_t) stream;
     const hxg_gate open = {flags, 0, 1, 0, 0, 0};
-    float4 *xs4 = reinterpret_cast<float4 *>(xsort);
+    const int xs = a.x3 ? 3 : 4;
+    const float *x = a.x3 ? a.x3 : a.x4;
     cudaError_t err = cudaSuccess;
-    if (nl.row && xs == 3)
-        err =
-            hxg_nl_rows(s, nhome, ntotal, x, make_float3(near_rows[0], near_rows[1], near_rows[2]),
-                        pos, nl, nullptr, scan_tmp, flags);
+    if (l.nl.row && xs == 3)
+        err = hxg_nl_rows(s, x, a, l, nullptr, c.scan_tmp, flags);
     if (err != cudaSuccess)
         return (int) err;
-    err = hxg_cell_lists(s, flags, ntotal, x, xs, 0, cg_, g, cell_cnt, cell_start, cellof,
-                         cellatoms, xs4, scan_tmp);
-    if (err != cudaSuccess || ntotal <= 0)
+    err = hxg_cell_lists(s, flags, a.ntotal, x, xs, 0, a.geom, c);
+    if (err != cudaSuccess || a.ntotal <= 0)
         return (int) err;
+    hxg_build_k k = hxg_build_args(open, a, c, l, flags);
+    k.x = x;
+    k.xsort = reinterpret_cast<const float4 *>(c.xsort);
+    k.indexed = true;
     if (xs == 4)
-        hxg_launch_build<4>(s, open, nhome, ntotal, x, xs4, zones, cg_, g, rh2, cell_start, true,
-                            loc, nl, flags);
+        hxg_launch_build<4>(s, k);
     else
-        hxg_launch_build<3>(s, open, nhome, ntotal, x, xs4, zones, cg_, g, rh2, cell_start, true,
-                            loc, nl, flags);
+        hxg_launch_build<3>(s, k);
     return (int) cudaGetLastError();
 }
 
-extern "C" int hxg_build_nonlocal(void *stream, int nhome, int ntotal, const float *x,
-                                  const float *x4, const int32_t *home_start, const uint8_t *zones,
-                                  hxg_cellgrid cg_, hxg_geom g, float rh2, const float near[3],
-                                  const float near_rows[3], int halo_pairs, int32_t *cell_cnt,
-                                  int32_t *cell_start, int32_t *cellof, int32_t *cellatoms,
-                                  float *xsort, int32_t *scan_tmp, int32_t *pos, int32_t *rowatom,
-                                  hxg_list nl, hxg_flags *flags)
+extern "C" int hxg_build_nonlocal(void *stream, const float *x, hxg_atoms_view a, hxg_cells_view c,
+                                  hxg_lists_view l, hxg_flags *flags)
 {
     cudaStream_t s = (cudaStream_t) stream;
-    if (!nl.row || !rowatom)
+    if (!l.nl.row || !l.rowatom)
         return (int) cudaErrorInvalidValue; /* the non-local list is always compact */
-    const int nhalo = ntotal - nhome;
-    const float3 nr = make_float3(near[0], near[1], near[2]);
-    float4 *xs4 = reinterpret_cast<float4 *>(xsort);
-    const float3 nrow = make_float3(near_rows[0], near_rows[1], near_rows[2]);
-    const bool hp = halo_pairs != 0;
-    cudaError_t err = hxg_nl_rows(s, nhome, ntotal, x, nrow, pos, nl, rowatom, scan_tmp, flags);
+    const int nhome = a.nhome, nhalo = a.ntotal - nhome;
+    cudaError_t err = hxg_nl_rows(s, x, a, l, l.rowatom, c.scan_tmp, flags);
     if (err != cudaSuccess)
         return (int) err;
-    err = hxg_cell_lists(s, flags, nhalo, x + 3 * (size_t) nhome, 3, nhome, cg_, g, cell_cnt,
-                         cell_start, cellof, cellatoms, xs4, scan_tmp);
-    if (err != cudaSuccess || ntotal <= 0)
+    hxg_cells_view halo = c; /* the halo atoms' cell lists: their own starts */
+    halo.start = c.halo_start;
+    err = hxg_cell_lists(s, flags, nhalo, x + 3 * (size_t) nhome, 3, nhome, a.geom, halo);
+    if (err != cudaSuccess || a.ntotal <= 0)
         return (int) err;
-    const float4 *xh = reinterpret_cast<const float4 *>(x4);
+    hxg_build_nl_k k;
+    k.nhome = nhome;
+    k.x = x;
+    k.xhome = reinterpret_cast<const float4 *>(a.x4);
+    k.hstart = c.start;
+    k.xhalo = reinterpret_cast<const float4 *>(c.xsort);
+    k.start = c.halo_start;
+    k.zones = a.zones;
+    k.cg_ = c.grid;
+    k.g = a.geom;
+    k.rh2 = l.rh2;
+    k.near = make_float3(l.near[0], l.near[1], l.near[2]);
+    k.hp = l.halo_pairs != 0;
+    k.rowatom = l.rowatom;
+    k.nl = l.nl;
+    k.flags = flags;
     /* Lanes by the atoms that walk: the halo (twice) and as many home atoms
      * near it. */
     switch (hxg_build_lanes(nhalo)) {
     case 1:
-        hxg_launch_build_nl<1>(s, nhome, x, xh, home_start, xs4, cell_start, zones, cg_, g, rh2, nr,
-                               hp, rowatom, nl, flags);
+        hxg_launch_build_nl<1>(s, k);
         break;
     case 2:
-        hxg_launch_build_nl<2>(s, nhome, x, xh, home_start, xs4, cell_start, zones, cg_, g, rh2, nr,
-                               hp, rowatom, nl, flags);
+        hxg_launch_build_nl<2>(s, k);
         break;
     case 4:
-        hxg_launch_build_nl<4>(s, nhome, x, xh, home_start, xs4, cell_start, zones, cg_, g, rh2, nr,
-                               hp, rowatom, nl, flags);
+        hxg_launch_build_nl<4>(s, k);
         break;
     default:
-        hxg_launch_build_nl<HXG_BG>(s, nhome, x, xh, home_start, xs4, cell_start, zones, cg_, g,
-                                    rh2, nr, hp, rowatom, nl, flags);
+        hxg_launch_build_nl<HXG_BG>(s, k);
     }
     return (int) cudaGetLastError();
 }
 
-extern "C" int hxg_build_sorted(void *stream, int n, const float *x4, hxg_cellgrid cg_, hxg_geom g,
-                                float rh2, const int32_t *cell_start, hxg_list loc,
+extern "C" int hxg_build_sorted(void *stream, hxg_atoms_view a, hxg_cells_view c, hxg_lists_view l,
                                 hxg_flags *flags)
 {
     const hxg_gate open = {flags, 0, 1, 0, 0, 0};
-    if (n <= 0)
+    if (a.nhome <= 0)
         return 0;
-    hxg_launch_build_home((cudaStream_t) stream, open, n, x4, cg_, g, rh2, cell_start, loc, flags);
+    hxg_launch_build_home((cudaStream_t) stream, open, a, c, l, flags);
     return (int) cudaGetLastError();
 }
 
-extern "C" int hxg_rebuild_single(void *stream, int n, float *x4, float *v4, int64_t *id,
-                                  float *xold4, float *sx4, float *sv4, int64_t *sid,
-                                  hxg_cellgrid cg_, hxg_geom g, float rh2, int32_t *cell_cnt,
-                                  int32_t *cell_start, int32_t *cellof, int32_t *perm,
-                                  int32_t *scan_tmp, hxg_list loc, hxg_flags *flags,
-                                  hxg_report *report, int64_t step, int every, int delay, int check)
+extern "C" int hxg_rebuild_single(void *stream, hxg_atoms_view a, hxg_cells_view c,
+                                  hxg_lists_view l, hxg_decide d, hxg_report *report)
 {
     cudaStream_t s = (cudaStream_t) stream;
-    const hxg_gate gate = {flags, (long long) step, every > 0 ? every : 1, delay, check, 1};
-    cudaError_t err = hxg_launch_sort(s, gate, true, true, n, nullptr, x4, v4, id, xold4, sx4, sv4,
-                                      sid, cg_, g, cell_cnt, cell_start, cellof, perm, scan_tmp);
+    const hxg_gate gate = {d.flags, (long long) d.step, d.every > 0 ? d.every : 1, d.delay, d.check,
+                           1};
+    cudaError_t err = hxg_launch_sort(s, gate, true, true, nullptr, a, c);
     if (err != cudaSuccess)
         return (int) err;
     /* Atoms are in cell order now: a cell's atoms are [start[c], start[c+1]). */
-    hxg_launch_build_home(s, gate, n, x4, cg_, g, rh2, cell_start, loc, flags);
+    hxg_launch_build_home(s, gate, a, c, l, d.flags);
     hxg_k_finish<<<1, 32, 0, s>>>(gate, report);
     return (int) cudaGetLastError();
 }
@@ -505,21 +556,22 @@ __global__ void hxg_k_nl_compact(int ntotal, const int32_t *__restrict__ flag,
         idx[pos[i]] = i;
 }
 
-extern "C" int hxg_nl_atoms(void *stream, int ntotal, const hxg_list *nl, const int32_t *maps,
-                            int nmaps, int32_t *flag, int32_t *pos, int32_t *scan_tmp, int32_t *idx,
-                            hxg_flags *flags)
+extern "C" int hxg_nl_atoms(void *stream, hxg_atoms_view a, hxg_cells_view c, hxg_lists_view l,
+                            const int32_t *maps, int nmaps, hxg_flags *flags)
 {
     cudaStream_t s = (cudaStream_t) stream;
     const hxg_gate open = {flags, 0, 1, 0, 0, 0};
+    const int ntotal = a.ntotal;
+    int32_t *flag = c.cellof; /* scratch */
     if (ntotal <= 0)
         return (int) cudaMemsetAsync(&flags->nl_atoms, 0, sizeof flags->nl_atoms, s);
-    hxg_k_nl_flag<<<hxg_blocks(ntotal, 256), 256, 0, s>>>(ntotal, nl->cnt, flag);
+    hxg_k_nl_flag<<<hxg_blocks(ntotal, 256), 256, 0, s>>>(ntotal, l.nl.cnt, flag);
     if (nmaps > 0)
         hxg_k_nl_flag_maps<<<hxg_blocks(nmaps, 256), 256, 0, s>>>(nmaps, maps, flag);
-    cudaError_t err = hxg_scan_cells(s, open, flag, pos, ntotal, scan_tmp);
+    cudaError_t err = hxg_scan_cells(s, open, flag, l.pos, ntotal, c.scan_tmp);
     if (err != cudaSuccess)
         return (int) err;
-    hxg_k_nl_compact<<<hxg_blocks((long long) ntotal + 1, 256), 256, 0, s>>>(ntotal, flag, pos, idx,
-                                                                             flags);
+    hxg_k_nl_compact<<<hxg_blocks((long long) ntotal + 1, 256), 256, 0, s>>>(ntotal, flag, l.pos,
+                                                                             l.nl_idx, flags);
     return (int) cudaGetLastError();
 }

@@ -148,8 +148,8 @@ hx_status hxg_eng_relist_single(hx_md_engine *e)
         } else if (built) {
             return HX_OK;
         }
-        CU(hxg_build_sorted((void *) e->s_loc, e->nhome, e->x4, e->cells, e->geom, e->lj.rh2,
-                            e->cell_start, e->loc, e->flags),
+        CU(hxg_build_sorted((void *) e->s_loc, hxg_eng_atoms_view(e), hxg_eng_cells_view(e),
+                            hxg_eng_lists_view(e), e->flags),
            "neighbour-list build launch");
         HXI_CHECK(read_flags(e, &fl, e->s_loc));
         built = 1;
@@ -161,9 +161,8 @@ hx_status hxg_eng_relist_single(hx_md_engine *e)
  * then their list. */
 static hx_status build_single(hx_md_engine *e)
 {
-    CU(hxg_sort_home((void *) e->s_loc, 1, e->nhome, NULL, e->x4, e->v4, e->id, e->xold4, e->sx4,
-                     e->sv4, e->sid, e->cells, e->geom, e->cell_cnt, e->cell_start, e->cellof,
-                     e->cellatoms, e->scan_tmp, e->flags),
+    CU(hxg_sort_home((void *) e->s_loc, hxg_eng_atoms_view(e), hxg_eng_cells_view(e), NULL, 1,
+                     e->flags),
        "cell sort launch");
     return hxg_eng_relist_single(e);
 }
@@ -177,14 +176,14 @@ hx_status hxg_eng_queue_local_list(hx_md_engine *e)
 {
     CU(cudaEventRecord(e->ev_list, e->s_nl), "event");
     CU(cudaStreamWaitEvent(e->s_loc, e->ev_list, 0), "event wait");
-    CU(hxg_build_sorted((void *) e->s_loc, e->nhome, e->x4, e->cells, e->geom, e->lj.rh2,
-                        e->cell_start, e->loc, e->flags),
+    CU(hxg_build_sorted((void *) e->s_loc, hxg_eng_atoms_view(e), hxg_eng_cells_view(e),
+                        hxg_eng_lists_view(e), e->flags),
        "local list build launch");
     CU(cudaEventRecord(e->ev_list, e->s_loc), "event");
     e->loc_queued = 1;
     if (e->rb_early) {
-        CU(hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj,
-                           e->geom, e->f4, NULL, 0.0f, e->mass, NULL, NULL, 0),
+        CU(hxg_force_local((void *) e->s_loc, hxg_eng_atoms_view(e), hxg_eng_lists_view(e),
+                           hxg_eng_consts(e), NULL, NULL, HXG_FORCE_WRITE),
            "local force launch");
         if (!e->loc_forces)
             e->early_n++;
@@ -198,15 +197,14 @@ hx_status hxg_eng_queue_local_list(hx_md_engine *e)
 static int nonlocal_chain(hx_md_engine *e, const void *arg, cudaStream_t s)
 {
     const hx_plan *plan = arg;
-    int err = hxg_build_nonlocal((void *) s, e->nhome, e->ntotal, hx_plan_device_coords(plan),
-                                 e->x4, e->cell_start, hx_plan_device_zones(plan), e->cells,
-                                 e->geom, e->lj.rh2, e->near, e->near_rows, e->halo_pairs,
-                                 e->cell_cnt, e->halo_start, e->cellof, e->cellatoms, e->xsort,
-                                 e->scan_tmp, e->nl_pos, e->nl_atom, e->nl, e->flags);
+    hxg_atoms_view a = hxg_eng_atoms_view(e);
+    const hxg_cells_view c = hxg_eng_cells_view(e);
+    const hxg_lists_view l = hxg_eng_lists_view(e);
+    a.zones = hx_plan_device_zones(plan);
+    int err = hxg_build_nonlocal((void *) s, hx_plan_device_coords(plan), a, c, l, e->flags);
     if (err == 0 && e->nl_on)
-        err = hxg_nl_atoms((void *) s, e->ntotal, &e->nl, hx_plan_device_maps(plan),
-                           hxg_eng_map_entries(plan), e->cellof, e->nl_pos, e->scan_tmp,
-                           e->nl_idx, e->flags);
+        err = hxg_nl_atoms((void *) s, a, c, l, hx_plan_device_maps(plan),
+                           hxg_eng_map_entries(plan), e->flags);
     return err;
 }
 
@@ -256,15 +254,10 @@ hx_status hxg_eng_build_lists(hx_md_engine *e)
         if (halves) {
             HXI_CHECK(launch_halves(e));
         } else {
-            const float *x = e->multi ? e->tx : e->x4;
-            hxg_list none = {NULL, NULL, 0, 0, NULL, 0};
             if (e->multi && e->nl.row)
                 HXI_CHECK(ensure_nl_rows(e));
-            CU(hxg_build_lists((void *) e->s_nl, e->nhome, e->ntotal, x, e->multi ? 3 : 4,
-                               e->multi ? e->zones : NULL, e->cells, e->geom, e->lj.rh2,
-                               e->near_rows, e->cell_cnt, e->cell_start, e->cellof, e->cellatoms,
-                               e->xsort, e->scan_tmp, e->nl_pos, e->loc, e->multi ? e->nl : none,
-                               e->flags),
+            CU(hxg_build_lists((void *) e->s_nl, hxg_eng_atoms_view(e), hxg_eng_cells_view(e),
+                               hxg_eng_lists_view(e), e->flags),
                "neighbour-list build launch");
         }
         hxg_flags fl;

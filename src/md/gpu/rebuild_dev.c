@@ -73,24 +73,19 @@ hx_status hxg_eng_census(hx_md_engine *e)
 
 /* What the cell sort of the home atoms reads (one chain, replayed while
  * these stay the same, see chain.c): the arrays, the grid and the capacity
- * its grids are sized for; the count of this rebuild is read on the device
- * (flags->nhome). */
+ * its grids are sized for (atoms.nhome); the count of this rebuild is
+ * read on the device (flags->nhome). Only those fields are set, the rest
+ * zero, so that nothing else the views could hold starts a new capture. */
 typedef struct sort_args {
-    float *x4, *v4, *xold4, *sx4, *sv4;
-    int64_t *id, *sid;
-    int32_t *cell_cnt, *cell_start, *cellof, *cellatoms, *scan_tmp;
+    hxg_atoms_view atoms;
+    hxg_cells_view cells;
     hxg_flags *flags;
-    hxg_cellgrid cells;
-    hxg_geom geom;
-    int cap;
 } sort_args;
 
 static int sort_chain(const void *arg, cudaStream_t s)
 {
     const sort_args *a = arg;
-    return hxg_sort_home((void *) s, 0, a->cap, &a->flags->nhome, a->x4, a->v4, a->id, a->xold4,
-                         a->sx4, a->sv4, a->sid, a->cells, a->geom, a->cell_cnt, a->cell_start,
-                         a->cellof, a->cellatoms, a->scan_tmp, a->flags);
+    return hxg_sort_home((void *) s, a->atoms, a->cells, &a->flags->nhome, 0, a->flags);
 }
 
 /* The cell sort of this rebuild's home atoms, on the non-local stream. */
@@ -98,22 +93,22 @@ static hx_status queue_sort(hx_md_engine *e)
 {
     sort_args a;
     memset(&a, 0, sizeof a); /* padding too: the arguments are compared as bytes */
-    a.x4 = e->x4;
-    a.v4 = e->v4;
-    a.xold4 = e->xold4;
-    a.sx4 = e->sx4;
-    a.sv4 = e->sv4;
-    a.id = e->id;
-    a.sid = e->sid;
-    a.cell_cnt = e->cell_cnt;
-    a.cell_start = e->cell_start;
-    a.cellof = e->cellof;
-    a.cellatoms = e->cellatoms;
-    a.scan_tmp = e->scan_tmp;
+    a.atoms.x4 = e->x4;
+    a.atoms.v4 = e->v4;
+    a.atoms.xold4 = e->xold4;
+    a.atoms.sx4 = e->sx4;
+    a.atoms.sv4 = e->sv4;
+    a.atoms.id = e->id;
+    a.atoms.sid = e->sid;
+    a.atoms.geom = e->geom;
+    a.atoms.nhome = e->cap_home;
+    a.cells.grid = e->cells;
+    a.cells.cnt = e->cell_cnt;
+    a.cells.start = e->cell_start;
+    a.cells.cellof = e->cellof;
+    a.cells.atoms = e->cellatoms;
+    a.cells.scan_tmp = e->scan_tmp;
     a.flags = e->flags;
-    a.cells = e->cells;
-    a.geom = e->geom;
-    a.cap = e->cap_home;
     /* From pageable memory: the copy has taken the value when it returns. */
     CU(cudaMemcpyAsync(&e->flags->nhome, &e->nhome, sizeof e->nhome, cudaMemcpyHostToDevice,
                        e->s_nl),
@@ -142,29 +137,27 @@ static hx_status queue_sort(hx_md_engine *e)
     return HX_OK;
 }
 
-hx_status hxg_eng_rebuild_device(hx_md_engine *e)
+/* Orders the rebuild after its step's kick-drift. That runs on the local
+ * stream (behind the steps queued before it); everything after runs on the
+ * non-local one. The host does not drain the streams first: the
+ * migration's first kernels queue behind the kick-drift, and its first
+ * wait for them (which reports a failed kernel or a timed-out exchange of
+ * those steps, like the drain of the host path) holds what the drain did.
+ * Agreed. */
+static hx_status order_after_step(hx_md_engine *e)
 {
-    double tp = hxi_now();
     hx_status st = HX_OK;
-    long long calls0;
-    double calls0_s;
-    hxi_comm_tally(&calls0, &calls0_s);
-    /* The kick-drift of this step runs on the local stream (behind the
-     * steps queued before it); everything after runs on the non-local one.
-     * The host does not drain the streams first: the migration's first
-     * kernels queue behind the kick-drift, and its first wait for them
-     * (which reports a failed kernel or a timed-out exchange of those
-     * steps, like the drain of the host path) holds what the drain did. */
     if (cudaEventRecord(e->ev_kd, e->s_loc) != cudaSuccess ||
         cudaStreamWaitEvent(e->s_nl, e->ev_kd, 0) != cudaSuccess)
         st = cuda_fail(cudaGetLastError(), "ordering a rebuild after its step");
-    HXI_CHECK(hxi_agree(e->comm, st));
-    hxg_eng_phase_mark(e->dev_phase, phase_names, 0, &tp);
-    double t0 = tp;
-    e->rb_early = e->early_forces && !e->rb_thermo; /* see engine.h */
-    e->loc_forces = 0;
-    e->rb_t0 = t0;
+    return hxi_agree(e->comm, st);
+}
 
+/* The migration (phase 1), then the cell sort of the migrated home atoms
+ * and the local list behind it (phase 2). Agreed. */
+static hx_status migrate_and_sort(hx_md_engine *e, double *tp)
+{
+    hx_status st = HX_OK;
     int cap = e->cap_home;
     hx_dfield fields[2] = {{(void **) &e->v4, 16}, {(void **) &e->id, sizeof(int64_t)}};
     HXI_CHECK(hx_rebuild_migrate(e->rb, &e->nhome, &cap, &e->x4, 4, fields, 2));
@@ -172,7 +165,7 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
         e->growths++;
         st = hxg_eng_home_grown(e, cap);
     }
-    hxg_eng_phase_mark(e->dev_phase, phase_names, 1, &tp);
+    hxg_eng_phase_mark(e->dev_phase, phase_names, 1, tp);
 
     if (st == HX_OK)
         st = hxg_eng_ensure_capacity(e, e->nhome, e->nhome);
@@ -202,8 +195,16 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     if (st == HX_OK && !e->local_late)
         st = hxg_eng_queue_local_list(e);
     HXI_CHECK(hxi_agree(e->comm, st));
-    hxg_eng_phase_mark(e->dev_phase, phase_names, 2, &tp);
+    hxg_eng_phase_mark(e->dev_phase, phase_names, 2, tp);
+    return HX_OK;
+}
 
+/* The halo plan of the sorted home atoms, made on the device (phase 3),
+ * and the transport's adoption of it (phase 4): it becomes e->plan.
+ * Agreed; on a failure the plan is destroyed, once the non-local lists
+ * that read its arrays are done. */
+static hx_status make_plan(hx_md_engine *e, double *tp)
+{
     hx_plan *plan = NULL;
     HXI_CHECK(hx_plan_create_device(&plan, e->rb, e->nhome, e->x4, 4));
     /* The plan holds the halo's coordinates already: the non-local lists
@@ -214,7 +215,7 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
      * 2,048,000 381.6 to 384.3), and wait for the forward exchange. */
     e->nhalo = hx_plan_nhalo(plan);
     e->ntotal = hx_plan_ntotal(plan);
-    st = hxg_eng_ensure_capacity(e, e->nhome, e->ntotal);
+    hx_status st = hxg_eng_ensure_capacity(e, e->nhome, e->ntotal);
     if (st == HX_OK && e->local_late == 2)
         st = hxg_eng_queue_local_list(e);
     const int early = e->nl_early == 1 || (e->nl_early != 0 && e->nhome < 2 * e->fill);
@@ -226,7 +227,7 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
         hx_plan_destroy(plan);
         return st;
     }
-    hxg_eng_phase_mark(e->dev_phase, phase_names, 3, &tp);
+    hxg_eng_phase_mark(e->dev_phase, phase_names, 3, tp);
     st = hxi_agree(e->comm, hx_transport_set_plan(e->t, plan));
     if (st != HX_OK) {
         cudaStreamSynchronize(e->s_b); /* its lists read the plan's arrays */
@@ -235,27 +236,35 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     }
     hx_plan_destroy(e->plan);
     e->plan = plan;
-    hxg_eng_phase_mark(e->dev_phase, phase_names, 4, &tp);
+    hxg_eng_phase_mark(e->dev_phase, phase_names, 4, tp);
+    return HX_OK;
+}
 
-    /* The sorted home positions become the transport's (the lists read
-     * the plan's zones where they are, until the next plan); the
-     * transport's own forward exchange then brings the halo (the same
-     * values the plan's exchange brought: the same float adds), so that
-     * every transport starts the step with its step count and signals
-     * where its next step expects them. */
+/* The sorted home positions become the transport's (the lists read the
+ * plan's zones where they are, until the next plan); the transport's own
+ * forward exchange then brings the halo (the same values the plan's
+ * exchange brought: the same float adds), so that every transport starts
+ * the step with its step count and signals where its next step expects
+ * them. Rank-local. */
+static hx_status adopt_coords(hx_md_engine *e)
+{
+    hx_status st = HX_OK;
     e->mg_dirty = 1; /* sizes (and maybe arrays) changed since the capture */
     e->tx = (float *) hx_transport_coords(e->t);
     e->tf = (float *) hx_transport_forces(e->t);
-    const int cerr = hxg_copy((void *) e->s_nl, e->tx, hx_plan_device_coords(plan), 3LL * e->nhome);
+    const int cerr =
+        hxg_copy((void *) e->s_nl, e->tx, hx_plan_device_coords(e->plan), 3LL * e->nhome);
     if (cerr != 0)
         st = cuda_fail(cerr, "adopting the plan's coordinates");
     if (st == HX_OK)
         st = hx_transport_forward(e->t);
-    /* Rank-local so far: agreed with the lists' outcome. */
-    hxg_eng_phase_mark(e->dev_phase, phase_names, 5, &tp);
-    e->stats.stage[HX_MD_MIGRATE] += tp - t0;
-    double t1 = tp;
+    return st;
+}
 
+/* The lists of the new atoms (st: the outcome of adopt_coords so far), and
+ * the forward exchange's end. Agreed. */
+static hx_status finish_lists(hx_md_engine *e, hx_status st)
+{
     const int room = e->loc.max + e->nl.max;
     if (st == HX_OK)
         st = hxg_eng_build_lists(e);
@@ -266,6 +275,29 @@ hx_status hxg_eng_rebuild_device(hx_md_engine *e)
     HXI_CHECK(hxi_agree(e->comm, st));
     if (e->check_atoms)
         HXI_CHECK(hxg_eng_census(e));
+    return HX_OK;
+}
+
+hx_status hxg_eng_rebuild_device(hx_md_engine *e)
+{
+    double tp = hxi_now();
+    long long calls0;
+    double calls0_s;
+    hxi_comm_tally(&calls0, &calls0_s);
+    HXI_CHECK(order_after_step(e));
+    hxg_eng_phase_mark(e->dev_phase, phase_names, 0, &tp);
+    double t0 = tp;
+    e->rb_early = e->early_forces && !e->rb_thermo; /* see engine.h */
+    e->loc_forces = 0;
+    e->rb_t0 = t0;
+    HXI_CHECK(migrate_and_sort(e, &tp));
+    HXI_CHECK(make_plan(e, &tp));
+    hx_status st = adopt_coords(e);
+    /* Rank-local so far: agreed with the lists' outcome. */
+    hxg_eng_phase_mark(e->dev_phase, phase_names, 5, &tp);
+    e->stats.stage[HX_MD_MIGRATE] += tp - t0;
+    double t1 = tp;
+    HXI_CHECK(finish_lists(e, st));
     hxg_eng_phase_mark(e->dev_phase, phase_names, 6, &tp);
     e->stats.stage[HX_MD_NEIGH] += tp - t1;
     e->rb_early = 0;

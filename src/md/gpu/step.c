@@ -78,7 +78,9 @@ hx_status hxg_eng_check_local(hx_md_engine *e, hx_status st)
 hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join,
                                     hxg_flags *gate, int close)
 {
-    const float dtf = e->cfg.nve ? e->dtf : 0.0f;
+    const hxg_atoms_view a = hxg_eng_atoms_view(e);
+    const hxg_lists_view l = hxg_eng_lists_view(e);
+    const hxg_consts kc = hxg_eng_consts(e);
     CU(cudaEventRecord(fork, e->s_loc), "event");
     CU(cudaStreamWaitEvent(e->s_nl, fork, 0), "event wait");
     int k = hxg_eng_tm_open(e, HX_MD_HALO_FWD, e->s_nl);
@@ -89,13 +91,13 @@ hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent
      * or the forward exchange (non-local): not in a voted step, whose
      * kernels read the vote's outcome, which the kernel before writes. */
     const int pdl = gate ? 0 : e->pdl;
-    CU(hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj, e->geom,
-                       e->f4, NULL, 0.0f, e->mass, NULL, gate, pdl & 2),
+    CU(hxg_force_local((void *) e->s_loc, a, l, kc, NULL, gate,
+                       HXG_FORCE_WRITE | ((pdl & 2) ? HXG_FORCE_PDL : 0)),
        "local force launch");
     hxg_eng_tm_close(e, k, e->s_loc);
     k = hxg_eng_tm_open(e, HX_MD_NONLOCAL, e->s_nl);
-    CU(hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, hxg_eng_nl_count(e), hxg_eng_nl_idx(e),
-                          e->tx, e->nl, e->lj, e->geom, e->tf, NULL, gate, pdl & 1),
+    CU(hxg_force_nonlocal((void *) e->s_nl, a, l, kc, NULL, gate,
+                          HXG_FORCE_WRITE | ((pdl & 1) ? HXG_FORCE_PDL : 0)),
        "non-local force launch");
     hxg_eng_tm_close(e, k, e->s_nl);
     k = hxg_eng_tm_open(e, HX_MD_HALO_REV, e->s_nl);
@@ -106,8 +108,7 @@ hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent
     if (!close)
         return HX_OK; /* the next kick-drift closes this step */
     k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
-    CU(hxg_kick((void *) e->s_loc, e->nhome, e->v4, e->f4, e->tf, dtf, e->mass, NULL, gate),
-       "kick launch");
+    CU(hxg_kick((void *) e->s_loc, a, e->tf, kc, NULL, gate), "kick launch");
     hxg_eng_tm_close(e, k, e->s_loc);
     return HX_OK;
 }
@@ -117,8 +118,7 @@ hx_status hxg_eng_close_kick(hx_md_engine *e)
     if (!e->kick_open)
         return HX_OK;
     e->kick_open = 0;
-    CU(hxg_kick((void *) e->s_loc, e->nhome, e->v4, e->f4, e->tf, e->cfg.nve ? e->dtf : 0.0f,
-                e->mass, NULL, NULL),
+    CU(hxg_kick((void *) e->s_loc, hxg_eng_atoms_view(e), e->tf, hxg_eng_consts(e), NULL, NULL),
        "kick launch");
     return HX_OK;
 }
@@ -138,11 +138,10 @@ hx_status hxg_eng_close_kick(hx_md_engine *e)
  * beside the local one.) */
 static hx_status launch_multi(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join, int open)
 {
-    const hx_md_config *c = &e->cfg;
+    const hxg_decide d = {e->flags, 0, e->cfg.neigh_every, 0, 0};
     int k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
-    CU(hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4, e->tx,
-                     open ? e->tf : NULL, c->nve ? e->dtf : 0.0f, c->nve ? e->dt : 0.0f, 0,
-                     c->neigh_every, 0, e->trig2, 0, e->flags, NULL, 0),
+    CU(hxg_kickdrift((void *) e->s_loc, hxg_eng_atoms_view(e), open ? e->tf : NULL,
+                     hxg_eng_consts(e), d, NULL, 0),
        "kick-drift launch");
     hxg_eng_tm_close(e, k, e->s_loc);
     return hxg_eng_launch_multi_rest(e, fork, join, NULL, !e->kick_fuse);
@@ -413,13 +412,14 @@ hx_status hxg_eng_rebuild_and_finish(hx_md_engine *e)
  * forwards the halo itself), and the closing kick; agreed on. */
 static hx_status step_forces(hx_md_engine *e, int rebuild, double *acc, hx_status st)
 {
-    const hx_md_config *c = &e->cfg;
     int k;
-    const float dtf = c->nve ? e->dtf : 0.0f;
+    const hxg_atoms_view a = hxg_eng_atoms_view(e);
+    const hxg_lists_view l = hxg_eng_lists_view(e);
+    const hxg_consts kc = hxg_eng_consts(e);
     if (st == HX_OK && !e->multi) {
         k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
-        if (hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj,
-                            e->geom, e->f4, e->v4, dtf, e->mass, acc, NULL, 0) != 0)
+        if (hxg_force_local((void *) e->s_loc, a, l, kc, acc, NULL,
+                            HXG_FORCE_WRITE | HXG_FORCE_KICK) != 0)
             st = cuda_fail(cudaGetLastError(), "force launch");
         hxg_eng_tm_close(e, k, e->s_loc);
         return st;
@@ -436,8 +436,7 @@ static hx_status step_forces(hx_md_engine *e, int rebuild, double *acc, hx_statu
             e->loc_forces = 0; /* queued by the rebuild behind the local list */
         } else if ((pass == 0) == (e->blocking_transport != 0)) {
             k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
-            if (hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj,
-                                e->geom, e->f4, NULL, 0.0f, e->mass, acc, NULL, 0) != 0)
+            if (hxg_force_local((void *) e->s_loc, a, l, kc, acc, NULL, HXG_FORCE_WRITE) != 0)
                 st = cuda_fail(cudaGetLastError(), "local force launch");
             hxg_eng_tm_close(e, k, e->s_loc);
         } else if (!rebuild) {
@@ -448,8 +447,8 @@ static hx_status step_forces(hx_md_engine *e, int rebuild, double *acc, hx_statu
     }
     if (st == HX_OK) {
         k = hxg_eng_tm_open(e, HX_MD_NONLOCAL, e->s_nl);
-        if (hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, hxg_eng_nl_count(e), hxg_eng_nl_idx(e),
-                               e->tx, e->nl, e->lj, e->geom, e->tf, acc, NULL, e->pdl & 1) != 0)
+        if (hxg_force_nonlocal((void *) e->s_nl, a, l, kc, acc, NULL,
+                               HXG_FORCE_WRITE | ((e->pdl & 1) ? HXG_FORCE_PDL : 0)) != 0)
             st = cuda_fail(cudaGetLastError(), "non-local force launch");
         hxg_eng_tm_close(e, k, e->s_nl);
     }
@@ -465,8 +464,7 @@ static hx_status step_forces(hx_md_engine *e, int rebuild, double *acc, hx_statu
         e->kick_open = 1; /* the next kick-drift closes this step */
     } else if (st == HX_OK) {
         k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
-        if (hxg_kick((void *) e->s_loc, e->nhome, e->v4, e->f4, e->tf, dtf, e->mass, acc, NULL) !=
-            0)
+        if (hxg_kick((void *) e->s_loc, a, e->tf, kc, acc, NULL) != 0)
             st = cuda_fail(cudaGetLastError(), "kick launch");
         hxg_eng_tm_close(e, k, e->s_loc);
     }
@@ -481,11 +479,9 @@ static hx_status kickdrift_host_path(hx_md_engine *e, int want_thermo, hx_status
     const hx_md_config *c = &e->cfg;
     int k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
     const float *fclose = e->kick_open ? e->tf : NULL; /* the step before's kick */
-    if (st == HX_OK && hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4,
-                                     e->multi ? e->tx : NULL, fclose, c->nve ? e->dtf : 0.0f,
-                                     c->nve ? e->dt : 0.0f, c->neigh_check, c->neigh_every, 0,
-                                     e->trig2, e->step, e->flags, want_thermo ? e->acc : NULL,
-                                     0) != 0)
+    const hxg_decide d = {e->flags, e->step, c->neigh_every, 0, c->neigh_check};
+    if (st == HX_OK && hxg_kickdrift((void *) e->s_loc, hxg_eng_atoms_view(e), fclose,
+                                     hxg_eng_consts(e), d, want_thermo ? e->acc : NULL, 0) != 0)
         st = cuda_fail(cudaGetLastError(), "kick-drift launch");
     if (st == HX_OK)
         e->kick_open = 0;
@@ -645,12 +641,13 @@ hx_status hxg_eng_force_pass(hx_md_engine *e, int write, double *acc)
         CU(cudaEventRecord(e->ev_acc, e->s_loc), "event");
         CU(cudaStreamWaitEvent(e->s_nl, e->ev_acc, 0), "event wait");
     }
-    CU(hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj, e->geom,
-                       write ? e->f4 : NULL, NULL, 0.0f, e->mass, acc, NULL, 0),
-       "local force launch");
+    const hxg_atoms_view a = hxg_eng_atoms_view(e);
+    const hxg_lists_view l = hxg_eng_lists_view(e);
+    hxg_consts kc = hxg_eng_consts(e);
+    const int how = write ? HXG_FORCE_WRITE : 0;
+    CU(hxg_force_local((void *) e->s_loc, a, l, kc, acc, NULL, how), "local force launch");
     if (e->multi) {
-        CU(hxg_force_nonlocal((void *) e->s_nl, e->tpp_nl, hxg_eng_nl_count(e), hxg_eng_nl_idx(e),
-                              e->tx, e->nl, e->lj, e->geom, write ? e->tf : NULL, acc, NULL, 0),
+        CU(hxg_force_nonlocal((void *) e->s_nl, a, l, kc, acc, NULL, how),
            "non-local force launch");
         if (write)
             HXI_CHECK(hx_transport_reverse(e->t));
@@ -658,8 +655,8 @@ hx_status hxg_eng_force_pass(hx_md_engine *e, int write, double *acc)
         CU(cudaStreamWaitEvent(e->s_loc, e->ev_rev, 0), "event wait");
     }
     /* Combine the halo-side forces (multi) and sum m v^2, without a kick. */
-    CU(hxg_kick((void *) e->s_loc, e->nhome, e->v4, e->f4, (e->multi && write) ? e->tf : NULL, 0.0f,
-                e->mass, acc, NULL),
+    kc.dtf = 0.0f; /* no kick */
+    CU(hxg_kick((void *) e->s_loc, a, (e->multi && write) ? e->tf : NULL, kc, acc, NULL),
        "kick launch");
     CU(cudaStreamSynchronize(e->s_loc), "force pass");
     if (e->multi)

@@ -12,6 +12,15 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The rebuild decision of a device-resident step (its step is flags->cur),
+ * as the kick-drift and the rebuild's kernels take it. */
+static hxg_decide device_decide(const hx_md_engine *e)
+{
+    const hx_md_config *c = &e->cfg;
+    const hxg_decide d = {e->flags, -1, c->neigh_every, c->neigh_delay, c->neigh_check};
+    return d;
+}
+
 /* The kernels of one device-resident step on the local stream: kick-drift,
  * the rebuild kernels where one may happen, forces with the closing kick.
  * The step number comes from flags->cur, so that the same launches can be
@@ -19,11 +28,9 @@
  * conditional node's condition (capture_conditional). */
 static hx_status launch_kickdrift(hx_md_engine *e, int want_thermo, unsigned long long cond)
 {
-    const hx_md_config *c = &e->cfg;
     int k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
-    CU(hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4, NULL, NULL,
-                     c->nve ? e->dtf : 0.0f, c->nve ? e->dt : 0.0f, c->neigh_check, c->neigh_every,
-                     c->neigh_delay, e->trig2, -1, e->flags, want_thermo ? e->acc : NULL, cond),
+    CU(hxg_kickdrift((void *) e->s_loc, hxg_eng_atoms_view(e), NULL, hxg_eng_consts(e),
+                     device_decide(e), want_thermo ? e->acc : NULL, cond),
        "kick-drift launch");
     hxg_eng_tm_close(e, k, e->s_loc);
     return HX_OK;
@@ -31,12 +38,9 @@ static hx_status launch_kickdrift(hx_md_engine *e, int want_thermo, unsigned lon
 
 static hx_status launch_rebuild(hx_md_engine *e, cudaStream_t s)
 {
-    const hx_md_config *c = &e->cfg;
     int k = hxg_eng_tm_open(e, HX_MD_NEIGH, s);
-    CU(hxg_rebuild_single((void *) s, e->nhome, e->x4, e->v4, e->id, e->xold4, e->sx4, e->sv4,
-                          e->sid, e->cells, e->geom, e->lj.rh2, e->cell_cnt, e->cell_start,
-                          e->cellof, e->cellatoms, e->scan_tmp, e->loc, e->flags, e->report_dev,
-                          -1, c->neigh_every, c->neigh_delay, c->neigh_check),
+    CU(hxg_rebuild_single((void *) s, hxg_eng_atoms_view(e), hxg_eng_cells_view(e),
+                          hxg_eng_lists_view(e), device_decide(e), e->report_dev),
        "device rebuild launch");
     hxg_eng_tm_close(e, k, s);
     return HX_OK;
@@ -44,11 +48,10 @@ static hx_status launch_rebuild(hx_md_engine *e, cudaStream_t s)
 
 static hx_status launch_forces(hx_md_engine *e, int want_thermo)
 {
-    const hx_md_config *c = &e->cfg;
     int k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
-    CU(hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj, e->geom,
-                       e->f4, e->v4, c->nve ? e->dtf : 0.0f, e->mass, want_thermo ? e->acc : NULL,
-                       e->flags, 0),
+    CU(hxg_force_local((void *) e->s_loc, hxg_eng_atoms_view(e), hxg_eng_lists_view(e),
+                       hxg_eng_consts(e), want_thermo ? e->acc : NULL, e->flags,
+                       HXG_FORCE_WRITE | HXG_FORCE_KICK),
        "force launch");
     hxg_eng_tm_close(e, k, e->s_loc);
     return HX_OK;
@@ -309,7 +312,6 @@ void hxg_eng_capture_single_ahead(hx_md_engine *e)
  * the old list and are captured again. */
 hx_status hxg_eng_recover_single(hx_md_engine *e)
 {
-    const hx_md_config *c = &e->cfg;
     for (int round = 0; round < 4; round++) {
         hxg_flags fl;
         CU(cudaStreamSynchronize(e->s_loc), "waiting for the halted steps");
@@ -322,9 +324,9 @@ hx_status hxg_eng_recover_single(hx_md_engine *e)
         e->list_regrowths++;
         e->report->need = 0;
         const int thermo_s = s == e->step && e->last_want;
-        CU(hxg_force_local((void *) e->s_loc, e->tpp, e->room, e->nhome, e->x4, e->loc, e->lj,
-                           e->geom, e->f4, e->v4, c->nve ? e->dtf : 0.0f, e->mass,
-                           thermo_s ? e->acc : NULL, e->flags, 0),
+        CU(hxg_force_local((void *) e->s_loc, hxg_eng_atoms_view(e), hxg_eng_lists_view(e),
+                           hxg_eng_consts(e), thermo_s ? e->acc : NULL, e->flags,
+                           HXG_FORCE_WRITE | HXG_FORCE_KICK),
            "force launch");
         for (int64_t t = s + 1; t <= e->step; t++)
             HXI_CHECK(launch_device_step(e, device_candidate(e, t), t == e->step && e->last_want));

@@ -80,11 +80,9 @@ void hxg_eng_vote_free(hx_md_engine *e)
  * step, gated by flags->halt. */
 static hx_status launch_voted(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join)
 {
-    const hx_md_config *c = &e->cfg;
+    const hxg_decide d = {e->flags, -1, 1, 0, 1}; /* the check at every step */
     int k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
-    CU(hxg_kickdrift((void *) e->s_loc, e->nhome, e->x4, e->v4, e->f4, e->xold4, e->tx, NULL,
-                     c->nve ? e->dtf : 0.0f, c->nve ? e->dt : 0.0f, 1, 1, 0, e->trig2, -1, e->flags,
-                     NULL, 0),
+    CU(hxg_kickdrift((void *) e->s_loc, hxg_eng_atoms_view(e), NULL, hxg_eng_consts(e), d, NULL, 0),
        "kick-drift launch");
     hxg_eng_tm_close(e, k, e->s_loc);
     k = hxg_eng_tm_open(e, HX_MD_OTHER, e->s_loc);
