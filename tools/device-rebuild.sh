@@ -3,10 +3,8 @@
 # call: build, the GPU tests (under MPS where there are more ranks than
 # GPUs), then halox-md on 1 and 2 GPUs (MPS stopped) at three sizes with the
 # rebuild's phase times (HALOX_LOG=1). Output under $OUT.
-#   [TRACE=1] [SIZES="20 40 80"] [HOST=0] [STRETCH=1] tools/device-rebuild.sh [test-regex] [steps]
-# HOST=0 leaves out the host-rebuild runs; STRETCH=1 adds 2-GPU runs whose
-# timed stretches are marked on the device (HALOX_MD_STRETCH_SYNC=0, the
-# way one rank times them), beside the default; MPS=0 runs the tests without
+#   [TRACE=1] [SIZES="20 40 80"] [HOST=0] tools/device-rebuild.sh [test-regex] [steps]
+# HOST=0 leaves out the host-rebuild runs; MPS=0 runs the tests without
 # MPS (one process per GPU: only tests of at most as many ranks as GPUs).
 # TRACE=1 adds timelines of 2 GPUs (HALOX_TRACE) and pictures of a step.
 set -u
@@ -17,7 +15,7 @@ STEPS=${2:-400}
 export NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 export HALOX_TIMEOUT_S=10 NVSHMEM_SYMMETRIC_SIZE=4G
 B=build-device
-X="-x NVSHMEM_DISABLE_NVLS -x NCCL_NVLS_ENABLE -x HALOX_TIMEOUT_S -x NVSHMEM_SYMMETRIC_SIZE -x HALOX_LOG -x HALOX_MD_HOST_REBUILD -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"
+X="-x NVSHMEM_DISABLE_NVLS -x NCCL_NVLS_ENABLE -x HALOX_TIMEOUT_S -x NVSHMEM_SYMMETRIC_SIZE -x HALOX_LOG -x HALOX_MD_REBUILD -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"
 FLAGS="--oversubscribe;--allow-run-as-root;--bind-to;none"
 for v in $X; do [ "$v" = -x ] || FLAGS="$FLAGS;-x;$v"; done
 cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHALOX_WITH_CUDA=ON -DHALOX_WITH_MPI=ON \
@@ -39,8 +37,7 @@ for s in ${SIZES:-20 40 80}; do
   echo "=== size $s: 1 GPU, 2 GPUs (device rebuild), 2 GPUs (host rebuild)"
   HALOX_LOG=1 run_group 120 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds," | sed 's/^/  1gpu /'
   HALOX_LOG=1 run_group 120 $MPIRUN -n 2 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds,|device rebuild,|rror" | sed 's/^/  2gpu /'
-  [ "${STRETCH:-0}" = 1 ] && HALOX_MD_STRETCH_SYNC=0 HALOX_LOG=1 run_group 120 $MPIRUN -x HALOX_MD_STRETCH_SYNC -n 2 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds,|rror" | sed 's/^/  2gpu-marked /'
-  [ "${HOST:-1}" = 1 ] && HALOX_MD_HOST_REBUILD=1 HALOX_LOG=1 run_group 120 $MPIRUN -n 2 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds,|rror" | sed 's/^/  2gpu-host /'
+  [ "${HOST:-1}" = 1 ] && HALOX_MD_REBUILD=host HALOX_LOG=1 run_group 120 $MPIRUN -n 2 $MD --gpu --size $s --steps $STEPS --thermo 0 --no-progress 2>&1 | grep -E "us/step|rebuilds,|rror" | sed 's/^/  2gpu-host /'
 done
 # TRACE=1: timelines at 32,000 and 256,000 atoms (HALOX_TRACE) on 2 GPUs
 # and on 1, with one step between rebuilds and one rebuild step drawn
