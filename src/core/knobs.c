@@ -36,8 +36,8 @@ const hxi_knob hxi_knob_table[] = {
 const int hxi_knob_count = (int) (sizeof hxi_knob_table / sizeof hxi_knob_table[0]);
 
 /* Variables named HALOX_* that halox itself does not read but its scripts
- * do: no warning for them. */
-static const char *const not_ours[] = {"HALOX_LMP"};
+ * do (tests/lammps_match.py, tools/test.sh): no warning for them. */
+static const char *const not_ours[] = {"HALOX_LMP", "HALOX_TEST_SANITIZE", "HALOX_TEST_FUZZ"};
 
 static struct hxi_knobs from_env; /* the environment's values (or defaults) */
 static struct hxi_knobs cur;      /* the same, after hxi_knobs_set */
@@ -277,11 +277,24 @@ const struct hxi_knobs *hxi_knobs(void)
     return &cur;
 }
 
+/* Whether this process is the first of its job as the launcher numbers
+ * them (or no launcher said): it alone warns, before MPI has started. */
+static int first_process(void)
+{
+    const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
+    for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++) {
+        const char *v = getenv(vars[k]);
+        if (v && *v)
+            return strcmp(v, "0") == 0;
+    }
+    return 1;
+}
+
 hx_status hxi_knobs_load(void)
 {
     static int warned = 0;
     pthread_once(&once, load_once);
-    if (unknown[0] && !warned) {
+    if (unknown[0] && !warned && first_process()) {
         warned = 1;
         hxi_warn("%s set, but halox reads no such variable (docs/environment.md lists those it "
                  "reads, and those renamed or removed)",
