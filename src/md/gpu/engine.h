@@ -42,7 +42,7 @@ struct hx_md_engine {
     hx_decomp decomp;
     int rank, nranks;
     int multi;        /* more than one rank: halo exchange */
-    int host_rebuild; /* rebuild through the host (HALOX_MD_HOST_REBUILD=1) */
+    int host_rebuild; /* rebuild through the host (HALOX_MD_REBUILD=host) */
     int device, ndevices, local_rank, local_size;
     unsigned char gpu_uuid[16]; /* the device's, to count the ranks sharing it */
     char device_name[256];
@@ -336,7 +336,7 @@ hx_status hxg_eng_queue_local_list(hx_md_engine *e);
  * non-local stream's work so far: they build while the transport adopts
  * the plan (whose set-up waits for the non-local stream). */
 hx_status hxg_eng_queue_nonlocal_list(hx_md_engine *e, const hx_plan *plan);
-/* HALOX_MD_CHECK_LISTS=1: the lists of a two-half build against those of
+/* HALOX_MD_CHECK=lists: the lists of a two-half build against those of
  * the one-pass build (lists_check.c). Rank-local. */
 hx_status hxg_eng_check_lists(hx_md_engine *e);
 
