@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,22 +17,15 @@
 
 extern char **environ;
 
+/* clang-format off */
 const hxi_knob hxi_knob_table[] = {
-#define HXK(NAME, field, TYPE, AUD, lo, hi, flags, values, dflt, shown, help)                      \
-    {#NAME,                                                                                        \
-     HXK_T_##TYPE,                                                                                 \
-     HXK_A_##AUD,                                                                                  \
-     lo,                                                                                           \
-     hi,                                                                                           \
-     flags,                                                                                        \
-     values,                                                                                       \
-     dflt,                                                                                         \
-     shown,                                                                                        \
-     help,                                                                                         \
+#define HXK(NAME, field, TYPE, AUD, lo, hi, flags, values, dflt, shown, help) \
+    {#NAME, HXK_T_##TYPE, HXK_A_##AUD, lo, hi, flags, values, dflt, shown, help, \
      offsetof(struct hxi_knobs, field)},
 #include "core/knobs.def"
 #undef HXK
 };
+/* clang-format on */
 const int hxi_knob_count = (int) (sizeof hxi_knob_table / sizeof hxi_knob_table[0]);
 
 /* Variables named HALOX_* that halox itself does not read but its scripts
@@ -45,8 +38,8 @@ static struct hxi_knobs cur;      /* the same, after hxi_knobs_set */
 static char *owned[2][sizeof hxi_knob_table / sizeof hxi_knob_table[0]];
 static hx_status load_status;
 static char load_msg[700];
-static char unknown[300]; /* HALOX_* variables set that no knob reads */
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static char unknown[300];     /* HALOX_* variables set that no knob reads */
+static atomic_int load_state; /* 0: not read, 1: being read, 2: read */
 
 #define HXK_PATH_MAX 1024
 
@@ -271,9 +264,25 @@ static void load_once(void)
     cur = from_env;
 }
 
+/* load_once, once per process whatever the threads (C11 atomics: no
+ * thread library to link). */
+static void loaded(void)
+{
+    if (atomic_load_explicit(&load_state, memory_order_acquire) == 2)
+        return;
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&load_state, &expected, 1)) {
+        load_once();
+        atomic_store_explicit(&load_state, 2, memory_order_release);
+        return;
+    }
+    while (atomic_load_explicit(&load_state, memory_order_acquire) != 2)
+        ; /* another thread reads them: a few microseconds */
+}
+
 const struct hxi_knobs *hxi_knobs(void)
 {
-    pthread_once(&once, load_once);
+    loaded();
     return &cur;
 }
 
@@ -293,7 +302,7 @@ static int first_process(void)
 hx_status hxi_knobs_load(void)
 {
     static int warned = 0;
-    pthread_once(&once, load_once);
+    loaded();
     if (unknown[0] && !warned && first_process()) {
         warned = 1;
         hxi_warn("%s set, but halox reads no such variable (docs/environment.md lists those it "
@@ -307,7 +316,7 @@ hx_status hxi_knobs_load(void)
 
 hx_status hxi_knobs_set(const char *name, const char *text)
 {
-    pthread_once(&once, load_once);
+    loaded();
     for (int i = 0; i < hxi_knob_count; i++) {
         const hxi_knob *k = &hxi_knob_table[i];
         if (!name || strcmp(name, k->name) != 0)
