@@ -38,10 +38,11 @@ int hxt_fz_create(hx_comm *comm, hxt_fz_var *v, const char *name, const char *fm
     o.graph = 1;
     o.timeout_s = timeout_s;
     o.stream = stream;
-    setenv("HALOX_FUSED_FORCE_MODE", fmode, 1);
     hx_transport *t = NULL;
-    hx_status st = hx_transport_create(&t, comm, &o);
-    unsetenv("HALOX_FUSED_FORCE_MODE");
+    hx_status st = hxi_knobs_set("HALOX_FUSED_FORCE_MODE", fmode);
+    if (st == HX_OK)
+        st = hx_transport_create(&t, comm, &o);
+    hxi_knobs_set("HALOX_FUSED_FORCE_MODE", "");
     memset(v, 0, sizeof *v);
     snprintf(v->label, sizeof v->label, "%s[%s]%s", name, fmode, put ? "(put)" : "");
     v->fmode = fmode;

@@ -25,19 +25,6 @@ if(HALOX_HAVE_CUDA AND TARGET halox_md AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/g
   # directly.
   hx_test(test_md_gpu_ring4 SOURCES test_md_gpu.c LIBS hxmd RANKS 1 2 LABELS gpu
           ARGS --build-lanes 1 --ring 4 TIMEOUT 900)
-  # The list build's cells along x: as wide as along y and z (1 per rh / 2)
-  # and the narrowest allowed (8), on the default system and the smallest
-  # box (6.72 long: 38 cells along x, of which 16 either side within reach).
-  hx_test(test_md_gpu_cellsx1 SOURCES test_md_gpu.c LIBS hxmd RANKS 1 2 LABELS gpu
-          ARGS --cells-x 1 TIMEOUT 900)
-  hx_test(test_md_gpu_cellsx8 SOURCES test_md_gpu.c LIBS hxmd RANKS 1 2 LABELS gpu
-          ARGS --cells-x 8 TIMEOUT 900)
-  hx_test(test_md_gpu_cellsx8_small SOURCES test_md_gpu.c LIBS hxmd RANKS 1 2 LABELS gpu
-          ARGS --cells 4 --cells-x 8 TIMEOUT 900)
-  # And along a decomposed x (cells cut at the domain and its halo: 30
-  # cells along x, 16 within reach), two pulses.
-  hx_test(test_md_gpu_pulses_cellsx8 SOURCES test_md_gpu.c LIBS hxmd RANKS 4 LABELS gpu
-          ARGS --cells 6 --grid 4x1x1 --cells-x 8 TIMEOUT 900)
   # Device against host-path rebuilds, 1,000 steps of 32,000 atoms.
   hx_test(test_md_gpu_rebuilds SOURCES test_md_gpu.c LIBS hxmd RANKS 2 4 LABELS gpu
           ARGS --compare-rebuilds --cells 20 --steps 1000 TIMEOUT 900)
@@ -57,25 +44,26 @@ endif()
 
 # End to end on the GPU engine (Python scripts beside this file; Python3
 # and hx_py_launch come from tests/md.cmake, included before this file):
-# - md_gpu_lists.py: the default room, 216 and 80 slots give the same
-#   thermo rows; 80 slots grow mid-run (graphs and plain launches); a
-#   system over the memory allowed is refused with the GPUs it needs;
+# - md_gpu_lists.py: the default room, 216 and 80 slots, and the list
+#   build's lanes give the same thermo rows; 80 slots grow mid-run (graphs
+#   and plain launches); a system over the memory allowed is refused with
+#   the GPUs it needs;
 # - md_gpu_decide.py: one rank's rebuild decision in a conditional graph
-#   node, in plain graphs, in plain launches and on the host: the same
+#   node, with other steps a graph launch, in plain launches: the same
 #   rebuild count and thermo rows;
 # - md_gpu_vote.py: 2 ranks' rebuild decision voted on the GPU against the
-#   host's (MPI): the same rebuild count and thermo rows;
+#   host's (MPI, plain launches): the same rebuild count and thermo rows;
 # - md_gpu_kick.py: 2 ranks' closing kick left to the next step's
-#   kick-drift against launched on its own: the same thermo rows and
-#   restart file bytes;
+#   kick-drift (graph mode) against launched on its own (plain launches):
+#   the same thermo rows and restart file bytes;
 # - md_gpu_batch.py: 2 ranks' steps between checks replayed 4 and 7 to a
 #   graph launch against one a launch: the same thermo rows and restart
 #   file bytes;
 # - md_gpu_order.py: 2 ranks' rebuild-step local forces queued behind the
 #   local list, and non-local forces launched with PDL, against the
 #   default order: the same thermo rows;
-# - md_gpu_stretch.py: the timed stretches marked on the device against
-#   synchronised, 1 and 2 ranks: the same stretches timed, the same rows;
+# - md_gpu_stretch.py: the timed stretches (marked on the device on one
+#   rank, synchronised on 2): the stretches the driver's rule counts;
 # - trace_cases.py --gpu: the timeline's CUPTI kernel records on the
 #   host's clock;
 # - restart_cases.py --gpu: continuation within the stated float bound at

@@ -4,9 +4,9 @@
 The device-resident step decides on the GPU whether it rebuilds (LAMMPS's
 every / delay / check rule). With CUDA graphs and `check yes` the rebuild's
 kernels sit in the body of a conditional node that the kick-drift's last
-block sets; without the node (HALOX_MD_GRAPH_COND=0, and always with
-`check no`) they are replayed every candidate step and each returns at once
-unless the step rebuilds; without graphs they are launched one by one. Steps
+block sets; without the node (always with `check no`) they are replayed
+every candidate step and each returns at once unless the step rebuilds;
+without graphs (HALOX_MD_GRAPH_STEPS=0) they are launched one by one. Steps
 with nothing of the driver's between them are replayed several to a graph
 (HALOX_MD_GRAPH_STEPS, 4 by default; here also 1 and 3, which cross the
 rebuild periods and thermo steps differently). The same kernels run on the
@@ -34,10 +34,9 @@ def rebuilds(out):
 
 
 VARIANTS = (("conditional graph node (default)", {}),
-            ("plain graphs", {"HALOX_MD_GRAPH_COND": "0"}),
             ("one step a graph", {"HALOX_MD_GRAPH_STEPS": "1"}),
             ("three steps a graph", {"HALOX_MD_GRAPH_STEPS": "3"}),
-            ("plain launches", {"HALOX_MD_GRAPH": "0"}))
+            ("plain launches", {"HALOX_MD_GRAPH_STEPS": "0"}))
 
 
 def main():

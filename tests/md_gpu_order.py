@@ -16,15 +16,13 @@ rebuild steps sum thermo):
                     grows and runs again with its forces; the log shows a
                     growth), with the local list queued after the forward
                     exchange or after the plan (HALOX_MD_LOCAL_LATE=1, 2)
-                    and with plain launches (HALOX_MD_GRAPH=0)
+                    and with plain launches (HALOX_MD_GRAPH_STEPS=0)
   HALOX_MD_PDL=1, 2, 3  the non-local forces (1), the local forces (2) or
                     both (3) launched with programmatic dependent launch:
                     their blocks start while the kernel before them (the
                     forward exchange, the kick-drift) runs and read
                     positions after it ends. Thermo rows identical, in
-                    graph mode and with plain launches, with the fused
-                    reverse exchange launched plainly (HALOX_FUSED_PDL=0;
-                    by default it is launched with PDL too) and with both
+                    graph mode and with plain launches, and with both
                     settings. Where the 2 ranks share a GPU the engine
                     refuses PDL with a warning (its waiting blocks could
                     keep the other rank's exchange off the GPU): the test
@@ -32,9 +30,10 @@ rebuild steps sum thermo):
   HALOX_MD_FORCE_ROOM=0  the local forces at 2 and 4 threads an atom in the
                     kernel that fills the SMs instead of the one that
                     leaves room beside it (the default with several
-                    ranks): at HALOX_MD_TPP=2 and 4, thermo rows identical
-                    either way (the same adds in the same order), and the
-                    run's description says which one ran
+                    ranks): at 2 and 4 threads an atom (HALOX_MD_LANES=2,0,0
+                    and 4,0,0), thermo rows identical either way (the same
+                    adds in the same order), and the run's description says
+                    which one ran
 
 Usage: md_gpu_order.py --halox PATH [--mpiexec MPIEXEC --mpiflags FLAGS]
 Prints SKIPPED and exits 0 without a launcher, a GPU engine or a GPU, or
@@ -68,13 +67,11 @@ def main():
                       ("early, list after the forward exchange",
                        dict(early, HALOX_MD_LOCAL_LATE="1")),
                       ("early, list after the plan", dict(early, HALOX_MD_LOCAL_LATE="2")),
-                      ("early, plain launches", dict(early, HALOX_MD_GRAPH="0")),
+                      ("early, plain launches", dict(early, HALOX_MD_GRAPH_STEPS="0")),
                       ("pdl, non-local forces", {"HALOX_MD_PDL": "1"}),
                       ("pdl, local forces", {"HALOX_MD_PDL": "2"}),
                       ("pdl, both", pdl),
-                      ("pdl, both, plain launches", dict(pdl, HALOX_MD_GRAPH="0")),
-                      ("pdl, both, reverse exchange launched plainly",
-                       dict(pdl, HALOX_FUSED_PDL="0")),
+                      ("pdl, both, plain launches", dict(pdl, HALOX_MD_GRAPH_STEPS="0")),
                       ("pdl and early", dict(pdl, **early))):
         rc, out, err = run(args, dict(env, HALOX_LOG="1"))
         if not check(rc == 0, "%s: rc %d %s" % (name, rc, err.strip()[-300:])):
@@ -108,12 +105,13 @@ ROOM = "(local forces leave room beside them)"
 def room_cases(run, args):
     """HALOX_MD_FORCE_ROOM: the two local force kernels agree."""
     for tpp in ("2", "4"):
-        rc, ref, err = run(args, {"HALOX_MD_TPP": tpp, "HALOX_MD_FORCE_ROOM": "0"})
+        lanes = "%s,0,0" % tpp
+        rc, ref, err = run(args, {"HALOX_MD_LANES": lanes, "HALOX_MD_FORCE_ROOM": "0"})
         if not check(rc == 0, "tpp %s, room 0: rc %d %s" % (tpp, rc, err.strip()[-300:])):
             continue
         check("%s thread(s) per atom," % tpp in ref and ROOM not in ref,
               "tpp %s, room 0: the description names the kernel that fills the SMs" % tpp)
-        rc, out, err = run(args, {"HALOX_MD_TPP": tpp})
+        rc, out, err = run(args, {"HALOX_MD_LANES": lanes})
         if not check(rc == 0, "tpp %s, room by default: rc %d %s" % (tpp, rc, err.strip()[-300:])):
             continue
         check("%s thread(s) per atom %s" % (tpp, ROOM) in out,

@@ -4,16 +4,16 @@
 With several ranks in graph mode and `check yes` checked every step, the
 GPU engine decides each rebuild by a vote over the ranks on the device
 (hx_transport_vote) and replays the steps from a CUDA graph; the host
-decision (HALOX_MD_DEVICE_VOTE=0) reads the half-skin flag back each step
-and agrees on it over MPI. Both run the same kernels on the same atoms, so
-they must rebuild at the same steps and print identical thermo rows:
+decision (here with the kernels launched one by one,
+HALOX_MD_GRAPH_STEPS=0, so not in graph mode) reads the half-skin flag
+back each step and agrees on it over MPI. Both run the same kernels on the
+same atoms, so they must rebuild at the same steps and print identical
+thermo rows:
 
   vote          2,000 steps of the 16,384-atom melt, --every 1 --check yes,
                 thermo every 200: the voted run says it votes, rebuilds as
                 often as the host decision (some steps rebuild, some do not)
                 and prints the same rows
-  ahead 1, 5    HALOX_MD_VOTE_AHEAD=1 and 5 (fewer and more steps issued
-                before a vote is known): the same
   delay 3       the same melt as a LAMMPS deck with `neigh_modify every 1
                 delay 3 check yes`: the steps right after a rebuild are not
                 voted on; the same against the host decision
@@ -69,15 +69,13 @@ def main():
     flags = ["--size", "16", "--steps", str(steps), "--thermo", "200", "--every", "1",
              "--check", "yes"]
     cases = (("vote", flags, {}),
-             ("ahead 1", flags, {"HALOX_MD_VOTE_AHEAD": "1"}),
-             ("ahead 5", flags, {"HALOX_MD_VOTE_AHEAD": "5"}),
              ("delay 3", ["-in", deck], {}),
              ("timed", flags, {"HALOX_MD_TIMERS": "1"}))
     refs = {}
     for name, args, env in cases:
         key = tuple(args)
         if key not in refs:
-            rc, out, err = run(args, {"HALOX_MD_DEVICE_VOTE": "0"})
+            rc, out, err = run(args, {"HALOX_MD_GRAPH_STEPS": "0"})
             if not check(rc == 0, "%s, host decision: rc %d %s" % (name, rc, err.strip()[-300:])):
                 continue
             n = rebuilds(out)

@@ -127,12 +127,10 @@ static void user_graph(hx_comm *comm, const hx_plan *plan, const char *name, con
 static void graph_timeout(hx_comm *comm, const hx_plan *plan)
 {
     int rank = hx_comm_rank(comm);
-    setenv("HALOX_TEST_WITHHOLD_RANK", "1", 1);
-    setenv("HALOX_TEST_WITHHOLD_STEP", "2", 1);
+    hxi_knobs_set("HALOX_TEST_WITHHOLD", "1:2");
     hxt_fz_var v;
     int made = hxt_fz_create(comm, &v, "nvshmem-fused", "push", 0, 0.5, NULL);
-    unsetenv("HALOX_TEST_WITHHOLD_RANK");
-    unsetenv("HALOX_TEST_WITHHOLD_STEP");
+    hxi_knobs_set("HALOX_TEST_WITHHOLD", "");
     if (!made)
         return;
     int from_w = 0;

@@ -16,8 +16,9 @@
  *
  * Selection: opts.mpi_mode and HALOX_MPI_MODE force each mode (an explicit
  * opts.mpi_mode wins over the variable); auto takes ipc when all ranks
- * share a node and MPI reports no CUDA support; a bad HALOX_MPI_MODE, or
- * different modes on different ranks, is HX_ERR_INVALID on every rank;
+ * share a node and MPI reports no CUDA support; a bad HALOX_MPI_MODE is
+ * HX_ERR_INVALID naming it, and different modes on different ranks
+ * HX_ERR_INVALID on every rank;
  * cuda-aware on an MPI without CUDA support is HX_ERR_UNSUPPORTED with a
  * message that says why.
  */
@@ -48,21 +49,20 @@ static hx_status create_mpi(hx_comm *comm, hx_mpi_mode mode, hx_transport **t)
 }
 
 /* Creates with mode (and HALOX_MPI_MODE = env, NULL: unset) and checks the
- * outcome: the mode run, or -1 with the status and message when refused. */
+ * outcome: the mode run, or -1 with the status and message when refused
+ * (a bad HALOX_MPI_MODE is refused as it is set). */
 static int try_mode(hx_comm *comm, hx_mpi_mode mode, const char *env, hx_status *st_out, char *msg,
                     size_t msglen)
 {
-    if (env)
-        setenv("HALOX_MPI_MODE", env, 1);
-    else
-        unsetenv("HALOX_MPI_MODE");
     hx_transport *t = NULL;
-    hx_status st = create_mpi(comm, mode, &t);
+    hx_status st = hxi_knobs_set("HALOX_MPI_MODE", env ? env : "");
+    if (st == HX_OK)
+        st = create_mpi(comm, mode, &t);
     snprintf(msg, msglen, "%s", st == HX_OK ? "" : hx_last_error());
     int ran = st == HX_OK ? hxi_mpi_mode_of(t) : -1;
     if (t)
         hx_transport_destroy(t);
-    unsetenv("HALOX_MPI_MODE");
+    hxi_knobs_set("HALOX_MPI_MODE", "");
     *st_out = st;
     return ran;
 }

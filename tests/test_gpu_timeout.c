@@ -2,7 +2,7 @@
  * test_gpu_timeout: a rank that does not send must make its receivers fail
  * with HX_ERR_TIMEOUT and a message, never hang. Rank 1 skips its
  * coordinate sends in step 3 (the library's test hook
- * HALOX_TEST_WITHHOLD_RANK / HALOX_TEST_WITHHOLD_STEP); with a 0.5 s
+ * HALOX_TEST_WITHHOLD=RANK:STEP); with a 0.5 s
  * timeout, every rank that receives coordinates straight from rank 1 must
  * report the timeout by the end of step 3, and every rank must come back.
  * Steps 1 and 2 must succeed everywhere. Every GPU transport built is
@@ -32,11 +32,10 @@ int main(int argc, char **argv)
         return hxt_skip(comm, "no CUDA device visible here (the GPU transports need one)");
     if (nranks < 2)
         return hxt_skip(comm, "needs at least 2 ranks");
-    char buf[16];
-    snprintf(buf, sizeof buf, "%d", WITHHOLD_RANK);
-    setenv("HALOX_TEST_WITHHOLD_RANK", buf, 1);
-    snprintf(buf, sizeof buf, "%d", WITHHOLD_STEP);
-    setenv("HALOX_TEST_WITHHOLD_STEP", buf, 1);
+    char buf[32];
+    snprintf(buf, sizeof buf, "%d:%d", WITHHOLD_RANK, WITHHOLD_STEP);
+    if (!HXT_OK(hxi_knobs_set("HALOX_TEST_WITHHOLD", buf)))
+        return hxt_finish(comm);
 
     int grid[8][3];
     if (hxt_grids_for(nranks, grid, 8) < 1)

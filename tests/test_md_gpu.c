@@ -22,18 +22,18 @@
  *    atom still present exactly once; the same rebuild count as the CPU
  *    engine with `every 20 check no` and within one with `every 1 check yes`.
  * With one rank the default transport also runs with host-path rebuilds
- * (HALOX_MD_HOST_REBUILD=1) and with steps launched kernel by kernel instead
- * of replayed from CUDA graphs (HALOX_MD_GRAPH=0); both must pass the same
- * checks. With several ranks, nvshmem-fused and nvshmem-fused-tma run in
+ * (HALOX_MD_REBUILD=host) and with steps launched kernel by kernel instead
+ * of replayed from CUDA graphs (HALOX_MD_GRAPH_STEPS=0); both must pass the
+ * same checks. With several ranks, nvshmem-fused and nvshmem-fused-tma run in
  * graph mode (the steps between rebuild and thermo steps replayed from one
  * CUDA graph): with `every 20` some steps must have been replayed, and with
  * `every 1 check yes` (every step a rebuild candidate, decided by a vote on
  * the device) too, and with every other transport none; nvshmem-fused also
- * runs with HALOX_MD_GRAPH=0 (none replayed). All of them pass the same
+ * runs with HALOX_MD_GRAPH_STEPS=0 (none replayed). All of them pass the same
  * checks.
  *
  * --withhold: instead, graph mode with a failing rank. The last rank skips
- * its coordinate sends in one replayed step (HALOX_TEST_WITHHOLD_*, a 1 s
+ * its coordinate sends in one replayed step (HALOX_TEST_WITHHOLD, a 1 s
  * timeout): every step up to the next rebuild must return HX_OK (errors
  * wait for the check), that step must fail with HX_ERR_TIMEOUT on every
  * rank, and the engine must go away cleanly (a hang is the test's timeout).
@@ -43,13 +43,17 @@
  * withheld one, at the same step on every rank.
  *
  * With several ranks the default transport also runs with host-path
- * rebuilds (HALOX_MD_HOST_REBUILD=1), the reference of the device rebuild,
- * and every device rebuild checks the atom count and id checksum
- * (HALOX_CHECK_ATOMS=1) and its lists, built in two halves, against those
- * of the one-pass build (HALOX_MD_CHECK_LISTS=1: the local list slot by
- * slot, each non-local list as a set), and the non-local forces visit only
- * the atoms with a non-local list or a map entry (HALOX_MD_NL_ATOMS=1; the
- * check compares that set with one found on the host).
+ * rebuilds (HALOX_MD_REBUILD=host), the reference of the device rebuild,
+ * and every device rebuild checks the atom count and id checksum and its
+ * lists, built in two halves, against those of the one-pass build
+ * (HALOX_MD_CHECK=all: the local list slot by slot, each non-local list as
+ * a set). The device rebuild's three size rules take a large system's
+ * choices with `every 20` (HALOX_MD_REBUILD=large: among them, the
+ * non-local forces visit only the atoms with a non-local list or a map
+ * entry, and the check compares that set with one found on the host) and
+ * a small system's with `every 1 check yes` (HALOX_MD_REBUILD=small: among
+ * them, the non-local lists built from the plan's arrays and the plan's
+ * first count ahead of the cell sort).
  *
  * --compare-rebuilds: instead, device against host-path rebuilds over the
  * whole run (see compare_rebuilds for the bounds). --tight: instead, the
@@ -59,7 +63,6 @@
  *
  * Options: --cells N (cubic, default 10), --grid AxBxC, --steps N, --withhold,
  * --build-lanes 1|8 (the list build's lanes per atom, chosen by size otherwise),
- * --cells-x N (the list build's cells along x per rh / 2, HALOX_MD_CELLS_X),
  * --ring N (ring slots a lane of the one-thread build fills ahead, HALOX_MD_RING),
  * --compare-rebuilds, --tight.
  * Exits 77 where no rank sees a GPU. Transports that refuse the setting
@@ -358,7 +361,7 @@ done:
 }
 
 /* --compare-rebuilds: the default transport with device rebuilds and with
- * host-path rebuilds (HALOX_MD_HOST_REBUILD=1), thermo every 100 steps.
+ * host-path rebuilds (HALOX_MD_REBUILD=host), thermo every 100 steps.
  * The two wrap coordinates differently (float on the device, double on the
  * host), so their trajectories part at rounding level after the first
  * wrap, and the chaos of a liquid grows that: up to step 100 every thermo
@@ -398,9 +401,9 @@ static void compare_rebuilds(hx_comm *comm, const hx_md_config *cfg, int steps)
     hx_md_thermo *dev = calloc((size_t) nk, sizeof *dev), *host = calloc((size_t) nk, sizeof *host);
     int64_t rd = -1, rh = -2;
     run_series(comm, cfg, steps, dev, &rd);
-    setenv("HALOX_MD_HOST_REBUILD", "1", 1);
+    hxi_knobs_set("HALOX_MD_REBUILD", "host");
     run_series(comm, cfg, steps, host, &rh);
-    unsetenv("HALOX_MD_HOST_REBUILD");
+    hxi_knobs_set("HALOX_MD_REBUILD", "large");
     HXT_CHECK(rd == rh, "device rebuilds %lld, host-path rebuilds %lld", (long long) rd,
               (long long) rh);
     for (int k = 0; k < nk; k++) {
@@ -452,7 +455,7 @@ static int run_withhold(hx_comm *comm, int ncells, const int grid[3], int steps,
     hx_md_system sys;
     hx_md_engine *eng = NULL;
     hx_status st;
-    char who[16];
+    char who[32];
 
     if (size < 2 || !have_transport("nvshmem-fused")) {
         if (rank == 0)
@@ -469,15 +472,12 @@ static int run_withhold(hx_comm *comm, int ncells, const int grid[3], int steps,
     /* Read when the engine creates its transport. Its step counter is one
      * ahead of the MD step (the set-up's exchange is its step 1), so the
      * transport's step `withheld` is MD step withheld - 1: a replayed one. */
-    snprintf(who, sizeof who, "%d", size - 1);
-    setenv("HALOX_TIMEOUT_S", "1", 1);
-    setenv("HALOX_TEST_WITHHOLD_RANK", who, 1);
-    snprintf(who, sizeof who, "%d", withheld);
-    setenv("HALOX_TEST_WITHHOLD_STEP", who, 1);
+    snprintf(who, sizeof who, "%d:%d", size - 1, withheld);
+    hxi_knobs_set("HALOX_TIMEOUT_S", "1");
+    hxi_knobs_set("HALOX_TEST_WITHHOLD", who);
     st = hx_md_engine_gpu.create(&eng, comm, &cfg, &sys);
-    unsetenv("HALOX_TEST_WITHHOLD_RANK");
-    unsetenv("HALOX_TEST_WITHHOLD_STEP");
-    unsetenv("HALOX_TIMEOUT_S");
+    hxi_knobs_set("HALOX_TEST_WITHHOLD", NULL);
+    hxi_knobs_set("HALOX_TIMEOUT_S", NULL);
     if (st == HX_ERR_UNSUPPORTED) {
         if (rank == 0)
             printf("nvshmem-fused refused: %s\n", hx_last_error());
@@ -528,7 +528,7 @@ static int run_withhold(hx_comm *comm, int ncells, const int grid[3], int steps,
 }
 
 /* The list check, checked: with the halo's reach moved up by rh
- * (HALOX_TEST_LIST_REACH), home atoms near the upper faces skip the halo
+ * (HALOX_MD_CHECK=bad-reach), home atoms near the upper faces skip the halo
  * and lose neighbours; the first device rebuild (step 20) must fail with
  * HX_ERR_STATE on every rank, naming the lists. */
 static void run_bad_reach(hx_comm *comm, int ncells, const int grid[3])
@@ -542,9 +542,9 @@ static void run_bad_reach(hx_comm *comm, int ncells, const int grid[3])
         return;
     char shift[32];
     snprintf(shift, sizeof shift, "%g", cfg.rc + cfg.skin);
-    setenv("HALOX_TEST_LIST_REACH", shift, 1);
+    hxi_knobs_set("HALOX_MD_CHECK", "bad-reach");
     hx_status st = hx_md_engine_gpu.create(&eng, comm, &cfg, &sys);
-    unsetenv("HALOX_TEST_LIST_REACH");
+    hxi_knobs_set("HALOX_MD_CHECK", "all");
     if (HXT_OK(st)) {
         int64_t failed_at = -1;
         for (int s = 1; s <= every && st == HX_OK; s++) {
@@ -570,11 +570,10 @@ int main(int argc, char **argv)
     hx_comm *comm = hxt_init(&argc, &argv, "test_md_gpu");
     /* Every device rebuild counts the atoms and checks their ids, and its
      * two-half list build against the one-pass build. */
-    setenv("HALOX_CHECK_ATOMS", "1", 1);
-    setenv("HALOX_MD_CHECK_LISTS", "1", 1);
-    /* The non-local forces visit only the atoms that need them (on by
-     * size; these systems are small). */
-    setenv("HALOX_MD_NL_ATOMS", "1", 1);
+    hxi_knobs_set("HALOX_MD_CHECK", "all");
+    /* A large system's choices (these systems are small): among them, the
+     * non-local forces visit only the atoms that need them. */
+    hxi_knobs_set("HALOX_MD_REBUILD", "large");
     int rank = hx_comm_rank(comm), size = hx_comm_size(comm);
     int ncells = 10, steps = 100, grid[3] = {0, 0, 0}, withhold = 0, compare = 0, tight = 0;
     cpu_run cpu;
@@ -588,13 +587,15 @@ int main(int argc, char **argv)
             steps = atoi(argv[++a]);
         else if (strcmp(argv[a], "--withhold") == 0)
             withhold = 1;
-        else if (strcmp(argv[a], "--build-lanes") == 0 && a + 1 < argc)
-            setenv("HALOX_MD_BUILD_LANES", argv[++a], 1); /* read at the first list build */
-        else if (strcmp(argv[a], "--cells-x") == 0 && a + 1 < argc)
-            setenv("HALOX_MD_CELLS_X", argv[++a], 1); /* read at each engine's set-up */
-        else if (strcmp(argv[a], "--ring") == 0 && a + 1 < argc)
-            setenv("HALOX_MD_RING", argv[++a], 1); /* read at each engine's set-up */
-        else if (strcmp(argv[a], "--compare-rebuilds") == 0)
+        else if (strcmp(argv[a], "--build-lanes") == 0 && a + 1 < argc) {
+            char lanes[32]; /* read at the first list build */
+            snprintf(lanes, sizeof lanes, "0,0,%s", argv[++a]);
+            if (!HXT_OK(hxi_knobs_set("HALOX_MD_LANES", lanes)))
+                return hxt_finish(comm);
+        } else if (strcmp(argv[a], "--ring") == 0 && a + 1 < argc) {
+            if (!HXT_OK(hxi_knobs_set("HALOX_MD_RING", argv[++a]))) /* read at each set-up */
+                return hxt_finish(comm);
+        } else if (strcmp(argv[a], "--compare-rebuilds") == 0)
             compare = 1;
         else if (strcmp(argv[a], "--tight") == 0)
             tight = 1;
@@ -655,7 +656,7 @@ int main(int argc, char **argv)
         hx_md_config_defaults(&cfg);
         cfg.cells[0] = cfg.cells[1] = cfg.cells[2] = ncells;
         memcpy(cfg.grid, grid, sizeof grid);
-        setenv("HALOX_MD_TIGHT", "1", 1);
+        hxi_knobs_set("HALOX_MD_TIGHT", "1");
         memset(&cpu, 0, sizeof cpu);
         if (run_cpu(comm, &cfg, steps, &cpu)) {
             if (rank == 0)
@@ -668,7 +669,7 @@ int main(int argc, char **argv)
             if (rank == 0)
                 printf("  growths: up to %d on a rank\n", g);
         }
-        unsetenv("HALOX_MD_TIGHT");
+        hxi_knobs_set("HALOX_MD_TIGHT", NULL);
         free(cpu.f0);
         free(cpu.x0);
         free(cpu.v0);
@@ -689,7 +690,11 @@ int main(int argc, char **argv)
                          : hxt_finish(comm);
     }
     for (int variant = 0; variant < 2; variant++) {
+        /* The device rebuild's size rules: a large system's choices with
+         * `every 20`, a small one's with `every 1 check yes`. */
+        const char *paths = variant == 0 ? "large" : "small";
         hx_md_config cfg;
+        hxi_knobs_set("HALOX_MD_REBUILD", paths);
         hx_md_config_defaults(&cfg);
         cfg.cells[0] = cfg.cells[1] = cfg.cells[2] = ncells;
         memcpy(cfg.grid, grid, sizeof grid);
@@ -699,9 +704,10 @@ int main(int argc, char **argv)
             cfg.neigh_check = 1;
         }
         if (rank == 0)
-            printf("%d ranks, %d^3 cells, neigh_modify every %d delay %d check %s, %d steps\n",
+            printf("%d ranks, %d^3 cells, neigh_modify every %d delay %d check %s, %d steps, "
+                   "a %s system's rebuild\n",
                    size, ncells, cfg.neigh_every, cfg.neigh_delay, cfg.neigh_check ? "yes" : "no",
-                   steps);
+                   steps, paths);
         memset(&cpu, 0, sizeof cpu);
         if (!run_cpu(comm, &cfg, steps, &cpu))
             goto next;
@@ -748,25 +754,26 @@ int main(int argc, char **argv)
             run_gpu(comm, &cfg, name, steps, &cpu, &ref, variant == 0, graphs);
         }
         /* The host path, the reference of the device rebuild. */
-        setenv("HALOX_MD_HOST_REBUILD", "1", 1);
+        hxi_knobs_set("HALOX_MD_REBUILD", "host");
         if (rank == 0)
             printf("  host-path rebuilds:\n");
         run_gpu(comm, &cfg, "", steps, &cpu, &ref, variant == 0,
                 size == 1 ? 0 : (have_transport("nvshmem-fused") && variant == 0 ? 1 : -1));
-        unsetenv("HALOX_MD_HOST_REBUILD");
+        hxi_knobs_set("HALOX_MD_REBUILD", paths);
         if (size == 1 || have_transport("nvshmem-fused")) {
-            setenv("HALOX_MD_GRAPH", "0", 1);
+            hxi_knobs_set("HALOX_MD_GRAPH_STEPS", "0");
             if (rank == 0)
                 printf("  steps launched kernel by kernel:\n");
             run_gpu(comm, &cfg, size == 1 ? "" : "nvshmem-fused", steps, &cpu, &ref, variant == 0,
                     0);
-            unsetenv("HALOX_MD_GRAPH");
+            hxi_knobs_set("HALOX_MD_GRAPH_STEPS", NULL);
         }
     next:
         free(cpu.f0);
         free(cpu.x0);
         free(cpu.v0);
     }
+    hxi_knobs_set("HALOX_MD_REBUILD", "large");
     if (size > 1)
         run_bad_reach(comm, ncells, grid);
     free(ref.near);

@@ -143,18 +143,12 @@ static void prepare(hx_comm *comm, const bench_opts *o, const hx_plan *plan, con
     to.force_put = row->force_put;
     to.mpi_mode = row->mpi_mode;
     to.graph = row->graph;
-    /* The force mode is read at creation; keep whatever the caller set. */
-    const char *env = hxi_env_str("HALOX_FUSED_FORCE_MODE");
-    char saved[32] = "";
-    if (env)
-        snprintf(saved, sizeof saved, "%s", env);
+    /* The force mode is read at creation; then back to the caller's. */
+    st = row->fmode ? hxi_knobs_set("HALOX_FUSED_FORCE_MODE", row->fmode) : HX_OK;
+    if (st == HX_OK)
+        st = hx_transport_create(&row->t, comm, &to);
     if (row->fmode)
-        setenv("HALOX_FUSED_FORCE_MODE", row->fmode, 1);
-    st = hx_transport_create(&row->t, comm, &to);
-    if (row->fmode && env)
-        setenv("HALOX_FUSED_FORCE_MODE", saved, 1);
-    else if (row->fmode)
-        unsetenv("HALOX_FUSED_FORCE_MODE");
+        hxi_knobs_set("HALOX_FUSED_FORCE_MODE", NULL);
     if (st == HX_OK)
         st = hx_transport_set_plan(row->t, plan);
     if (st == HX_OK) {
@@ -466,6 +460,11 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    /* The HALOX_* variables, before anything starts. */
+    if (hxi_knobs_load() != HX_OK) {
+        fprintf(stderr, "halox-bench: ERROR: %s\n", hx_last_error());
+        return 2;
+    }
     if (hx_init(&argc, &argv) != HX_OK || hx_comm_create(&comm, NULL) != HX_OK) {
         fprintf(stderr, "halox-bench: cannot start: %s\n", hx_last_error());
         return 1;

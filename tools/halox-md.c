@@ -1,9 +1,34 @@
 /*
  * halox-md - the Lennard-Jones MD program of halox (see src/md/run.c).
+ *
+ * Before anything starts (MPI, the GPU), the HALOX_* environment variables
+ * are read and checked: a bad value is one ERROR line and exit status 2.
+ * --help-env prints them as docs/environment.md has them (a markdown table;
+ * --help-env=tsv: one tab-separated line each, for tests).
  */
 #include "md/md.h"
 
+#include "core/hxi.h"
+
+#include <stdio.h>
+#include <string.h>
+
 int main(int argc, char **argv)
 {
+    int version = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help-env") == 0 || strcmp(argv[i], "--help-env=tsv") == 0) {
+            if (strcmp(argv[i], "--help-env") == 0)
+                hxi_knobs_markdown(stdout);
+            else
+                hxi_knobs_tsv(stdout);
+            return 0;
+        }
+        version |= strcmp(argv[i], "--version") == 0;
+    }
+    if (!version && hxi_knobs_load() != HX_OK) {
+        fprintf(stderr, "halox-md: ERROR: %s\n", hx_last_error());
+        return 2;
+    }
     return hx_md_main(argc, argv);
 }

@@ -29,6 +29,9 @@ hx_status hxi_error(hx_status status, const char *fmt, ...) HXI_PRINTF(2, 3);
  * _GOTO twins): one header. */
 #include "core/checks.h"
 
+/* The environment variables (HALOX_*): hxi_knobs() and its table. */
+#include "core/knobs.h"
+
 /* Logging to stderr, prefixed with "halox[rank]". Level from HALOX_LOG
  * (0 quiet, 1 info, 2 debug); warnings always. */
 void hxi_log_set_rank(int rank);
@@ -44,12 +47,6 @@ hx_status hxi_grow(void **p, size_t bytes, const char *what);
 /* Seconds from a monotonic clock (arbitrary origin): the one clock every
  * timer, log and trace of halox reads. */
 double hxi_now(void);
-
-/* Environment helpers: value or fallback. */
-double hxi_env_double(const char *name, double fallback);
-int hxi_env_int(const char *name, int fallback);
-/* The variable's text, or NULL where it is unset or empty. */
-const char *hxi_env_str(const char *name);
 
 /* Text that must be all of one number (a program's option, say): HX_OK
  * with *out, or HX_ERR_INVALID with a message naming `what` and the text

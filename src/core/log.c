@@ -1,5 +1,5 @@
 /* log.c - messages to stderr, prefixed with the rank; and small helpers
- * (the clock, the environment, numbers from text). */
+ * (the clock, memory, numbers from text). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "core/hxi.h"
@@ -11,7 +11,6 @@
 #include <time.h>
 
 static int hxi_rank = 0;
-static int hxi_level = -1;
 
 void hxi_log_set_rank(int rank)
 {
@@ -27,9 +26,7 @@ double hxi_now(void)
 
 int hxi_log_level(void)
 {
-    if (hxi_level < 0)
-        hxi_level = hxi_env_int("HALOX_LOG", 0);
-    return hxi_level;
+    return hxi_knobs()->log;
 }
 
 static void hxi_vlog(const char *tag, const char *fmt, va_list ap)
@@ -80,42 +77,6 @@ hx_status hxi_grow(void **p, size_t bytes, const char *what)
         return hxi_error(HX_ERR_NOMEM, "out of host memory growing %s to %zu bytes", what, bytes);
     *p = q;
     return HX_OK;
-}
-
-const char *hxi_env_str(const char *name)
-{
-    const char *s = getenv(name);
-    return s && *s ? s : NULL;
-}
-
-double hxi_env_double(const char *name, double fallback)
-{
-    const char *s = getenv(name);
-    char *end;
-    double v;
-    if (!s || !*s)
-        return fallback;
-    v = strtod(s, &end);
-    if (*end != '\0') {
-        hxi_warn("ignoring %s=%s: not a number", name, s);
-        return fallback;
-    }
-    return v;
-}
-
-int hxi_env_int(const char *name, int fallback)
-{
-    const char *s = getenv(name);
-    char *end;
-    long v;
-    if (!s || !*s)
-        return fallback;
-    v = strtol(s, &end, 10);
-    if (*end != '\0') {
-        fprintf(stderr, "halox: warning: ignoring %s=%s: not an integer\n", name, s);
-        return fallback;
-    }
-    return (int) v;
 }
 
 hx_status hxi_parse_long(const char *what, const char *text, long lo, long hi, long *out)

@@ -318,6 +318,7 @@ void hx_md_config_usage(FILE *out, const char *prog)
             "  --checkpoint-every N  checkpoint interval (default 0: only when stopped)\n"
             "  --max-hours H         stop cleanly (checkpoint, exit 0) before H hours\n"
             "  --version             version, build and what it was built with\n"
+            "  --help-env            the HALOX_* environment variables it reads\n"
             "  -h, --help            this text\n",
             prog ? prog : "halox-md", d.cells[0], d.cells[1], d.cells[2],
             4 * d.cells[0] * d.cells[1] * d.cells[2], d.density, d.temperature, d.steps,

@@ -539,13 +539,9 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
      * 24.0 to 26.6 us, and the mean 36.3-37.8 to 37.9-38.4, the early
      * rank's exchange spinning on the GPU the other still rebuilds on;
      * 256,000 atoms: mean 101.6-101.8 to 100.0-100.2). The slowest rank's
-     * time of each marked stretch is agreed after the loop.
-     * HALOX_MD_STRETCH_SYNC=1 synchronises on one rank too, 0 marks with
-     * several ranks too (for measurements). */
+     * time of each marked stretch is agreed after the loop. */
     int every = cfg->neigh_every, periodic = !cfg->neigh_check && cfg->neigh_every > 1;
-    const int stretch_sync = hxi_env_int("HALOX_MD_STRETCH_SYNC", -1);
-    const int marks = ops->mark && ops->stretch_seconds && stretch_sync != 1 &&
-                      (stretch_sync == 0 || hx_comm_size(comm) == 1);
+    const int marks = ops->mark && ops->stretch_seconds && hx_comm_size(comm) == 1;
     double seg_t0 = 0;
     int64_t seg_first = 0, seg_rebuilds = 0;
     int seg_clean = 0;

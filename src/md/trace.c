@@ -178,7 +178,7 @@ hx_status hxi_trace_open(hx_comm *comm)
     char path[sizeof tr.path];
     memset(path, 0, sizeof path);
     if (rank == 0) {
-        const char *env = hxi_env_str("HALOX_TRACE");
+        const char *env = hxi_knobs()->trace;
         if (env && strlen(env) >= sizeof path)
             path[0] = '\1'; /* too long: refused below, on every rank */
         else if (env)
@@ -203,8 +203,7 @@ hx_status hxi_trace_open(hx_comm *comm)
     HXI_CHECK(hxi_agree(comm, st));
     memset(&tr, 0, sizeof tr);
     snprintf(tr.path, sizeof tr.path, "%s", path);
-    double cap = hxi_env_double("HALOX_TRACE_MAX", 8e6);
-    tr.max = cap >= 1 ? (size_t) cap : 1;
+    tr.max = (size_t) hxi_knobs()->trace_max; /* 1 or more */
     /* One clock: the same host needs no correction. */
     char host[64], *hosts = NULL;
     memset(host, 0, sizeof host);

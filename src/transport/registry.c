@@ -97,8 +97,13 @@ hx_status hx_transport_create(hx_transport **out, hx_comm *comm, const hx_transp
     hx_status st;
 
     *out = NULL;
+    if (!comm)
+        return hxi_error(HX_ERR_INVALID, "no communicator given");
     if (!opts || !opts->name)
         return hxi_error(HX_ERR_INVALID, "no transport options or name given");
+    /* The first entry point that reads the environment: a bad HALOX_*
+     * value on any rank stops every rank here. */
+    HXI_CHECK(hxi_agree(comm, hxi_knobs_load()));
     for (int i = 0; i < HXI_NBUILTIN; i++)
         if (strcmp(opts->name, hxi_builtin[i]->name) == 0)
             ops = hxi_builtin[i];
@@ -139,17 +144,10 @@ hx_status hx_transport_create(hx_transport **out, hx_comm *comm, const hx_transp
     t->comm = comm;
     t->opts = *opts;
     t->opts.name = ops->name;
-    if (t->opts.timeout_s <= 0) {
-        t->opts.timeout_s = hxi_env_double("HALOX_TIMEOUT_S", 5.0);
-        if (!(t->opts.timeout_s > 0.0) || isinf(t->opts.timeout_s)) {
-            hxi_warn("ignoring HALOX_TIMEOUT_S=%s: the seconds a wait may take must be > 0; "
-                     "5 s it is",
-                     hxi_env_str("HALOX_TIMEOUT_S"));
-            t->opts.timeout_s = 5.0;
-        }
-    }
+    if (t->opts.timeout_s <= 0)
+        t->opts.timeout_s = hxi_knobs()->timeout_s;
     if (!t->opts.force_put)
-        t->opts.force_put = hxi_env_int("HALOX_FORCE_PUT", 0);
+        t->opts.force_put = hxi_knobs()->force_put;
     snprintf(t->describe, sizeof t->describe, "%s", ops->name);
     st = ops->create(t);
     if (st != HX_OK) {

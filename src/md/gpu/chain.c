@@ -17,8 +17,8 @@
  * hxg_chain_replay: while the arguments are the same bytes as at its last
  * capture, the executable is launched as it is, with no capture at all.
  *
- * Without graphs (HALOX_MD_GRAPH=0), or once a capture failed on this rank,
- * the run's launches go one by one; the run is the same.
+ * Without graphs (HALOX_MD_GRAPH_STEPS=0), or once a capture failed on
+ * this rank, the run's launches go one by one; the run is the same.
  */
 #include "md/gpu/engine.h"
 

@@ -12,7 +12,7 @@
  *  - device path, several ranks (rebuild_dev.c): migration, cell sort and
  *    halo plan on the GPU (libhalox's hx_rebuild_*), then forward and
  *    lists; the host sees counts and errors only.
- *  - host path (the first build of any run, and HALOX_MD_HOST_REBUILD=1,
+ *  - host path (the first build of any run, and HALOX_MD_REBUILD=host,
  *    the reference): download x, v, id; hx_migrate; sort home atoms by
  *    cell; new plan; upload; forward the halo; lists on the GPU.
  * With halo atoms the step overlaps as GROMACS does: the local force kernel
@@ -84,6 +84,19 @@ static void describe(hx_md_engine *e)
                           : "");
 }
 
+/* The checks of each multi-rank device rebuild (HALOX_MD_CHECK; unset:
+ * the atoms in debug builds, none otherwise). */
+static int checks_asked(const struct hxi_knobs *knobs)
+{
+    if (knobs->md_check >= 0)
+        return knobs->md_check;
+#ifdef NDEBUG
+    return HXK_CHECK_NONE;
+#else
+    return HXK_CHECK_ATOMS;
+#endif
+}
+
 static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_config *cfg,
                             hx_md_system *sys)
 {
@@ -107,14 +120,12 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     e->rank = hx_comm_rank(comm);
     e->nranks = hx_comm_size(comm);
     e->multi = e->nranks > 1;
-    e->host_rebuild = hxi_env_int("HALOX_MD_HOST_REBUILD", 0) != 0;
-    e->tight = hxi_env_int("HALOX_MD_TIGHT", 0) != 0;
-    e->graph_allowed = hxi_env_int("HALOX_MD_GRAPH", 1) != 0;
-    e->graph_cond = hxi_env_int("HALOX_MD_GRAPH_COND", 1) != 0;
-    e->batch_k = hxi_env_int("HALOX_MD_GRAPH_STEPS", HXG_BATCH_DEFAULT);
-    if (e->batch_k < 1)
-        e->batch_k = 1;
-    e->batch_capture = hxi_env_int("HALOX_MD_BATCH_CAPTURE", 0) == 1;
+    const struct hxi_knobs *knobs = hxi_knobs();
+    e->host_rebuild = knobs->md_rebuild == HXK_REBUILD_HOST;
+    e->tight = knobs->md_tight;
+    e->graph_allowed = knobs->md_graph_steps > 0;
+    e->graph_cond = 1; /* until the conditional node cannot be captured */
+    e->batch_k = knobs->md_graph_steps > 1 ? knobs->md_graph_steps : 1;
     e->rh = hxi_md_list_cutoff(cfg);
     HXI_CHECK_GOTO(hxg_eng_local_rank(e), st, fail);
     {
@@ -152,21 +163,17 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
         hxg_eng_rebuild_log_as(e, "GPU engine set-up's first build", 1);
     }
     HXI_CHECK_GOTO(hxg_eng_vote_setup(e), st, fail);
-    e->kick_fuse = e->mgraph && !e->dvote && hxi_env_int("HALOX_MD_KICK_FUSE", 1) != 0;
+    e->kick_fuse = e->mgraph && !e->dvote;
     if (e->multi && !e->host_rebuild) {
         HXI_CHECK_GOTO(hx_rebuild_create(&e->rb, e->t, &e->decomp), st, fail);
         /* The cell sort after each migration sets the order: the migration
-         * need not keep one (HALOX_MD_MIGRATE_ORDER=1 keeps it). */
-        HXI_CHECK_GOTO(hx_rebuild_keep_order(e->rb, hxi_env_int("HALOX_MD_MIGRATE_ORDER", 0) != 0),
-                       st, fail);
-#ifdef NDEBUG
-        e->check_atoms = hxi_env_int("HALOX_CHECK_ATOMS", 0) != 0;
-#else
-        e->check_atoms = hxi_env_int("HALOX_CHECK_ATOMS", 1) != 0;
-#endif
+         * need not keep one. */
+        HXI_CHECK_GOTO(hx_rebuild_keep_order(e->rb, 0), st, fail);
+        const int check = checks_asked(knobs);
+        e->check_atoms = check == HXK_CHECK_ATOMS || check >= HXK_CHECK_ALL;
         if (e->check_atoms)
             HXI_CHECK_GOTO(hxg_eng_census(e), st, fail);
-        e->check_lists = hxi_env_int("HALOX_MD_CHECK_LISTS", 0) != 0;
+        e->check_lists = check >= HXK_CHECK_LISTS;
     }
     e->host_rebuilds = 0; /* count the rebuilds of the run, not the set-up */
     memset(e->rb_phase, 0, sizeof e->rb_phase);

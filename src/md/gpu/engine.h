@@ -42,7 +42,7 @@ struct hx_md_engine {
     hx_decomp decomp;
     int rank, nranks;
     int multi;        /* more than one rank: halo exchange */
-    int host_rebuild; /* rebuild through the host (HALOX_MD_HOST_REBUILD=1) */
+    int host_rebuild; /* rebuild through the host (HALOX_MD_REBUILD=host) */
     int device, ndevices, local_rank, local_size;
     unsigned char gpu_uuid[16]; /* the device's, to count the ranks sharing it */
     char device_name[256];
@@ -111,11 +111,12 @@ struct hx_md_engine {
     int32_t *nl_idx, *nl_pos;
     size_t b_nlidx, b_nlpos;
     int nl_atoms, nl_on;
-    int nl_pick;    /* HALOX_MD_NL_ATOMS: 1 always, 0 never, else by size */
-    int nl_early;   /* HALOX_MD_NL_EARLY: non-local lists from the plan's arrays (1), after
-                       the forward exchange (0), else by size (rebuild_dev.c) */
-    int plan_ahead; /* HALOX_MD_PLAN_AHEAD: the plan's first count ahead of the sort (1),
-                       after it (0), else by size (rebuild_dev.c) */
+    /* Three size rules, forced by HALOX_MD_REBUILD=small|large (tests). */
+    int nl_pick;    /* nl_on: 1 always, 0 never, else by size */
+    int nl_early;   /* non-local lists from the plan's arrays (1), after the forward
+                       exchange (0), else by size (rebuild_dev.c) */
+    int plan_ahead; /* the plan's first count ahead of the sort (1), after it (0), else by
+                       size (rebuild_dev.c) */
     int local_late; /* HALOX_MD_LOCAL_LATE: the local list queued beside the plan (0),
                        after the forward exchange (1), after the plan's kernels (2)
                        (rebuild_dev.c) */
@@ -149,11 +150,9 @@ struct hx_md_engine {
     double rb_phase[9];
     /* The device rebuild (several ranks; rebuild_dev.c): its context, the
      * seconds of each phase, the rebuilds so far, and the census of atoms
-     * it checks after each (debug builds and HALOX_CHECK_ATOMS=1). */
+     * it checks after each (debug builds and HALOX_MD_CHECK=atoms). */
     hx_rebuild *rb;
 #define HXG_NPHASE 7
-/* Steps of one rank replayed from one graph by default (HALOX_MD_GRAPH_STEPS). */
-#define HXG_BATCH_DEFAULT 4
     double dev_phase[HXG_NPHASE];
     int64_t dev_rebuilds;
     /* A device rebuild's step on the host (HALOX_LOG): its start and end,
@@ -164,9 +163,9 @@ struct hx_md_engine {
     long long dev_calls; /* calls with other ranks in the rebuilds (hxi_comm_tally) */
     double dev_calls_s;
     int check_atoms;
-    int check_lists; /* the two-half list build against the one-pass one (HALOX_MD_CHECK_LISTS=1) */
+    int check_lists; /* the two-half list build against the one-pass one (HALOX_MD_CHECK=lists) */
     int tight;         /* capacities without margin (HALOX_MD_TIGHT=1, for tests) */
-    int graph_allowed; /* HALOX_MD_GRAPH is not 0 */
+    int graph_allowed; /* HALOX_MD_GRAPH_STEPS is not 0 */
     int64_t growths; /* device rebuilds that grew the home arrays */
     int census_set;
     uint64_t census_sum;
@@ -181,7 +180,7 @@ struct hx_md_engine {
     /* The driver's timed stretches (ops->mark). */
     hxg_stretch *stretch;
     int graphs;                  /* replay device-resident steps from CUDA graphs */
-    int graph_cond; /* their rebuilds in conditional nodes (HALOX_MD_GRAPH_COND is not 0) */
+    int graph_cond; /* their rebuilds in conditional nodes (until one cannot be captured) */
     cudaGraphExec_t gexec[2][2]; /* [candidate step][thermo step] */
     int batch_k; /* steps a graph replays in hxg_eng_steps (HALOX_MD_GRAPH_STEPS), either mode */
     cudaGraphExec_t gbatch[2];   /* batch_k steps, [candidate step] */
@@ -199,21 +198,22 @@ struct hx_md_engine {
     cudaGraphExec_t mg_batch;
     int mg_batch_ok, mg_batch_dirty;
     cudaGraph_t mg_graph;           /* the step captured into mg_exec: the batch repeats it */
-    int batch_capture;              /* HALOX_MD_BATCH_CAPTURE=1: the batch captured as launches */
     int64_t mg_batched;             /* steps replayed batch_k to a launch so far */
     cudaEvent_t ev_gfork, ev_gjoin; /* fork and join inside the capture */
     /* Several ranks, graph mode without votes: a step's closing kick is
      * left to the next step's kick-drift (hxg_kickdrift's fclose), one
-     * launch fewer a step, except on thermo steps (HALOX_MD_KICK_FUSE=0
-     * turns it off; rank-local). kick_open: the last step left its kick
-     * to the next; hxg_eng_close_kick applies it before anything reads
-     * the velocities or forces. */
+     * launch fewer a step, except on thermo steps. kick_open: the last
+     * step left its kick to the next; hxg_eng_close_kick applies it before
+     * anything reads the velocities or forces. */
     int kick_fuse, kick_open;
     /* Several ranks, `check yes` every step: the rebuild decision voted on
      * the device (vote.c; the same on every rank, agreed at create). */
     int dvote;
 #define HXG_VOTE_RING 8
-    int vote_ahead;          /* steps issued past the last known (HALOX_MD_VOTE_AHEAD) */
+/* Steps a rank issues past the last one it knows did not rebuild (below
+ * HXG_VOTE_RING; docs/md-gpu-graphs.md). */
+#define HXG_VOTE_AHEAD 2
+    int vote_ahead;          /* steps issued past the last known (HXG_VOTE_AHEAD) */
     cudaGraphExec_t vg_exec; /* a voted step (NULL: launched, each vote waited for) */
     int32_t *vbuf;           /* device: this rank's vote, the outcome */
     int64_t spec_last;       /* the last voted step issued and not yet known (-1: none) */
@@ -398,7 +398,7 @@ hx_status hxg_eng_queue_local_list(hx_md_engine *e);
  * non-local stream's work so far: they build while the transport adopts
  * the plan (whose set-up waits for the non-local stream). */
 hx_status hxg_eng_queue_nonlocal_list(hx_md_engine *e, const hx_plan *plan);
-/* HALOX_MD_CHECK_LISTS=1: the lists of a two-half build against those of
+/* HALOX_MD_CHECK=lists: the lists of a two-half build against those of
  * the one-pass build (lists_check.c). Rank-local. */
 hx_status hxg_eng_check_lists(hx_md_engine *e);
 

@@ -1,5 +1,5 @@
 /*
- * lists_check.c - HALOX_MD_CHECK_LISTS=1 (the tests set it): after each
+ * lists_check.c - HALOX_MD_CHECK=lists (the tests set it): after each
  * two-half list build of a multi-rank device rebuild, the one-pass build
  * (hxg_build_lists, the host path's) makes lists of its own from the same
  * atoms, and the two are compared on the host: each home atom's local list

@@ -265,7 +265,7 @@ __global__ void hxg_k_finish(hxg_gate gate, hxg_report *report)
  * 32,000); 19,652 atoms 31.4 with 8, 35.9 with 4, 38.3 with 1; 23,328
  * atoms 38.5 with 4, 40.1 with 1, 42.2 with 8; 27,436 atoms 39.2 with 1,
  * 43.2 with 4 (docs/results/rows-shared-2026-12-04.txt, calls 2 and 3).
- * HALOX_MD_BUILD_LANES=1|2|4|8 overrides (for measurements). */
+ * HALOX_MD_LANES=,,1|2|4|8 overrides (tests). */
 static int hxg_build_lanes(long long n, bool home = false)
 {
     static int sms = -1, forced = 0;
@@ -276,7 +276,7 @@ static int hxg_build_lanes(long long n, bool home = false)
             cudaGetLastError();
             sms = 1;
         }
-        forced = hxi_env_int("HALOX_MD_BUILD_LANES", 0);
+        forced = hxi_knobs()->md_lanes[2];
     }
     if (forced == 1 || forced == 2 || forced == 4 || forced == HXG_BG)
         return forced;

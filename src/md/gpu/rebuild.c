@@ -270,7 +270,7 @@ hx_status hxg_eng_build_lists(hx_md_engine *e)
             return hxi_error(HX_ERR_STATE,
                              "GPU engine: at the list build of step %lld on rank %d, local atom "
                              "%d has non-local neighbours but lies outside the reach of the "
-                             "halo its rows were given for; rerun with HALOX_MD_HOST_REBUILD=1 "
+                             "halo its rows were given for; rerun with HALOX_MD_REBUILD=host "
                              "and report this",
                              (long long) e->step, e->rank, fl.unreached - 1);
         if (fl.need <= 0 && fl.need_rows <= 0) {

@@ -12,7 +12,7 @@
  * plan's coordinates on a third stream from the plan on. The plan's first
  * pulse is counted ahead of the sort (hx_plan_count_device), so that the
  * host's count messages go while the GPU sorts.
- * HALOX_MD_HOST_REBUILD=1 takes the host path instead (rebuild.c), which
+ * HALOX_MD_REBUILD=host takes the host path instead (rebuild.c), which
  * stays as the reference.
  */
 #include "md/gpu/engine.h"
@@ -65,7 +65,7 @@ hx_status hxg_eng_census(hx_md_engine *e)
         return hxi_error(HX_ERR_STATE,
                          "GPU engine: after the rebuild of step %lld the ranks hold %lld atoms "
                          "(id checksum %016llx) where there were %lld (%016llx): atoms were lost "
-                         "or duplicated; rerun with HALOX_MD_HOST_REBUILD=1 and report this",
+                         "or duplicated; rerun with HALOX_MD_REBUILD=host and report this",
                          (long long) e->step, (long long) natoms, (unsigned long long) sum,
                          (long long) e->sys->natoms, (unsigned long long) e->census_sum);
     return HX_OK;

@@ -61,9 +61,9 @@ int hxg_eng_cap_for(const hx_md_engine *e, int need)
  * cluster costs one regrowth, not an error. HALOX_MD_NEIGH_MAX sets it. */
 static int neigh_max_for(const hx_md_engine *e, double rho)
 {
-    int env = hxi_env_int("HALOX_MD_NEIGH_MAX", 0);
-    if (env > 0)
-        return hxg_eng_round_up(env, 8);
+    const int asked = hxi_knobs()->md_neigh_max; /* 0: unset */
+    if (asked > 0)
+        return hxg_eng_round_up(asked, 8);
     double nb = 4.0 / 3.0 * 3.14159265358979323846 * e->rh * e->rh * e->rh * rho;
     return hxg_eng_round_up((long long) ceil(fmax(1.3 * nb + 8.0, 16.0)), 8);
 }
@@ -96,10 +96,10 @@ static hx_status check_fit(const hx_md_engine *e, int nhome)
 {
     size_t free_b = 0, total_b = 0;
     CU(cudaMemGetInfo(&free_b, &total_b), "memory query");
-    double cap_env = hxi_env_double("HALOX_MD_GPU_BYTES", 0.0);
+    const double asked = hxi_knobs()->md_gpu_bytes; /* 0: unset */
     double avail = (double) free_b;
-    if (cap_env > 0 && cap_env < avail)
-        avail = cap_env;
+    if (asked > 0 && asked < avail)
+        avail = asked;
     /* The halo of a slab of thickness rh on each face along decomposed
      * dimensions, as a fraction of the home atoms. */
     double halo = 0.0;
@@ -159,13 +159,18 @@ static hx_status choose_device(hx_md_engine *e)
     snprintf(e->device_name, sizeof e->device_name, "%s", prop.name);
     memcpy(e->gpu_uuid, prop.uuid.bytes, sizeof e->gpu_uuid);
     e->fill = (long long) (prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1) * 1024;
-    e->nl_pick = hxi_env_int("HALOX_MD_NL_ATOMS", -1);
-    e->nl_early = hxi_env_int("HALOX_MD_NL_EARLY", -1);
-    e->plan_ahead = hxi_env_int("HALOX_MD_PLAN_AHEAD", -1);
-    const int late = hxi_env_int("HALOX_MD_LOCAL_LATE", 0);
-    e->local_late = late == 2 ? 2 : late != 0;
-    e->early_forces = hxi_env_int("HALOX_MD_EARLY_FORCES", 0) == 1;
-    e->pdl = hxi_env_int("HALOX_MD_PDL", 0) & 3;
+    /* The three size rules of a multi-rank device rebuild (rebuild.c,
+     * rebuild_dev.c): by size (-1), or forced to a small system's choice
+     * or a large one's (HALOX_MD_REBUILD=small|large, tests). */
+    const struct hxi_knobs *knobs = hxi_knobs();
+    const int small = knobs->md_rebuild == HXK_REBUILD_SMALL;
+    const int large = knobs->md_rebuild == HXK_REBUILD_LARGE;
+    e->nl_pick = small ? 0 : large ? 1 : -1;
+    e->nl_early = small ? 1 : large ? 0 : -1;
+    e->plan_ahead = small ? 1 : large ? 0 : -1;
+    e->local_late = knobs->md_local_late;
+    e->early_forces = knobs->md_early_forces;
+    e->pdl = knobs->md_pdl;
     return HX_OK;
 }
 
@@ -188,38 +193,31 @@ hx_status hxg_eng_choose_tpp(hx_md_engine *e)
      * before the unrolled pair loop; 2 puts every block of the local forces
      * on the GPU at once). Ranks sharing a GPU share its slots anyway: 2
      * processes on one H200 at 256,000 atoms, 2 beat 4 (median 75.7-76.4
-     * against 78.2-78.5). HALOX_MD_TPP overrides. */
-    int env = hxi_env_int("HALOX_MD_TPP", 0);
-    if (env != 0 && env != 1 && env != 2 && env != 4 && env != 8 && e->rank == 0)
-        hxi_warn("ignoring HALOX_MD_TPP=%d: give 1, 2, 4 or 8", env);
+     * against 78.2-78.5). HALOX_MD_LANES (its first field) overrides. */
+    const int *lanes = hxi_knobs()->md_lanes; /* 0 or a power of two up to 8 */
     const long long fill = e->fill * (e->nranks > 1 && sharing <= 1 ? 2 : 1);
     int tpp = 1;
     while (tpp < 8 && (long long) e->sys->n * tpp < fill)
         tpp *= 2;
-    e->tpp = env == 1 || env == 2 || env == 4 || env == 8 ? env : tpp;
+    e->tpp = lanes[0] ? lanes[0] : tpp;
     /* The non-local forces (a few pairs per atom, most atoms none) run
      * beside the local ones, and where those are short the non-local
      * kernel's longest neighbour loop sets the step: 8 threads per atom
      * below two fills of the GPU, else as the local forces. On 2 H200s at
      * 128,000 atoms per rank, 8 rather than 2 made the step 64.0 us
      * instead of 68.4; at 1,024,000 per rank more than 1 was slower.
-     * HALOX_MD_TPP_NL overrides. */
+     * HALOX_MD_LANES (its second field) overrides. */
     e->tpp_nl = (long long) e->sys->n < 2 * e->fill ? 8 : e->tpp;
-    env = hxi_env_int("HALOX_MD_TPP_NL", 0);
-    if (env != 0 && env != 1 && env != 2 && env != 4 && env != 8 && e->rank == 0)
-        hxi_warn("ignoring HALOX_MD_TPP_NL=%d: give 1, 2, 4 or 8", env);
-    if (env == 1 || env == 2 || env == 4 || env == 8)
-        e->tpp_nl = env;
+    if (lanes[1])
+        e->tpp_nl = lanes[1];
     /* With several ranks the local forces run beside the non-local ones and
      * the exchange kernels (and, where ranks share the GPU, beside another
      * rank's): at 2 or 4 threads an atom they take the kernel that leaves
      * them room (md_kernels.cu, HXG_ROOM_*; 2 processes on one H200 at
      * 256,000 atoms, median 74.2 to 64.2 us a step); one rank keeps the
      * one that fills the SMs. HALOX_MD_FORCE_ROOM=0|1 overrides. */
-    env = hxi_env_int("HALOX_MD_FORCE_ROOM", -1);
-    if (env != -1 && env != 0 && env != 1 && e->rank == 0)
-        hxi_warn("ignoring HALOX_MD_FORCE_ROOM=%d: give 0 or 1", env);
-    e->room = env == 0 || env == 1 ? env : e->nranks > 1;
+    const int room = hxi_knobs()->md_force_room; /* -1: unset */
+    e->room = room >= 0 ? room : e->nranks > 1;
     /* Forces launched with PDL hold their blocks on the SMs while they wait
      * for the exchange before them: where ranks share a GPU, they can keep
      * another rank's exchange kernel off it, and the two wait for each
@@ -303,13 +301,13 @@ hx_status hxg_eng_make_transport(hx_md_engine *e)
  * rh of the domain's upper face along a dimension with pulses (every halo
  * atom came in through a pulse and lies at or above that face, up to the
  * rounding of its shift, which the margin covers many times over).
- * HALOX_TEST_LIST_REACH=D moves that bound up by D, wrongly, so that the
- * tests see the list check (HALOX_MD_CHECK_LISTS) catch it; the rows of
- * the compact non-local list (near_rows) keep the true bound. */
+ * HALOX_MD_CHECK=bad-reach moves that bound up by rh, wrongly, so that the
+ * tests see the list check catch it; the rows of the compact non-local
+ * list (near_rows) keep the true bound. */
 static void set_reach(hx_md_engine *e)
 {
     const hx_decomp *d = &e->decomp;
-    const double shift = hxi_env_double("HALOX_TEST_LIST_REACH", 0.0);
+    const double shift = hxi_knobs()->md_check == HXK_CHECK_BAD_REACH ? e->rh : 0.0;
     int dims = 0;
     for (int k = 0; k < 3; k++) {
         double at = d->dom_hi[k] - e->rh - 1e-4 * (fabs(d->dom_hi[k]) + e->rh);
@@ -319,9 +317,8 @@ static void set_reach(hx_md_engine *e)
     }
     /* With pulses along one dimension every halo atom is off home along
      * it, and the zone rule gives no pair of two halo atoms to this rank:
-     * the non-local build leaves their walk out (HALOX_MD_NL_HALO_WALK=1
-     * keeps it, for measurements). */
-    e->halo_pairs = dims > 1 || hxi_env_int("HALOX_MD_NL_HALO_WALK", 0) == 1;
+     * the non-local build leaves their walk out. */
+    e->halo_pairs = dims > 1;
 }
 
 static void setup_physics(hx_md_engine *e)
@@ -342,21 +339,14 @@ static void setup_physics(hx_md_engine *e)
     e->mass = (float) c->mass;
     e->dtf = (float) (0.5 * c->dt / c->mass);
     e->trig2 = (float) (0.25 * c->skin * c->skin);
-    /* Cells along x per rh / 2 (HALOX_MD_CELLS_X, for measurements). */
-    int split = hxi_env_int("HALOX_MD_CELLS_X", HXG_CELLS_X);
-    if (split < 1 || split > 8) {
-        hxi_warn("ignoring HALOX_MD_CELLS_X=%d: give 1 to 8", split);
-        split = HXG_CELLS_X;
-    }
+    /* Cells along x per rh / 2. */
+    const int split = HXG_CELLS_X;
     e->cells.reach_x = 2 * split;
     /* Ring slots of the list build a lane may fill ahead (HALOX_MD_RING,
-     * tests: fewer rows fit, more hits go to the list directly). */
-    int ring = hxi_env_int("HALOX_MD_RING", HXG_RING);
-    if (ring < 1 || ring > HXG_RING) {
-        hxi_warn("ignoring HALOX_MD_RING=%d: give 1 to %d", ring, HXG_RING);
-        ring = HXG_RING;
-    }
-    e->loc.ring = ring;
+     * 1 to HXG_RING, tests: fewer rows fit, more hits go to the list
+     * directly). */
+    const int ring = hxi_knobs()->md_ring;
+    e->loc.ring = ring < HXG_RING ? ring : HXG_RING;
     for (int k = 0; k < 3; k++) {
         int periodic = d->grid[k] == 1;
         e->geom.per_len[k] = periodic ? (float) d->box_len[k] : 0.0f;

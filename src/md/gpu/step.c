@@ -154,15 +154,6 @@ static hx_status launch_multi_step(hx_md_engine *e, cudaEvent_t fork, cudaEvent_
     return launch_multi(e, fork, join, e->kick_fuse);
 }
 
-/* batch_k steps between checks in one graph: launch_multi_step's, one
- * after the other (each closes the one before, as replays do). */
-static hx_status launch_multi_batch(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join)
-{
-    for (int i = 0; i < e->batch_k; i++)
-        HXI_CHECK(launch_multi_step(e, fork, join));
-    return HX_OK;
-}
-
 /* *exec made from graph g: the existing executable updated in place
  * where the topology allows (cudaGraphExecUpdate), else a new one
  * instantiated with UseNodePriority (kernel nodes keep their stream's
@@ -288,15 +279,12 @@ static hx_status batch_of_children(hx_md_engine *e)
 /* The batch of steps into e->mg_batch, after a step was launched, so that
  * the host's work costs it while the GPU runs that step, not while it
  * waits for its next work, as it would right after a rebuild: copies of
- * the captured step (batch_of_children), or with HALOX_MD_BATCH_CAPTURE=1
- * batch_k steps' launches captured again. A failure leaves each step
+ * the captured step (batch_of_children). A failure leaves each step
  * replayed from its own graph. */
 static void capture_batch(hx_md_engine *e)
 {
     e->mg_batch_dirty = 0;
-    hx_status st = e->batch_capture
-                       ? hxg_eng_capture_into(e, launch_multi_batch, &e->mg_batch, NULL)
-                       : batch_of_children(e);
+    hx_status st = batch_of_children(e);
     if (st == HX_OK)
         return;
     cudaGetLastError();

@@ -144,12 +144,11 @@ static cudaError_t capture_conditional(hx_md_engine *e, int want_thermo, int nst
 
 /* Captures nsteps steps of one kind into one graph and instantiates it
  * (NULL where that failed). With `check yes` a candidate step goes into a
- * graph with a conditional node where the runtime allows
- * (HALOX_MD_GRAPH_COND=0: never); otherwise into a plain graph whose
- * rebuild kernels return at once on steps that do not rebuild. With `check
- * no` every candidate step past the delay rebuilds, and the node would only
- * add its cost: launching the body took about 20 us more a rebuild on an
- * H200 (HALOX_TRACE, HOOMD-blue's 64,000 atoms). */
+ * graph with a conditional node where the runtime allows; otherwise into
+ * a plain graph whose rebuild kernels return at once on steps that do not
+ * rebuild. With `check no` every candidate step past the delay rebuilds,
+ * and the node would only add its cost: launching the body took about 20
+ * us more a rebuild on an H200 (HALOX_TRACE, HOOMD-blue's 64,000 atoms). */
 static cudaGraphExec_t capture_exec(hx_md_engine *e, int candidate, int want_thermo, int nsteps)
 {
     cudaGraph_t g = NULL;

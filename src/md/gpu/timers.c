@@ -30,7 +30,8 @@ struct tm_span {
  * modes time one step in 128 by default. */
 hx_status hxg_eng_timers_create(hx_md_engine *e)
 {
-    e->timers_every = hxi_env_int("HALOX_MD_TIMERS", e->graphs || e->mgraph ? 128 : 1);
+    const int every = hxi_knobs()->md_timers; /* -1: unset */
+    e->timers_every = every >= 0 ? every : e->graphs || e->mgraph ? 128 : 1;
     e->timers_on = e->timers_every > 0;
     if (e->timers_every < 1)
         e->timers_every = 1;

@@ -179,7 +179,7 @@ void hxg_trace_cupti_start(void)
     CUptiResult rc = cuptiActivityRegisterCallbacks(buf_requested, buf_completed);
     for (size_t i = 0; rc == CUPTI_SUCCESS && i < sizeof kinds / sizeof kinds[0]; i++)
         rc = cuptiActivityEnable(kinds[i]);
-    if (rc == CUPTI_SUCCESS && hxi_env_int("HALOX_TRACE_API", 0) != 0)
+    if (rc == CUPTI_SUCCESS && hxi_knobs()->trace_api)
         rc = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
     uint64_t ts = 0;
     if (rc == CUPTI_SUCCESS)

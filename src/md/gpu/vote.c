@@ -19,9 +19,9 @@
  * system on 2 processes under MPS, 112-114 against 100-101 us a step.)
  *
  * The host goes on issuing steps without waiting, at most vote_ahead
- * steps past the last one it knows went on (HALOX_MD_VOTE_AHEAD, default
- * 2): before issuing step t it waits for step t - vote_ahead to finish on
- * the GPU (an event) and reads the published word. A stopped step s is then
+ * steps past the last one it knows went on (HXG_VOTE_AHEAD, 2): before
+ * issuing step t it waits for step t - vote_ahead to finish on the GPU
+ * (an event) and reads the published word. A stopped step s is then
  * finished as the host path would finish a rebuild step (the collective
  * rebuild, forces, closing kick), and the steps issued after it, which
  * did nothing, are issued again. So the run rebuilds at exactly the steps
@@ -44,16 +44,14 @@
 hx_status hxg_eng_vote_setup(hx_md_engine *e)
 {
     const hx_md_config *c = &e->cfg;
-    int no =
-        !(e->mgraph && c->neigh_check && c->neigh_every == 1 &&
-          (hx_transport_caps(e->t) & HX_CAP_VOTE) && hxi_env_int("HALOX_MD_DEVICE_VOTE", 1) != 0);
+    int no = !(e->mgraph && c->neigh_check && c->neigh_every == 1 &&
+               (hx_transport_caps(e->t) & HX_CAP_VOTE));
     HXI_CHECK(hxi_allreduce_int(e->comm, &no, 1, 1));
     e->dvote = !no;
     e->spec_last = -1;
     if (!e->dvote)
         return HX_OK;
-    int ahead = hxi_env_int("HALOX_MD_VOTE_AHEAD", 2);
-    e->vote_ahead = ahead < 1 ? 1 : ahead > HXG_VOTE_RING - 1 ? HXG_VOTE_RING - 1 : ahead;
+    e->vote_ahead = HXG_VOTE_AHEAD;
     hx_status st = hxg_eng_dev_grow(&e->vbuf, &(size_t){0}, 2 * sizeof(int32_t), "vote words");
     for (int k = 0; k < HXG_VOTE_RING && st == HX_OK; k++)
         if (cudaEventCreateWithFlags(&e->ev_vote[k], cudaEventDisableTiming) != cudaSuccess)

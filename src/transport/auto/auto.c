@@ -42,9 +42,7 @@ static hx_status auto_create(hx_transport *t)
     hxi_auto *a;
     HXI_CHECK(hxi_alloc((void **) &a, sizeof *a, "auto transport"));
     memset(a, 0, sizeof *a);
-    a->trial_steps = hxi_env_int("HALOX_AUTO_STEPS", 20);
-    if (a->trial_steps < 3)
-        a->trial_steps = 3;
+    a->trial_steps = hxi_knobs()->auto_steps; /* 3 or more */
     /* Device transports first; `cpu` is the last resort, measured only
      * where none of them can run (no GPU, or none built). */
     for (int i = 0; i < hx_transport_count() && a->n < HXI_AUTO_MAX - 1; i++) {

@@ -124,10 +124,10 @@ typedef struct hxi_fz_args {
 #define HXI_FZ_CNT_EXIT   96
 #define HXI_FZ_NCNT       97
 
-/* Launches; each returns the launch's error. bx blocks per pulse row; pdl: the
+/* Launches; each returns the launch's error. bx blocks per pulse row; the
  * reverse kernel with programmatic stream serialisation (fused_kernels.cu). */
 cudaError_t hxi_fz_forward(cudaStream_t s, const hxi_fz_args *a, int bx, int tma);
-cudaError_t hxi_fz_reverse(cudaStream_t s, const hxi_fz_args *a, int bx, int pdl);
+cudaError_t hxi_fz_reverse(cudaStream_t s, const hxi_fz_args *a, int bx);
 /* Resident blocks per SM of the kernel used for the forward (tma or not)
  * and the reverse, the smaller of the two. */
 int hxi_fz_blocks_per_sm(int tma);

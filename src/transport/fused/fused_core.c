@@ -14,15 +14,9 @@ const char *const hxi_fz_fmode_names[3] = {"push", "pull", "atomic"};
 
 hx_status hxi_fz_force_mode(hx_transport *t, int dflt, int offered, int *mode)
 {
-    const char *env = hxi_env_str("HALOX_FUSED_FORCE_MODE");
-    int m = dflt, bad = 0;
-    if (env) {
-        m = -1;
-        for (int k = 0; k < offered; k++)
-            if (strcmp(env, hxi_fz_fmode_names[k]) == 0)
-                m = k;
-        bad = m < 0;
-    }
+    /* The knob's indices are the modes (HXK_FORCE_MODES); -1: unset. */
+    const int asked = hxi_knobs()->fused_force_mode;
+    int m = asked < 0 ? dflt : asked, bad = m >= offered;
     int v[3] = {m, -m, bad};
     HXI_CHECK(hxi_allreduce_int(t->comm, v, 3, 1));
     if (v[2]) {
@@ -34,7 +28,7 @@ hx_status hxi_fz_force_mode(hx_transport *t, int dflt, int offered, int *mode)
         }
         return hxi_error(HX_ERR_INVALID,
                          "HALOX_FUSED_FORCE_MODE='%s' on some rank: transport %s takes %s",
-                         env ? env : "", t->ops->name, list);
+                         hxi_fz_fmode_names[m], t->ops->name, list);
     }
     if (v[0] != -v[1])
         return hxi_error(HX_ERR_INVALID,
@@ -49,7 +43,6 @@ hx_status hxi_fz_core_open(hxi_fz_core *c, const char *who, int tma)
     memset(c, 0, sizeof *c);
     c->who = who;
     c->tma = tma;
-    c->pdl = hxi_env_int("HALOX_FUSED_PDL", 1) != 0; /* rank-local: a launch option */
     hx_status st = hxi_gpu_malloc((void **) &c->d_done, HX_MAX_PULSES * sizeof(uint64_t),
                                   "the unpack flags");
     if (st == HX_OK)
@@ -292,7 +285,7 @@ hx_status hxi_fz_core_reverse(hxi_fz_core *c, hxi_gpu *g, const hx_transport *t)
                          c->who);
     if (g->npulses == 0)
         return HX_OK;
-    HXI_CUDA(hxi_fz_reverse(g->stream, &c->args, c->bx, c->pdl));
+    HXI_CUDA(hxi_fz_reverse(g->stream, &c->args, c->bx));
     return HX_OK;
 }
 
@@ -301,7 +294,7 @@ static hx_status fz_capture(hxi_fz_core *c, hxi_gpu *g)
 {
     HXI_CUDA(cudaStreamBeginCapture(g->stream, cudaStreamCaptureModeThreadLocal));
     cudaError_t e1 = hxi_fz_forward(g->stream, &c->args, c->bx, c->tma);
-    cudaError_t e2 = hxi_fz_reverse(g->stream, &c->args, c->bx, c->pdl);
+    cudaError_t e2 = hxi_fz_reverse(g->stream, &c->args, c->bx);
     cudaGraph_t graph = NULL;
     cudaError_t e3 = cudaStreamEndCapture(g->stream, &graph);
     cudaError_t e = e1 != cudaSuccess ? e1 : e2 != cudaSuccess ? e2 : e3;

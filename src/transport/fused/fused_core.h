@@ -25,8 +25,7 @@ typedef struct hxi_fz_core {
     hxi_fz_seg *d_segs;
     size_t segs_cap;
     hxi_fz_args args;
-    int bx;  /* blocks per pulse row */
-    int pdl; /* the reverse kernel launched with PDL (HALOX_FUSED_PDL, default 1) */
+    int bx; /* blocks per pulse row */
     cudaGraph_t graph;
     cudaGraphExec_t exec;
 } hxi_fz_core;

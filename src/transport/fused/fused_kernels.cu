@@ -555,11 +555,11 @@ extern "C" cudaError_t hxi_fz_forward(cudaStream_t s, const hxi_fz_args *a, int 
     return cudaGetLastError();
 }
 
-/* pdl: with programmatic stream serialisation: a kernel before it that
- * lets its dependents start early (griddepcontrol.launch_dependents)
- * saves it the launch; the kernel waits at entry for that one's end, so
- * it starts as a plain launch would after any other. */
-extern "C" cudaError_t hxi_fz_reverse(cudaStream_t s, const hxi_fz_args *a, int bx, int pdl)
+/* With programmatic stream serialisation: a kernel before it that lets
+ * its dependents start early (griddepcontrol.launch_dependents) saves it
+ * the launch; the kernel waits at entry for that one's end, so it starts
+ * as a plain launch would after any other. */
+extern "C" cudaError_t hxi_fz_reverse(cudaStream_t s, const hxi_fz_args *a, int bx)
 {
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute at[1];
@@ -569,7 +569,7 @@ extern "C" cudaError_t hxi_fz_reverse(cudaStream_t s, const hxi_fz_args *a, int 
     cfg.blockDim = dim3(HXI_FZ_THREADS);
     cfg.stream = s;
     cfg.attrs = at;
-    cfg.numAttrs = pdl ? 1 : 0;
+    cfg.numAttrs = 1;
     return cudaLaunchKernelEx(&cfg, hxi_k_fz_reverse, *a);
 }
 

@@ -195,9 +195,9 @@ hx_status hxi_gpu_open(hxi_gpu *g, hx_transport *t, const char *who)
     HXI_CHECK_GOTO(hxi_gpu_malloc((void **) &g->d_hit, sizeof(int), "the timeout flag"), st, fail);
     HXI_CUDA_GOTO(cudaMemset(g->d_hit, 0, sizeof(int)), st, fail);
 
-    g->withhold_rank = hxi_env_int("HALOX_TEST_WITHHOLD_RANK", -1);
-    g->plan_wait = hxi_env_int("HALOX_PLAN_WAIT", 1) != 0;
-    g->withhold_step = (uint64_t) hxi_env_int("HALOX_TEST_WITHHOLD_STEP", 3);
+    g->withhold_rank = hxi_knobs()->test_withhold[0];
+    g->plan_wait = hxi_knobs()->plan_wait;
+    g->withhold_step = (uint64_t) hxi_knobs()->test_withhold[1];
     return HX_OK;
 fail:
     hxi_gpu_close(g);

@@ -46,7 +46,7 @@ typedef struct hxi_gpu {
     uint64_t seq;
 
     /* Test hook: this rank skips its coordinate sends in one step
-     * (HALOX_TEST_WITHHOLD_RANK, HALOX_TEST_WITHHOLD_STEP, default 3). */
+     * (HALOX_TEST_WITHHOLD=RANK:STEP; rank -1: none). */
     int withhold_rank;
     /* HALOX_PLAN_WAIT (default 1): the host waits for the stream when a
      * device plan is adopted; 0: only where arrays grow (or a captured

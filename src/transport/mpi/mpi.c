@@ -62,14 +62,9 @@ const char *hxi_mpi_mode_name(int mode)
 /* The mode asked for: opts.mpi_mode when set, else HALOX_MPI_MODE, else auto. */
 static hx_status requested_mode(const hx_transport *t, hx_mpi_mode *mode, const char **from)
 {
-    static const struct {
-        const char *name;
-        hx_mpi_mode mode;
-    } names[] = {{"auto", HX_MPI_AUTO},
-                 {"cuda-aware", HX_MPI_CUDA_AWARE},
-                 {"cuda_aware", HX_MPI_CUDA_AWARE},
-                 {"ipc", HX_MPI_IPC},
-                 {"staged", HX_MPI_STAGED}};
+    /* By the knob's index (HXK_MPI_MODES). */
+    static const hx_mpi_mode by_knob[] = {HX_MPI_AUTO, HX_MPI_CUDA_AWARE, HX_MPI_IPC,
+                                          HX_MPI_STAGED};
     hx_mpi_mode o = t->opts.mpi_mode;
     if (o != HX_MPI_AUTO && o != HX_MPI_CUDA_AWARE && o != HX_MPI_IPC && o != HX_MPI_STAGED)
         return hxi_error(HX_ERR_INVALID,
@@ -80,20 +75,9 @@ static hx_status requested_mode(const hx_transport *t, hx_mpi_mode *mode, const 
     *from = "asked for in opts.mpi_mode";
     if (o != HX_MPI_AUTO)
         return HX_OK;
-    *from = "auto";
-    const char *env = hxi_env_str("HALOX_MPI_MODE");
-    if (!env)
-        return HX_OK;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(env, names[i].name) == 0) {
-            *mode = names[i].mode;
-            *from = "asked for by HALOX_MPI_MODE";
-            return HX_OK;
-        }
-    return hxi_error(HX_ERR_INVALID,
-                     "HALOX_MPI_MODE=%s is not a mode of the mpi transport; use auto, "
-                     "cuda-aware, ipc or staged (or unset it)",
-                     env);
+    *mode = by_knob[hxi_knobs()->mpi_mode];
+    *from = *mode == HX_MPI_AUTO ? "auto" : "asked for by HALOX_MPI_MODE";
+    return HX_OK;
 }
 
 /* Chooses the path; collective (the IPC probe), and the same on every rank. */

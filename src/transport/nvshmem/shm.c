@@ -113,7 +113,7 @@ hx_status hxi_shm_open(hxi_shm *s, hx_transport *t, const char *who)
      * they time-slice and a waiting kernel can hold the GPU from the peer
      * it waits for. */
     int refuse =
-        s->g.ranks_on_device > 1 && !s->g.mps && hxi_env_int("HALOX_ALLOW_SHARED_GPU", 0) == 0;
+        s->g.ranks_on_device > 1 && !s->g.mps && !hxi_knobs()->allow_shared_gpu;
     HXI_CHECK_GOTO(hxi_allreduce_int(t->comm, &refuse, 1, 1), st, fail_gpu);
     if (refuse) {
         if (s->g.ranks_on_device > 1 && !s->g.mps)
