@@ -2,7 +2,9 @@
 # halox-md --help-env prints (src/core/knobs.def), and the sources name no
 # HALOX_* variable those tables (or the doc's list of variables scripts
 # read) leave out; every relative link of README.md and docs/*.md, and
-# every docs/ file the tree names, resolves.
+# every docs/ file the tree names, resolves; and those pages (but the
+# dated history) name no HALOX_* variable that is not in the tables, nor a
+# removed one as if it were current.
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND AND TARGET halox-md)
   add_test(NAME test_env_documented

@@ -516,9 +516,9 @@ const hxi_transport_ops hxi_transport_nccl_dev = {
     /* NCCL refuses two ranks on one GPU, and only one-GPU machines have
      * been available since it was written: its exchange has not run (on one
      * rank there is nothing to exchange; docs/transports.md). */
-    .unproven = "experimental: its exchange has not yet run (it needs one GPU per rank, and "
-                "only one-GPU machines were lent since it was written); check its results "
-                "against nvshmem-fused or cpu; auto leaves it out",
+    .unproven = "experimental: its exchange has not yet run on two GPUs, one process each "
+                "(NCCL refuses two ranks on one GPU); check its results against "
+                "nvshmem-fused or cpu; auto leaves it out",
     .create = ncd_create,
     .destroy = ncd_destroy,
     .set_plan = ncd_set_plan,
