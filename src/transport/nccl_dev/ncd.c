@@ -513,9 +513,9 @@ hx_status hxi_ncd_self_check(hx_transport *t)
 const hxi_transport_ops hxi_transport_nccl_dev = {
     .name = NCD_WHO,
     .caps = HX_CAP_DEVICE | HX_CAP_PEER | HX_CAP_GRAPH | HX_CAP_GPU_PER_RANK,
-    /* NCCL refuses two ranks on one GPU, and only one-GPU machines have
-     * been available since it was written: its exchange has not run (on one
-     * rank there is nothing to exchange; docs/transports.md). */
+    /* NCCL refuses two ranks on one GPU and its exchange has not yet run
+     * on two GPUs (on one rank there is nothing to exchange;
+     * docs/transports.md). */
     .unproven = "experimental: its exchange has not yet run on two GPUs, one process each "
                 "(NCCL refuses two ranks on one GPU); check its results against "
                 "nvshmem-fused or cpu; auto leaves it out",
