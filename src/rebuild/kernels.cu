@@ -16,7 +16,8 @@
  * its publication to the host) does.
  */
 #include "rebuild/rebuild.h"
-#include "transport/gpu/gpu_dev.cuh" /* hxi_last_block */
+#include "transport/gpu/gpu_dev.cuh"  /* hxi_last_block */
+#include "transport/gpu/pack_dev.cuh" /* hxi_dev_load_shifted */
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
@@ -567,10 +568,10 @@ __global__ void hxr_k_select_place(const float *px, const uint32_t *pz, int lo, 
         spos[i - lo] = at;
         if (sel) {
             map[at] = i;
-            float p[3] = {px[3 * (size_t) i], px[3 * (size_t) i + 1], px[3 * (size_t) i + 2]};
-            p[dim] += shift; /* in float, as the GPU transports pack */
+            float v0, v1, v2; /* shifted in float, as the GPU transports pack */
+            hxi_dev_load_shifted(px, i, dim, shift, v0, v1, v2);
             const uint32_t z = pz[i] + (1u << (8 * dim));
-            send[at] = make_float4(p[0], p[1], p[2], __uint_as_float(z));
+            send[at] = make_float4(v0, v1, v2, __uint_as_float(z));
         }
     }
     if (!hxi_last_block(counter))
@@ -670,8 +671,8 @@ extern "C" int hxr_classify(void *stream, hxr_layout L, int n, hxr_dom dom, int 
                             int32_t *bcnt, int32_t *boff, int *counter, hxr_result *res,
                             hxr_result *pub)
 {
-    hxr_k_classify<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>(L, n, dom, wrap, cls, bcnt,
-                                                                   boff, counter, res, pub);
+    hxr_k_classify<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>(L, n, dom, wrap, cls, bcnt, boff,
+                                                                   counter, res, pub);
     return (int) cudaGetLastError();
 }
 
@@ -721,7 +722,7 @@ extern "C" int hxr_first_count(void *stream, hxr_home_in h, int nhome, int dim, 
                                int *counter, hxr_result *res, hxr_result *pub)
 {
     hxr_k_first_count<<<hxr_blocks(nhome), HXR_BLOCK, 0, HXR_S(stream)>>>(h, nhome, dim, limit,
-                                                                           counter, res, pub);
+                                                                          counter, res, pub);
     return (int) cudaGetLastError();
 }
 

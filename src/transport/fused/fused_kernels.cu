@@ -22,6 +22,7 @@
  */
 #include "transport/fused/fused.h"
 #include "transport/gpu/gpu_dev.cuh"
+#include "transport/gpu/pack_dev.cuh"
 
 #ifdef HALOX_HAVE_NVSHMEM
 #include "transport/nvshmem/put_dev.cuh"
@@ -48,34 +49,6 @@ static __device__ void hxi_put_signal(uint64_t *, uint64_t, int)
 #endif
 
 /* --------------------------------------------------------------- helpers */
-
-static __device__ __forceinline__ unsigned fz_inc_acq_rel(unsigned *p, unsigned bound)
-{
-    unsigned old;
-    asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;"
-                 : "=r"(old)
-                 : "l"(p), "r"(bound)
-                 : "memory");
-    return old;
-}
-
-static __device__ __forceinline__ uint64_t fz_ld_relaxed_gpu(const uint64_t *p)
-{
-    uint64_t v;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-static __device__ __forceinline__ void fz_st_relaxed_gpu(uint64_t *p, uint64_t v)
-{
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
-/* Local flags (read by blocks of this kernel only): GPU-scope release. */
-static __device__ __forceinline__ void fz_st_release_gpu(uint64_t *p, uint64_t v)
-{
-    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
 
 static __device__ __forceinline__ int fz_hit(const hxi_fz_args &a)
 {
@@ -121,23 +94,6 @@ static __device__ int fz_wait_deps(const hxi_fz_args &a, const hxi_fz_pulse *P, 
     return __shfl_sync(0xffffffffu, ok, 0);
 }
 
-/* Atom i of the pulse's map, with the periodic shift added along dim. */
-static __device__ __forceinline__ void fz_gather(const hxi_fz_args &a, const int *map, int i,
-                                                 int dim, float shift, float &v0, float &v1,
-                                                 float &v2)
-{
-    const float *s = a.x + 3 * (size_t) map[i];
-    v0 = s[0];
-    v1 = s[1];
-    v2 = s[2];
-    if (dim == 0)
-        v0 += shift;
-    else if (dim == 1)
-        v1 += shift;
-    else
-        v2 += shift;
-}
-
 /* ------------------------------------------------------------ coordinates */
 
 /* One row (pulse) of the coordinate kernel, plain stores. Direct path:
@@ -175,7 +131,7 @@ static __device__ void fz_row_plain(const hxi_fz_args &a, const hxi_fz_pulse *P,
         const int i = c0 + lane;
         if (i < c1) {
             float v0, v1, v2;
-            fz_gather(a, map, i, dim, shift, v0, v1, v2);
+            hxi_dev_load_shifted(a.x, map[i], dim, shift, v0, v1, v2);
             wbuf[3 * lane + 0] = v0;
             wbuf[3 * lane + 1] = v1;
             wbuf[3 * lane + 2] = v2;
@@ -201,8 +157,9 @@ static __device__ void fz_row_plain(const hxi_fz_args &a, const hxi_fz_pulse *P,
     }
     __syncthreads();
     if (threadIdx.x == 0)
-        *s_last = fz_inc_acq_rel(a.cnt + HXI_FZ_CNT_FWD + p, gridDim.x - 1) == gridDim.x - 1 &&
-                  !fz_hit(a);
+        *s_last =
+            hxi_dev_inc_acq_rel_gpu(a.cnt + HXI_FZ_CNT_FWD + p, gridDim.x - 1) == gridDim.x - 1 &&
+            !fz_hit(a);
     __syncthreads();
     if (!*s_last || threadIdx.x != 0)
         return;
@@ -242,7 +199,7 @@ static __device__ void fz_row_tma(const hxi_fz_args &a, const hxi_fz_pulse *P, i
         const int i = c0 + lane;
         float v0 = 0.f, v1 = 0.f, v2 = 0.f;
         if (i < c1)
-            fz_gather(a, map, i, dim, shift, v0, v1, v2);
+            hxi_dev_load_shifted(a.x, map[i], dim, shift, v0, v1, v2);
         const int nb = c0 >= head ? ((c1 - c0) & ~3) : 0;
         if (nb > 0) {
             float *buf = bufs[b];
@@ -284,7 +241,8 @@ static __device__ void fz_row_tma(const hxi_fz_args &a, const hxi_fz_pulse *P, i
     __syncwarp();
     if (lane == 0) {
         const unsigned total = gridDim.x * HXI_FZ_WARPS;
-        if (fz_inc_acq_rel(a.cnt + HXI_FZ_CNT_FWD + p, total - 1) == total - 1 && !fz_hit(a))
+        if (hxi_dev_inc_acq_rel_gpu(a.cnt + HXI_FZ_CNT_FWD + p, total - 1) == total - 1 &&
+            !fz_hit(a))
             hxi_dev_st_release_sys(P->xsig, step);
     }
 }
@@ -315,7 +273,7 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_forward(const hxi_fz_
     if (a.gate && *(const volatile int32_t *) a.gate)
         return; /* gated: every block alike, the step not counted */
     if (threadIdx.x == 0)
-        s_step = fz_ld_relaxed_gpu(a.step) + 1;
+        s_step = hxi_dev_ld_relaxed_gpu(a.step) + 1;
     __syncthreads();
     const uint64_t step = s_step;
     if (P->nsend > 0 && step != a.withhold_step) {
@@ -329,8 +287,8 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_forward(const hxi_fz_
     __syncthreads();
     if (threadIdx.x == 0) {
         const unsigned total = gridDim.x * gridDim.y;
-        if (fz_inc_acq_rel(a.cnt + HXI_FZ_CNT_EXIT, total - 1) == total - 1)
-            fz_st_relaxed_gpu(a.step, step);
+        if (hxi_dev_inc_acq_rel_gpu(a.cnt + HXI_FZ_CNT_EXIT, total - 1) == total - 1)
+            hxi_dev_st_relaxed_gpu(a.step, step);
     }
 }
 
@@ -343,7 +301,8 @@ static __device__ void fz_arrive_publish(const hxi_fz_args &a, unsigned *cnt, ui
                                          uint64_t step, int pe)
 {
     __syncthreads();
-    if (threadIdx.x != 0 || fz_inc_acq_rel(cnt, gridDim.x - 1) != gridDim.x - 1 || fz_hit(a))
+    if (threadIdx.x != 0 || hxi_dev_inc_acq_rel_gpu(cnt, gridDim.x - 1) != gridDim.x - 1 ||
+        fz_hit(a))
         return;
     if (pe < 0)
         hxi_dev_st_release_sys(sig, step);
@@ -383,7 +342,7 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_
     if (a.gate && *(const volatile int32_t *) a.gate)
         return; /* gated */
     if (threadIdx.x == 0)
-        s_step = fz_ld_relaxed_gpu(a.step);
+        s_step = hxi_dev_ld_relaxed_gpu(a.step);
     __syncthreads();
     const uint64_t step = s_step;
     if (step == 0)
@@ -479,9 +438,10 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_
         }
         __syncthreads();
         if (threadIdx.x == 0 &&
-            fz_inc_acq_rel(a.cnt + HXI_FZ_CNT_UNPACK + p, gridDim.x - 1) == gridDim.x - 1 &&
+            hxi_dev_inc_acq_rel_gpu(a.cnt + HXI_FZ_CNT_UNPACK + p, gridDim.x - 1) ==
+                gridDim.x - 1 &&
             !fz_hit(a)) {
-            fz_st_release_gpu(a.done + p, step);
+            hxi_dev_st_release_gpu(a.done + p, step);
             if (P->frecv == HXI_FZ_F_PULL)
                 hxi_dev_st_release_sys(P->ack_peer, step);
         }
@@ -523,7 +483,8 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS)
                 for (long j = tid; j < nfloat; j += nthr)
                     peer_buf[j] = src[j];
                 __syncthreads();
-                if (threadIdx.x == 0 && fz_inc_acq_rel(cnt, gridDim.x - 1) == gridDim.x - 1)
+                if (threadIdx.x == 0 &&
+                    hxi_dev_inc_acq_rel_gpu(cnt, gridDim.x - 1) == gridDim.x - 1)
                     hxi_dev_st_release_sys(peer_flag, v);
             } else {
                 if (threadIdx.x == 0) {
