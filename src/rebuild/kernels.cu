@@ -671,8 +671,8 @@ extern "C" int hxr_classify(void *stream, hxr_layout L, int n, hxr_dom dom, int 
                             int32_t *bcnt, int32_t *boff, int *counter, hxr_result *res,
                             hxr_result *pub)
 {
-    hxr_k_classify<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>(L, n, dom, wrap, cls, bcnt, boff,
-                                                                   counter, res, pub);
+    hxr_k_classify<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>(L, n, dom, wrap, cls, bcnt,
+                                                                   boff, counter, res, pub);
     return (int) cudaGetLastError();
 }
 
@@ -722,7 +722,7 @@ extern "C" int hxr_first_count(void *stream, hxr_home_in h, int nhome, int dim, 
                                int *counter, hxr_result *res, hxr_result *pub)
 {
     hxr_k_first_count<<<hxr_blocks(nhome), HXR_BLOCK, 0, HXR_S(stream)>>>(h, nhome, dim, limit,
-                                                                          counter, res, pub);
+                                                                           counter, res, pub);
     return (int) cudaGetLastError();
 }
 

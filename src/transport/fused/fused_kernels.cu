@@ -85,7 +85,7 @@ static __device__ int fz_wait_deps(const hxi_fz_args &a, const hxi_fz_pulse *P, 
             if (g.end <= lo || g.begin >= hi || (*seen >> g.src & 1u))
                 continue;
             const hxi_fz_pulse *Q = a.pulses + g.src;
-            ok = fz_wait(a, a.sig + g.src, step, g.src, Q->dim, 0, Q->recv_rank);
+            ok = fz_wait(a, a.sig + g.src, step, g.src, Q->g.dim, 0, Q->g.recv_rank);
             if (ok)
                 *seen |= 1u << g.src;
         }
@@ -111,9 +111,9 @@ static __device__ void fz_row_plain(const hxi_fz_args &a, const hxi_fz_pulse *P,
                                     uint64_t step, float *wbuf, int *s_last)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int n = P->nsend, nh = P->nsend_home, dim = P->dim;
-    const float shift = P->shift;
-    const int *map = a.maps + P->map_offset;
+    const int n = P->g.nsend, nh = P->g.nsend_home, dim = P->g.dim;
+    const float shift = P->g.shift;
+    const int *map = a.maps + P->g.map_offset;
     float *dst = P->xdst;
     const bool put = P->xmode != HXI_FZ_X_DIRECT;
     int lo = 0, hi = n, k0 = blockIdx.x * HXI_FZ_WARPS + warp, dk = gridDim.x * HXI_FZ_WARPS;
@@ -152,7 +152,7 @@ static __device__ void fz_row_plain(const hxi_fz_args &a, const hxi_fz_pulse *P,
             *s_last = fz_hit(a);
         __syncthreads();
         const size_t m = *s_last ? 0 : 3 * (size_t) (hi - lo);
-        hxi_put_complete(P->xput_dst + 3 * (size_t) lo, dst + 3 * (size_t) lo, m, P->send_rank,
+        hxi_put_complete(P->xput_dst + 3 * (size_t) lo, dst + 3 * (size_t) lo, m, P->g.send_rank,
                          P->xmode == HXI_FZ_X_PUT_BLOCK);
     }
     __syncthreads();
@@ -164,7 +164,7 @@ static __device__ void fz_row_plain(const hxi_fz_args &a, const hxi_fz_pulse *P,
     if (!*s_last || threadIdx.x != 0)
         return;
     if (put)
-        hxi_put_signal(P->xsig, step, P->send_rank);
+        hxi_put_signal(P->xsig, step, P->g.send_rank);
     else
         hxi_dev_st_release_sys(P->xsig, step);
 }
@@ -183,9 +183,9 @@ static __device__ void fz_row_tma(const hxi_fz_args &a, const hxi_fz_pulse *P, i
                                   float (*bufs)[96])
 {
     const int lane = threadIdx.x & 31;
-    const int n = P->nsend, nh = P->nsend_home, dim = P->dim, head = P->xhead;
-    const float shift = P->shift;
-    const int *map = a.maps + P->map_offset;
+    const int n = P->g.nsend, nh = P->g.nsend_home, dim = P->g.dim, head = P->xhead;
+    const float shift = P->g.shift;
+    const int *map = a.maps + P->g.map_offset;
     float *dst = P->xdst;
     const int nwarps = gridDim.x * HXI_FZ_WARPS;
     const int base = head > 0 ? head - 32 : 0;
@@ -276,14 +276,14 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_forward(const hxi_fz_
         s_step = hxi_dev_ld_relaxed_gpu(a.step) + 1;
     __syncthreads();
     const uint64_t step = s_step;
-    if (P->nsend > 0 && step != a.withhold_step) {
+    if (P->g.nsend > 0 && step != a.withhold_step) {
         if (TMA && P->xmode == HXI_FZ_X_DIRECT && P->xhead >= 0)
             fz_row_tma(a, P, p, step, s_buf[threadIdx.x >> 5]);
         else
             fz_row_plain(a, P, p, step, s_buf[threadIdx.x >> 5][0], &s_last);
     }
-    if (P->nrecv > 0 && blockIdx.x == 0 && threadIdx.x == 0)
-        fz_wait(a, a.sig + p, step, p, P->dim, 0, P->recv_rank);
+    if (P->g.nrecv > 0 && blockIdx.x == 0 && threadIdx.x == 0)
+        fz_wait(a, a.sig + p, step, p, P->g.dim, 0, P->g.recv_rank);
     __syncthreads();
     if (threadIdx.x == 0) {
         const unsigned total = gridDim.x * gridDim.y;
@@ -351,29 +351,29 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_
     const int nthr = gridDim.x * blockDim.x;
     const int fsig = a.fsig_base;
 
-    if (P->nsend > 0 && P->frecv == HXI_FZ_F_ATOMIC && blockIdx.x == 0 && threadIdx.x == 0)
+    if (P->g.nsend > 0 && P->frecv == HXI_FZ_F_ATOMIC && blockIdx.x == 0 && threadIdx.x == 0)
         hxi_dev_st_release_sys(P->ack_peer, step);
 
-    if (P->nrecv > 0) {
+    if (P->g.nrecv > 0) {
         if (threadIdx.x == 0) {
             int ok = 1;
             for (uint64_t m = P->send_after_done; m && ok; m &= m - 1) {
                 const int q = __ffsll((long long) m) - 1;
-                ok = fz_wait(a, a.done + q, step, q, a.pulses[q].dim, 1, a.pulses[q].send_rank);
+                ok = fz_wait(a, a.done + q, step, q, a.pulses[q].g.dim, 1, a.pulses[q].g.send_rank);
             }
             for (uint64_t m = P->send_after_fsig; m && ok; m &= m - 1) {
                 const int q = __ffsll((long long) m) - 1;
-                ok = fz_wait(a, a.sig + fsig + q, step, q, a.pulses[q].dim, 1,
-                             a.pulses[q].send_rank);
+                ok = fz_wait(a, a.sig + fsig + q, step, q, a.pulses[q].g.dim, 1,
+                             a.pulses[q].g.send_rank);
             }
             if (ok && P->fsend == HXI_FZ_FS_ATOMIC)
-                ok = fz_wait(a, a.ack + p, step, p, P->dim, 1, P->recv_rank);
+                ok = fz_wait(a, a.ack + p, step, p, P->g.dim, 1, P->g.recv_rank);
             s_ok = ok && !fz_hit(a);
         }
         __syncthreads();
         const int ok = s_ok;
-        const float *src = a.f + 3 * (size_t) P->recv_offset;
-        const int m3 = 3 * P->nrecv;
+        const float *src = a.f + 3 * (size_t) P->g.recv_offset;
+        const int m3 = 3 * P->g.nrecv;
         switch (P->fsend) {
         case HXI_FZ_FS_DIRECT:
             if (ok)
@@ -384,11 +384,11 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_
         case HXI_FZ_FS_PUT_BLOCK:
         case HXI_FZ_FS_PUT_THREAD: {
             int lo, hi;
-            hxi_put_slice(P->nrecv, 1, blockIdx.x, gridDim.x, &lo, &hi);
+            hxi_put_slice(P->g.nrecv, 1, blockIdx.x, gridDim.x, &lo, &hi);
             hxi_put_complete(P->fdst + 3 * (size_t) lo, src + 3 * (size_t) lo,
-                             ok ? 3 * (size_t) (hi - lo) : 0, P->recv_rank,
+                             ok ? 3 * (size_t) (hi - lo) : 0, P->g.recv_rank,
                              P->fsend == HXI_FZ_FS_PUT_BLOCK);
-            fz_arrive_publish(a, a.cnt + HXI_FZ_CNT_SEND + p, P->fsig, step, P->recv_rank);
+            fz_arrive_publish(a, a.cnt + HXI_FZ_CNT_SEND + p, P->fsig, step, P->g.recv_rank);
             break;
         }
         case HXI_FZ_FS_PULL:
@@ -397,7 +397,7 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_
             break;
         case HXI_FZ_FS_ATOMIC:
             if (ok)
-                for (int i = tid; i < P->nrecv; i += nthr) {
+                for (int i = tid; i < P->g.nrecv; i += nthr) {
                     float *d = P->fdst + 3 * (size_t) P->pmap[i];
                     atomicAdd(d + 0, src[3 * i + 0]);
                     atomicAdd(d + 1, src[3 * i + 1]);
@@ -409,20 +409,20 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_
         __syncthreads(); /* s_ok is written again below */
     }
 
-    if (P->nsend > 0 && P->frecv != HXI_FZ_F_ATOMIC) {
+    if (P->g.nsend > 0 && P->frecv != HXI_FZ_F_ATOMIC) {
         if (threadIdx.x == 0) {
-            int ok = fz_wait(a, a.sig + fsig + p, step, p, P->dim, 1, P->send_rank);
+            int ok = fz_wait(a, a.sig + fsig + p, step, p, P->g.dim, 1, P->g.send_rank);
             for (uint64_t m = P->unpack_after; m && ok; m &= m - 1) {
                 const int q = __ffsll((long long) m) - 1;
-                ok = fz_wait(a, a.done + q, step, q, a.pulses[q].dim, 1, a.pulses[q].send_rank);
+                ok = fz_wait(a, a.done + q, step, q, a.pulses[q].g.dim, 1, a.pulses[q].g.send_rank);
             }
             s_ok = ok;
         }
         __syncthreads();
         if (s_ok) {
-            const int *map = a.maps + P->map_offset;
+            const int *map = a.maps + P->g.map_offset;
             const float *in = P->fsrc;
-            for (int i = tid; i < P->nsend; i += nthr) {
+            for (int i = tid; i < P->g.nsend; i += nthr) {
                 float *d = a.f + 3 * (size_t) map[i];
                 const float v0 = in[3 * i + 0], v1 = in[3 * i + 1], v2 = in[3 * i + 2];
                 if (a.unpack_atomic) {
@@ -448,10 +448,10 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_
     }
 
     if (blockIdx.x == 0 && threadIdx.x == 0) {
-        if (P->nsend > 0 && P->frecv == HXI_FZ_F_ATOMIC)
-            fz_wait(a, a.sig + fsig + p, step, p, P->dim, 1, P->send_rank);
-        if (P->nrecv > 0 && P->fsend == HXI_FZ_FS_PULL)
-            fz_wait(a, a.ack + p, step, p, P->dim, 1, P->recv_rank);
+        if (P->g.nsend > 0 && P->frecv == HXI_FZ_F_ATOMIC)
+            fz_wait(a, a.sig + fsig + p, step, p, P->g.dim, 1, P->g.send_rank);
+        if (P->g.nrecv > 0 && P->fsend == HXI_FZ_FS_PULL)
+            fz_wait(a, a.ack + p, step, p, P->g.dim, 1, P->g.recv_rank);
     }
 }
 

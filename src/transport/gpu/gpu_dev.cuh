@@ -103,8 +103,9 @@ static __device__ int hxi_dev_wait_cmp(const uint64_t *sig, const hxi_gpu_wait_i
     }
 }
 
-static __device__ __forceinline__ int
-hxi_dev_wait_eq(const uint64_t *sig, const hxi_gpu_wait_info *w, int *d_hit, hxi_gpu_timeout *rec)
+static __device__ __forceinline__ int hxi_dev_wait_eq(const uint64_t *sig,
+                                                      const hxi_gpu_wait_info *w, int *d_hit,
+                                                      hxi_gpu_timeout *rec)
 {
     return hxi_dev_wait_cmp<false>(sig, w, d_hit, rec, NULL);
 }

@@ -28,7 +28,8 @@ static __device__ __forceinline__ void pulse_pack(const hxi_shm_pulse_args &a, i
 __global__ void hxi_k_pulse_forward(hxi_shm_pulse_args a)
 {
     if (a.nout > 0 && a.direct_dst) {
-        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < a.nout; i += gridDim.x * blockDim.x)
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < a.nout;
+             i += gridDim.x * blockDim.x)
             pulse_pack(a, i, a.direct_dst);
         if (hxi_last_block(a.counter) && threadIdx.x == 0)
             hxi_dev_st_release_sys(a.direct_sig, a.value);
