@@ -310,6 +310,114 @@ static __device__ void fz_arrive_publish(const hxi_fz_args &a, unsigned *cnt, ui
         hxi_put_signal(sig, step, pe);
 }
 
+/* The reverse kernel's sending side of pulse p (we hold its halo forces,
+ * f[recv_offset, +nrecv), for recv_rank): thread 0 waits for the later
+ * pulses that add into that range (done flags, or a peer's completed
+ * remote atomics) and, atomic, for the peer's "ready"; then the mode's
+ * transfer (see hxi_k_fz_reverse). s_ok: the block's shared flag. */
+static __device__ __forceinline__ void fz_send_forces(const hxi_fz_args &a, const hxi_fz_pulse *P,
+                                                      int p, uint64_t step, int tid, int nthr,
+                                                      int fsig, int *s_ok)
+{
+    if (threadIdx.x == 0) {
+        int ok = 1;
+        for (uint64_t m = P->send_after_done; m && ok; m &= m - 1) {
+            const int q = __ffsll((long long) m) - 1;
+            ok = fz_wait(a, a.done + q, step, q, a.pulses[q].g.dim, 1, a.pulses[q].g.send_rank);
+        }
+        for (uint64_t m = P->send_after_fsig; m && ok; m &= m - 1) {
+            const int q = __ffsll((long long) m) - 1;
+            ok = fz_wait(a, a.sig + fsig + q, step, q, a.pulses[q].g.dim, 1,
+                         a.pulses[q].g.send_rank);
+        }
+        if (ok && P->fsend == HXI_FZ_FS_ATOMIC)
+            ok = fz_wait(a, a.ack + p, step, p, P->g.dim, 1, P->g.recv_rank);
+        *s_ok = ok && !fz_hit(a);
+    }
+    __syncthreads();
+    const int ok = *s_ok;
+    const float *src = a.f + 3 * (size_t) P->g.recv_offset;
+    const int m3 = 3 * P->g.nrecv;
+    switch (P->fsend) {
+    case HXI_FZ_FS_DIRECT:
+        if (ok)
+            for (int j = tid; j < m3; j += nthr)
+                P->fdst[j] = src[j];
+        fz_arrive_publish(a, a.cnt + HXI_FZ_CNT_SEND + p, P->fsig, step, -1);
+        break;
+    case HXI_FZ_FS_PUT_BLOCK:
+    case HXI_FZ_FS_PUT_THREAD: {
+        int lo, hi;
+        hxi_put_slice(P->g.nrecv, 1, blockIdx.x, gridDim.x, &lo, &hi);
+        hxi_put_complete(P->fdst + 3 * (size_t) lo, src + 3 * (size_t) lo,
+                         ok ? 3 * (size_t) (hi - lo) : 0, P->g.recv_rank,
+                         P->fsend == HXI_FZ_FS_PUT_BLOCK);
+        fz_arrive_publish(a, a.cnt + HXI_FZ_CNT_SEND + p, P->fsig, step, P->g.recv_rank);
+        break;
+    }
+    case HXI_FZ_FS_PULL:
+        if (ok && blockIdx.x == 0 && threadIdx.x == 0)
+            hxi_dev_st_release_sys(P->fsig, step);
+        break;
+    case HXI_FZ_FS_ATOMIC:
+        if (ok)
+            for (int i = tid; i < P->g.nrecv; i += nthr) {
+                float *d = P->fdst + 3 * (size_t) P->pmap[i];
+                atomicAdd(d + 0, src[3 * i + 0]);
+                atomicAdd(d + 1, src[3 * i + 1]);
+                atomicAdd(d + 2, src[3 * i + 2]);
+            }
+        fz_arrive_publish(a, a.cnt + HXI_FZ_CNT_SEND + p, P->fsig, step, -1);
+        break;
+    }
+    __syncthreads(); /* s_ok is written again below */
+}
+
+/* The reverse kernel's receiving side of pulse p in push and pull mode
+ * (forces on our map entries, from send_rank): thread 0 waits for the
+ * pulse's signal and for the unpacks of later pulses that share atoms,
+ * the block adds, and the last block raises the done flag (GPU-scope
+ * release) and, pull, acks to the owner. s_ok: the block's shared flag. */
+static __device__ __forceinline__ void fz_unpack_forces(const hxi_fz_args &a, const hxi_fz_pulse *P,
+                                                        int p, uint64_t step, int tid, int nthr,
+                                                        int fsig, int *s_ok)
+{
+    if (threadIdx.x == 0) {
+        int ok = fz_wait(a, a.sig + fsig + p, step, p, P->g.dim, 1, P->g.send_rank);
+        for (uint64_t m = P->unpack_after; m && ok; m &= m - 1) {
+            const int q = __ffsll((long long) m) - 1;
+            ok = fz_wait(a, a.done + q, step, q, a.pulses[q].g.dim, 1, a.pulses[q].g.send_rank);
+        }
+        *s_ok = ok;
+    }
+    __syncthreads();
+    if (*s_ok) {
+        const int *map = a.maps + P->g.map_offset;
+        const float *in = P->fsrc;
+        for (int i = tid; i < P->g.nsend; i += nthr) {
+            float *d = a.f + 3 * (size_t) map[i];
+            const float v0 = in[3 * i + 0], v1 = in[3 * i + 1], v2 = in[3 * i + 2];
+            if (a.unpack_atomic) {
+                atomicAdd(d + 0, v0);
+                atomicAdd(d + 1, v1);
+                atomicAdd(d + 2, v2);
+            } else {
+                d[0] += v0;
+                d[1] += v1;
+                d[2] += v2;
+            }
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 &&
+        hxi_dev_inc_acq_rel_gpu(a.cnt + HXI_FZ_CNT_UNPACK + p, gridDim.x - 1) == gridDim.x - 1 &&
+        !fz_hit(a)) {
+        hxi_dev_st_release_gpu(a.done + p, step);
+        if (P->frecv == HXI_FZ_F_PULL)
+            hxi_dev_st_release_sys(P->ack_peer, step);
+    }
+}
+
 /* The force exchange of one step, all pulses in reverse.
  * Grid: (bx, npulses); row r serves pulse npulses - 1 - r, so a pulse
  * waits only on rows of lower index (later pulses) and on peers. Block
@@ -354,98 +462,11 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_
     if (P->g.nsend > 0 && P->frecv == HXI_FZ_F_ATOMIC && blockIdx.x == 0 && threadIdx.x == 0)
         hxi_dev_st_release_sys(P->ack_peer, step);
 
-    if (P->g.nrecv > 0) {
-        if (threadIdx.x == 0) {
-            int ok = 1;
-            for (uint64_t m = P->send_after_done; m && ok; m &= m - 1) {
-                const int q = __ffsll((long long) m) - 1;
-                ok = fz_wait(a, a.done + q, step, q, a.pulses[q].g.dim, 1, a.pulses[q].g.send_rank);
-            }
-            for (uint64_t m = P->send_after_fsig; m && ok; m &= m - 1) {
-                const int q = __ffsll((long long) m) - 1;
-                ok = fz_wait(a, a.sig + fsig + q, step, q, a.pulses[q].g.dim, 1,
-                             a.pulses[q].g.send_rank);
-            }
-            if (ok && P->fsend == HXI_FZ_FS_ATOMIC)
-                ok = fz_wait(a, a.ack + p, step, p, P->g.dim, 1, P->g.recv_rank);
-            s_ok = ok && !fz_hit(a);
-        }
-        __syncthreads();
-        const int ok = s_ok;
-        const float *src = a.f + 3 * (size_t) P->g.recv_offset;
-        const int m3 = 3 * P->g.nrecv;
-        switch (P->fsend) {
-        case HXI_FZ_FS_DIRECT:
-            if (ok)
-                for (int j = tid; j < m3; j += nthr)
-                    P->fdst[j] = src[j];
-            fz_arrive_publish(a, a.cnt + HXI_FZ_CNT_SEND + p, P->fsig, step, -1);
-            break;
-        case HXI_FZ_FS_PUT_BLOCK:
-        case HXI_FZ_FS_PUT_THREAD: {
-            int lo, hi;
-            hxi_put_slice(P->g.nrecv, 1, blockIdx.x, gridDim.x, &lo, &hi);
-            hxi_put_complete(P->fdst + 3 * (size_t) lo, src + 3 * (size_t) lo,
-                             ok ? 3 * (size_t) (hi - lo) : 0, P->g.recv_rank,
-                             P->fsend == HXI_FZ_FS_PUT_BLOCK);
-            fz_arrive_publish(a, a.cnt + HXI_FZ_CNT_SEND + p, P->fsig, step, P->g.recv_rank);
-            break;
-        }
-        case HXI_FZ_FS_PULL:
-            if (ok && blockIdx.x == 0 && threadIdx.x == 0)
-                hxi_dev_st_release_sys(P->fsig, step);
-            break;
-        case HXI_FZ_FS_ATOMIC:
-            if (ok)
-                for (int i = tid; i < P->g.nrecv; i += nthr) {
-                    float *d = P->fdst + 3 * (size_t) P->pmap[i];
-                    atomicAdd(d + 0, src[3 * i + 0]);
-                    atomicAdd(d + 1, src[3 * i + 1]);
-                    atomicAdd(d + 2, src[3 * i + 2]);
-                }
-            fz_arrive_publish(a, a.cnt + HXI_FZ_CNT_SEND + p, P->fsig, step, -1);
-            break;
-        }
-        __syncthreads(); /* s_ok is written again below */
-    }
+    if (P->g.nrecv > 0)
+        fz_send_forces(a, P, p, step, tid, nthr, fsig, &s_ok);
 
-    if (P->g.nsend > 0 && P->frecv != HXI_FZ_F_ATOMIC) {
-        if (threadIdx.x == 0) {
-            int ok = fz_wait(a, a.sig + fsig + p, step, p, P->g.dim, 1, P->g.send_rank);
-            for (uint64_t m = P->unpack_after; m && ok; m &= m - 1) {
-                const int q = __ffsll((long long) m) - 1;
-                ok = fz_wait(a, a.done + q, step, q, a.pulses[q].g.dim, 1, a.pulses[q].g.send_rank);
-            }
-            s_ok = ok;
-        }
-        __syncthreads();
-        if (s_ok) {
-            const int *map = a.maps + P->g.map_offset;
-            const float *in = P->fsrc;
-            for (int i = tid; i < P->g.nsend; i += nthr) {
-                float *d = a.f + 3 * (size_t) map[i];
-                const float v0 = in[3 * i + 0], v1 = in[3 * i + 1], v2 = in[3 * i + 2];
-                if (a.unpack_atomic) {
-                    atomicAdd(d + 0, v0);
-                    atomicAdd(d + 1, v1);
-                    atomicAdd(d + 2, v2);
-                } else {
-                    d[0] += v0;
-                    d[1] += v1;
-                    d[2] += v2;
-                }
-            }
-        }
-        __syncthreads();
-        if (threadIdx.x == 0 &&
-            hxi_dev_inc_acq_rel_gpu(a.cnt + HXI_FZ_CNT_UNPACK + p, gridDim.x - 1) ==
-                gridDim.x - 1 &&
-            !fz_hit(a)) {
-            hxi_dev_st_release_gpu(a.done + p, step);
-            if (P->frecv == HXI_FZ_F_PULL)
-                hxi_dev_st_release_sys(P->ack_peer, step);
-        }
-    }
+    if (P->g.nsend > 0 && P->frecv != HXI_FZ_F_ATOMIC)
+        fz_unpack_forces(a, P, p, step, tid, nthr, fsig, &s_ok);
 
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         if (P->g.nsend > 0 && P->frecv == HXI_FZ_F_ATOMIC)
