@@ -256,7 +256,7 @@ static void fz_pulse_coords(hx_transport *t, hxi_fz *z, hxi_fz_pulse *d, int p)
         d->xhead = hxi_fz_head(d->xdst);
     } else {
         d->xmode = hxi_shm_api_ptr(t->x, q->send_rank) ? HXI_FZ_X_PUT_BLOCK : HXI_FZ_X_PUT_THREAD;
-        d->xdst = s->xstage + (size_t) p * (size_t) s->stride * 3;
+        d->xdst = hxi_shm_slot(s, s->xstage, p);
         d->xsig = s->sig + p;
         d->xput_dst = (float *) t->x + (size_t) q->peer_offset * 3;
         d->xhead = -1;
@@ -277,7 +277,7 @@ static int fz_pulse_forces(hx_transport *t, hxi_fz *z, hxi_fz_pulse *d, int p)
 {
     hxi_shm *s = &z->s;
     const hxi_gpu_pulse *q = &d->g;
-    float *slot_f = s->fstage + (size_t) p * (size_t) s->stride * 3;
+    float *slot_f = hxi_shm_slot(s, s->fstage, p);
     int smode = z->fmode != HXI_FZ_F_PUSH && z->scap[p] && z->peer_r[p] ? z->fmode : HXI_FZ_F_PUSH;
     if (smode == HXI_FZ_F_PULL) {
         d->fsend = HXI_FZ_FS_PULL;
