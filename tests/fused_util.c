@@ -32,31 +32,22 @@ int hxt_fz_create(hx_comm *comm, hxt_fz_var *v, const char *name, const char *fm
 {
     hx_transport_opts o;
     hx_transport_opts_init(&o);
-    o.name = name;
     o.dtype = HX_FLOAT;
-    o.force_put = put;
     o.graph = 1;
     o.timeout_s = timeout_s;
     o.stream = stream;
-    hx_transport *t = NULL;
-    hx_status st = hxi_knobs_set("HALOX_FUSED_FORCE_MODE", fmode);
-    if (st == HX_OK)
-        st = hx_transport_create(&t, comm, &o);
-    hxi_knobs_set("HALOX_FUSED_FORCE_MODE", "");
+    hxt_tvariant tv = {name, put, ""};
+    snprintf(tv.label, sizeof tv.label, "%s[%s]%s", name, fmode, put ? "(put)" : "");
     memset(v, 0, sizeof *v);
-    snprintf(v->label, sizeof v->label, "%s[%s]%s", name, fmode, put ? "(put)" : "");
+    snprintf(v->label, sizeof v->label, "%s", tv.label);
     v->fmode = fmode;
     v->put = put;
-    if (!hxt_agree(comm, st == HX_OK)) {
-        HXT_CHECK(st == HX_OK || st == HX_ERR_UNSUPPORTED, "%s: create: %s: %s", v->label,
-                  hx_status_string(st), hx_last_error());
-        if (t)
-            hx_transport_destroy(t);
-        if (hxt_rank == 0)
-            printf("%s: not run: %s\n", v->label,
-                   st == HX_OK ? "refused on another rank" : hx_last_error());
+    HXT_CHECK(hxi_knobs_set("HALOX_FUSED_FORCE_MODE", fmode) == HX_OK, "%s: force mode %s: %s",
+              tv.label, fmode, hx_last_error());
+    hx_transport *t = hxt_transport_try(comm, &o, &tv);
+    hxi_knobs_set("HALOX_FUSED_FORCE_MODE", "");
+    if (!t)
         return 0;
-    }
     v->t = t;
     v->alive = 1;
     return 1;

@@ -25,6 +25,43 @@ int hxt_agree(hx_comm *c, int ok)
     return bad == 0;
 }
 
+int hxt_transport_variants(unsigned need, unsigned skip, int puts, hxt_tvariant *v, int max)
+{
+    int n = 0;
+    for (int i = 0; i < hx_transport_count(); i++) {
+        const char *name = hx_transport_name_at(i);
+        const unsigned caps = hx_transport_caps_of(name);
+        if ((caps & need) != need || (caps & skip))
+            continue;
+        for (int put = 0; put < (puts && (caps & HX_CAP_PEER) ? 2 : 1) && n < max; put++) {
+            v[n].name = name;
+            v[n].put = put;
+            snprintf(v[n].label, sizeof v[n].label, "%s%s", name, put ? "(put)" : "");
+            n++;
+        }
+    }
+    return n;
+}
+
+hx_transport *hxt_transport_try(hx_comm *comm, const hx_transport_opts *o, const hxt_tvariant *v)
+{
+    hx_transport_opts opts = *o;
+    opts.name = v->name;
+    opts.force_put = v->put;
+    hx_transport *t = NULL;
+    const hx_status st = hx_transport_create(&t, comm, &opts);
+    if (hxt_agree(comm, st == HX_OK))
+        return t;
+    HXT_CHECK(st == HX_OK || st == HX_ERR_UNSUPPORTED, "%s: create: %s: %s", v->label,
+              hx_status_string(st), hx_last_error());
+    if (t)
+        hx_transport_destroy(t);
+    if (hxt_rank == 0 || st != HX_OK)
+        printf("[rank %d] %s: not run: %s\n", hxt_rank, v->label,
+               st == HX_OK ? "refused on another rank" : hx_last_error());
+    return NULL;
+}
+
 /* ------------------------------------------------------------ systems */
 
 void hxt_sys_random(hxt_sys *s, int n, const double lo[3], const double len[3], uint64_t seed)

@@ -113,6 +113,27 @@ int hxt_for_each_plan(hx_comm *comm, const double box_lo[3], const double box_le
 /* A cpu transport of the given data type, or NULL (after a failed check). */
 hx_transport *hxt_cpu_transport(hx_comm *c, hx_dtype dtype);
 
+/* One transport to test: a built transport's name, with or without the
+ * put path (force_put), and its label ("name" or "name(put)"). */
+typedef struct hxt_tvariant {
+    const char *name;
+    int put;
+    char label[64];
+} hxt_tvariant;
+
+/* The built transports whose capabilities have every bit of `need` and
+ * none of `skip`, in registry order; with `puts`, a peer transport
+ * (HX_CAP_PEER) twice: without and with force_put. At most max; returns
+ * how many. */
+int hxt_transport_variants(unsigned need, unsigned skip, int puts, hxt_tvariant *v, int max);
+
+/* Creates v's transport (opts o with v's name and force_put) on every rank
+ * or on none. Where some rank could not, NULL, after checking that it
+ * only refused (HX_ERR_UNSUPPORTED: a setting it cannot run in) and
+ * printing "<label>: not run: <why>" on rank 0 and on a rank that failed
+ * itself. Collective. */
+hx_transport *hxt_transport_try(hx_comm *comm, const hx_transport_opts *o, const hxt_tvariant *v);
+
 /* 1 when ok is non-zero on every rank (so that all ranks take the same
  * branch before further collective calls). Collective. */
 int hxt_agree(hx_comm *c, int ok);

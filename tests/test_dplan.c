@@ -222,34 +222,19 @@ typedef struct tset {
 /* Every device transport built (peer ones with the put path too). */
 static void make_transports(hx_comm *comm, tset *ts)
 {
+    hxt_tvariant v[MAXT];
+    const int nv = hxt_transport_variants(HX_CAP_DEVICE, 0, 1, v, MAXT - 1);
+    hx_transport_opts o;
+    hx_transport_opts_init(&o);
+    o.dtype = HX_FLOAT;
     memset(ts, 0, sizeof *ts);
-    for (int i = 0; i < hx_transport_count() && ts->n < MAXT - 1; i++) {
-        const char *name = hx_transport_name_at(i);
-        unsigned caps = hx_transport_caps_of(name);
-        if (!(caps & HX_CAP_DEVICE))
+    for (int k = 0; k < nv; k++) {
+        hx_transport *t = hxt_transport_try(comm, &o, &v[k]);
+        if (!t)
             continue;
-        for (int put = 0; put < ((caps & HX_CAP_PEER) ? 2 : 1); put++) {
-            hx_transport_opts o;
-            hx_transport_opts_init(&o);
-            o.name = name;
-            o.dtype = HX_FLOAT;
-            o.force_put = put;
-            hx_transport *t = NULL;
-            hx_status st = hx_transport_create(&t, comm, &o);
-            if (!hxt_agree(comm, st == HX_OK)) {
-                HXT_CHECK(st == HX_OK || st == HX_ERR_UNSUPPORTED, "%s: create: %s", name,
-                          hx_last_error());
-                if (t)
-                    hx_transport_destroy(t);
-                if (hxt_rank == 0)
-                    printf("  %s%s: not run here (%s)\n", name, put ? "(put)" : "",
-                           st == HX_OK ? "another rank refused" : hx_last_error());
-                continue;
-            }
-            ts->t[ts->n] = t;
-            snprintf(ts->label[ts->n], sizeof ts->label[0], "%s%s", name, put ? "(put)" : "");
-            ts->n++;
-        }
+        ts->t[ts->n] = t;
+        snprintf(ts->label[ts->n], sizeof ts->label[0], "%s", v[k].label);
+        ts->n++;
     }
 }
 

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAXT 12
+#define MAXT 16 /* transport variants: every GPU transport, peer ones twice */
 
 int main(int argc, char **argv)
 {
@@ -41,40 +41,23 @@ int main(int argc, char **argv)
     hxt_gpu_entry gt[MAXT];
     memset(gt, 0, sizeof gt);
     int ngt = 0;
-    for (int i = 0; i < hx_transport_count() && ngt < MAXT - 1; i++) {
-        const char *name = hx_transport_name_at(i);
-        const unsigned caps = hx_transport_caps_of(name);
-        if ((caps & HX_CAP_HOST) || (only && strcmp(name, only) != 0))
+    hxt_tvariant v[MAXT];
+    const int nv = hxt_transport_variants(0, HX_CAP_HOST, 1, v, MAXT - 1);
+    hx_transport_opts o;
+    hx_transport_opts_init(&o);
+    o.dtype = HX_FLOAT;
+    for (int k = 0; k < nv; k++) {
+        if (only && strcmp(v[k].name, only) != 0)
             continue;
-        int variants = (caps & HX_CAP_PEER) ? 2 : 1;
-        for (int v = 0; v < variants; v++) {
-            hx_transport_opts o;
-            hx_transport_opts_init(&o);
-            o.name = name;
-            o.dtype = HX_FLOAT;
-            o.force_put = v;
-            hx_transport *t = NULL;
-            hx_status st = hx_transport_create(&t, comm, &o);
-            int created = hxt_agree(comm, st == HX_OK);
-            snprintf(gt[ngt].label, sizeof gt[ngt].label, "%s%s", name, v ? "(put)" : "");
-            if (!created) {
-                if (t)
-                    hx_transport_destroy(t);
-                /* Refusing a setting it cannot run in is allowed; any other
-                 * failure is not. */
-                HXT_CHECK(st == HX_OK || st == HX_ERR_UNSUPPORTED, "%s: create: %s: %s",
-                          gt[ngt].label, hx_status_string(st), hx_last_error());
-                if (rank == 0 || st != HX_OK)
-                    printf("[rank %d] %s: not run: %s\n", rank, gt[ngt].label,
-                           st == HX_OK ? "refused on another rank" : hx_last_error());
-                continue;
-            }
-            if (rank == 0)
-                printf("%s: %s\n", gt[ngt].label, hx_transport_describe(t));
-            gt[ngt].t = t;
-            gt[ngt].alive = 1;
-            ngt++;
-        }
+        hx_transport *t = hxt_transport_try(comm, &o, &v[k]);
+        if (!t)
+            continue;
+        snprintf(gt[ngt].label, sizeof gt[ngt].label, "%s", v[k].label);
+        if (rank == 0)
+            printf("%s: %s\n", gt[ngt].label, hx_transport_describe(t));
+        gt[ngt].t = t;
+        gt[ngt].alive = 1;
+        ngt++;
     }
     HXT_CHECK(ngt > 0 || only, "no GPU transport could be created");
 

@@ -60,29 +60,18 @@ int main(int argc, char **argv)
     hx_transport *ts[MAXT];
     char labels[MAXT][32];
     int nt = 0;
-    for (int i = 0; i < hx_transport_count() && nt < MAXT; i++) {
-        const char *name = hx_transport_name_at(i);
-        /* auto times its candidates at set_plan, where the withheld step
-         * would fall; each candidate is tested here on its own. */
-        if (strcmp(name, "cpu") == 0 || strcmp(name, "auto") == 0)
+    /* auto times its candidates at set_plan, where the withheld step
+     * would fall; each candidate is tested here on its own. */
+    hxt_tvariant v[MAXT];
+    const int nv = hxt_transport_variants(0, HX_CAP_HOST | HX_CAP_CHOOSES, 0, v, MAXT);
+    hx_transport_opts o;
+    hx_transport_opts_init(&o);
+    o.timeout_s = 0.5;
+    for (int k = 0; k < nv; k++) {
+        hx_transport *t = hxt_transport_try(comm, &o, &v[k]);
+        if (!t)
             continue;
-        hx_transport_opts o;
-        hx_transport_opts_init(&o);
-        o.name = name;
-        o.timeout_s = 0.5;
-        hx_transport *t = NULL;
-        hx_status st = hx_transport_create(&t, comm, &o);
-        if (!hxt_agree(comm, st == HX_OK)) {
-            HXT_CHECK(st == HX_OK || st == HX_ERR_UNSUPPORTED, "%s: create: %s", name,
-                      hx_last_error());
-            if (t)
-                hx_transport_destroy(t);
-            if (rank == 0)
-                printf("%s: not run: %s\n", name,
-                       st == HX_OK ? "refused on another rank" : hx_last_error());
-            continue;
-        }
-        snprintf(labels[nt], sizeof labels[nt], "%s", name);
+        snprintf(labels[nt], sizeof labels[nt], "%s", v[k].label);
         ts[nt++] = t;
     }
     for (int k = 0; k < nt; k++) {

@@ -16,7 +16,7 @@
  *   naming the vote and the rank it waited for; the last rank's is HX_OK.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "hxtest.h"
+#include "sysgen.h"
 
 #include "core/hxi.h"
 
@@ -29,14 +29,6 @@
 #define GVOTES    5
 #define GREPS     40
 #define UNTOUCHED 7
-
-static int agree(hx_comm *comm, int ok)
-{
-    int bad = !ok;
-    if (hxi_allreduce_int(comm, &bad, 1, 1) != HX_OK)
-        return 0;
-    return !bad;
-}
 
 /* The input of `rank` in vote k of series `series`: -1 (sat out, alike on
  * every rank) every 7th vote, else yes with a chance of about 1 in
@@ -90,20 +82,20 @@ static void votes(hx_comm *comm, hx_transport *t, cudaStream_t s, const char *la
     ok = ok && cudaMemcpy(d_in, in, NVOTES * sizeof *in, cudaMemcpyHostToDevice) == cudaSuccess &&
          cudaMemcpy(d_out, out, NVOTES * sizeof *out, cudaMemcpyHostToDevice) == cudaSuccess;
     HXT_CHECK(ok, "%s: device buffers", label);
-    if (agree(comm, ok)) {
+    if (hxt_agree(comm, ok)) {
         for (int k = 0; k < NVOTES && ok; k++)
             ok = HXT_OK(hx_transport_vote(t, d_in + k, d_out + k));
         ok &= HXT_OK(hx_transport_sync(t));
         ok = ok &&
              cudaMemcpy(out, d_out, NVOTES * sizeof *out, cudaMemcpyDeviceToHost) == cudaSuccess;
-        if (agree(comm, ok))
+        if (hxt_agree(comm, ok))
             check_outs(label, "launched", 1, out, NVOTES, nranks, kinds);
     }
 
     /* A graph of GVOTES votes, replayed with new inputs each time. */
     cudaGraph_t g = NULL;
     cudaGraphExec_t x = NULL;
-    if (agree(comm, ok)) {
+    if (hxt_agree(comm, ok)) {
         cudaError_t e = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
         for (int k = 0; k < GVOTES && e == cudaSuccess; k++)
             if (hx_transport_vote(t, d_in + k, d_out + k) != HX_OK)
@@ -118,7 +110,7 @@ static void votes(hx_comm *comm, hx_transport *t, cudaStream_t s, const char *la
         ok = e == cudaSuccess;
     }
     int32_t *gout = hxt_xmalloc(GREPS * GVOTES * sizeof *gout);
-    if (agree(comm, ok)) {
+    if (hxt_agree(comm, ok)) {
         for (int r = 0; r < GREPS && ok; r++) {
             int32_t gin[GVOTES], init[GVOTES];
             for (int k = 0; k < GVOTES; k++) {
@@ -135,7 +127,7 @@ static void votes(hx_comm *comm, hx_transport *t, cudaStream_t s, const char *la
         }
         ok &= HXT_OK(hx_transport_sync(t));
         HXT_CHECK(ok, "%s: replaying the graph of votes", label);
-        if (agree(comm, ok))
+        if (hxt_agree(comm, ok))
             check_outs(label, "graph", 2, gout, GREPS * GVOTES, nranks, kinds);
     }
     if (rank == 0)
@@ -162,7 +154,7 @@ static void timeout_case(hx_comm *comm, hx_transport *t, const char *label)
     int32_t h[2] = {rank == nranks - 1 ? -1 : 0, UNTOUCHED};
     int ok = cudaMalloc((void **) &d, sizeof h) == cudaSuccess &&
              cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice) == cudaSuccess;
-    if (!agree(comm, ok)) {
+    if (!hxt_agree(comm, ok)) {
         HXT_CHECK(ok, "%s: device buffer", label);
         cudaFree(d);
         return;
@@ -187,28 +179,14 @@ static void timeout_case(hx_comm *comm, hx_transport *t, const char *label)
     cudaFree(d);
 }
 
-static hx_transport *make(hx_comm *comm, const char *name, int put, double timeout_s,
-                          cudaStream_t s)
+static hx_transport *make(hx_comm *comm, const hxt_tvariant *v, double timeout_s, cudaStream_t s)
 {
     hx_transport_opts o;
     hx_transport_opts_init(&o);
-    o.name = name;
     o.dtype = HX_FLOAT;
-    o.force_put = put;
     o.timeout_s = timeout_s;
     o.stream = s;
-    hx_transport *t = NULL;
-    hx_status st = hx_transport_create(&t, comm, &o);
-    if (!agree(comm, st == HX_OK)) {
-        HXT_CHECK(st == HX_OK || st == HX_ERR_UNSUPPORTED, "%s: create: %s", name, hx_last_error());
-        if (t)
-            hx_transport_destroy(t);
-        if (hx_comm_rank(comm) == 0)
-            printf("%s%s: not run: %s\n", name, put ? " (put)" : "",
-                   st == HX_OK ? "refused on another rank" : hx_last_error());
-        return NULL;
-    }
-    return t;
+    return hxt_transport_try(comm, &o, v);
 }
 
 int main(int argc, char **argv)
@@ -219,13 +197,14 @@ int main(int argc, char **argv)
     cudaError_t e = cudaGetDeviceCount(&ndev);
     if (e != cudaSuccess)
         (void) cudaGetLastError();
-    if (!agree(comm, e == cudaSuccess && ndev > 0))
+    if (!hxt_agree(comm, e == cudaSuccess && ndev > 0))
         return hxt_skip(comm, "no CUDA device visible here (the vote runs on the GPU)");
     if (hx_comm_size(comm) < 2)
         return hxt_skip(comm, "needs 2 ranks or more");
 
     /* A transport without the vote refuses it, with a reason. */
-    hx_transport *cpu = make(comm, "cpu", 0, 10.0, NULL);
+    const hxt_tvariant cpu_v = {"cpu", 0, "cpu"};
+    hx_transport *cpu = make(comm, &cpu_v, 10.0, NULL);
     if (cpu) {
         HXT_CHECK(!(hx_transport_caps(cpu) & HX_CAP_VOTE), "cpu claims HX_CAP_VOTE");
         int32_t dummy[2];
@@ -234,28 +213,23 @@ int main(int argc, char **argv)
     }
 
     cudaStream_t s = NULL;
-    if (!agree(comm, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess))
+    if (!hxt_agree(comm, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess))
         return hxt_skip(comm, "could not create a CUDA stream");
     int ran = 0;
-    for (int i = 0; i < hx_transport_count(); i++) {
-        const char *name = hx_transport_name_at(i);
-        if (!(hx_transport_caps_of(name) & HX_CAP_VOTE))
+    hxt_tvariant v[16];
+    const int nv = hxt_transport_variants(HX_CAP_VOTE, 0, 1, v, 16);
+    for (int k = 0; k < nv; k++) {
+        hx_transport *t = make(comm, &v[k], 10.0, s);
+        if (!t)
             continue;
-        for (int put = 0; put < 2; put++) {
-            char label[96];
-            snprintf(label, sizeof label, "%s%s", name, put ? " (put)" : "");
-            hx_transport *t = make(comm, name, put, 10.0, s);
-            if (!t)
-                continue;
-            ran++;
-            votes(comm, t, s, label);
-            hx_transport_destroy(t);
-            t = make(comm, name, put, 1.0, s);
-            if (!t)
-                continue;
-            timeout_case(comm, t, label);
-            hx_transport_destroy(t);
-        }
+        ran++;
+        votes(comm, t, s, v[k].label);
+        hx_transport_destroy(t);
+        t = make(comm, &v[k], 1.0, s);
+        if (!t)
+            continue;
+        timeout_case(comm, t, v[k].label);
+        hx_transport_destroy(t);
     }
     cudaStreamDestroy(s);
     if (ran == 0)

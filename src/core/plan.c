@@ -108,6 +108,22 @@ void hxi_plan_summarise(hx_plan *p)
     free(mask);
 }
 
+#define HXI_PULSE_PACK(T)                                                                          \
+    void hxi_pulse_pack_##T(const hx_pulse *p, const T *x, T *buf)                                 \
+    {                                                                                              \
+        const T shift = (T) p->shift;                                                              \
+        for (int i = 0; i < p->nsend; i++) {                                                       \
+            const T *src = x + 3 * (size_t) p->map[i];                                             \
+            buf[3 * i + 0] = src[0];                                                               \
+            buf[3 * i + 1] = src[1];                                                               \
+            buf[3 * i + 2] = src[2];                                                               \
+            buf[3 * i + p->dim] += shift;                                                          \
+        }                                                                                          \
+    }
+HXI_PULSE_PACK(double)
+HXI_PULSE_PACK(float)
+#undef HXI_PULSE_PACK
+
 /* Selects, packs and exchanges one pulse; appends what arrives. */
 static hx_status hxi_plan_pulse(hx_plan *p, hx_comm *comm, int dim, int index, int cand_lo,
                                 int cand_hi, int *cap, double **sbuf, uint8_t **zbuf)
@@ -148,12 +164,9 @@ static hx_status hxi_plan_pulse(hx_plan *p, hx_comm *comm, int dim, int index, i
     pu->nsend_home = nhome;
     p->npulses++;
 
+    hxi_pulse_pack_double(pu, p->x, *sbuf);
     for (int i = 0; i < nsend; i++) {
-        const double *src = p->x + 3 * (size_t) map[i];
-        const uint8_t *zs = p->zones + 4 * (size_t) map[i];
-        memcpy(*sbuf + 3 * i, src, 3 * sizeof(double));
-        (*sbuf)[3 * i + dim] += pu->shift;
-        memcpy(*zbuf + 4 * i, zs, 4);
+        memcpy(*zbuf + 4 * i, p->zones + 4 * (size_t) map[i], 4);
         (*zbuf)[4 * i + dim]++;
     }
 

@@ -35,4 +35,11 @@ struct hx_plan {
  * host maps. */
 void hxi_plan_summarise(hx_plan *p);
 
+/* A pulse's coordinates as they are sent: buf[3 i + c] = x[3 map[i] + c]
+ * for its nsend entries, with its shift added to component dim (in the
+ * array's type: float adds (float) shift). The host side of every pack;
+ * the kernels' is hxi_dev_load_shifted (transport/gpu/pack_dev.cuh). */
+void hxi_pulse_pack_double(const hx_pulse *p, const double *x, double *buf);
+void hxi_pulse_pack_float(const hx_pulse *p, const float *x, float *buf);
+
 #endif /* HALOX_PLAN_H */

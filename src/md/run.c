@@ -1,7 +1,8 @@
 /*
- * run.c - the halox-md driver: configuration, set-up, the run loop and the
- * output (LAMMPS's thermo table and loop summary, then halox's performance
- * summary).
+ * run.c - the halox-md driver: configuration, set-up, and the run: step 0's
+ * output, then the loop, which hands the engine the steps up to the next
+ * event of its schedule (schedule.h) and writes the thermo table, dumps and
+ * restart files; the summary is report.c's.
  *
  * Failure rule: every status is agreed over all ranks (hxi_agree) before a
  * rank acts on it, so a bad deck, an impossible box or a failing rank ends
@@ -13,7 +14,9 @@
 
 #include "md/deck.h"
 #include "md/md_driver.h"
+#include "md/report.h"
 #include "md/restart.h"
+#include "md/schedule.h"
 #include "md/trace.h"
 
 #include <math.h>
@@ -226,151 +229,6 @@ static void hxi_progress_tick(hxi_progress *p, int64_t step, int64_t steps, doub
     p->shown = 1;
 }
 
-/* Per-step times of the stretches between rebuilds (slowest rank each). */
-typedef struct hxi_segments {
-    double *us;
-    int n, cap;
-} hxi_segments;
-
-static hx_status hxi_segments_add(hxi_segments *g, double v)
-{
-    if (g->n == g->cap) {
-        int cap = g->cap ? 2 * g->cap : 64;
-        HXI_CHECK(hxi_grow((void **) &g->us, sizeof(double) * (size_t) cap, "stretch timings"));
-        g->cap = cap;
-    }
-    g->us[g->n++] = v;
-    return HX_OK;
-}
-
-/* With marks (ops->mark), the stretches hold their step counts: each
- * becomes its per-step time, from the engine's device times, the slowest
- * rank's. Collective: every rank timed the same stretches. */
-static hx_status hxi_segments_marked(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_engine *eng,
-                                     hxi_segments *g)
-{
-    double *sec = NULL;
-    hx_status st = hxi_alloc((void **) &sec, sizeof(double) * (size_t) (g->n + 1), "stretch times");
-    if (st == HX_OK)
-        st = ops->stretch_seconds(eng, sec, g->n);
-    st = hxi_agree(comm, st);
-    if (st == HX_OK && g->n > 0)
-        st = hxi_allreduce_double(comm, sec, g->n, 1);
-    for (int k = 0; st == HX_OK && k < g->n; k++)
-        g->us[k] = 1e6 * sec[k] / g->us[k];
-    free(sec);
-    return st;
-}
-
-static int hxi_cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
-}
-
-/* Median of the recorded stretches, or -1 where none was recorded. */
-static double hxi_segments_median(hxi_segments *g)
-{
-    if (g->n == 0)
-        return -1;
-    qsort(g->us, (size_t) g->n, sizeof(double), hxi_cmp_double);
-    return g->n % 2 ? g->us[g->n / 2] : 0.5 * (g->us[g->n / 2 - 1] + g->us[g->n / 2]);
-}
-
-/* One CSV row for halox-bench md; the header is written to a new file. */
-static void hxi_stats_row(const hx_md_config *cfg, const char *engine, const char *how, int ranks,
-                          int64_t natoms, int64_t steps, int64_t rebuilds, double median_us,
-                          double mean_us, double tau_day, double aps, const double *stage_avg,
-                          double tloop)
-{
-    FILE *f = fopen(cfg->stats_csv, "a");
-    if (!f) {
-        fprintf(stderr, "halox-md: warning: cannot append to %s\n", cfg->stats_csv);
-        return;
-    }
-    if (ftell(f) == 0)
-        fprintf(f, "engine,transport,ranks,atoms,steps,rebuilds,us_step_median,us_step_mean,"
-                   "tau_day,atom_steps_s,local,nonlocal,halo_fwd,halo_rev,neigh,migrate_plan,"
-                   "integrate,other,how\n");
-    fprintf(f, "%s,%s,%d,%lld,%lld,%lld,%.3f,%.3f,%.1f,%.6g", engine,
-            cfg->transport[0] ? cfg->transport : "default", ranks, (long long) natoms,
-            (long long) steps, (long long) rebuilds, median_us, mean_us, tau_day, aps);
-    for (int k = 0; k < HX_MD_NSTAGES; k++)
-        fprintf(f, ",%.4f", tloop > 0 ? stage_avg[k] / tloop : 0.0);
-    /* The description may hold commas: quote it. */
-    fputs(",\"", f);
-    for (const char *c = how; *c; c++)
-        fputc(*c == '"' ? '\'' : *c, f);
-    fputs("\"\n", f);
-    fclose(f);
-}
-
-/* LAMMPS's loop line and performance line, then halox's summary. */
-static hx_status hxi_summary(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_engine *eng,
-                             const hx_md_config *cfg, int64_t natoms, int64_t steps, double loop,
-                             double out_time, double setup, hxi_segments *segs)
-{
-    const hx_md_stats *st = ops->stats(eng);
-    int size = hx_comm_size(comm), rank = hx_comm_rank(comm);
-    double sum[HX_MD_NSTAGES + 1], max[HX_MD_NSTAGES + 1];
-    double tloop, t_step, tau_day, aps;
-
-    for (int k = 0; k < HX_MD_NSTAGES; k++)
-        sum[k] = st->stage[k];
-    sum[HX_MD_OTHER] += out_time;
-    sum[HX_MD_NSTAGES] = loop;
-    memcpy(max, sum, sizeof max);
-    HXI_CHECK(hxi_allreduce_double(comm, sum, HX_MD_NSTAGES + 1, 0));
-    HXI_CHECK(hxi_allreduce_double(comm, max, HX_MD_NSTAGES + 1, 1));
-    if (rank != 0)
-        return HX_OK;
-
-    tloop = sum[HX_MD_NSTAGES] / size; /* LAMMPS: the average over ranks */
-    printf("Loop time of %.6g on %d procs for %lld steps with %lld atoms\n\n", tloop, size,
-           (long long) steps, (long long) natoms);
-    if (steps <= 0 || tloop <= 0) {
-        fflush(stdout);
-        return HX_OK;
-    }
-    t_step = tloop / (double) steps;
-    tau_day = 86400.0 / t_step * cfg->dt;
-    aps = (double) natoms / t_step;
-    printf("Performance: %.3f tau/day, %.3f timesteps/s, %.3f katom-step/s\n\n", tau_day,
-           1.0 / t_step, aps * 1e-3);
-    double median = hxi_segments_median(segs);
-
-    printf("halox-md performance: %s engine, %d rank(s), %lld neighbour-list rebuilds\n", ops->name,
-           size, (long long) st->rebuilds);
-    printf("  steps/s       %14.3f\n", 1.0 / t_step);
-    printf("  us/step       %14.3f   (mean over all steps, rebuilds included)\n", 1e6 * t_step);
-    if (median > 0)
-        printf("  us/step       %14.3f   (median of the %d stretches between rebuilds)\n", median,
-               segs->n);
-    printf("  atom-steps/s  %14.6g\n", aps);
-    printf("  set-up (s)    %14.3f   (from the start of the program to the first step)\n", setup);
-    printf("  tau/day       %14.3f\n", tau_day);
-    printf("  %-18s %10s %10s %8s\n", "stage", "avg (s)", "max (s)", "% loop");
-    {
-        double tot = 0;
-        for (int k = 0; k < HX_MD_NSTAGES; k++) {
-            double avg = sum[k] / size;
-            tot += avg;
-            printf("  %-18s %10.4f %10.4f %8.2f\n", hxi_md_stage_name(k), avg, max[k],
-                   100.0 * avg / tloop);
-        }
-        printf("  %-18s %10.4f %10s %8.2f\n", "total", tot, "", 100.0 * tot / tloop);
-    }
-    if (cfg->stats_csv[0]) {
-        double avg[HX_MD_NSTAGES];
-        for (int k = 0; k < HX_MD_NSTAGES; k++)
-            avg[k] = sum[k] / size;
-        hxi_stats_row(cfg, ops->name, ops->describe(eng), size, natoms, steps, st->rebuilds,
-                      median > 0 ? median : 1e6 * t_step, 1e6 * t_step, tau_day, aps, avg, tloop);
-    }
-    fflush(stdout);
-    return HX_OK;
-}
-
 /* Writes a restart file at absolute step `abs` from the engine's atoms. */
 static hx_status hxi_write_restart(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_engine *eng,
                                    hx_md_system *sys, const hx_md_config *cfg, const char *path,
@@ -380,332 +238,358 @@ static hx_status hxi_write_restart(hx_comm *comm, const hx_md_engine_ops *ops, h
     return hxi_md_restart_write(g, comm, path, sys, cfg, abs);
 }
 
-/* Step s of this run ends with a restart file written (not counting a
- * stop, which the loop knows about one step ahead). */
-static int hxi_writes_after(const hx_md_config *cfg, int64_t first, int64_t s)
+/* A run: the engine, the outputs, the schedule, and the loop's state. */
+typedef struct hxi_run_state {
+    hx_comm *comm;
+    const hx_md_config *cfg;
+    hx_md_system *sys;
+    hxi_md_stop *stop;
+    int rank;
+    const hx_md_engine_ops *ops;
+    hx_md_engine *eng;
+    hxi_md_dump *dump;
+    hxi_md_gather g;
+    hx_md_thermo th;
+    hxi_md_sched sched; /* sched.steps: the steps run, once the loop is done */
+    hxi_progress prog;
+    double t0;       /* the loop's start */
+    double out_time; /* in the loop, writing output */
+    /* Timed stretches (see hxi_stretch_mode). */
+    hxi_md_segments segs;
+    int marks;
+    double seg_t0;
+    int64_t seg_first, seg_rebuilds;
+    int seg_clean;
+} hxi_run_state;
+
+static void hxi_banner(hx_comm *comm, const hx_md_config *cfg, const hx_md_system *sys)
 {
-    return (cfg->checkpoint_every > 0 && (first + s) % cfg->checkpoint_every == 0) ||
-           (cfg->write_restart_file[0] && s == cfg->write_restart_after);
+    const double *L = sys->decomp.box_len;
+    printf("halox-md %d.%d.%d: %lld atoms, fcc density %g, box %g x %g x %g, %d rank(s)\n",
+           HX_VERSION_MAJOR, HX_VERSION_MINOR, HX_VERSION_PATCH, (long long) sys->natoms,
+           cfg->density, L[0], L[1], L[2], hx_comm_size(comm));
+    printf("  lj/cut %g%s, skin %g, neigh_modify every %d delay %d check %s, dt %g, %s\n", cfg->rc,
+           cfg->shift_energy ? " shifted" : "", cfg->skin, cfg->neigh_every, cfg->neigh_delay,
+           cfg->neigh_check ? "yes" : "no", cfg->dt,
+           cfg->nve ? "nve" : "no integrator (atoms stay put)");
+    fflush(stdout);
 }
 
-/* Step s ends with a thermo row: every thermo_every steps, and the last
- * step of the run (its end, or the step a stop request ends it after). */
-static int hxi_thermo_after(const hx_md_config *cfg, int64_t first, int64_t s, int64_t steps,
-                            int64_t stop_at)
+/* The engine, then the output files: restart files probed, the dump
+ * opened. */
+static hx_status hxi_run_open(hxi_run_state *r)
 {
-    return (cfg->thermo_every > 0 && (first + s) % cfg->thermo_every == 0) || s == steps ||
-           s == stop_at;
-}
-
-/* With periodic rebuilds, a timed stretch starts before step s (the step
- * after a rebuild step, where a whole stretch of `every` steps is left)... */
-static int hxi_stretch_starts(int every, int64_t s, int64_t steps)
-{
-    return s % every == 1 && s + every - 2 <= steps;
-}
-
-/* ... and one may end after step s (the step before the next rebuild). */
-static int hxi_stretch_ends(int every, int64_t s)
-{
-    return (s + 1) % every == 0;
-}
-
-/* How many steps from s on (s itself, want-free, counted) the loop can hand
- * to the engine at once: every step but the last of them followed by
- * nothing of the loop's (thermo, dump, restart file, stop check, the end
- * of a timed stretch), and none after the first preceded by anything (a
- * forced rebuild, the start of a timed stretch) or a thermo step. At most
- * `cap`. The loop's own tests, asked for the steps ahead. */
-static int64_t hxi_quiet_steps(const hx_md_config *cfg, int64_t first, int64_t s, int64_t steps,
-                               int64_t stop_at, int64_t next_check, int dumping, int periodic,
-                               int64_t cap)
-{
-    const int every = cfg->neigh_every;
-    int64_t n = 1;
-    while (n < cap && s + n <= steps) {
-        const int64_t prev = s + n - 1, j = s + n;
-        if (dumping && (first + prev) % cfg->dump_every == 0)
-            break;
-        if (hxi_writes_after(cfg, first, prev) || prev == stop_at || prev == next_check)
-            break;
-        if (periodic && (hxi_stretch_ends(every, prev) || hxi_stretch_starts(every, j, steps)))
-            break;
-        if (hxi_thermo_after(cfg, first, j, steps, stop_at) || hxi_writes_after(cfg, first, j))
-            break;
-        n++;
+    hx_comm *comm = r->comm;
+    const hx_md_config *cfg = r->cfg;
+    HXI_CHECK(hxi_agree(comm, hxi_choose_engine(comm, cfg, &r->ops)));
+    if (r->rank == 0)
+        hxi_banner(comm, cfg, r->sys);
+    const double t = hxi_now();
+    const hx_status st = hxi_agree(comm, r->ops->create(&r->eng, comm, cfg, r->sys));
+    if (st != HX_OK) {
+        r->eng = NULL; /* not destroyed on one rank alone: destroy may be collective */
+        return st;
     }
-    return n;
+    const double t_end = hxi_now();
+    hxi_trace_host("engine set-up", t, t_end);
+    if (r->rank == 0) {
+        hxi_info("set-up on rank 0: engine %.3f s (arrays, first lists and forces)", t_end - t);
+        printf("  %s\n", r->ops->describe(r->eng));
+        fflush(stdout);
+    }
+    if (cfg->checkpoint_file[0])
+        HXI_CHECK(hxi_md_restart_probe(comm, cfg->checkpoint_file));
+    if (cfg->write_restart_file[0])
+        HXI_CHECK(hxi_md_restart_probe(comm, cfg->write_restart_file));
+    if (cfg->dump_every > 0 && cfg->dump_file[0])
+        HXI_CHECK(hxi_md_dump_open(&r->dump, comm, cfg->dump_file, cfg->dump_style));
+    return HX_OK;
 }
 
+/* Step 0's output: the thermo header and row, a dump frame, and
+ * write_restart's file where it is written after 0 steps. */
+static hx_status hxi_run_step0(hxi_run_state *r, int64_t first)
+{
+    const hx_md_config *cfg = r->cfg;
+    HXI_CHECK(hxi_agree(r->comm, r->ops->thermo(r->eng, &r->th)));
+    r->th.step += first;
+    if (r->rank == 0) {
+        hxi_md_thermo_header(stdout);
+        hxi_md_thermo_row(stdout, &r->th);
+        fflush(stdout);
+    }
+    if (r->dump) {
+        HXI_CHECK(r->ops->gather(r->eng, r->sys, NULL));
+        HXI_CHECK(hxi_md_dump_frame(r->dump, r->sys, first, (double) first * cfg->dt));
+    }
+    if (cfg->write_restart_file[0] && cfg->write_restart_after == 0)
+        HXI_CHECK(hxi_write_restart(r->comm, r->ops, r->eng, r->sys, cfg, cfg->write_restart_file,
+                                    first, &r->g));
+    return HX_OK;
+}
+
+/* With rebuilds on a fixed schedule (check no), the steps between two
+ * rebuilds are timed as one stretch, which holds no rebuild and no
+ * step with output after it (thermo, dump, restart file: the CPU
+ * engine also rebuilds before a restart file). The median of their
+ * per-step times is the rebuild-free speed; the loop time gives the
+ * mean with rebuilds. Each stretch is synchronised (device and ranks)
+ * just after a rebuild step and just before the next, so the
+ * synchronisation stays out of it. On one rank, an engine that marks
+ * its queued work (ops->mark: the GPU engine) times them on the device
+ * instead and nothing waits: the waits would leave the GPU idle twice a
+ * rebuild. With several ranks the barrier stays: it starts every rank's
+ * stretch together, which keeps the ranks' skew after a rebuild out of
+ * the median (docs/performance-2026-11.md and docs/performance.md have
+ * the measurements). The slowest rank's time of each marked stretch is
+ * agreed after the loop. Returns whether stretches are marked. */
+static int hxi_stretch_mode(hx_comm *comm, const hx_md_engine_ops *ops)
+{
+    return ops->mark && ops->stretch_seconds && hx_comm_size(comm) == 1;
+}
+
+/* Before step s: where a timed stretch starts, its mark, or the engine
+ * and the ranks synchronised and the clock read. */
+static hx_status hxi_stretch_start(hxi_run_state *r, int64_t s)
+{
+    if (r->marks) {
+        HXI_CHECK(r->ops->mark(r->eng, 0));
+    } else {
+        HXI_CHECK(r->ops->sync ? r->ops->sync(r->eng) : HX_OK);
+        HXI_CHECK(hxi_barrier(r->comm));
+        r->seg_t0 = hxi_now();
+        r->seg_rebuilds = r->ops->stats(r->eng)->rebuilds;
+    }
+    r->seg_first = s;
+    r->seg_clean = 1;
+    return HX_OK;
+}
+
+/* After step s, the last of a clean stretch: its step count (marked; its
+ * time comes after the loop) or its per-step time, the slowest rank's
+ * (not where the engine rebuilt inside it). */
+static hx_status hxi_stretch_end(hxi_run_state *r, int64_t s)
+{
+    const double n = (double) (s - r->seg_first + 1);
+    r->seg_clean = 0;
+    if (r->marks) {
+        HXI_CHECK(r->ops->mark(r->eng, 1));
+        return hxi_md_segments_add(&r->segs, n);
+    }
+    HXI_CHECK(r->ops->sync ? r->ops->sync(r->eng) : HX_OK);
+    double dt = hxi_now() - r->seg_t0;
+    HXI_CHECK(hxi_allreduce_double(r->comm, &dt, 1, 1));
+    if (r->ops->stats(r->eng)->rebuilds == r->seg_rebuilds)
+        HXI_CHECK(hxi_md_segments_add(&r->segs, 1e6 * dt / n));
+    return HX_OK;
+}
+
+/* Before step s: the rebuild a restart file after it needs (so that the
+ * file continues the run exactly), and the start of a timed stretch. A
+ * stretch stays clean while its steps have no output after them (as the
+ * first step of each batch tells). */
+static hx_status hxi_before_steps(hxi_run_state *r, int64_t s, int want)
+{
+    const int writes = hxi_md_restart_at(&r->sched, s);
+    if (r->ops->rebuild_next && writes)
+        HXI_CHECK(r->ops->rebuild_next(r->eng));
+    if (hxi_md_next_stretch_start(&r->sched, s) == s)
+        HXI_CHECK(hxi_stretch_start(r, s));
+    r->seg_clean &= !want && !writes && !hxi_md_dump_at(&r->sched, s);
+    return HX_OK;
+}
+
+/* Steps s .. e, in one call where the engine takes several (a trace names
+ * each step, so it keeps them apart). */
+static hx_status hxi_engine_steps(hxi_run_state *r, int64_t s, int64_t e, int want)
+{
+    const double t = hxi_trace_on ? hxi_now() : 0.0;
+    const hx_status st =
+        e > s ? r->ops->steps(r->eng, (int) (e - s + 1)) : r->ops->step(r->eng, want);
+    if (hxi_trace_on)
+        hxi_trace_host("step", t, hxi_now());
+    return st;
+}
+
+static hx_status hxi_thermo_out(hxi_run_state *r)
+{
+    const double t_th = hxi_trace_on ? hxi_now() : 0.0;
+    const hx_status st = r->ops->thermo(r->eng, &r->th);
+    if (hxi_trace_on)
+        hxi_trace_host("thermo", t_th, hxi_now());
+    HXI_CHECK(st);
+    r->th.step += r->sched.first;
+    const double t = hxi_now();
+    if (r->rank == 0) {
+        hxi_progress_clear(&r->prog);
+        hxi_md_thermo_row(stdout, &r->th);
+        fflush(stdout);
+    }
+    r->out_time += hxi_now() - t;
+    return HX_OK;
+}
+
+static hx_status hxi_dump_out(hxi_run_state *r, int64_t abs)
+{
+    const double t = hxi_now();
+    hx_status st = r->ops->gather(r->eng, r->sys, NULL);
+    if (st == HX_OK)
+        st = hxi_md_dump_frame(r->dump, r->sys, abs, (double) abs * r->cfg->dt);
+    r->out_time += hxi_now() - t;
+    hxi_trace_host("dump", t, hxi_now());
+    return st;
+}
+
+/* After step s: write_restart's file, a checkpoint (on its schedule, or
+ * that of a stop). */
+static hx_status hxi_restart_out(hxi_run_state *r, int64_t s)
+{
+    const hx_md_config *cfg = r->cfg;
+    const int64_t abs = r->sched.first + s;
+    const double t = hxi_now();
+    hx_status st = HX_OK;
+    if (cfg->write_restart_file[0] && s == cfg->write_restart_after)
+        st = hxi_write_restart(r->comm, r->ops, r->eng, r->sys, cfg, cfg->write_restart_file, abs,
+                               &r->g);
+    if (st == HX_OK && cfg->checkpoint_file[0] &&
+        ((cfg->checkpoint_every > 0 && abs % cfg->checkpoint_every == 0) || s == r->sched.stop_at))
+        st = hxi_write_restart(r->comm, r->ops, r->eng, r->sys, cfg, cfg->checkpoint_file, abs,
+                               &r->g);
+    r->out_time += hxi_now() - t;
+    hxi_trace_host("restart file", t, hxi_now());
+    return st;
+}
+
+/* After step s (not the last): the ranks' look at signals and the time
+ * limit, when it is due; a stop ends the run after the next step. */
+static hx_status hxi_stop_check(hxi_run_state *r, int64_t s)
+{
+    HXI_CHECK(hxi_md_stop_poll(r->stop, r->comm, s, hxi_now() - r->t0));
+    if (r->stop->reason && r->sched.stop_at < 0)
+        r->sched.stop_at = s + 1;
+    return HX_OK;
+}
+
+/* One pass of the loop: steps s .. e (e the nearest scheduled event, at
+ * most HXI_MD_BATCH_MAX on), then what is due after e. *done: the run
+ * ends after e. */
+static hx_status hxi_run_batch(hxi_run_state *r, int64_t s, int64_t *e_out, int *done)
+{
+    hxi_md_sched *c = &r->sched;
+    const int want = hxi_md_thermo_at(c, s);
+    const int64_t e = r->ops->steps && !want && !hxi_trace_on
+                          ? hxi_md_sched_next(c, s, r->stop->next_check, HXI_MD_BATCH_MAX)
+                          : s;
+    *e_out = e;
+    HXI_CHECK(hxi_before_steps(r, s, want));
+    HXI_CHECK(hxi_engine_steps(r, s, e, want));
+    if (r->seg_clean && hxi_md_next_stretch_end(c, e) == e)
+        HXI_CHECK(hxi_stretch_end(r, e));
+    if (want)
+        HXI_CHECK(hxi_thermo_out(r));
+    if (r->dump && hxi_md_dump_at(c, e))
+        HXI_CHECK(hxi_dump_out(r, c->first + e));
+    if (hxi_md_restart_at(c, e))
+        HXI_CHECK(hxi_restart_out(r, e));
+    if (e == c->stop_at) {
+        c->steps = e; /* the summary counts the steps run */
+        *done = 1;
+        return HX_OK;
+    }
+    if (e < c->steps)
+        HXI_CHECK(hxi_stop_check(r, e));
+    if (r->prog.on) {
+        const double t = hxi_now();
+        hxi_progress_tick(&r->prog, e, c->steps, t);
+        r->out_time += hxi_now() - t;
+    }
+    return HX_OK;
+}
+
+/* The loop: batches of steps up to the next event, until the run's end or
+ * a stop. */
+static hx_status hxi_run_loop(hxi_run_state *r)
+{
+    int done = 0;
+    for (int64_t s = 1, e = 0; s <= r->sched.steps && !done; s = e + 1)
+        HXI_CHECK(hxi_run_batch(r, s, &e, &done));
+    return HX_OK;
+}
+
+/* Why the run stopped early, on stderr, and where its state went. */
+static void hxi_stop_message(const hx_md_config *cfg, int reason, int64_t last)
+{
+    char why[64];
+    if (reason > 0)
+        snprintf(why, sizeof why, "stopped by %s",
+                 reason == SIGINT    ? "SIGINT"
+                 : reason == SIGTERM ? "SIGTERM"
+                                     : "a signal");
+    else
+        snprintf(why, sizeof why, "stopped by --max-hours %g", cfg->max_hours);
+    fflush(stdout);
+    if (cfg->checkpoint_file[0])
+        fprintf(stderr,
+                "halox-md: %s after step %lld; the state is in %s (continue with "
+                "--restart %s, or read_restart %s in a deck)\n",
+                why, (long long) last, cfg->checkpoint_file, cfg->checkpoint_file,
+                cfg->checkpoint_file);
+    else
+        fprintf(stderr,
+                "halox-md: %s after step %lld; no checkpoint was configured (--checkpoint "
+                "FILE, or restart N FILE in a deck), so the state is not saved\n",
+                why, (long long) last);
+}
+
+/* After the loop: the stretches' times, the summary, the trace, and the
+ * word on a stop. */
+static hx_status hxi_run_finish(hxi_run_state *r, double loop)
+{
+    const hxi_md_sched *c = &r->sched;
+    if (r->marks)
+        HXI_CHECK(hxi_md_segments_marked(r->comm, r->ops, r->eng, &r->segs));
+    HXI_CHECK(hxi_md_summary(r->comm, r->ops, r->eng, r->cfg, r->sys->natoms, c->steps, loop,
+                             r->out_time, r->t0 - r->stop->t_start, &r->segs));
+    /* Before the engine goes: its GPU records are flushed into the trace. */
+    HXI_CHECK(hxi_trace_close(r->comm));
+    if (r->stop->reason && r->rank == 0)
+        hxi_stop_message(r->cfg, r->stop->reason, c->first + c->steps);
+    return HX_OK;
+}
+
+/* The run: engine and outputs, step 0's output, the loop, the summary. */
 static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *sys, int64_t first,
                          hxi_md_stop *stop)
 {
-    const hx_md_engine_ops *ops = NULL;
-    hx_md_engine *eng = NULL;
-    hxi_md_dump *dump = NULL;
-    hx_md_thermo th;
-    hxi_progress prog;
-    hxi_segments segs = {NULL, 0, 0};
-    hxi_md_gather g;
-    int rank = hx_comm_rank(comm);
-    int64_t steps = cfg->steps > 0 ? cfg->steps : 0;
-    double t0, loop, out_time = 0, t;
-    hx_status st;
-
-    memset(&g, 0, sizeof g);
-    HXI_CHECK(hxi_agree(comm, hxi_choose_engine(comm, cfg, &ops)));
-    if (rank == 0) {
-        const double *L = sys->decomp.box_len;
-        printf("halox-md %d.%d.%d: %lld atoms, fcc density %g, box %g x %g x %g, %d rank(s)\n",
-               HX_VERSION_MAJOR, HX_VERSION_MINOR, HX_VERSION_PATCH, (long long) sys->natoms,
-               cfg->density, L[0], L[1], L[2], hx_comm_size(comm));
-        printf("  lj/cut %g%s, skin %g, neigh_modify every %d delay %d check %s, dt %g, %s\n",
-               cfg->rc, cfg->shift_energy ? " shifted" : "", cfg->skin, cfg->neigh_every,
-               cfg->neigh_delay, cfg->neigh_check ? "yes" : "no", cfg->dt,
-               cfg->nve ? "nve" : "no integrator (atoms stay put)");
-        fflush(stdout);
-    }
-    t = hxi_now();
-    st = ops->create(&eng, comm, cfg, sys);
-    HXI_CHECK(hxi_agree(comm, st));
-    {
-        const double t_end = hxi_now();
-        hxi_trace_host("engine set-up", t, t_end);
-        if (rank == 0)
-            hxi_info("set-up on rank 0: engine %.3f s (arrays, first lists and forces)", t_end - t);
-    }
-    if (rank == 0) {
-        printf("  %s\n", ops->describe(eng));
-        fflush(stdout);
-    }
-    if (cfg->checkpoint_file[0]) {
-        st = hxi_md_restart_probe(comm, cfg->checkpoint_file);
-        if (st != HX_OK)
-            goto done;
-    }
-    if (cfg->write_restart_file[0]) {
-        st = hxi_md_restart_probe(comm, cfg->write_restart_file);
-        if (st != HX_OK)
-            goto done;
-    }
-    if (cfg->dump_every > 0 && cfg->dump_file[0]) {
-        st = hxi_md_dump_open(&dump, comm, cfg->dump_file, cfg->dump_style);
-        if (st != HX_OK)
-            goto done;
-    }
-
-    st = hxi_agree(comm, ops->thermo(eng, &th));
-    if (st != HX_OK)
-        goto done;
-    th.step += first;
-    if (rank == 0) {
-        hxi_md_thermo_header(stdout);
-        hxi_md_thermo_row(stdout, &th);
-        fflush(stdout);
-    }
-    if (dump) {
-        st = ops->gather(eng, sys, NULL);
-        if (st == HX_OK)
-            st = hxi_md_dump_frame(dump, sys, first, (double) first * cfg->dt);
-        if (st != HX_OK)
-            goto done;
-    }
-    if (cfg->write_restart_file[0] && cfg->write_restart_after == 0) {
-        st = hxi_write_restart(comm, ops, eng, sys, cfg, cfg->write_restart_file, first, &g);
-        if (st != HX_OK)
-            goto done;
-    }
-
-    /* Only for a person watching: never into a file, a pipe or a test log. */
-    prog.on = rank == 0 && cfg->progress && isatty(2);
-    prog.shown = 0;
-    hxi_barrier(comm);
-    t0 = hxi_now();
-    prog.t0 = prog.last = t0;
-    /* With rebuilds on a fixed schedule (check no), the steps between two
-     * rebuilds are timed as one stretch, which holds no rebuild and no
-     * step with output after it (thermo, dump, restart file: the CPU
-     * engine also rebuilds before a restart file). The median of their
-     * per-step times is the rebuild-free speed; the loop time gives the
-     * mean with rebuilds. Each stretch is synchronised (device and ranks)
-     * just after a rebuild step and just before the next, so the
-     * synchronisation stays out of it. On one rank, an engine that marks
-     * its queued work (ops->mark: the GPU engine) times them on the device
-     * instead and nothing waits: those waits left the GPU idle twice a
-     * rebuild (one H200, 32,000 atoms: 16.6-16.9 to 15.9-16.0 us a step).
-     * With several ranks the barrier stays: it starts every rank's stretch
-     * together, which keeps the ranks' skew after a rebuild out of the
-     * median (2 processes sharing one H200, 32,000 atoms, marked: median
-     * 24.0 to 26.6 us, and the mean 36.3-37.8 to 37.9-38.4, the early
-     * rank's exchange spinning on the GPU the other still rebuilds on;
-     * 256,000 atoms: mean 101.6-101.8 to 100.0-100.2). The slowest rank's
-     * time of each marked stretch is agreed after the loop. */
-    int every = cfg->neigh_every, periodic = !cfg->neigh_check && cfg->neigh_every > 1;
-    const int marks = ops->mark && ops->stretch_seconds && hx_comm_size(comm) == 1;
-    double seg_t0 = 0;
-    int64_t seg_first = 0, seg_rebuilds = 0;
-    int seg_clean = 0;
-    int64_t stop_at = -1; /* the step after which a stop request ends the run */
-    for (int64_t s = 1; s <= steps; s++) {
-        int64_t abs = first + s;
-        int want = hxi_thermo_after(cfg, first, s, steps, stop_at);
-        /* A step after which a restart file is written rebuilds, so that
-         * the file continues the run exactly. */
-        const int writes = hxi_writes_after(cfg, first, s) || s == stop_at;
-        if (ops->rebuild_next && writes) {
-            st = ops->rebuild_next(eng);
-            if (st != HX_OK)
-                break;
-        }
-        if (periodic && hxi_stretch_starts(every, s, steps)) {
-            if (marks) {
-                st = ops->mark(eng, 0);
-            } else {
-                st = ops->sync ? ops->sync(eng) : HX_OK;
-                if (st == HX_OK)
-                    st = hxi_barrier(comm);
-                seg_t0 = hxi_now();
-                seg_rebuilds = ops->stats(eng)->rebuilds;
-            }
-            if (st != HX_OK)
-                break;
-            seg_first = s;
-            seg_clean = 1;
-        }
-        seg_clean &= !want && !writes && !(dump && abs % cfg->dump_every == 0);
-        /* Steps with nothing of the loop's between them go to the engine
-         * together (a trace names each step, so it keeps them apart). */
-        const int64_t batch = ops->steps && !want && !hxi_trace_on
-                                  ? hxi_quiet_steps(cfg, first, s, steps, stop_at, stop->next_check,
-                                                    dump != NULL, periodic, HXI_MD_BATCH_MAX)
-                                  : 1;
-        const double t_step = hxi_trace_on ? hxi_now() : 0.0;
-        if (batch > 1) {
-            st = ops->steps(eng, (int) batch);
-            s += batch - 1;
-            abs = first + s;
-        } else {
-            st = ops->step(eng, want);
-        }
-        if (hxi_trace_on)
-            hxi_trace_host("step", t_step, hxi_now());
-        if (st != HX_OK)
-            break;
-        if (seg_clean && hxi_stretch_ends(every, s)) {
-            const double n = (double) (s - seg_first + 1);
-            seg_clean = 0;
-            if (marks) {
-                /* Its step count for now; its time comes after the loop. */
-                st = ops->mark(eng, 1);
-                if (st == HX_OK)
-                    st = hxi_segments_add(&segs, n);
-            } else {
-                st = ops->sync ? ops->sync(eng) : HX_OK;
-                double dt = hxi_now() - seg_t0;
-                if (st == HX_OK)
-                    st = hxi_allreduce_double(comm, &dt, 1, 1);
-                /* (Not timed where the engine rebuilt inside it.) */
-                if (st == HX_OK && ops->stats(eng)->rebuilds == seg_rebuilds)
-                    st = hxi_segments_add(&segs, 1e6 * dt / n);
-            }
-            if (st != HX_OK)
-                break;
-        }
-        if (want) {
-            const double t_th = hxi_trace_on ? hxi_now() : 0.0;
-            st = ops->thermo(eng, &th);
-            if (hxi_trace_on)
-                hxi_trace_host("thermo", t_th, hxi_now());
-            if (st != HX_OK)
-                break;
-            th.step += first;
-            t = hxi_now();
-            if (rank == 0) {
-                hxi_progress_clear(&prog);
-                hxi_md_thermo_row(stdout, &th);
-                fflush(stdout);
-            }
-            out_time += hxi_now() - t;
-        }
-        if (dump && abs % cfg->dump_every == 0) {
-            t = hxi_now();
-            st = ops->gather(eng, sys, NULL);
-            if (st == HX_OK)
-                st = hxi_md_dump_frame(dump, sys, abs, (double) abs * cfg->dt);
-            out_time += hxi_now() - t;
-            hxi_trace_host("dump", t, hxi_now());
-            if (st != HX_OK)
-                break;
-        }
-        if (hxi_writes_after(cfg, first, s) || s == stop_at) {
-            t = hxi_now();
-            if (cfg->write_restart_file[0] && s == cfg->write_restart_after)
-                st = hxi_write_restart(comm, ops, eng, sys, cfg, cfg->write_restart_file, abs, &g);
-            if (st == HX_OK && cfg->checkpoint_file[0] &&
-                ((cfg->checkpoint_every > 0 && abs % cfg->checkpoint_every == 0) || s == stop_at))
-                st = hxi_write_restart(comm, ops, eng, sys, cfg, cfg->checkpoint_file, abs, &g);
-            out_time += hxi_now() - t;
-            hxi_trace_host("restart file", t, hxi_now());
-            if (st != HX_OK)
-                break;
-        }
-        if (s == stop_at) {
-            steps = s; /* the summary counts the steps run */
-            break;
-        }
-        if (s < steps) {
-            st = hxi_md_stop_poll(stop, comm, s, hxi_now() - t0);
-            if (st != HX_OK)
-                break;
-            if (stop->reason && stop_at < 0)
-                stop_at = s + 1;
-        }
-        if (prog.on) {
-            t = hxi_now();
-            hxi_progress_tick(&prog, s, steps, t);
-            out_time += hxi_now() - t;
-        }
-    }
-    hxi_progress_clear(&prog);
-    st = hxi_agree(comm, st);
-    if (st != HX_OK)
-        goto done;
-    loop = hxi_now() - t0;
-    if (marks)
-        HXI_CHECK_GOTO(hxi_segments_marked(comm, ops, eng, &segs), st, done);
-    st = hxi_summary(comm, ops, eng, cfg, sys->natoms, steps, loop, out_time, t0 - stop->t_start,
-                     &segs);
-    /* Before the engine goes: its GPU records are flushed into the trace. */
+    hxi_run_state r;
+    memset(&r, 0, sizeof r);
+    r.comm = comm;
+    r.cfg = cfg;
+    r.sys = sys;
+    r.stop = stop;
+    r.rank = hx_comm_rank(comm);
+    hx_status st = hxi_run_open(&r);
     if (st == HX_OK)
-        st = hxi_trace_close(comm);
-    if (st == HX_OK && stop->reason && rank == 0) {
-        char why[64];
-        if (stop->reason > 0)
-            snprintf(why, sizeof why, "stopped by %s",
-                     stop->reason == SIGINT    ? "SIGINT"
-                     : stop->reason == SIGTERM ? "SIGTERM"
-                                               : "a signal");
-        else
-            snprintf(why, sizeof why, "stopped by --max-hours %g", cfg->max_hours);
-        fflush(stdout);
-        if (cfg->checkpoint_file[0])
-            fprintf(stderr,
-                    "halox-md: %s after step %lld; the state is in %s (continue with "
-                    "--restart %s, or read_restart %s in a deck)\n",
-                    why, (long long) (first + steps), cfg->checkpoint_file, cfg->checkpoint_file,
-                    cfg->checkpoint_file);
-        else
-            fprintf(stderr,
-                    "halox-md: %s after step %lld; no checkpoint was configured (--checkpoint "
-                    "FILE, or restart N FILE in a deck), so the state is not saved\n",
-                    why, (long long) (first + steps));
+        st = hxi_run_step0(&r, first);
+    if (st == HX_OK) {
+        hxi_md_sched_init(&r.sched, cfg, first, cfg->steps > 0 ? cfg->steps : 0, r.dump != NULL);
+        /* Only for a person watching: never into a file, a pipe or a test log. */
+        r.prog.on = r.rank == 0 && cfg->progress && isatty(2);
+        hxi_barrier(comm);
+        r.t0 = hxi_now();
+        r.prog.t0 = r.prog.last = r.t0;
+        r.marks = hxi_stretch_mode(comm, r.ops);
+        st = hxi_run_loop(&r);
+        hxi_progress_clear(&r.prog);
+        st = hxi_agree(comm, st);
     }
-done:
-    hxi_md_gather_free(&g);
-    free(segs.us);
-    hxi_md_dump_close(dump);
-    if (eng)
-        ops->destroy(eng);
+    if (st == HX_OK)
+        st = hxi_run_finish(&r, hxi_now() - r.t0);
+    hxi_md_gather_free(&r.g);
+    free(r.segs.us);
+    hxi_md_dump_close(r.dump);
+    if (r.eng)
+        r.ops->destroy(r.eng);
     return st;
 }
 

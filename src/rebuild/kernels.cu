@@ -16,7 +16,8 @@
  * its publication to the host) does.
  */
 #include "rebuild/rebuild.h"
-#include "transport/gpu/gpu_dev.cuh" /* hxi_last_block */
+#include "transport/gpu/gpu_dev.cuh"  /* hxi_last_block */
+#include "transport/gpu/pack_dev.cuh" /* hxi_dev_load_shifted */
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
@@ -567,10 +568,10 @@ __global__ void hxr_k_select_place(const float *px, const uint32_t *pz, int lo, 
         spos[i - lo] = at;
         if (sel) {
             map[at] = i;
-            float p[3] = {px[3 * (size_t) i], px[3 * (size_t) i + 1], px[3 * (size_t) i + 2]};
-            p[dim] += shift; /* in float, as the GPU transports pack */
+            float v0, v1, v2; /* shifted in float, as the GPU transports pack */
+            hxi_dev_load_shifted(px, i, dim, shift, v0, v1, v2);
             const uint32_t z = pz[i] + (1u << (8 * dim));
-            send[at] = make_float4(p[0], p[1], p[2], __uint_as_float(z));
+            send[at] = make_float4(v0, v1, v2, __uint_as_float(z));
         }
     }
     if (!hxi_last_block(counter))

@@ -466,14 +466,23 @@ static int hxr_room(const hx_rebuild *r, int k, size_t rec)
     return m > INT_MAX ? INT_MAX : (int) m;
 }
 
-/* One dimension: class and pack, count, agree, exchange, unpack. */
-static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap, int *n,
-                                 int *capacity, float **x, int xstride, const hx_dfield *fields,
-                                 int nfields)
+/* One dimension's migration as it goes (hxr_migrate_dim). */
+typedef struct hxr_mig {
+    hxr_layout L;
+    size_t rec;     /* bytes of one atom's record */
+    int keep;       /* the stayers keep their order: a stay buffer */
+    uint32_t *stay; /* keep: where the stayers are packed */
+    int32_t *holes; /* !keep: the leavers' indices (r->pos), for hxr_fill */
+    int room[2];    /* leavers' records the send buffers had room for */
+    int nstay, nout[2], nin[2];
+    long long need; /* atoms after it */
+    int grow, newcap;
+    void *fresh[HXR_MAX_FIELDS + 1]; /* the grown arrays (grow) */
+} hxr_mig;
+
+/* The domain as the class kernel sees it, moving along dim (-1: none). */
+static hxr_dom hxr_dom_of(const hx_decomp *d, int dim)
 {
-    const hx_decomp *d = &r->d;
-    hxr_layout L = hxr_layout_of(*x, xstride, fields, nfields);
-    const size_t rec = (size_t) L.words * 4;
     hxr_dom dom;
     memset(&dom, 0, sizeof dom);
     for (int k = 0; k < 3; k++) {
@@ -485,117 +494,164 @@ static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap,
         dom.coord[k] = d->coord[k];
     }
     dom.dim = dim;
+    return dom;
+}
+
+/* Classes every atom (and wraps it), packs the leavers (dim >= 0) and
+ * waits for the counts. Rank-local. */
+static hx_status hxr_class_pack(hx_rebuild *r, void *stream, hxr_mig *m, int dim, int wrap, int n,
+                                const float *x, int xstride)
+{
     /* Room for every atom staying, and for the leavers of earlier
      * migrations, so that the pack goes before the wait for the counts. */
-    const size_t guess = (size_t) *n / 16 + 256;
+    const size_t guess = (size_t) n / 16 + 256;
     const int pack = dim >= 0;
-    /* Without order the stayers stay put: no stay buffer, and the pack
-     * writes the leavers' indices into r->pos for hxr_fill. */
-    const int keep = !r->any_order;
-    hx_status st = hxr_scratch(r, *n);
-    if (st == HX_OK && pack && keep)
-        st = hxr_grow(&r->stay, &r->stay_cap, (size_t) *n * rec, "the staying atoms");
-    uint32_t *stay = keep ? r->stay : NULL;
-    int32_t *holes = keep ? NULL : r->pos;
+    hx_status st = hxr_scratch(r, n);
+    if (st == HX_OK && pack && m->keep)
+        st = hxr_grow(&r->stay, &r->stay_cap, (size_t) n * m->rec, "the staying atoms");
+    m->stay = m->keep ? r->stay : NULL;
+    m->holes = m->keep ? NULL : r->pos;
     for (int k = 0; k < 2 && st == HX_OK && pack; k++)
-        st = hxr_grow(&r->send[k], &r->send_cap[k], guess * rec, "the leaving atoms");
+        st = hxr_grow(&r->send[k], &r->send_cap[k], guess * m->rec, "the leaving atoms");
     if (st == HX_OK)
         st = hxr_begin(r, stream);
-    if (st == HX_OK && hxr_classify(stream, L, *n, dom, wrap, r->cls, r->bcnt, r->boff,
-                                    r->d_counter, r->d_res, r->h_pub))
+    if (st == HX_OK && hxr_classify(stream, m->L, n, hxr_dom_of(&r->d, dim), wrap, r->cls, r->bcnt,
+                                    r->boff, r->d_counter, r->d_res, r->h_pub))
         st = hxr_cuda(cudaGetLastError(), "the migration's class kernel");
-    int room[2] = {hxr_room(r, 0, rec), hxr_room(r, 1, rec)};
+    m->room[0] = hxr_room(r, 0, m->rec);
+    m->room[1] = hxr_room(r, 1, m->rec);
     if (st == HX_OK && pack &&
-        hxr_pack(stream, L, *n, r->cls, r->bcnt, r->boff, stay, r->send[0], r->send[1], room[0],
-                 room[1], holes))
+        hxr_pack(stream, m->L, n, r->cls, r->bcnt, r->boff, m->stay, r->send[0], r->send[1],
+                 m->room[0], m->room[1], m->holes))
         st = hxr_cuda(cudaGetLastError(), "packing the leaving atoms");
     if (st == HX_OK)
         st = hxr_await(r, stream);
     if (st == HX_OK && r->h_res->bad_index != INT_MAX)
-        st = hxr_bad_atom(r, *x, xstride);
-    if (dim < 0) /* wrap only */
-        return hxi_agree(r->comm, st);
+        st = hxr_bad_atom(r, x, xstride);
+    return st;
+}
 
-    int nstay = r->h_res->count[0], nout[2] = {r->h_res->count[1], r->h_res->count[2]};
-    int nin[2] = {0, 0}; /* [0] from above (their down), [1] from below (their up) */
-    if (st != HX_OK)
-        nstay = nout[0] = nout[1] = 0;
-    const int to[2] = {d->down[dim], d->up[dim]}, from[2] = {d->up[dim], d->down[dim]};
-    HXI_CHECK(hxr_swap2(r, nout, to, nin, from, HXR_TAG_COUNT));
-    long long need = (long long) nstay + nin[0] + nin[1];
-    if (st == HX_OK && need > INT_MAX / 2)
+/* Room for what the counts ask: the atom arrays grown (into m->fresh) where
+ * the arrivals do not fit, and the send buffers where more atoms leave than
+ * the pack had room for (grown, cudaFree waiting for the pack, and packed
+ * again). Rank-local; st: this rank's status so far. */
+static hx_status hxr_make_room(hx_rebuild *r, void *stream, hxr_mig *m, hx_status st, int n,
+                               int capacity, int xstride, const hx_dfield *fields, int nfields)
+{
+    if (st == HX_OK && m->need > INT_MAX / 2)
         st = hxi_error(HX_ERR_OVERFLOW, "device migrate: %lld atoms on rank %d: use more ranks",
-                       need, d->rank);
-    int grow = st == HX_OK && need > *capacity;
-    int newcap = grow ? hxi_capacity_for((int) need, *capacity) : *capacity;
-    void *fresh[HXR_MAX_FIELDS + 1] = {NULL};
-    /* More leavers than the pack had room for: grow (cudaFree waits for
-     * the pack) and pack again. */
+                       m->need, r->d.rank);
+    m->grow = st == HX_OK && m->need > capacity;
+    m->newcap = m->grow ? hxi_capacity_for((int) m->need, capacity) : capacity;
     int repack = 0;
     for (int k = 0; k < 2 && st == HX_OK; k++)
-        if (nout[k] > room[k]) {
-            st = hxr_grow(&r->send[k], &r->send_cap[k], (size_t) nout[k] * rec,
+        if (m->nout[k] > m->room[k]) {
+            st = hxr_grow(&r->send[k], &r->send_cap[k], (size_t) m->nout[k] * m->rec,
                           "the leaving atoms");
             repack = 1;
         }
     if (st == HX_OK && repack &&
-        hxr_pack(stream, L, *n, r->cls, r->bcnt, r->boff, stay, r->send[0], r->send[1],
-                 hxr_room(r, 0, rec), hxr_room(r, 1, rec), holes))
+        hxr_pack(stream, m->L, n, r->cls, r->bcnt, r->boff, m->stay, r->send[0], r->send[1],
+                 hxr_room(r, 0, m->rec), hxr_room(r, 1, m->rec), m->holes))
         st = hxr_cuda(cudaGetLastError(), "packing the leaving atoms");
-    if (st == HX_OK && grow)
-        st = hxr_new_arrays(newcap, xstride, fields, nfields, fresh);
-    int v[2] = {0, nout[0] > nout[1] ? nout[0] : nout[1]};
-    st = hxr_agree_max(r, st, v, 2);
-    if (st != HX_OK) {
-        for (int k = 0; k <= nfields; k++)
-            if (fresh[k])
-                cudaFree(fresh[k]);
-        return st;
-    }
-    if (grow && !keep && *n > 0) {
-        /* The stayers stay where they are: into the new arrays first. */
-        cudaError_t ce = cudaMemcpyAsync(fresh[0], *x, (size_t) *n * (size_t) xstride * 4,
+    if (st == HX_OK && m->grow)
+        st = hxr_new_arrays(m->newcap, xstride, fields, nfields, m->fresh);
+    return st;
+}
+
+/* The grown arrays replace the old ones; without order the stayers are
+ * copied into them first (they stay where they are). */
+static void hxr_adopt_arrays(hx_rebuild *r, void *stream, hxr_mig *m, int n, int *capacity,
+                             float **x, int xstride, const hx_dfield *fields, int nfields)
+{
+    if (!m->keep && n > 0) {
+        cudaError_t ce = cudaMemcpyAsync(m->fresh[0], *x, (size_t) n * (size_t) xstride * 4,
                                          cudaMemcpyDeviceToDevice, (cudaStream_t) stream);
         for (int f = 0; f < nfields && ce == cudaSuccess; f++)
-            ce = cudaMemcpyAsync(fresh[f + 1], *fields[f].data, (size_t) *n * fields[f].size,
+            ce = cudaMemcpyAsync(m->fresh[f + 1], *fields[f].data, (size_t) n * fields[f].size,
                                  cudaMemcpyDeviceToDevice, (cudaStream_t) stream);
         if (ce != cudaSuccess)
             hxr_defer(r, hxr_cuda(ce, "copying the atoms into the grown arrays"));
     }
-    if (grow) {
-        /* The pack above read the old arrays (and the copies); cudaFree
-         * waits for them. */
-        cudaFree(*x);
-        *x = fresh[0];
-        for (int f = 0; f < nfields; f++) {
-            cudaFree(*fields[f].data);
-            *fields[f].data = fresh[f + 1];
-        }
-        *capacity = newcap;
-        L = hxr_layout_of(*x, xstride, fields, nfields);
+    /* The pack above read the old arrays (and the copies); cudaFree
+     * waits for them. */
+    cudaFree(*x);
+    *x = m->fresh[0];
+    for (int f = 0; f < nfields; f++) {
+        cudaFree(*fields[f].data);
+        *fields[f].data = m->fresh[f + 1];
     }
-    HXI_CHECK(hxr_reserve(r, (size_t) v[1] * rec));
-    /* Both directions in one exchange: to below what leaves downwards,
-     * from above what leaves theirs; and the reverse. */
-    hxi_xchg_msg msg[2] = {hxr_msg(0, r->send[0], (size_t) nout[0] * rec, d->down[dim],
-                                   (size_t) nin[0] * rec, d->up[dim]),
-                           hxr_msg(1, r->send[1], (size_t) nout[1] * rec, d->up[dim],
-                                   (size_t) nin[1] * rec, d->down[dim])};
+    *capacity = m->newcap;
+    m->L = hxr_layout_of(*x, xstride, fields, nfields);
+}
+
+/* The leavers out and the arrivals in, both directions in one exchange
+ * (to below what leaves downwards, from above what leaves theirs; and the
+ * reverse), then unpacked: stayers, then arrivals from below, then from
+ * above (hx_migrate's order); without order, the arrivals (from below,
+ * then above) and the stayers past the new count into the leavers'
+ * places. After a failed exchange the atoms are not trusted anyway; the
+ * failure is agreed at the end of the migration. */
+static void hxr_move(hx_rebuild *r, void *stream, hxr_mig *m, int dim, int n)
+{
+    const hx_decomp *d = &r->d;
+    const size_t rec = m->rec;
+    hxi_xchg_msg msg[2] = {hxr_msg(0, r->send[0], (size_t) m->nout[0] * rec, d->down[dim],
+                                   (size_t) m->nin[0] * rec, d->up[dim]),
+                           hxr_msg(1, r->send[1], (size_t) m->nout[1] * rec, d->up[dim],
+                                   (size_t) m->nin[1] * rec, d->down[dim])};
     hxr_xchg(r, stream, msg, 2);
     const void *from_above = msg[0].rbuf, *from_below = msg[1].rbuf;
-    /* Stayers, then arrivals from below, then from above: hx_migrate's
-     * order; without order, the arrivals (from below, then above) and the
-     * stayers past the new count into the leavers' places. After a failed
-     * exchange the atoms are not trusted anyway; the failure is agreed at
-     * the end of the migration. */
-    if (r->pending == HX_OK && keep &&
-        hxr_unpack(stream, L, nstay, r->stay, nin[1], from_below, nin[0], from_above) != 0)
+    if (r->pending == HX_OK && m->keep &&
+        hxr_unpack(stream, m->L, m->nstay, r->stay, m->nin[1], from_below, m->nin[0], from_above) !=
+            0)
         hxr_defer(r, hxr_cuda(cudaGetLastError(), "unpacking the arrivals"));
-    if (r->pending == HX_OK && !keep &&
-        hxr_fill(stream, L, *n, (int) need, r->cls, holes, nout[0] + nout[1], nin[1], from_below,
-                 nin[0], from_above) != 0)
+    if (r->pending == HX_OK && !m->keep &&
+        hxr_fill(stream, m->L, n, (int) m->need, r->cls, m->holes, m->nout[0] + m->nout[1],
+                 m->nin[1], from_below, m->nin[0], from_above) != 0)
         hxr_defer(r, hxr_cuda(cudaGetLastError(), "moving the arrivals in"));
-    *n = (int) need;
+}
+
+/* One dimension: class and pack, count, agree, exchange, unpack. */
+static hx_status hxr_migrate_dim(hx_rebuild *r, void *stream, int dim, int wrap, int *n,
+                                 int *capacity, float **x, int xstride, const hx_dfield *fields,
+                                 int nfields)
+{
+    const hx_decomp *d = &r->d;
+    hxr_mig m;
+    memset(&m, 0, sizeof m);
+    m.L = hxr_layout_of(*x, xstride, fields, nfields);
+    m.rec = (size_t) m.L.words * 4;
+    /* Without order the stayers stay put: no stay buffer, and the pack
+     * writes the leavers' indices into r->pos for hxr_fill. */
+    m.keep = !r->any_order;
+    hx_status st = hxr_class_pack(r, stream, &m, dim, wrap, *n, *x, xstride);
+    if (dim < 0) /* wrap only */
+        return hxi_agree(r->comm, st);
+
+    m.nstay = r->h_res->count[0];
+    m.nout[0] = r->h_res->count[1];
+    m.nout[1] = r->h_res->count[2];
+    if (st != HX_OK)
+        m.nstay = m.nout[0] = m.nout[1] = 0;
+    /* nin[0] from above (their down), [1] from below (their up). */
+    const int to[2] = {d->down[dim], d->up[dim]}, from[2] = {d->up[dim], d->down[dim]};
+    HXI_CHECK(hxr_swap2(r, m.nout, to, m.nin, from, HXR_TAG_COUNT));
+    m.need = (long long) m.nstay + m.nin[0] + m.nin[1];
+    st = hxr_make_room(r, stream, &m, st, *n, *capacity, xstride, fields, nfields);
+    int v[2] = {0, m.nout[0] > m.nout[1] ? m.nout[0] : m.nout[1]};
+    st = hxr_agree_max(r, st, v, 2);
+    if (st != HX_OK) {
+        for (int k = 0; k <= nfields; k++)
+            if (m.fresh[k])
+                cudaFree(m.fresh[k]);
+        return st;
+    }
+    if (m.grow)
+        hxr_adopt_arrays(r, stream, &m, *n, capacity, x, xstride, fields, nfields);
+    HXI_CHECK(hxr_reserve(r, (size_t) v[1] * m.rec));
+    hxr_move(r, stream, &m, dim, *n);
+    *n = (int) m.need;
     return HX_OK;
 }
 

@@ -255,6 +255,70 @@ static void hxi_search_min_image(const hxi_md_pbc *pbc, const double half[3], co
     }
 }
 
+/* Each atom's zone bits (cells->zmask, in bin order) and where each bin's
+ * home atoms end (cells->split: they come first, as atoms ascend). */
+static hx_status hxi_bin_masks(hxi_md_cells *cells, const uint8_t *zones, int nhome, int ntotal)
+{
+    if (ntotal > cells->cap_zmask) {
+        HXI_CHECK(hxi_grow((void **) &cells->zmask, (size_t) cells->cap_atoms, "atom zones"));
+        cells->cap_zmask = cells->cap_atoms;
+    }
+    uint8_t *zmask = cells->zmask;
+    for (int p = 0; p < ntotal; p++)
+        zmask[p] = (uint8_t) hxi_zone_bits(zones + 4 * (size_t) cells->atoms[p]);
+    if (cells->nbins > cells->cap_split) {
+        HXI_CHECK(hxi_grow((void **) &cells->split, (size_t) cells->cap_bins * sizeof(int),
+                           "neighbour bins"));
+        cells->cap_split = cells->cap_bins;
+    }
+    int *split = cells->split;
+    for (int b = 0; b < cells->nbins; b++) {
+        int p = cells->start[b];
+        while (p < cells->start[b + 1] && cells->atoms[p] < nhome)
+            p++;
+        split[b] = p;
+    }
+    return HX_OK;
+}
+
+/* The bins bin b searches: itself (bins[0]), then those of the stencil
+ * offsets that exist, each with the shift that brings its atoms to the
+ * image nearest bin b (across a periodic face) and its first atom.
+ * Returns how many. */
+static int hxi_stencil_bins(const hxi_md_cells *cells, const hxi_md_pbc *pbc, int (*off)[3],
+                            int noff, int b, int *bins, int *first, double (*shift)[3])
+{
+    const int bxyz[3] = {b % cells->nb[0], (b / cells->nb[0]) % cells->nb[1],
+                         b / (cells->nb[0] * cells->nb[1])};
+    int nbins = 1;
+    bins[0] = b;
+    shift[0][0] = shift[0][1] = shift[0][2] = 0.0;
+    for (int o = 0; o < noff; o++) {
+        int t[3], ok = 1;
+        for (int k = 0; k < 3 && ok; k++) {
+            t[k] = bxyz[k] + off[o][k];
+            shift[nbins][k] = 0.0;
+            if (cells->wrap[k]) {
+                if (t[k] < 0) {
+                    t[k] += cells->nb[k];
+                    shift[nbins][k] = pbc->len[k];
+                } else if (t[k] >= cells->nb[k]) {
+                    t[k] -= cells->nb[k];
+                    shift[nbins][k] = -pbc->len[k];
+                }
+            } else {
+                ok = t[k] >= 0 && t[k] < cells->nb[k];
+            }
+        }
+        if (!ok)
+            continue;
+        bins[nbins] = t[0] + cells->nb[0] * (t[1] + cells->nb[1] * t[2]);
+        first[nbins] = cells->start[bins[nbins]];
+        nbins++;
+    }
+    return nbins;
+}
+
 hx_status hxi_md_neigh_build(hxi_md_nlist *local, hxi_md_nlist *nonlocal, hxi_md_cells *cells,
                              const hx_decomp *d, double cut, const double *x, const uint8_t *zones,
                              int nhome, int ntotal)
@@ -271,26 +335,9 @@ hx_status hxi_md_neigh_build(hxi_md_nlist *local, hxi_md_nlist *nonlocal, hxi_md
     hxi_md_pbc_init(&pbc, d);
     HXI_CHECK(hxi_md_cells_build(cells, d, cut, HXI_REACH, x, ntotal));
     noff = hxi_stencil(cells, cut, off);
-    if (ntotal > cells->cap_zmask) {
-        HXI_CHECK(hxi_grow((void **) &cells->zmask, (size_t) cells->cap_atoms, "atom zones"));
-        cells->cap_zmask = cells->cap_atoms;
-    }
+    HXI_CHECK(hxi_bin_masks(cells, zones, nhome, ntotal));
     zmask = cells->zmask;
-    for (int p = 0; p < ntotal; p++)
-        zmask[p] = (uint8_t) hxi_zone_bits(zones + 4 * (size_t) cells->atoms[p]);
-    /* Where each bin's home atoms end (they come first: atoms ascend). */
-    if (cells->nbins > cells->cap_split) {
-        HXI_CHECK(hxi_grow((void **) &cells->split, (size_t) cells->cap_bins * sizeof(int),
-                           "neighbour bins"));
-        cells->cap_split = cells->cap_bins;
-    }
     split = cells->split;
-    for (int b = 0; b < cells->nbins; b++) {
-        int p = cells->start[b];
-        while (p < cells->start[b + 1] && cells->atoms[p] < nhome)
-            p++;
-        split[b] = p;
-    }
     /* A periodic dimension whose bins collapsed into one (a box under
      * five half-cutoff bins along it): then the minimum image is taken pair
      * by pair along every periodic dimension, and the bins' shifts are not
@@ -308,36 +355,9 @@ hx_status hxi_md_neigh_build(hxi_md_nlist *local, hxi_md_nlist *nonlocal, hxi_md
     /* Bin by bin: the bins to search, each with the shift that brings its
      * atoms to the image nearest this bin's, then a row for each atom. */
     for (int b = 0; b < cells->nbins; b++) {
-        const int bxyz[3] = {b % cells->nb[0], (b / cells->nb[0]) % cells->nb[1],
-                             b / (cells->nb[0] * cells->nb[1])};
         if (cells->start[b] == cells->start[b + 1])
             continue;
-        bins[0] = b;
-        shift[0][0] = shift[0][1] = shift[0][2] = 0.0;
-        nbins = 1;
-        for (int o = 0; o < noff; o++) {
-            int t[3], ok = 1;
-            for (int k = 0; k < 3 && ok; k++) {
-                t[k] = bxyz[k] + off[o][k];
-                shift[nbins][k] = 0.0;
-                if (cells->wrap[k]) {
-                    if (t[k] < 0) {
-                        t[k] += cells->nb[k];
-                        shift[nbins][k] = pbc.len[k];
-                    } else if (t[k] >= cells->nb[k]) {
-                        t[k] -= cells->nb[k];
-                        shift[nbins][k] = -pbc.len[k];
-                    }
-                } else {
-                    ok = t[k] >= 0 && t[k] < cells->nb[k];
-                }
-            }
-            if (!ok)
-                continue;
-            bins[nbins] = t[0] + cells->nb[0] * (t[1] + cells->nb[1] * t[2]);
-            first[nbins] = cells->start[bins[nbins]];
-            nbins++;
-        }
+        nbins = hxi_stencil_bins(cells, &pbc, off, noff, b, bins, first, shift);
         if (!per_pair)
             HXI_CHECK(hxi_gather(cells, split, bins, shift, nbins, group));
         for (int pi = cells->start[b]; pi < cells->start[b + 1]; pi++) {

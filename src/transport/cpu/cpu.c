@@ -85,19 +85,8 @@ static hx_status cpu_set_plan(hx_transport *t)
     return hxi_agree(t->comm, st);
 }
 
-/* Gathers map entries into buf, adding the shift along dim. */
-#define HXI_PACK(T)                                                                                \
-    static void cpu_pack_##T(const T *x, T *buf, const hx_pulse *p)                                \
-    {                                                                                              \
-        const T shift = (T) p->shift;                                                              \
-        for (int i = 0; i < p->nsend; i++) {                                                       \
-            const T *src = x + 3 * (size_t) p->map[i];                                             \
-            buf[3 * i + 0] = src[0];                                                               \
-            buf[3 * i + 1] = src[1];                                                               \
-            buf[3 * i + 2] = src[2];                                                               \
-            buf[3 * i + p->dim] += shift;                                                          \
-        }                                                                                          \
-    }                                                                                              \
+/* Adds buf back into the atoms the map names (the force reverse). */
+#define HXI_UNPACK_ADD(T)                                                                          \
     static void cpu_unpack_add_##T(T *f, const T *buf, const hx_pulse *p)                          \
     {                                                                                              \
         for (int i = 0; i < p->nsend; i++) {                                                       \
@@ -107,8 +96,8 @@ static hx_status cpu_set_plan(hx_transport *t)
             dst[2] += buf[3 * i + 2];                                                              \
         }                                                                                          \
     }
-HXI_PACK(float)
-HXI_PACK(double)
+HXI_UNPACK_ADD(float)
+HXI_UNPACK_ADD(double)
 
 static hx_status cpu_forward(hx_transport *t)
 {
@@ -117,9 +106,9 @@ static hx_status cpu_forward(hx_transport *t)
     for (int q = 0; q < plan->npulses; q++) {
         const hx_pulse *p = &plan->pulse[q];
         if (t->opts.dtype == HX_DOUBLE)
-            cpu_pack_double(t->x, c->buf, p);
+            hxi_pulse_pack_double(p, t->x, c->buf);
         else
-            cpu_pack_float(t->x, c->buf, p);
+            hxi_pulse_pack_float(p, t->x, c->buf);
         HXI_CHECK(hxi_sendrecv(t->comm, c->buf, (size_t) p->nsend * 3 * c->elem, p->send_rank,
                                (char *) t->x + (size_t) p->recv_offset * 3 * c->elem,
                                (size_t) p->nrecv * 3 * c->elem, p->recv_rank, HXI_TAG_FWD));

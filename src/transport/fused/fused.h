@@ -54,19 +54,18 @@ typedef struct hxi_fz_seg {
     int32_t begin, end, src, pad_;
 } hxi_fz_seg;
 
-/* One pulse as the fused kernels see it. Built on the host once per plan. */
+/* One pulse as the fused kernels see it: the pulse every GPU transport
+ * sees (g: counts, offsets, ranks, shift, deps), then how the fused kernels
+ * move it. Built on the host once per plan. */
 typedef struct hxi_fz_pulse {
-    int32_t nsend, nsend_home, nrecv, dim;
-    int32_t recv_offset, map_offset;
+    hxi_gpu_pulse g;
     int32_t seg_begin, seg_end; /* dependent runs: segs[seg_begin .. seg_end) */
-    int32_t send_rank, recv_rank;
-    float shift;
-    int32_t xmode;       /* HXI_FZ_X_* */
-    int32_t xhead;       /* TMA: entries before the first 16-byte aligned destination */
-    int32_t fsend;       /* HXI_FZ_FS_* (when nrecv > 0) */
-    int32_t frecv;       /* HXI_FZ_F_* (when nsend > 0) */
-    int32_t pmap_offset; /* atomic: recv_rank's map of this pulse in the peer-map array */
-    uint64_t deps;       /* bit q: the map reads atoms delivered by pulse q */
+    int32_t xmode;              /* HXI_FZ_X_* */
+    int32_t xhead;              /* TMA: entries before the first 16-byte aligned destination */
+    int32_t fsend;              /* HXI_FZ_FS_* (when nrecv > 0) */
+    int32_t frecv;              /* HXI_FZ_F_* (when nsend > 0) */
+    int32_t pmap_offset;        /* atomic: recv_rank's map of this pulse in the peer-map array */
+    int32_t pad_;
     /* Forces: sending pulse p's halo forces waits until every later pulse
      * that adds into that range has done so: local unpacks (done flags) or
      * a peer's remote atomics (force signals). */

@@ -144,18 +144,9 @@ hx_status hxi_fz_segments(const hx_plan *plan, hxi_fz_seg **out, int *nseg, int 
 void hxi_fz_pulse_from_plan(hxi_fz_pulse *d, const hxi_gpu_pulse *q, const int seg_range[2])
 {
     memset(d, 0, sizeof *d);
-    d->nsend = q->nsend;
-    d->nsend_home = q->nsend_home;
-    d->nrecv = q->nrecv;
-    d->dim = q->dim;
-    d->recv_offset = q->recv_offset;
-    d->map_offset = q->map_offset;
+    d->g = *q;
     d->seg_begin = seg_range[0];
     d->seg_end = seg_range[1];
-    d->send_rank = q->send_rank;
-    d->recv_rank = q->recv_rank;
-    d->shift = q->shift;
-    d->deps = q->deps;
 }
 
 void hxi_fz_order(hxi_fz_core *c, int np, const hx_plan *plan)
@@ -166,10 +157,10 @@ void hxi_fz_order(hxi_fz_core *c, int np, const hx_plan *plan)
         d->send_after_done = d->send_after_fsig = d->unpack_after = 0;
         for (int r = p + 1; r < np; r++) {
             const hxi_fz_pulse *later = &c->hp[r];
-            if (later->nsend == 0)
+            if (later->g.nsend == 0)
                 continue;
             uint64_t bit = UINT64_C(1) << r;
-            if (later->deps >> p & 1u) {
+            if (later->g.deps >> p & 1u) {
                 if (later->frecv == HXI_FZ_F_ATOMIC)
                     d->send_after_fsig |= bit;
                 else

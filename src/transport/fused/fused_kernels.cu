@@ -22,6 +22,7 @@
  */
 #include "transport/fused/fused.h"
 #include "transport/gpu/gpu_dev.cuh"
+#include "transport/gpu/pack_dev.cuh"
 
 #ifdef HALOX_HAVE_NVSHMEM
 #include "transport/nvshmem/put_dev.cuh"
@@ -48,34 +49,6 @@ static __device__ void hxi_put_signal(uint64_t *, uint64_t, int)
 #endif
 
 /* --------------------------------------------------------------- helpers */
-
-static __device__ __forceinline__ unsigned fz_inc_acq_rel(unsigned *p, unsigned bound)
-{
-    unsigned old;
-    asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;"
-                 : "=r"(old)
-                 : "l"(p), "r"(bound)
-                 : "memory");
-    return old;
-}
-
-static __device__ __forceinline__ uint64_t fz_ld_relaxed_gpu(const uint64_t *p)
-{
-    uint64_t v;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-static __device__ __forceinline__ void fz_st_relaxed_gpu(uint64_t *p, uint64_t v)
-{
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
-/* Local flags (read by blocks of this kernel only): GPU-scope release. */
-static __device__ __forceinline__ void fz_st_release_gpu(uint64_t *p, uint64_t v)
-{
-    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
 
 static __device__ __forceinline__ int fz_hit(const hxi_fz_args &a)
 {
@@ -112,30 +85,13 @@ static __device__ int fz_wait_deps(const hxi_fz_args &a, const hxi_fz_pulse *P, 
             if (g.end <= lo || g.begin >= hi || (*seen >> g.src & 1u))
                 continue;
             const hxi_fz_pulse *Q = a.pulses + g.src;
-            ok = fz_wait(a, a.sig + g.src, step, g.src, Q->dim, 0, Q->recv_rank);
+            ok = fz_wait(a, a.sig + g.src, step, g.src, Q->g.dim, 0, Q->g.recv_rank);
             if (ok)
                 *seen |= 1u << g.src;
         }
     }
     __syncwarp();
     return __shfl_sync(0xffffffffu, ok, 0);
-}
-
-/* Atom i of the pulse's map, with the periodic shift added along dim. */
-static __device__ __forceinline__ void fz_gather(const hxi_fz_args &a, const int *map, int i,
-                                                 int dim, float shift, float &v0, float &v1,
-                                                 float &v2)
-{
-    const float *s = a.x + 3 * (size_t) map[i];
-    v0 = s[0];
-    v1 = s[1];
-    v2 = s[2];
-    if (dim == 0)
-        v0 += shift;
-    else if (dim == 1)
-        v1 += shift;
-    else
-        v2 += shift;
 }
 
 /* ------------------------------------------------------------ coordinates */
@@ -155,9 +111,9 @@ static __device__ void fz_row_plain(const hxi_fz_args &a, const hxi_fz_pulse *P,
                                     uint64_t step, float *wbuf, int *s_last)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int n = P->nsend, nh = P->nsend_home, dim = P->dim;
-    const float shift = P->shift;
-    const int *map = a.maps + P->map_offset;
+    const int n = P->g.nsend, nh = P->g.nsend_home, dim = P->g.dim;
+    const float shift = P->g.shift;
+    const int *map = a.maps + P->g.map_offset;
     float *dst = P->xdst;
     const bool put = P->xmode != HXI_FZ_X_DIRECT;
     int lo = 0, hi = n, k0 = blockIdx.x * HXI_FZ_WARPS + warp, dk = gridDim.x * HXI_FZ_WARPS;
@@ -175,7 +131,7 @@ static __device__ void fz_row_plain(const hxi_fz_args &a, const hxi_fz_pulse *P,
         const int i = c0 + lane;
         if (i < c1) {
             float v0, v1, v2;
-            fz_gather(a, map, i, dim, shift, v0, v1, v2);
+            hxi_dev_load_shifted(a.x, map[i], dim, shift, v0, v1, v2);
             wbuf[3 * lane + 0] = v0;
             wbuf[3 * lane + 1] = v1;
             wbuf[3 * lane + 2] = v2;
@@ -196,18 +152,19 @@ static __device__ void fz_row_plain(const hxi_fz_args &a, const hxi_fz_pulse *P,
             *s_last = fz_hit(a);
         __syncthreads();
         const size_t m = *s_last ? 0 : 3 * (size_t) (hi - lo);
-        hxi_put_complete(P->xput_dst + 3 * (size_t) lo, dst + 3 * (size_t) lo, m, P->send_rank,
+        hxi_put_complete(P->xput_dst + 3 * (size_t) lo, dst + 3 * (size_t) lo, m, P->g.send_rank,
                          P->xmode == HXI_FZ_X_PUT_BLOCK);
     }
     __syncthreads();
     if (threadIdx.x == 0)
-        *s_last = fz_inc_acq_rel(a.cnt + HXI_FZ_CNT_FWD + p, gridDim.x - 1) == gridDim.x - 1 &&
-                  !fz_hit(a);
+        *s_last =
+            hxi_dev_inc_acq_rel_gpu(a.cnt + HXI_FZ_CNT_FWD + p, gridDim.x - 1) == gridDim.x - 1 &&
+            !fz_hit(a);
     __syncthreads();
     if (!*s_last || threadIdx.x != 0)
         return;
     if (put)
-        hxi_put_signal(P->xsig, step, P->send_rank);
+        hxi_put_signal(P->xsig, step, P->g.send_rank);
     else
         hxi_dev_st_release_sys(P->xsig, step);
 }
@@ -226,9 +183,9 @@ static __device__ void fz_row_tma(const hxi_fz_args &a, const hxi_fz_pulse *P, i
                                   float (*bufs)[96])
 {
     const int lane = threadIdx.x & 31;
-    const int n = P->nsend, nh = P->nsend_home, dim = P->dim, head = P->xhead;
-    const float shift = P->shift;
-    const int *map = a.maps + P->map_offset;
+    const int n = P->g.nsend, nh = P->g.nsend_home, dim = P->g.dim, head = P->xhead;
+    const float shift = P->g.shift;
+    const int *map = a.maps + P->g.map_offset;
     float *dst = P->xdst;
     const int nwarps = gridDim.x * HXI_FZ_WARPS;
     const int base = head > 0 ? head - 32 : 0;
@@ -242,7 +199,7 @@ static __device__ void fz_row_tma(const hxi_fz_args &a, const hxi_fz_pulse *P, i
         const int i = c0 + lane;
         float v0 = 0.f, v1 = 0.f, v2 = 0.f;
         if (i < c1)
-            fz_gather(a, map, i, dim, shift, v0, v1, v2);
+            hxi_dev_load_shifted(a.x, map[i], dim, shift, v0, v1, v2);
         const int nb = c0 >= head ? ((c1 - c0) & ~3) : 0;
         if (nb > 0) {
             float *buf = bufs[b];
@@ -284,7 +241,8 @@ static __device__ void fz_row_tma(const hxi_fz_args &a, const hxi_fz_pulse *P, i
     __syncwarp();
     if (lane == 0) {
         const unsigned total = gridDim.x * HXI_FZ_WARPS;
-        if (fz_inc_acq_rel(a.cnt + HXI_FZ_CNT_FWD + p, total - 1) == total - 1 && !fz_hit(a))
+        if (hxi_dev_inc_acq_rel_gpu(a.cnt + HXI_FZ_CNT_FWD + p, total - 1) == total - 1 &&
+            !fz_hit(a))
             hxi_dev_st_release_sys(P->xsig, step);
     }
 }
@@ -315,22 +273,22 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_forward(const hxi_fz_
     if (a.gate && *(const volatile int32_t *) a.gate)
         return; /* gated: every block alike, the step not counted */
     if (threadIdx.x == 0)
-        s_step = fz_ld_relaxed_gpu(a.step) + 1;
+        s_step = hxi_dev_ld_relaxed_gpu(a.step) + 1;
     __syncthreads();
     const uint64_t step = s_step;
-    if (P->nsend > 0 && step != a.withhold_step) {
+    if (P->g.nsend > 0 && step != a.withhold_step) {
         if (TMA && P->xmode == HXI_FZ_X_DIRECT && P->xhead >= 0)
             fz_row_tma(a, P, p, step, s_buf[threadIdx.x >> 5]);
         else
             fz_row_plain(a, P, p, step, s_buf[threadIdx.x >> 5][0], &s_last);
     }
-    if (P->nrecv > 0 && blockIdx.x == 0 && threadIdx.x == 0)
-        fz_wait(a, a.sig + p, step, p, P->dim, 0, P->recv_rank);
+    if (P->g.nrecv > 0 && blockIdx.x == 0 && threadIdx.x == 0)
+        fz_wait(a, a.sig + p, step, p, P->g.dim, 0, P->g.recv_rank);
     __syncthreads();
     if (threadIdx.x == 0) {
         const unsigned total = gridDim.x * gridDim.y;
-        if (fz_inc_acq_rel(a.cnt + HXI_FZ_CNT_EXIT, total - 1) == total - 1)
-            fz_st_relaxed_gpu(a.step, step);
+        if (hxi_dev_inc_acq_rel_gpu(a.cnt + HXI_FZ_CNT_EXIT, total - 1) == total - 1)
+            hxi_dev_st_relaxed_gpu(a.step, step);
     }
 }
 
@@ -343,12 +301,121 @@ static __device__ void fz_arrive_publish(const hxi_fz_args &a, unsigned *cnt, ui
                                          uint64_t step, int pe)
 {
     __syncthreads();
-    if (threadIdx.x != 0 || fz_inc_acq_rel(cnt, gridDim.x - 1) != gridDim.x - 1 || fz_hit(a))
+    if (threadIdx.x != 0 || hxi_dev_inc_acq_rel_gpu(cnt, gridDim.x - 1) != gridDim.x - 1 ||
+        fz_hit(a))
         return;
     if (pe < 0)
         hxi_dev_st_release_sys(sig, step);
     else
         hxi_put_signal(sig, step, pe);
+}
+
+/* The reverse kernel's sending side of pulse p (we hold its halo forces,
+ * f[recv_offset, +nrecv), for recv_rank): thread 0 waits for the later
+ * pulses that add into that range (done flags, or a peer's completed
+ * remote atomics) and, atomic, for the peer's "ready"; then the mode's
+ * transfer (see hxi_k_fz_reverse). s_ok: the block's shared flag. */
+static __device__ __forceinline__ void fz_send_forces(const hxi_fz_args &a, const hxi_fz_pulse *P,
+                                                      int p, uint64_t step, int tid, int nthr,
+                                                      int fsig, int *s_ok)
+{
+    if (threadIdx.x == 0) {
+        int ok = 1;
+        for (uint64_t m = P->send_after_done; m && ok; m &= m - 1) {
+            const int q = __ffsll((long long) m) - 1;
+            ok = fz_wait(a, a.done + q, step, q, a.pulses[q].g.dim, 1, a.pulses[q].g.send_rank);
+        }
+        for (uint64_t m = P->send_after_fsig; m && ok; m &= m - 1) {
+            const int q = __ffsll((long long) m) - 1;
+            ok = fz_wait(a, a.sig + fsig + q, step, q, a.pulses[q].g.dim, 1,
+                         a.pulses[q].g.send_rank);
+        }
+        if (ok && P->fsend == HXI_FZ_FS_ATOMIC)
+            ok = fz_wait(a, a.ack + p, step, p, P->g.dim, 1, P->g.recv_rank);
+        *s_ok = ok && !fz_hit(a);
+    }
+    __syncthreads();
+    const int ok = *s_ok;
+    const float *src = a.f + 3 * (size_t) P->g.recv_offset;
+    const int m3 = 3 * P->g.nrecv;
+    switch (P->fsend) {
+    case HXI_FZ_FS_DIRECT:
+        if (ok)
+            for (int j = tid; j < m3; j += nthr)
+                P->fdst[j] = src[j];
+        fz_arrive_publish(a, a.cnt + HXI_FZ_CNT_SEND + p, P->fsig, step, -1);
+        break;
+    case HXI_FZ_FS_PUT_BLOCK:
+    case HXI_FZ_FS_PUT_THREAD: {
+        int lo, hi;
+        hxi_put_slice(P->g.nrecv, 1, blockIdx.x, gridDim.x, &lo, &hi);
+        hxi_put_complete(P->fdst + 3 * (size_t) lo, src + 3 * (size_t) lo,
+                         ok ? 3 * (size_t) (hi - lo) : 0, P->g.recv_rank,
+                         P->fsend == HXI_FZ_FS_PUT_BLOCK);
+        fz_arrive_publish(a, a.cnt + HXI_FZ_CNT_SEND + p, P->fsig, step, P->g.recv_rank);
+        break;
+    }
+    case HXI_FZ_FS_PULL:
+        if (ok && blockIdx.x == 0 && threadIdx.x == 0)
+            hxi_dev_st_release_sys(P->fsig, step);
+        break;
+    case HXI_FZ_FS_ATOMIC:
+        if (ok)
+            for (int i = tid; i < P->g.nrecv; i += nthr) {
+                float *d = P->fdst + 3 * (size_t) P->pmap[i];
+                atomicAdd(d + 0, src[3 * i + 0]);
+                atomicAdd(d + 1, src[3 * i + 1]);
+                atomicAdd(d + 2, src[3 * i + 2]);
+            }
+        fz_arrive_publish(a, a.cnt + HXI_FZ_CNT_SEND + p, P->fsig, step, -1);
+        break;
+    }
+    __syncthreads(); /* s_ok is written again below */
+}
+
+/* The reverse kernel's receiving side of pulse p in push and pull mode
+ * (forces on our map entries, from send_rank): thread 0 waits for the
+ * pulse's signal and for the unpacks of later pulses that share atoms,
+ * the block adds, and the last block raises the done flag (GPU-scope
+ * release) and, pull, acks to the owner. s_ok: the block's shared flag. */
+static __device__ __forceinline__ void fz_unpack_forces(const hxi_fz_args &a, const hxi_fz_pulse *P,
+                                                        int p, uint64_t step, int tid, int nthr,
+                                                        int fsig, int *s_ok)
+{
+    if (threadIdx.x == 0) {
+        int ok = fz_wait(a, a.sig + fsig + p, step, p, P->g.dim, 1, P->g.send_rank);
+        for (uint64_t m = P->unpack_after; m && ok; m &= m - 1) {
+            const int q = __ffsll((long long) m) - 1;
+            ok = fz_wait(a, a.done + q, step, q, a.pulses[q].g.dim, 1, a.pulses[q].g.send_rank);
+        }
+        *s_ok = ok;
+    }
+    __syncthreads();
+    if (*s_ok) {
+        const int *map = a.maps + P->g.map_offset;
+        const float *in = P->fsrc;
+        for (int i = tid; i < P->g.nsend; i += nthr) {
+            float *d = a.f + 3 * (size_t) map[i];
+            const float v0 = in[3 * i + 0], v1 = in[3 * i + 1], v2 = in[3 * i + 2];
+            if (a.unpack_atomic) {
+                atomicAdd(d + 0, v0);
+                atomicAdd(d + 1, v1);
+                atomicAdd(d + 2, v2);
+            } else {
+                d[0] += v0;
+                d[1] += v1;
+                d[2] += v2;
+            }
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 &&
+        hxi_dev_inc_acq_rel_gpu(a.cnt + HXI_FZ_CNT_UNPACK + p, gridDim.x - 1) == gridDim.x - 1 &&
+        !fz_hit(a)) {
+        hxi_dev_st_release_gpu(a.done + p, step);
+        if (P->frecv == HXI_FZ_F_PULL)
+            hxi_dev_st_release_sys(P->ack_peer, step);
+    }
 }
 
 /* The force exchange of one step, all pulses in reverse.
@@ -383,7 +450,7 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_
     if (a.gate && *(const volatile int32_t *) a.gate)
         return; /* gated */
     if (threadIdx.x == 0)
-        s_step = fz_ld_relaxed_gpu(a.step);
+        s_step = hxi_dev_ld_relaxed_gpu(a.step);
     __syncthreads();
     const uint64_t step = s_step;
     if (step == 0)
@@ -392,106 +459,20 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_
     const int nthr = gridDim.x * blockDim.x;
     const int fsig = a.fsig_base;
 
-    if (P->nsend > 0 && P->frecv == HXI_FZ_F_ATOMIC && blockIdx.x == 0 && threadIdx.x == 0)
+    if (P->g.nsend > 0 && P->frecv == HXI_FZ_F_ATOMIC && blockIdx.x == 0 && threadIdx.x == 0)
         hxi_dev_st_release_sys(P->ack_peer, step);
 
-    if (P->nrecv > 0) {
-        if (threadIdx.x == 0) {
-            int ok = 1;
-            for (uint64_t m = P->send_after_done; m && ok; m &= m - 1) {
-                const int q = __ffsll((long long) m) - 1;
-                ok = fz_wait(a, a.done + q, step, q, a.pulses[q].dim, 1, a.pulses[q].send_rank);
-            }
-            for (uint64_t m = P->send_after_fsig; m && ok; m &= m - 1) {
-                const int q = __ffsll((long long) m) - 1;
-                ok = fz_wait(a, a.sig + fsig + q, step, q, a.pulses[q].dim, 1,
-                             a.pulses[q].send_rank);
-            }
-            if (ok && P->fsend == HXI_FZ_FS_ATOMIC)
-                ok = fz_wait(a, a.ack + p, step, p, P->dim, 1, P->recv_rank);
-            s_ok = ok && !fz_hit(a);
-        }
-        __syncthreads();
-        const int ok = s_ok;
-        const float *src = a.f + 3 * (size_t) P->recv_offset;
-        const int m3 = 3 * P->nrecv;
-        switch (P->fsend) {
-        case HXI_FZ_FS_DIRECT:
-            if (ok)
-                for (int j = tid; j < m3; j += nthr)
-                    P->fdst[j] = src[j];
-            fz_arrive_publish(a, a.cnt + HXI_FZ_CNT_SEND + p, P->fsig, step, -1);
-            break;
-        case HXI_FZ_FS_PUT_BLOCK:
-        case HXI_FZ_FS_PUT_THREAD: {
-            int lo, hi;
-            hxi_put_slice(P->nrecv, 1, blockIdx.x, gridDim.x, &lo, &hi);
-            hxi_put_complete(P->fdst + 3 * (size_t) lo, src + 3 * (size_t) lo,
-                             ok ? 3 * (size_t) (hi - lo) : 0, P->recv_rank,
-                             P->fsend == HXI_FZ_FS_PUT_BLOCK);
-            fz_arrive_publish(a, a.cnt + HXI_FZ_CNT_SEND + p, P->fsig, step, P->recv_rank);
-            break;
-        }
-        case HXI_FZ_FS_PULL:
-            if (ok && blockIdx.x == 0 && threadIdx.x == 0)
-                hxi_dev_st_release_sys(P->fsig, step);
-            break;
-        case HXI_FZ_FS_ATOMIC:
-            if (ok)
-                for (int i = tid; i < P->nrecv; i += nthr) {
-                    float *d = P->fdst + 3 * (size_t) P->pmap[i];
-                    atomicAdd(d + 0, src[3 * i + 0]);
-                    atomicAdd(d + 1, src[3 * i + 1]);
-                    atomicAdd(d + 2, src[3 * i + 2]);
-                }
-            fz_arrive_publish(a, a.cnt + HXI_FZ_CNT_SEND + p, P->fsig, step, -1);
-            break;
-        }
-        __syncthreads(); /* s_ok is written again below */
-    }
+    if (P->g.nrecv > 0)
+        fz_send_forces(a, P, p, step, tid, nthr, fsig, &s_ok);
 
-    if (P->nsend > 0 && P->frecv != HXI_FZ_F_ATOMIC) {
-        if (threadIdx.x == 0) {
-            int ok = fz_wait(a, a.sig + fsig + p, step, p, P->dim, 1, P->send_rank);
-            for (uint64_t m = P->unpack_after; m && ok; m &= m - 1) {
-                const int q = __ffsll((long long) m) - 1;
-                ok = fz_wait(a, a.done + q, step, q, a.pulses[q].dim, 1, a.pulses[q].send_rank);
-            }
-            s_ok = ok;
-        }
-        __syncthreads();
-        if (s_ok) {
-            const int *map = a.maps + P->map_offset;
-            const float *in = P->fsrc;
-            for (int i = tid; i < P->nsend; i += nthr) {
-                float *d = a.f + 3 * (size_t) map[i];
-                const float v0 = in[3 * i + 0], v1 = in[3 * i + 1], v2 = in[3 * i + 2];
-                if (a.unpack_atomic) {
-                    atomicAdd(d + 0, v0);
-                    atomicAdd(d + 1, v1);
-                    atomicAdd(d + 2, v2);
-                } else {
-                    d[0] += v0;
-                    d[1] += v1;
-                    d[2] += v2;
-                }
-            }
-        }
-        __syncthreads();
-        if (threadIdx.x == 0 &&
-            fz_inc_acq_rel(a.cnt + HXI_FZ_CNT_UNPACK + p, gridDim.x - 1) == gridDim.x - 1 &&
-            !fz_hit(a)) {
-            fz_st_release_gpu(a.done + p, step);
-            if (P->frecv == HXI_FZ_F_PULL)
-                hxi_dev_st_release_sys(P->ack_peer, step);
-        }
-    }
+    if (P->g.nsend > 0 && P->frecv != HXI_FZ_F_ATOMIC)
+        fz_unpack_forces(a, P, p, step, tid, nthr, fsig, &s_ok);
 
     if (blockIdx.x == 0 && threadIdx.x == 0) {
-        if (P->nsend > 0 && P->frecv == HXI_FZ_F_ATOMIC)
-            fz_wait(a, a.sig + fsig + p, step, p, P->dim, 1, P->send_rank);
-        if (P->nrecv > 0 && P->fsend == HXI_FZ_FS_PULL)
-            fz_wait(a, a.ack + p, step, p, P->dim, 1, P->recv_rank);
+        if (P->g.nsend > 0 && P->frecv == HXI_FZ_F_ATOMIC)
+            fz_wait(a, a.sig + fsig + p, step, p, P->g.dim, 1, P->g.send_rank);
+        if (P->g.nrecv > 0 && P->fsend == HXI_FZ_FS_PULL)
+            fz_wait(a, a.ack + p, step, p, P->g.dim, 1, P->g.recv_rank);
     }
 }
 
@@ -523,7 +504,8 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS)
                 for (long j = tid; j < nfloat; j += nthr)
                     peer_buf[j] = src[j];
                 __syncthreads();
-                if (threadIdx.x == 0 && fz_inc_acq_rel(cnt, gridDim.x - 1) == gridDim.x - 1)
+                if (threadIdx.x == 0 &&
+                    hxi_dev_inc_acq_rel_gpu(cnt, gridDim.x - 1) == gridDim.x - 1)
                     hxi_dev_st_release_sys(peer_flag, v);
             } else {
                 if (threadIdx.x == 0) {

@@ -1,6 +1,6 @@
 /*
  * gpu_dev.cuh - device helpers shared by the kernels of the GPU transports:
- * the clock, system-scope loads and stores for signals, and the bounded
+ * the clock, the signal loads and stores (order_dev.cuh), and the bounded
  * wait that turns a missing peer into a recorded timeout instead of a hang,
  * and the election of a grid's last block.
  */
@@ -8,6 +8,7 @@
 #define HALOX_GPU_DEV_CUH
 
 #include "transport/gpu/gpu_types.h"
+#include "transport/gpu/order_dev.cuh"
 
 #include <stdint.h>
 
@@ -39,30 +40,6 @@ static __device__ __forceinline__ void hxi_dev_grid_wait(void)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
-}
-
-/* Spin loads: relaxed at system scope (the writer may be another GPU or a
- * proxy thread on the host), then one acquire once the value matches. */
-static __device__ __forceinline__ uint64_t hxi_dev_ld_relaxed_sys(const uint64_t *p)
-{
-    uint64_t v;
-    asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-static __device__ __forceinline__ uint64_t hxi_dev_ld_acquire_sys(const uint64_t *p)
-{
-    uint64_t v;
-    asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-/* Release at system scope: everything this thread has observed (including
- * the other blocks' stores, made visible to it by the GPU-scope election)
- * is visible to whoever acquires the signal. */
-static __device__ __forceinline__ void hxi_dev_st_release_sys(uint64_t *p, uint64_t v)
-{
-    asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
 /* Records the first timeout of this transport. d_hit (device memory) elects

@@ -4,6 +4,7 @@
  * move floats.
  */
 #include "transport/gpu/gpu_dev.cuh"
+#include "transport/gpu/pack_dev.cuh"
 #include "transport/gpu/kernels.h"
 
 #include <cstdint>
@@ -25,20 +26,8 @@ static int hxi_blocks(int n, int max_blocks)
 __global__ void hxi_k_pack(float *__restrict__ dst, const float *__restrict__ x,
                            const int *__restrict__ map, int n, int dim, float shift)
 {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        const float *s = x + 3 * (size_t) map[i];
-        float v0 = s[0], v1 = s[1], v2 = s[2];
-        if (dim == 0)
-            v0 += shift;
-        else if (dim == 1)
-            v1 += shift;
-        else
-            v2 += shift;
-        float *d = dst + 3 * (size_t) i;
-        d[0] = v0;
-        d[1] = v1;
-        d[2] = v2;
-    }
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        hxi_dev_pack_one(dst, x, map, i, dim, shift);
 }
 
 /* Force unpack. Grid-stride, one thread per received atom; the map of one

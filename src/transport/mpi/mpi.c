@@ -153,6 +153,18 @@ static void mpi_free_buffers(hx_transport *t, mpi_impl *m)
     m->h_send = m->h_recv = NULL;
 }
 
+/* The host side, last: the communicator, the node map's arrays and the
+ * state itself. */
+static void mpi_free_impl(hx_transport *t, mpi_impl *m)
+{
+    if (m->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&m->comm);
+    free(m->ipc.node);
+    free(m->ipc.maps);
+    free(m);
+    t->impl = NULL;
+}
+
 static hx_status mpi_create(hx_transport *t)
 {
     MPI_Comm *mc = (MPI_Comm *) hxi_comm_mpi(t->comm);
@@ -213,12 +225,7 @@ static hx_status mpi_create(hx_transport *t)
 fail:
     hxi_gpu_close(&m->g);
     mpi_free_buffers(t, m);
-    if (m->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&m->comm);
-    free(m->ipc.node);
-    free(m->ipc.maps);
-    free(m);
-    t->impl = NULL;
+    mpi_free_impl(t, m);
     return st;
 }
 
@@ -246,12 +253,7 @@ static void mpi_destroy(hx_transport *t)
             cudaFreeHost(m->h_recv);
         t->x = t->f = NULL;
     }
-    if (m->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&m->comm);
-    free(m->ipc.node);
-    free(m->ipc.maps);
-    free(m);
-    t->impl = NULL;
+    mpi_free_impl(t, m);
 }
 
 static hx_status grow_pinned(float **p, size_t *cap, size_t floats, const char *what)

@@ -73,7 +73,7 @@ static hx_status pulse_forward(hx_transport *t)
         a.shift = q->shift;
         a.direct_dst = s->peer_x[p];
         a.direct_sig = s->peer_xsig[p];
-        a.stage = s->xstage + (size_t) p * (size_t) s->stride * 3;
+        a.stage = hxi_shm_slot(s, s->xstage, p);
         a.put_dst = x + (size_t) q->peer_offset * 3;
         a.put_sig = s->sig + p;
         a.pe = q->send_rank;
@@ -101,7 +101,7 @@ static hx_status pulse_reverse(hx_transport *t)
         a.src = f + (size_t) q->recv_offset * 3;
         a.map = g->maps + q->map_offset;
         a.f = f;
-        a.inbox = s->fstage + (size_t) p * (size_t) s->stride * 3;
+        a.inbox = hxi_shm_slot(s, s->fstage, p);
         a.nout = q->nrecv;
         a.nin = q->nsend;
         if (a.nout == 0 && a.nin == 0)
@@ -109,7 +109,7 @@ static hx_status pulse_reverse(hx_transport *t)
         a.dim = q->dim;
         a.direct_dst = s->peer_f[p];
         a.direct_sig = s->peer_fsig[p];
-        a.put_dst = s->fstage + (size_t) p * (size_t) s->stride * 3;
+        a.put_dst = hxi_shm_slot(s, s->fstage, p);
         a.put_sig = s->sig + HXI_SHM_FSIG + p;
         a.pe = q->recv_rank;
         a.my_sig = s->sig + HXI_SHM_FSIG + p;

@@ -3,26 +3,16 @@
  * that packs, sends, signals and waits.
  */
 #include "transport/gpu/gpu_dev.cuh"
+#include "transport/gpu/pack_dev.cuh"
 #include "transport/nvshmem/pulse_kernels.h"
 #include "transport/nvshmem/put_dev.cuh"
 
 #define HXI_BLOCK 256
 
-/* Atom i of the pulse's map, shift applied, stored at dst[3 i]. */
+/* Entry i of the pulse's map, shift applied, stored at dst[3 i]. */
 static __device__ __forceinline__ void pulse_pack(const hxi_shm_pulse_args &a, int i, float *dst)
 {
-    const float *s = a.src + 3 * (size_t) a.map[i];
-    float v0 = s[0], v1 = s[1], v2 = s[2];
-    if (a.dim == 0)
-        v0 += a.shift;
-    else if (a.dim == 1)
-        v1 += a.shift;
-    else
-        v2 += a.shift;
-    float *d = dst + 3 * (size_t) i;
-    d[0] = v0;
-    d[1] = v1;
-    d[2] = v2;
+    hxi_dev_pack_one(dst, a.src, a.map, i, a.dim, a.shift);
 }
 
 /* Coordinates of one pulse.

@@ -53,6 +53,12 @@ typedef struct hxi_shm {
     int set_plan_max;
 } hxi_shm;
 
+/* Pulse p's slot of a staging array (s->xstage or s->fstage). */
+static inline float *hxi_shm_slot(const hxi_shm *s, float *stage, int p)
+{
+    return stage + (size_t) p * (size_t) s->stride * 3;
+}
+
 /* Collective. Opens the device (hxi_gpu_open), applies the shared-GPU
  * policy, starts NVSHMEM if this is the first user in the process, and
  * allocates the signal slots (and the arrays, when opts.capacity > 0). */

@@ -44,7 +44,7 @@ static hx_status stream_forward(hx_transport *t)
     float *x = t->x;
     for (int p = 0; p < g->npulses; p++) {
         const hxi_gpu_pulse *q = &g->pulse[p];
-        float *slot = s->xstage + (size_t) p * (size_t) s->stride * 3;
+        float *slot = hxi_shm_slot(s, s->xstage, p);
         if (q->nsend > 0 && !withhold) {
             HXI_CUDA(hxi_gpu_pack(g->stream, slot, x, g->maps + q->map_offset, q->nsend, q->dim,
                                   q->shift, 0));
@@ -67,7 +67,7 @@ static hx_status stream_reverse(hx_transport *t)
     float *f = t->f;
     for (int p = g->npulses - 1; p >= 0; p--) {
         const hxi_gpu_pulse *q = &g->pulse[p];
-        float *slot = s->fstage + (size_t) p * (size_t) s->stride * 3;
+        float *slot = hxi_shm_slot(s, s->fstage, p);
         if (q->nrecv > 0)
             hxi_shm_api_put_signal_on_stream(slot, f + (size_t) q->recv_offset * 3,
                                              (size_t) q->nrecv * 3, s->sig + HXI_SHM_FSIG + p,

@@ -139,13 +139,14 @@ static void fz_destroy(hx_transport *t)
 
 enum { FZ_TAG_CAP = 401, FZ_TAG_MAP = 402 };
 
-static hx_status fz_set_plan(hx_transport *t)
+/* Takes the plan into the NVSHMEM state (hxi_shm_set_plan) once the step
+ * captured on the old one is gone. *stale: some rank's pulses have other
+ * peers now, so their reach must be learnt again (fz_learn_reach). */
+static hx_status fz_take_plan(hx_transport *t, hxi_fz *z, int *stale)
 {
-    hxi_fz *z = t->impl;
     hxi_shm *s = &z->s;
     hxi_gpu *g = &s->g;
     const hx_plan *plan = t->plan;
-    hx_status st = HX_OK;
     /* A step captured by the transport refers to the old arrays and
      * descriptors: it goes once its last launch is done. Otherwise, with
      * HALOX_PLAN_WAIT=0, the host does not wait for the stream: the
@@ -155,155 +156,167 @@ static hx_status fz_set_plan(hx_transport *t)
         HXI_CUDA(cudaStreamSynchronize(g->stream));
     hxi_fz_core_drop_graph(&z->c);
     /* The peers' reach is asked again where any rank's pulses changed. */
-    int stale = z->peers_np != hx_plan_npulses(plan);
-    for (int p = 0; !stale && p < z->peers_np; p++)
-        stale = z->peers_rank[p][0] != hx_plan_pulse(plan, p)->send_rank ||
-                z->peers_rank[p][1] != hx_plan_pulse(plan, p)->recv_rank;
-    s->set_plan_max = stale;
-    st = hxi_shm_set_plan(s, t);
-    stale = s->set_plan_max;
+    int changed = z->peers_np != hx_plan_npulses(plan);
+    for (int p = 0; !changed && p < z->peers_np; p++)
+        changed = z->peers_rank[p][0] != hx_plan_pulse(plan, p)->send_rank ||
+                  z->peers_rank[p][1] != hx_plan_pulse(plan, p)->recv_rank;
+    s->set_plan_max = changed;
+    const hx_status st = hxi_shm_set_plan(s, t);
+    *stale = s->set_plan_max;
     s->set_plan_max = 0;
-    HXI_CHECK(st);
+    return st;
+}
+
+/* Which ends of each pulse can reach the other by load/store: the force
+ * sender needs the receiver's f and force slot, the receiver the sender's
+ * f and ack slot. Both ends learn both answers, once for a set of pulses
+ * (the arrays are symmetric: a peer's reach does not change when they
+ * grow). Collective. */
+static hx_status fz_learn_reach(hx_transport *t, hxi_fz *z)
+{
+    hxi_shm *s = &z->s;
+    hxi_gpu *g = &s->g;
     const int np = g->npulses;
-    hxi_fz_seg *segs = NULL;
-    int nseg = 0, seg_range[HX_MAX_PULSES][2];
-    int *pmaps = NULL, *hmaps = NULL;
-    st = hxi_fz_segments(plan, &segs, &nseg, seg_range);
-    HXI_CHECK_GOTO(hxi_agree(t->comm, st), st, done);
-
-    /* Which ends of each pulse can reach the other by load/store: the
-     * force sender needs the receiver's f and force slot, the receiver the
-     * sender's f and ack slot. Both ends learn both answers, once for a
-     * set of pulses (the arrays are symmetric: a peer's reach does not
-     * change when they grow). */
-    int *scap = z->scap, *rcap = z->rcap, *peer_s = z->peer_s, *peer_r = z->peer_r;
-    if (stale) {
-        z->peers_np = -1;
-        for (int p = 0; p < np; p++) {
-            const hxi_gpu_pulse *q = &g->pulse[p];
-            scap[p] = !s->force_put && hxi_shm_api_ptr(t->f, q->recv_rank) &&
-                      hxi_shm_api_ptr(s->sig + HXI_SHM_FSIG + p, q->recv_rank);
-            rcap[p] = !s->force_put && hxi_shm_api_ptr(t->f, q->send_rank) &&
-                      hxi_shm_api_ptr(z->ack + p, q->send_rank);
-            HXI_CHECK_GOTO(hxi_sendrecv(t->comm, &scap[p], sizeof(int), q->recv_rank, &peer_s[p],
-                                        sizeof(int), q->send_rank, FZ_TAG_CAP),
-                           st, done);
-            HXI_CHECK_GOTO(hxi_sendrecv(t->comm, &rcap[p], sizeof(int), q->send_rank, &peer_r[p],
-                                        sizeof(int), q->recv_rank, FZ_TAG_CAP),
-                           st, done);
-            z->peers_rank[p][0] = q->send_rank;
-            z->peers_rank[p][1] = q->recv_rank;
-        }
-        z->peers_np = np;
+    z->peers_np = -1;
+    for (int p = 0; p < np; p++) {
+        const hxi_gpu_pulse *q = &g->pulse[p];
+        z->scap[p] = !s->force_put && hxi_shm_api_ptr(t->f, q->recv_rank) &&
+                     hxi_shm_api_ptr(s->sig + HXI_SHM_FSIG + p, q->recv_rank);
+        z->rcap[p] = !s->force_put && hxi_shm_api_ptr(t->f, q->send_rank) &&
+                     hxi_shm_api_ptr(z->ack + p, q->send_rank);
+        HXI_CHECK(hxi_sendrecv(t->comm, &z->scap[p], sizeof(int), q->recv_rank, &z->peer_s[p],
+                               sizeof(int), q->send_rank, FZ_TAG_CAP));
+        HXI_CHECK(hxi_sendrecv(t->comm, &z->rcap[p], sizeof(int), q->send_rank, &z->peer_r[p],
+                               sizeof(int), q->recv_rank, FZ_TAG_CAP));
+        z->peers_rank[p][0] = q->send_rank;
+        z->peers_rank[p][1] = q->recv_rank;
     }
+    z->peers_np = np;
+    return HX_OK;
+}
 
-    /* Atomic mode: each force sender needs the receiver's map of the pulse. */
+/* Atomic mode: each force sender needs the receiver's map of the pulse.
+ * pmap_off[p]: where pulse p's starts in *pmaps (host, malloc'd, the
+ * caller frees it), *total entries in all (0 in the other modes).
+ * Collective. */
+static hx_status fz_peer_maps(hx_transport *t, hxi_fz *z, int pmap_off[], int **pmaps,
+                              size_t *total)
+{
+    hxi_gpu *g = &z->s.g;
+    const hx_plan *plan = t->plan;
+    const int np = g->npulses;
     size_t pmap_total = 0;
-    int pmap_off[HX_MAX_PULSES];
     for (int p = 0; p < np; p++) {
         pmap_off[p] = (int) pmap_total;
         pmap_total += z->fmode == HXI_FZ_F_ATOMIC ? (size_t) g->pulse[p].nrecv : 0;
     }
-    if (z->fmode == HXI_FZ_F_ATOMIC) {
-        st = hxi_alloc((void **) &pmaps, (pmap_total + 1) * sizeof(int), "peer maps");
-        /* A device plan keeps its maps on the device: the opt-in atomic
-         * mode is the one place where they are copied to the host. */
-        if (st == HX_OK && hx_plan_on_device(plan)) {
-            st = hxi_alloc((void **) &hmaps, ((size_t) g->total_send + 1) * sizeof(int),
-                           "the maps on the host");
-            /* The maps are the plan's kernels' output, on the stream. */
-            cudaError_t e =
-                st == HX_OK ? cudaMemcpyAsync(hmaps, g->maps, (size_t) g->total_send * sizeof(int),
+    *total = pmap_total;
+    if (z->fmode != HXI_FZ_F_ATOMIC)
+        return HX_OK;
+    int *hmaps = NULL;
+    hx_status st = hxi_alloc((void **) pmaps, (pmap_total + 1) * sizeof(int), "peer maps");
+    /* A device plan keeps its maps on the device: the opt-in atomic
+     * mode is the one place where they are copied to the host. */
+    if (st == HX_OK && hx_plan_on_device(plan)) {
+        st = hxi_alloc((void **) &hmaps, ((size_t) g->total_send + 1) * sizeof(int),
+                       "the maps on the host");
+        /* The maps are the plan's kernels' output, on the stream. */
+        cudaError_t e = st == HX_OK
+                            ? cudaMemcpyAsync(hmaps, g->maps, (size_t) g->total_send * sizeof(int),
                                               cudaMemcpyDeviceToHost, g->stream)
                             : cudaSuccess;
-            if (e == cudaSuccess && st == HX_OK)
-                e = cudaStreamSynchronize(g->stream);
-            if (e != cudaSuccess)
-                st = hxi_cuda_error(e, "copying the maps for the atomic force mode", __FILE__,
-                                    __LINE__);
-        }
-        HXI_CHECK_GOTO(hxi_agree(t->comm, st), st, done);
-        for (int p = 0; p < np; p++) {
-            const hx_pulse *P = hx_plan_pulse(plan, p);
-            const int *map = P->map ? P->map : hmaps + g->pulse[p].map_offset;
-            HXI_CHECK_GOTO(hxi_sendrecv(t->comm, map, (size_t) P->nsend * sizeof(int), P->send_rank,
-                                        pmaps + pmap_off[p], (size_t) P->nrecv * sizeof(int),
-                                        P->recv_rank, FZ_TAG_MAP),
-                           st, done);
-        }
+        if (e == cudaSuccess && st == HX_OK)
+            e = cudaStreamSynchronize(g->stream);
+        if (e != cudaSuccess)
+            st =
+                hxi_cuda_error(e, "copying the maps for the atomic force mode", __FILE__, __LINE__);
     }
+    st = hxi_agree(t->comm, st);
+    for (int p = 0; st == HX_OK && p < np; p++) {
+        const hx_pulse *P = hx_plan_pulse(plan, p);
+        const int *map = P->map ? P->map : hmaps + g->pulse[p].map_offset;
+        st = hxi_sendrecv(t->comm, map, (size_t) P->nsend * sizeof(int), P->send_rank,
+                          *pmaps + pmap_off[p], (size_t) P->nrecv * sizeof(int), P->recv_rank,
+                          FZ_TAG_MAP);
+    }
+    free(hmaps);
+    return st;
+}
 
-    memset(z->nfmode, 0, sizeof z->nfmode);
-    z->nxdirect = z->nxput = 0;
-    int unpack_atomic = 0;
-    for (int p = 0; p < np; p++) {
-        const hxi_gpu_pulse *q = &g->pulse[p];
-        hxi_fz_pulse *d = &z->c.hp[p];
-        hxi_fz_pulse_from_plan(d, q, seg_range[p]);
-        d->pmap_offset = pmap_off[p];
-        float *slot_x = s->xstage + (size_t) p * (size_t) s->stride * 3;
-        float *slot_f = s->fstage + (size_t) p * (size_t) s->stride * 3;
-
-        /* Coordinates. */
-        if (s->peer_x[p]) {
-            d->xmode = HXI_FZ_X_DIRECT;
-            d->xdst = s->peer_x[p];
-            d->xsig = s->peer_xsig[p];
-            d->xhead = hxi_fz_head(d->xdst);
-        } else {
-            d->xmode =
-                hxi_shm_api_ptr(t->x, q->send_rank) ? HXI_FZ_X_PUT_BLOCK : HXI_FZ_X_PUT_THREAD;
-            d->xdst = slot_x;
-            d->xsig = s->sig + p;
-            d->xput_dst = (float *) t->x + (size_t) q->peer_offset * 3;
-            d->xhead = -1;
-        }
-        if (q->nsend > 0) {
-            if (d->xmode == HXI_FZ_X_DIRECT)
-                z->nxdirect++;
-            else
-                z->nxput++;
-        }
-
-        /* Forces, sending side (we hold the halo forces of this pulse). */
-        int smode = z->fmode != HXI_FZ_F_PUSH && scap[p] && peer_r[p] ? z->fmode : HXI_FZ_F_PUSH;
-        if (smode == HXI_FZ_F_PULL) {
-            d->fsend = HXI_FZ_FS_PULL;
-            d->fsig = hxi_shm_api_ptr(s->sig + HXI_SHM_FSIG + p, q->recv_rank);
-        } else if (smode == HXI_FZ_F_ATOMIC) {
-            d->fsend = HXI_FZ_FS_ATOMIC;
-            d->fdst = hxi_shm_api_ptr(t->f, q->recv_rank);
-            d->fsig = hxi_shm_api_ptr(s->sig + HXI_SHM_FSIG + p, q->recv_rank);
-        } else if (s->peer_f[p]) {
-            d->fsend = HXI_FZ_FS_DIRECT;
-            d->fdst = s->peer_f[p];
-            d->fsig = s->peer_fsig[p];
-        } else {
-            d->fsend =
-                hxi_shm_api_ptr(t->f, q->recv_rank) ? HXI_FZ_FS_PUT_BLOCK : HXI_FZ_FS_PUT_THREAD;
-            d->fdst = slot_f;
-            d->fsig = s->sig + HXI_SHM_FSIG + p;
-        }
-        /* Forces, receiving side (forces on our map entries come back). */
-        int rmode = z->fmode != HXI_FZ_F_PUSH && peer_s[p] && rcap[p] ? z->fmode : HXI_FZ_F_PUSH;
-        d->frecv = rmode;
-        if (rmode == HXI_FZ_F_PULL)
-            d->fsrc =
-                (const float *) hxi_shm_api_ptr(t->f, q->send_rank) + (size_t) q->peer_offset * 3;
+/* Pulse p's coordinates: direct stores where nvshmem_ptr reaches send_rank's
+ * array, else the staging slot and a put. */
+static void fz_pulse_coords(hx_transport *t, hxi_fz *z, hxi_fz_pulse *d, int p)
+{
+    hxi_shm *s = &z->s;
+    const hxi_gpu_pulse *q = &d->g;
+    if (s->peer_x[p]) {
+        d->xmode = HXI_FZ_X_DIRECT;
+        d->xdst = s->peer_x[p];
+        d->xsig = s->peer_xsig[p];
+        d->xhead = hxi_fz_head(d->xdst);
+    } else {
+        d->xmode = hxi_shm_api_ptr(t->x, q->send_rank) ? HXI_FZ_X_PUT_BLOCK : HXI_FZ_X_PUT_THREAD;
+        d->xdst = hxi_shm_slot(s, s->xstage, p);
+        d->xsig = s->sig + p;
+        d->xput_dst = (float *) t->x + (size_t) q->peer_offset * 3;
+        d->xhead = -1;
+    }
+    if (q->nsend > 0) {
+        if (d->xmode == HXI_FZ_X_DIRECT)
+            z->nxdirect++;
         else
-            d->fsrc = slot_f;
-        if (rmode != HXI_FZ_F_PUSH)
-            d->ack_peer = hxi_shm_api_ptr(z->ack + p, q->send_rank);
-        if (q->nsend > 0 && rmode == HXI_FZ_F_ATOMIC)
-            unpack_atomic = 1;
-        if (q->nrecv > 0)
-            z->nfmode[smode]++;
-        if (q->nsend > 0)
-            z->nfmode[rmode]++;
+            z->nxput++;
     }
-    hxi_fz_order(&z->c, np, plan);
+}
 
-    /* Device copies: local work, agreed on below. */
+/* Pulse p's forces in the mode both of its ends can do: the sending side
+ * (we hold its halo forces) and the receiving side (forces on our map
+ * entries come back). Returns 1 where a peer adds into our array
+ * remotely (then the unpacks add atomically too). */
+static int fz_pulse_forces(hx_transport *t, hxi_fz *z, hxi_fz_pulse *d, int p)
+{
+    hxi_shm *s = &z->s;
+    const hxi_gpu_pulse *q = &d->g;
+    float *slot_f = hxi_shm_slot(s, s->fstage, p);
+    int smode = z->fmode != HXI_FZ_F_PUSH && z->scap[p] && z->peer_r[p] ? z->fmode : HXI_FZ_F_PUSH;
+    if (smode == HXI_FZ_F_PULL) {
+        d->fsend = HXI_FZ_FS_PULL;
+        d->fsig = hxi_shm_api_ptr(s->sig + HXI_SHM_FSIG + p, q->recv_rank);
+    } else if (smode == HXI_FZ_F_ATOMIC) {
+        d->fsend = HXI_FZ_FS_ATOMIC;
+        d->fdst = hxi_shm_api_ptr(t->f, q->recv_rank);
+        d->fsig = hxi_shm_api_ptr(s->sig + HXI_SHM_FSIG + p, q->recv_rank);
+    } else if (s->peer_f[p]) {
+        d->fsend = HXI_FZ_FS_DIRECT;
+        d->fdst = s->peer_f[p];
+        d->fsig = s->peer_fsig[p];
+    } else {
+        d->fsend = hxi_shm_api_ptr(t->f, q->recv_rank) ? HXI_FZ_FS_PUT_BLOCK : HXI_FZ_FS_PUT_THREAD;
+        d->fdst = slot_f;
+        d->fsig = s->sig + HXI_SHM_FSIG + p;
+    }
+    int rmode = z->fmode != HXI_FZ_F_PUSH && z->peer_s[p] && z->rcap[p] ? z->fmode : HXI_FZ_F_PUSH;
+    d->frecv = rmode;
+    if (rmode == HXI_FZ_F_PULL)
+        d->fsrc = (const float *) hxi_shm_api_ptr(t->f, q->send_rank) + (size_t) q->peer_offset * 3;
+    else
+        d->fsrc = slot_f;
+    if (rmode != HXI_FZ_F_PUSH)
+        d->ack_peer = hxi_shm_api_ptr(z->ack + p, q->send_rank);
+    if (q->nrecv > 0)
+        z->nfmode[smode]++;
+    if (q->nsend > 0)
+        z->nfmode[rmode]++;
+    return q->nsend > 0 && rmode == HXI_FZ_F_ATOMIC;
+}
+
+/* The device copies (peer maps, descriptors, dependency runs), agreed on:
+ * local work, then one agreement. */
+static hx_status fz_upload(hx_transport *t, hxi_fz *z, const int *pmaps, size_t pmap_total,
+                           const hxi_fz_seg *segs, int nseg, int unpack_atomic)
+{
+    hxi_gpu *g = &z->s.g;
+    hx_status st = HX_OK;
     if (pmap_total > z->pmaps_cap || !z->d_pmaps) {
         if (z->d_pmaps)
             cudaFree(z->d_pmaps);
@@ -315,7 +328,7 @@ static hx_status fz_set_plan(hx_transport *t)
             z->pmaps_cap = cap;
     }
     if (st == HX_OK) {
-        for (int p = 0; p < np; p++)
+        for (int p = 0; p < g->npulses; p++)
             z->c.hp[p].pmap = z->d_pmaps + z->c.hp[p].pmap_offset;
         if (pmap_total > 0) {
             cudaError_t e = cudaMemcpyAsync(z->d_pmaps, pmaps, pmap_total * sizeof(int),
@@ -325,24 +338,62 @@ static hx_status fz_set_plan(hx_transport *t)
         }
     }
     if (st == HX_OK)
-        st = hxi_fz_core_adopt(&z->c, g, t, segs, nseg, s->sig, z->ack, HXI_SHM_FSIG,
+        st = hxi_fz_core_adopt(&z->c, g, t, segs, nseg, z->s.sig, z->ack, HXI_SHM_FSIG,
                                unpack_atomic);
-    HXI_CHECK_GOTO(hxi_agree(t->comm, st), st, done);
+    return hxi_agree(t->comm, st);
+}
 
+static void fz_describe(hx_transport *t, const hxi_fz *z)
+{
+    const hxi_gpu *g = &z->s.g;
     snprintf(t->describe, sizeof t->describe,
              "%s: one kernel for all %d pulses each way (%d x %d blocks)%s; coordinates %s; "
              "forces push %d, pull %d, atomic %d (pulse ends; asked %s); %s; GPU %d, %d rank(s) "
              "on it%s",
-             fz_name(z->tma), np, z->c.bx, np, z->tma ? ", bulk copies per warp" : "",
+             fz_name(z->tma), g->npulses, z->c.bx, g->npulses,
+             z->tma ? ", bulk copies per warp" : "",
              z->nxput == 0      ? "direct stores"
              : z->nxdirect == 0 ? "put with signal"
                                 : "mixed",
-             z->nfmode[0], z->nfmode[1], z->nfmode[2], hxi_fz_fmode_names[z->fmode], hxi_shm_mode(s),
-             g->device, g->ranks_on_device, g->mps ? ", MPS" : "");
+             z->nfmode[0], z->nfmode[1], z->nfmode[2], hxi_fz_fmode_names[z->fmode],
+             hxi_shm_mode(&z->s), g->device, g->ranks_on_device, g->mps ? ", MPS" : "");
+}
+
+/* A new plan: its pulses' reach, the peer maps (atomic mode), every
+ * pulse's descriptor, and their device copies. */
+static hx_status fz_set_plan(hx_transport *t)
+{
+    hxi_fz *z = t->impl;
+    hxi_gpu *g = &z->s.g;
+    int stale = 0;
+    HXI_CHECK(fz_take_plan(t, z, &stale));
+    const int np = g->npulses;
+    hxi_fz_seg *segs = NULL;
+    int nseg = 0, seg_range[HX_MAX_PULSES][2], pmap_off[HX_MAX_PULSES];
+    int *pmaps = NULL;
+    size_t pmap_total = 0;
+    hx_status st = hxi_fz_segments(t->plan, &segs, &nseg, seg_range);
+    HXI_CHECK_GOTO(hxi_agree(t->comm, st), st, done);
+    if (stale)
+        HXI_CHECK_GOTO(fz_learn_reach(t, z), st, done);
+    HXI_CHECK_GOTO(fz_peer_maps(t, z, pmap_off, &pmaps, &pmap_total), st, done);
+
+    memset(z->nfmode, 0, sizeof z->nfmode);
+    z->nxdirect = z->nxput = 0;
+    int unpack_atomic = 0;
+    for (int p = 0; p < np; p++) {
+        hxi_fz_pulse *d = &z->c.hp[p];
+        hxi_fz_pulse_from_plan(d, &g->pulse[p], seg_range[p]);
+        d->pmap_offset = pmap_off[p];
+        fz_pulse_coords(t, z, d, p);
+        unpack_atomic |= fz_pulse_forces(t, z, d, p);
+    }
+    hxi_fz_order(&z->c, np, t->plan);
+    HXI_CHECK_GOTO(fz_upload(t, z, pmaps, pmap_total, segs, nseg, unpack_atomic), st, done);
+    fz_describe(t, z);
 done:
     free(segs);
     free(pmaps);
-    free(hmaps);
     return st;
 }
 
