@@ -88,7 +88,7 @@ static int run_call(const void *ctx, cudaStream_t s)
 hx_status hxg_chain_run(hx_md_engine *e, hxg_chain *c, cudaStream_t s, hxg_chain_fn fn,
                         const void *arg, const char *what)
 {
-    if (!e->graph_allowed || c->off) {
+    if (!e->graphs.allowed || c->off) {
         CU(fn(e, arg, s), what);
         return HX_OK;
     }
@@ -116,7 +116,7 @@ hx_status hxg_chain_replay(hx_md_engine *e, hxg_chain *c, cudaStream_t s, hxg_ch
                          "GPU engine: the arguments of %s (%zu bytes) exceed the "
                          "chain's key (%zu)",
                          what, bytes, sizeof c->key);
-    if (!e->graph_allowed || c->off) {
+    if (!e->graphs.allowed || c->off) {
         CU(fn(args, s), what);
         return HX_OK;
     }
