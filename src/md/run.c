@@ -532,14 +532,14 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
      * synchronisation stays out of it. On one rank, an engine that marks
      * its queued work (ops->mark: the GPU engine) times them on the device
      * instead and nothing waits: those waits left the GPU idle twice a
-     * rebuild (one H200, 32,000 atoms: 16.6-16.9 to 15.9-16.0 us a step).
-     * With several ranks the barrier stays: it starts every rank's stretch
-     * together, which keeps the ranks' skew after a rebuild out of the
-     * median (2 processes sharing one H200, 32,000 atoms, marked: median
-     * 24.0 to 26.6 us, and the mean 36.3-37.8 to 37.9-38.4, the early
-     * rank's exchange spinning on the GPU the other still rebuilds on;
-     * 256,000 atoms: mean 101.6-101.8 to 100.0-100.2). The slowest rank's
-     * time of each marked stretch is agreed after the loop. */
+     * rebuild, which made the mean step longer. With several ranks the
+     * barrier stays: it starts every rank's stretch together, which keeps
+     * the ranks' skew after a rebuild out of the median (marked, the median
+     * got worse, and at small sizes the mean too, the early rank's
+     * exchange spinning on the GPU the other still rebuilds on;
+     * docs/performance.md, "Timed stretches without waiting" has the
+     * numbers). The slowest rank's time of each marked stretch is agreed
+     * after the loop. */
     int every = cfg->neigh_every, periodic = !cfg->neigh_check && cfg->neigh_every > 1;
     const int marks = ops->mark && ops->stretch_seconds && hx_comm_size(comm) == 1;
     double seg_t0 = 0;

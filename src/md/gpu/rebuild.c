@@ -421,8 +421,9 @@ hx_status hxg_eng_rebuild_host(hx_md_engine *e, int initial)
     hxg_eng_phase_mark(e->rebuild.rb_phase, rebuild_phase_names, 3, &tp);
     if (single) {
         /* One rank on the device path has no halo and never exchanges, so
-         * it needs no plan: a host plan would copy every coordinate (4.2 s
-         * of a 5.5 s first build at 150,381,500 atoms on an H200). */
+         * it needs no plan: a host plan would copy every coordinate, most
+         * of the first build of a large system (docs/performance-2026-11.md,
+         * "Size on one GPU"). */
         e->atoms.nhome = e->atoms.ntotal = s->n;
         e->atoms.nhalo = 0;
         hxg_eng_phase_mark(e->rebuild.rb_phase, rebuild_phase_names, 4, &tp);

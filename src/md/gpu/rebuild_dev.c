@@ -176,9 +176,8 @@ static hx_status migrate_and_sort(hx_md_engine *e, double *tp)
      * count messages go while the GPU sorts. That pays while the host's
      * waits and messages are most of the rebuild; with four fills of home
      * atoms or more the GPU's work is, and the extra pass over the atoms
-     * costs more than the host gains (2 processes on one H200: 32,000
-     * atoms 0.277 to 0.252 ms a rebuild, 256,000 0.465 to 0.459, 2,048,000
-     * 0.03-0.04 ms more; docs/results/plan-ahead-2026-12-04.txt). */
+     * costs more than the host gains (docs/performance.md, "The plan
+     * counted ahead of the sort"; docs/results/plan-ahead-2026-12-04.txt). */
     const int ahead = e->rebuild.plan_ahead == 1 ||
                       (e->rebuild.plan_ahead != 0 && e->atoms.nhome < 4 * e->dev.fill);
     if (st == HX_OK && ahead)
@@ -189,10 +188,10 @@ static hx_status migrate_and_sort(hx_md_engine *e, double *tp)
      * local stream while the plan is made. Its blocks then hold the SMs
      * that the plan's kernels wait for; HALOX_MD_LOCAL_LATE=1 queues it
      * after the forward exchange instead (launch_halves). With 2 processes
-     * sharing one H200 that was slower (lists 0.07 against 0.03 ms a
-     * rebuild at 32,000 atoms, 0.20 against 0.09 at 256,000; the plan
-     * shrank by less); on two GPUs, where the plan and the list build of a
-     * rank have the GPU to themselves, it is to be measured.
+     * sharing one GPU that made the lists slower by more than it made the
+     * plan faster; on two GPUs, where the plan and the list build of a
+     * rank have the GPU to themselves, it is to be measured
+     * (docs/performance.md, "Switches for two GPUs").
      * HALOX_MD_LOCAL_LATE=2 queues it once the plan is made, behind the
      * plan's kernels and beside the transport's adoption of the plan. */
     if (st == HX_OK && !e->rebuild.local_late)
@@ -213,9 +212,9 @@ static hx_status make_plan(hx_md_engine *e, double *tp)
     /* The plan holds the halo's coordinates already: the non-local lists
      * can build from them while the transport adopts the plan. That pays
      * while the local list leaves room on the GPU; with two fills of home
-     * atoms or more they would only slow it and the plan's kernels (on 2
-     * H200s: 32,000 atoms 47.7 to 43.8 us a step, 256,000 no change,
-     * 2,048,000 381.6 to 384.3), and wait for the forward exchange. */
+     * atoms or more they would only slow it and the plan's kernels, and
+     * wait for the forward exchange (docs/md-gpu.md, "A step": the
+     * lists' two halves). */
     e->atoms.nhalo = hx_plan_nhalo(plan);
     e->atoms.ntotal = hx_plan_ntotal(plan);
     hx_status st = hxg_eng_ensure_capacity(e, e->atoms.nhome, e->atoms.ntotal);

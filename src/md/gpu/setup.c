@@ -186,18 +186,15 @@ hx_status hxg_eng_choose_tpp(hx_md_engine *e)
     int sharing = 1;
     HXI_CHECK(hxi_count_alike(e->comm, e->dev.gpu_uuid, sizeof e->dev.gpu_uuid, &sharing));
     /* Threads per atom: enough threads to fill the GPU once (1024 per SM),
-     * twice where a rank of several holds its GPU alone; at most 8. Median
-     * us a step on one H200, one process, 2026-12-04
-     * (docs/results/tpp-2026-12-04.txt), tpp 1, 2, 4, 8: 62,500 atoms 28.8,
-     * 18.9, 16.6, 18.2; 108,000 34.7, 25.3, 28.8; 131,072 41.1, 30.4, 33.8,
-     * 40.2; 186,624 46.9, 51.6, 48.5; 256,000 53.8, 59.3, 64.8; 2,048,000
-     * 386.2, 418.5. A rank alone on its GPU runs its non-local forces
-     * beside its local ones, which need free block slots then: on two
-     * H200s at 128,000 atoms a rank, 4 beat 2 (60.6 against 63.5 us a step,
-     * before the unrolled pair loop; 2 puts every block of the local forces
-     * on the GPU at once). Ranks sharing a GPU share its slots anyway: 2
-     * processes on one H200 at 256,000 atoms, 2 beat 4 (median 75.7-76.4
-     * against 78.2-78.5). HALOX_MD_LANES (its first field) overrides. */
+     * twice where a rank of several holds its GPU alone; at most 8. For one
+     * process that picks the fastest of 1, 2, 4 and 8 at every size
+     * measured. A rank alone on its GPU runs its non-local forces beside
+     * its local ones, which need free block slots then: on two GPUs 4 beat
+     * 2 (2 puts every block of the local forces on the GPU at once). Ranks
+     * sharing a GPU share its slots anyway, and there 2 beat 4
+     * (docs/performance.md, "Threads per atom"; docs/md-gpu.md, "Why full
+     * lists and no atomics"; docs/results/tpp-2026-12-04.txt).
+     * HALOX_MD_LANES (its first field) overrides. */
     const int *lanes = hxi_knobs()->md_lanes; /* 0 or a power of two up to 8 */
     const long long fill = e->dev.fill * (e->nranks > 1 && sharing <= 1 ? 2 : 1);
     int tpp = 1;
@@ -207,9 +204,9 @@ hx_status hxg_eng_choose_tpp(hx_md_engine *e)
     /* The non-local forces (a few pairs per atom, most atoms none) run
      * beside the local ones, and where those are short the non-local
      * kernel's longest neighbour loop sets the step: 8 threads per atom
-     * below two fills of the GPU, else as the local forces. On 2 H200s at
-     * 128,000 atoms per rank, 8 rather than 2 made the step 64.0 us
-     * instead of 68.4; at 1,024,000 per rank more than 1 was slower.
+     * below two fills of the GPU (on two GPUs a shorter step than 2), else
+     * as the local forces (at the largest size measured more than 1 was
+     * slower; docs/md-gpu.md, "Why full lists and no atomics").
      * HALOX_MD_LANES (its second field) overrides. */
     e->phys.tpp_nl = (long long) e->sys->n < 2 * e->dev.fill ? 8 : e->phys.tpp;
     if (lanes[1])
@@ -217,16 +214,16 @@ hx_status hxg_eng_choose_tpp(hx_md_engine *e)
     /* With several ranks the local forces run beside the non-local ones and
      * the exchange kernels (and, where ranks share the GPU, beside another
      * rank's): at 2 or 4 threads an atom they take the kernel that leaves
-     * them room (md_kernels.cu, HXG_ROOM_*; 2 processes on one H200 at
-     * 256,000 atoms, median 74.2 to 64.2 us a step); one rank keeps the
-     * one that fills the SMs. HALOX_MD_FORCE_ROOM=0|1 overrides. */
+     * them room (md_kernels.cu, HXG_ROOM_*, which says why); one rank keeps
+     * the one that fills the SMs. HALOX_MD_FORCE_ROOM=0|1 overrides. */
     const int room = hxi_knobs()->md_force_room; /* -1: unset */
     e->phys.room = room >= 0 ? room : e->nranks > 1;
     /* Forces launched with PDL hold their blocks on the SMs while they wait
      * for the exchange before them: where ranks share a GPU, they can keep
      * another rank's exchange kernel off it, and the two wait for each
-     * other (2 processes on one H200 failed from 256,000 atoms on,
-     * 2026-12-05, docs/results/step-launch-2026-12-05.txt). */
+     * other: 2 processes sharing a GPU failed from 256,000 atoms on
+     * (docs/performance.md, "Launching a multi-rank step";
+     * docs/results/step-launch-2026-12-05.txt). */
     if (e->sched.pdl && sharing > 1) {
         if (e->rank == 0)
             hxi_warn("ignoring HALOX_MD_PDL=%d: %d ranks share GPU %d, and forces launched "

@@ -133,10 +133,11 @@ hx_status hxg_eng_close_kick(hx_md_engine *e)
  * before it instead (open: whether it does). No thermo sums, and no
  * half-skin check: such a step is never a rebuild candidate, so it needs no step number (the
  * transport keeps its own on the device). fork/join: the events that link the streams (capture
- * needs its own pair, see capture_multi). Rank-local. (Local forces split around the non-local
- * ones, so that the reverse exchange overlaps local work, measured slower on 2 H200s at 32,000 to
- * 2,048,000 atoms: the non-local kernel alone on the GPU takes longer than
- * beside the local one.) */
+ * needs its own pair, see capture_multi). Rank-local. (Local forces split
+ * around the non-local ones, so that the reverse exchange overlaps local
+ * work, measured slower at every size: the non-local kernel alone on the
+ * GPU takes longer than beside the local one; docs/md-gpu.md, "Why full
+ * lists and no atomics".) */
 static hx_status launch_multi(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join, int open)
 {
     const hxg_decide d = {e->dev.flags, 0, e->cfg.neigh_every, 0, 0};
@@ -588,9 +589,9 @@ static int launch_batch_multi(hx_md_engine *e)
 
 /* n steps, none a thermo step, with nothing of the caller's between them,
  * replayed e->graphs.batch_k to a graph launch where they can be (one rank:
- * hxg_eng_launch_batch; several: launch_batch_multi): the launch between
- * two graphs costs the GPU about 3 us, between two steps in one graph
- * what one kernel to the next costs. */
+ * hxg_eng_launch_batch; several: launch_batch_multi): the GPU waits longer
+ * between two graph launches than between two steps in one graph (what
+ * one kernel to the next costs; docs/md-gpu.md, "A step"). */
 hx_status hxg_eng_steps(hx_md_engine *e, int n)
 {
     while (n > 0) {

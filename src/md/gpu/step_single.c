@@ -70,9 +70,9 @@ static hx_status launch_device_step(hx_md_engine *e, int candidate, int want_the
  * conditional (if) node: the kick-drift's last block sets the condition
  * from the same gate the rebuild's kernels test, and a step that does not
  * rebuild skips them instead of launching each to return at once (with
- * `check yes` every step is a candidate: about 1.5 us a kernel on an
- * H200). The body is captured from s_b, which a single rank does not
- * otherwise use. */
+ * `check yes` every step is a candidate, and those launches were a large
+ * part of its step; docs/md-gpu.md, "A step"). The body is captured from
+ * s_b, which a single rank does not otherwise use. */
 static cudaError_t capture_conditional(hx_md_engine *e, int want_thermo, int nsteps,
                                        cudaGraph_t *out)
 {
@@ -147,8 +147,8 @@ static cudaError_t capture_conditional(hx_md_engine *e, int want_thermo, int nst
  * graph with a conditional node where the runtime allows; otherwise into
  * a plain graph whose rebuild kernels return at once on steps that do not
  * rebuild. With `check no` every candidate step past the delay rebuilds,
- * and the node would only add its cost: launching the body took about 20
- * us more a rebuild on an H200 (HALOX_TRACE, HOOMD-blue's 64,000 atoms). */
+ * and the node would only add its cost: launching its body makes a
+ * rebuild longer (docs/md-gpu.md, "A step"). */
 static cudaGraphExec_t capture_exec(hx_md_engine *e, int candidate, int want_thermo, int nsteps)
 {
     cudaGraph_t g = NULL;

@@ -25,9 +25,9 @@ struct tm_span {
 
 /* Rank-local part of create: how often to time (HALOX_MD_TIMERS) and the
  * ring of event pairs. A timed step is launched kernel by kernel, not
- * replayed: about 40 us more than a replayed one at HOOMD-blue's 64,000
- * atoms on an H200 (one step in 16 cost 2.4-3.3 us a step there), so graph
- * modes time one step in 128 by default. */
+ * replayed, and takes much longer than a replayed one (timing one step in
+ * 16 showed in the mean step), so graph modes time one step in 128 by
+ * default (docs/md-gpu-timeline.md, "Stage timers"). */
 hx_status hxg_eng_timers_create(struct hxg_timers *t, int graphs)
 {
     const int every = hxi_knobs()->md_timers; /* -1: unset */

@@ -15,8 +15,8 @@
  * votes) and publishes the step to mapped host memory. (The rest of the
  * step in the body of a conditional node that the vote opens does the
  * same, and measured slower than the host decision: running a node's body
- * costs the GPU more than gated kernels cost a stopped step; HOOMD-blue's
- * system on 2 processes under MPS, 112-114 against 100-101 us a step.)
+ * costs the GPU more than gated kernels cost a stopped step;
+ * docs/md-gpu-graphs.md.)
  *
  * The host goes on issuing steps without waiting, at most vote.ahead
  * steps past the last one it knows went on (HXG_VOTE_AHEAD, 2): before
