@@ -28,13 +28,18 @@
  * on each rebuild on the device (vote.c), so that those steps replay too.
  * docs/md-gpu.md has the details.
  *
- * The parts, one job a file: setup.c (device, transport, physics, memory),
- * rebuild.c (the host-path rebuild and the list build), rebuild_dev.c (the
- * device rebuild with several ranks), step.c (the step schedules and their
- * CUDA graphs; step_single.c one rank's device-resident step), vote.c (the rebuild decision voted
- * on the device), chain.c (a rebuild's runs of launches as one graph each), timers.c (stage
- * timers); engine.h is what they share, and md_gpu.h with md_kernels.cu and md_lists.cu the kernels
- * and their launchers.
+ * The files, one job each: setup.c (device, transport, physics, memory),
+ * rebuild.c (the host-path rebuild and the list build), lists_check.c (the
+ * two-half lists against the one-pass build), rebuild_dev.c (the device
+ * rebuild with several ranks), chain.c (a rebuild's runs of launches as
+ * one graph each), step.c (the step schedules and their CUDA graphs),
+ * step_single.c (one rank's device-resident step), vote.c (the rebuild
+ * decision voted on the device), staging.c (copies through pinned host
+ * memory), timers.c (stage timers), stretch.c (the driver's timed
+ * stretches), trace_cupti.c (CUPTI's records in the trace). engine.h is
+ * what they share; engine_parts.h the parts of the engine's state, one
+ * job each, and which files own them; md_gpu.h with md_kernels.cu,
+ * md_cells.cu and md_lists.cu the kernels and their launchers.
  */
 #include "md/gpu/engine.h"
 

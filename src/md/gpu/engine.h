@@ -1,9 +1,10 @@
 /*
  * engine.h - what the files of the GPU engine of halox-md share, and no one
- * else includes: the engine's state (struct hx_md_engine), the CUDA error
- * helper and the functions one file of src/md/gpu/ calls in another (the
- * hxg_eng_ prefix; what one file alone uses stays static there). engine.c
- * says which file holds which part.
+ * else includes: the engine's state (struct hx_md_engine, made of the
+ * parts in engine_parts.h), the views of it the launchers take, the CUDA
+ * error helper and the functions one file of src/md/gpu/ calls in another
+ * (the hxg_eng_ prefix; what one file alone uses stays static there).
+ * engine.c says which file does which job.
  */
 #ifndef HALOX_MD_GPU_ENGINE_H
 #define HALOX_MD_GPU_ENGINE_H
