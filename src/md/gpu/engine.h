@@ -49,15 +49,11 @@ struct hx_md_engine {
     struct hxg_sched sched;
 };
 
-/* The atoms of the non-local forces: how many, and their list (NULL: all). */
+/* How many atoms the non-local forces visit: nl_atoms of nl_idx when
+ * nl_on, else all local atoms. */
 static inline int hxg_eng_nl_count(const hx_md_engine *e)
 {
     return e->lists.nl_on ? e->lists.nl_atoms : e->atoms.ntotal;
-}
-
-static inline const int32_t *hxg_eng_nl_idx(const hx_md_engine *e)
-{
-    return e->lists.nl_on ? e->lists.nl_idx : NULL;
 }
 
 /* The views the launchers take (md_gpu.h), of the engine as it is now. */
@@ -97,7 +93,7 @@ static inline hxg_lists_view hxg_eng_lists_view(const hx_md_engine *e)
     l.nl = e->multi ? ls->nl : none;
     l.pos = ls->nl_pos;
     l.rowatom = ls->nl_atom;
-    l.nl_idx = ls->nl_on ? ls->nl_idx : NULL; /* as hxg_eng_nl_idx */
+    l.nl_idx = ls->nl_on ? ls->nl_idx : NULL; /* NULL: atoms 0 .. nl_n - 1 */
     for (int k = 0; k < 3; k++) {
         l.near[k] = ls->near[k];
         l.near_rows[k] = ls->near_rows[k];
