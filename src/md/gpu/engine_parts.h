@@ -1,9 +1,10 @@
 /*
  * engine_parts.h - the parts of the GPU engine's state, one job each:
  * struct hx_md_engine (engine.h) holds one of each by value (e->dev,
- * e->atoms, e->lists, ...). Each part says which file sets it up and
- * which files own it; a function that touches one part alone takes that
- * part, not the engine.
+ * e->atoms, e->lists, ...). Each part says which files set it up and
+ * which own it; a function that touches one part alone takes that part,
+ * not the engine (timers.c, staging.c, stretch.c, hxg_eng_vote_free,
+ * hxg_eng_drop_step_graphs, hxg_eng_cells_view).
  */
 #ifndef HALOX_MD_GPU_ENGINE_PARTS_H
 #define HALOX_MD_GPU_ENGINE_PARTS_H
@@ -35,9 +36,10 @@ typedef struct hxg_chain {
     unsigned char key[384];
 } hxg_chain;
 
-/* The GPU this rank drives (setup.c): which one, its streams and their
- * events, and the bookkeeping that lives on it (flags, thermo sums, the
- * report in mapped host memory). */
+/* The GPU this rank drives: which one, its streams and their events, and
+ * the bookkeeping that lives on it (flags, thermo sums, the report in
+ * mapped host memory). Set up by setup.c; every file launches on its
+ * streams. */
 struct hxg_device {
     int device, ndevices, local_rank, local_size;
     unsigned char gpu_uuid[16]; /* the device's, to count the ranks sharing it */
@@ -52,9 +54,10 @@ struct hxg_device {
     hxg_report *report_dev;
 };
 
-/* What the step kernels compute with (setup.c; hxg_eng_consts): the pair
- * potential, the box as pair code sees it, the integrator's constants, the
- * list cutoff, and the shape of the force kernels. */
+/* What the step kernels compute with: the pair potential, the box as pair
+ * code sees it, the integrator's constants, the list cutoff, and the shape
+ * of the force kernels. Set up by setup.c (rh by engine.c); read through
+ * hxg_eng_consts and the views (engine.h). */
 struct hxg_phys {
     hxg_lj lj;
     hxg_geom geom;
@@ -64,7 +67,8 @@ struct hxg_phys {
     int room; /* local forces compiled to leave room beside them (setup.c) */
 };
 
-/* The atoms on the device (setup.c sizes them, the rebuilds fill them):
+/* The atoms on the device (setup.c sizes them, the rebuilds in rebuild.c
+ * and rebuild_dev.c fill them; the launchers see hxg_eng_atoms_view):
  * home atoms' positions, velocities, forces, positions at the last build
  * and ids, the cell sort's scratch (sx4, sv4, sid), the zones of the local
  * atoms, and the bytes each array holds (b_*). */
@@ -77,12 +81,13 @@ struct hxg_atoms {
     size_t b_x4, b_v4, b_f4, b_xold4, b_sx4, b_sv4, b_id, b_sid, b_zones;
 };
 
-/* The cell lists (setup.c sizes them; the list builds fill them): the grid,
- * each atom's cell (cellof), the atoms in cell order (atoms), per cell its
- * count and start, the scan's scratch, and the positions in cell order
- * (xsort, 4 floats per local atom: the list build). Several ranks, device
- * rebuilds: the halo atoms' cell starts (the home atoms' stay in start for
- * the local list, which may still be built beside the non-local one). */
+/* The cell lists (setup.c sizes them; the sorts and list builds fill
+ * them; the launchers see hxg_eng_cells_view): the grid, each atom's cell
+ * (cellof), the atoms in cell order (atoms), per cell its count and start,
+ * the scan's scratch, and the positions in cell order (xsort, 4 floats per
+ * local atom: the list build). Several ranks, device rebuilds: the halo
+ * atoms' cell starts (the home atoms' stay in start for the local list,
+ * which may still be built beside the non-local one). */
 struct hxg_cells {
     hxg_cellgrid grid;
     int32_t *cellof, *atoms, *cnt, *start, *scan_tmp;
@@ -91,7 +96,9 @@ struct hxg_cells {
     size_t b_xsort, b_cellof, b_atoms;
 };
 
-/* The neighbour lists, local and non-local (rebuild.c builds them). */
+/* The neighbour lists, local and non-local: setup.c sizes them, rebuild.c
+ * builds them (lists_check.c checks them); the launchers see
+ * hxg_eng_lists_view. */
 struct hxg_lists {
     hxg_list loc, nl;
     int max_neigh;     /* largest neighbour count of any atom at any list build so far */
@@ -122,7 +129,9 @@ struct hxg_lists {
 #define HXG_NPHASE 7
 
 /* The rebuilds (rebuild.c: the host path; rebuild_dev.c: the device
- * rebuild with several ranks), their counts, phase times and checks. */
+ * rebuild with several ranks), their counts, phase times and checks.
+ * engine.c sets the checks at create, setup.c the size rules; step.c
+ * times a rebuild's step. */
 struct hxg_rebuild {
     /* The device rebuild (several ranks): its context, the seconds of
      * each phase, the rebuilds so far, and the census of atoms it checks
@@ -170,7 +179,8 @@ struct hxg_rebuild {
 };
 
 /* The steps replayed from CUDA graphs (step_single.c: one rank; step.c:
- * several ranks, graph mode). */
+ * several ranks, graph mode). engine.c decides graph mode at create;
+ * chain.c reads `allowed`. */
 struct hxg_graphs {
     int allowed; /* HALOX_MD_GRAPH_STEPS is not 0 */
     int on;      /* one rank replays its device-resident steps from CUDA graphs */
@@ -201,7 +211,7 @@ struct hxg_graphs {
 #define HXG_VOTE_AHEAD 2
 
 /* Several ranks, `check yes` every step: the rebuild decision voted on the
- * device (vote.c). */
+ * device (vote.c; step.c asks it which steps are known). */
 struct hxg_vote {
     int on;                        /* the ranks vote (the same on every rank, agreed at create) */
     int ahead;                     /* steps issued past the last known (HXG_VOTE_AHEAD) */
@@ -215,7 +225,8 @@ struct hxg_vote {
 };
 
 /* The stage timers (timers.c), the driver's timed stretches (stretch.c,
- * ops->mark) and the statistics they and the rebuilds sum into. */
+ * ops->mark) and the statistics they sum into: the step and rebuild files
+ * open and close the timers and add their host times to stats. */
 struct hxg_timers {
     int on;
     int every;      /* time one step in this many (HALOX_MD_TIMERS) */
@@ -228,7 +239,8 @@ struct hxg_timers {
 
 /* The halo exchange as the engine sees it: the transport, the plan it
  * adopted, its arrays (multi only) and whether its forward and reverse
- * block the host (mpi, cpu). */
+ * block the host (mpi, cpu). setup.c makes the transport; the rebuilds
+ * give it plans and take its arrays. */
 struct hxg_xport {
     hx_transport *t;
     hx_plan *plan;
