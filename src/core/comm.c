@@ -75,9 +75,9 @@ hx_status hx_init(int *argc, char ***argv)
      * first launch of a kernel can wait until the kernels running on the
      * GPU finish, and under MPS that includes the other processes'. One of
      * those may be an exchange spinning on a signal that this process sends
-     * only after that launch: the exchange times out. Seen on one H200
-     * with 2 processes at 2,048,000 atoms (docs/transports.md). A value the
-     * user set stays. */
+     * only after that launch: the exchange times out. Seen with 2
+     * processes sharing a GPU at 2,048,000 atoms (docs/transports.md). A
+     * value the user set stays. */
     (void) setenv("CUDA_MODULE_LOADING", "EAGER", 0);
 #endif
 #ifdef HALOX_HAVE_MPI

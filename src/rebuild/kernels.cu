@@ -104,8 +104,9 @@ __device__ __forceinline__ float hxr_wrap(float x, double lo, double len)
 /* One dimension of an hxr_dom, as scalars. The kernels pick a dimension
  * known only when they run (d.dim); indexing the parameter's arrays with
  * it made every thread copy the whole structure to local memory first
- * (128 bytes a thread: the class kernel took 71-101 us for 1,000,000
- * atoms a rank, 2 processes on one H200; 46-48 us without). */
+ * (128 bytes a thread), which slowed the class kernel by half or more
+ * (docs/performance.md, "The list build's rows and flushes, the
+ * migration's class kernel"). */
 struct hxr_dim1 {
     double box_lo, box_len, lo, hi;
     int grid, coord;

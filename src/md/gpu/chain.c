@@ -1,16 +1,17 @@
 /*
  * chain.c - a fixed run of launches on one stream, sent as one CUDA graph.
  *
- * A kernel launch costs the host about 3.4 us on the GPU machines, where
- * capturing one costs about 0.6 us, updating an executable graph about 3 us
- * and launching it about 3 us (docs/md-gpu-timeline.md, "Launches"). A rebuild with
- * several ranks has runs of launches whose sizes and arrays change at every
- * rebuild: the cell sort (7 launches) and the non-local lists (up to 14).
- * Each run is captured on its stream, the executable of its last run is
- * updated in place where the topology is the same (cudaGraphExecUpdate),
- * else instantiated again, and launched once; the kernels keep their
- * stream's priority. The launches run in the order, on the stream and with
- * the arguments they would have had one by one.
+ * A rebuild with several ranks has runs of launches whose sizes and arrays
+ * change at every rebuild: the cell sort (7 launches) and the non-local
+ * lists (up to 14). A launch costs the host about what updating a whole
+ * graph or launching it costs, and capturing a launch a fraction of that
+ * (docs/md-gpu-timeline.md, "Launches", has the numbers), so a run costs
+ * the host less as one graph than launch by launch. Each run is captured
+ * on its stream, the executable of its last run is updated in place where
+ * the topology is the same (cudaGraphExecUpdate), else instantiated
+ * again, and launched once; the kernels keep their stream's priority. The
+ * launches run in the order, on the stream and with the arguments they
+ * would have had one by one.
  *
  * A run whose launches read nothing but a block of plain arguments (and
  * counts the kernels read from device memory when they run) goes through
@@ -88,7 +89,7 @@ static int run_call(const void *ctx, cudaStream_t s)
 hx_status hxg_chain_run(hx_md_engine *e, hxg_chain *c, cudaStream_t s, hxg_chain_fn fn,
                         const void *arg, const char *what)
 {
-    if (!e->graph_allowed || c->off) {
+    if (!e->graphs.allowed || c->off) {
         CU(fn(e, arg, s), what);
         return HX_OK;
     }
@@ -116,7 +117,7 @@ hx_status hxg_chain_replay(hx_md_engine *e, hxg_chain *c, cudaStream_t s, hxg_ch
                          "GPU engine: the arguments of %s (%zu bytes) exceed the "
                          "chain's key (%zu)",
                          what, bytes, sizeof c->key);
-    if (!e->graph_allowed || c->off) {
+    if (!e->graphs.allowed || c->off) {
         CU(fn(args, s), what);
         return HX_OK;
     }

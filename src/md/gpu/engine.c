@@ -28,13 +28,18 @@
  * on each rebuild on the device (vote.c), so that those steps replay too.
  * docs/md-gpu.md has the details.
  *
- * The parts, one job a file: setup.c (device, transport, physics, memory),
- * rebuild.c (the host-path rebuild and the list build), rebuild_dev.c (the
- * device rebuild with several ranks), step.c (the step schedules and their
- * CUDA graphs; step_single.c one rank's device-resident step), vote.c (the rebuild decision voted on the device), chain.c
- * (a rebuild's runs of launches as one graph each),
- * timers.c (stage timers); engine.h is what they share, and
- * md_gpu.h with md_kernels.cu and md_lists.cu the kernels and their launchers.
+ * The files, one job each: setup.c (device, transport, physics, memory),
+ * rebuild.c (the host-path rebuild and the list build), lists_check.c (the
+ * two-half lists against the one-pass build), rebuild_dev.c (the device
+ * rebuild with several ranks), chain.c (a rebuild's runs of launches as
+ * one graph each), step.c (the step schedules and their CUDA graphs),
+ * step_single.c (one rank's device-resident step), vote.c (the rebuild
+ * decision voted on the device), staging.c (copies through pinned host
+ * memory), timers.c (stage timers), stretch.c (the driver's timed
+ * stretches), trace_cupti.c (CUPTI's records in the trace). engine.h is
+ * what they share; engine_parts.h the parts of the engine's state, one
+ * job each, and which files own them; md_gpu.h with md_kernels.cu,
+ * md_cells.cu and md_lists.cu the kernels and their launchers.
  */
 #include "md/gpu/engine.h"
 
@@ -54,34 +59,36 @@ static void describe(hx_md_engine *e)
     const char *built = e->host_rebuild ? "host-path rebuilds"
                         : e->multi      ? "device rebuilds (migration, sort, plan on the GPU)"
                                         : "device-resident rebuilds";
-    const char *how = e->mgraph   ? ", halo on a high-priority stream, steps between rebuild "
-                                    "and thermo steps replayed from one CUDA graph (errors "
-                                    "agreed at those steps)"
-                      : e->multi  ? ", halo on a high-priority stream"
-                      : e->graphs ? ", steps replayed from CUDA graphs"
-                                  : "";
+    const char *how = e->graphs.mgraph ? ", halo on a high-priority stream, steps between rebuild "
+                                         "and thermo steps replayed from one CUDA graph (errors "
+                                         "agreed at those steps)"
+                      : e->multi       ? ", halo on a high-priority stream"
+                      : e->graphs.on   ? ", steps replayed from CUDA graphs"
+                                       : "";
     /* One rank has no halo: its transport (cpu) never moves anything,
      * and naming it would only puzzle. */
     char halo[700];
     if (e->multi)
-        snprintf(halo, sizeof halo, "%s [%s]", hx_transport_name(e->t),
-                 hx_transport_describe(e->t));
+        snprintf(halo, sizeof halo, "%s [%s]", hx_transport_name(e->xport.t),
+                 hx_transport_describe(e->xport.t));
     else
         snprintf(halo, sizeof halo, "one rank, no halo exchange");
     snprintf(e->desc, sizeof e->desc,
              "gpu engine (float): %s, grid %dx%dx%d, rank %d on GPU %d of %d (%s, %d "
              "rank(s) on this host), %d thread(s) per atom%s, lists of up to %d, %.0f bytes "
              "per atom on the GPU, %s%s%s%s%s",
-             halo, g[0], g[1], g[2], e->rank, e->device, e->ndevices, e->device_name, e->local_size,
-             e->tpp,
-             e->room && (e->tpp == 2 || e->tpp == 4) ? " (local forces leave room beside them)"
-                                                     : "",
-             e->loc.max, e->nhome > 0 ? (double) engine_bytes(e) / (double) e->nhome : 0.0, built,
-             how, e->check_atoms ? ", atoms counted after each rebuild" : "",
-             e->dvote ? ", rebuild decisions voted on the GPU" : "",
-             e->kick_fuse ? ", each step's closing kick in the next step's kick-drift "
-                            "(thermo steps close their own)"
-                          : "");
+             halo, g[0], g[1], g[2], e->rank, e->dev.device, e->dev.ndevices, e->dev.name,
+             e->dev.local_size, e->phys.tpp,
+             e->phys.room && (e->phys.tpp == 2 || e->phys.tpp == 4)
+                 ? " (local forces leave room beside them)"
+                 : "",
+             e->lists.loc.max,
+             e->atoms.nhome > 0 ? (double) engine_bytes(e) / (double) e->atoms.nhome : 0.0, built,
+             how, e->rebuild.check_atoms ? ", atoms counted after each rebuild" : "",
+             e->vote.on ? ", rebuild decisions voted on the GPU" : "",
+             e->sched.kick_fuse ? ", each step's closing kick in the next step's kick-drift "
+                                  "(thermo steps close their own)"
+                                : "");
 }
 
 /* The checks of each multi-rank device rebuild (HALOX_MD_CHECK; unset:
@@ -120,13 +127,14 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     e->rank = hx_comm_rank(comm);
     e->nranks = hx_comm_size(comm);
     e->multi = e->nranks > 1;
+    e->host.serial = e->multi; /* several ranks on a host share its cores */
     const struct hxi_knobs *knobs = hxi_knobs();
     e->host_rebuild = knobs->md_rebuild == HXK_REBUILD_HOST;
     e->tight = knobs->md_tight;
-    e->graph_allowed = knobs->md_graph_steps > 0;
-    e->graph_cond = 1; /* until the conditional node cannot be captured */
-    e->batch_k = knobs->md_graph_steps > 1 ? knobs->md_graph_steps : 1;
-    e->rh = hxi_md_list_cutoff(cfg);
+    e->graphs.allowed = knobs->md_graph_steps > 0;
+    e->graphs.cond = 1; /* until the conditional node cannot be captured */
+    e->graphs.batch_k = knobs->md_graph_steps > 1 ? knobs->md_graph_steps : 1;
+    e->phys.rh = hxi_md_list_cutoff(cfg);
     HXI_CHECK_GOTO(hxg_eng_local_rank(e), st, fail);
     {
         /* Graph mode with several ranks: only for a transport that can be
@@ -136,11 +144,11 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
         const char *tn = cfg->transport[0] && strcmp(cfg->transport, "default") != 0
                              ? cfg->transport
                              : hxg_eng_default_transport(e);
-        int no = !(e->multi && (hx_transport_caps_of(tn) & HX_CAP_GRAPH) && e->graph_allowed);
+        int no = !(e->multi && (hx_transport_caps_of(tn) & HX_CAP_GRAPH) && e->graphs.allowed);
         HXI_CHECK_GOTO(hxi_allreduce_int(comm, &no, 1, 1), st, fail);
-        e->mgraph = !no;
-        e->mg_ok = e->mgraph;
-        e->mg_batch_ok = e->mgraph && e->batch_k > 1;
+        e->graphs.mgraph = !no;
+        e->graphs.mg_ok = e->graphs.mgraph;
+        e->graphs.mg_batch_ok = e->graphs.mgraph && e->graphs.batch_k > 1;
     }
     double tc[5];
     tc[0] = hxi_now();
@@ -153,7 +161,7 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     e->step = 0;
     HXI_CHECK_GOTO(hxg_eng_rebuild_host(e, 1), st, fail);
     tc[3] = hxi_now();
-    HXI_CHECK_GOTO(hxi_agree(comm, hxg_eng_force_pass(e, 1, e->acc)), st, fail);
+    HXI_CHECK_GOTO(hxi_agree(comm, hxg_eng_force_pass(e, 1, e->dev.acc)), st, fail);
     tc[4] = hxi_now();
     e->acc_valid = 1;
     if (e->rank == 0 && hxi_log_level() >= 1) {
@@ -163,21 +171,21 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
         hxg_eng_rebuild_log_as(e, "GPU engine set-up's first build", 1);
     }
     HXI_CHECK_GOTO(hxg_eng_vote_setup(e), st, fail);
-    e->kick_fuse = e->mgraph && !e->dvote;
+    e->sched.kick_fuse = e->graphs.mgraph && !e->vote.on;
     if (e->multi && !e->host_rebuild) {
-        HXI_CHECK_GOTO(hx_rebuild_create(&e->rb, e->t, &e->decomp), st, fail);
+        HXI_CHECK_GOTO(hx_rebuild_create(&e->rebuild.rb, e->xport.t, &e->decomp), st, fail);
         /* The cell sort after each migration sets the order: the migration
          * need not keep one. */
-        HXI_CHECK_GOTO(hx_rebuild_keep_order(e->rb, 0), st, fail);
+        HXI_CHECK_GOTO(hx_rebuild_keep_order(e->rebuild.rb, 0), st, fail);
         const int check = checks_asked(knobs);
-        e->check_atoms = check == HXK_CHECK_ATOMS || check >= HXK_CHECK_ALL;
-        if (e->check_atoms)
+        e->rebuild.check_atoms = check == HXK_CHECK_ATOMS || check >= HXK_CHECK_ALL;
+        if (e->rebuild.check_atoms)
             HXI_CHECK_GOTO(hxg_eng_census(e), st, fail);
-        e->check_lists = check >= HXK_CHECK_LISTS;
+        e->rebuild.check_lists = check >= HXK_CHECK_LISTS;
     }
-    e->host_rebuilds = 0; /* count the rebuilds of the run, not the set-up */
-    memset(e->rb_phase, 0, sizeof e->rb_phase);
-    memset(&e->stats, 0, sizeof e->stats);
+    e->rebuild.host_rebuilds = 0; /* count the rebuilds of the run, not the set-up */
+    memset(e->rebuild.rb_phase, 0, sizeof e->rebuild.rb_phase);
+    memset(&e->timers.stats, 0, sizeof e->timers.stats);
     hxg_eng_capture_ahead(e);
     describe(e);
     *out = e;
@@ -196,30 +204,30 @@ static hx_status gpu_thermo(hx_md_engine *e, hx_md_thermo *out)
     hx_status st = hxg_eng_pending_status(e); /* a check in graph mode */
     if (st == HX_OK)
         st = hxg_eng_close_kick(e); /* m v^2 of whole velocities */
-    if (st == HX_OK && (cudaStreamSynchronize(e->s_nl) != cudaSuccess ||
-                        cudaStreamSynchronize(e->s_loc) != cudaSuccess))
+    if (st == HX_OK && (cudaStreamSynchronize(e->dev.s_nl) != cudaSuccess ||
+                        cudaStreamSynchronize(e->dev.s_loc) != cudaSuccess))
         st = cuda_fail(cudaGetLastError(), "waiting for the steps");
     /* First: a single-rank list that overflowed is grown and its steps
      * done again (their sums with them). */
     if (st == HX_OK)
         st = hxg_eng_check_report(e);
     if (st == HX_OK && !e->acc_valid)
-        st = hxg_eng_force_pass(e, 0, e->acc);
+        st = hxg_eng_force_pass(e, 0, e->dev.acc);
     if (st == HX_OK &&
-        (cudaStreamSynchronize(e->s_nl) != cudaSuccess ||
-         cudaStreamSynchronize(e->s_loc) != cudaSuccess ||
-         cudaMemcpy(sums, e->acc, sizeof sums, cudaMemcpyDeviceToHost) != cudaSuccess))
+        (cudaStreamSynchronize(e->dev.s_nl) != cudaSuccess ||
+         cudaStreamSynchronize(e->dev.s_loc) != cudaSuccess ||
+         cudaMemcpy(sums, e->dev.acc, sizeof sums, cudaMemcpyDeviceToHost) != cudaSuccess))
         st = cuda_fail(cudaGetLastError(), "thermo read-back");
     if (st == HX_OK && e->multi)
-        st = hx_transport_sync(e->t);
+        st = hx_transport_sync(e->xport.t);
     HXI_CHECK(hxi_agree(e->comm, st));
     e->acc_valid = 1;
     HXI_CHECK(hxi_allreduce_double(e->comm, sums, HXG_NACC, 0));
     const double *L = e->decomp.box_len;
     hx_md_thermo_from_sums(out, e->step, e->sys->natoms, L[0] * L[1] * L[2], sums[HXG_ACC_MV2],
                            sums[HXG_ACC_E], sums[HXG_ACC_W]);
-    hxg_eng_tm_harvest_all(e);
-    e->stats.stage[HX_MD_OTHER] += hxi_now() - t0;
+    hxg_eng_tm_harvest_all(&e->timers);
+    e->timers.stats.stage[HX_MD_OTHER] += hxi_now() - t0;
     return HX_OK;
 }
 
@@ -228,22 +236,22 @@ static hx_status gpu_gather(hx_md_engine *e, hx_md_system *sys, double **f)
     if (!e || !sys)
         return hxi_error(HX_ERR_INVALID, "GPU engine: gather needs an engine and a system");
     HXI_CHECK(hxg_eng_close_kick(e));
-    CU(cudaStreamSynchronize(e->s_nl), "non-local stream");
-    CU(cudaStreamSynchronize(e->s_loc), "local stream");
+    CU(cudaStreamSynchronize(e->dev.s_nl), "non-local stream");
+    CU(cudaStreamSynchronize(e->dev.s_loc), "local stream");
     HXI_CHECK(hxg_eng_check_report(e));
     HXI_CHECK(hxg_eng_download_home(e, sys));
-    int n = e->nhome;
+    int n = e->atoms.nhome;
     if (sys != e->sys) {
         sys->decomp = e->decomp;
         sys->natoms = e->sys->natoms;
     }
     if (f) {
-        if (n > e->fout_cap) {
-            HXI_CHECK(hxi_grow((void **) &e->fout, sizeof(double) * 3 * (size_t) n, "forces"));
-            e->fout_cap = n;
+        if (n > e->host.fout_cap) {
+            HXI_CHECK(hxi_grow((void **) &e->host.fout, sizeof(double) * 3 * (size_t) n, "forces"));
+            e->host.fout_cap = n;
         }
-        HXI_CHECK(hxg_eng_get(e, e->fout, e->f4, n, 4, e->s_loc));
-        *f = e->fout;
+        HXI_CHECK(hxg_eng_get(&e->host, e->host.fout, e->atoms.f4, n, 4, e->dev.s_loc));
+        *f = e->host.fout;
     }
     return HX_OK;
 }
@@ -253,12 +261,13 @@ static const hx_md_stats *gpu_stats(const hx_md_engine *ce)
     /* Reading the stage timers waits for the GPU: the engine is not const
      * underneath, and the caller asks for final numbers. */
     hx_md_engine *e = (hx_md_engine *) ce;
-    cudaStreamSynchronize(e->s_nl);
-    cudaStreamSynchronize(e->s_loc);
+    cudaStreamSynchronize(e->dev.s_nl);
+    cudaStreamSynchronize(e->dev.s_loc);
     cudaGetLastError();
-    hxg_eng_tm_harvest_all(e);
-    e->stats.rebuilds = e->host_rebuilds + e->dev_rebuilds + (e->report ? e->report->rebuilds : 0);
-    return &e->stats;
+    hxg_eng_tm_harvest_all(&e->timers);
+    e->timers.stats.rebuilds = e->rebuild.host_rebuilds + e->rebuild.dev_rebuilds +
+                               (e->dev.report ? e->dev.report->rebuilds : 0);
+    return &e->timers.stats;
 }
 
 static const char *gpu_describe(const hx_md_engine *e)
@@ -269,25 +278,27 @@ static const char *gpu_describe(const hx_md_engine *e)
 /* Bytes of GPU memory the engine itself holds (not the transport's). */
 static size_t engine_bytes(const hx_md_engine *e)
 {
-    return e->b_x4 + e->b_v4 + e->b_f4 + e->b_xold4 + e->b_sx4 + e->b_sv4 + e->b_id + e->b_sid +
-           e->b_zones + e->b_xsort + e->b_cellof + e->b_cellatoms + e->b_locnb + e->b_loccnt +
-           e->b_nlnb + e->b_nlcnt + e->b_nlrow + e->b_nlatom + e->b_nlidx + e->b_nlpos +
-           sizeof(int32_t) * (2 * (size_t) e->cells.ncell + 1);
+    return e->atoms.b_x4 + e->atoms.b_v4 + e->atoms.b_f4 + e->atoms.b_xold4 + e->atoms.b_sx4 +
+           e->atoms.b_sv4 + e->atoms.b_id + e->atoms.b_sid + e->atoms.b_zones + e->cells.b_xsort +
+           e->cells.b_cellof + e->cells.b_atoms + e->lists.b_locnb + e->lists.b_loccnt +
+           e->lists.b_nlnb + e->lists.b_nlcnt + e->lists.b_nlrow + e->lists.b_nlatom +
+           e->lists.b_nlidx + e->lists.b_nlpos +
+           sizeof(int32_t) * (2 * (size_t) e->cells.grid.ncell + 1);
 }
 
 /* With HALOX_LOG=1 on rank 0: the lists' room against the largest count
  * met, and the engine's memory per atom. */
 static void lists_log(const hx_md_engine *e)
 {
-    if (e->rank != 0 || hxi_log_level() < 1 || e->nhome <= 0)
+    if (e->rank != 0 || hxi_log_level() < 1 || e->atoms.nhome <= 0)
         return;
-    int most = e->max_neigh;
-    if (e->report && e->report->maxcnt > most)
-        most = e->report->maxcnt;
+    int most = e->lists.max_neigh;
+    if (e->dev.report && e->dev.report->maxcnt > most)
+        most = e->dev.report->maxcnt;
     hxi_info("GPU engine: lists of %d slots per atom, largest neighbour count %d, grown %lld "
              "time(s) during the run; %.0f bytes per home atom on the GPU (%.2f GB)",
-             e->loc.max, most, (long long) e->list_regrowths,
-             (double) engine_bytes(e) / (double) e->nhome, (double) engine_bytes(e) / 1e9);
+             e->lists.loc.max, most, (long long) e->lists.regrowths,
+             (double) engine_bytes(e) / (double) e->atoms.nhome, (double) engine_bytes(e) / 1e9);
 }
 
 static void gpu_destroy(hx_md_engine *e)
@@ -297,84 +308,86 @@ static void gpu_destroy(hx_md_engine *e)
     lists_log(e);
     hxg_eng_rebuild_log(e);
     hxg_eng_rebuild_device_log(e);
-    if (e->s_loc)
-        cudaStreamSynchronize(e->s_loc);
-    if (e->s_nl)
-        cudaStreamSynchronize(e->s_nl);
-    hxg_eng_drop_step_graphs(e);
-    if (e->mg_exec)
-        cudaGraphExecDestroy(e->mg_exec);
-    if (e->mg_batch)
-        cudaGraphExecDestroy(e->mg_batch);
-    if (e->mg_graph)
-        cudaGraphDestroy(e->mg_graph);
-    hxg_eng_vote_free(e);
-    if (e->s_b)
-        cudaStreamSynchronize(e->s_b);
-    hxg_chain_free(&e->ch_sort[0]);
-    hxg_chain_free(&e->ch_sort[1]);
-    hxg_chain_free(&e->ch_nl);
-    if (e->t)
-        hx_transport_destroy(e->t);
-    if (e->plan)
-        hx_plan_destroy(e->plan);
-    hx_rebuild_destroy(e->rb);
-    void *dev[] = {e->x4,       e->v4,         e->f4,       e->xold4,      e->sx4,     e->sv4,
-                   e->id,       e->sid,        e->zones,    e->xsort,      e->cellof,  e->cellatoms,
-                   e->cell_cnt, e->cell_start, e->scan_tmp, e->loc.nb,     e->loc.cnt, e->nl.nb,
-                   e->nl.cnt,   e->flags,      e->acc,      e->halo_start, e->nl_idx,  e->nl_pos,
-                   e->nl.row,   e->nl_atom};
+    if (e->dev.s_loc)
+        cudaStreamSynchronize(e->dev.s_loc);
+    if (e->dev.s_nl)
+        cudaStreamSynchronize(e->dev.s_nl);
+    hxg_eng_drop_step_graphs(&e->graphs);
+    if (e->graphs.mg_exec)
+        cudaGraphExecDestroy(e->graphs.mg_exec);
+    if (e->graphs.mg_batch)
+        cudaGraphExecDestroy(e->graphs.mg_batch);
+    if (e->graphs.mg_graph)
+        cudaGraphDestroy(e->graphs.mg_graph);
+    hxg_eng_vote_free(&e->vote);
+    if (e->dev.s_b)
+        cudaStreamSynchronize(e->dev.s_b);
+    hxg_chain_free(&e->rebuild.ch_sort[0]);
+    hxg_chain_free(&e->rebuild.ch_sort[1]);
+    hxg_chain_free(&e->lists.ch_nl);
+    if (e->xport.t)
+        hx_transport_destroy(e->xport.t);
+    if (e->xport.plan)
+        hx_plan_destroy(e->xport.plan);
+    hx_rebuild_destroy(e->rebuild.rb);
+    void *dev[] = {e->atoms.x4,      e->atoms.v4,         e->atoms.f4,       e->atoms.xold4,
+                   e->atoms.sx4,     e->atoms.sv4,        e->atoms.id,       e->atoms.sid,
+                   e->atoms.zones,   e->cells.xsort,      e->cells.cellof,   e->cells.atoms,
+                   e->cells.cnt,     e->cells.start,      e->cells.scan_tmp, e->lists.loc.nb,
+                   e->lists.loc.cnt, e->lists.nl.nb,      e->lists.nl.cnt,   e->dev.flags,
+                   e->dev.acc,       e->cells.halo_start, e->lists.nl_idx,   e->lists.nl_pos,
+                   e->lists.nl.row,  e->lists.nl_atom};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
         if (dev[k])
             cudaFree(dev[k]);
-    hxg_eng_stage_destroy(e);
-    if (e->report)
-        cudaFreeHost(e->report);
-    hxg_eng_timers_destroy(e);
-    hxg_eng_stretch_destroy(e);
-    if (e->ev_kd)
-        cudaEventDestroy(e->ev_kd);
-    if (e->ev_rev)
-        cudaEventDestroy(e->ev_rev);
-    if (e->ev_acc)
-        cudaEventDestroy(e->ev_acc);
-    if (e->ev_gfork)
-        cudaEventDestroy(e->ev_gfork);
-    if (e->ev_gjoin)
-        cudaEventDestroy(e->ev_gjoin);
-    if (e->ev_list)
-        cudaEventDestroy(e->ev_list);
-    if (e->ev_nlq)
-        cudaEventDestroy(e->ev_nlq);
-    if (e->s_loc)
-        cudaStreamDestroy(e->s_loc);
-    if (e->s_nl)
-        cudaStreamDestroy(e->s_nl);
-    if (e->s_b)
-        cudaStreamDestroy(e->s_b);
+    hxg_eng_stage_destroy(&e->host);
+    if (e->dev.report)
+        cudaFreeHost(e->dev.report);
+    hxg_eng_timers_destroy(&e->timers);
+    hxg_eng_stretch_destroy(&e->timers.stretch);
+    if (e->dev.ev_kd)
+        cudaEventDestroy(e->dev.ev_kd);
+    if (e->dev.ev_rev)
+        cudaEventDestroy(e->dev.ev_rev);
+    if (e->dev.ev_acc)
+        cudaEventDestroy(e->dev.ev_acc);
+    if (e->graphs.ev_gfork)
+        cudaEventDestroy(e->graphs.ev_gfork);
+    if (e->graphs.ev_gjoin)
+        cudaEventDestroy(e->graphs.ev_gjoin);
+    if (e->lists.ev_list)
+        cudaEventDestroy(e->lists.ev_list);
+    if (e->lists.ev_nlq)
+        cudaEventDestroy(e->lists.ev_nlq);
+    if (e->dev.s_loc)
+        cudaStreamDestroy(e->dev.s_loc);
+    if (e->dev.s_nl)
+        cudaStreamDestroy(e->dev.s_nl);
+    if (e->dev.s_b)
+        cudaStreamDestroy(e->dev.s_b);
     cudaGetLastError();
-    free(e->fout);
-    free(e->hcell);
-    free(e->htmp);
-    free(e->htmp_id);
+    free(e->host.fout);
+    free(e->host.hcell);
+    free(e->host.htmp);
+    free(e->host.htmp_id);
     free(e);
 }
 
 static hx_status gpu_sync(hx_md_engine *e)
 {
-    CU(cudaStreamSynchronize(e->s_loc), "waiting for the local stream");
-    CU(cudaStreamSynchronize(e->s_nl), "waiting for the non-local stream");
+    CU(cudaStreamSynchronize(e->dev.s_loc), "waiting for the local stream");
+    CU(cudaStreamSynchronize(e->dev.s_nl), "waiting for the non-local stream");
     return HX_OK;
 }
 
 int64_t hxg_engine_growths(const struct hx_md_engine *e)
 {
-    return e ? e->growths : 0;
+    return e ? e->rebuild.growths : 0;
 }
 
 int64_t hxg_engine_graph_steps(const struct hx_md_engine *e)
 {
-    return e ? e->graph_steps : 0;
+    return e ? e->graphs.steps : 0;
 }
 
 const hx_md_engine_ops hx_md_engine_gpu = {

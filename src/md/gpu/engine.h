@@ -1,9 +1,10 @@
 /*
  * engine.h - what the files of the GPU engine of halox-md share, and no one
- * else includes: the engine's state (struct hx_md_engine), the CUDA error
- * helper and the functions one file of src/md/gpu/ calls in another (the
- * hxg_eng_ prefix; what one file alone uses stays static there). engine.c
- * says which file holds which part.
+ * else includes: the engine's state (struct hx_md_engine, made of the
+ * parts in engine_parts.h), the views of it the launchers take, the CUDA
+ * error helper and the functions one file of src/md/gpu/ calls in another
+ * (the hxg_eng_ prefix; what one file alone uses stays static there).
+ * engine.c says which file does which job.
  */
 #ifndef HALOX_MD_GPU_ENGINE_H
 #define HALOX_MD_GPU_ENGINE_H
@@ -11,30 +12,15 @@
 #include "md/md.h"
 
 #include "core/hxi.h"
+#include "md/gpu/engine_parts.h"
 #include "md/gpu/md_gpu.h"
 
 #include <cuda_runtime_api.h>
 
 #include <stdint.h>
 
-/* One stage timer (a pair of events); defined in timers.c, which alone
- * reads it. */
-typedef struct tm_span tm_span;
-/* The timed stretches' events (stretch.c). */
-typedef struct hxg_stretch hxg_stretch;
-
-/* A run of launches on one stream sent as one CUDA graph (chain.c): the
- * executable of its last run, updated in place at the next. off: this rank
- * launches the run one by one (no graphs, or a capture failed). key: the
- * arguments the executable was captured with (hxg_chain_replay; key_bytes
- * 0: none). */
-typedef struct hxg_chain {
-    cudaGraphExec_t exec;
-    int off;
-    size_t key_bytes;
-    unsigned char key[384];
-} hxg_chain;
-
+/* The engine: who and where it runs, how far the run is, and its parts
+ * (engine_parts.h), one job each. */
 struct hx_md_engine {
     hx_md_config cfg;
     hx_comm *comm;
@@ -43,243 +29,77 @@ struct hx_md_engine {
     int rank, nranks;
     int multi;        /* more than one rank: halo exchange */
     int host_rebuild; /* rebuild through the host (HALOX_MD_REBUILD=host) */
-    int device, ndevices, local_rank, local_size;
-    unsigned char gpu_uuid[16]; /* the device's, to count the ranks sharing it */
-    char device_name[256];
-    cudaStream_t s_loc, s_nl;
-    cudaEvent_t ev_kd, ev_rev, ev_acc;
-    hx_transport *t;
-    hx_plan *plan;
-    int blocking_transport; /* forward/reverse block the host (mpi, cpu) */
-
-    /* physics */
-    hxg_lj lj;
-    hxg_geom geom;
-    hxg_cellgrid cells;
-    float dtf, dt, mass, trig2;
-    double rh;
-    int tpp, tpp_nl;
-    int room; /* local forces compiled to leave room beside them (setup.c) */
-
-    /* sizes */
-    int nhome, nhalo, ntotal;
-    int cap_home, cap_total;
-    int max_neigh;          /* largest neighbour count of any atom at any list build so far */
-    int64_t list_regrowths; /* rebuilds after the set-up whose lists had to grow */
-    int last_want;          /* the last step launched is a thermo step */
-
-    /* device arrays */
-    float *x4, *v4, *f4, *xold4, *sx4, *sv4;
-    int64_t *id, *sid;
-    float *tx, *tf; /* the transport's arrays (multi only) */
-    uint8_t *zones;
-    float *xsort; /* 4 floats per local atom: positions in cell order (list build) */
-    int32_t *cellof, *cellatoms, *cell_cnt, *cell_start, *scan_tmp;
-    /* Several ranks, device rebuilds: the halo atoms' cell starts (the
-     * home atoms' stay in cell_start for the local list, which may still be
-     * built beside the non-local one), the reach of the halo (see
-     * hxg_build_nonlocal), and whether the local list is queued already
-     * (hxg_eng_queue_local_list). ev_list orders the two halves. */
-    int32_t *halo_start;
-    float near[3];
-    float near_rows[3]; /* the same bound, never moved by tests: the compact list's rows */
-    int halo_pairs;     /* pulses along two dimensions or more: halo atoms pair among them */
-    int loc_queued, nl_queued;
-    /* HALOX_MD_EARLY_FORCES=1: a rebuild step that sums no thermo queues
-     * its local forces right behind the local list (rb_early, set by the
-     * rebuild for this step), where the GPU would otherwise wait for the
-     * host's plan and checks; loc_forces: they are queued, and the step's
-     * forces leave them out. */
-    int early_forces, rb_thermo, rb_early, loc_forces;
-    /* HALOX_MD_PDL, bits: 1 the non-local forces of a step between checks
-     * launched with programmatic dependent launch after the forward
-     * exchange, 2 the local forces after the kick-drift (step.c) */
-    int pdl;
-    int64_t early_n; /* rebuild steps whose local forces went early */
-    cudaEvent_t ev_list, ev_nlq;
-    cudaStream_t s_b; /* the non-local half of the lists (high priority) */
-    /* The cell sort (one chain per pair of arrays it sorts from: it leaves
-     * the sorted atoms in the scratch arrays, which then swap roles with
-     * the home arrays), the non-local lists (chain.c). */
-    hxg_chain ch_sort[2], ch_nl;
-    int sort_par; /* which of ch_sort the next sort replays */
-    /* The atoms the non-local forces visit after a device rebuild
-     * (hxg_nl_atoms): nl_idx[0 .. nl_atoms) when nl_on, else all ntotal.
-     * nl_pos: the scan's scratch (cap_total + 1). On where the local atoms
-     * fill the GPU once: below, the kernel over all of them is shorter than
-     * the launches that would pick them. */
-    int32_t *nl_idx, *nl_pos;
-    size_t b_nlidx, b_nlpos;
-    int nl_atoms, nl_on;
-    /* Three size rules, forced by HALOX_MD_REBUILD=small|large (tests). */
-    int nl_pick;    /* nl_on: 1 always, 0 never, else by size */
-    int nl_early;   /* non-local lists from the plan's arrays (1), after the forward
-                       exchange (0), else by size (rebuild_dev.c) */
-    int plan_ahead; /* the plan's first count ahead of the sort (1), after it (0), else by
-                       size (rebuild_dev.c) */
-    int local_late; /* HALOX_MD_LOCAL_LATE: the local list queued beside the plan (0),
-                       after the forward exchange (1), after the plan's kernels (2)
-                       (rebuild_dev.c) */
-    long long fill; /* threads that fill the GPU once */
-    hxg_list loc, nl;
-    size_t b_x4, b_v4, b_f4, b_xold4, b_sx4, b_sv4, b_id, b_sid, b_zones, b_xsort, b_cellof,
-        b_cellatoms, b_locnb, b_loccnt, b_nlnb, b_nlcnt, b_nlrow, b_nlatom;
-    int32_t *nl_atom; /* the atom of each row of the compact non-local list */
-    int nl_rows_min; /* rows a compact non-local list needed at a build that overflowed */
-    hxg_flags *flags;
-    double *acc;
-    hxg_report *report; /* mapped host memory */
-    hxg_report *report_dev;
-
-    /* host staging (pinned) */
-    void *stage[2];          /* pinned staging halves (staging.c) */
-    cudaEvent_t ev_stage[2]; /* each half's last copy */
-    double *fout;
-    int fout_cap;
-    int32_t *hcell;
-    double *htmp;
-    int64_t *htmp_id;
-    int hsort_cap;
-
-    /* state */
+    int tight;        /* capacities without margin (HALOX_MD_TIGHT=1, for tests) */
     int64_t step;
-    int64_t last_build; /* host's view (host path, or unchecked device path) */
-    int64_t host_rebuilds;
-    /* Seconds in each phase of the host-path rebuilds (HALOX_LOG=1 prints
-     * them per rebuild at the end): see rebuild_phase_names in rebuild.c. */
-    double rb_phase[9];
-    /* The device rebuild (several ranks; rebuild_dev.c): its context, the
-     * seconds of each phase, the rebuilds so far, and the census of atoms
-     * it checks after each (debug builds and HALOX_MD_CHECK=atoms). */
-    hx_rebuild *rb;
-#define HXG_NPHASE 7
-    double dev_phase[HXG_NPHASE];
-    int64_t dev_rebuilds;
-    /* A device rebuild's step on the host (HALOX_LOG): its start and end,
-     * and, summed over the run, the time before it in its step, its own,
-     * the rest of its step and the capture of the next step. */
-    double rb_t0, rb_t1, dev_step[4];
-    int64_t dev_step_n;  /* the rebuilds dev_step times (not those a vote on the GPU decided) */
-    long long dev_calls; /* calls with other ranks in the rebuilds (hxi_comm_tally) */
-    double dev_calls_s;
-    int check_atoms;
-    int check_lists; /* the two-half list build against the one-pass one (HALOX_MD_CHECK=lists) */
-    int tight;         /* capacities without margin (HALOX_MD_TIGHT=1, for tests) */
-    int graph_allowed; /* HALOX_MD_GRAPH_STEPS is not 0 */
-    int64_t growths; /* device rebuilds that grew the home arrays */
-    int census_set;
-    uint64_t census_sum;
     int ago; /* steps since the last build (host path) */
     int acc_valid;
-    hx_md_stats stats;
-    int timers_on;
-    int timers_every; /* time one step in this many (HALOX_MD_TIMERS) */
-    int timing_now;   /* this step is timed */
-    tm_span *spans;
-    int span_next;
-    /* The driver's timed stretches (ops->mark). */
-    hxg_stretch *stretch;
-    int graphs;                  /* replay device-resident steps from CUDA graphs */
-    int graph_cond; /* their rebuilds in conditional nodes (until one cannot be captured) */
-    cudaGraphExec_t gexec[2][2]; /* [candidate step][thermo step] */
-    int batch_k; /* steps a graph replays in hxg_eng_steps (HALOX_MD_GRAPH_STEPS), either mode */
-    cudaGraphExec_t gbatch[2];   /* batch_k steps, [candidate step] */
-    int64_t graph_steps;         /* steps replayed from graphs so far (either path) */
-
-    /* Several ranks, graph mode: the same on every rank (agreed at create),
-     * since it decides where the ranks meet in collectives. */
-    int mgraph;
-    int mg_ok;    /* this rank replays (its capture worked); rank-local */
-    int mg_dirty; /* arrays or plan changed since the capture */
-    cudaGraphExec_t mg_exec;
-    /* batch_k such steps in one graph (hxg_eng_steps); mg_batch_ok: this
-     * rank has it (rank-local); mg_batch_dirty: to be captured again, after
-     * a step replayed from mg_exec */
-    cudaGraphExec_t mg_batch;
-    int mg_batch_ok, mg_batch_dirty;
-    cudaGraph_t mg_graph;           /* the step captured into mg_exec: the batch repeats it */
-    int64_t mg_batched;             /* steps replayed batch_k to a launch so far */
-    cudaEvent_t ev_gfork, ev_gjoin; /* fork and join inside the capture */
-    /* Several ranks, graph mode without votes: a step's closing kick is
-     * left to the next step's kick-drift (hxg_kickdrift's fclose), one
-     * launch fewer a step, except on thermo steps. kick_open: the last
-     * step left its kick to the next; hxg_eng_close_kick applies it before
-     * anything reads the velocities or forces. */
-    int kick_fuse, kick_open;
-    /* Several ranks, `check yes` every step: the rebuild decision voted on
-     * the device (vote.c; the same on every rank, agreed at create). */
-    int dvote;
-#define HXG_VOTE_RING 8
-/* Steps a rank issues past the last one it knows did not rebuild (below
- * HXG_VOTE_RING; docs/md-gpu-graphs.md). */
-#define HXG_VOTE_AHEAD 2
-    int vote_ahead;          /* steps issued past the last known (HXG_VOTE_AHEAD) */
-    cudaGraphExec_t vg_exec; /* a voted step (NULL: launched, each vote waited for) */
-    int32_t *vbuf;           /* device: this rank's vote, the outcome */
-    int64_t spec_last;       /* the last voted step issued and not yet known (-1: none) */
-    int64_t spec_known;      /* steps up to here are known to have gone on or rebuilt */
-    int cur_set;             /* flags->cur holds the step being issued */
-    cudaEvent_t ev_vote[HXG_VOTE_RING]; /* the end of each voted step, by step % ring */
-    int64_t vote_stops;                 /* steps a vote stopped (rebuilds) */
-    hx_status pending;              /* first failure since the last check */
-    int64_t pending_step;
-    char pending_msg[640];
     char desc[1536];
+
+    struct hxg_device dev;
+    struct hxg_phys phys;
+    struct hxg_atoms atoms;
+    struct hxg_cells cells;
+    struct hxg_lists lists;
+    struct hxg_rebuild rebuild;
+    struct hxg_graphs graphs;
+    struct hxg_vote vote;
+    struct hxg_timers timers;
+    struct hxg_xport xport;
+    struct hxg_host host;
+    struct hxg_sched sched;
 };
 
-/* The atoms of the non-local forces: how many, and their list (NULL: all). */
+/* How many atoms the non-local forces visit: nl_atoms of nl_idx when
+ * nl_on, else all local atoms. */
 static inline int hxg_eng_nl_count(const hx_md_engine *e)
 {
-    return e->nl_on ? e->nl_atoms : e->ntotal;
-}
-
-static inline const int32_t *hxg_eng_nl_idx(const hx_md_engine *e)
-{
-    return e->nl_on ? e->nl_idx : NULL;
+    return e->lists.nl_on ? e->lists.nl_atoms : e->atoms.ntotal;
 }
 
 /* The views the launchers take (md_gpu.h), of the engine as it is now. */
 static inline hxg_atoms_view hxg_eng_atoms_view(const hx_md_engine *e)
 {
-    hxg_atoms_view a = {e->x4,
-                        e->v4,
-                        e->f4,
-                        e->xold4,
-                        e->id,
-                        e->sx4,
-                        e->sv4,
-                        e->sid,
-                        e->multi ? e->tx : NULL,
-                        e->multi ? e->tf : NULL,
-                        e->multi ? e->zones : NULL,
-                        e->geom,
-                        e->nhome,
-                        e->ntotal};
+    const struct hxg_atoms *at = &e->atoms;
+    hxg_atoms_view a = {at->x4,
+                        at->v4,
+                        at->f4,
+                        at->xold4,
+                        at->id,
+                        at->sx4,
+                        at->sv4,
+                        at->sid,
+                        e->multi ? e->xport.tx : NULL,
+                        e->multi ? e->xport.tf : NULL,
+                        e->multi ? at->zones : NULL,
+                        e->phys.geom,
+                        at->nhome,
+                        at->ntotal};
     return a;
 }
 
-static inline hxg_cells_view hxg_eng_cells_view(const hx_md_engine *e)
+static inline hxg_cells_view hxg_eng_cells_view(const struct hxg_cells *cl)
 {
-    hxg_cells_view c = {e->cells,  e->cell_cnt,  e->cell_start, e->halo_start,
-                        e->cellof, e->cellatoms, e->scan_tmp,   e->xsort};
+    hxg_cells_view c = {cl->grid,   cl->cnt,   cl->start,    cl->halo_start,
+                        cl->cellof, cl->atoms, cl->scan_tmp, cl->xsort};
     return c;
 }
 
 static inline hxg_lists_view hxg_eng_lists_view(const hx_md_engine *e)
 {
+    const struct hxg_lists *ls = &e->lists;
     hxg_lists_view l;
     const hxg_list none = {NULL, NULL, 0, 0, NULL, 0};
-    l.loc = e->loc;
-    l.nl = e->multi ? e->nl : none;
-    l.pos = e->nl_pos;
-    l.rowatom = e->nl_atom;
-    l.nl_idx = e->nl_on ? e->nl_idx : NULL; /* as hxg_eng_nl_idx */
+    l.loc = ls->loc;
+    l.nl = e->multi ? ls->nl : none;
+    l.pos = ls->nl_pos;
+    l.rowatom = ls->nl_atom;
+    l.nl_idx = ls->nl_on ? ls->nl_idx : NULL; /* NULL: atoms 0 .. nl_n - 1 */
     for (int k = 0; k < 3; k++) {
-        l.near[k] = e->near[k];
-        l.near_rows[k] = e->near_rows[k];
+        l.near[k] = ls->near[k];
+        l.near_rows[k] = ls->near_rows[k];
     }
-    l.rh2 = e->lj.rh2;
-    l.halo_pairs = e->halo_pairs;
+    l.rh2 = e->phys.lj.rh2;
+    l.halo_pairs = ls->halo_pairs;
     l.nl_n = hxg_eng_nl_count(e);
     return l;
 }
@@ -288,15 +108,16 @@ static inline hxg_lists_view hxg_eng_lists_view(const hx_md_engine *e)
  * otherwise). */
 static inline hxg_consts hxg_eng_consts(const hx_md_engine *e)
 {
+    const struct hxg_phys *p = &e->phys;
     hxg_consts k;
-    k.lj = e->lj;
-    k.dtf = e->cfg.nve ? e->dtf : 0.0f;
-    k.dt = e->cfg.nve ? e->dt : 0.0f;
-    k.mass = e->mass;
-    k.trig2 = e->trig2;
-    k.tpp = e->tpp;
-    k.tpp_nl = e->tpp_nl;
-    k.room = e->room;
+    k.lj = p->lj;
+    k.dtf = e->cfg.nve ? p->dtf : 0.0f;
+    k.dt = e->cfg.nve ? p->dt : 0.0f;
+    k.mass = p->mass;
+    k.trig2 = p->trig2;
+    k.tpp = p->tpp;
+    k.tpp_nl = p->tpp_nl;
+    k.room = p->room;
     return k;
 }
 
@@ -357,20 +178,20 @@ hx_status hxg_eng_download_home(hx_md_engine *e, hx_md_system *s);
 /* n atoms from host to device on stream s, through the pinned staging
  * buffer: w 3 or 4, host doubles (3 per atom) into w floats per atom (the
  * fourth 0); w 0, `size` bytes per atom as they are. Waits for the copy. */
-hx_status hxg_eng_put(hx_md_engine *e, void *dst, const void *src, int n, int w, size_t size,
+hx_status hxg_eng_put(struct hxg_host *host, void *dst, const void *src, int n, int w, size_t size,
                       cudaStream_t s);
 /* n atoms from device floats (w per atom, the first 3 taken) into host
  * doubles (3 per atom). Waits for the copy. */
-hx_status hxg_eng_get(hx_md_engine *e, double *dst, const float *src, int n, int w,
+hx_status hxg_eng_get(struct hxg_host *host, double *dst, const float *src, int n, int w,
                       cudaStream_t s);
-hx_status hxg_eng_stage_create(hx_md_engine *e);
-void hxg_eng_stage_destroy(hx_md_engine *e);
+hx_status hxg_eng_stage_create(struct hxg_host *host);
+void hxg_eng_stage_destroy(struct hxg_host *host);
 /* Rebuild phase times: adds the time since *t to phase[k] (traced as
  * names[k] under HALOX_TRACE) and moves *t on; with HALOX_LOG=1, prints
- * the mean of each of n phases over count rebuilds on rank 0. */
+ * (rank 0 only) the mean of each of n phases over count rebuilds. */
 void hxg_eng_phase_mark(double *phase, const char *const *names, int k, double *t);
-void hxg_eng_phase_log(const hx_md_engine *e, const char *what, const char *const *names,
-                       const double *phase, int n, int64_t count);
+void hxg_eng_phase_log(int rank, const char *what, const char *const *names, const double *phase,
+                       int n, int64_t count);
 /* Cell and neighbour lists of the current atoms, growing the lists when an
  * atom has more neighbours than they hold. Rank-local. */
 hx_status hxg_eng_build_lists(hx_md_engine *e);
@@ -428,7 +249,7 @@ void hxg_eng_capture_single_ahead(hx_md_engine *e);
 /* After a single-rank device rebuild overflowed its list (see step_single.c). */
 hx_status hxg_eng_recover_single(hx_md_engine *e);
 /* Destroys the single-rank step graphs (captured again when next needed). */
-void hxg_eng_drop_step_graphs(hx_md_engine *e);
+void hxg_eng_drop_step_graphs(struct hxg_graphs *g);
 
 /* ------------------------------------------------------------ step.c */
 
@@ -453,10 +274,10 @@ hx_status hxg_eng_capture_into(hx_md_engine *e, hxg_launch_fn fn, cudaGraphExec_
 hx_status hxg_eng_replay_one(hx_md_engine *e);
 hx_status hxg_eng_rebuild_and_finish(hx_md_engine *e);
 /* ------------------------------------------------------------ vote.c */
-/* Collective: whether the ranks vote on rebuilds (e->dvote), and its
+/* Collective: whether the ranks vote on rebuilds (e->vote.on), and its
  * state. After the transport is made. */
 hx_status hxg_eng_vote_setup(hx_md_engine *e);
-void hxg_eng_vote_free(hx_md_engine *e);
+void hxg_eng_vote_free(struct hxg_vote *v);
 /* Captures the voted step (with the plain one, hxg_eng_capture_multi). */
 void hxg_eng_capture_vote(hx_md_engine *e);
 /* Step e->step as a voted step (e->ago not yet counted). */
@@ -475,17 +296,19 @@ void hxg_trace_cupti_start(void);
 
 /* ---------------------------------------------------------- timers.c */
 
-hx_status hxg_eng_timers_create(hx_md_engine *e);
-void hxg_eng_timers_destroy(hx_md_engine *e);
-int hxg_eng_tm_open(hx_md_engine *e, int stage, cudaStream_t s);
-void hxg_eng_tm_close(hx_md_engine *e, int k, cudaStream_t s);
-void hxg_eng_tm_harvest_all(hx_md_engine *e);
-int hxg_eng_tm_sampled(const hx_md_engine *e, int64_t step);
+/* graphs: steps replay from CUDA graphs (one timed step in 128 by
+ * default, see timers.c). */
+hx_status hxg_eng_timers_create(struct hxg_timers *t, int graphs);
+void hxg_eng_timers_destroy(struct hxg_timers *t);
+int hxg_eng_tm_open(struct hxg_timers *t, int stage, cudaStream_t s);
+void hxg_eng_tm_close(struct hxg_timers *t, int k, cudaStream_t s);
+void hxg_eng_tm_harvest_all(struct hxg_timers *t);
+int hxg_eng_tm_sampled(const struct hxg_timers *t, int64_t step);
 
 /* --------------------------------------------------------- stretch.c */
 
-hx_status hxg_eng_stretch_create(hx_md_engine *e);
-void hxg_eng_stretch_destroy(hx_md_engine *e);
+hx_status hxg_eng_stretch_create(hxg_stretch **out);
+void hxg_eng_stretch_destroy(hxg_stretch **st);
 /* ops->mark and ops->stretch_seconds (md.h). */
 hx_status hxg_eng_mark(hx_md_engine *e, int end);
 hx_status hxg_eng_stretch_seconds(hx_md_engine *e, double *sec, int n);

@@ -92,8 +92,8 @@ static int first_difference(const host_list *a, const host_list *b, int n, int s
  * (cnt, on the host) and the maps' targets. */
 static hx_status check_nl_atoms(hx_md_engine *e, const int32_t *cnt)
 {
-    const hx_plan *p = e->plan;
-    const int nmaps = hxg_eng_map_entries(p), n = e->ntotal;
+    const hx_plan *p = e->xport.plan;
+    const int nmaps = hxg_eng_map_entries(p), n = e->atoms.ntotal;
     int32_t *maps = malloc(sizeof(int32_t) * (size_t) (nmaps > 0 ? nmaps : 1));
     int32_t *idx = malloc(sizeof(int32_t) * (size_t) (n > 0 ? n : 1));
     char *want = calloc((size_t) (n > 0 ? n : 1), 1);
@@ -104,8 +104,8 @@ static hx_status check_nl_atoms(hx_md_engine *e, const int32_t *cnt)
         cudaMemcpy(maps, hx_plan_device_maps(p), sizeof(int32_t) * (size_t) nmaps,
                    cudaMemcpyDeviceToHost) != cudaSuccess)
         st = cuda_fail(cudaGetLastError(), "list check copy");
-    if (st == HX_OK && e->nl_atoms > 0 &&
-        cudaMemcpy(idx, e->nl_idx, sizeof(int32_t) * (size_t) e->nl_atoms,
+    if (st == HX_OK && e->lists.nl_atoms > 0 &&
+        cudaMemcpy(idx, e->lists.nl_idx, sizeof(int32_t) * (size_t) e->lists.nl_atoms,
                    cudaMemcpyDeviceToHost) != cudaSuccess)
         st = cuda_fail(cudaGetLastError(), "list check copy");
     int count = 0, bad = -1;
@@ -117,16 +117,16 @@ static hx_status check_nl_atoms(hx_md_engine *e, const int32_t *cnt)
     for (int i = 0; st == HX_OK && i < n; i++) {
         if (!want[i])
             continue;
-        if (bad < 0 && (count >= e->nl_atoms || idx[count] != i))
+        if (bad < 0 && (count >= e->lists.nl_atoms || idx[count] != i))
             bad = i;
         count++;
     }
-    if (st == HX_OK && (bad >= 0 || count != e->nl_atoms))
+    if (st == HX_OK && (bad >= 0 || count != e->lists.nl_atoms))
         st = hxi_error(HX_ERR_STATE,
                        "GPU engine: at the rebuild of step %lld on rank %d the non-local forces "
                        "would visit %d atoms where %d have a non-local list or are a map's "
                        "target (first difference at atom %d)",
-                       (long long) e->step, e->rank, e->nl_atoms, count, bad);
+                       (long long) e->step, e->rank, e->lists.nl_atoms, count, bad);
     free(maps);
     free(idx);
     free(want);
@@ -135,22 +135,23 @@ static hx_status check_nl_atoms(hx_md_engine *e, const int32_t *cnt)
 
 hx_status hxg_eng_check_lists(hx_md_engine *e)
 {
-    hxg_list loc = e->loc, nl = e->nl;
+    hxg_list loc = e->lists.loc, nl = e->lists.nl;
     hx_status st = HX_OK;
     host_list h[4];
     memset(h, 0, sizeof h);
     int32_t *ea = NULL, *eb = NULL;
     /* The one-pass lists, of the same room and layout, from the zones the
      * non-local half read: the device plan's own. */
-    const uint8_t *zones = hx_plan_on_device(e->plan) ? hx_plan_device_zones(e->plan) : e->zones;
+    const uint8_t *zones =
+        hx_plan_on_device(e->xport.plan) ? hx_plan_device_zones(e->xport.plan) : e->atoms.zones;
     loc.cnt = loc.nb = nl.cnt = nl.nb = NULL;
     nl.row = NULL; /* a row for every local atom */
-    nl.stride = e->cap_total;
+    nl.stride = e->atoms.cap_total;
     size_t bloc = 4 * (size_t) loc.max * (size_t) loc.stride;
     size_t bnl = 4 * (size_t) nl.max * (size_t) nl.stride;
-    if (cudaMalloc((void **) &loc.cnt, 4 * (size_t) e->cap_home) != cudaSuccess ||
+    if (cudaMalloc((void **) &loc.cnt, 4 * (size_t) e->atoms.cap_home) != cudaSuccess ||
         cudaMalloc((void **) &loc.nb, bloc > 0 ? bloc : 4) != cudaSuccess ||
-        cudaMalloc((void **) &nl.cnt, 4 * (size_t) e->cap_total) != cudaSuccess ||
+        cudaMalloc((void **) &nl.cnt, 4 * (size_t) e->atoms.cap_total) != cudaSuccess ||
         cudaMalloc((void **) &nl.nb, bnl > 0 ? bnl : 4) != cudaSuccess)
         st = cuda_fail(cudaGetLastError(), "list check allocation");
     hxg_atoms_view a = hxg_eng_atoms_view(e);
@@ -159,18 +160,18 @@ hx_status hxg_eng_check_lists(hx_md_engine *e)
     l.loc = loc;
     l.nl = nl;
     l.pos = NULL;
-    if (st == HX_OK &&
-        (hxg_build_lists((void *) e->s_nl, a, hxg_eng_cells_view(e), l, e->flags) != 0 ||
-         cudaStreamSynchronize(e->s_nl) != cudaSuccess))
+    if (st == HX_OK && (hxg_build_lists((void *) e->dev.s_nl, a, hxg_eng_cells_view(&e->cells), l,
+                                        e->dev.flags) != 0 ||
+                        cudaStreamSynchronize(e->dev.s_nl) != cudaSuccess))
         st = cuda_fail(cudaGetLastError(), "the one-pass list build of the list check");
     if (st == HX_OK)
-        st = fetch_list(&e->loc, e->nhome, &h[0]);
+        st = fetch_list(&e->lists.loc, e->atoms.nhome, &h[0]);
     if (st == HX_OK)
-        st = fetch_list(&loc, e->nhome, &h[1]);
+        st = fetch_list(&loc, e->atoms.nhome, &h[1]);
     if (st == HX_OK)
-        st = fetch_list(&e->nl, e->ntotal, &h[2]);
+        st = fetch_list(&e->lists.nl, e->atoms.ntotal, &h[2]);
     if (st == HX_OK)
-        st = fetch_list(&nl, e->ntotal, &h[3]);
+        st = fetch_list(&nl, e->atoms.ntotal, &h[3]);
     int most = loc.max > nl.max ? loc.max : nl.max;
     if (st == HX_OK) {
         ea = malloc(sizeof(int32_t) * (size_t) (most > 0 ? most : 1));
@@ -179,18 +180,18 @@ hx_status hxg_eng_check_lists(hx_md_engine *e)
             st = hxi_error(HX_ERR_NOMEM, "list check: scratch");
     }
     if (st == HX_OK) {
-        int i = first_difference(&h[0], &h[1], e->nhome, 0, ea, eb);
-        int k = i < 0 ? first_difference(&h[2], &h[3], e->ntotal, 1, ea, eb) : -1;
+        int i = first_difference(&h[0], &h[1], e->atoms.nhome, 0, ea, eb);
+        int k = i < 0 ? first_difference(&h[2], &h[3], e->atoms.ntotal, 1, ea, eb) : -1;
         if (i >= 0 || k >= 0)
             st = hxi_error(HX_ERR_STATE,
                            "GPU engine: at the rebuild of step %lld on rank %d the two-half "
                            "list build and the one-pass build differ in the %s list of %s atom "
                            "%d (%d home, %d local atoms)",
                            (long long) e->step, e->rank, i >= 0 ? "local" : "non-local",
-                           (i >= 0 || k < e->nhome) ? "home" : "halo", i >= 0 ? i : k, e->nhome,
-                           e->ntotal);
+                           (i >= 0 || k < e->atoms.nhome) ? "home" : "halo", i >= 0 ? i : k,
+                           e->atoms.nhome, e->atoms.ntotal);
     }
-    if (st == HX_OK && e->nl_on)
+    if (st == HX_OK && e->lists.nl_on)
         st = check_nl_atoms(e, h[2].cnt);
     for (int q = 0; q < 4; q++)
         free_host(&h[q]);

@@ -68,13 +68,15 @@ __global__ void hxg_k_cell_count(hxg_gate gate, int n, const int32_t *dn, float 
  * cells' starts (the last chunk also the total, start[n]). A status word
  * holds a flag and a value together, so one 64-bit store publishes both.
  * The last block to finish clears what the launch used (statuses, ticket,
- * exit count), so that the scratch is all zeros again for the next scan. Before, the scan was three
- * launches (chunks, their sums, the offsets): about 2.4 us each in the
- * graphs at 32,000 atoms. */
+ * exit count), so that the scratch is all zeros again for the next scan.
+ * One launch where there were three (chunks, their sums, the offsets):
+ * each launch in a graph costs the GPU a fixed time, a large part of a
+ * small system's scan (docs/performance.md, "The cell scan in one
+ * launch"). */
 #define HXG_SCAN_PER   4                     /* cells a thread */
 #define HXG_SCAN_CHUNK (1024 * HXG_SCAN_PER) /* cells a block of 1,024 threads */
-#define HXG_SCAN_AGG   (1ull << 32) /* flag: the chunk's sum */
-#define HXG_SCAN_INCL  (2ull << 32) /* flag: the inclusive prefix through the chunk */
+#define HXG_SCAN_AGG   (1ull << 32)          /* flag: the chunk's sum */
+#define HXG_SCAN_INCL  (2ull << 32)          /* flag: the inclusive prefix through the chunk */
 
 /* The scratch of a scan: nb status words, then the ticket and the exit
  * count (HXG_MAX_SCAN_BLOCKS - 1 status words fit in scan_tmp). */

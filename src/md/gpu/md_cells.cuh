@@ -160,7 +160,7 @@ __device__ __forceinline__ void hxg_row(const hxg_zrow &zr, float3 xi, const int
  * warp walks all of them together, empty or not, so that a walk may hold
  * warp-wide operations between rows. Each walk writes the two loops out:
  * one helper taking the walk's body as a lambda made the home walk's
- * build 14 % slower (docs/results/build-2026-12-02.txt, call 3). */
+ * build slower (docs/results/build-2026-12-02.txt, call 3). */
 __device__ __forceinline__ hxg_zrow hxg_row_z(bool on, float3 xi, const int c[3], int oz, float3 w,
                                               const hxg_cellgrid &cg_, const hxg_geom &g)
 {

@@ -36,12 +36,11 @@ typedef struct hxg_geom {
  * and device code must see one value: no override). 64 slots: a row
  * whose candidates fit in every lane's ring takes the walk
  * without a room test per hit (hxg_row_ring); with 32 slots about half the
- * rows of a liquid did not fit. On one H200 (2026-12-04, against 32 slots
- * and the walk before): the home build at 2,048,000 atoms 0.895 G warp
- * instructions against 1.019 G and 1.038 G, 1.20 ms against 1.21 and 1.22
- * (the larger ring leaves room for 6 blocks an SM instead of 8), mean us a
- * step at 256,000 atoms 64.9-65.1 against 65.96 and 66.15-66.18
- * (docs/results/ring-2026-12-04.txt). */
+ * rows of a liquid did not fit. The larger ring leaves room for 6 blocks
+ * an SM instead of 8, and still the home build issues fewer instructions
+ * and the step is shorter than with 32 slots or the walk before
+ * (docs/performance.md, "The list build without a room test per hit";
+ * docs/results/ring-2026-12-04.txt). */
 #define HXG_RING 64
 
 /* Cells covering home and halo atoms, of width >= half the list cutoff
@@ -90,13 +89,13 @@ typedef struct hxg_flags {
      * returns at once until the host has grown the list and finished the
      * step (hxg_k_finish sets it; the host clears it). */
     int32_t halt;
-    int32_t maxcnt;   /* largest neighbour count of any atom at any list build so far */
-    int32_t nl_atoms; /* atoms the non-local forces visit (hxg_nl_atoms) */
-    int32_t kd_blocks;  /* blocks of a deciding hxg_kickdrift done (the last one resets it) */
-    int32_t need_rows;  /* rows a compact non-local list needed past its stride (0: none) */
-    int32_t unreached;  /* 1 + an atom without a row in a compact list that had entries */
-    int32_t nhome;      /* home atoms of a multi-rank rebuild, for its graphs (hxg_sort_home) */
-    int32_t nl_rows;    /* rows given in a compact non-local list (hxg_build_nonlocal) */
+    int32_t maxcnt;    /* largest neighbour count of any atom at any list build so far */
+    int32_t nl_atoms;  /* atoms the non-local forces visit (hxg_nl_atoms) */
+    int32_t kd_blocks; /* blocks of a deciding hxg_kickdrift done (the last one resets it) */
+    int32_t need_rows; /* rows a compact non-local list needed past its stride (0: none) */
+    int32_t unreached; /* 1 + an atom without a row in a compact list that had entries */
+    int32_t nhome;     /* home atoms of a multi-rank rebuild, for its graphs (hxg_sort_home) */
+    int32_t nl_rows;   /* rows given in a compact non-local list (hxg_build_nonlocal) */
 } hxg_flags;
 
 /* Written by the device path's rebuild kernel into mapped host memory, so

@@ -95,10 +95,10 @@ __device__ __forceinline__ void hxg_close_kick(int i, float4 *__restrict__ f,
 template <bool DECIDE>
 __global__ void hxg_k_kickdrift(int n, float4 *__restrict__ x, float4 *__restrict__ v,
                                 float4 *__restrict__ f, const float4 *__restrict__ xold,
-                                float *__restrict__ x3, const float *__restrict__ fclose,
-                                float dtf, float dt, int neigh_check,
-                                int every, float trig2, long long step, hxg_flags *flags,
-                                double *acc_zero, int delay, cudaGraphConditionalHandle cond)
+                                float *__restrict__ x3, const float *__restrict__ fclose, float dtf,
+                                float dt, int neigh_check, int every, float trig2, long long step,
+                                hxg_flags *flags, double *acc_zero, int delay,
+                                cudaGraphConditionalHandle cond)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     hxi_dev_launch_dependents(); /* the local forces with PDL (hxg_force_local) */
@@ -168,8 +168,9 @@ __global__ void hxg_k_kick(int n, float4 *__restrict__ v, float4 *__restrict__ f
 
 /* 1/r2 in the pair loop: the hardware approximation (rcp.approx, one
  * instruction, within 1 ulp). The correctly rounded __frcp_rn is a
- * sequence with a slow path (one H200, 2026-12-02: 69.4 against 56.0 us
- * a step at 256,000 atoms). */
+ * sequence with a slow path, which made the whole step much slower
+ * (docs/md-gpu.md, "Why full lists and no atomics";
+ * docs/results/force-2026-12-02.txt). */
 __device__ __forceinline__ float hxg_rcp(float r2)
 {
     float r;
@@ -207,10 +208,10 @@ __device__ __forceinline__ void hxg_pair(float3 xi, float3 xj, const hxg_lj &lj,
 
 /* Neighbours a thread loads before it computes their pairs (its
  * neighbours k, k + TPP, ... k + (U-1) TPP): U independent chains of a list
- * load and a position load in flight per thread. Median step at 256,000
- * atoms on one H200 (2026-12-02): the loop before, unrolled by the compiler
- * with each load after the previous pair's test, 75.1 us with __frcp_rn;
- * U 4 with __frcp_rn 69.4; with rcp.approx U 2 56.9, U 4 56.0, U 8 60.0. */
+ * load and a position load in flight per thread. 4: a shorter step than 2
+ * or 8, and than the loop before, which the compiler unrolled with each
+ * load after the previous pair's test (docs/md-gpu.md, "Why full lists
+ * and no atomics"; docs/results/force-2026-12-02.txt). */
 #define HXG_FORCE_UNROLL 4
 
 /* Blocks an SM the force kernel is compiled for (__launch_bounds__'s
@@ -252,18 +253,18 @@ __device__ __forceinline__ void hxg_pair(float3 xi, float3 xj, const hxg_lj &lj,
  * inter-block communication. */
 /* One thread an atom (the largest systems, where the list loads set the
  * kernel's time): 8 neighbours a batch, the last ones one masked batch,
- * and room for the registers that keeps (8 blocks an SM). One H200, one
- * process, against the settings above, mean us a step, 2026-12-05
- * (docs/results/force-batch-2026-12-05.txt): 2,048,000 atoms 442.6 to
- * 414.3, 256,000 63.5 to 62.9; at 8 threads an atom (32,000 atoms) the
- * same settings were 13 % slower, so those keep the ones above. Thermo
- * rows identical bit for bit (the same adds in the same order). */
+ * and room for the registers that keeps (8 blocks an SM): a shorter step
+ * there than with the settings above, but a longer one at 8 threads an
+ * atom, so those keep the ones above (docs/performance.md, "The force
+ * kernel at one thread an atom"; docs/results/force-batch-2026-12-05.txt).
+ * Thermo rows identical bit for bit (the same adds in the same order). */
 #define HXG_TPP1_UNROLL 8
 #define HXG_TPP1_TAIL   1
 #define HXG_TPP1_MINB   8
 
-/* Two and four threads an atom (a rank's local forces from about 34,000
- * to 135,000 atoms on an H200): by default the settings above. */
+/* Two and four threads an atom (a rank's local forces from a quarter of
+ * the threads that fill the GPU to one fill, hxg_eng_choose_tpp): by
+ * default the settings above. */
 #ifndef HXG_TPP2_UNROLL
 #define HXG_TPP2_UNROLL HXG_FORCE_UNROLL
 #endif
@@ -287,13 +288,11 @@ __device__ __forceinline__ void hxg_pair(float3 xi, float3 xj, const hxg_lj &lj,
  * non-local forces and exchange kernels (or another rank's, where ranks
  * share the GPU) run beside them: compiled for 12 blocks an SM (40
  * registers), which leaves a quarter of the SM's threads to those, and the
- * last neighbours as one masked batch. Alone, the kernel of 32 registers
- * (every slot of the SM taken) is faster. One H200, 2026-12-05
- * (docs/results/force-room-2026-12-05.txt): 2 processes under MPS at
- * 256,000 atoms (2 threads an atom), median 74.2-74.3 against 64.2-64.7
- * us a step with these settings (and 63.9-64.8 with 8 to 10 blocks an
- * SM); one process at 131,072 atoms 2 threads an atom 30.3-30.5 against
- * 33.7-33.8, 4 threads an atom 33.8 against 32.9-33.0. */
+ * last neighbours as one masked batch: where ranks share a GPU this made
+ * the step shorter (8 or 10 blocks an SM did as well). Alone, the kernel
+ * of 32 registers (every slot of the SM taken) is faster at 2 threads an
+ * atom, so one rank keeps it (docs/performance.md, "Room beside the local
+ * forces"; docs/results/force-room-2026-12-05.txt). */
 #define HXG_ROOM_UNROLL 4
 #define HXG_ROOM_TAIL   1
 #define HXG_ROOM_MINB   12
@@ -580,8 +579,7 @@ extern "C" int hxg_vote_in(void *stream, hxg_flags *flags, int32_t *vin)
     return (int) cudaGetLastError();
 }
 
-extern "C" int hxg_vote_out(void *stream, hxg_flags *flags, const int32_t *vout,
-                            hxg_report *report)
+extern "C" int hxg_vote_out(void *stream, hxg_flags *flags, const int32_t *vout, hxg_report *report)
 {
     hxg_k_vote_out<<<1, 1, 0, (cudaStream_t) stream>>>(flags, vout, report);
     return (int) cudaGetLastError();

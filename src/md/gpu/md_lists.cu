@@ -247,25 +247,15 @@ __global__ void hxg_k_finish(hxg_gate gate, hxg_report *report)
 
 /* Lanes per atom of the list build: one thread per atom from 256 atoms per
  * SM, 4 from 128, else 8; the home walks (HOME: every atom a home atom in
- * cell order) one thread from 192, 4 from 160, else 8. On one H200 (build kernel, melt system): 32,000
- * atoms 79 us with 4 lanes, 93 with 8, 105 with 1; 16,384 atoms 55 us with
- * 4 or 8; 64,000 atoms at density 1.0 141 us with 1, 151 with 4, 178 with
- * 8; 131,072 atoms 159 us with 1, 233 with 4. 21,000 local atoms per rank
- * on two GPUs rebuild 120 us faster in groups of 8 than one thread each.
- * The home walk of one rank (2026-12-04): 23,328 atoms 57.6 us with 4
- * lanes, 62.2 with 1; 32,000 atoms 71.8 with 4, 63.1 with 1; 16,384 atoms
- * 48.9 with 8, 49.5 with 4, 57.9 with 1. With the lane groups' own home
- * walk (later that day): 27,436 atoms 50.4 us with 4 lanes, 63.5 with 1;
- * 32,000 atoms 55.1 and 62.6; 37,044 atoms 60.2 and 64.5; 16,384 atoms
- * 38.6 with 8 (docs/results/lanes-home-2026-12-04.txt). With the rows'
- * set-up shared out among a group's lanes (2026-12-04):
- * 16,384 atoms 27.0 us with 8, 34.2 with 4, 36.1 with 1; 32,000 atoms 39.3
- * with 1, 46.2 with 4, 50.6 with 8; 55,296 atoms 48.8 with 1, 74.1 with 8
- * (the one-thread walk had become faster in between: 62.6 to 39.3 us at
- * 32,000); 19,652 atoms 31.4 with 8, 35.9 with 4, 38.3 with 1; 23,328
- * atoms 38.5 with 4, 40.1 with 1, 42.2 with 8; 27,436 atoms 39.2 with 1,
- * 43.2 with 4 (docs/results/rows-shared-2026-12-04.txt, calls 2 and 3).
- * HALOX_MD_LANES=,,1|2|4|8 overrides (tests). */
+ * cell order) one thread from 192, 4 from 160, else 8. With fewer atoms
+ * per SM, one thread an atom leaves most of the GPU idle and a group of
+ * lanes an atom builds faster; with more, the groups' extra instructions
+ * (ballots, shared-out rows) cost more than the lanes they fill. Each
+ * switch is where the build kernels measured with the lanes forced cross
+ * (docs/md-gpu.md, "Data"; docs/performance.md, "The lane groups share
+ * out their rows"; docs/results/lanes-home-2026-12-04.txt,
+ * docs/results/rows-shared-2026-12-04.txt). HALOX_MD_LANES=,,1|2|4|8
+ * overrides (tests). */
 static int hxg_build_lanes(long long n, bool home = false)
 {
     static int sms = -1, forced = 0;

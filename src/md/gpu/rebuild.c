@@ -17,31 +17,33 @@
 static hx_status sort_home_by_cell(hx_md_engine *e)
 {
     hx_md_system *s = e->sys;
-    int n = s->n, nc = e->cells.ncell;
+    int n = s->n, nc = e->cells.grid.ncell;
     if (n <= 1)
         return HX_OK;
-    if (n > e->hsort_cap) {
+    if (n > e->host.hsort_cap) {
         int cap = hxg_eng_cap_for(e, n);
+        HXI_CHECK(hxi_grow((void **) &e->host.hcell, sizeof(int32_t) * ((size_t) cap + nc + 1),
+                           "cell sort"));
         HXI_CHECK(
-            hxi_grow((void **) &e->hcell, sizeof(int32_t) * ((size_t) cap + nc + 1), "cell sort"));
-        HXI_CHECK(hxi_grow((void **) &e->htmp, sizeof(double) * 3 * (size_t) cap, "cell sort"));
-        HXI_CHECK(hxi_grow((void **) &e->htmp_id, sizeof(int64_t) * (size_t) cap, "cell sort"));
-        e->hsort_cap = cap;
+            hxi_grow((void **) &e->host.htmp, sizeof(double) * 3 * (size_t) cap, "cell sort"));
+        HXI_CHECK(
+            hxi_grow((void **) &e->host.htmp_id, sizeof(int64_t) * (size_t) cap, "cell sort"));
+        e->host.hsort_cap = cap;
     }
-    int32_t *cell = e->hcell, *start = e->hcell + e->hsort_cap;
+    int32_t *cell = e->host.hcell, *start = e->host.hcell + e->host.hsort_cap;
     memset(start, 0, sizeof(int32_t) * ((size_t) nc + 1));
     for (int i = 0; i < n; i++) {
         int c3[3];
         for (int k = 0; k < 3; k++) {
-            int m = e->cells.n[k];
-            int q = (int) floor((s->x[3 * i + k] - e->cells.lo[k]) * e->cells.inv_w[k]);
-            if (e->cells.periodic[k])
+            int m = e->cells.grid.n[k];
+            int q = (int) floor((s->x[3 * i + k] - e->cells.grid.lo[k]) * e->cells.grid.inv_w[k]);
+            if (e->cells.grid.periodic[k])
                 q = ((q % m) + m) % m;
             else
                 q = q < 0 ? 0 : (q >= m ? m - 1 : q);
             c3[k] = q;
         }
-        cell[i] = (c3[2] * e->cells.n[1] + c3[1]) * e->cells.n[0] + c3[0];
+        cell[i] = (c3[2] * e->cells.grid.n[1] + c3[1]) * e->cells.grid.n[0] + c3[0];
         start[cell[i] + 1]++;
     }
     for (int c = 0; c < nc; c++)
@@ -49,7 +51,7 @@ static hx_status sort_home_by_cell(hx_md_engine *e)
     /* Stable counting sort, applied to x, then v, then id. start[c + 1]
      * serves as the running slot of cell c during a pass and ends each pass
      * as the end of cell c, so each pass first shifts it back by one. */
-    double *t = e->htmp;
+    double *t = e->host.htmp;
     for (int pass = 0; pass < 2; pass++) {
         double *a = pass == 0 ? s->x : s->v;
         for (int c = nc; c > 0; c--)
@@ -65,8 +67,8 @@ static hx_status sort_home_by_cell(hx_md_engine *e)
         start[c] = start[c - 1];
     start[0] = 0;
     for (int i = 0; i < n; i++)
-        e->htmp_id[start[cell[i] + 1]++] = s->id[i];
-    memcpy(s->id, e->htmp_id, sizeof(int64_t) * (size_t) n);
+        e->host.htmp_id[start[cell[i] + 1]++] = s->id[i];
+    memcpy(s->id, e->host.htmp_id, sizeof(int64_t) * (size_t) n);
     return HX_OK;
 }
 
@@ -83,14 +85,16 @@ static hx_status grow_lists(hx_md_engine *e, int need)
     int m = hxg_eng_round_up((long long) need + need / 4 + 8, 8);
     hxi_info("GPU engine: neighbour lists grow to %d per atom (an atom has %d neighbours)", m,
              need);
-    if (m > e->loc.max) {
-        e->loc.max = m;
-        HXI_CHECK(hxg_eng_dev_grow(&e->loc.nb, &e->b_locnb, 4 * (size_t) e->cap_home * (size_t) m,
+    if (m > e->lists.loc.max) {
+        e->lists.loc.max = m;
+        HXI_CHECK(hxg_eng_dev_grow(&e->lists.loc.nb, &e->lists.b_locnb,
+                                   4 * (size_t) e->atoms.cap_home * (size_t) m,
                                    "the local neighbour list"));
     }
-    if (e->multi && m > e->nl.max) {
-        e->nl.max = m;
-        HXI_CHECK(hxg_eng_dev_grow(&e->nl.nb, &e->b_nlnb, 4 * (size_t) e->nl.stride * (size_t) m,
+    if (e->multi && m > e->lists.nl.max) {
+        e->lists.nl.max = m;
+        HXI_CHECK(hxg_eng_dev_grow(&e->lists.nl.nb, &e->lists.b_nlnb,
+                                   4 * (size_t) e->lists.nl.stride * (size_t) m,
                                    "the non-local neighbour list"));
     }
     return HX_OK;
@@ -108,27 +112,29 @@ static hx_status ensure_nl_rows(hx_md_engine *e)
     double near_frac = 0.0;
     for (int k = 0; k < 3; k++)
         if (d->npulse[k] > 0)
-            near_frac += (d->dom_hi[k] - e->near_rows[k]) / (d->dom_hi[k] - d->dom_lo[k]);
-    double want = (double) e->nhalo + (near_frac < 1.0 ? near_frac : 1.0) * (double) e->nhome;
+            near_frac += (d->dom_hi[k] - e->lists.near_rows[k]) / (d->dom_hi[k] - d->dom_lo[k]);
+    double want =
+        (double) e->atoms.nhalo + (near_frac < 1.0 ? near_frac : 1.0) * (double) e->atoms.nhome;
     /* HALOX_MD_TIGHT=1: too few, so that the first build overflows them
      * and builds again (tests of that path). */
     long long rows = e->tight ? (long long) (want / 2) + 1 : (long long) (1.25 * want) + 1024;
-    if (rows < e->nl_rows_min)
-        rows = e->nl_rows_min;
-    if (rows > e->cap_total)
-        rows = e->cap_total;
-    if (e->nl.nb && rows <= e->nl.stride)
+    if (rows < e->lists.nl_rows_min)
+        rows = e->lists.nl_rows_min;
+    if (rows > e->atoms.cap_total)
+        rows = e->atoms.cap_total;
+    if (e->lists.nl.nb && rows <= e->lists.nl.stride)
         return HX_OK;
-    e->nl.stride = (int32_t) hxg_eng_round_up(rows, 32);
-    return hxg_eng_dev_grow(&e->nl.nb, &e->b_nlnb, 4 * (size_t) e->nl.stride * (size_t) e->nl.max,
+    e->lists.nl.stride = (int32_t) hxg_eng_round_up(rows, 32);
+    return hxg_eng_dev_grow(&e->lists.nl.nb, &e->lists.b_nlnb,
+                            4 * (size_t) e->lists.nl.stride * (size_t) e->lists.nl.max,
                             "the non-local neighbour list");
 }
 
 static hx_status read_flags(hx_md_engine *e, hxg_flags *fl, cudaStream_t s)
 {
-    CU(cudaMemcpyAsync(fl, e->flags, sizeof *fl, cudaMemcpyDeviceToHost, s), "flag read-back");
+    CU(cudaMemcpyAsync(fl, e->dev.flags, sizeof *fl, cudaMemcpyDeviceToHost, s), "flag read-back");
     CU(cudaStreamSynchronize(s), "neighbour-list build");
-    e->max_neigh = fl->maxcnt;
+    e->lists.max_neigh = fl->maxcnt;
     return HX_OK;
 }
 
@@ -137,21 +143,21 @@ static hx_status read_flags(hx_md_engine *e, hxg_flags *fl, cudaStream_t s)
 hx_status hxg_eng_relist_single(hx_md_engine *e)
 {
     hxg_flags fl;
-    HXI_CHECK(read_flags(e, &fl, e->s_loc));
+    HXI_CHECK(read_flags(e, &fl, e->dev.s_loc));
     for (int attempt = 0, built = 0; attempt < 4; attempt++) {
         if (fl.need > 0 || fl.halt) {
             if (fl.need > 0)
                 HXI_CHECK(grow_lists(e, fl.need));
             fl.need = 0;
             fl.halt = 0;
-            CU(cudaMemcpy(e->flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag reset");
+            CU(cudaMemcpy(e->dev.flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag reset");
         } else if (built) {
             return HX_OK;
         }
-        CU(hxg_build_sorted((void *) e->s_loc, hxg_eng_atoms_view(e), hxg_eng_cells_view(e),
-                            hxg_eng_lists_view(e), e->flags),
+        CU(hxg_build_sorted((void *) e->dev.s_loc, hxg_eng_atoms_view(e),
+                            hxg_eng_cells_view(&e->cells), hxg_eng_lists_view(e), e->dev.flags),
            "neighbour-list build launch");
-        HXI_CHECK(read_flags(e, &fl, e->s_loc));
+        HXI_CHECK(read_flags(e, &fl, e->dev.s_loc));
         built = 1;
     }
     return hxg_eng_lists_overflow();
@@ -161,33 +167,33 @@ hx_status hxg_eng_relist_single(hx_md_engine *e)
  * then their list. */
 static hx_status build_single(hx_md_engine *e)
 {
-    CU(hxg_sort_home((void *) e->s_loc, hxg_eng_atoms_view(e), hxg_eng_cells_view(e), NULL, 1,
-                     e->flags),
+    CU(hxg_sort_home((void *) e->dev.s_loc, hxg_eng_atoms_view(e), hxg_eng_cells_view(&e->cells),
+                     NULL, 1, e->dev.flags),
        "cell sort launch");
     return hxg_eng_relist_single(e);
 }
 
 /* The local list on the local stream, behind what the non-local stream
  * holds (the sort); ev_list then marks its end, which the flags' read-back
- * waits for (launch_halves). With rb_early the step's local forces follow
- * it (see engine.h): they read only the home positions and this list, and
+ * waits for (launch_halves). With rebuild.early the step's local forces follow
+ * it (see engine_parts.h): they read only the home positions and this list, and
  * a build that overflows queues both again. */
 hx_status hxg_eng_queue_local_list(hx_md_engine *e)
 {
-    CU(cudaEventRecord(e->ev_list, e->s_nl), "event");
-    CU(cudaStreamWaitEvent(e->s_loc, e->ev_list, 0), "event wait");
-    CU(hxg_build_sorted((void *) e->s_loc, hxg_eng_atoms_view(e), hxg_eng_cells_view(e),
-                        hxg_eng_lists_view(e), e->flags),
+    CU(cudaEventRecord(e->lists.ev_list, e->dev.s_nl), "event");
+    CU(cudaStreamWaitEvent(e->dev.s_loc, e->lists.ev_list, 0), "event wait");
+    CU(hxg_build_sorted((void *) e->dev.s_loc, hxg_eng_atoms_view(e), hxg_eng_cells_view(&e->cells),
+                        hxg_eng_lists_view(e), e->dev.flags),
        "local list build launch");
-    CU(cudaEventRecord(e->ev_list, e->s_loc), "event");
-    e->loc_queued = 1;
-    if (e->rb_early) {
-        CU(hxg_force_local((void *) e->s_loc, hxg_eng_atoms_view(e), hxg_eng_lists_view(e),
+    CU(cudaEventRecord(e->lists.ev_list, e->dev.s_loc), "event");
+    e->lists.loc_queued = 1;
+    if (e->rebuild.early) {
+        CU(hxg_force_local((void *) e->dev.s_loc, hxg_eng_atoms_view(e), hxg_eng_lists_view(e),
                            hxg_eng_consts(e), NULL, NULL, HXG_FORCE_WRITE),
            "local force launch");
-        if (!e->loc_forces)
-            e->early_n++;
-        e->loc_forces = 1;
+        if (!e->rebuild.loc_forces)
+            e->rebuild.early_n++;
+        e->rebuild.loc_forces = 1;
     }
     return HX_OK;
 }
@@ -198,27 +204,28 @@ static int nonlocal_chain(hx_md_engine *e, const void *arg, cudaStream_t s)
 {
     const hx_plan *plan = arg;
     hxg_atoms_view a = hxg_eng_atoms_view(e);
-    const hxg_cells_view c = hxg_eng_cells_view(e);
+    const hxg_cells_view c = hxg_eng_cells_view(&e->cells);
     const hxg_lists_view l = hxg_eng_lists_view(e);
     a.zones = hx_plan_device_zones(plan);
-    int err = hxg_build_nonlocal((void *) s, hx_plan_device_coords(plan), a, c, l, e->flags);
-    if (err == 0 && e->nl_on)
+    int err = hxg_build_nonlocal((void *) s, hx_plan_device_coords(plan), a, c, l, e->dev.flags);
+    if (err == 0 && e->lists.nl_on)
         err = hxg_nl_atoms((void *) s, a, c, l, hx_plan_device_maps(plan),
-                           hxg_eng_map_entries(plan), e->flags);
+                           hxg_eng_map_entries(plan), e->dev.flags);
     return err;
 }
 
 hx_status hxg_eng_queue_nonlocal_list(hx_md_engine *e, const hx_plan *plan)
 {
-    CU(cudaEventRecord(e->ev_nlq, e->s_nl), "event");
-    CU(cudaStreamWaitEvent(e->s_b, e->ev_nlq, 0), "event wait");
+    CU(cudaEventRecord(e->lists.ev_nlq, e->dev.s_nl), "event");
+    CU(cudaStreamWaitEvent(e->dev.s_b, e->lists.ev_nlq, 0), "event wait");
     /* The atoms the non-local forces visit (the transport's force array is
      * cleared when the lists are joined, launch_halves). */
-    e->nl_on = e->nl_pick == 1 || (e->nl_pick != 0 && e->ntotal >= e->fill);
+    e->lists.nl_on =
+        e->rebuild.nl_pick == 1 || (e->rebuild.nl_pick != 0 && e->atoms.ntotal >= e->dev.fill);
     HXI_CHECK(ensure_nl_rows(e));
-    HXI_CHECK(hxg_chain_run(e, &e->ch_nl, e->s_b, nonlocal_chain, plan,
+    HXI_CHECK(hxg_chain_run(e, &e->lists.ch_nl, e->dev.s_b, nonlocal_chain, plan,
                             "the non-local lists' launch"));
-    e->nl_queued = 1;
+    e->lists.nl_queued = 1;
     return HX_OK;
 }
 
@@ -231,16 +238,18 @@ hx_status hxg_eng_queue_nonlocal_list(hx_md_engine *e, const hx_plan *plan)
  * moved), so that the entries no kernel writes stay zero. */
 static hx_status launch_halves(hx_md_engine *e)
 {
-    if (!e->loc_queued)
+    if (!e->lists.loc_queued)
         HXI_CHECK(hxg_eng_queue_local_list(e));
-    if (!e->nl_queued)
-        HXI_CHECK(hxg_eng_queue_nonlocal_list(e, e->plan));
-    e->loc_queued = e->nl_queued = 0;
-    if (e->nl_on && e->ntotal > 0)
-        CU(hxg_copy((void *) e->s_nl, e->tf, NULL, 3LL * e->ntotal), "clearing the forces");
-    CU(cudaStreamWaitEvent(e->s_nl, e->ev_list, 0), "event wait"); /* the local list's end */
-    CU(cudaEventRecord(e->ev_nlq, e->s_b), "event");
-    CU(cudaStreamWaitEvent(e->s_nl, e->ev_nlq, 0), "event wait");
+    if (!e->lists.nl_queued)
+        HXI_CHECK(hxg_eng_queue_nonlocal_list(e, e->xport.plan));
+    e->lists.loc_queued = e->lists.nl_queued = 0;
+    if (e->lists.nl_on && e->atoms.ntotal > 0)
+        CU(hxg_copy((void *) e->dev.s_nl, e->xport.tf, NULL, 3LL * e->atoms.ntotal),
+           "clearing the forces");
+    CU(cudaStreamWaitEvent(e->dev.s_nl, e->lists.ev_list, 0),
+       "event wait"); /* the local list's end */
+    CU(cudaEventRecord(e->lists.ev_nlq, e->dev.s_b), "event");
+    CU(cudaStreamWaitEvent(e->dev.s_nl, e->lists.ev_nlq, 0), "event wait");
     return HX_OK;
 }
 
@@ -249,21 +258,21 @@ static hx_status launch_halves(hx_md_engine *e)
  * hand); otherwise in one pass over the local atoms. */
 hx_status hxg_eng_build_lists(hx_md_engine *e)
 {
-    const int halves = e->multi && !e->host_rebuild && e->rb;
+    const int halves = e->multi && !e->host_rebuild && e->rebuild.rb;
     for (int attempt = 0; attempt < 3; attempt++) {
         if (halves) {
             HXI_CHECK(launch_halves(e));
         } else {
-            if (e->multi && e->nl.row)
+            if (e->multi && e->lists.nl.row)
                 HXI_CHECK(ensure_nl_rows(e));
-            CU(hxg_build_lists((void *) e->s_nl, hxg_eng_atoms_view(e), hxg_eng_cells_view(e),
-                               hxg_eng_lists_view(e), e->flags),
+            CU(hxg_build_lists((void *) e->dev.s_nl, hxg_eng_atoms_view(e),
+                               hxg_eng_cells_view(&e->cells), hxg_eng_lists_view(e), e->dev.flags),
                "neighbour-list build launch");
         }
         hxg_flags fl;
-        HXI_CHECK(read_flags(e, &fl, e->s_nl));
-        e->nl_on = halves && e->nl_on;
-        e->nl_atoms = fl.nl_atoms;
+        HXI_CHECK(read_flags(e, &fl, e->dev.s_nl));
+        e->lists.nl_on = halves && e->lists.nl_on;
+        e->lists.nl_atoms = fl.nl_atoms;
         /* Atoms left without a row for want of rows walked all the same:
          * only without such an overflow is an atom without a row an error. */
         if (fl.need_rows <= 0 && fl.unreached > 0)
@@ -274,13 +283,13 @@ hx_status hxg_eng_build_lists(hx_md_engine *e)
                              "and report this",
                              (long long) e->step, e->rank, fl.unreached - 1);
         if (fl.need <= 0 && fl.need_rows <= 0) {
-            if (halves && e->check_lists)
+            if (halves && e->rebuild.check_lists)
                 return hxg_eng_check_lists(e);
             /* Only the single-rank device rebuild reads last_build (on the
              * device); it starts from the set-up build at step 0. */
             if (fl.last_build != e->step && !e->multi && !e->host_rebuild) {
                 fl.last_build = e->step;
-                CU(cudaMemcpy(e->flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag update");
+                CU(cudaMemcpy(e->dev.flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag update");
             }
             return HX_OK;
         }
@@ -288,23 +297,23 @@ hx_status hxg_eng_build_lists(hx_md_engine *e)
          * non-local list too few rows: grow and redo. */
         if (fl.need_rows > 0) {
             long long r = (long long) fl.need_rows + fl.need_rows / 4 + 1024;
-            e->nl_rows_min = (int) (r < e->cap_total ? r : e->cap_total);
+            e->lists.nl_rows_min = (int) (r < e->atoms.cap_total ? r : e->atoms.cap_total);
         }
         if (fl.need > 0) {
             /* Early local forces may still read the list that moves. */
-            if (e->loc_forces)
-                CU(cudaStreamSynchronize(e->s_loc), "local forces");
+            if (e->rebuild.loc_forces)
+                CU(cudaStreamSynchronize(e->dev.s_loc), "local forces");
             HXI_CHECK(grow_lists(e, fl.need));
         }
         fl.need = fl.need_rows = fl.unreached = 0;
-        CU(cudaMemcpy(e->flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag reset");
+        CU(cudaMemcpy(e->dev.flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag reset");
     }
     return hxg_eng_lists_overflow();
 }
 
 hx_status hxg_eng_download_home(hx_md_engine *e, hx_md_system *s)
 {
-    int n = e->nhome;
+    int n = e->atoms.nhome;
     if (n > s->capacity || !s->x || !s->v || !s->id) {
         size_t m = (size_t) (n > 0 ? n : 1);
         HXI_CHECK(hxi_grow((void **) &s->x, sizeof(double) * 3 * m, "positions"));
@@ -313,9 +322,9 @@ hx_status hxg_eng_download_home(hx_md_engine *e, hx_md_system *s)
         s->capacity = (int) m;
     }
     if (n > 0) {
-        HXI_CHECK(hxg_eng_get(e, s->x, e->x4, n, 4, e->s_nl));
-        HXI_CHECK(hxg_eng_get(e, s->v, e->v4, n, 4, e->s_nl));
-        CU(cudaMemcpy(s->id, e->id, 8 * (size_t) n, cudaMemcpyDeviceToHost), "download id");
+        HXI_CHECK(hxg_eng_get(&e->host, s->x, e->atoms.x4, n, 4, e->dev.s_nl));
+        HXI_CHECK(hxg_eng_get(&e->host, s->v, e->atoms.v4, n, 4, e->dev.s_nl));
+        CU(cudaMemcpy(s->id, e->atoms.id, 8 * (size_t) n, cudaMemcpyDeviceToHost), "download id");
     }
     s->n = n;
     return HX_OK;
@@ -327,19 +336,20 @@ hx_status hxg_eng_download_home(hx_md_engine *e, hx_md_system *s)
 static hx_status upload_home(hx_md_engine *e)
 {
     const hx_md_system *s = e->sys;
-    int n = e->nhome;
-    cudaStream_t q = e->s_nl;
-    HXI_CHECK(hxg_eng_put(e, e->x4, s->x, n, 4, 0, q));
+    int n = e->atoms.nhome;
+    cudaStream_t q = e->dev.s_nl;
+    HXI_CHECK(hxg_eng_put(&e->host, e->atoms.x4, s->x, n, 4, 0, q));
     if (n > 0)
-        CU(cudaMemcpyAsync(e->xold4, e->x4, 16 * (size_t) n, cudaMemcpyDeviceToDevice, q),
+        CU(cudaMemcpyAsync(e->atoms.xold4, e->atoms.x4, 16 * (size_t) n, cudaMemcpyDeviceToDevice,
+                           q),
            "copy x");
     if (e->multi) /* the transport's coordinates: 3 floats per atom */
-        HXI_CHECK(hxg_eng_put(e, e->tx, s->x, n, 3, 0, q));
-    HXI_CHECK(hxg_eng_put(e, e->v4, s->v, n, 4, 0, q));
-    HXI_CHECK(hxg_eng_put(e, e->id, s->id, n, 0, sizeof(int64_t), q));
-    if (e->multi && e->ntotal > 0)
-        CU(cudaMemcpyAsync(e->zones, hx_plan_zones(e->plan), 4 * (size_t) e->ntotal,
-                           cudaMemcpyHostToDevice, q),
+        HXI_CHECK(hxg_eng_put(&e->host, e->xport.tx, s->x, n, 3, 0, q));
+    HXI_CHECK(hxg_eng_put(&e->host, e->atoms.v4, s->v, n, 4, 0, q));
+    HXI_CHECK(hxg_eng_put(&e->host, e->atoms.id, s->id, n, 0, sizeof(int64_t), q));
+    if (e->multi && e->atoms.ntotal > 0)
+        CU(cudaMemcpyAsync(e->atoms.zones, hx_plan_zones(e->xport.plan),
+                           4 * (size_t) e->atoms.ntotal, cudaMemcpyHostToDevice, q),
            "upload zones");
     CU(cudaStreamSynchronize(q), "upload");
     return HX_OK;
@@ -356,10 +366,10 @@ void hxg_eng_phase_mark(double *phase, const char *const *names, int k, double *
     *t = now;
 }
 
-void hxg_eng_phase_log(const hx_md_engine *e, const char *what, const char *const *names,
-                       const double *phase, int n, int64_t count)
+void hxg_eng_phase_log(int rank, const char *what, const char *const *names, const double *phase,
+                       int n, int64_t count)
 {
-    if (count > 0 && e->rank == 0 && hxi_log_level() >= 1) {
+    if (count > 0 && rank == 0 && hxi_log_level() >= 1) {
         char line[512];
         int len = snprintf(line, sizeof line, "%s, ms each on rank 0:", what);
         for (int k = 0; k < n && len < (int) sizeof line; k++)
@@ -373,12 +383,12 @@ void hxg_eng_phase_log(const hx_md_engine *e, const char *what, const char *cons
  * rebuilds on rank 0 (called once, at destroy). */
 void hxg_eng_rebuild_log(const hx_md_engine *e)
 {
-    hxg_eng_rebuild_log_as(e, "host-path rebuilds", e->host_rebuilds);
+    hxg_eng_rebuild_log_as(e, "host-path rebuilds", e->rebuild.host_rebuilds);
 }
 
 void hxg_eng_rebuild_log_as(const hx_md_engine *e, const char *what, int64_t count)
 {
-    hxg_eng_phase_log(e, what, rebuild_phase_names, e->rb_phase, 9, count);
+    hxg_eng_phase_log(e->rank, what, rebuild_phase_names, e->rebuild.rb_phase, 9, count);
 }
 
 /* The host-path rebuild. Collective; every rank-local part is agreed on
@@ -391,108 +401,109 @@ hx_status hxg_eng_rebuild_host(hx_md_engine *e, int initial)
     double tp = hxi_now();
     /* The drain waits for steps already queued, whose kernels the stage
      * timers count: it is kept out of "migrate + plan". */
-    if (cudaStreamSynchronize(e->s_loc) != cudaSuccess ||
-        cudaStreamSynchronize(e->s_nl) != cudaSuccess)
+    if (cudaStreamSynchronize(e->dev.s_loc) != cudaSuccess ||
+        cudaStreamSynchronize(e->dev.s_nl) != cudaSuccess)
         st = cuda_fail(cudaGetLastError(), "waiting for the step before a rebuild");
-    hxg_eng_phase_mark(e->rb_phase, rebuild_phase_names, 0, &tp);
+    hxg_eng_phase_mark(e->rebuild.rb_phase, rebuild_phase_names, 0, &tp);
     double t0 = tp;
     if (st == HX_OK && !initial)
         st = hxg_eng_download_home(e, s);
     HXI_CHECK(hxi_agree(e->comm, st));
-    hxg_eng_phase_mark(e->rb_phase, rebuild_phase_names, 1, &tp);
+    hxg_eng_phase_mark(e->rebuild.rb_phase, rebuild_phase_names, 1, &tp);
     hx_field fields[2] = {{(void **) &s->v, 3 * sizeof(double)},
                           {(void **) &s->id, sizeof(int64_t)}};
     HXI_CHECK(hx_migrate(e->comm, &e->decomp, &s->n, &s->capacity, &s->x, fields, 2));
-    hxg_eng_phase_mark(e->rb_phase, rebuild_phase_names, 2, &tp);
+    hxg_eng_phase_mark(e->rebuild.rb_phase, rebuild_phase_names, 2, &tp);
     /* One rank with device rebuilds sorts on the device (build_single). */
     const int single = !e->multi && !e->host_rebuild;
     if (!single)
         HXI_CHECK(hxi_agree(e->comm, sort_home_by_cell(e)));
-    hxg_eng_phase_mark(e->rb_phase, rebuild_phase_names, 3, &tp);
+    hxg_eng_phase_mark(e->rebuild.rb_phase, rebuild_phase_names, 3, &tp);
     if (single) {
         /* One rank on the device path has no halo and never exchanges, so
-         * it needs no plan: a host plan would copy every coordinate (4.2 s
-         * of a 5.5 s first build at 150,381,500 atoms on an H200). */
-        e->nhome = e->ntotal = s->n;
-        e->nhalo = 0;
-        hxg_eng_phase_mark(e->rb_phase, rebuild_phase_names, 4, &tp);
-        hxg_eng_phase_mark(e->rb_phase, rebuild_phase_names, 5, &tp);
+         * it needs no plan: a host plan would copy every coordinate, most
+         * of the first build of a large system (docs/performance-2026-11.md,
+         * "Size on one GPU"). */
+        e->atoms.nhome = e->atoms.ntotal = s->n;
+        e->atoms.nhalo = 0;
+        hxg_eng_phase_mark(e->rebuild.rb_phase, rebuild_phase_names, 4, &tp);
+        hxg_eng_phase_mark(e->rebuild.rb_phase, rebuild_phase_names, 5, &tp);
     } else {
         hx_plan *plan = NULL;
         HXI_CHECK(hx_plan_create(&plan, e->comm, &e->decomp, s->n, s->x));
-        hxg_eng_phase_mark(e->rb_phase, rebuild_phase_names, 4, &tp);
-        st = hxi_agree(e->comm, hx_transport_set_plan(e->t, plan));
-        hxg_eng_phase_mark(e->rb_phase, rebuild_phase_names, 5, &tp);
+        hxg_eng_phase_mark(e->rebuild.rb_phase, rebuild_phase_names, 4, &tp);
+        st = hxi_agree(e->comm, hx_transport_set_plan(e->xport.t, plan));
+        hxg_eng_phase_mark(e->rebuild.rb_phase, rebuild_phase_names, 5, &tp);
         if (st != HX_OK) {
             hx_plan_destroy(plan);
             return st;
         }
-        if (e->plan)
-            hx_plan_destroy(e->plan);
-        e->plan = plan;
+        if (e->xport.plan)
+            hx_plan_destroy(e->xport.plan);
+        e->xport.plan = plan;
         /* Known only now for `auto`, which chooses at its first plan. */
-        if (e->multi && !hx_transport_on_device(e->t))
+        if (e->multi && !hx_transport_on_device(e->xport.t))
             return hxi_error(HX_ERR_UNSUPPORTED,
                              "GPU engine: transport '%s' keeps its arrays in host memory; with "
                              "%d ranks the GPU engine needs a device transport (--transport "
                              "mpi, nccl, nvshmem-* or auto), or run the CPU engine (--cpu)",
-                             hx_transport_name(e->t), e->nranks);
-        e->nhome = hx_plan_nhome(plan);
-        e->nhalo = hx_plan_nhalo(plan);
-        e->ntotal = hx_plan_ntotal(plan);
+                             hx_transport_name(e->xport.t), e->nranks);
+        e->atoms.nhome = hx_plan_nhome(plan);
+        e->atoms.nhalo = hx_plan_nhalo(plan);
+        e->atoms.ntotal = hx_plan_ntotal(plan);
     }
-    e->blocking_transport = (hx_transport_caps(e->t) & HX_CAP_BLOCKS_HOST) != 0;
-    e->mg_dirty = 1; /* the captured step holds the old arrays and sizes */
+    e->xport.blocking = (hx_transport_caps(e->xport.t) & HX_CAP_BLOCKS_HOST) != 0;
+    e->graphs.mg_dirty = 1; /* the captured step holds the old arrays and sizes */
     if (e->multi) {
-        e->tx = (float *) hx_transport_coords(e->t);
-        e->tf = (float *) hx_transport_forces(e->t);
+        e->xport.tx = (float *) hx_transport_coords(e->xport.t);
+        e->xport.tf = (float *) hx_transport_forces(e->xport.t);
     }
-    st = hxg_eng_ensure_capacity(e, e->nhome, e->ntotal);
+    st = hxg_eng_ensure_capacity(e, e->atoms.nhome, e->atoms.ntotal);
     if (st == HX_OK)
         st = upload_home(e);
     HXI_CHECK(hxi_agree(e->comm, st));
-    hxg_eng_phase_mark(e->rb_phase, rebuild_phase_names, 6, &tp);
+    hxg_eng_phase_mark(e->rebuild.rb_phase, rebuild_phase_names, 6, &tp);
     double t1 = tp;
-    e->stats.stage[HX_MD_MIGRATE] += t1 - t0;
+    e->timers.stats.stage[HX_MD_MIGRATE] += t1 - t0;
     if (e->multi) {
-        st = hx_transport_forward(e->t);
+        st = hx_transport_forward(e->xport.t);
         if (st == HX_OK)
-            st = hx_transport_sync(e->t);
+            st = hx_transport_sync(e->xport.t);
         HXI_CHECK(hxi_agree(e->comm, st));
     }
-    hxg_eng_phase_mark(e->rb_phase, rebuild_phase_names, 7, &tp);
+    hxg_eng_phase_mark(e->rebuild.rb_phase, rebuild_phase_names, 7, &tp);
     double t2 = tp;
-    e->stats.stage[HX_MD_HALO_FWD] += t2 - t1;
-    const int room = e->loc.max + e->nl.max;
+    e->timers.stats.stage[HX_MD_HALO_FWD] += t2 - t1;
+    const int room = e->lists.loc.max + e->lists.nl.max;
     HXI_CHECK(hxi_agree(e->comm, single ? build_single(e) : hxg_eng_build_lists(e)));
-    if (!initial && e->loc.max + e->nl.max != room)
-        e->list_regrowths++;
-    hxg_eng_phase_mark(e->rb_phase, rebuild_phase_names, 8, &tp);
-    e->stats.stage[HX_MD_NEIGH] += tp - t2;
-    e->last_build = e->step;
+    if (!initial && e->lists.loc.max + e->lists.nl.max != room)
+        e->lists.regrowths++;
+    hxg_eng_phase_mark(e->rebuild.rb_phase, rebuild_phase_names, 8, &tp);
+    e->timers.stats.stage[HX_MD_NEIGH] += tp - t2;
     e->ago = 0;
-    e->host_rebuilds++;
+    e->rebuild.host_rebuilds++;
     return HX_OK;
 }
 
 /* Reports what the device path's rebuild kernel published (no sync). */
 hx_status hxg_eng_check_report(hx_md_engine *e)
 {
-    if (!e->report)
+    if (!e->dev.report)
         return HX_OK;
-    if (e->report->bad)
+    if (e->dev.report->bad)
         return hxi_error(HX_ERR_COORD_NAN,
                          "GPU engine: a coordinate became NaN or infinite by step %lld; the "
                          "system blew up: use a smaller timestep or check the input",
                          (long long) e->step);
-    if (e->report->need > 0 && !e->multi && !e->host_rebuild)
+    if (e->dev.report->need > 0 && !e->multi && !e->host_rebuild)
         return hxg_eng_recover_single(e);
-    if (e->report->need > 0)
+    if (e->dev.report->need > 0)
         return hxi_error(HX_ERR_OVERFLOW,
                          "GPU engine: an atom had %d neighbours within rc + skin at the list "
                          "build of step %lld, over the %d the list holds; rerun with "
                          "HALOX_MD_NEIGH_MAX=%d",
-                         (int) e->report->need, (long long) e->report->last_build, e->loc.max,
-                         hxg_eng_round_up((long long) e->report->need * 5 / 4 + 8, 8));
+                         (int) e->dev.report->need, (long long) e->dev.report->last_build,
+                         e->lists.loc.max,
+                         hxg_eng_round_up((long long) e->dev.report->need * 5 / 4 + 8, 8));
     return HX_OK;
 }

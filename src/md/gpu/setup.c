@@ -64,7 +64,7 @@ static int neigh_max_for(const hx_md_engine *e, double rho)
     const int asked = hxi_knobs()->md_neigh_max; /* 0: unset */
     if (asked > 0)
         return hxg_eng_round_up(asked, 8);
-    double nb = 4.0 / 3.0 * 3.14159265358979323846 * e->rh * e->rh * e->rh * rho;
+    double nb = 4.0 / 3.0 * 3.14159265358979323846 * e->phys.rh * e->phys.rh * e->phys.rh * rho;
     return hxg_eng_round_up((long long) ceil(fmax(1.3 * nb + 8.0, 16.0)), 8);
 }
 
@@ -105,10 +105,10 @@ static hx_status check_fit(const hx_md_engine *e, int nhome)
     double halo = 0.0;
     for (int k = 0; k < 3; k++)
         if (e->decomp.grid[k] > 1)
-            halo += 2.0 * e->rh / (e->decomp.dom_hi[k] - e->decomp.dom_lo[k]);
-    double per = bytes_per_atom(e, e->loc.max, halo);
+            halo += 2.0 * e->phys.rh / (e->decomp.dom_hi[k] - e->decomp.dom_lo[k]);
+    double per = bytes_per_atom(e, e->lists.loc.max, halo);
     double cap = (double) hxg_eng_cap_for(e, nhome); /* the arrays' room, margin included */
-    double cells = 8.0 * (double) e->cells.ncell;
+    double cells = 8.0 * (double) e->cells.grid.ncell;
     double need = per * cap + cells + 64.0 * 1048576.0;
     if (need <= avail)
         return HX_OK;
@@ -120,9 +120,8 @@ static hx_status check_fit(const hx_md_engine *e, int nhome)
                      "per atom, lists of %d), but %.1f GB are free on GPU %d: this system of "
                      "%.0f atoms needs about %ld GPUs of this size, one rank each (or fewer "
                      "atoms, or a smaller rc + skin)",
-                     nhome, e->rank, need / 1e9, per * cap / (nhome > 0 ? nhome : 1), e->loc.max,
-                     avail / 1e9, e->device,
-                     natoms, gpus > 1 ? gpus : 2);
+                     nhome, e->rank, need / 1e9, per * cap / (nhome > 0 ? nhome : 1),
+                     e->lists.loc.max, avail / 1e9, e->dev.device, natoms, gpus > 1 ? gpus : 2);
 }
 
 /* --------------------------------------------------------------- set-up */
@@ -134,13 +133,13 @@ hx_status hxg_eng_local_rank(hx_md_engine *e)
 {
     const hxi_node_map *m = NULL;
     HXI_CHECK(hxi_comm_node_map(e->comm, &m));
-    e->local_rank = m->local_rank;
-    e->local_size = m->local_size;
+    e->dev.local_rank = m->local_rank;
+    e->dev.local_size = m->local_size;
     return HX_OK;
 }
 
 /* Rank-local: call between collectives, then agree. */
-static hx_status choose_device(hx_md_engine *e)
+static hx_status choose_device(struct hxg_device *d)
 {
     int ndev = 0;
     cudaError_t err = cudaGetDeviceCount(&ndev);
@@ -151,27 +150,32 @@ static hx_status choose_device(hx_md_engine *e)
                          "GPU, check CUDA_VISIBLE_DEVICES, or use the CPU engine (--cpu)",
                          err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
     }
-    e->ndevices = ndev;
-    e->device = e->local_rank % ndev;
-    CU(cudaSetDevice(e->device), "cudaSetDevice");
+    d->ndevices = ndev;
+    d->device = d->local_rank % ndev;
+    CU(cudaSetDevice(d->device), "cudaSetDevice");
     struct cudaDeviceProp prop;
-    CU(cudaGetDeviceProperties(&prop, e->device), "cudaGetDeviceProperties");
-    snprintf(e->device_name, sizeof e->device_name, "%s", prop.name);
-    memcpy(e->gpu_uuid, prop.uuid.bytes, sizeof e->gpu_uuid);
-    e->fill = (long long) (prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1) * 1024;
-    /* The three size rules of a multi-rank device rebuild (rebuild.c,
-     * rebuild_dev.c): by size (-1), or forced to a small system's choice
-     * or a large one's (HALOX_MD_REBUILD=small|large, tests). */
+    CU(cudaGetDeviceProperties(&prop, d->device), "cudaGetDeviceProperties");
+    snprintf(d->name, sizeof d->name, "%s", prop.name);
+    memcpy(d->gpu_uuid, prop.uuid.bytes, sizeof d->gpu_uuid);
+    d->fill = (long long) (prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1) * 1024;
+    return HX_OK;
+}
+
+/* The three size rules of a multi-rank device rebuild (rebuild.c,
+ * rebuild_dev.c): by size (-1), or forced to a small system's choice or a
+ * large one's (HALOX_MD_REBUILD=small|large, tests); and the knobs of how
+ * a rebuild step and a step between checks are launched. */
+static void read_rules(hx_md_engine *e)
+{
     const struct hxi_knobs *knobs = hxi_knobs();
     const int small = knobs->md_rebuild == HXK_REBUILD_SMALL;
     const int large = knobs->md_rebuild == HXK_REBUILD_LARGE;
-    e->nl_pick = small ? 0 : large ? 1 : -1;
-    e->nl_early = small ? 1 : large ? 0 : -1;
-    e->plan_ahead = small ? 1 : large ? 0 : -1;
-    e->local_late = knobs->md_local_late;
-    e->early_forces = knobs->md_early_forces;
-    e->pdl = knobs->md_pdl;
-    return HX_OK;
+    e->rebuild.nl_pick = small ? 0 : large ? 1 : -1;
+    e->rebuild.nl_early = small ? 1 : large ? 0 : -1;
+    e->rebuild.plan_ahead = small ? 1 : large ? 0 : -1;
+    e->rebuild.local_late = knobs->md_local_late;
+    e->rebuild.early_forces = knobs->md_early_forces;
+    e->sched.pdl = knobs->md_pdl;
 }
 
 /* Threads per atom of the force kernels, once every rank has its device:
@@ -180,55 +184,52 @@ static hx_status choose_device(hx_md_engine *e)
 hx_status hxg_eng_choose_tpp(hx_md_engine *e)
 {
     int sharing = 1;
-    HXI_CHECK(hxi_count_alike(e->comm, e->gpu_uuid, sizeof e->gpu_uuid, &sharing));
+    HXI_CHECK(hxi_count_alike(e->comm, e->dev.gpu_uuid, sizeof e->dev.gpu_uuid, &sharing));
     /* Threads per atom: enough threads to fill the GPU once (1024 per SM),
-     * twice where a rank of several holds its GPU alone; at most 8. Median
-     * us a step on one H200, one process, 2026-12-04
-     * (docs/results/tpp-2026-12-04.txt), tpp 1, 2, 4, 8: 62,500 atoms 28.8,
-     * 18.9, 16.6, 18.2; 108,000 34.7, 25.3, 28.8; 131,072 41.1, 30.4, 33.8,
-     * 40.2; 186,624 46.9, 51.6, 48.5; 256,000 53.8, 59.3, 64.8; 2,048,000
-     * 386.2, 418.5. A rank alone on its GPU runs its non-local forces
-     * beside its local ones, which need free block slots then: on two
-     * H200s at 128,000 atoms a rank, 4 beat 2 (60.6 against 63.5 us a step,
-     * before the unrolled pair loop; 2 puts every block of the local forces
-     * on the GPU at once). Ranks sharing a GPU share its slots anyway: 2
-     * processes on one H200 at 256,000 atoms, 2 beat 4 (median 75.7-76.4
-     * against 78.2-78.5). HALOX_MD_LANES (its first field) overrides. */
+     * twice where a rank of several holds its GPU alone; at most 8. For one
+     * process that picks the fastest of 1, 2, 4 and 8 at every size
+     * measured. A rank alone on its GPU runs its non-local forces beside
+     * its local ones, which need free block slots then: on two GPUs 4 beat
+     * 2 (2 puts every block of the local forces on the GPU at once). Ranks
+     * sharing a GPU share its slots anyway, and there 2 beat 4
+     * (docs/performance.md, "Threads per atom"; docs/md-gpu.md, "Why full
+     * lists and no atomics"; docs/results/tpp-2026-12-04.txt).
+     * HALOX_MD_LANES (its first field) overrides. */
     const int *lanes = hxi_knobs()->md_lanes; /* 0 or a power of two up to 8 */
-    const long long fill = e->fill * (e->nranks > 1 && sharing <= 1 ? 2 : 1);
+    const long long fill = e->dev.fill * (e->nranks > 1 && sharing <= 1 ? 2 : 1);
     int tpp = 1;
     while (tpp < 8 && (long long) e->sys->n * tpp < fill)
         tpp *= 2;
-    e->tpp = lanes[0] ? lanes[0] : tpp;
+    e->phys.tpp = lanes[0] ? lanes[0] : tpp;
     /* The non-local forces (a few pairs per atom, most atoms none) run
      * beside the local ones, and where those are short the non-local
      * kernel's longest neighbour loop sets the step: 8 threads per atom
-     * below two fills of the GPU, else as the local forces. On 2 H200s at
-     * 128,000 atoms per rank, 8 rather than 2 made the step 64.0 us
-     * instead of 68.4; at 1,024,000 per rank more than 1 was slower.
+     * below two fills of the GPU (on two GPUs a shorter step than 2), else
+     * as the local forces (at the largest size measured more than 1 was
+     * slower; docs/md-gpu.md, "Why full lists and no atomics").
      * HALOX_MD_LANES (its second field) overrides. */
-    e->tpp_nl = (long long) e->sys->n < 2 * e->fill ? 8 : e->tpp;
+    e->phys.tpp_nl = (long long) e->sys->n < 2 * e->dev.fill ? 8 : e->phys.tpp;
     if (lanes[1])
-        e->tpp_nl = lanes[1];
+        e->phys.tpp_nl = lanes[1];
     /* With several ranks the local forces run beside the non-local ones and
      * the exchange kernels (and, where ranks share the GPU, beside another
      * rank's): at 2 or 4 threads an atom they take the kernel that leaves
-     * them room (md_kernels.cu, HXG_ROOM_*; 2 processes on one H200 at
-     * 256,000 atoms, median 74.2 to 64.2 us a step); one rank keeps the
-     * one that fills the SMs. HALOX_MD_FORCE_ROOM=0|1 overrides. */
+     * them room (md_kernels.cu, HXG_ROOM_*, which says why); one rank keeps
+     * the one that fills the SMs. HALOX_MD_FORCE_ROOM=0|1 overrides. */
     const int room = hxi_knobs()->md_force_room; /* -1: unset */
-    e->room = room >= 0 ? room : e->nranks > 1;
+    e->phys.room = room >= 0 ? room : e->nranks > 1;
     /* Forces launched with PDL hold their blocks on the SMs while they wait
      * for the exchange before them: where ranks share a GPU, they can keep
      * another rank's exchange kernel off it, and the two wait for each
-     * other (2 processes on one H200 failed from 256,000 atoms on,
-     * 2026-12-05, docs/results/step-launch-2026-12-05.txt). */
-    if (e->pdl && sharing > 1) {
+     * other: 2 processes sharing a GPU failed from 256,000 atoms on
+     * (docs/performance.md, "Launching a multi-rank step";
+     * docs/results/step-launch-2026-12-05.txt). */
+    if (e->sched.pdl && sharing > 1) {
         if (e->rank == 0)
             hxi_warn("ignoring HALOX_MD_PDL=%d: %d ranks share GPU %d, and forces launched "
                      "early would hold its SMs from another rank's exchange",
-                     e->pdl, sharing, e->device);
-        e->pdl = 0;
+                     e->sched.pdl, sharing, e->dev.device);
+        e->sched.pdl = 0;
     }
     return HX_OK;
 }
@@ -275,10 +276,10 @@ hx_status hxg_eng_make_transport(hx_md_engine *e)
     hx_transport_opts_init(&o);
     o.name = name;
     o.dtype = HX_FLOAT;
-    o.stream = (void *) e->s_nl;
-    o.graph = e->mgraph;
-    o.gate = e->mgraph ? &e->flags->halt : NULL; /* voted steps (vote.c) */
-    hx_status st = hxi_agree(e->comm, hx_transport_create(&e->t, e->comm, &o));
+    o.stream = (void *) e->dev.s_nl;
+    o.graph = e->graphs.mgraph;
+    o.gate = e->graphs.mgraph ? &e->dev.flags->halt : NULL; /* voted steps (vote.c) */
+    hx_status st = hxi_agree(e->comm, hx_transport_create(&e->xport.t, e->comm, &o));
     const char *fallback = choosing_transport();
     if (st == HX_ERR_UNSUPPORTED && name != want && fallback &&
         !(hx_transport_caps_of(name) & HX_CAP_CHOOSES)) {
@@ -287,12 +288,12 @@ hx_status hxg_eng_make_transport(hx_md_engine *e)
         if (e->rank == 0)
             fprintf(stderr, "halox-md: %s cannot run here (%s); using %s\n", name, hx_last_error(),
                     fallback);
-        e->mgraph = e->mg_ok = 0;
+        e->graphs.mgraph = e->graphs.mg_ok = 0;
         o.name = fallback;
         o.graph = 0;
         o.gate = NULL;
-        e->t = NULL;
-        st = hxi_agree(e->comm, hx_transport_create(&e->t, e->comm, &o));
+        e->xport.t = NULL;
+        st = hxi_agree(e->comm, hx_transport_create(&e->xport.t, e->comm, &o));
     }
     return st;
 }
@@ -307,18 +308,18 @@ hx_status hxg_eng_make_transport(hx_md_engine *e)
 static void set_reach(hx_md_engine *e)
 {
     const hx_decomp *d = &e->decomp;
-    const double shift = hxi_knobs()->md_check == HXK_CHECK_BAD_REACH ? e->rh : 0.0;
+    const double shift = hxi_knobs()->md_check == HXK_CHECK_BAD_REACH ? e->phys.rh : 0.0;
     int dims = 0;
     for (int k = 0; k < 3; k++) {
-        double at = d->dom_hi[k] - e->rh - 1e-4 * (fabs(d->dom_hi[k]) + e->rh);
-        e->near_rows[k] = d->npulse[k] > 0 ? (float) at : FLT_MAX;
-        e->near[k] = d->npulse[k] > 0 ? (float) (at + shift) : FLT_MAX;
+        double at = d->dom_hi[k] - e->phys.rh - 1e-4 * (fabs(d->dom_hi[k]) + e->phys.rh);
+        e->lists.near_rows[k] = d->npulse[k] > 0 ? (float) at : FLT_MAX;
+        e->lists.near[k] = d->npulse[k] > 0 ? (float) (at + shift) : FLT_MAX;
         dims += d->npulse[k] > 0;
     }
     /* With pulses along one dimension every halo atom is off home along
      * it, and the zone rule gives no pair of two halo atoms to this rank:
      * the non-local build leaves their walk out. */
-    e->halo_pairs = dims > 1;
+    e->lists.halo_pairs = dims > 1;
 }
 
 static void setup_physics(hx_md_engine *e)
@@ -327,32 +328,32 @@ static void setup_physics(hx_md_engine *e)
     const hx_decomp *d = &e->decomp;
     double ext[3];
     double s6 = pow(c->sigma, 6.0), s12 = s6 * s6;
-    e->lj.rc2 = (float) (c->rc * c->rc);
-    e->lj.rh2 = (float) (e->rh * e->rh);
-    e->lj.lj1 = (float) (48.0 * c->epsilon * s12);
-    e->lj.lj2 = (float) (24.0 * c->epsilon * s6);
-    e->lj.lj3 = (float) (4.0 * c->epsilon * s12);
-    e->lj.lj4 = (float) (4.0 * c->epsilon * s6);
+    e->phys.lj.rc2 = (float) (c->rc * c->rc);
+    e->phys.lj.rh2 = (float) (e->phys.rh * e->phys.rh);
+    e->phys.lj.lj1 = (float) (48.0 * c->epsilon * s12);
+    e->phys.lj.lj2 = (float) (24.0 * c->epsilon * s6);
+    e->phys.lj.lj3 = (float) (4.0 * c->epsilon * s12);
+    e->phys.lj.lj4 = (float) (4.0 * c->epsilon * s6);
     double sr6 = s6 / pow(c->rc, 6.0);
-    e->lj.eoff = c->shift_energy ? (float) (4.0 * c->epsilon * (sr6 * sr6 - sr6)) : 0.0f;
-    e->dt = (float) c->dt;
-    e->mass = (float) c->mass;
-    e->dtf = (float) (0.5 * c->dt / c->mass);
-    e->trig2 = (float) (0.25 * c->skin * c->skin);
+    e->phys.lj.eoff = c->shift_energy ? (float) (4.0 * c->epsilon * (sr6 * sr6 - sr6)) : 0.0f;
+    e->phys.dt = (float) c->dt;
+    e->phys.mass = (float) c->mass;
+    e->phys.dtf = (float) (0.5 * c->dt / c->mass);
+    e->phys.trig2 = (float) (0.25 * c->skin * c->skin);
     /* Cells along x per rh / 2. */
     const int split = HXG_CELLS_X;
-    e->cells.reach_x = 2 * split;
+    e->cells.grid.reach_x = 2 * split;
     /* Ring slots of the list build a lane may fill ahead (HALOX_MD_RING,
      * 1 to HXG_RING, tests: fewer rows fit, more hits go to the list
      * directly). */
     const int ring = hxi_knobs()->md_ring;
-    e->loc.ring = ring < HXG_RING ? ring : HXG_RING;
+    e->lists.loc.ring = ring < HXG_RING ? ring : HXG_RING;
     for (int k = 0; k < 3; k++) {
         int periodic = d->grid[k] == 1;
-        e->geom.per_len[k] = periodic ? (float) d->box_len[k] : 0.0f;
-        e->geom.per_inv[k] = periodic ? (float) (1.0 / d->box_len[k]) : 0.0f;
-        e->geom.box_lo[k] = (float) d->box_lo[k];
-        e->geom.box_len[k] = (float) d->box_len[k];
+        e->phys.geom.per_len[k] = periodic ? (float) d->box_len[k] : 0.0f;
+        e->phys.geom.per_inv[k] = periodic ? (float) (1.0 / d->box_len[k]) : 0.0f;
+        e->phys.geom.box_lo[k] = (float) d->box_lo[k];
+        e->phys.geom.box_len[k] = (float) d->box_len[k];
         /* Cells a little over (rc + skin) / 2 wide along y and z, and
          * split times narrower along x, over home atoms and, along a
          * decomposed dimension, the halo above them (up to the halo
@@ -361,23 +362,23 @@ static void setup_physics(hx_md_engine *e)
          * of width rc + skin give, and narrower cells along x cut the rows
          * closer to it without adding rows (docs/md-gpu.md). */
         ext[k] = periodic ? d->box_len[k] : d->dom_hi[k] - d->dom_lo[k] + d->cutoff;
-        double w = 0.5 * e->rh * (1.0 + 1e-5) / (k == 0 ? split : 1);
+        double w = 0.5 * e->phys.rh * (1.0 + 1e-5) / (k == 0 ? split : 1);
         int n = (int) floor(ext[k] / w);
-        e->cells.n[k] = n < 1 ? 1 : n;
-        e->cells.periodic[k] = periodic;
-        e->cells.lo[k] = (float) (periodic ? d->box_lo[k] : d->dom_lo[k]);
+        e->cells.grid.n[k] = n < 1 ? 1 : n;
+        e->cells.grid.periodic[k] = periodic;
+        e->cells.grid.lo[k] = (float) (periodic ? d->box_lo[k] : d->dom_lo[k]);
     }
     /* Wider cells (still correct, a little slower) where the grid would
      * outgrow the cell scan. */
-    while ((long long) e->cells.n[0] * e->cells.n[1] * e->cells.n[2] >
+    while ((long long) e->cells.grid.n[0] * e->cells.grid.n[1] * e->cells.grid.n[2] >
            (long long) HXG_MAX_SCAN_BLOCKS * 4096) {
-        int k = e->cells.n[1] > e->cells.n[0] ? 1 : 0;
-        k = e->cells.n[2] > e->cells.n[k] ? 2 : k;
-        e->cells.n[k] = e->cells.n[k] * 3 / 4;
+        int k = e->cells.grid.n[1] > e->cells.grid.n[0] ? 1 : 0;
+        k = e->cells.grid.n[2] > e->cells.grid.n[k] ? 2 : k;
+        e->cells.grid.n[k] = e->cells.grid.n[k] * 3 / 4;
     }
     for (int k = 0; k < 3; k++)
-        e->cells.inv_w[k] = (float) (e->cells.n[k] / ext[k]);
-    e->cells.ncell = e->cells.n[0] * e->cells.n[1] * e->cells.n[2];
+        e->cells.grid.inv_w[k] = (float) (e->cells.grid.n[k] / ext[k]);
+    e->cells.grid.ncell = e->cells.grid.n[0] * e->cells.grid.n[1] * e->cells.grid.n[2];
 }
 
 /* The home-sized arrays for cap atoms; contents are not kept. with_xvid:
@@ -387,30 +388,31 @@ static hx_status home_arrays(hx_md_engine *e, int cap, int with_xvid)
 {
     size_t h = (size_t) cap;
     if (with_xvid) {
-        HXI_CHECK(hxg_eng_dev_grow(&e->x4, &e->b_x4, 16 * h, "positions"));
-        HXI_CHECK(hxg_eng_dev_grow(&e->v4, &e->b_v4, 16 * h, "velocities"));
-        HXI_CHECK(hxg_eng_dev_grow(&e->id, &e->b_id, 8 * h, "atom ids"));
+        HXI_CHECK(hxg_eng_dev_grow(&e->atoms.x4, &e->atoms.b_x4, 16 * h, "positions"));
+        HXI_CHECK(hxg_eng_dev_grow(&e->atoms.v4, &e->atoms.b_v4, 16 * h, "velocities"));
+        HXI_CHECK(hxg_eng_dev_grow(&e->atoms.id, &e->atoms.b_id, 8 * h, "atom ids"));
     }
-    HXI_CHECK(hxg_eng_dev_grow(&e->f4, &e->b_f4, 16 * h, "forces"));
-    HXI_CHECK(hxg_eng_dev_grow(&e->xold4, &e->b_xold4, 16 * h, "positions at the last build"));
+    HXI_CHECK(hxg_eng_dev_grow(&e->atoms.f4, &e->atoms.b_f4, 16 * h, "forces"));
+    HXI_CHECK(hxg_eng_dev_grow(&e->atoms.xold4, &e->atoms.b_xold4, 16 * h,
+                               "positions at the last build"));
     /* Scratch of the device cell sort (every path but the host one). */
     if (!e->host_rebuild) {
-        HXI_CHECK(hxg_eng_dev_grow(&e->sx4, &e->b_sx4, 16 * h, "sort scratch"));
-        HXI_CHECK(hxg_eng_dev_grow(&e->sv4, &e->b_sv4, 16 * h, "sort scratch"));
-        HXI_CHECK(hxg_eng_dev_grow(&e->sid, &e->b_sid, 8 * h, "sort scratch"));
+        HXI_CHECK(hxg_eng_dev_grow(&e->atoms.sx4, &e->atoms.b_sx4, 16 * h, "sort scratch"));
+        HXI_CHECK(hxg_eng_dev_grow(&e->atoms.sv4, &e->atoms.b_sv4, 16 * h, "sort scratch"));
+        HXI_CHECK(hxg_eng_dev_grow(&e->atoms.sid, &e->atoms.b_sid, 8 * h, "sort scratch"));
     }
-    e->loc.stride = cap;
-    HXI_CHECK(hxg_eng_dev_grow(&e->loc.cnt, &e->b_loccnt, 4 * h, "neighbour counts"));
-    HXI_CHECK(hxg_eng_dev_grow(&e->loc.nb, &e->b_locnb, 4 * h * (size_t) e->loc.max,
-                               "the local neighbour list"));
-    e->cap_home = cap;
+    e->lists.loc.stride = cap;
+    HXI_CHECK(hxg_eng_dev_grow(&e->lists.loc.cnt, &e->lists.b_loccnt, 4 * h, "neighbour counts"));
+    HXI_CHECK(hxg_eng_dev_grow(&e->lists.loc.nb, &e->lists.b_locnb,
+                               4 * h * (size_t) e->lists.loc.max, "the local neighbour list"));
+    e->atoms.cap_home = cap;
     return HX_OK;
 }
 
 hx_status hxg_eng_home_grown(hx_md_engine *e, int cap)
 {
-    e->b_x4 = e->b_v4 = 16 * (size_t) cap;
-    e->b_id = 8 * (size_t) cap;
+    e->atoms.b_x4 = e->atoms.b_v4 = 16 * (size_t) cap;
+    e->atoms.b_id = 8 * (size_t) cap;
     return home_arrays(e, cap, 0);
 }
 
@@ -418,32 +420,37 @@ hx_status hxg_eng_home_grown(hx_md_engine *e, int cap)
  * this runs in a rebuild, which rewrites what it needs after. */
 hx_status hxg_eng_ensure_capacity(hx_md_engine *e, int nhome, int ntotal)
 {
-    if (nhome > e->cap_home || !e->x4)
+    if (nhome > e->atoms.cap_home || !e->atoms.x4)
         HXI_CHECK(home_arrays(e, hxg_eng_cap_for(e, nhome), 1));
-    if (ntotal > e->cap_total || e->cap_total < e->cap_home || !e->cellof) {
-        e->cap_total = hxg_eng_cap_for(e, ntotal > e->cap_home ? ntotal : e->cap_home);
-        size_t t = (size_t) e->cap_total;
-        HXI_CHECK(hxg_eng_dev_grow(&e->cellof, &e->b_cellof, 4 * t, "cell indices"));
-        HXI_CHECK(hxg_eng_dev_grow(&e->cellatoms, &e->b_cellatoms, 4 * t, "cell lists"));
+    if (ntotal > e->atoms.cap_total || e->atoms.cap_total < e->atoms.cap_home || !e->cells.cellof) {
+        e->atoms.cap_total =
+            hxg_eng_cap_for(e, ntotal > e->atoms.cap_home ? ntotal : e->atoms.cap_home);
+        size_t t = (size_t) e->atoms.cap_total;
+        HXI_CHECK(hxg_eng_dev_grow(&e->cells.cellof, &e->cells.b_cellof, 4 * t, "cell indices"));
+        HXI_CHECK(hxg_eng_dev_grow(&e->cells.atoms, &e->cells.b_atoms, 4 * t, "cell lists"));
         /* One rank's atoms are themselves in cell order (device sort). */
         if (e->multi || e->host_rebuild)
-            HXI_CHECK(
-                hxg_eng_dev_grow(&e->xsort, &e->b_xsort, 16 * t, "positions in cell order"));
+            HXI_CHECK(hxg_eng_dev_grow(&e->cells.xsort, &e->cells.b_xsort, 16 * t,
+                                       "positions in cell order"));
         if (e->multi && !e->host_rebuild) {
-            HXI_CHECK(hxg_eng_dev_grow(&e->nl_idx, &e->b_nlidx, 4 * t, "non-local atoms"));
-            HXI_CHECK(hxg_eng_dev_grow(&e->nl_pos, &e->b_nlpos, 4 * (t + 1), "non-local atoms"));
+            HXI_CHECK(
+                hxg_eng_dev_grow(&e->lists.nl_idx, &e->lists.b_nlidx, 4 * t, "non-local atoms"));
+            HXI_CHECK(hxg_eng_dev_grow(&e->lists.nl_pos, &e->lists.b_nlpos, 4 * (t + 1),
+                                       "non-local atoms"));
         }
         if (e->multi) {
-            HXI_CHECK(hxg_eng_dev_grow(&e->zones, &e->b_zones, 4 * t, "zones"));
-            HXI_CHECK(hxg_eng_dev_grow(&e->nl.cnt, &e->b_nlcnt, 4 * t, "neighbour counts"));
+            HXI_CHECK(hxg_eng_dev_grow(&e->atoms.zones, &e->atoms.b_zones, 4 * t, "zones"));
+            HXI_CHECK(
+                hxg_eng_dev_grow(&e->lists.nl.cnt, &e->lists.b_nlcnt, 4 * t, "neighbour counts"));
             if (e->host_rebuild) { /* one pass: a row for every local atom */
-                e->nl.stride = e->cap_total;
-                HXI_CHECK(hxg_eng_dev_grow(&e->nl.nb, &e->b_nlnb, 4 * t * (size_t) e->nl.max,
+                e->lists.nl.stride = e->atoms.cap_total;
+                HXI_CHECK(hxg_eng_dev_grow(&e->lists.nl.nb, &e->lists.b_nlnb,
+                                           4 * t * (size_t) e->lists.nl.max,
                                            "the non-local neighbour list"));
             } else { /* compact: its rows are sized at each build (rebuild.c) */
-                HXI_CHECK(hxg_eng_dev_grow(&e->nl.row, &e->b_nlrow, 4 * t,
+                HXI_CHECK(hxg_eng_dev_grow(&e->lists.nl.row, &e->lists.b_nlrow, 4 * t,
                                            "the non-local list's rows"));
-                HXI_CHECK(hxg_eng_dev_grow(&e->nl_atom, &e->b_nlatom, 4 * t,
+                HXI_CHECK(hxg_eng_dev_grow(&e->lists.nl_atom, &e->lists.b_nlatom, 4 * t,
                                            "the non-local list's rows"));
             }
         }
@@ -466,56 +473,58 @@ hx_status hxg_eng_create_local(hx_md_engine *e)
                          "GPU engine: the system's decomposition has %d domains but the "
                          "communicator %d ranks; set sys->decomp for this communicator",
                          e->decomp.nranks, e->nranks);
-    if (e->decomp.cutoff < e->rh * (1.0 - 1e-12))
+    if (e->decomp.cutoff < e->phys.rh * (1.0 - 1e-12))
         return hxi_error(HX_ERR_CUTOFF,
                          "GPU engine: the decomposition's halo cutoff %g is below rc + skin = "
                          "%g; initialise sys->decomp with cutoff rc + skin",
-                         e->decomp.cutoff, e->rh);
-    HXI_CHECK(choose_device(e));
+                         e->decomp.cutoff, e->phys.rh);
+    HXI_CHECK(choose_device(&e->dev));
+    read_rules(e);
     int least = 0, greatest = 0;
     CU(cudaDeviceGetStreamPriorityRange(&least, &greatest), "stream priorities");
-    CU(cudaStreamCreateWithPriority(&e->s_loc, cudaStreamNonBlocking, least), "stream");
-    CU(cudaStreamCreateWithPriority(&e->s_nl, cudaStreamNonBlocking, greatest), "stream");
-    CU(cudaStreamCreateWithPriority(&e->s_b, cudaStreamNonBlocking, greatest), "stream");
-    CU(cudaEventCreateWithFlags(&e->ev_kd, cudaEventDisableTiming), "event");
-    CU(cudaEventCreateWithFlags(&e->ev_rev, cudaEventDisableTiming), "event");
-    CU(cudaEventCreateWithFlags(&e->ev_acc, cudaEventDisableTiming), "event");
-    CU(cudaEventCreateWithFlags(&e->ev_gfork, cudaEventDisableTiming), "event");
-    CU(cudaEventCreateWithFlags(&e->ev_gjoin, cudaEventDisableTiming), "event");
-    CU(cudaEventCreateWithFlags(&e->ev_list, cudaEventDisableTiming), "event");
-    CU(cudaEventCreateWithFlags(&e->ev_nlq, cudaEventDisableTiming), "event");
+    CU(cudaStreamCreateWithPriority(&e->dev.s_loc, cudaStreamNonBlocking, least), "stream");
+    CU(cudaStreamCreateWithPriority(&e->dev.s_nl, cudaStreamNonBlocking, greatest), "stream");
+    CU(cudaStreamCreateWithPriority(&e->dev.s_b, cudaStreamNonBlocking, greatest), "stream");
+    CU(cudaEventCreateWithFlags(&e->dev.ev_kd, cudaEventDisableTiming), "event");
+    CU(cudaEventCreateWithFlags(&e->dev.ev_rev, cudaEventDisableTiming), "event");
+    CU(cudaEventCreateWithFlags(&e->dev.ev_acc, cudaEventDisableTiming), "event");
+    CU(cudaEventCreateWithFlags(&e->graphs.ev_gfork, cudaEventDisableTiming), "event");
+    CU(cudaEventCreateWithFlags(&e->graphs.ev_gjoin, cudaEventDisableTiming), "event");
+    CU(cudaEventCreateWithFlags(&e->lists.ev_list, cudaEventDisableTiming), "event");
+    CU(cudaEventCreateWithFlags(&e->lists.ev_nlq, cudaEventDisableTiming), "event");
     setup_physics(e);
     double vol = e->decomp.box_len[0] * e->decomp.box_len[1] * e->decomp.box_len[2];
     int m = neigh_max_for(e, (double) e->sys->natoms / vol);
-    e->loc.max = m;
-    e->nl.max = m;
+    e->lists.loc.max = m;
+    e->lists.nl.max = m;
     HXI_CHECK(check_fit(e, e->sys->n));
-    size_t nc = (size_t) e->cells.ncell;
-    HXI_CHECK(hxg_eng_dev_grow(&e->flags, &(size_t){0}, sizeof(hxg_flags), "flags"));
-    HXI_CHECK(hxg_eng_dev_grow(&e->acc, &(size_t){0}, HXG_NACC * sizeof(double), "thermo sums"));
-    HXI_CHECK(hxg_eng_dev_grow(&e->cell_cnt, &(size_t){0}, sizeof(int32_t) * nc, "cell counts"));
+    size_t nc = (size_t) e->cells.grid.ncell;
+    HXI_CHECK(hxg_eng_dev_grow(&e->dev.flags, &(size_t){0}, sizeof(hxg_flags), "flags"));
     HXI_CHECK(
-        hxg_eng_dev_grow(&e->cell_start, &(size_t){0}, sizeof(int32_t) * (nc + 1), "cell starts"));
-    HXI_CHECK(hxg_eng_dev_grow(&e->scan_tmp, &(size_t){0},
+        hxg_eng_dev_grow(&e->dev.acc, &(size_t){0}, HXG_NACC * sizeof(double), "thermo sums"));
+    HXI_CHECK(hxg_eng_dev_grow(&e->cells.cnt, &(size_t){0}, sizeof(int32_t) * nc, "cell counts"));
+    HXI_CHECK(
+        hxg_eng_dev_grow(&e->cells.start, &(size_t){0}, sizeof(int32_t) * (nc + 1), "cell starts"));
+    HXI_CHECK(hxg_eng_dev_grow(&e->cells.scan_tmp, &(size_t){0},
                                sizeof(int32_t) * 2 * HXG_MAX_SCAN_BLOCKS, "scan scratch"));
     /* The cell scan expects its scratch all zeros, and leaves it so. */
-    CU(cudaMemset(e->scan_tmp, 0, sizeof(int32_t) * 2 * HXG_MAX_SCAN_BLOCKS), "scan set-up");
+    CU(cudaMemset(e->cells.scan_tmp, 0, sizeof(int32_t) * 2 * HXG_MAX_SCAN_BLOCKS), "scan set-up");
     if (e->multi && !e->host_rebuild)
-        HXI_CHECK(hxg_eng_dev_grow(&e->halo_start, &(size_t){0}, sizeof(int32_t) * (nc + 1),
+        HXI_CHECK(hxg_eng_dev_grow(&e->cells.halo_start, &(size_t){0}, sizeof(int32_t) * (nc + 1),
                                    "halo cell starts"));
     set_reach(e);
-    CU(cudaHostAlloc((void **) &e->report, sizeof(hxg_report), cudaHostAllocMapped),
+    CU(cudaHostAlloc((void **) &e->dev.report, sizeof(hxg_report), cudaHostAllocMapped),
        "mapped host allocation");
-    CU(cudaHostGetDevicePointer((void **) &e->report_dev, e->report, 0), "mapped pointer");
-    memset((void *) e->report, 0, sizeof(hxg_report));
+    CU(cudaHostGetDevicePointer((void **) &e->dev.report_dev, e->dev.report, 0), "mapped pointer");
+    memset((void *) e->dev.report, 0, sizeof(hxg_report));
     hxg_flags fl;
     memset(&fl, 0, sizeof fl);
     fl.moved_step = -1;
     fl.cur = 1;
-    CU(cudaMemcpy(e->flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag set-up");
-    CU(cudaMemset(e->cell_cnt, 0, sizeof(int32_t) * nc), "cell count set-up");
-    e->graphs = !e->multi && !e->host_rebuild && e->graph_allowed;
-    HXI_CHECK(hxg_eng_timers_create(e));
-    HXI_CHECK(hxg_eng_stretch_create(e));
+    CU(cudaMemcpy(e->dev.flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag set-up");
+    CU(cudaMemset(e->cells.cnt, 0, sizeof(int32_t) * nc), "cell count set-up");
+    e->graphs.on = !e->multi && !e->host_rebuild && e->graphs.allowed;
+    HXI_CHECK(hxg_eng_timers_create(&e->timers, e->graphs.on || e->graphs.mgraph));
+    HXI_CHECK(hxg_eng_stretch_create(&e->timers.stretch));
     return HX_OK;
 }

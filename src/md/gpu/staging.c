@@ -14,41 +14,41 @@
 /* Bytes of each half of the staging buffer. */
 #define HXG_STAGE_BYTES ((size_t) 32 << 20)
 
-hx_status hxg_eng_stage_create(hx_md_engine *e)
+hx_status hxg_eng_stage_create(struct hxg_host *host)
 {
-    if (e->stage[0])
+    if (host->stage[0])
         return HX_OK;
     for (int h = 0; h < 2; h++) {
-        if (cudaMallocHost((void **) &e->stage[h], HXG_STAGE_BYTES) != cudaSuccess) {
-            e->stage[h] = NULL;
+        if (cudaMallocHost((void **) &host->stage[h], HXG_STAGE_BYTES) != cudaSuccess) {
+            host->stage[h] = NULL;
             cudaGetLastError();
             return hxi_error(HX_ERR_NOMEM,
                              "GPU engine: pinned host allocation of %zu bytes for the staging "
                              "buffer failed",
                              HXG_STAGE_BYTES);
         }
-        CU(cudaEventCreateWithFlags(&e->ev_stage[h], cudaEventDisableTiming), "event");
+        CU(cudaEventCreateWithFlags(&host->ev_stage[h], cudaEventDisableTiming), "event");
     }
     return HX_OK;
 }
 
-void hxg_eng_stage_destroy(hx_md_engine *e)
+void hxg_eng_stage_destroy(struct hxg_host *host)
 {
     for (int h = 0; h < 2; h++) {
-        if (e->stage[h])
-            cudaFreeHost(e->stage[h]);
-        if (e->ev_stage[h])
-            cudaEventDestroy(e->ev_stage[h]);
-        e->stage[h] = NULL;
-        e->ev_stage[h] = NULL;
+        if (host->stage[h])
+            cudaFreeHost(host->stage[h]);
+        if (host->ev_stage[h])
+            cudaEventDestroy(host->ev_stage[h]);
+        host->stage[h] = NULL;
+        host->ev_stage[h] = NULL;
     }
 }
 
 /* One chunk, atoms [a, b): host doubles (3 per atom) into w floats per
  * atom (3, or 4 with w = 0), or raw bytes (w == 0: `size` bytes per atom).
  * And back: floats (w per atom, the first 3 kept) into doubles. */
-static void to_stage(const hx_md_engine *e, void *buf, const void *src, size_t a, size_t b, int w,
-                     size_t size)
+static void to_stage(const struct hxg_host *host, void *buf, const void *src, size_t a, size_t b,
+                     int w, size_t size)
 {
     if (w == 0) {
         memcpy(buf, (const char *) src + a * size, (b - a) * size);
@@ -57,7 +57,7 @@ static void to_stage(const hx_md_engine *e, void *buf, const void *src, size_t a
     const double *s = (const double *) src;
     float *d = (float *) buf;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (!e->multi)
+#pragma omp parallel for schedule(static) if (!host->serial)
 #endif
     for (size_t i = a; i < b; i++) {
         float *q = d + (i - a) * (size_t) w;
@@ -68,12 +68,13 @@ static void to_stage(const hx_md_engine *e, void *buf, const void *src, size_t a
     }
 }
 
-static void from_stage(const hx_md_engine *e, void *dst, const void *buf, size_t a, size_t b, int w)
+static void from_stage(const struct hxg_host *host, void *dst, const void *buf, size_t a, size_t b,
+                       int w)
 {
     const float *s = (const float *) buf;
     double *d = (double *) dst;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (!e->multi)
+#pragma omp parallel for schedule(static) if (!host->serial)
 #endif
     for (size_t i = a; i < b; i++)
         for (int k = 0; k < 3; k++)
@@ -86,46 +87,47 @@ static size_t dev_size(int w, size_t size)
     return w == 0 ? size : sizeof(float) * (size_t) w;
 }
 
-hx_status hxg_eng_put(hx_md_engine *e, void *dst, const void *src, int n, int w, size_t size,
+hx_status hxg_eng_put(struct hxg_host *host, void *dst, const void *src, int n, int w, size_t size,
                       cudaStream_t s)
 {
     const size_t per = dev_size(w, size), chunk = HXG_STAGE_BYTES / per;
-    HXI_CHECK(hxg_eng_stage_create(e));
+    HXI_CHECK(hxg_eng_stage_create(host));
     for (size_t a = 0, c = 0; a < (size_t) (n > 0 ? n : 0); a += chunk, c++) {
         const size_t b = a + chunk < (size_t) n ? a + chunk : (size_t) n;
         const int h = (int) (c & 1);
         /* The copy that last read this half must be done. */
         if (c >= 2)
-            CU(cudaEventSynchronize(e->ev_stage[h]), "staging upload");
-        to_stage(e, e->stage[h], src, a, b, w, size);
-        CU(cudaMemcpyAsync((char *) dst + a * per, e->stage[h], (b - a) * per,
+            CU(cudaEventSynchronize(host->ev_stage[h]), "staging upload");
+        to_stage(host, host->stage[h], src, a, b, w, size);
+        CU(cudaMemcpyAsync((char *) dst + a * per, host->stage[h], (b - a) * per,
                            cudaMemcpyHostToDevice, s),
            "staging upload");
-        CU(cudaEventRecord(e->ev_stage[h], s), "event");
+        CU(cudaEventRecord(host->ev_stage[h], s), "event");
     }
     /* The staging buffer is free for the next copy. */
     CU(cudaStreamSynchronize(s), "staging upload");
     return HX_OK;
 }
 
-hx_status hxg_eng_get(hx_md_engine *e, double *dst, const float *src, int n, int w, cudaStream_t s)
+hx_status hxg_eng_get(struct hxg_host *host, double *dst, const float *src, int n, int w,
+                      cudaStream_t s)
 {
     const size_t per = sizeof(float) * (size_t) w, chunk = HXG_STAGE_BYTES / per;
     const size_t total = (size_t) (n > 0 ? n : 0);
-    HXI_CHECK(hxg_eng_stage_create(e));
+    HXI_CHECK(hxg_eng_stage_create(host));
     /* Chunk c is copied into half c & 1 while chunk c - 1 is converted. */
     for (size_t a = 0, c = 0; a < total + chunk; a += chunk, c++) {
         if (a < total) {
             const size_t b = a + chunk < total ? a + chunk : total;
-            CU(cudaMemcpyAsync(e->stage[c & 1], src + a * (size_t) w, (b - a) * per,
+            CU(cudaMemcpyAsync(host->stage[c & 1], src + a * (size_t) w, (b - a) * per,
                                cudaMemcpyDeviceToHost, s),
                "staging download");
-            CU(cudaEventRecord(e->ev_stage[c & 1], s), "event");
+            CU(cudaEventRecord(host->ev_stage[c & 1], s), "event");
         }
         if (c > 0) {
             const size_t pa = a - chunk, pb = pa + chunk < total ? pa + chunk : total;
-            CU(cudaEventSynchronize(e->ev_stage[(c - 1) & 1]), "staging download");
-            from_stage(e, dst, e->stage[(c - 1) & 1], pa, pb, w);
+            CU(cudaEventSynchronize(host->ev_stage[(c - 1) & 1]), "staging download");
+            from_stage(host, dst, host->stage[(c - 1) & 1], pa, pb, w);
         }
     }
     return HX_OK;

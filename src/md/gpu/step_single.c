@@ -17,7 +17,7 @@
 static hxg_decide device_decide(const hx_md_engine *e)
 {
     const hx_md_config *c = &e->cfg;
-    const hxg_decide d = {e->flags, -1, c->neigh_every, c->neigh_delay, c->neigh_check};
+    const hxg_decide d = {e->dev.flags, -1, c->neigh_every, c->neigh_delay, c->neigh_check};
     return d;
 }
 
@@ -28,32 +28,32 @@ static hxg_decide device_decide(const hx_md_engine *e)
  * conditional node's condition (capture_conditional). */
 static hx_status launch_kickdrift(hx_md_engine *e, int want_thermo, unsigned long long cond)
 {
-    int k = hxg_eng_tm_open(e, HX_MD_INTEGRATE, e->s_loc);
-    CU(hxg_kickdrift((void *) e->s_loc, hxg_eng_atoms_view(e), NULL, hxg_eng_consts(e),
-                     device_decide(e), want_thermo ? e->acc : NULL, cond),
+    int k = hxg_eng_tm_open(&e->timers, HX_MD_INTEGRATE, e->dev.s_loc);
+    CU(hxg_kickdrift((void *) e->dev.s_loc, hxg_eng_atoms_view(e), NULL, hxg_eng_consts(e),
+                     device_decide(e), want_thermo ? e->dev.acc : NULL, cond),
        "kick-drift launch");
-    hxg_eng_tm_close(e, k, e->s_loc);
+    hxg_eng_tm_close(&e->timers, k, e->dev.s_loc);
     return HX_OK;
 }
 
 static hx_status launch_rebuild(hx_md_engine *e, cudaStream_t s)
 {
-    int k = hxg_eng_tm_open(e, HX_MD_NEIGH, s);
-    CU(hxg_rebuild_single((void *) s, hxg_eng_atoms_view(e), hxg_eng_cells_view(e),
-                          hxg_eng_lists_view(e), device_decide(e), e->report_dev),
+    int k = hxg_eng_tm_open(&e->timers, HX_MD_NEIGH, s);
+    CU(hxg_rebuild_single((void *) s, hxg_eng_atoms_view(e), hxg_eng_cells_view(&e->cells),
+                          hxg_eng_lists_view(e), device_decide(e), e->dev.report_dev),
        "device rebuild launch");
-    hxg_eng_tm_close(e, k, s);
+    hxg_eng_tm_close(&e->timers, k, s);
     return HX_OK;
 }
 
 static hx_status launch_forces(hx_md_engine *e, int want_thermo)
 {
-    int k = hxg_eng_tm_open(e, HX_MD_LOCAL, e->s_loc);
-    CU(hxg_force_local((void *) e->s_loc, hxg_eng_atoms_view(e), hxg_eng_lists_view(e),
-                       hxg_eng_consts(e), want_thermo ? e->acc : NULL, e->flags,
+    int k = hxg_eng_tm_open(&e->timers, HX_MD_LOCAL, e->dev.s_loc);
+    CU(hxg_force_local((void *) e->dev.s_loc, hxg_eng_atoms_view(e), hxg_eng_lists_view(e),
+                       hxg_eng_consts(e), want_thermo ? e->dev.acc : NULL, e->dev.flags,
                        HXG_FORCE_WRITE | HXG_FORCE_KICK),
        "force launch");
-    hxg_eng_tm_close(e, k, e->s_loc);
+    hxg_eng_tm_close(&e->timers, k, e->dev.s_loc);
     return HX_OK;
 }
 
@@ -61,7 +61,7 @@ static hx_status launch_device_step(hx_md_engine *e, int candidate, int want_the
 {
     HXI_CHECK(launch_kickdrift(e, want_thermo, 0));
     if (candidate)
-        HXI_CHECK(launch_rebuild(e, e->s_loc));
+        HXI_CHECK(launch_rebuild(e, e->dev.s_loc));
     return launch_forces(e, want_thermo);
 }
 
@@ -70,9 +70,9 @@ static hx_status launch_device_step(hx_md_engine *e, int candidate, int want_the
  * conditional (if) node: the kick-drift's last block sets the condition
  * from the same gate the rebuild's kernels test, and a step that does not
  * rebuild skips them instead of launching each to return at once (with
- * `check yes` every step is a candidate: about 1.5 us a kernel on an
- * H200). The body is captured from s_b, which a single rank does not
- * otherwise use. */
+ * `check yes` every step is a candidate, and those launches were a large
+ * part of its step; docs/md-gpu.md, "A step"). The body is captured from
+ * s_b, which a single rank does not otherwise use. */
 static cudaError_t capture_conditional(hx_md_engine *e, int want_thermo, int nsteps,
                                        cudaGraph_t *out)
 {
@@ -81,7 +81,7 @@ static cudaError_t capture_conditional(hx_md_engine *e, int want_thermo, int nst
     int capturing = 0;
     cudaError_t ce = cudaGraphCreate(&g, 0);
     if (ce == cudaSuccess)
-        ce = cudaStreamBeginCaptureToGraph(e->s_loc, g, NULL, NULL, 0,
+        ce = cudaStreamBeginCaptureToGraph(e->dev.s_loc, g, NULL, NULL, 0,
                                            cudaStreamCaptureModeThreadLocal);
     capturing = ce == cudaSuccess;
     /* Each step has its own node and condition. */
@@ -96,7 +96,7 @@ static cudaError_t capture_conditional(hx_md_engine *e, int want_thermo, int nst
         if (ce == cudaSuccess && launch_kickdrift(e, want_thermo, h) != HX_OK)
             ce = cudaErrorUnknown;
         if (ce == cudaSuccess)
-            ce = cudaStreamGetCaptureInfo(e->s_loc, &cs, NULL, NULL, &deps, &edges, &ndeps);
+            ce = cudaStreamGetCaptureInfo(e->dev.s_loc, &cs, NULL, NULL, &deps, &edges, &ndeps);
         if (ce == cudaSuccess) {
             struct cudaGraphNodeParams p;
             memset(&p, 0, sizeof p);
@@ -109,15 +109,15 @@ static cudaError_t capture_conditional(hx_md_engine *e, int want_thermo, int nst
                 body = p.conditional.phGraph_out[0];
         }
         if (ce == cudaSuccess)
-            ce = cudaStreamUpdateCaptureDependencies(e->s_loc, &node, NULL, 1,
+            ce = cudaStreamUpdateCaptureDependencies(e->dev.s_loc, &node, NULL, 1,
                                                      cudaStreamSetCaptureDependencies);
         if (ce == cudaSuccess) {
-            ce = cudaStreamBeginCaptureToGraph(e->s_b, body, NULL, NULL, 0,
+            ce = cudaStreamBeginCaptureToGraph(e->dev.s_b, body, NULL, NULL, 0,
                                                cudaStreamCaptureModeThreadLocal);
             if (ce == cudaSuccess) {
-                hx_status st = launch_rebuild(e, e->s_b);
+                hx_status st = launch_rebuild(e, e->dev.s_b);
                 cudaGraph_t tmp = NULL;
-                ce = cudaStreamEndCapture(e->s_b, &tmp);
+                ce = cudaStreamEndCapture(e->dev.s_b, &tmp);
                 if (st != HX_OK && ce == cudaSuccess)
                     ce = cudaErrorUnknown;
             }
@@ -127,7 +127,7 @@ static cudaError_t capture_conditional(hx_md_engine *e, int want_thermo, int nst
     }
     if (capturing) {
         cudaGraph_t tmp = NULL;
-        cudaError_t ee = cudaStreamEndCapture(e->s_loc, &tmp);
+        cudaError_t ee = cudaStreamEndCapture(e->dev.s_loc, &tmp);
         if (ce == cudaSuccess)
             ce = ee;
     }
@@ -147,17 +147,17 @@ static cudaError_t capture_conditional(hx_md_engine *e, int want_thermo, int nst
  * graph with a conditional node where the runtime allows; otherwise into
  * a plain graph whose rebuild kernels return at once on steps that do not
  * rebuild. With `check no` every candidate step past the delay rebuilds,
- * and the node would only add its cost: launching the body took about 20
- * us more a rebuild on an H200 (HALOX_TRACE, HOOMD-blue's 64,000 atoms). */
+ * and the node would only add its cost: launching its body makes a
+ * rebuild longer (docs/md-gpu.md, "A step"). */
 static cudaGraphExec_t capture_exec(hx_md_engine *e, int candidate, int want_thermo, int nsteps)
 {
     cudaGraph_t g = NULL;
     cudaGraphExec_t x = NULL;
-    int timing = e->timing_now;
-    e->timing_now = 0;
+    int timing = e->timers.timing_now;
+    e->timers.timing_now = 0;
     hx_status st = HX_OK;
 #if CUDART_VERSION >= 13000
-    if (candidate && e->graph_cond && e->cfg.neigh_check) {
+    if (candidate && e->graphs.cond && e->cfg.neigh_check) {
         cudaError_t ce = capture_conditional(e, want_thermo, nsteps, &g);
         if (ce == cudaSuccess && cudaGraphInstantiate(&x, g, 0) != cudaSuccess) {
             ce = cudaErrorUnknown;
@@ -168,21 +168,21 @@ static cudaGraphExec_t capture_exec(hx_md_engine *e, int candidate, int want_the
             cudaGraphDestroy(g);
         g = NULL;
         if (ce == cudaSuccess) {
-            e->timing_now = timing;
+            e->timers.timing_now = timing;
             return x;
         }
         hxi_info("GPU engine: a rebuild step could not be captured with a conditional node "
                  "(%s); its rebuild kernels are replayed every candidate step instead",
                  cudaGetErrorString(ce));
-        e->graph_cond = 0;
+        e->graphs.cond = 0;
     }
 #endif
-    if (cudaStreamBeginCapture(e->s_loc, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+    if (cudaStreamBeginCapture(e->dev.s_loc, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
         st = HX_ERR_CUDA;
     } else {
         for (int i = 0; i < nsteps && st == HX_OK; i++)
             st = launch_device_step(e, candidate, want_thermo);
-        if (cudaStreamEndCapture(e->s_loc, &g) != cudaSuccess)
+        if (cudaStreamEndCapture(e->dev.s_loc, &g) != cudaSuccess)
             st = HX_ERR_CUDA;
     }
     if (st == HX_OK && cudaGraphInstantiate(&x, g, 0) != cudaSuccess) {
@@ -192,7 +192,7 @@ static cudaGraphExec_t capture_exec(hx_md_engine *e, int candidate, int want_the
     if (g)
         cudaGraphDestroy(g);
     cudaGetLastError();
-    e->timing_now = timing;
+    e->timers.timing_now = timing;
     return st == HX_OK ? x : NULL;
 }
 
@@ -204,23 +204,23 @@ static void capture_step(hx_md_engine *e, int candidate, int want_thermo)
     if (!x) {
         hxi_warn("GPU engine: could not capture a step into a CUDA graph; launching kernels "
                  "one by one instead");
-        e->graphs = 0;
+        e->graphs.on = 0;
         return;
     }
-    e->gexec[candidate][want_thermo] = x;
+    e->graphs.gexec[candidate][want_thermo] = x;
 }
 
-void hxg_eng_drop_step_graphs(hx_md_engine *e)
+void hxg_eng_drop_step_graphs(struct hxg_graphs *g)
 {
     for (int a = 0; a < 2; a++) {
         for (int b = 0; b < 2; b++)
-            if (e->gexec[a][b]) {
-                cudaGraphExecDestroy(e->gexec[a][b]);
-                e->gexec[a][b] = NULL;
+            if (g->gexec[a][b]) {
+                cudaGraphExecDestroy(g->gexec[a][b]);
+                g->gexec[a][b] = NULL;
             }
-        if (e->gbatch[a]) {
-            cudaGraphExecDestroy(e->gbatch[a]);
-            e->gbatch[a] = NULL;
+        if (g->gbatch[a]) {
+            cudaGraphExecDestroy(g->gbatch[a]);
+            g->gbatch[a] = NULL;
         }
     }
 }
@@ -235,13 +235,14 @@ static int device_candidate(const hx_md_engine *e, int64_t s)
 hx_status hxg_eng_step_single(hx_md_engine *e, int want_thermo)
 {
     const int candidate = device_candidate(e, e->step);
-    e->last_want = want_thermo;
-    if (e->graphs && !e->timing_now) {
-        if (!e->gexec[candidate][want_thermo])
+    e->sched.last_want = want_thermo;
+    if (e->graphs.on && !e->timers.timing_now) {
+        if (!e->graphs.gexec[candidate][want_thermo])
             capture_step(e, candidate, want_thermo);
-        if (e->graphs) {
-            CU(cudaGraphLaunch(e->gexec[candidate][want_thermo], e->s_loc), "graph launch");
-            e->graph_steps++;
+        if (e->graphs.on) {
+            CU(cudaGraphLaunch(e->graphs.gexec[candidate][want_thermo], e->dev.s_loc),
+               "graph launch");
+            e->graphs.steps++;
             return hxg_eng_check_report(e);
         }
     }
@@ -249,37 +250,38 @@ hx_status hxg_eng_step_single(hx_md_engine *e, int want_thermo)
     return hxg_eng_check_report(e);
 }
 
-/* The steps e->step + 1 .. e->step + k (k = e->batch_k) of one rank as
+/* The steps e->step + 1 .. e->step + k (k = e->graphs.batch_k) of one rank as
  * one graph launch: none of them a thermo step (the caller's promise) or
  * timed, all of one kind (candidate or not). Returns 0 where they cannot
  * be (the caller then takes them one at a time), -1 if the launch failed. */
 int hxg_eng_launch_batch(hx_md_engine *e)
 {
-    const int k = e->batch_k;
-    if (e->multi || e->host_rebuild || !e->graphs || k < 2)
+    const int k = e->graphs.batch_k;
+    if (e->multi || e->host_rebuild || !e->graphs.on || k < 2)
         return 0;
     const int candidate = device_candidate(e, e->step + 1);
     for (int i = 1; i <= k; i++)
-        if (device_candidate(e, e->step + i) != candidate || hxg_eng_tm_sampled(e, e->step + i))
+        if (device_candidate(e, e->step + i) != candidate ||
+            hxg_eng_tm_sampled(&e->timers, e->step + i))
             return 0;
-    if (!e->gbatch[candidate]) {
-        e->gbatch[candidate] = capture_exec(e, candidate, 0, k);
-        if (!e->gbatch[candidate]) {
+    if (!e->graphs.gbatch[candidate]) {
+        e->graphs.gbatch[candidate] = capture_exec(e, candidate, 0, k);
+        if (!e->graphs.gbatch[candidate]) {
             hxi_info("GPU engine: %d steps could not be captured into one CUDA graph; each step "
                      "is replayed from its own",
                      k);
-            e->batch_k = 1;
+            e->graphs.batch_k = 1;
             return 0;
         }
     }
-    if (cudaGraphLaunch(e->gbatch[candidate], e->s_loc) != cudaSuccess)
+    if (cudaGraphLaunch(e->graphs.gbatch[candidate], e->dev.s_loc) != cudaSuccess)
         return -1;
     e->step += k;
-    e->stats.steps += k;
-    e->graph_steps += k;
-    e->last_want = 0;
+    e->timers.stats.steps += k;
+    e->graphs.steps += k;
+    e->sched.last_want = 0;
     e->acc_valid = 0;
-    e->timing_now = 0;
+    e->timers.timing_now = 0;
     return k;
 }
 
@@ -293,11 +295,11 @@ void hxg_eng_capture_single_ahead(hx_md_engine *e)
         return;
     for (int c = 0; c < 2; c++)
         for (int t = 0; t < 2; t++)
-            if (e->graphs && !e->gexec[c][t])
+            if (e->graphs.on && !e->graphs.gexec[c][t])
                 capture_step(e, c, t);
     const int c = e->cfg.neigh_every == 1;
-    if (e->graphs && e->batch_k > 1 && !e->gbatch[c])
-        e->gbatch[c] = capture_exec(e, c, 0, e->batch_k);
+    if (e->graphs.on && e->graphs.batch_k > 1 && !e->graphs.gbatch[c])
+        e->graphs.gbatch[c] = capture_exec(e, c, 0, e->graphs.batch_k);
 }
 
 /* The single-rank rebuild of some step s found an atom with more
@@ -313,22 +315,23 @@ hx_status hxg_eng_recover_single(hx_md_engine *e)
 {
     for (int round = 0; round < 4; round++) {
         hxg_flags fl;
-        CU(cudaStreamSynchronize(e->s_loc), "waiting for the halted steps");
-        CU(cudaMemcpy(&fl, e->flags, sizeof fl, cudaMemcpyDeviceToHost), "flag read-back");
+        CU(cudaStreamSynchronize(e->dev.s_loc), "waiting for the halted steps");
+        CU(cudaMemcpy(&fl, e->dev.flags, sizeof fl, cudaMemcpyDeviceToHost), "flag read-back");
         if (!fl.halt)
             return HX_OK;
         const int64_t s = fl.cur;
         HXI_CHECK(hxg_eng_relist_single(e));
-        hxg_eng_drop_step_graphs(e);
-        e->list_regrowths++;
-        e->report->need = 0;
-        const int thermo_s = s == e->step && e->last_want;
-        CU(hxg_force_local((void *) e->s_loc, hxg_eng_atoms_view(e), hxg_eng_lists_view(e),
-                           hxg_eng_consts(e), thermo_s ? e->acc : NULL, e->flags,
+        hxg_eng_drop_step_graphs(&e->graphs);
+        e->lists.regrowths++;
+        e->dev.report->need = 0;
+        const int thermo_s = s == e->step && e->sched.last_want;
+        CU(hxg_force_local((void *) e->dev.s_loc, hxg_eng_atoms_view(e), hxg_eng_lists_view(e),
+                           hxg_eng_consts(e), thermo_s ? e->dev.acc : NULL, e->dev.flags,
                            HXG_FORCE_WRITE | HXG_FORCE_KICK),
            "force launch");
         for (int64_t t = s + 1; t <= e->step; t++)
-            HXI_CHECK(launch_device_step(e, device_candidate(e, t), t == e->step && e->last_want));
+            HXI_CHECK(
+                launch_device_step(e, device_candidate(e, t), t == e->step && e->sched.last_want));
     }
     return hxg_eng_lists_overflow();
 }

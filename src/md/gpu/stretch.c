@@ -31,12 +31,12 @@ struct hxg_stretch {
     int n, cap;
 };
 
-hx_status hxg_eng_stretch_create(hx_md_engine *e)
+hx_status hxg_eng_stretch_create(hxg_stretch **out)
 {
     hxg_stretch *t = NULL;
     HXI_CHECK(hxi_alloc((void **) &t, sizeof *t, "stretch timers"));
     memset(t, 0, sizeof *t);
-    e->stretch = t;
+    *out = t;
     for (int k = 0; k < ST_PAIRS; k++) {
         CU(cudaEventCreate(&t->a[k]), "stretch timer event");
         CU(cudaEventCreate(&t->b[k]), "stretch timer event");
@@ -44,9 +44,9 @@ hx_status hxg_eng_stretch_create(hx_md_engine *e)
     return HX_OK;
 }
 
-void hxg_eng_stretch_destroy(hx_md_engine *e)
+void hxg_eng_stretch_destroy(hxg_stretch **st)
 {
-    hxg_stretch *t = e->stretch;
+    hxg_stretch *t = *st;
     if (!t)
         return;
     for (int k = 0; k < ST_PAIRS; k++) {
@@ -57,7 +57,7 @@ void hxg_eng_stretch_destroy(hx_md_engine *e)
     }
     free(t->sec);
     free(t);
-    e->stretch = NULL;
+    *st = NULL;
 }
 
 /* Reads the oldest ended pair: at once if its stretch is done, else only
@@ -98,7 +98,7 @@ static hx_status read_ended(hxg_stretch *t, int wait)
 
 hx_status hxg_eng_mark(hx_md_engine *e, int end)
 {
-    hxg_stretch *t = e->stretch;
+    hxg_stretch *t = e->timers.stretch;
     HXI_CHECK(read_ended(t, 0));
     if (!end) {
         /* With every pair ended and unread (the GPU far behind), the
@@ -108,12 +108,13 @@ hx_status hxg_eng_mark(hx_md_engine *e, int end)
             HXI_CHECK(read_oldest(t, 1, &done));
         }
         t->started = 1;
-        CU(cudaEventRecord(t->a[(t->head + t->nended) % ST_PAIRS], e->s_loc), "marking a stretch");
+        CU(cudaEventRecord(t->a[(t->head + t->nended) % ST_PAIRS], e->dev.s_loc),
+           "marking a stretch");
         return HX_OK;
     }
     if (!t->started)
         return hxi_error(HX_ERR_STATE, "GPU engine: a stretch ended that never started");
-    CU(cudaEventRecord(t->b[(t->head + t->nended) % ST_PAIRS], e->s_loc), "marking a stretch");
+    CU(cudaEventRecord(t->b[(t->head + t->nended) % ST_PAIRS], e->dev.s_loc), "marking a stretch");
     t->nended++;
     t->started = 0;
     return HX_OK;
@@ -121,7 +122,7 @@ hx_status hxg_eng_mark(hx_md_engine *e, int end)
 
 hx_status hxg_eng_stretch_seconds(hx_md_engine *e, double *sec, int n)
 {
-    hxg_stretch *t = e->stretch;
+    hxg_stretch *t = e->timers.stretch;
     HXI_CHECK(read_ended(t, 1));
     if (n > t->n)
         return hxi_error(HX_ERR_STATE, "GPU engine: %d timed stretches asked for, %d ended", n,

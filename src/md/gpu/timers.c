@@ -25,70 +25,70 @@ struct tm_span {
 
 /* Rank-local part of create: how often to time (HALOX_MD_TIMERS) and the
  * ring of event pairs. A timed step is launched kernel by kernel, not
- * replayed: about 40 us more than a replayed one at HOOMD-blue's 64,000
- * atoms on an H200 (one step in 16 cost 2.4-3.3 us a step there), so graph
- * modes time one step in 128 by default. */
-hx_status hxg_eng_timers_create(hx_md_engine *e)
+ * replayed, and takes much longer than a replayed one (timing one step in
+ * 16 showed in the mean step), so graph modes time one step in 128 by
+ * default (docs/md-gpu-timeline.md, "Stage timers"). */
+hx_status hxg_eng_timers_create(struct hxg_timers *t, int graphs)
 {
     const int every = hxi_knobs()->md_timers; /* -1: unset */
-    e->timers_every = every >= 0 ? every : e->graphs || e->mgraph ? 128 : 1;
-    e->timers_on = e->timers_every > 0;
-    if (e->timers_every < 1)
-        e->timers_every = 1;
-    if (e->timers_on) {
-        HXI_CHECK(hxi_alloc((void **) &e->spans, TM_SLOTS * sizeof(tm_span), "timers"));
-        memset(e->spans, 0, TM_SLOTS * sizeof(tm_span));
+    t->every = every >= 0 ? every : graphs ? 128 : 1;
+    t->on = t->every > 0;
+    if (t->every < 1)
+        t->every = 1;
+    if (t->on) {
+        HXI_CHECK(hxi_alloc((void **) &t->spans, TM_SLOTS * sizeof(tm_span), "timers"));
+        memset(t->spans, 0, TM_SLOTS * sizeof(tm_span));
         for (int k = 0; k < TM_SLOTS; k++) {
-            CU(cudaEventCreate(&e->spans[k].a), "timer event");
-            CU(cudaEventCreate(&e->spans[k].b), "timer event");
+            CU(cudaEventCreate(&t->spans[k].a), "timer event");
+            CU(cudaEventCreate(&t->spans[k].b), "timer event");
         }
     }
     return HX_OK;
 }
 
-void hxg_eng_timers_destroy(hx_md_engine *e)
+void hxg_eng_timers_destroy(struct hxg_timers *t)
 {
-    if (e->spans) {
+    if (t->spans) {
         for (int k = 0; k < TM_SLOTS; k++) {
-            if (e->spans[k].a)
-                cudaEventDestroy(e->spans[k].a);
-            if (e->spans[k].b)
-                cudaEventDestroy(e->spans[k].b);
+            if (t->spans[k].a)
+                cudaEventDestroy(t->spans[k].a);
+            if (t->spans[k].b)
+                cudaEventDestroy(t->spans[k].b);
         }
-        free(e->spans);
+        free(t->spans);
     }
 }
 
-static void tm_harvest_one(hx_md_engine *e, tm_span *sp)
+static void tm_harvest_one(struct hxg_timers *t, tm_span *sp)
 {
     float ms = 0.0f;
     if (cudaEventSynchronize(sp->b) == cudaSuccess &&
         cudaEventElapsedTime(&ms, sp->a, sp->b) == cudaSuccess)
-        e->stats.stage[sp->stage] += 1e-3 * (double) ms * sp->weight;
+        t->stats.stage[sp->stage] += 1e-3 * (double) ms * sp->weight;
     cudaGetLastError();
     sp->pending = 0;
 }
 
-void hxg_eng_tm_harvest_all(hx_md_engine *e)
+void hxg_eng_tm_harvest_all(struct hxg_timers *t)
 {
-    if (!e->spans)
+    if (!t->spans)
         return;
     for (int k = 0; k < TM_SLOTS; k++)
-        if (e->spans[k].pending)
-            tm_harvest_one(e, &e->spans[k]);
+        if (t->spans[k].pending)
+            tm_harvest_one(t, &t->spans[k]);
 }
 
-int hxg_eng_tm_open(hx_md_engine *e, int stage, cudaStream_t s)
+int hxg_eng_tm_open(struct hxg_timers *t, int stage, cudaStream_t s)
 {
-    if (!e->timers_on || !e->timing_now)
+    if (!t->on || !t->timing_now)
         return -1;
-    int k = e->span_next;
-    e->span_next = (k + 1) % TM_SLOTS;
-    tm_span *sp = &e->spans[k];
+    int k = t->span_next;
+    t->span_next = (k + 1) % TM_SLOTS;
+    tm_span *sp = &t->spans[k];
     if (sp->pending)
-        tm_harvest_one(e, sp);
+        tm_harvest_one(t, sp);
     sp->stage = stage;
-    sp->weight = (double) e->timers_every;
+    sp->weight = (double) t->every;
     if (cudaEventRecord(sp->a, s) != cudaSuccess) {
         cudaGetLastError();
         return -1;
@@ -97,14 +97,14 @@ int hxg_eng_tm_open(hx_md_engine *e, int stage, cudaStream_t s)
 }
 
 /* Whether to time this step: none with the timers off (a timed step is
- * launched, not replayed), else one step in e->timers_every, picked by a
+ * launched, not replayed), else one step in t->every, picked by a
  * hash of the step number so that the samples do not fall in step with
  * the rebuild period (a fixed stride of 16 against rebuilds every 20 would
  * count every rebuild it hits 16 times and miss the others). */
-int hxg_eng_tm_sampled(const hx_md_engine *e, int64_t step)
+int hxg_eng_tm_sampled(const struct hxg_timers *t, int64_t step)
 {
-    const int every = e->timers_every;
-    if (!e->timers_on)
+    const int every = t->every;
+    if (!t->on)
         return 0;
     if (every <= 1)
         return 1;
@@ -114,12 +114,12 @@ int hxg_eng_tm_sampled(const hx_md_engine *e, int64_t step)
     return (z ^ (z >> 31)) % (uint64_t) every == 0;
 }
 
-void hxg_eng_tm_close(hx_md_engine *e, int k, cudaStream_t s)
+void hxg_eng_tm_close(struct hxg_timers *t, int k, cudaStream_t s)
 {
     if (k < 0)
         return;
-    if (cudaEventRecord(e->spans[k].b, s) == cudaSuccess)
-        e->spans[k].pending = 1;
+    if (cudaEventRecord(t->spans[k].b, s) == cudaSuccess)
+        t->spans[k].pending = 1;
     else
         cudaGetLastError();
 }
