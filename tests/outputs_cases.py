@@ -50,38 +50,43 @@ def outputs(a, target):
 
 
 def special_files(a, tmp):
-    """A FIFO (and a device node, as root) stays what it is."""
-    fifo = os.path.join(tmp, "fifo")
-    os.mkfifo(fifo)
-    for name, cmd, env in outputs(a, fifo):
+    """A FIFO (and a device node, as root) stays what it is; each case has
+    its own, so that one case's damage does not hide another's."""
+    for i, (name, cmd, env) in enumerate(outputs(a, "NODE")):
+        fifo = os.path.join(tmp, "fifo%d" % i)
+        os.mkfifo(fifo)
         got = []
         reader = threading.Thread(target=drain, args=(fifo, got), daemon=True)
         reader.start()
-        rc, err = run(cmd, env)
+        rc, err = run(*named(cmd, env, fifo))
         reader.join(30)
         check(rc == 0 and stat.S_ISFIFO(os.lstat(fifo).st_mode) and got and got[0],
               "%s to a FIFO: written through it, still a FIFO (rc %d) %s" % (name, rc, err[-200:]))
     if os.geteuid() != 0:
         print("skip the device-node cases: os.mknod needs root")
         return
-    dev = os.path.join(tmp, "null")
-    os.mknod(dev, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
-    for name, cmd, env in outputs(a, dev):
-        rc, err = run(cmd, env)
+    for i, (name, cmd, env) in enumerate(outputs(a, "NODE")):
+        dev = os.path.join(tmp, "null%d" % i)
+        os.mknod(dev, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        rc, err = run(*named(cmd, env, dev))
         check(rc == 0 and stat.S_ISCHR(os.lstat(dev).st_mode),
               "%s to a device node: still a device (rc %d) %s" % (name, rc, err[-200:]))
 
 
+def named(cmd, env, path):
+    """The command and environment with the placeholder NODE as path."""
+    return ([path if w == "NODE" else w for w in cmd],
+            {k: path if v == "NODE" else v for k, v in env.items()} if env else None)
+
+
 def links_and_dirs(a, tmp):
     """A link's target gets the content; a directory is refused."""
-    for i, (name, cmd, env) in enumerate(outputs(a, "LINK")):
+    for i, (name, cmd, env) in enumerate(outputs(a, "NODE")):
         tgt, lnk = os.path.join(tmp, "target%d" % i), os.path.join(tmp, "link%d" % i)
         with open(tgt, "w") as f:
             f.write("old\n")
         os.symlink(tgt, lnk)
-        cmd = [lnk if w == "LINK" else w for w in cmd]
-        env = {k: lnk if v == "LINK" else v for k, v in env.items()} if env else None
-        rc, err = run(cmd, env)
+        rc, err = run(*named(cmd, env, lnk))
         with open(tgt) as f:
             text = f.read()
         check(rc == 0 and os.path.islink(lnk) and len(text) > 10,
@@ -103,23 +108,39 @@ def links_and_dirs(a, tmp):
               "%s to a directory: refused, nothing written (rc %d) %s" % (name, rc, err[-200:]))
 
 
-def write_errors(a):
-    """/dev/full for stdout and for the named outputs: an error."""
-    if not os.path.exists("/dev/full"):
-        print("skip the /dev/full cases: no /dev/full")
-        return
-    with open("/dev/full", "w") as full:
-        rc, err = run([a.halox, "--cpu", "--size", "4", "--steps", "200", "--thermo", "1"],
-                      stdout=full)
-        check(rc != 0 and "stdout" in err, "halox-md > /dev/full: an error (rc %d) %s" %
-              (rc, err[-200:]))
-        rc, err = run([a.bench] + BENCH, stdout=full)
-        check(rc != 0 and "stdout" in err, "halox-bench > /dev/full: an error (rc %d) %s" %
-              (rc, err[-200:]))
-    for name, cmd, env in outputs(a, "/dev/full"):
-        rc, err = run(cmd, env)
-        check(rc != 0 and "/dev/full" in err,
-              "%s to /dev/full: an error (rc %d) %s" % (name, rc, err[-200:]))
+def full_device(tmp):
+    """A device that takes no byte: as root a node of our own (code that
+    renames over its output must not destroy /dev/full), else /dev/full
+    (its directory is not ours to rename in)."""
+    if os.geteuid() == 0:
+        full = os.path.join(tmp, "full")
+        os.mknod(full, 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+        return full
+    return "/dev/full" if os.path.exists("/dev/full") else None
+
+
+def write_errors(a, tmp):
+    """A full device for stdout and for the named outputs: an error."""
+    cases = [("halox-md", [a.halox] + MD + ["--thermo", "1"], None),
+             ("halox-bench", [a.bench] + BENCH, None)] + outputs(a, "NODE")
+    for i, (name, cmd, env) in enumerate(cases):
+        sub = os.path.join(tmp, "full%d" % i)
+        os.mkdir(sub)
+        full = full_device(sub)
+        if not full:
+            print("skip the full-device cases: no /dev/full")
+            return
+        if "NODE" in cmd or (env and "NODE" in env.values()):
+            rc, err = run(*named(cmd, env, full))
+            ok = rc != 0 and full in err
+            what = "%s to a full device" % name
+        else:
+            with open(full, "w") as out:
+                rc, err = run(cmd, stdout=out)
+            ok = rc != 0 and "stdout" in err
+            what = "%s > a full device" % name
+        check(ok and stat.S_ISCHR(os.stat(full).st_mode),
+              "%s: an error (rc %d) %s" % (what, rc, err[-200:]))
 
 
 def bad_values(a, tmp):
@@ -142,7 +163,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         special_files(a, tmp)
         links_and_dirs(a, tmp)
-        write_errors(a)
+        write_errors(a, tmp)
         bad_values(a, tmp)
     return finish()
 

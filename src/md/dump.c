@@ -53,7 +53,7 @@ hx_status hxi_md_dump_open(hxi_md_dump **out, hx_comm *comm, const char *path,
     if (st != HX_OK) {
         if (d)
             hxi_out_abort(&d->out);
-        hxi_md_dump_close(d);
+        (void) hxi_md_dump_close(d);
         return st;
     }
     *out = d;
