@@ -415,6 +415,19 @@ static const char *md_script(void)
     return HALOX_BENCH_MD_SCRIPT; /* the error names where it was looked for */
 }
 
+/* --csv, opened on rank 0 before the minutes of timing: a name that
+ * cannot take it says so now (collective). */
+static hx_status bench_csv_open(hx_comm *comm, const char *path, hxi_outfile *csv)
+{
+    const int rank = hx_comm_rank(comm);
+    memset(csv, 0, sizeof *csv);
+    hx_status st = rank == 0 && path ? hxi_out_open(csv, path, "--csv", HXI_OUT_REPLACE) : HX_OK;
+    st = hxi_agree(comm, st);
+    if (st != HX_OK && rank == 0)
+        fprintf(stderr, "halox-bench: ERROR: %s\n", hx_last_error());
+    return st;
+}
+
 /* Rank 0, after the tables: the CSV file and stdout written in full, or
  * one error each; 0 or 1. */
 static int bench_outputs_done(hxi_outfile *csv)
@@ -502,15 +515,8 @@ int main(int argc, char **argv)
         hx_finalize();
         return rc == 1 ? 0 : 2;
     }
-    /* --csv is opened before the minutes of timing: a name that cannot
-     * take it says so now. */
     hxi_outfile csvf;
-    memset(&csvf, 0, sizeof csvf);
-    st = hxi_agree(comm, rank == 0 && o.csv ? hxi_out_open(&csvf, o.csv, "--csv", HXI_OUT_REPLACE)
-                                            : HX_OK);
-    if (st != HX_OK) {
-        if (rank == 0)
-            fprintf(stderr, "halox-bench: ERROR: %s\n", hx_last_error());
+    if (bench_csv_open(comm, o.csv, &csvf) != HX_OK) {
         hx_comm_destroy(comm);
         hx_finalize();
         return 1;
