@@ -621,9 +621,11 @@ static void test_args(void)
     }
     {
         char *argv[] = {"halox-md", "--dump", "a.xyz", "--dump-every", "0"};
+        /* A dump file that would get no frame is refused, not ignored. */
         hx_md_config_defaults(&c);
-        if (HXT_OK(hx_md_config_apply_args(&c, 5, argv, NULL)))
-            HXT_CHECK(c.dump_every == 0, "--dump-every 0 turns the dump off: %d", c.dump_every);
+        HXT_CHECK(hx_md_config_apply_args(&c, 5, argv, NULL) == HX_ERR_INVALID &&
+                      strstr(hx_last_error(), "--dump-every 0"),
+                  "--dump a.xyz --dump-every 0 is refused: %s", hx_last_error());
     }
     {
         /* Help wins over everything, reads nothing, changes nothing. */

@@ -38,6 +38,35 @@ static hx_status parse_positive(const char *opt, const char *text, double *out)
     return HX_OK;
 }
 
+/* --transport: "all" or a comma-separated list of transports halox knows
+ * (one not built here is said so after the run). */
+static hx_status check_transports(const char *list)
+{
+    char known[512] = "";
+    if (strcmp(list, "all") == 0)
+        return HX_OK;
+    for (const char *p = list;;) {
+        const char *e = strchr(p, ',');
+        const size_t len = e ? (size_t) (e - p) : strlen(p);
+        int found = 0;
+        for (int k = 0; k < hx_transport_known_count() && !found; k++)
+            found = strlen(hx_transport_known_at(k)) == len &&
+                    strncmp(hx_transport_known_at(k), p, len) == 0;
+        if (!found) {
+            for (int k = 0; k < hx_transport_known_count(); k++)
+                snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", k ? ", " : "",
+                         hx_transport_known_at(k));
+            return hxi_error(HX_ERR_INVALID,
+                             "--transport: unknown transport '%.*s' (known: all, %s; "
+                             "halox-bench --list says which are built)",
+                             (int) len, p, known);
+        }
+        if (!e)
+            return HX_OK;
+        p = e + 1;
+    }
+}
+
 /* One option's value into o: HX_OK, or an error naming the option
  * (hx_last_error); *known 0 where `a` is no option of a value. */
 static hx_status parse_value(bench_opts *o, const char *a, const char *v, int *known)
@@ -50,6 +79,7 @@ static hx_status parse_value(bench_opts *o, const char *a, const char *v, int *k
     } else if (strcmp(a, "--grid") == 0) {
         HXI_CHECK(hx_grid_parse(v, o->grid));
     } else if (strcmp(a, "--transport") == 0) {
+        HXI_CHECK(check_transports(v));
         o->transport = v;
     } else if (strcmp(a, "--iters") == 0) {
         HXI_CHECK(hxi_parse_long(a, v, 1, INT_MAX, &n));

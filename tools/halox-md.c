@@ -4,14 +4,30 @@
  * Before anything starts (MPI, the GPU), the HALOX_* environment variables
  * are read and checked: a bad value is one ERROR line and exit status 2.
  * --help-env prints them as docs/environment.md has them (a markdown table;
- * --help-env=tsv: one tab-separated line each, for tests).
+ * --help-env=tsv: one tab-separated line each, for tests). Output that
+ * could not be written to stdout is an error (exit status 1 or the run's).
  */
 #include "md/md.h"
 
 #include "core/hxi.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
+/* Output that never reached stdout (a full disk, a closed pipe) is an
+ * error, not a run that looks fine: 1 where rc is 0 (a run that failed
+ * has said why already). */
+static int stdout_checked(int rc)
+{
+    errno = 0;
+    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
+        fprintf(stderr, "halox-md: ERROR: cannot write the output to stdout: %s\n",
+                errno ? strerror(errno) : "a write error");
+        return 1;
+    }
+    return rc;
+}
 
 int main(int argc, char **argv)
 {
@@ -22,7 +38,7 @@ int main(int argc, char **argv)
                 hxi_knobs_markdown(stdout);
             else
                 hxi_knobs_tsv(stdout);
-            return 0;
+            return stdout_checked(0);
         }
         version |= strcmp(argv[i], "--version") == 0;
     }
@@ -30,5 +46,5 @@ int main(int argc, char **argv)
         fprintf(stderr, "halox-md: ERROR: %s\n", hx_last_error());
         return 2;
     }
-    return hx_md_main(argc, argv);
+    return stdout_checked(hx_md_main(argc, argv));
 }

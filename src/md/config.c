@@ -166,6 +166,11 @@ hx_status hx_md_config_check(const hx_md_config *c)
     if (c->dump_every < 0)
         return hxi_error(HX_ERR_INVALID, "dump interval %d must be >= 0 (--dump-every)",
                          c->dump_every);
+    if (c->dump_every == 0 && c->dump_file[0] != '\0')
+        return hxi_error(HX_ERR_INVALID,
+                         "the dump file %s with --dump-every 0 would get no frame: give an "
+                         "interval of 1 or more, or leave out --dump",
+                         c->dump_file);
     if (c->dump_every > 0 && c->dump_file[0] == '\0')
         return hxi_error(HX_ERR_INVALID, "a dump every %d steps needs a file: add --dump FILE",
                          c->dump_every);

@@ -23,15 +23,14 @@
  * Both with atoms sorted by id, as LAMMPS's `dump_modify ID sort id`.
  */
 #include "md/md_driver.h"
+#include "core/outfile.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct hxi_md_dump {
     hx_comm *comm;
-    FILE *fp;
-    char path[256];
+    hxi_outfile out; /* rank 0's file */
     hx_md_dump_style style;
     hxi_md_gather g; /* rank 0: every atom's x and v, by id */
 };
@@ -46,66 +45,65 @@ hx_status hxi_md_dump_open(hxi_md_dump **out, hx_comm *comm, const char *path,
         memset(d, 0, sizeof *d);
         d->comm = comm;
         d->style = style;
-        snprintf(d->path, sizeof d->path, "%s", path);
-        if (hx_comm_rank(comm) == 0) {
-            d->fp = fopen(path, "w");
-            if (!d->fp)
-                st = hxi_error(HX_ERR_IO,
-                               "cannot write the trajectory \"%s\": %s (check the dump file "
-                               "name and the directory)",
-                               path, strerror(errno));
-        }
+        /* Written as it goes: a run that ends early keeps its frames. */
+        if (hx_comm_rank(comm) == 0)
+            st = hxi_out_open(&d->out, path, "the trajectory (dump file)", HXI_OUT_STREAM);
     }
     st = hxi_agree(comm, st);
     if (st != HX_OK) {
-        hxi_md_dump_close(d);
+        if (d)
+            hxi_out_abort(&d->out);
+        (void) hxi_md_dump_close(d);
         return st;
     }
     *out = d;
     return HX_OK;
 }
 
-void hxi_md_dump_close(hxi_md_dump *d)
+hx_status hxi_md_dump_close(hxi_md_dump *d)
 {
+    hx_status st = HX_OK;
     if (!d)
-        return;
-    if (d->fp)
-        fclose(d->fp);
+        return HX_OK;
+    if (d->out.fp)
+        st = hxi_out_commit(&d->out);
     hxi_md_gather_free(&d->g);
     free(d);
+    return st;
 }
 
 /* One frame in rank 0's file, as d->style says. */
 static void hxi_dump_write(hxi_md_dump *d, const hx_md_system *sys, int64_t step, double time)
 {
     const double *lo = sys->decomp.box_lo, *L = sys->decomp.box_len;
+    FILE *fp = d->out.fp;
     if (d->style == HX_MD_DUMP_ATOM) {
-        fprintf(d->fp, "ITEM: TIMESTEP\n%lld\nITEM: NUMBER OF ATOMS\n%lld\n", (long long) step,
+        fprintf(fp, "ITEM: TIMESTEP\n%lld\nITEM: NUMBER OF ATOMS\n%lld\n", (long long) step,
                 (long long) sys->natoms);
-        fprintf(d->fp, "ITEM: BOX BOUNDS pp pp pp\n");
+        fprintf(fp, "ITEM: BOX BOUNDS pp pp pp\n");
         for (int k = 0; k < 3; k++)
-            fprintf(d->fp, "%-1.16e %-1.16e\n", lo[k], lo[k] + L[k]);
-        fprintf(d->fp, "ITEM: ATOMS id type xs ys zs\n");
+            fprintf(fp, "%-1.16e %-1.16e\n", lo[k], lo[k] + L[k]);
+        fprintf(fp, "ITEM: ATOMS id type xs ys zs\n");
         for (int64_t k = 0; k < sys->natoms; k++) {
             const double *p = d->g.all + 6 * (size_t) k;
-            fprintf(d->fp, "%lld 1 %g %g %g\n", (long long) k + 1, (p[0] - lo[0]) / L[0],
+            fprintf(fp, "%lld 1 %g %g %g\n", (long long) k + 1, (p[0] - lo[0]) / L[0],
                     (p[1] - lo[1]) / L[1], (p[2] - lo[2]) / L[2]);
         }
     } else if (d->style == HX_MD_DUMP_XYZ) {
-        fprintf(d->fp, "%lld\nAtoms. Timestep: %lld\n", (long long) sys->natoms, (long long) step);
+        fprintf(fp, "%lld\nAtoms. Timestep: %lld\n", (long long) sys->natoms, (long long) step);
         for (int64_t k = 0; k < sys->natoms; k++) {
             const double *p = d->g.all + 6 * (size_t) k;
-            fprintf(d->fp, "1 %g %g %g\n", p[0], p[1], p[2]);
+            fprintf(fp, "1 %g %g %g\n", p[0], p[1], p[2]);
         }
     } else {
-        fprintf(d->fp, "%lld\n", (long long) sys->natoms);
-        fprintf(d->fp,
+        fprintf(fp, "%lld\n", (long long) sys->natoms);
+        fprintf(fp,
                 "Lattice=\"%.17g 0 0 0 %.17g 0 0 0 %.17g\" "
                 "Properties=species:S:1:pos:R:3:vel:R:3 Time=%.10g Step=%lld pbc=\"T T T\"\n",
                 L[0], L[1], L[2], time, (long long) step);
         for (int64_t k = 0; k < sys->natoms; k++) {
             const double *p = d->g.all + 6 * (size_t) k;
-            fprintf(d->fp, "Ar %.10g %.10g %.10g %.10g %.10g %.10g\n", p[0], p[1], p[2], p[3], p[4],
+            fprintf(fp, "Ar %.10g %.10g %.10g %.10g %.10g %.10g\n", p[0], p[1], p[2], p[3], p[4],
                     p[5]);
         }
     }
@@ -117,9 +115,7 @@ hx_status hxi_md_dump_frame(hxi_md_dump *d, const hx_md_system *sys, int64_t ste
     HXI_CHECK(hxi_md_gather_by_id(&d->g, d->comm, sys, "trajectory"));
     if (hx_comm_rank(d->comm) == 0) {
         hxi_dump_write(d, sys, step, time);
-        if (fflush(d->fp) != 0 || ferror(d->fp))
-            st = hxi_error(HX_ERR_IO, "cannot write the trajectory \"%s\": %s", d->path,
-                           strerror(errno));
+        st = hxi_out_check(&d->out);
     }
     return hxi_agree(d->comm, st);
 }

@@ -47,7 +47,8 @@ hx_status hxi_md_dump_open(hxi_md_dump **dump, hx_comm *comm, const char *path,
                            hx_md_dump_style style);
 /* Collective: sys holds this rank's current atoms (engine gather). */
 hx_status hxi_md_dump_frame(hxi_md_dump *dump, const hx_md_system *sys, int64_t step, double time);
-void hxi_md_dump_close(hxi_md_dump *dump);
+/* Closes rank 0's file: a write error there is rank 0's error alone. */
+hx_status hxi_md_dump_close(hxi_md_dump *dump);
 
 /* ------------------------------------------------------ stopping (stop.c) */
 

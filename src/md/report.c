@@ -3,6 +3,7 @@
  */
 #include "md/report.h"
 #include "md/trace.h" /* hxi_md_stage_name */
+#include "core/outfile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,17 +54,16 @@ static double hxi_segments_median(hxi_md_segments *g)
     return g->n % 2 ? g->us[g->n / 2] : 0.5 * (g->us[g->n / 2 - 1] + g->us[g->n / 2]);
 }
 
-/* One CSV row for halox-bench md; the header is written to a new file. */
-static void hxi_stats_row(const hx_md_config *cfg, const char *engine, const char *how, int ranks,
-                          int64_t natoms, int64_t steps, int64_t rebuilds, double median_us,
-                          double mean_us, double tau_day, double aps, const double *stage_avg,
-                          double tloop)
+/* One CSV row for halox-bench md; the header is written to a new file.
+ * Rank 0; a file that cannot take it is an error. */
+static hx_status hxi_stats_row(const hx_md_config *cfg, const char *engine, const char *how,
+                               int ranks, int64_t natoms, int64_t steps, int64_t rebuilds,
+                               double median_us, double mean_us, double tau_day, double aps,
+                               const double *stage_avg, double tloop)
 {
-    FILE *f = fopen(cfg->stats_csv, "a");
-    if (!f) {
-        fprintf(stderr, "halox-md: warning: cannot append to %s\n", cfg->stats_csv);
-        return;
-    }
+    hxi_outfile o;
+    HXI_CHECK(hxi_out_open(&o, cfg->stats_csv, "--stats-csv", HXI_OUT_APPEND));
+    FILE *f = o.fp;
     if (ftell(f) == 0)
         fprintf(f, "engine,transport,ranks,atoms,steps,rebuilds,us_step_median,us_step_mean,"
                    "tau_day,atom_steps_s,local,nonlocal,halo_fwd,halo_rev,neigh,migrate_plan,"
@@ -78,7 +78,7 @@ static void hxi_stats_row(const hx_md_config *cfg, const char *engine, const cha
     for (const char *c = how; *c; c++)
         fputc(*c == '"' ? '\'' : *c, f);
     fputs("\"\n", f);
-    fclose(f);
+    return hxi_out_commit(&o);
 }
 
 /* LAMMPS's loop line and performance line, then halox's summary. */
@@ -90,6 +90,7 @@ hx_status hxi_md_summary(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_engin
     int size = hx_comm_size(comm), rank = hx_comm_rank(comm);
     double sum[HX_MD_NSTAGES + 1], max[HX_MD_NSTAGES + 1];
     double tloop, t_step, tau_day, aps;
+    hx_status csv = HX_OK;
 
     for (int k = 0; k < HX_MD_NSTAGES; k++)
         sum[k] = st->stage[k];
@@ -98,15 +99,16 @@ hx_status hxi_md_summary(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_engin
     memcpy(max, sum, sizeof max);
     HXI_CHECK(hxi_allreduce_double(comm, sum, HX_MD_NSTAGES + 1, 0));
     HXI_CHECK(hxi_allreduce_double(comm, max, HX_MD_NSTAGES + 1, 1));
+    /* Every rank agrees once below on rank 0's status (the stats file). */
     if (rank != 0)
-        return HX_OK;
+        return hxi_agree(comm, HX_OK);
 
     tloop = sum[HX_MD_NSTAGES] / size; /* LAMMPS: the average over ranks */
     printf("Loop time of %.6g on %d procs for %lld steps with %lld atoms\n\n", tloop, size,
            (long long) steps, (long long) natoms);
     if (steps <= 0 || tloop <= 0) {
         fflush(stdout);
-        return HX_OK;
+        return hxi_agree(comm, HX_OK);
     }
     t_step = tloop / (double) steps;
     tau_day = 86400.0 / t_step * cfg->dt;
@@ -140,9 +142,10 @@ hx_status hxi_md_summary(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_engin
         double avg[HX_MD_NSTAGES];
         for (int k = 0; k < HX_MD_NSTAGES; k++)
             avg[k] = sum[k] / size;
-        hxi_stats_row(cfg, ops->name, ops->describe(eng), size, natoms, steps, st->rebuilds,
-                      median > 0 ? median : 1e6 * t_step, 1e6 * t_step, tau_day, aps, avg, tloop);
+        csv = hxi_stats_row(cfg, ops->name, ops->describe(eng), size, natoms, steps, st->rebuilds,
+                            median > 0 ? median : 1e6 * t_step, 1e6 * t_step, tau_day, aps, avg,
+                            tloop);
     }
     fflush(stdout);
-    return HX_OK;
+    return hxi_agree(comm, csv);
 }

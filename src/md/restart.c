@@ -32,7 +32,8 @@
  * (if any) becomes FILE.prev and the new one takes its name; the directory
  * is fsync'ed last. A failure at any point leaves the old FILE as it was.
  * A path that exists and is not a regular file (a device such as
- * /dev/null) is written in place.
+ * /dev/null) is written in place; a symbolic link's target is written
+ * (the link stays a link).
  *
  * Reading: rank 0 reads and checks the header (magic, byte order,
  * version, header checksum, sizes against the file's length), broadcasts
@@ -40,12 +41,13 @@
  * domain owns. The payload checksum is checked at the end, before any rank
  * uses an atom.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 
 #include "md/restart.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,12 +208,23 @@ static void rst_dirname(const char *path, char *dir, size_t n)
         snprintf(dir, n, "%.*s", (int) (slash - path), path);
 }
 
+/* The file a symbolic link points to, so that the file is written and the
+ * link stays; any other path as it is. */
+static const char *rst_target(const char *path, char *real)
+{
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode) && realpath(path, real))
+        return real;
+    return path;
+}
+
 /* Rank 0: the whole file, atomically where the path is a regular file. */
-static hx_status rst_write_file(const char *path, const unsigned char *header,
+static hx_status rst_write_file(const char *name, const unsigned char *header,
                                 const double *payload, size_t nbytes)
 {
     struct stat sb;
-    char tmp[600], prev[600], dir[512];
+    char tmp[600], prev[600], dir[512], real[PATH_MAX];
+    const char *path = rst_target(name, real);
     FILE *fp;
     hx_status st;
     int dfd;
@@ -259,12 +272,13 @@ static hx_status rst_write_file(const char *path, const unsigned char *header,
     return HX_OK;
 }
 
-hx_status hxi_md_restart_probe(hx_comm *comm, const char *path)
+hx_status hxi_md_restart_probe(hx_comm *comm, const char *name)
 {
     hx_status st = HX_OK;
     if (hx_comm_rank(comm) == 0) {
         struct stat sb;
-        char tmp[600];
+        char tmp[600], real[PATH_MAX];
+        const char *path = rst_target(name, real);
         FILE *fp;
         if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
             fp = fopen(path, "ab");

@@ -19,6 +19,7 @@
 #include "md/schedule.h"
 #include "md/trace.h"
 
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -420,13 +421,17 @@ static hx_status hxi_thermo_out(hxi_run_state *r)
     HXI_CHECK(st);
     r->th.step += r->sched.first;
     const double t = hxi_now();
+    hx_status st_out = HX_OK;
     if (r->rank == 0) {
         hxi_progress_clear(&r->prog);
         hxi_md_thermo_row(stdout, &r->th);
-        fflush(stdout);
+        errno = 0;
+        if (fflush(stdout) != 0 || ferror(stdout))
+            st_out = hxi_error(HX_ERR_IO, "cannot write the thermo output to stdout: %s",
+                               errno ? strerror(errno) : "a write error");
     }
     r->out_time += hxi_now() - t;
-    return HX_OK;
+    return hxi_agree(r->comm, st_out);
 }
 
 static hx_status hxi_dump_out(hxi_run_state *r, int64_t abs)
@@ -587,7 +592,9 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
         st = hxi_run_finish(&r, hxi_now() - r.t0);
     hxi_md_gather_free(&r.g);
     free(r.segs.us);
-    hxi_md_dump_close(r.dump);
+    const hx_status dst = hxi_md_dump_close(r.dump);
+    if (st == HX_OK)
+        st = dst;
     if (r.eng)
         r.ops->destroy(r.eng);
     return st;

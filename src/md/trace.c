@@ -16,6 +16,7 @@
 
 #include "md/trace.h"
 
+#include "core/outfile.h"
 #include "md/md_driver.h"
 
 #include <stdio.h>
@@ -194,11 +195,7 @@ hx_status hxi_trace_open(hx_comm *comm)
      * should say so now, not after the run. */
     hx_status st = HX_OK;
     if (rank == 0) {
-        FILE *f = fopen(path, "w");
-        if (!f)
-            st = hxi_error(HX_ERR_IO, "HALOX_TRACE=%s: cannot write there", path);
-        else
-            fclose(f);
+        st = hxi_out_probe(path, "HALOX_TRACE");
     }
     HXI_CHECK(hxi_agree(comm, st));
     memset(&tr, 0, sizeof tr);
@@ -308,22 +305,15 @@ static hx_status serialize(int rank, char **out, size_t *len)
 
 static hx_status write_file(const char *all, size_t len)
 {
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp", tr.path);
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return hxi_error(HX_ERR_IO, "HALOX_TRACE=%s: cannot write %s", tr.path, tmp);
-    int ok = fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f) >= 0;
+    hxi_outfile o;
+    HXI_CHECK(hxi_out_open(&o, tr.path, "HALOX_TRACE", HXI_OUT_REPLACE));
+    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", o.fp);
     /* Every line ends with ",\n": the last one loses its comma. */
     while (len > 0 && (all[len - 1] == '\n' || all[len - 1] == ','))
         len--;
-    ok = ok && fwrite(all, 1, len, f) == len && fputs("\n]}\n", f) >= 0;
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, tr.path) != 0) {
-        remove(tmp);
-        return hxi_error(HX_ERR_IO, "HALOX_TRACE=%s: writing the trace failed", tr.path);
-    }
-    return HX_OK;
+    fwrite(all, 1, len, o.fp);
+    fputs("\n]}\n", o.fp);
+    return hxi_out_commit(&o); /* any write error above is its error */
 }
 
 hx_status hxi_trace_close(hx_comm *comm)
