@@ -51,7 +51,7 @@ typedef enum hx_status {
     HX_ERR_CUDA = -12,            /* a CUDA call failed */
     HX_ERR_NCCL = -13,            /* an NCCL call failed */
     HX_ERR_NVSHMEM = -14,         /* an NVSHMEM call failed */
-    HX_ERR_TIMEOUT = -15,         /* a device-side wait exceeded its timeout */
+    HX_ERR_TIMEOUT = -15,         /* a wait for a peer exceeded its timeout */
     HX_ERR_STATE = -16,           /* call out of order (e.g. forward with no plan) */
     HX_ERR_PARSE = -17,           /* text input could not be parsed */
     HX_ERR_IO = -18               /* a file could not be read or written */
