@@ -230,7 +230,7 @@ typedef struct hx_transport_opts {
                              instead of a collective re-allocation */
     int force_put;        /* NVSHMEM: ignore peer pointers, always put with
                              signal (also HALOX_FORCE_PUT=1) */
-    double timeout_s;     /* device-side waits, > 0; 0: HALOX_TIMEOUT_S or 5 s */
+    double timeout_s;     /* every wait for a peer, > 0; 0: HALOX_TIMEOUT_S or 5 s */
     void *stream;         /* cudaStream_t to run on; NULL: the transport's own */
     hx_mpi_mode mpi_mode; /* `mpi` transport only */
     int graph;            /* 1: forward and reverse may be captured in a CUDA

@@ -69,8 +69,9 @@ hx_status hxi_mpi_error(int rc, const char *what)
 }
 
 /* A wait that ran out: what it waited for (a phrase that peer's rank
- * completes, or all others where peer < 0), and the knob. */
-static hx_status comm_timed_out(const hx_comm *c, double waited, const char *what, int peer)
+ * completes, or all others where peer < 0), and the bound. */
+static hx_status comm_timed_out(const hx_comm *c, double waited, const char *what, int peer,
+                                double limit)
 {
     char who[64];
     if (peer >= 0)
@@ -78,24 +79,28 @@ static hx_status comm_timed_out(const hx_comm *c, double waited, const char *wha
     else
         snprintf(who, sizeof who, "with the other %d ranks", c->size - 1);
     return hxi_error(HX_ERR_TIMEOUT,
-                     "rank %d waited %.1f s for %s %s: the peer is stopped, gone or "
-                     "stuck; if it is only slow, raise the timeout (HALOX_TIMEOUT_S, now %g s)",
-                     c->rank, waited, what, who, hxi_knobs()->timeout_s);
+                     "rank %d waited %.1f s for %s %s: the peer is stopped, gone or stuck; if "
+                     "it is only slow, raise the timeout (HALOX_TIMEOUT_S, or a transport's "
+                     "opts.timeout_s; now %g s)",
+                     c->rank, waited, what, who, limit);
 }
 
-/* Waits for n requests, at most HALOX_TIMEOUT_S: tests once (a peer that
- * is there costs nothing more), then polls, giving the core away after a
- * while. On a timeout the first nrecv requests (receives) are cancelled
- * and the rest of a point-to-point wait (p2p, sends) freed; a collective's
- * cannot be, and the communicator is not to be used again. */
-static hx_status comm_wait(const hx_comm *c, int n, MPI_Request *rq, int nrecv, int p2p,
-                           const char *what, int peer)
+/* Waits for n requests, at most limit seconds (HALOX_TIMEOUT_S where
+ * limit <= 0): tests once (a peer that is there costs nothing more), then
+ * polls, giving the core away after a while. On a timeout the first
+ * nrecv requests (receives) are cancelled and the rest freed where there
+ * are receives (a point-to-point wait); a collective's requests cannot
+ * be, and the communicator is not to be used again. */
+static hx_status comm_wait(const hx_comm *c, int n, MPI_Request *rq, int nrecv, const char *what,
+                           int peer, double limit)
 {
     int done = 0;
     HXI_MPI(MPI_Testall(n, rq, &done, MPI_STATUSES_IGNORE));
     if (done)
         return HX_OK;
-    const double t0 = hxi_now(), limit = hxi_knobs()->timeout_s;
+    const double t0 = hxi_now();
+    if (!(limit > 0))
+        limit = hxi_knobs()->timeout_s;
     for (unsigned spins = 1; !done; spins++) {
         if (spins % 16 == 0 && hxi_now() - t0 > limit)
             break;
@@ -105,7 +110,7 @@ static hx_status comm_wait(const hx_comm *c, int n, MPI_Request *rq, int nrecv, 
     }
     if (done)
         return HX_OK;
-    for (int k = 0; p2p && k < n; k++) {
+    for (int k = 0; nrecv > 0 && k < n; k++) {
         if (rq[k] == MPI_REQUEST_NULL)
             continue;
         if (k < nrecv) {
@@ -115,7 +120,7 @@ static hx_status comm_wait(const hx_comm *c, int n, MPI_Request *rq, int nrecv, 
             MPI_Request_free(&rq[k]);
         }
     }
-    return comm_timed_out(c, hxi_now() - t0, what, peer);
+    return comm_timed_out(c, hxi_now() - t0, what, peer, limit);
 }
 #endif
 
@@ -231,6 +236,12 @@ void *hxi_comm_mpi(hx_comm *c)
 hx_status hxi_sendrecv(hx_comm *c, const void *sbuf, size_t sbytes, int dest, void *rbuf,
                        size_t rbytes, int src, int tag)
 {
+    return hxi_sendrecv_within(c, sbuf, sbytes, dest, rbuf, rbytes, src, tag, 0);
+}
+
+hx_status hxi_sendrecv_within(hx_comm *c, const void *sbuf, size_t sbytes, int dest, void *rbuf,
+                              size_t rbytes, int src, int tag, double timeout_s)
+{
 #ifdef HALOX_HAVE_MPI
     if (c->size > 1) {
         if (sbytes > (size_t) INT32_MAX || rbytes > (size_t) INT32_MAX)
@@ -244,10 +255,11 @@ hx_status hxi_sendrecv(hx_comm *c, const void *sbuf, size_t sbytes, int dest, vo
         HXI_MPI(MPI_Irecv(rbuf, (int) rbytes, MPI_BYTE, src, tag, c->mpi, &rq[0]));
         HXI_MPI(MPI_Isend(sbuf, (int) sbytes, MPI_BYTE, dest, tag, c->mpi, &rq[1]));
         snprintf(what, sizeof what, "a message (tag %d) to rank %d and one from", tag, dest);
-        TALLY(st = comm_wait(c, 2, rq, 1, 1, what, src));
+        TALLY(st = comm_wait(c, 2, rq, 1, what, src, timeout_s));
         return st;
     }
 #endif
+    (void) tag, (void) timeout_s; /* a copy: nothing to wait for */
     if (dest != c->rank || src != c->rank || sbytes != rbytes)
         return hxi_error(HX_ERR_INVALID,
                          "message to rank %d from rank %d on a one-rank "
@@ -269,7 +281,7 @@ hx_status hxi_swap_ints2(hx_comm *c, const int out[2], const int dest[2], int in
         for (int k = 0; k < 2; k++)
             HXI_MPI(MPI_Isend(&out[k], 1, MPI_INT, dest[k], tag + k, c->mpi, &rq[2 + k]));
         hx_status st = HX_OK;
-        TALLY(st = comm_wait(c, 4, rq, 2, 1, "two counts from", src[0]));
+        TALLY(st = comm_wait(c, 4, rq, 2, "two counts from", src[0], 0));
         return st;
     }
 #endif
@@ -287,7 +299,7 @@ hx_status hxi_allreduce_int(hx_comm *c, int *v, int n, int op_max)
         hx_status st = HX_OK;
         HXI_MPI(
             MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_INT, op_max ? MPI_MAX : MPI_SUM, c->mpi, &rq));
-        TALLY(st = comm_wait(c, 1, &rq, 0, 0, "an allreduce of integers", -1));
+        TALLY(st = comm_wait(c, 1, &rq, 0, "an allreduce of integers", -1, 0));
         return st;
     }
 #else
@@ -304,7 +316,7 @@ hx_status hxi_allreduce_double(hx_comm *c, double *v, int n, int op_max)
         hx_status st = HX_OK;
         HXI_MPI(MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, op_max ? MPI_MAX : MPI_SUM, c->mpi,
                                &rq));
-        TALLY(st = comm_wait(c, 1, &rq, 0, 0, "an allreduce of reals", -1));
+        TALLY(st = comm_wait(c, 1, &rq, 0, "an allreduce of reals", -1, 0));
         return st;
     }
 #else
@@ -320,7 +332,7 @@ hx_status hxi_bcast(hx_comm *c, void *buf, size_t bytes, int root)
         MPI_Request rq;
         hx_status st = HX_OK;
         HXI_MPI(MPI_Ibcast(buf, (int) bytes, MPI_BYTE, root, c->mpi, &rq));
-        TALLY(st = comm_wait(c, 1, &rq, 0, 0, "a broadcast from", root));
+        TALLY(st = comm_wait(c, 1, &rq, 0, "a broadcast from", root, 0));
         return st;
     }
 #else
@@ -337,7 +349,7 @@ hx_status hxi_allgather(hx_comm *c, const void *sbuf, size_t bytes, void *rbuf)
         hx_status st = HX_OK;
         HXI_MPI(
             MPI_Iallgather(sbuf, (int) bytes, MPI_BYTE, rbuf, (int) bytes, MPI_BYTE, c->mpi, &rq));
-        TALLY(st = comm_wait(c, 1, &rq, 0, 0, "an allgather", -1));
+        TALLY(st = comm_wait(c, 1, &rq, 0, "an allgather", -1, 0));
         return st;
     }
 #endif
@@ -370,7 +382,7 @@ hx_status hxi_barrier(hx_comm *c)
         MPI_Request rq;
         hx_status st = HX_OK;
         HXI_MPI(MPI_Ibarrier(c->mpi, &rq));
-        TALLY(st = comm_wait(c, 1, &rq, 0, 0, "a barrier", -1));
+        TALLY(st = comm_wait(c, 1, &rq, 0, "a barrier", -1, 0));
         return st;
     }
 #else

@@ -61,6 +61,10 @@ hx_status hxi_parse_double(const char *what, const char *text, double *out);
  * communicator has one rank, and messages to self are copies. */
 hx_status hxi_sendrecv(hx_comm *c, const void *sbuf, size_t sbytes, int dest, void *rbuf,
                        size_t rbytes, int src, int tag);
+/* The same, its wait bounded by timeout_s (a transport's opts.timeout_s;
+ * <= 0: HALOX_TIMEOUT_S). */
+hx_status hxi_sendrecv_within(hx_comm *c, const void *sbuf, size_t sbytes, int dest, void *rbuf,
+                              size_t rbytes, int src, int tag, double timeout_s);
 /* Two exchanges of one int each at once (one wait for both): out[k] to
  * dest[k] and in[k] from src[k], pair k with tag + k. */
 hx_status hxi_swap_ints2(hx_comm *c, const int out[2], const int dest[2], int in[2],

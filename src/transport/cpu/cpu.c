@@ -23,13 +23,14 @@ typedef struct hxi_cpu {
 } hxi_cpu;
 
 /* A pulse's message, and where it timed out (HALOX_TIMEOUT_S bounds it,
- * in hxi_sendrecv) the pulse and exchange that waited. */
+ * in hxi_sendrecv_within, as opts.timeout_s says) the pulse and exchange that waited. */
 static hx_status cpu_pulse_sendrecv(hx_transport *t, int q, const char *what, const void *sbuf,
                                     size_t sbytes, int dest, void *rbuf, size_t rbytes, int src,
                                     int tag)
 {
     const hxi_cpu *c = t->impl;
-    const hx_status st = hxi_sendrecv(t->comm, sbuf, sbytes, dest, rbuf, rbytes, src, tag);
+    const hx_status st =
+        hxi_sendrecv_within(t->comm, sbuf, sbytes, dest, rbuf, rbytes, src, tag, t->opts.timeout_s);
     if (st != HX_ERR_TIMEOUT)
         return st;
     char why[768];
