@@ -68,6 +68,11 @@ hx_status hxi_mpi_error(int rc, const char *what)
     return hxi_error(HX_ERR_MPI, "%s failed: %s", what, text);
 }
 
+/* Seconds a wait for a peer spins before it yields the core between
+ * tests: longer than a message on its way takes, so that yielding never
+ * delays one that is (a yielded core may go to another process). */
+#define HXI_WAIT_SPIN_S 2e-3
+
 /* A wait that ran out: what it waited for (a phrase that peer's rank
  * completes, or all others where peer < 0), and the bound. */
 static hx_status comm_timed_out(const hx_comm *c, double waited, const char *what, int peer,
@@ -101,10 +106,16 @@ static hx_status comm_wait(const hx_comm *c, int n, MPI_Request *rq, int nrecv, 
     const double t0 = hxi_now();
     if (!(limit > 0))
         limit = hxi_knobs()->timeout_s;
-    for (unsigned spins = 1; !done; spins++) {
-        if (spins % 16 == 0 && hxi_now() - t0 > limit)
-            break;
-        if (spins > 1000)
+    /* Spins as MPI's own wait does; a wait past HXI_WAIT_SPIN_S (a peer
+     * late, not a message on its way) yields the core at each test. */
+    for (unsigned spins = 1, yield = 0; !done; spins++) {
+        if (spins % 16 == 0) {
+            const double waited = hxi_now() - t0;
+            if (waited > limit)
+                break;
+            yield = waited > HXI_WAIT_SPIN_S;
+        }
+        if (yield)
             sched_yield();
         HXI_MPI(MPI_Testall(n, rq, &done, MPI_STATUSES_IGNORE));
     }
