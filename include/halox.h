@@ -51,7 +51,7 @@ typedef enum hx_status {
     HX_ERR_CUDA = -12,            /* a CUDA call failed */
     HX_ERR_NCCL = -13,            /* an NCCL call failed */
     HX_ERR_NVSHMEM = -14,         /* an NVSHMEM call failed */
-    HX_ERR_TIMEOUT = -15,         /* a device-side wait exceeded its timeout */
+    HX_ERR_TIMEOUT = -15,         /* a wait for a peer exceeded its timeout */
     HX_ERR_STATE = -16,           /* call out of order (e.g. forward with no plan) */
     HX_ERR_PARSE = -17,           /* text input could not be parsed */
     HX_ERR_IO = -18               /* a file could not be read or written */
@@ -230,7 +230,7 @@ typedef struct hx_transport_opts {
                              instead of a collective re-allocation */
     int force_put;        /* NVSHMEM: ignore peer pointers, always put with
                              signal (also HALOX_FORCE_PUT=1) */
-    double timeout_s;     /* device-side waits, > 0; 0: HALOX_TIMEOUT_S or 5 s */
+    double timeout_s;     /* every wait for a peer, > 0; 0: HALOX_TIMEOUT_S or 5 s */
     void *stream;         /* cudaStream_t to run on; NULL: the transport's own */
     hx_mpi_mode mpi_mode; /* `mpi` transport only */
     int graph;            /* 1: forward and reverse may be captured in a CUDA

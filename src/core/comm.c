@@ -9,6 +9,7 @@
 
 #include "core/hxi.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,72 @@ hx_status hxi_mpi_error(int rc, const char *what)
     int len = 0;
     MPI_Error_string(rc, text, &len);
     return hxi_error(HX_ERR_MPI, "%s failed: %s", what, text);
+}
+
+/* Seconds a wait for a peer spins before it yields the core between
+ * tests: longer than a message on its way takes, so that yielding never
+ * delays one that is (a yielded core may go to another process). */
+#define HXI_WAIT_SPIN_S 2e-3
+
+/* A wait that ran out: what it waited for (a phrase that peer's rank
+ * completes, or all others where peer < 0), and the bound. */
+static hx_status comm_timed_out(const hx_comm *c, double waited, const char *what, int peer,
+                                double limit)
+{
+    char who[64];
+    if (peer >= 0)
+        snprintf(who, sizeof who, "rank %d", peer);
+    else
+        snprintf(who, sizeof who, "with the other %d ranks", c->size - 1);
+    return hxi_error(HX_ERR_TIMEOUT,
+                     "rank %d waited %.1f s for %s %s: the peer is stopped, gone or stuck; if "
+                     "it is only slow, raise the timeout (HALOX_TIMEOUT_S, or a transport's "
+                     "opts.timeout_s; now %g s)",
+                     c->rank, waited, what, who, limit);
+}
+
+/* Waits for n requests, at most limit seconds (HALOX_TIMEOUT_S where
+ * limit <= 0): tests once (a peer that is there costs nothing more), then
+ * polls, giving the core away after a while. On a timeout the first
+ * nrecv requests (receives) are cancelled and the rest freed where there
+ * are receives (a point-to-point wait); a collective's requests cannot
+ * be, and the communicator is not to be used again. */
+static hx_status comm_wait(const hx_comm *c, int n, MPI_Request *rq, int nrecv, const char *what,
+                           int peer, double limit)
+{
+    int done = 0;
+    HXI_MPI(MPI_Testall(n, rq, &done, MPI_STATUSES_IGNORE));
+    if (done)
+        return HX_OK;
+    const double t0 = hxi_now();
+    if (!(limit > 0))
+        limit = hxi_knobs()->timeout_s;
+    /* Spins as MPI's own wait does; a wait past HXI_WAIT_SPIN_S (a peer
+     * late, not a message on its way) yields the core at each test. */
+    for (unsigned spins = 1, yield = 0; !done; spins++) {
+        if (spins % 16 == 0) {
+            const double waited = hxi_now() - t0;
+            if (waited > limit)
+                break;
+            yield = waited > HXI_WAIT_SPIN_S;
+        }
+        if (yield)
+            sched_yield();
+        HXI_MPI(MPI_Testall(n, rq, &done, MPI_STATUSES_IGNORE));
+    }
+    if (done)
+        return HX_OK;
+    for (int k = 0; nrecv > 0 && k < n; k++) {
+        if (rq[k] == MPI_REQUEST_NULL)
+            continue;
+        if (k < nrecv) {
+            MPI_Cancel(&rq[k]);
+            MPI_Wait(&rq[k], MPI_STATUS_IGNORE);
+        } else {
+            MPI_Request_free(&rq[k]);
+        }
+    }
+    return comm_timed_out(c, hxi_now() - t0, what, peer, limit);
 }
 #endif
 
@@ -180,6 +247,12 @@ void *hxi_comm_mpi(hx_comm *c)
 hx_status hxi_sendrecv(hx_comm *c, const void *sbuf, size_t sbytes, int dest, void *rbuf,
                        size_t rbytes, int src, int tag)
 {
+    return hxi_sendrecv_within(c, sbuf, sbytes, dest, rbuf, rbytes, src, tag, 0);
+}
+
+hx_status hxi_sendrecv_within(hx_comm *c, const void *sbuf, size_t sbytes, int dest, void *rbuf,
+                              size_t rbytes, int src, int tag, double timeout_s)
+{
 #ifdef HALOX_HAVE_MPI
     if (c->size > 1) {
         if (sbytes > (size_t) INT32_MAX || rbytes > (size_t) INT32_MAX)
@@ -187,11 +260,17 @@ hx_status hxi_sendrecv(hx_comm *c, const void *sbuf, size_t sbytes, int dest, vo
                              "message of %zu bytes is too large for one "
                              "MPI call: use more ranks",
                              sbytes > rbytes ? sbytes : rbytes);
-        TALLY(HXI_MPI(MPI_Sendrecv(sbuf, (int) sbytes, MPI_BYTE, dest, tag, rbuf, (int) rbytes,
-                                   MPI_BYTE, src, tag, c->mpi, MPI_STATUS_IGNORE)));
-        return HX_OK;
+        MPI_Request rq[2];
+        char what[64];
+        hx_status st = HX_OK;
+        HXI_MPI(MPI_Irecv(rbuf, (int) rbytes, MPI_BYTE, src, tag, c->mpi, &rq[0]));
+        HXI_MPI(MPI_Isend(sbuf, (int) sbytes, MPI_BYTE, dest, tag, c->mpi, &rq[1]));
+        snprintf(what, sizeof what, "a message (tag %d) to rank %d and one from", tag, dest);
+        TALLY(st = comm_wait(c, 2, rq, 1, what, src, timeout_s));
+        return st;
     }
 #endif
+    (void) tag, (void) timeout_s; /* a copy: nothing to wait for */
     if (dest != c->rank || src != c->rank || sbytes != rbytes)
         return hxi_error(HX_ERR_INVALID,
                          "message to rank %d from rank %d on a one-rank "
@@ -212,8 +291,9 @@ hx_status hxi_swap_ints2(hx_comm *c, const int out[2], const int dest[2], int in
             HXI_MPI(MPI_Irecv(&in[k], 1, MPI_INT, src[k], tag + k, c->mpi, &rq[k]));
         for (int k = 0; k < 2; k++)
             HXI_MPI(MPI_Isend(&out[k], 1, MPI_INT, dest[k], tag + k, c->mpi, &rq[2 + k]));
-        TALLY(HXI_MPI(MPI_Waitall(4, rq, MPI_STATUSES_IGNORE)));
-        return HX_OK;
+        hx_status st = HX_OK;
+        TALLY(st = comm_wait(c, 4, rq, 2, "two counts from", src[0], 0));
+        return st;
     }
 #endif
     for (int k = 0; k < 2; k++)
@@ -225,9 +305,14 @@ hx_status hxi_swap_ints2(hx_comm *c, const int out[2], const int dest[2], int in
 hx_status hxi_allreduce_int(hx_comm *c, int *v, int n, int op_max)
 {
 #ifdef HALOX_HAVE_MPI
-    if (c->size > 1)
-        TALLY(HXI_MPI(
-            MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT, op_max ? MPI_MAX : MPI_SUM, c->mpi)));
+    if (c->size > 1) {
+        MPI_Request rq;
+        hx_status st = HX_OK;
+        HXI_MPI(
+            MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_INT, op_max ? MPI_MAX : MPI_SUM, c->mpi, &rq));
+        TALLY(st = comm_wait(c, 1, &rq, 0, "an allreduce of integers", -1, 0));
+        return st;
+    }
 #else
     (void) c, (void) v, (void) n, (void) op_max;
 #endif
@@ -237,9 +322,14 @@ hx_status hxi_allreduce_int(hx_comm *c, int *v, int n, int op_max)
 hx_status hxi_allreduce_double(hx_comm *c, double *v, int n, int op_max)
 {
 #ifdef HALOX_HAVE_MPI
-    if (c->size > 1)
-        TALLY(HXI_MPI(
-            MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, op_max ? MPI_MAX : MPI_SUM, c->mpi)));
+    if (c->size > 1) {
+        MPI_Request rq;
+        hx_status st = HX_OK;
+        HXI_MPI(MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, op_max ? MPI_MAX : MPI_SUM, c->mpi,
+                               &rq));
+        TALLY(st = comm_wait(c, 1, &rq, 0, "an allreduce of reals", -1, 0));
+        return st;
+    }
 #else
     (void) c, (void) v, (void) n, (void) op_max;
 #endif
@@ -249,8 +339,13 @@ hx_status hxi_allreduce_double(hx_comm *c, double *v, int n, int op_max)
 hx_status hxi_bcast(hx_comm *c, void *buf, size_t bytes, int root)
 {
 #ifdef HALOX_HAVE_MPI
-    if (c->size > 1)
-        TALLY(HXI_MPI(MPI_Bcast(buf, (int) bytes, MPI_BYTE, root, c->mpi)));
+    if (c->size > 1) {
+        MPI_Request rq;
+        hx_status st = HX_OK;
+        HXI_MPI(MPI_Ibcast(buf, (int) bytes, MPI_BYTE, root, c->mpi, &rq));
+        TALLY(st = comm_wait(c, 1, &rq, 0, "a broadcast from", root, 0));
+        return st;
+    }
 #else
     (void) c, (void) buf, (void) bytes, (void) root;
 #endif
@@ -261,9 +356,12 @@ hx_status hxi_allgather(hx_comm *c, const void *sbuf, size_t bytes, void *rbuf)
 {
 #ifdef HALOX_HAVE_MPI
     if (c->size > 1) {
-        TALLY(HXI_MPI(
-            MPI_Allgather(sbuf, (int) bytes, MPI_BYTE, rbuf, (int) bytes, MPI_BYTE, c->mpi)));
-        return HX_OK;
+        MPI_Request rq;
+        hx_status st = HX_OK;
+        HXI_MPI(
+            MPI_Iallgather(sbuf, (int) bytes, MPI_BYTE, rbuf, (int) bytes, MPI_BYTE, c->mpi, &rq));
+        TALLY(st = comm_wait(c, 1, &rq, 0, "an allgather", -1, 0));
+        return st;
     }
 #endif
     memmove(rbuf, sbuf, bytes);
@@ -291,12 +389,30 @@ hx_status hxi_count_alike(hx_comm *c, const void *key, size_t bytes, int *count)
 hx_status hxi_barrier(hx_comm *c)
 {
 #ifdef HALOX_HAVE_MPI
-    if (c->size > 1)
-        TALLY(HXI_MPI(MPI_Barrier(c->mpi)));
+    if (c->size > 1) {
+        MPI_Request rq;
+        hx_status st = HX_OK;
+        HXI_MPI(MPI_Ibarrier(c->mpi, &rq));
+        TALLY(st = comm_wait(c, 1, &rq, 0, "a barrier", -1, 0));
+        return st;
+    }
 #else
     (void) c;
 #endif
     return HX_OK;
+}
+
+void hxi_comm_abort(hx_comm *c, int code)
+{
+    fflush(stdout);
+    fflush(stderr);
+#ifdef HALOX_HAVE_MPI
+    if (c && c->size > 1)
+        MPI_Abort(c->mpi, code);
+#else
+    (void) c;
+#endif
+    exit(code);
 }
 
 /* A tag no other message of halox uses. */
@@ -343,7 +459,8 @@ hx_status hxi_agree(hx_comm *c, hx_status local)
         char msg[1000];
     } e;
     int first[1];
-    if (c->size == 1)
+    /* A rank that timed out waiting for a peer does not wait for it again. */
+    if (c->size == 1 || local == HX_ERR_TIMEOUT)
         return local;
     /* The lowest failing rank speaks for all. */
     first[0] = local != HX_OK ? -c->rank : -c->size;

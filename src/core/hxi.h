@@ -61,6 +61,10 @@ hx_status hxi_parse_double(const char *what, const char *text, double *out);
  * communicator has one rank, and messages to self are copies. */
 hx_status hxi_sendrecv(hx_comm *c, const void *sbuf, size_t sbytes, int dest, void *rbuf,
                        size_t rbytes, int src, int tag);
+/* The same, its wait bounded by timeout_s (a transport's opts.timeout_s;
+ * <= 0: HALOX_TIMEOUT_S). */
+hx_status hxi_sendrecv_within(hx_comm *c, const void *sbuf, size_t sbytes, int dest, void *rbuf,
+                              size_t rbytes, int src, int tag, double timeout_s);
 /* Two exchanges of one int each at once (one wait for both): out[k] to
  * dest[k] and in[k] from src[k], pair k with tag + k. */
 hx_status hxi_swap_ints2(hx_comm *c, const int out[2], const int dest[2], int in[2],
@@ -82,11 +86,19 @@ void hxi_comm_tally(long long *calls, double *seconds);
  * rank 0 short. Bounded where a rank is gone or stuck; never fails.
  * Collective. */
 void hxi_wait_for_root(hx_comm *c, double timeout_s);
+/* Ends the whole job with `code` where a peer is gone (after an
+ * HX_ERR_TIMEOUT, when even MPI_Finalize would wait for it): MPI_Abort on
+ * several ranks, else exit. Does not return. */
+void hxi_comm_abort(hx_comm *c, int code);
 /* Collective: every rank passes its local status; all return the status of
  * the lowest failing rank (HX_OK if none), with that rank's message prefixed
  * by its number, so that one bad rank fails a collective call everywhere
  * instead of leaving the others waiting. */
 hx_status hxi_agree(hx_comm *c, hx_status local);
+/* Every wait above for another rank is bounded by HALOX_TIMEOUT_S: one
+ * that runs out is HX_ERR_TIMEOUT naming what it waited for and from
+ * whom; the communicator is then not to be used again (hxi_agree returns
+ * a timeout at once, without waiting for the others). */
 /* Which ranks of a communicator share a node (a host name). */
 typedef struct hxi_node_map {
     int local_rank; /* this rank among its node's: the launcher's local rank where it

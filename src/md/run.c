@@ -412,6 +412,29 @@ static hx_status hxi_engine_steps(hxi_run_state *r, int64_t s, int64_t e, int wa
     return st;
 }
 
+/* A system that blew up ends in one error that says so, never in rows of
+ * nan: a row that is not finite, or atoms so hot that their rms speed
+ * (3 T / m in LJ units) carries them past the cutoff in one step. The
+ * same on every rank (the values are reduced). */
+static hx_status hxi_thermo_sane(const hx_md_thermo *th, const hx_md_config *cfg)
+{
+    const char *why = "non-finite energy/temperature";
+    char hot[160];
+    if (isfinite(th->temp) && isfinite(th->epair) && isfinite(th->etotal) && isfinite(th->press)) {
+        const double hop = sqrt(3.0 * fmax(th->temp, 0.0) / cfg->mass) * cfg->dt;
+        if (!(hop > cfg->rc))
+            return HX_OK;
+        snprintf(hot, sizeof hot,
+                 "atoms move %.3g per step (their rms speed), farther than the cutoff %g", hop,
+                 cfg->rc);
+        why = hot;
+    }
+    return hxi_error(HX_ERR_COORD_NAN,
+                     "the system blew up at step %lld: %s (T %g, E_pair %g, TotEng %g, Press %g); "
+                     "the timestep may be too large or atoms overlap",
+                     (long long) th->step, why, th->temp, th->epair, th->etotal, th->press);
+}
+
 static hx_status hxi_thermo_out(hxi_run_state *r)
 {
     const double t_th = hxi_trace_on ? hxi_now() : 0.0;
@@ -420,6 +443,7 @@ static hx_status hxi_thermo_out(hxi_run_state *r)
         hxi_trace_host("thermo", t_th, hxi_now());
     HXI_CHECK(st);
     r->th.step += r->sched.first;
+    HXI_CHECK(hxi_thermo_sane(&r->th, r->cfg));
     const double t = hxi_now();
     hx_status st_out = HX_OK;
     if (r->rank == 0) {
@@ -648,11 +672,15 @@ int hx_md_main(int argc, char **argv)
     if (st == HX_OK && stop.reason > 0)
         rc = 128 + stop.reason;
     if (st != HX_OK) {
-        if (rank == 0) {
+        /* A rank that timed out waiting for a peer speaks for itself (rank 0
+         * may be the one gone) and ends the job: MPI_Finalize would wait. */
+        if (rank == 0 || st == HX_ERR_TIMEOUT) {
             fflush(stdout);
             fprintf(stderr, "halox-md: ERROR: %s (%s)\n", hx_last_error(), hx_status_string(st));
             fflush(stderr);
         }
+        if (st == HX_ERR_TIMEOUT)
+            hxi_comm_abort(comm, 1);
         /* The other ranks exit 1 as well: not before rank 0 has said why. */
         hxi_wait_for_root(comm, 5.0);
     }

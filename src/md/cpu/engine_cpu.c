@@ -295,7 +295,7 @@ static hx_status cpu_step(hx_md_engine *e, int want_thermo)
 
 static hx_status cpu_thermo(hx_md_engine *e, hx_md_thermo *out)
 {
-    double t0 = hxi_now(), sums[3] = {0, 0, 0};
+    double t0 = hxi_now(), sums[4] = {0, 0, 0, 0};
     const double *v = e->sys->v;
     if (!e->acc_valid)
         return hxi_error(HX_ERR_STATE,
@@ -307,7 +307,11 @@ static hx_status cpu_thermo(hx_md_engine *e, hx_md_thermo *out)
                                   v[3 * i + 2] * v[3 * i + 2]);
     sums[1] = e->acc[0];
     sums[2] = e->acc[1];
-    HXI_CHECK(hxi_allreduce_double(e->comm, sums, 3, 0));
+    sums[3] = e->nhome; /* the atoms still held, summed with the rest */
+    HXI_CHECK(hxi_allreduce_double(e->comm, sums, 4, 0));
+    if ((long long) sums[3] != (long long) e->sys->natoms)
+        return hxi_error(HX_ERR_STATE, "Lost atoms at step %lld: original %lld current %lld",
+                         (long long) e->step, (long long) e->sys->natoms, (long long) sums[3]);
     hx_md_thermo_from_sums(out, e->step, e->sys->natoms, e->volume, sums[0], sums[1], sums[2]);
     e->stats.stage[HX_MD_OTHER] += hxi_now() - t0;
     return HX_OK;

@@ -19,7 +19,25 @@ typedef struct hxi_cpu {
     size_t elem; /* bytes of one component */
     void *buf;   /* pack buffer, max_nsend * 3 components */
     size_t buf_bytes;
+    unsigned long long exchanges; /* forward calls so far: named by a timeout */
 } hxi_cpu;
+
+/* A pulse's message, and where it timed out (HALOX_TIMEOUT_S bounds it,
+ * in hxi_sendrecv_within, as opts.timeout_s says) the pulse and exchange that waited. */
+static hx_status cpu_pulse_sendrecv(hx_transport *t, int q, const char *what, const void *sbuf,
+                                    size_t sbytes, int dest, void *rbuf, size_t rbytes, int src,
+                                    int tag)
+{
+    const hxi_cpu *c = t->impl;
+    const hx_status st =
+        hxi_sendrecv_within(t->comm, sbuf, sbytes, dest, rbuf, rbytes, src, tag, t->opts.timeout_s);
+    if (st != HX_ERR_TIMEOUT)
+        return st;
+    char why[768];
+    snprintf(why, sizeof why, "%s", hx_last_error());
+    return hxi_error(st, "transport cpu, %s of pulse %d of exchange %llu: %s", what, q,
+                     c->exchanges, why);
+}
 
 static hx_status cpu_alloc_arrays(hx_transport *t, int capacity)
 {
@@ -40,7 +58,7 @@ static hx_status cpu_create(hx_transport *t)
     t->impl = c;
     snprintf(t->describe, sizeof t->describe, "cpu: host %s arrays, %s",
              t->opts.dtype == HX_DOUBLE ? "double" : "float",
-             hx_have_mpi() ? "MPI_Sendrecv per pulse" : "one process (no MPI)");
+             hx_have_mpi() ? "MPI_Isend/Irecv per pulse" : "one process (no MPI)");
     if (t->opts.capacity > 0) {
         hx_status st = cpu_alloc_arrays(t, t->opts.capacity);
         if (st != HX_OK) {
@@ -103,15 +121,17 @@ static hx_status cpu_forward(hx_transport *t)
 {
     hxi_cpu *c = t->impl;
     const hx_plan *plan = t->plan;
+    c->exchanges++;
     for (int q = 0; q < plan->npulses; q++) {
         const hx_pulse *p = &plan->pulse[q];
         if (t->opts.dtype == HX_DOUBLE)
             hxi_pulse_pack_double(p, t->x, c->buf);
         else
             hxi_pulse_pack_float(p, t->x, c->buf);
-        HXI_CHECK(hxi_sendrecv(t->comm, c->buf, (size_t) p->nsend * 3 * c->elem, p->send_rank,
-                               (char *) t->x + (size_t) p->recv_offset * 3 * c->elem,
-                               (size_t) p->nrecv * 3 * c->elem, p->recv_rank, HXI_TAG_FWD));
+        HXI_CHECK(cpu_pulse_sendrecv(t, q, "coordinates", c->buf, (size_t) p->nsend * 3 * c->elem,
+                                     p->send_rank,
+                                     (char *) t->x + (size_t) p->recv_offset * 3 * c->elem,
+                                     (size_t) p->nrecv * 3 * c->elem, p->recv_rank, HXI_TAG_FWD));
     }
     return HX_OK;
 }
@@ -122,9 +142,10 @@ static hx_status cpu_reverse(hx_transport *t)
     const hx_plan *plan = t->plan;
     for (int q = plan->npulses - 1; q >= 0; q--) {
         const hx_pulse *p = &plan->pulse[q];
-        HXI_CHECK(hxi_sendrecv(t->comm, (char *) t->f + (size_t) p->recv_offset * 3 * c->elem,
-                               (size_t) p->nrecv * 3 * c->elem, p->recv_rank, c->buf,
-                               (size_t) p->nsend * 3 * c->elem, p->send_rank, HXI_TAG_REV));
+        HXI_CHECK(cpu_pulse_sendrecv(t, q, "forces",
+                                     (char *) t->f + (size_t) p->recv_offset * 3 * c->elem,
+                                     (size_t) p->nrecv * 3 * c->elem, p->recv_rank, c->buf,
+                                     (size_t) p->nsend * 3 * c->elem, p->send_rank, HXI_TAG_REV));
         if (t->opts.dtype == HX_DOUBLE)
             cpu_unpack_add_double(t->f, c->buf, p);
         else
