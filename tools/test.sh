@@ -8,15 +8,16 @@
 #     pkg-config) and run;
 #  2. the CPU tests again under AddressSanitizer and UndefinedBehaviorSanitizer;
 #  3. a clang build without MPI (one process, as where no MPI is
-#     installed): its CPU tests, then the deck reader's libFuzzer target
-#     for 60 s.
+#     installed): the deck reader's libFuzzer target for 60 s, then its
+#     CPU tests.
 # HALOX_TEST_SANITIZE=0 or HALOX_TEST_FUZZ=0 leave out step 2 or 3.
 #
 # On few cores the order saves time: the small static build comes first,
 # so that its set-up installs what every build needs and apt is free to
 # install LAMMPS and clang beside the full build; the builds of steps 1-3
 # after it compile at the lowest priority beside the full build's tests,
-# which mostly wait (process start-up, MPI) and keep the CPU they ask for.
+# which mostly wait (process start-up, MPI) and keep the CPU they ask for;
+# the fuzzer, one process, runs beside step 2, whose tests yield to it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -128,19 +129,33 @@ if [ "$sanitize" = 1 ]; then
   # name, so leaks of halox's own code are still reported.
   export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0
   export ASAN_OPTIONS=abort_on_error=1:fast_unwind_on_malloc=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+fi
+have_clang=0
+if [ "$fuzz" = 1 ] && command -v clang >/dev/null; then
+  have_clang=1
+fi
+
+# The fuzzer, one process for 60 s, runs beside the sanitizer pass, whose
+# tests run at a lower priority (nice 10): the fuzzer keeps a core to
+# itself, and makes as many runs as it would alone.
+if [ "$have_clang" = 1 ]; then
+  say "fuzzing the deck reader for 60 s in the background (its output follows the next tests)"
+  ctest --test-dir build-fuzz --output-on-failure -L fuzz >"$logs/fuzz" 2>&1 &
+  fuzzing=$!
+  bg_jobs+=("$fuzzing")
+fi
+if [ "$sanitize" = 1 ]; then
   # Label large: runs whose size alone sets them apart (their code runs in
   # smaller tests here too).
   say "CPU tests under AddressSanitizer and UndefinedBehaviorSanitizer"
-  ctest --test-dir build-asan --output-on-failure -j "$jobs" -L cpu -LE large
+  nice -n 10 ctest --test-dir build-asan --output-on-failure -j "$jobs" -L cpu -LE large
 fi
 
-if [ "$fuzz" = 1 ]; then
-  if command -v clang >/dev/null; then
-    say "CPU tests of a build without MPI (the multi-rank ones skip and say why)"
-    ctest --test-dir build-fuzz --output-on-failure -j "$jobs" -L cpu
-    say "fuzzing the deck reader for 60 s"
-    ctest --test-dir build-fuzz --output-on-failure -L fuzz
-  else
-    say "no clang: the libFuzzer run is left out (fuzz_deck_main ran the target above)"
-  fi
+if [ "$have_clang" = 1 ]; then
+  say "the fuzzing of the deck reader:"
+  finish "$fuzzing" "$logs/fuzz" "fuzzing the deck reader"
+  say "CPU tests of a build without MPI (the multi-rank ones skip and say why)"
+  ctest --test-dir build-fuzz --output-on-failure -j "$jobs" -L cpu
+elif [ "$fuzz" = 1 ]; then
+  say "no clang: the libFuzzer run is left out (fuzz_deck_main ran the target above)"
 fi
