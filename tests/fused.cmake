@@ -19,6 +19,7 @@ if(HALOX_HAVE_CUDA AND HALOX_HAVE_MPI AND HALOX_HAVE_NCCL_DEVICE)
                      $<TARGET_FILE:test_fused_exchange> --transport nccl-dev)
     set_tests_properties(test_ncd_exchange_np${n} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
                          LABELS gpu PROCESSORS ${n})
+    hx_test_mpi_env(test_ncd_exchange_np${n} QUICK_END)
   endforeach()
   hx_test(test_nccl_dev SOURCES test_nccl_dev.c LIBS hxsysgen CUDA::cudart RANKS 1 2
           LABELS gpu TIMEOUT 120)
@@ -30,6 +31,7 @@ if(HALOX_HAVE_CUDA AND HALOX_HAVE_MPI AND HALOX_HAVE_NVSHMEM)
                      $<TARGET_FILE:test_fused_exchange>)
     set_tests_properties(test_fused_exchange_np${n} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
                          LABELS gpu PROCESSORS ${n})
+    hx_test_mpi_env(test_fused_exchange_np${n} QUICK_END)
   endforeach()
   hx_test(test_fused_graph SOURCES test_fused_graph.c LIBS hxfused RANKS 2 4 8
           LABELS gpu TIMEOUT 300)

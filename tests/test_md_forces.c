@@ -1,7 +1,7 @@
 /*
  * test_md_forces.c - the CPU engine against a brute-force all-pairs sum.
  *
- * The default system (32,000 atoms, fcc 0.8442, rc 2.5), and a thin box of
+ * A cube of 12^3 cells (6,912 atoms, fcc 0.8442, rc 2.5), and a thin box of
  * 4 x 10 x 9 cells (the neighbour search's small-box path): at step 0 the
  * engine's E_pair per atom and pressure must equal an all-pairs double
  * computation done here (every pair i < j, minimum image in every
@@ -13,7 +13,9 @@
  * all-pairs sum over the engine's own positions.
  *
  * The pair loop is split over the ranks by rows and summed, so the cost
- * (5e8 pair distances per pass) is shared.
+ * (2.4e7 pair distances per pass) is shared. The cube is as far from the
+ * small-box path as the default 20^3 (14 half-cutoff bins a side, one
+ * pulse at 1, 2 and 4 ranks) at a twentieth of the all-pairs cost.
  */
 #include "md_util.h"
 
@@ -252,7 +254,7 @@ done:
 int main(int argc, char **argv)
 {
     hx_comm *comm = hxt_init(&argc, &argv, "test_md_forces");
-    one_system(comm, 20, 20, 20);
+    one_system(comm, 12, 12, 12);
     /* 4 cells (6.7) along x: under five half-cutoff bins, so the neighbour
      * search takes the minimum image pair by pair, with y and z wrapping
      * by bins (each 10 and 9 cells). */

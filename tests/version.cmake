@@ -22,6 +22,7 @@ if(Python3_Interpreter_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/bench_args.py
                    --bench $<TARGET_FILE:halox-bench>)
   set_tests_properties(test_bench_args PROPERTIES LABELS cpu TIMEOUT 300)
+  hx_test_mpi_env(test_bench_args CPU)
 endif()
 
 # hx_init's request for eager CUDA module loading (test_init.c).
@@ -31,6 +32,7 @@ target_compile_options(test_init PRIVATE $<$<COMPILE_LANGUAGE:C>:${HALOX_C_WARNI
 add_test(NAME test_init COMMAND test_init)
 set_tests_properties(test_version test_version_halox-md test_version_halox-bench test_init
   PROPERTIES LABELS cpu TIMEOUT 60)
+hx_test_mpi_env(test_init CPU)
 
 # The exports of a shared libhalox: exactly the HX_API functions of halox.h.
 get_target_property(_halox_type halox TYPE)
