@@ -11,6 +11,7 @@ if(Python3_Interpreter_FOUND AND TARGET halox-md)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/env_documented.py
                    ${PROJECT_SOURCE_DIR} --halox $<TARGET_FILE:halox-md>)
   set_tests_properties(test_env_documented PROPERTIES LABELS cpu TIMEOUT 60)
+  hx_test_mpi_env(test_env_documented CPU)
   # cmake --build build --target env-doc: the tables written into the doc.
   add_custom_target(env-doc
                     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/env_documented.py

@@ -9,4 +9,5 @@ if(Python3_Interpreter_FOUND AND TARGET halox-md AND TARGET halox-bench)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/knobs_bad.py
                    --halox $<TARGET_FILE:halox-md> --bench $<TARGET_FILE:halox-bench>)
   set_tests_properties(test_knobs_bad PROPERTIES LABELS cpu TIMEOUT 60)
+  hx_test_mpi_env(test_knobs_bad CPU)
 endif()

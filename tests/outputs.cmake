@@ -8,4 +8,5 @@ if(Python3_Interpreter_FOUND AND TARGET halox-md AND TARGET halox-bench)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/outputs_cases.py
                    --halox $<TARGET_FILE:halox-md> --bench $<TARGET_FILE:halox-bench>)
   set_tests_properties(test_outputs PROPERTIES LABELS cpu TIMEOUT 180)
+  hx_test_mpi_env(test_outputs CPU)
 endif()

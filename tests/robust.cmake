@@ -9,3 +9,6 @@ if(Python3_Interpreter_FOUND)
   set_tests_properties(test_robust PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED"
                        LABELS cpu TIMEOUT 120 PROCESSORS 2)
 endif()
+if(TEST test_robust)
+  hx_test_mpi_env(test_robust CPU)
+endif()
