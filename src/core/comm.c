@@ -27,6 +27,7 @@ struct hx_comm {
     MPI_Comm mpi;
 #endif
     hxi_node_map *node; /* worked out at its first use (hxi_comm_node_map) */
+    int broken;         /* a wait for a peer ran out: no collective is safe now */
 };
 
 static int hxi_started_mpi = 0;
@@ -96,7 +97,7 @@ static hx_status comm_timed_out(const hx_comm *c, double waited, const char *wha
  * nrecv requests (receives) are cancelled and the rest freed where there
  * are receives (a point-to-point wait); a collective's requests cannot
  * be, and the communicator is not to be used again. */
-static hx_status comm_wait(const hx_comm *c, int n, MPI_Request *rq, int nrecv, const char *what,
+static hx_status comm_wait(hx_comm *c, int n, MPI_Request *rq, int nrecv, const char *what,
                            int peer, double limit)
 {
     int done = 0;
@@ -131,6 +132,7 @@ static hx_status comm_wait(const hx_comm *c, int n, MPI_Request *rq, int nrecv, 
             MPI_Request_free(&rq[k]);
         }
     }
+    c->broken = 1;
     return comm_timed_out(c, hxi_now() - t0, what, peer, limit);
 }
 #endif
@@ -180,6 +182,7 @@ hx_status hx_comm_create(hx_comm **comm, const void *mpi_comm)
     c->rank = 0;
     c->size = 1;
     c->node = NULL;
+    c->broken = 0;
 #ifdef HALOX_HAVE_MPI
     {
         int up = 0;
@@ -402,6 +405,11 @@ hx_status hxi_barrier(hx_comm *c)
     return HX_OK;
 }
 
+int hxi_comm_broken(const hx_comm *c)
+{
+    return c && c->broken;
+}
+
 void hxi_comm_abort(hx_comm *c, int code)
 {
     fflush(stdout);
@@ -459,8 +467,8 @@ hx_status hxi_agree(hx_comm *c, hx_status local)
         char msg[1000];
     } e;
     int first[1];
-    /* A rank that timed out waiting for a peer does not wait for it again. */
-    if (c->size == 1 || local == HX_ERR_TIMEOUT)
+    /* A rank whose wait for a peer ran out does not wait for it again. */
+    if (c->size == 1 || c->broken)
         return local;
     /* The lowest failing rank speaks for all. */
     first[0] = local != HX_OK ? -c->rank : -c->size;

@@ -86,9 +86,14 @@ void hxi_comm_tally(long long *calls, double *seconds);
  * rank 0 short. Bounded where a rank is gone or stuck; never fails.
  * Collective. */
 void hxi_wait_for_root(hx_comm *c, double timeout_s);
-/* Ends the whole job with `code` where a peer is gone (after an
- * HX_ERR_TIMEOUT, when even MPI_Finalize would wait for it): MPI_Abort on
- * several ranks, else exit. Does not return. */
+/* Whether a wait of this communicator for a peer ran out (HX_ERR_TIMEOUT
+ * from a host-side wait): its collectives are no longer safe, and
+ * hxi_agree returns the local status without meeting the others. A
+ * device-side timeout leaves it whole: that error is agreed as any other. */
+int hxi_comm_broken(const hx_comm *c);
+/* Ends the whole job with `code` where a peer is gone (hxi_comm_broken,
+ * when even MPI_Finalize would wait for it): MPI_Abort on several ranks,
+ * else exit. Does not return. */
 void hxi_comm_abort(hx_comm *c, int code);
 /* Collective: every rank passes its local status; all return the status of
  * the lowest failing rank (HX_OK if none), with that rank's message prefixed

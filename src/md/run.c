@@ -672,14 +672,15 @@ int hx_md_main(int argc, char **argv)
     if (st == HX_OK && stop.reason > 0)
         rc = 128 + stop.reason;
     if (st != HX_OK) {
-        /* A rank that timed out waiting for a peer speaks for itself (rank 0
+        /* A rank whose wait for a peer ran out speaks for itself (rank 0
          * may be the one gone) and ends the job: MPI_Finalize would wait. */
-        if (rank == 0 || st == HX_ERR_TIMEOUT) {
+        const int broken = hxi_comm_broken(comm);
+        if (rank == 0 || broken) {
             fflush(stdout);
             fprintf(stderr, "halox-md: ERROR: %s (%s)\n", hx_last_error(), hx_status_string(st));
             fflush(stderr);
         }
-        if (st == HX_ERR_TIMEOUT)
+        if (broken)
             hxi_comm_abort(comm, 1);
         /* The other ranks exit 1 as well: not before rank 0 has said why. */
         hxi_wait_for_root(comm, 5.0);
