@@ -307,6 +307,24 @@ static hx_status hxi_run_open(hxi_run_state *r)
     return HX_OK;
 }
 
+/* Rank 0 prints the thermo row (after the header where asked); a row that
+ * could not be written is an error on every rank. Collective. */
+static hx_status hxi_thermo_print(hxi_run_state *r, int header)
+{
+    hx_status st = HX_OK;
+    if (r->rank == 0) {
+        hxi_progress_clear(&r->prog);
+        if (header)
+            hxi_md_thermo_header(stdout);
+        hxi_md_thermo_row(stdout, &r->th);
+        errno = 0;
+        if (fflush(stdout) != 0 || ferror(stdout))
+            st = hxi_error(HX_ERR_IO, "cannot write the thermo output to stdout: %s",
+                           errno ? strerror(errno) : "a write error");
+    }
+    return hxi_agree(r->comm, st);
+}
+
 /* Step 0's output: the thermo header and row, a dump frame, and
  * write_restart's file where it is written after 0 steps. */
 static hx_status hxi_run_step0(hxi_run_state *r, int64_t first)
@@ -314,11 +332,7 @@ static hx_status hxi_run_step0(hxi_run_state *r, int64_t first)
     const hx_md_config *cfg = r->cfg;
     HXI_CHECK(hxi_agree(r->comm, r->ops->thermo(r->eng, &r->th)));
     r->th.step += first;
-    if (r->rank == 0) {
-        hxi_md_thermo_header(stdout);
-        hxi_md_thermo_row(stdout, &r->th);
-        fflush(stdout);
-    }
+    HXI_CHECK(hxi_thermo_print(r, 1));
     if (r->dump) {
         HXI_CHECK(r->ops->gather(r->eng, r->sys, NULL));
         HXI_CHECK(hxi_md_dump_frame(r->dump, r->sys, first, (double) first * cfg->dt));
@@ -445,17 +459,9 @@ static hx_status hxi_thermo_out(hxi_run_state *r)
     r->th.step += r->sched.first;
     HXI_CHECK(hxi_thermo_sane(&r->th, r->cfg));
     const double t = hxi_now();
-    hx_status st_out = HX_OK;
-    if (r->rank == 0) {
-        hxi_progress_clear(&r->prog);
-        hxi_md_thermo_row(stdout, &r->th);
-        errno = 0;
-        if (fflush(stdout) != 0 || ferror(stdout))
-            st_out = hxi_error(HX_ERR_IO, "cannot write the thermo output to stdout: %s",
-                               errno ? strerror(errno) : "a write error");
-    }
+    const hx_status st_out = hxi_thermo_print(r, 0);
     r->out_time += hxi_now() - t;
-    return hxi_agree(r->comm, st_out);
+    return st_out;
 }
 
 static hx_status hxi_dump_out(hxi_run_state *r, int64_t abs)
