@@ -42,7 +42,8 @@ struct hx_md_engine {
     hxi_md_lj lj;
     hxi_md_pbc pbc;
     double cutneigh;
-    double *xhold; /* home positions at the last rebuild (check yes) */
+    double *xhold; /* home positions at the last rebuild (the distance check,
+                    * dangerous builds, restart files) */
     int cap_hold;
     int ago;           /* steps since the last rebuild */
     int force_rebuild; /* rebuild_next() was called */
@@ -164,13 +165,13 @@ static hx_status cpu_rebuild(hx_md_engine *e)
     t0 = hxi_now();
     st = hxi_md_neigh_build(&e->local, &e->nonlocal, &e->cells, &s->decomp, e->cutneigh, e->x,
                             hx_plan_zones(plan), e->nhome, e->ntotal);
-    if (st == HX_OK && e->cfg.neigh_check && e->nhome > e->cap_hold) {
+    if (st == HX_OK && e->nhome > e->cap_hold) {
         int cap = e->nhome + e->nhome / 4 + 16;
         st = hxi_grow((void **) &e->xhold, (size_t) cap * 3 * sizeof(double), "saved positions");
         if (st == HX_OK)
             e->cap_hold = cap;
     }
-    if (st == HX_OK && e->cfg.neigh_check && e->nhome > 0)
+    if (st == HX_OK && e->nhome > 0)
         memcpy(e->xhold, e->x, (size_t) e->nhome * 3 * sizeof(double));
     t1 = hxi_now();
     hxi_md_stage(&e->stats, HX_MD_NEIGH, t0, t1);
