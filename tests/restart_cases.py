@@ -7,6 +7,9 @@
                 and v in double), at 1, 2 and 4 ranks; the 1-rank file
                 continued on 4 ranks and through a deck (read_restart) on
                 2 prints the same thermo rows as the original
+  invisible     a run writing a checkpoint every 50 steps prints the rows
+                of the run without (no rebuild is forced for a file), with
+                check no and check yes, at 1 and 2 ranks
   write_restart a deck writing the state after its first run equals the
                 command line's checkpoint of the same step, byte for byte
   SIGTERM       a long run signalled mid-way: exit 143, one line naming
@@ -15,10 +18,18 @@
   bad files     truncated, a flipped payload byte, a flipped header byte,
                 another version, not a restart file, another system size,
                 an unwritable directory, a full device (/dev/full), a file
-                over the size limit: each one ERROR line and a non-zero
-                exit; the last leaves the previous checkpoint as it was
+                over the size limit; with valid checksums: a box that is
+                not the lattice's, cells that do not hold the atoms, an
+                atom far outside the box, a step near 2^63: each one
+                ERROR line and a non-zero exit; the size limit leaves the
+                previous checkpoint as it was. A version-1 file (no list
+                positions) still continues.
   killed rank   SIGKILL to one of 2 ranks: the run ends within 30 s, the
                 launcher names the rank, no process is left
+  mpirun stop   SIGTERM to mpirun of 2 ranks (32,000 atoms with Open MPI's
+                grace at 3 s; --big: larger systems, at 20 s): a non-zero exit, the
+                stop line, a checkpoint that continues, a stale temporary
+                of an earlier write removed, none left
 
   --gpu         the GPU engine instead: continuation within GPU_RTOL at 1
                 and 2 ranks, a CPU file continued on the GPU and back, and
@@ -26,6 +37,7 @@
                 nccl (skipped where ranks share a GPU) and mpi
 
 Usage: restart_cases.py --halox PATH [--gpu] [--mpiexec PATH --mpiflags "..."]
+                        [--big SIZE ...]
 Without a launcher the multi-rank cases are skipped (and said to be).
 """
 import argparse
@@ -33,6 +45,7 @@ import os
 import resource
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -107,6 +120,81 @@ def continuation(r, ranks):
           "read_restart in a deck on %d rank(s) prints the original rows" % n)
 
 
+def invisible(r, ranks):
+    for sched in (["--every", "20", "--check", "no"], ["--every", "2", "--check", "yes"]):
+        for n in ranks[:2]:
+            base = ["--size", "6", "--steps", "120", "--thermo", "10"] + sched
+            rc1, out1, _ = r.run(n, base)
+            rc2, out2, _ = r.run(n, base + ["--checkpoint", "inv.rst", "--checkpoint-every", "50"])
+            check(rc1 == rc2 == 0 and len(rows(out1)) == 13 and rows(out1) == rows(out2),
+                  "%s at %d rank(s): checkpoints every 50 steps leave every row as it was" %
+                  (" ".join(sched), n))
+
+
+# Restart files as restart.c lays them out: header fields and checksums.
+HDR = 256
+FNV0, FNVP = 0xcbf29ce484222325, 0x100000001b3
+
+
+def fnv(data, h=FNV0):
+    for i in range(0, len(data), 8):
+        h ^= int.from_bytes(data[i:i + 8], "little")
+        h = (h * FNVP) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def reseal(b, payload=None):
+    """A file with both checksums made valid again (payload: new records)."""
+    b = bytearray(b[:HDR]) + (payload if payload is not None else b[HDR:])
+    b[160:168] = struct.pack("<Q", len(b) - HDR)
+    b[168:176] = struct.pack("<Q", fnv(bytes(b[HDR:])))
+    b[248:256] = struct.pack("<Q", fnv(bytes(b[:248])))
+    return bytes(b)
+
+
+def as_version1(b):
+    """A version-2 file of 9 values an atom as version 1 wrote it."""
+    width = struct.unpack("<I", b[176:180])[0]
+    recs = b[HDR:]
+    n = len(recs) // (8 * width)
+    out = bytearray()
+    for k in range(n):
+        out += recs[8 * width * k:8 * width * k + 48]
+    h = bytearray(b[:HDR])
+    h[8:12] = struct.pack("<I", 1)
+    h[176:200] = bytes(24)
+    return reseal(h, out)
+
+
+def sealed_cases(r, data):
+    def put(fmt, at, *v):
+        b = bytearray(data)
+        b[at:at + struct.calcsize(fmt)] = struct.pack(fmt, *v)
+        return reseal(b)
+
+    width = struct.unpack("<I", data[176:180])[0]
+    far = bytearray(data)
+    far[HDR:HDR + 8] = struct.pack("<d", 1e9)
+    made = {
+        "box.rst": (put("<d", 80, 1e300), "is not that of 8 cells"),
+        "cells.rst": (put("<i", 40, 9), "fcc cells hold"),
+        "far.rst": (reseal(far), "atom 0 is not finite or lies far outside the box"),
+        "step.rst": (put("<q", 24, (1 << 63) - 10), "the step must be at most"),
+    }
+    for name, (blob, want) in made.items():
+        with open(os.path.join(r.tmp, name), "wb") as f:
+            f.write(blob)
+        rc, out, err = r.run(1, ["--restart", name, "--steps", "10"])
+        errs = [l for l in err.splitlines() if "ERROR" in l]
+        check(rc != 0 and len(errs) == 1 and want in errs[0],
+              "checksums valid, %s: one ERROR line with '%s' (exit %d)" % (name, want, rc))
+    check(width == 9, "the CPU engine's checkpoint holds the list positions (%d values)" % width)
+    with open(os.path.join(r.tmp, "v1.rst"), "wb") as f:
+        f.write(as_version1(data))
+    rc, out, err = r.run(1, ["--restart", "v1.rst", "--steps", "20", "--thermo", "10"])
+    check(rc == 0 and len(rows(out)) == 3, "a version-1 file continues (exit %d)" % rc)
+
+
 def write_restart(r):
     with open(os.path.join(r.tmp, "in.write"), "w") as f:
         f.write("units lj\natom_style atomic\nlattice fcc 0.8442\n"
@@ -154,6 +242,63 @@ def stops(r):
         "--max-hours 0.0005 (1.8 s): exit %d after %.1f s with a checkpoint" % (rc, took))
 
 
+def dead_pid():
+    """The process id of a process that has ended."""
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+def mpirun_stop(r, size, grace_flags=()):
+    """SIGTERM to mpirun of a 2-rank run that checkpoints ahead: a non-zero
+    exit, the stop line, a checkpoint that continues, the stale temporary of
+    an earlier write removed with a line, and no temporary left."""
+    name = "mp%d.rst" % size
+    stale = "%s.tmp.%d" % (name, dead_pid())
+    open(os.path.join(r.tmp, stale), "wb").write(b"x" * 4096)
+    cmd = [r.a.mpiexec, "-n", "2"] + r.a.mpiflags.split() + list(grace_flags) + [
+        r.a.halox, "--cpu", "--no-progress", "--size", str(size), "--steps", "10000000",
+        "--thermo", "0", "--checkpoint", name, "--checkpoint-every", "200"]
+    p = subprocess.Popen(cmd, cwd=r.tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    head = ""
+    deadline = time.time() + 600
+    while "Step" not in head and time.time() < deadline and p.poll() is None:
+        head += p.stdout.readline()
+    time.sleep(2.0)
+    t0 = time.time()
+    p.send_signal(signal.SIGTERM)
+    try:
+        out, err = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    took = time.time() - t0
+    out = head + out
+    stop = [l for l in err.splitlines() if "stopped by SIGTERM" in l]
+    left = [f for f in os.listdir(r.tmp) if f.startswith(name + ".tmp")]
+    check(p.returncode != 0 and len(stop) == 1 and name in stop[0] and not left and
+          ("removed %s" % stale) in out,
+          "%d atoms, SIGTERM to mpirun %s: exit %d after %.1f s, the stop line, the stale "
+          "temporary removed, none left (%r)" % (4 * size ** 3, " ".join(grace_flags),
+                                                 p.returncode, took, (stop or [err[-300:]])[0]))
+    rc, out, err = r.run(1, ["--restart", name, "--steps", "1", "--thermo", "1"], timeout=900)
+    check(rc == 0 and len(rows(out)) == 2, "%d atoms: the stop's checkpoint continues" %
+          (4 * size ** 3))
+    for f in os.listdir(r.tmp):
+        if f.startswith(name):
+            os.remove(os.path.join(r.tmp, f))
+
+
+def open_mpi_grace(r, seconds):
+    """mpirun's flag that gives a stop `seconds`, where mpirun is Open MPI's
+    (its own default, 1 s, may be set lower around this test)."""
+    v = subprocess.run([r.a.mpiexec, "--version"], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True).stdout
+    open_mpi = "Open MPI" in v or "OpenRTE" in v
+    return ["--mca", "odls_base_sigkill_timeout", str(seconds)] if open_mpi else []
+
+
 def bad_files(r):
     src = os.path.join(r.tmp, "half1.rst")
     data = open(src, "rb").read()
@@ -171,14 +316,14 @@ def bad_files(r):
     variant("payload.rst", flip(len(data) - 1000))
     variant("header.rst", flip(30))
     ver = bytearray(data)
-    ver[8] = 2
+    ver[8] = 3
     variant("version.rst", bytes(ver))
     variant("text.rst", b"units lj\n")
     cases = [
         (["--restart", "trunc.rst"], "truncated"),
         (["--restart", "payload.rst"], "atoms' checksum does not match"),
         (["--restart", "header.rst"], "header's checksum does not match"),
-        (["--restart", "version.rst"], "version 2; this halox-md reads version 1"),
+        (["--restart", "version.rst"], "version 3; this halox-md reads versions 1 to 2"),
         (["--restart", "text.rst"], "not a restart file"),
         (["--restart", "missing.rst"], "cannot open restart file missing.rst"),
         (["--restart", "half1.rst", "--size", "9"], "but the run asks for 9x9x9 cells"),
@@ -203,6 +348,7 @@ def bad_files(r):
     check(rc == 0 and rc2 != 0 and len(errs) == 1 and "File too large" in errs[0] and
           same_file(r.tmp, "big.rst", "big.keep") and not left,
           "a write over the size limit: one ERROR line, the old file intact, no temporary left")
+    sealed_cases(r, data)
 
 
 def close_rows(got, want, rtol):
@@ -342,6 +488,9 @@ def main():
     ap.add_argument("--gpu", action="store_true",
                     help="the GPU engine: continuation within GPU_RTOL at 1 and 2 ranks and "
                          "across engines, and a killed rank with each GPU transport")
+    ap.add_argument("--big", type=int, nargs="*", default=[],
+                    help="lattice sizes (--size) of more SIGTERM-to-mpirun cases, with "
+                         "Open MPI's grace raised to 60 s (50: 500,000 atoms, 80: 2,048,000)")
     a = ap.parse_args()
     a.halox = os.path.abspath(a.halox)
     a.engine = "--gpu" if a.gpu else "--cpu"
@@ -362,11 +511,17 @@ def main():
         if not a.mpiexec:
             print("note: no MPI launcher: continuation at 1 rank only, no killed-rank case")
         continuation(r, ranks)
+        invisible(r, ranks)
         write_restart(r)
         stops(r)
         bad_files(r)
         if a.mpiexec:
             killed_rank(r)
+            mpirun_stop(r, 20, open_mpi_grace(r, 3))
+            for size in a.big:
+                mpirun_stop(r, size, open_mpi_grace(r, 20))
+        elif a.big:
+            print("SKIPPED: --big needs an MPI launcher")
     return finish()
 
 

@@ -85,14 +85,14 @@ static void hxi_dump_write(hxi_md_dump *d, const hx_md_system *sys, int64_t step
             fprintf(fp, "%-1.16e %-1.16e\n", lo[k], lo[k] + L[k]);
         fprintf(fp, "ITEM: ATOMS id type xs ys zs\n");
         for (int64_t k = 0; k < sys->natoms; k++) {
-            const double *p = d->g.all + 6 * (size_t) k;
+            const double *p = d->g.all + (size_t) d->g.width * (size_t) k;
             fprintf(fp, "%lld 1 %g %g %g\n", (long long) k + 1, (p[0] - lo[0]) / L[0],
                     (p[1] - lo[1]) / L[1], (p[2] - lo[2]) / L[2]);
         }
     } else if (d->style == HX_MD_DUMP_XYZ) {
         fprintf(fp, "%lld\nAtoms. Timestep: %lld\n", (long long) sys->natoms, (long long) step);
         for (int64_t k = 0; k < sys->natoms; k++) {
-            const double *p = d->g.all + 6 * (size_t) k;
+            const double *p = d->g.all + (size_t) d->g.width * (size_t) k;
             fprintf(fp, "1 %g %g %g\n", p[0], p[1], p[2]);
         }
     } else {
@@ -102,7 +102,7 @@ static void hxi_dump_write(hxi_md_dump *d, const hx_md_system *sys, int64_t step
                 "Properties=species:S:1:pos:R:3:vel:R:3 Time=%.10g Step=%lld pbc=\"T T T\"\n",
                 L[0], L[1], L[2], time, (long long) step);
         for (int64_t k = 0; k < sys->natoms; k++) {
-            const double *p = d->g.all + 6 * (size_t) k;
+            const double *p = d->g.all + (size_t) d->g.width * (size_t) k;
             fprintf(fp, "Ar %.10g %.10g %.10g %.10g %.10g %.10g\n", p[0], p[1], p[2], p[3], p[4],
                     p[5]);
         }
@@ -112,7 +112,7 @@ static void hxi_dump_write(hxi_md_dump *d, const hx_md_system *sys, int64_t step
 hx_status hxi_md_dump_frame(hxi_md_dump *d, const hx_md_system *sys, int64_t step, double time)
 {
     hx_status st = HX_OK;
-    HXI_CHECK(hxi_md_gather_by_id(&d->g, d->comm, sys, "trajectory"));
+    HXI_CHECK(hxi_md_gather_by_id(&d->g, d->comm, sys, 0, "trajectory"));
     if (hx_comm_rank(d->comm) == 0) {
         hxi_dump_write(d, sys, step, time);
         st = hxi_out_check(&d->out);

@@ -22,6 +22,13 @@ typedef struct hx_md_system {
     double *x;      /* 3 per atom */
     double *v;      /* 3 per atom */
     int64_t *id;    /* global atom id, 0-based, in lattice order */
+    /* Where has_ref: the positions of the last neighbour-list build (3 per
+     * atom, `capacity` of them) and the steps since it, so that a restart
+     * file continues the run without a rebuild of its own (engine gather,
+     * restart read; the CPU engine builds its first lists from them). */
+    double *xref;
+    int64_t ref_ago;
+    int has_ref;
 } hx_md_system;
 
 /* One thermo row, LAMMPS's definitions: temperature over 3N-3 degrees of
@@ -73,17 +80,12 @@ typedef struct hx_md_engine_ops {
     hx_status (*steps)(hx_md_engine *e, int n);
     /* Collective. Thermo of the current state (after create: step 0). */
     hx_status (*thermo)(hx_md_engine *e, hx_md_thermo *out);
-    /* Copies the current home atoms (x, v, id) back into sys, for dumps
-     * and tests. Forces on home atoms go to *f (3 per atom, malloc'd by the
-     * engine, valid until the next call) when f is not NULL. */
+    /* Copies the current home atoms (x, v, id) back into sys, for dumps,
+     * restart files and tests, with the positions of the last list build
+     * (xref, ref_ago, has_ref) where the engine keeps them. Forces on home atoms go to *f (3 per
+     * atom, malloc'd by the engine, valid until the next call) when f is not NULL. */
     hx_status (*gather)(hx_md_engine *e, hx_md_system *sys, double **f);
     const hx_md_stats *(*stats)(const hx_md_engine *e);
-    /* Makes the next step rebuild (migrate, plan, lists) whatever the
-     * neighbour schedule says, so that the state after it is what a run
-     * started from it would build: restart files are written after such a
-     * step (NULL: the engine cannot; continuations then agree to rounding
-     * only). Rank-local; call it on every rank before the same step. */
-    hx_status (*rebuild_next)(hx_md_engine *e);
     /* Waits until the engine's queued work is done, so that host clocks
      * measure it (NULL: every step is synchronous). Rank-local. */
     hx_status (*sync)(hx_md_engine *e);

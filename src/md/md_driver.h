@@ -28,16 +28,19 @@ void hxi_md_thermo_row(FILE *out, const hx_md_thermo *t);
 
 /* Every rank's atoms on rank 0 by global id (gather.c). */
 typedef struct hxi_md_gather {
-    double *all; /* rank 0: natoms * 6 (x, v), by id */
+    int width;   /* doubles a record: 6 (x, v) or 9 (x, v, xref) */
+    double *all; /* rank 0: natoms records, by id */
     int64_t cap_all;
-    double *pack; /* this rank: n * 7 (id, x, v) */
-    int cap_pack;
+    double *pack; /* this rank: n (id, record) pairs */
+    int64_t cap_pack;
     int *counts, *displs;
 } hxi_md_gather;
 /* Collective: sys holds this rank's current atoms; every id must be held
- * by exactly one rank. `what` names the caller in messages. */
+ * by exactly one rank. with_ref: the records hold sys->xref too where
+ * sys->has_ref says it is there (the same on every rank). `what` names
+ * the caller in messages. */
 hx_status hxi_md_gather_by_id(hxi_md_gather *g, hx_comm *comm, const hx_md_system *sys,
-                              const char *what);
+                              int with_ref, const char *what);
 void hxi_md_gather_free(hxi_md_gather *g);
 
 /* Trajectories written by rank 0 from every rank's atoms (dump.c). */

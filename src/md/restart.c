@@ -2,10 +2,10 @@
  * restart.c - halox-md's restart files: write (write_restart, restart N,
  * --checkpoint) and read (read_restart, --restart).
  *
- * Layout, version 1 (fields in the writer's byte order; the endianness
+ * Layout, version 2 (fields in the writer's byte order; the endianness
  * mark says which):
  *   bytes   0..7    "HALOXRST"
- *           8..11   version (uint32, 1)
+ *           8..11   version (uint32, 2)
  *          12..15   endianness mark (uint32 0x01020304)
  *          16..23   header size (uint64, 256)
  *          24..31   step (int64)
@@ -15,13 +15,23 @@
  *          56..151  density, box origin (3), box lengths (3), mass, pair
  *                   cutoff, epsilon, sigma, timestep (12 x double)
  *         152..159  zero
- *         160..167  payload size (uint64, 48 N)
+ *         160..167  payload size (uint64, 8 W N)
  *         168..175  payload checksum (uint64)
- *         176..247  zero
+ *         176..179  W, doubles a record (uint32, 6 or 9)
+ *         180..183  zero
+ *         184..191  steps since the last neighbour-list build (int64;
+ *                   -1 where the file holds no list positions, W 6)
+ *         192..199  neighbour skin of that build (double)
+ *         200..247  zero
  *         248..255  header checksum (uint64, over bytes 0..247)
- *   then N records of 6 doubles, x then v, in atom-id order: the state
- *   does not depend on the decomposition, so a file is read on any rank
- *   count and by either engine.
+ *   then N records of W doubles, x, v and (W 9) the position of the last
+ *   list build, in atom-id order: the state does not depend on the
+ *   decomposition, so a file is read on any rank count and by either
+ *   engine. With the list positions the CPU engine builds its first lists
+ *   from them and keeps the neighbour schedule, so that a continued run
+ *   repeats the run that wrote the file bit for bit, and writing a file
+ *   never changes the run (no rebuild is forced before it).
+ * Version 1 (W 6 and zeros at 176..199) is still read.
  * Checksums: FNV-1a over 64-bit words (the bytes in file order, 8 at a
  * time, as little-endian words), so a flipped bit anywhere is found.
  *
@@ -45,16 +55,19 @@
 
 #include "md/restart.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { RST_HEADER = 256, RST_VERSION = 1, RST_CHUNK = 65536 };
+enum { RST_HEADER = 256, RST_VERSION = 2, RST_CHUNK = 65536 };
 #define RST_ENDIAN 0x01020304u
 static const char rst_magic[8] = {'H', 'A', 'L', 'O', 'X', 'R', 'S', 'T'};
 
@@ -91,8 +104,8 @@ static void get(const unsigned char *buf, size_t at, void *v, size_t n)
 
 static void rst_encode(unsigned char *buf, const hxi_md_restart *h, uint64_t payload_sum)
 {
-    const uint32_t version = RST_VERSION, endian = RST_ENDIAN;
-    const uint64_t hsize = RST_HEADER, psize = 48 * (uint64_t) h->natoms;
+    const uint32_t version = RST_VERSION, endian = RST_ENDIAN, width = (uint32_t) h->width;
+    const uint64_t hsize = RST_HEADER, psize = 8 * (uint64_t) h->width * (uint64_t) h->natoms;
     const int32_t shift = h->shift_energy;
     const double d[12] = {h->density,    h->box_lo[0],  h->box_lo[1],  h->box_lo[2],
                           h->box_len[0], h->box_len[1], h->box_len[2], h->mass,
@@ -113,58 +126,35 @@ static void rst_encode(unsigned char *buf, const hxi_md_restart *h, uint64_t pay
     put(buf, 56, d, sizeof d);
     put(buf, 160, &psize, 8);
     put(buf, 168, &payload_sum, 8);
+    put(buf, 176, &width, 4);
+    put(buf, 184, &h->ago, 8);
+    put(buf, 192, &h->skin, 8);
     hsum = rst_fnv(RST_FNV_START, buf, 248);
     put(buf, 248, &hsum, 8);
 }
 
-/* Checks a header read from `path` (file length `fsize`) and decodes it. */
-static hx_status rst_decode(const unsigned char *buf, int64_t fsize, const char *path,
-                            hxi_md_restart *h, uint64_t *payload_sum)
+/* The fields of a header whose checksum matched. */
+static void rst_fields(const unsigned char *buf, uint32_t version, hxi_md_restart *h,
+                       uint64_t *psize, uint64_t *payload_sum)
 {
-    uint32_t version, endian;
-    uint64_t hsize, psize, hsum;
     int32_t cells[3], shift;
+    uint32_t width = 6;
     double d[12];
-    if (memcmp(buf, rst_magic, 8) != 0)
-        return hxi_error(HX_ERR_PARSE, "restart file %s: not a halox-md restart file", path);
-    get(buf, 12, &endian, 4);
-    if (endian != RST_ENDIAN)
-        return hxi_error(HX_ERR_PARSE,
-                         "restart file %s: written on a machine of the other byte order; "
-                         "halox-md reads restart files of its own byte order only",
-                         path);
-    get(buf, 8, &version, 4);
-    if (version != RST_VERSION)
-        return hxi_error(HX_ERR_PARSE,
-                         "restart file %s: version %u; this halox-md reads version %d", path,
-                         (unsigned) version, RST_VERSION);
-    get(buf, 248, &hsum, 8);
-    if (hsum != rst_fnv(RST_FNV_START, buf, 248))
-        return hxi_error(HX_ERR_PARSE,
-                         "restart file %s: the header's checksum does not match: the file is "
-                         "damaged",
-                         path);
-    get(buf, 16, &hsize, 8);
     get(buf, 24, &h->step, 8);
     get(buf, 32, &h->natoms, 8);
     get(buf, 40, cells, sizeof cells);
     get(buf, 52, &shift, 4);
     get(buf, 56, d, sizeof d);
-    get(buf, 160, &psize, 8);
+    get(buf, 160, psize, 8);
     get(buf, 168, payload_sum, 8);
-    if (hsize != RST_HEADER || h->natoms < 2 || h->natoms > ((int64_t) 1 << 40) ||
-        psize != 48 * (uint64_t) h->natoms || h->step < 0)
-        return hxi_error(HX_ERR_PARSE,
-                         "restart file %s: inconsistent header (%lld atoms, %llu payload "
-                         "bytes, step %lld)",
-                         path, (long long) h->natoms, (unsigned long long) psize,
-                         (long long) h->step);
-    if (fsize != (int64_t) (RST_HEADER + psize))
-        return hxi_error(HX_ERR_PARSE,
-                         "restart file %s: %lld bytes, but its header describes %llu: the file "
-                         "is %s",
-                         path, (long long) fsize, (unsigned long long) (RST_HEADER + psize),
-                         fsize < (int64_t) (RST_HEADER + psize) ? "truncated" : "too long");
+    h->ago = -1;
+    h->skin = 0;
+    if (version >= 2) {
+        get(buf, 176, &width, 4);
+        get(buf, 184, &h->ago, 8);
+        get(buf, 192, &h->skin, 8);
+    }
+    h->width = (int) width;
     for (int k = 0; k < 3; k++)
         h->cells[k] = cells[k];
     h->shift_energy = shift;
@@ -178,7 +168,97 @@ static hx_status rst_decode(const unsigned char *buf, int64_t fsize, const char 
     h->epsilon = d[9];
     h->sigma = d[10];
     h->dt = d[11];
+}
+
+static int rst_positive(double v)
+{
+    return isfinite(v) && v > 0;
+}
+
+/* The header's fields against each other: a file whose checksums match
+ * may still have been written wrong, or made by hand. */
+static hx_status rst_fields_agree(const hxi_md_restart *h, const char *path)
+{
+    const double a = rst_positive(h->density) ? cbrt(4.0 / h->density) : 0;
+    int64_t cells = 4;
+    for (int k = 0; k < 3; k++) {
+        if (h->cells[k] < 1 || h->cells[k] > (1 << 20))
+            return hxi_error(HX_ERR_PARSE, "restart file %s: lattice cells %d x %d x %d", path,
+                             h->cells[0], h->cells[1], h->cells[2]);
+        cells *= h->cells[k];
+    }
+    if (cells != h->natoms)
+        return hxi_error(
+            HX_ERR_PARSE, "restart file %s: %lld atoms, but %d x %d x %d fcc cells hold %lld", path,
+            (long long) h->natoms, h->cells[0], h->cells[1], h->cells[2], (long long) cells);
+    for (int k = 0; k < 3; k++)
+        if (!(a > 0) || !isfinite(h->box_lo[k]) || fabs(h->box_lo[k]) > 1e12 ||
+            !(fabs(h->box_len[k] - h->cells[k] * a) <= 1e-9 * h->box_len[k]))
+            return hxi_error(HX_ERR_PARSE,
+                             "restart file %s: the box (origin %g, length %g along dimension %d) "
+                             "is not that of %d cells at density %g",
+                             path, h->box_lo[k], h->box_len[k], k, h->cells[k], h->density);
+    if (!rst_positive(h->mass) || !rst_positive(h->rc) || !rst_positive(h->epsilon) ||
+        !rst_positive(h->sigma) || !rst_positive(h->dt) || (h->shift_energy & ~1) ||
+        !isfinite(h->skin) || h->skin < 0)
+        return hxi_error(HX_ERR_PARSE,
+                         "restart file %s: mass %g, cutoff %g, epsilon %g, sigma %g, timestep "
+                         "%g, shift %d, skin %g: each must be finite and positive (shift 0 or 1, "
+                         "skin >= 0)",
+                         path, h->mass, h->rc, h->epsilon, h->sigma, h->dt, h->shift_energy,
+                         h->skin);
+    if (h->step > HXI_MD_STEP_MAX || h->ago < -1 || h->ago > h->step ||
+        (h->width == 6) != (h->ago == -1))
+        return hxi_error(HX_ERR_PARSE,
+                         "restart file %s: step %lld, %lld steps since the last list build, %d "
+                         "values an atom: inconsistent (the step must be at most %lld)",
+                         path, (long long) h->step, (long long) h->ago, h->width,
+                         (long long) HXI_MD_STEP_MAX);
     return HX_OK;
+}
+
+/* Checks a header read from `path` (file length `fsize`) and decodes it. */
+static hx_status rst_decode(const unsigned char *buf, int64_t fsize, const char *path,
+                            hxi_md_restart *h, uint64_t *payload_sum)
+{
+    uint32_t version, endian;
+    uint64_t hsize, psize, hsum;
+    if (memcmp(buf, rst_magic, 8) != 0)
+        return hxi_error(HX_ERR_PARSE, "restart file %s: not a halox-md restart file", path);
+    get(buf, 12, &endian, 4);
+    if (endian != RST_ENDIAN)
+        return hxi_error(HX_ERR_PARSE,
+                         "restart file %s: written on a machine of the other byte order; "
+                         "halox-md reads restart files of its own byte order only",
+                         path);
+    get(buf, 8, &version, 4);
+    if (version < 1 || version > RST_VERSION)
+        return hxi_error(HX_ERR_PARSE,
+                         "restart file %s: version %u; this halox-md reads versions 1 to %d", path,
+                         (unsigned) version, RST_VERSION);
+    get(buf, 248, &hsum, 8);
+    if (hsum != rst_fnv(RST_FNV_START, buf, 248))
+        return hxi_error(HX_ERR_PARSE,
+                         "restart file %s: the header's checksum does not match: the file is "
+                         "damaged",
+                         path);
+    get(buf, 16, &hsize, 8);
+    rst_fields(buf, version, h, &psize, payload_sum);
+    if (hsize != RST_HEADER || h->natoms < 2 || h->natoms > ((int64_t) 1 << 40) ||
+        (h->width != 6 && h->width != 9) ||
+        psize != 8 * (uint64_t) h->width * (uint64_t) h->natoms || h->step < 0)
+        return hxi_error(HX_ERR_PARSE,
+                         "restart file %s: inconsistent header (%lld atoms, %d values each, %llu "
+                         "payload bytes, step %lld)",
+                         path, (long long) h->natoms, h->width, (unsigned long long) psize,
+                         (long long) h->step);
+    if (fsize != (int64_t) (RST_HEADER + psize))
+        return hxi_error(HX_ERR_PARSE,
+                         "restart file %s: %lld bytes, but its header describes %llu: the file "
+                         "is %s",
+                         path, (long long) fsize, (unsigned long long) (RST_HEADER + psize),
+                         fsize < (int64_t) (RST_HEADER + psize) ? "truncated" : "too long");
+    return rst_fields_agree(h, path);
 }
 
 /* --------------------------------------------------------------- write */
@@ -272,6 +352,43 @@ static hx_status rst_write_file(const char *name, const unsigned char *header,
     return HX_OK;
 }
 
+/* Temporaries FILE.tmp.PID left by a write that was cut short (a rank
+ * killed while it wrote: SIGKILL after a signal's grace ran out), whose
+ * process is gone, are removed, each with a line that says so. */
+static void rst_clean_stale(const char *path)
+{
+    char dir[512], name[512 + 256 + 2];
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    const size_t nb = strlen(base);
+    struct dirent *de;
+    DIR *d;
+    rst_dirname(path, dir, sizeof dir);
+    d = opendir(dir);
+    if (!d)
+        return;
+    while ((de = readdir(d)) != NULL) {
+        const char *tail = de->d_name + nb;
+        char *end = NULL;
+        long pid;
+        struct stat sb;
+        if (strncmp(de->d_name, base, nb) != 0 || strncmp(tail, ".tmp.", 5) != 0)
+            continue;
+        pid = strtol(tail + 5, &end, 10);
+        if (pid <= 0 || *end != '\0' || pid == (long) getpid())
+            continue;
+        if (kill((pid_t) pid, 0) == 0 || errno != ESRCH)
+            continue;     /* its writer may still be at work */
+        if (base == path) /* in the working directory: named as the user named it */
+            snprintf(name, sizeof name, "%s", de->d_name);
+        else
+            snprintf(name, sizeof name, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", de->d_name);
+        if (lstat(name, &sb) == 0 && S_ISREG(sb.st_mode) && remove(name) == 0)
+            printf("halox-md: removed %s, left by a restart file write that was cut short\n", name);
+    }
+    closedir(d);
+    fflush(stdout);
+}
+
 hx_status hxi_md_restart_probe(hx_comm *comm, const char *name)
 {
     hx_status st = HX_OK;
@@ -293,6 +410,7 @@ hx_status hxi_md_restart_probe(hx_comm *comm, const char *name)
                            "most)",
                            strlen(path));
         } else {
+            rst_clean_stale(path);
             snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long) getpid());
             fp = fopen(tmp, "wb");
             if (!fp)
@@ -313,12 +431,15 @@ hx_status hxi_md_restart_write(hxi_md_gather *g, hx_comm *comm, const char *path
                                const hx_md_system *sys, const hx_md_config *cfg, int64_t step)
 {
     hx_status st = HX_OK;
-    HXI_CHECK(hxi_md_gather_by_id(g, comm, sys, "restart file"));
+    HXI_CHECK(hxi_md_gather_by_id(g, comm, sys, 1, "restart file"));
     if (hx_comm_rank(comm) == 0) {
         unsigned char header[RST_HEADER];
         hxi_md_restart h;
-        size_t nbytes = 48 * (size_t) sys->natoms;
+        size_t nbytes = 8 * (size_t) g->width * (size_t) sys->natoms;
         memset(&h, 0, sizeof h);
+        h.width = g->width;
+        h.ago = g->width == 9 ? sys->ref_ago : -1;
+        h.skin = cfg->skin;
         h.step = step;
         h.natoms = sys->natoms;
         memcpy(h.cells, cfg->cells, sizeof h.cells);
@@ -387,22 +508,57 @@ hx_status hxi_md_restart_read_header(hx_comm *comm, const char *path, hxi_md_res
     }
 }
 
-/* Appends the records [first, first + n) this rank owns to sys. */
-static hx_status rst_keep(hx_md_system *sys, const double *rec, int64_t first, int n)
+/* Whether record r (width w) is a finite atom near the box: its position
+ * within a box length of it, its list position (w 9) inside it. */
+static int rst_atom_ok(const hxi_md_restart *h, const double *r, int w)
 {
+    for (int k = 0; k < w; k++)
+        if (!isfinite(r[k]))
+            return 0;
+    for (int k = 0; k < 3; k++) {
+        const double lo = h->box_lo[k], len = h->box_len[k], tol = 1e-9 * len;
+        if (r[k] < lo - len || r[k] > lo + 2 * len)
+            return 0;
+        if (w == 9 && (r[6 + k] < lo - tol || r[6 + k] > lo + len + tol))
+            return 0;
+    }
+    return 1;
+}
+
+/* Room for cap atoms in sys (xref too where the file has it). */
+static hx_status rst_room(hx_md_system *sys, int with_ref)
+{
+    int cap = sys->capacity ? 2 * sys->capacity : 1024;
+    HXI_CHECK(hxi_grow((void **) &sys->x, (size_t) cap * 3 * sizeof(double), "atoms"));
+    HXI_CHECK(hxi_grow((void **) &sys->v, (size_t) cap * 3 * sizeof(double), "atoms"));
+    HXI_CHECK(hxi_grow((void **) &sys->id, (size_t) cap * sizeof(int64_t), "atoms"));
+    if (with_ref)
+        HXI_CHECK(hxi_grow((void **) &sys->xref, (size_t) cap * 3 * sizeof(double), "atoms"));
+    sys->capacity = cap;
+    return HX_OK;
+}
+
+/* Appends the records [first, first + n) this rank owns to sys. */
+static hx_status rst_keep(hx_md_system *sys, const hxi_md_restart *h, const double *rec,
+                          int64_t first, int n, const char *path)
+{
+    const int w = h->width;
     for (int k = 0; k < n; k++) {
-        const double *r = rec + 6 * (size_t) k;
-        if (hx_decomp_owner(&sys->decomp, r) != sys->decomp.rank)
+        const double *r = rec + (size_t) w * (size_t) k;
+        if (!rst_atom_ok(h, r, w))
+            return hxi_error(
+                HX_ERR_PARSE,
+                "restart file %s: atom %lld is not finite or lies far outside the "
+                "box (at %g %g %g): the file is damaged or was not written by a sane run",
+                path, (long long) (first + k), r[0], r[1], r[2]);
+        if (hx_decomp_owner(&sys->decomp, w == 9 ? r + 6 : r) != sys->decomp.rank)
             continue;
-        if (sys->n == sys->capacity) {
-            int cap = sys->capacity ? 2 * sys->capacity : 1024;
-            HXI_CHECK(hxi_grow((void **) &sys->x, (size_t) cap * 3 * sizeof(double), "atoms"));
-            HXI_CHECK(hxi_grow((void **) &sys->v, (size_t) cap * 3 * sizeof(double), "atoms"));
-            HXI_CHECK(hxi_grow((void **) &sys->id, (size_t) cap * sizeof(int64_t), "atoms"));
-            sys->capacity = cap;
-        }
+        if (sys->n == sys->capacity)
+            HXI_CHECK(rst_room(sys, w == 9));
         memcpy(sys->x + 3 * (size_t) sys->n, r, 3 * sizeof(double));
         memcpy(sys->v + 3 * (size_t) sys->n, r + 3, 3 * sizeof(double));
+        if (w == 9)
+            memcpy(sys->xref + 3 * (size_t) sys->n, r + 6, 3 * sizeof(double));
         sys->id[sys->n] = first + k;
         sys->n++;
     }
@@ -420,7 +576,9 @@ hx_status hxi_md_restart_read_atoms(hx_comm *comm, const char *path, const hxi_m
 
     sys->n = 0;
     sys->natoms = h->natoms;
-    st = hxi_alloc((void **) &chunk, (size_t) RST_CHUNK * 6 * sizeof(double), "restart chunk");
+    sys->has_ref = h->width == 9;
+    sys->ref_ago = h->ago;
+    st = hxi_alloc((void **) &chunk, (size_t) RST_CHUNK * 9 * sizeof(double), "restart chunk");
     if (st == HX_OK && rank == 0) {
         unsigned char buf[RST_HEADER];
         hxi_md_restart again;
@@ -437,7 +595,7 @@ hx_status hxi_md_restart_read_atoms(hx_comm *comm, const char *path, const hxi_m
     st = hxi_agree(comm, st);
     for (int64_t first = 0; st == HX_OK && first < h->natoms; first += RST_CHUNK) {
         int n = h->natoms - first < RST_CHUNK ? (int) (h->natoms - first) : RST_CHUNK;
-        size_t nbytes = 48 * (size_t) n;
+        size_t nbytes = 8 * (size_t) h->width * (size_t) n;
         if (rank == 0) {
             if (fread(chunk, 1, nbytes, fp) != nbytes)
                 st = hxi_error(HX_ERR_PARSE, "restart file %s: truncated at atom %lld", path,
@@ -449,7 +607,7 @@ hx_status hxi_md_restart_read_atoms(hx_comm *comm, const char *path, const hxi_m
         if (st == HX_OK)
             st = hxi_bcast(comm, chunk, nbytes, 0);
         if (st == HX_OK)
-            st = hxi_agree(comm, rst_keep(sys, chunk, first, n));
+            st = hxi_agree(comm, rst_keep(sys, h, chunk, first, n, path));
     }
     if (st == HX_OK && rank == 0 && sum != want)
         st = hxi_error(HX_ERR_PARSE,

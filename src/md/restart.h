@@ -16,7 +16,14 @@ typedef struct hxi_md_restart {
     double box_lo[3], box_len[3];
     double mass, rc, epsilon, sigma, dt;
     int shift_energy;
+    int width;   /* doubles a record: 6 (x, v) or 9 (x, v, list position) */
+    int64_t ago; /* steps since the last list build (-1: width 6) */
+    double skin; /* the neighbour skin of that build */
 } hxi_md_restart;
+
+/* The largest step a restart file may hold: a run of up to as many steps
+ * more still fits the step counter. */
+#define HXI_MD_STEP_MAX ((int64_t) 1 << 62)
 
 /* Collective: sys holds this rank's atoms (engine gather); rank 0 writes
  * the state at `step` to path as restart.c describes. Every rank returns
@@ -30,12 +37,45 @@ hx_status hxi_md_restart_probe(hx_comm *comm, const char *path);
 /* Collective: the header, checked on rank 0 and broadcast. */
 hx_status hxi_md_restart_read_header(hx_comm *comm, const char *path, hxi_md_restart *h);
 /* Collective: this rank's atoms (those its domain owns; sys->decomp set)
- * into sys, after the whole payload's checksum matched. */
+ * into sys, after the whole payload's checksum matched and every atom is
+ * finite and near the box. With list positions (width 9) an atom's owner
+ * is the domain of its list position, and sys->xref, ref_ago and has_ref
+ * are set. */
 hx_status hxi_md_restart_read_atoms(hx_comm *comm, const char *path, const hxi_md_restart *h,
                                     hx_md_system *sys);
 /* The file's system and physics into cfg: lattice, density, and mass, pair
  * and timestep where cfg->given does not say the deck or the command line
  * set them after the file was named. */
 void hxi_md_restart_apply(const hxi_md_restart *h, hx_md_config *cfg);
+
+/* ------------------------------------------- during a run (checkpoint.c) */
+
+/* Collective: the engine's atoms written as a restart file at absolute step
+ * abs (any kind: write_restart's file, a checkpoint). */
+hx_status hxi_md_write_state(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_engine *eng,
+                             hx_md_system *sys, const hx_md_config *cfg, const char *path,
+                             int64_t abs, hxi_md_gather *g);
+
+/* The checkpoints of a run: how many, when, how long they took. */
+typedef struct hxi_md_ckpt {
+    hxi_md_gather g;
+    int count;
+    int64_t last_step;
+    double last_s, max_s; /* seconds the last and the longest write took */
+    int noted;            /* the note on a launcher's grace was considered */
+} hxi_md_ckpt;
+
+/* Collective: the checkpoint (cfg->checkpoint_file) at absolute step abs,
+ * timed; step_s, the seconds a step takes, goes into rank 0's note where a
+ * stop's write would not fit in mpirun's grace. */
+hx_status hxi_md_ckpt_write(hxi_md_ckpt *k, hx_comm *comm, const hx_md_engine_ops *ops,
+                            hx_md_engine *eng, hx_md_system *sys, const hx_md_config *cfg,
+                            int64_t abs, double step_s);
+void hxi_md_ckpt_free(hxi_md_ckpt *k);
+/* Rank 0: one line of the run's checkpoints, where it wrote any. */
+void hxi_md_ckpt_summary(const hxi_md_ckpt *k, const hx_md_config *cfg);
+/* Rank 0: why the run stopped early (reason: a signal, or -1 for
+ * --max-hours) after absolute step `last`, and where its state went. */
+void hxi_md_stop_message(const hxi_md_ckpt *k, const hx_md_config *cfg, int reason, int64_t last);
 
 #endif

@@ -21,7 +21,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,15 +229,6 @@ static void hxi_progress_tick(hxi_progress *p, int64_t step, int64_t steps, doub
     p->shown = 1;
 }
 
-/* Writes a restart file at absolute step `abs` from the engine's atoms. */
-static hx_status hxi_write_restart(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_engine *eng,
-                                   hx_md_system *sys, const hx_md_config *cfg, const char *path,
-                                   int64_t abs, hxi_md_gather *g)
-{
-    HXI_CHECK(hxi_agree(comm, ops->gather(eng, sys, NULL)));
-    return hxi_md_restart_write(g, comm, path, sys, cfg, abs);
-}
-
 /* A run: the engine, the outputs, the schedule, and the loop's state. */
 typedef struct hxi_run_state {
     hx_comm *comm;
@@ -249,7 +239,8 @@ typedef struct hxi_run_state {
     const hx_md_engine_ops *ops;
     hx_md_engine *eng;
     hxi_md_dump *dump;
-    hxi_md_gather g;
+    hxi_md_gather g;  /* write_restart's file */
+    hxi_md_ckpt ckpt; /* the checkpoints */
     hx_md_thermo th;
     hxi_md_sched sched; /* sched.steps: the steps run, once the loop is done */
     hxi_progress prog;
@@ -338,15 +329,14 @@ static hx_status hxi_run_step0(hxi_run_state *r, int64_t first)
         HXI_CHECK(hxi_md_dump_frame(r->dump, r->sys, first, (double) first * cfg->dt));
     }
     if (cfg->write_restart_file[0] && cfg->write_restart_after == 0)
-        HXI_CHECK(hxi_write_restart(r->comm, r->ops, r->eng, r->sys, cfg, cfg->write_restart_file,
-                                    first, &r->g));
+        HXI_CHECK(hxi_md_write_state(r->comm, r->ops, r->eng, r->sys, cfg, cfg->write_restart_file,
+                                     first, &r->g));
     return HX_OK;
 }
 
 /* With rebuilds on a fixed schedule (check no), the steps between two
  * rebuilds are timed as one stretch, which holds no rebuild and no
- * step with output after it (thermo, dump, restart file: the CPU
- * engine also rebuilds before a restart file). The median of their
+ * step with output after it (thermo, dump, restart file). The median of their
  * per-step times is the rebuild-free speed; the loop time gives the
  * mean with rebuilds. Each stretch is synchronised (device and ranks)
  * just after a rebuild step and just before the next, so the
@@ -399,15 +389,12 @@ static hx_status hxi_stretch_end(hxi_run_state *r, int64_t s)
     return HX_OK;
 }
 
-/* Before step s: the rebuild a restart file after it needs (so that the
- * file continues the run exactly), and the start of a timed stretch. A
- * stretch stays clean while its steps have no output after them (as the
- * first step of each batch tells). */
+/* Before step s: the start of a timed stretch. A stretch stays clean
+ * while its steps have no output after them (as the first step of each
+ * batch tells). */
 static hx_status hxi_before_steps(hxi_run_state *r, int64_t s, int want)
 {
     const int writes = hxi_md_restart_at(&r->sched, s);
-    if (r->ops->rebuild_next && writes)
-        HXI_CHECK(r->ops->rebuild_next(r->eng));
     if (hxi_md_next_stretch_start(&r->sched, s) == s)
         HXI_CHECK(hxi_stretch_start(r, s));
     r->seg_clean &= !want && !writes && !hxi_md_dump_at(&r->sched, s);
@@ -484,12 +471,12 @@ static hx_status hxi_restart_out(hxi_run_state *r, int64_t s)
     const double t = hxi_now();
     hx_status st = HX_OK;
     if (cfg->write_restart_file[0] && s == cfg->write_restart_after)
-        st = hxi_write_restart(r->comm, r->ops, r->eng, r->sys, cfg, cfg->write_restart_file, abs,
-                               &r->g);
+        st = hxi_md_write_state(r->comm, r->ops, r->eng, r->sys, cfg, cfg->write_restart_file, abs,
+                                &r->g);
     if (st == HX_OK && cfg->checkpoint_file[0] &&
         ((cfg->checkpoint_every > 0 && abs % cfg->checkpoint_every == 0) || s == r->sched.stop_at))
-        st = hxi_write_restart(r->comm, r->ops, r->eng, r->sys, cfg, cfg->checkpoint_file, abs,
-                               &r->g);
+        st = hxi_md_ckpt_write(&r->ckpt, r->comm, r->ops, r->eng, r->sys, cfg, abs,
+                               s > 0 ? (t - r->t0) / (double) s : 0.0);
     r->out_time += hxi_now() - t;
     hxi_trace_host("restart file", t, hxi_now());
     return st;
@@ -551,31 +538,6 @@ static hx_status hxi_run_loop(hxi_run_state *r)
     return HX_OK;
 }
 
-/* Why the run stopped early, on stderr, and where its state went. */
-static void hxi_stop_message(const hx_md_config *cfg, int reason, int64_t last)
-{
-    char why[64];
-    if (reason > 0)
-        snprintf(why, sizeof why, "stopped by %s",
-                 reason == SIGINT    ? "SIGINT"
-                 : reason == SIGTERM ? "SIGTERM"
-                                     : "a signal");
-    else
-        snprintf(why, sizeof why, "stopped by --max-hours %g", cfg->max_hours);
-    fflush(stdout);
-    if (cfg->checkpoint_file[0])
-        fprintf(stderr,
-                "halox-md: %s after step %lld; the state is in %s (continue with "
-                "--restart %s, or read_restart %s in a deck)\n",
-                why, (long long) last, cfg->checkpoint_file, cfg->checkpoint_file,
-                cfg->checkpoint_file);
-    else
-        fprintf(stderr,
-                "halox-md: %s after step %lld; no checkpoint was configured (--checkpoint "
-                "FILE, or restart N FILE in a deck), so the state is not saved\n",
-                why, (long long) last);
-}
-
 /* After the loop: the stretches' times, the summary, the trace, and the
  * word on a stop. */
 static hx_status hxi_run_finish(hxi_run_state *r, double loop)
@@ -587,8 +549,10 @@ static hx_status hxi_run_finish(hxi_run_state *r, double loop)
                              r->out_time, r->t0 - r->stop->t_start, &r->segs));
     /* Before the engine goes: its GPU records are flushed into the trace. */
     HXI_CHECK(hxi_trace_close(r->comm));
+    if (r->rank == 0)
+        hxi_md_ckpt_summary(&r->ckpt, r->cfg);
     if (r->stop->reason && r->rank == 0)
-        hxi_stop_message(r->cfg, r->stop->reason, c->first + c->steps);
+        hxi_md_stop_message(&r->ckpt, r->cfg, r->stop->reason, c->first + c->steps);
     return HX_OK;
 }
 
@@ -621,6 +585,7 @@ static hx_status hxi_run(hx_comm *comm, const hx_md_config *cfg, hx_md_system *s
     if (st == HX_OK)
         st = hxi_run_finish(&r, hxi_now() - r.t0);
     hxi_md_gather_free(&r.g);
+    hxi_md_ckpt_free(&r.ckpt);
     free(r.segs.us);
     const hx_status dst = hxi_md_dump_close(r.dump);
     if (st == HX_OK)

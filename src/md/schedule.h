@@ -11,9 +11,9 @@
  * After a step: a thermo row (every thermo_every steps, the last step of
  * the run, and the step a stop request ends it after), a dump frame, a
  * restart file (a checkpoint, write_restart's file, or the checkpoint of a
- * stop), the end of a timed stretch, and the stop check. Before a step: a
- * rebuild forced ahead of a restart file, the start of a timed stretch, and
- * a thermo step (the engine sums energies while it runs).
+ * stop), the end of a timed stretch, and the stop check. Before a step: the
+ * start of a timed stretch, and a thermo step (the engine sums energies
+ * while it runs).
  */
 #ifndef HALOX_MD_SCHEDULE_H
 #define HALOX_MD_SCHEDULE_H

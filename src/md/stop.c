@@ -6,12 +6,12 @@
  * A signal only sets a flag (and puts the default action back, so that a
  * second one ends the process at once). The ranks look at the flags
  * together, every so many steps: an allreduce of (signal seen, time
- * passed) at steps all ranks know, spaced to about half a second of run
- * time (at least 1 step, at most 1000), so that the check costs nothing
- * measurable and every rank stops after the same step. The driver then
- * runs one more step (rebuilding, so that the state can be written as a
- * restart file that continues the run exactly), writes the checkpoint
- * when one is configured, and ends.
+ * passed) at steps all ranks know, spaced to about a fifth of a second of
+ * run time (at least 1 step, at most 1000), so that the check costs
+ * nothing measurable, every rank stops after the same step, and a stop
+ * leaves most of a launcher's grace to the checkpoint (checkpoint.c). The
+ * driver then runs one more step (its thermo row needs the energies that
+ * step sums), writes the checkpoint when one is configured, and ends.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -63,9 +63,9 @@ hx_status hxi_md_stop_poll(hxi_md_stop *p, hx_comm *comm, int64_t s, double loop
     else if (p->max_seconds > 0 && v[1] >= p->max_seconds)
         p->reason = -1;
     {
-        /* The next check about half a second of steps on. */
+        /* The next check about a fifth of a second of steps on. */
         double per_step = s > 0 ? v[2] / (double) s : 0;
-        int64_t k = per_step > 0 ? (int64_t) (0.5 / per_step) : 1000;
+        int64_t k = per_step > 0 ? (int64_t) (0.2 / per_step) : 1000;
         p->next_check = s + (k < 1 ? 1 : k > 1000 ? 1000 : k);
     }
     return HX_OK;

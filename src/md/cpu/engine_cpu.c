@@ -45,10 +45,9 @@ struct hx_md_engine {
     double *xhold; /* home positions at the last rebuild (the distance check,
                     * dangerous builds, restart files) */
     int cap_hold;
-    int ago;           /* steps since the last rebuild */
-    int force_rebuild; /* rebuild_next() was called */
-    int64_t *order;    /* sort by id: (id, index) pairs, 2 per atom */
-    double *scratch;   /* sort by id: one array's worth of values */
+    int ago;         /* steps since the last rebuild */
+    int64_t *order;  /* sort by id: (id, index) pairs, 2 per atom */
+    double *scratch; /* sort by id: one array's worth of values */
     int cap_order;
     double dtf;    /* dt / 2m */
     double acc[2]; /* pair energy and virial of the last force pass */
@@ -75,12 +74,21 @@ static int cpu_by_id(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* a[i] = old a[perm[i]] for 3 doubles an atom; t: room for n atoms. */
+static void cpu_permute3(double *a, const int64_t *perm, int n, double *t)
+{
+    for (int i = 0; i < n; i++)
+        memcpy(t + 3 * (size_t) i, a + 3 * (size_t) perm[i], 3 * sizeof(double));
+    memcpy(a, t, (size_t) n * 3 * sizeof(double));
+}
+
 /* Home atoms in id order after every migration: the order, and with it
  * every sum over atoms, then depends only on which atoms a rank owns, so a
  * run continued from a restart file (atoms read in id order) repeats the
  * original bit for bit. Atoms that stayed keep their (sorted) order and
- * arrivals are appended: only the arrivals are sorted, then merged. */
-static hx_status cpu_sort_by_id(hx_md_engine *e)
+ * arrivals are appended: only the arrivals are sorted, then merged.
+ * carry: one more array of 3 doubles an atom to permute (or NULL). */
+static hx_status cpu_sort_by_id(hx_md_engine *e, double *carry)
 {
     hx_md_system *s = e->sys;
     const int n = s->n;
@@ -114,35 +122,32 @@ static hx_status cpu_sort_by_id(hx_md_engine *e)
     /* Apply the permutation (new slot i takes old index perm[i]). */
     {
         const int64_t *perm = ord + 2 * (size_t) n;
-        double *t = e->scratch;
+        int64_t *t = (int64_t *) e->scratch;
+        cpu_permute3(s->x, perm, n, e->scratch);
+        cpu_permute3(s->v, perm, n, e->scratch);
+        if (carry)
+            cpu_permute3(carry, perm, n, e->scratch);
         for (int i = 0; i < n; i++)
-            memcpy(t + 3 * (size_t) i, s->x + 3 * (size_t) perm[i], 3 * sizeof(double));
-        memcpy(s->x, t, (size_t) n * 3 * sizeof(double));
-        for (int i = 0; i < n; i++)
-            memcpy(t + 3 * (size_t) i, s->v + 3 * (size_t) perm[i], 3 * sizeof(double));
-        memcpy(s->v, t, (size_t) n * 3 * sizeof(double));
-        for (int i = 0; i < n; i++)
-            ((int64_t *) t)[i] = s->id[perm[i]];
+            t[i] = s->id[perm[i]];
         memcpy(s->id, t, (size_t) n * sizeof(int64_t));
     }
     return HX_OK;
 }
 
-/* Migrate, plan, transport, halo, lists: everything that depends on where
- * the atoms are. Collective; every failure is agreed on. */
-static hx_status cpu_rebuild(hx_md_engine *e)
+/* Migrate (positions s->x; carry, 3 doubles an atom, goes along), sort,
+ * plan, transport: who owns and who sees which atom. Collective; every
+ * failure is agreed on. */
+static hx_status cpu_place(hx_md_engine *e, double **carry)
 {
     hx_md_system *s = e->sys;
-    hx_field fields[2] = {{(void **) &s->v, 3 * sizeof(double)},
-                          {(void **) &s->id, sizeof(int64_t)}};
+    hx_field fields[3] = {{(void **) &s->v, 3 * sizeof(double)},
+                          {(void **) &s->id, sizeof(int64_t)},
+                          {(void **) carry, 3 * sizeof(double)}};
     hx_plan *plan = NULL;
     hx_status st;
-    double t0 = hxi_now(), t1;
 
-    if (e->plan && e->nhome > 0)
-        memcpy(s->x, e->x, (size_t) e->nhome * 3 * sizeof(double));
-    HXI_CHECK(hx_migrate(e->comm, &s->decomp, &s->n, &s->capacity, &s->x, fields, 2));
-    HXI_CHECK(hxi_agree(e->comm, cpu_sort_by_id(e)));
+    HXI_CHECK(hx_migrate(e->comm, &s->decomp, &s->n, &s->capacity, &s->x, fields, carry ? 3 : 2));
+    HXI_CHECK(hxi_agree(e->comm, cpu_sort_by_id(e, carry ? *carry : NULL)));
     HXI_CHECK(hx_plan_create(&plan, e->comm, &s->decomp, s->n, s->x));
     st = hx_transport_set_plan(e->t, plan);
     if (st != HX_OK) {
@@ -157,14 +162,25 @@ static hx_status cpu_rebuild(hx_md_engine *e)
     e->ntotal = hx_plan_ntotal(plan);
     if (e->nhome > 0)
         memcpy(e->x, s->x, (size_t) e->nhome * 3 * sizeof(double));
+    return HX_OK;
+}
+
+/* Migrate, plan, transport, halo, lists: everything that depends on where
+ * the atoms are, from the positions in s->x (carry as cpu_place). */
+static hx_status cpu_build(hx_md_engine *e, double **carry)
+{
+    double t0 = hxi_now(), t1;
+    hx_status st;
+
+    HXI_CHECK(cpu_place(e, carry));
     t1 = hxi_now();
     hxi_md_stage(&e->stats, HX_MD_MIGRATE, t0, t1);
 
     HXI_CHECK(cpu_forward(e));
 
     t0 = hxi_now();
-    st = hxi_md_neigh_build(&e->local, &e->nonlocal, &e->cells, &s->decomp, e->cutneigh, e->x,
-                            hx_plan_zones(plan), e->nhome, e->ntotal);
+    st = hxi_md_neigh_build(&e->local, &e->nonlocal, &e->cells, &e->sys->decomp, e->cutneigh, e->x,
+                            hx_plan_zones(e->plan), e->nhome, e->ntotal);
     if (st == HX_OK && e->nhome > e->cap_hold) {
         int cap = e->nhome + e->nhome / 4 + 16;
         st = hxi_grow((void **) &e->xhold, (size_t) cap * 3 * sizeof(double), "saved positions");
@@ -182,6 +198,39 @@ static hx_status cpu_rebuild(hx_md_engine *e)
     HXI_CHECK(st);
     e->ago = 0;
     e->stats.rebuilds++;
+    return HX_OK;
+}
+
+/* A rebuild of the run: from the home atoms where they are now. */
+static hx_status cpu_rebuild(hx_md_engine *e)
+{
+    if (e->plan && e->nhome > 0)
+        memcpy(e->sys->x, e->x, (size_t) e->nhome * 3 * sizeof(double));
+    return cpu_build(e, NULL);
+}
+
+/* The first build of a run continued from a restart file that holds the
+ * positions of the last list build (sys->xref) and the steps since: the
+ * atoms are placed and the lists built from those positions, as the run
+ * that wrote the file had them, then the atoms take their current
+ * positions and the neighbour schedule goes on where it was. Atoms in id
+ * order, the same lists: the continued run repeats that run bit for bit. */
+static hx_status cpu_build_from_ref(hx_md_engine *e)
+{
+    hx_md_system *s = e->sys;
+    double *now = s->x;
+    s->x = s->xref;
+    s->xref = now;
+    hx_status st = cpu_build(e, &s->xref);
+    now = s->xref; /* migrated and sorted with the atoms */
+    s->xref = s->x;
+    s->x = now;
+    HXI_CHECK(st);
+    if (e->nhome > 0)
+        memcpy(e->x, s->x, (size_t) e->nhome * 3 * sizeof(double));
+    HXI_CHECK(cpu_forward(e));
+    e->ago = (int) s->ref_ago;
+    s->has_ref = 0;
     return HX_OK;
 }
 
@@ -214,11 +263,6 @@ static hx_status cpu_decide(hx_md_engine *e, int *rebuild)
     int flag = 0;
     *rebuild = 0;
     e->ago++;
-    if (e->force_rebuild) {
-        e->force_rebuild = 0;
-        *rebuild = 1;
-        return HX_OK;
-    }
     if (!hxi_md_rebuild_candidate(&e->cfg, e->ago))
         return HX_OK;
     if (!e->cfg.neigh_check) {
@@ -236,12 +280,6 @@ static hx_status cpu_decide(hx_md_engine *e, int *rebuild)
     }
     HXI_CHECK(hxi_allreduce_int(e->comm, &flag, 1, 1));
     *rebuild = flag;
-    return HX_OK;
-}
-
-static hx_status cpu_rebuild_next(hx_md_engine *e)
-{
-    e->force_rebuild = 1;
     return HX_OK;
 }
 
@@ -338,6 +376,13 @@ static hx_status cpu_gather(hx_md_engine *e, hx_md_system *sys, double **f)
     if (n3)
         memcpy(sys->x, e->x, n3 * sizeof(double));
     sys->n = e->nhome;
+    /* The lists' positions, for a restart file that continues exactly. */
+    HXI_CHECK(hxi_grow((void **) &sys->xref, (size_t) (sys->capacity + 1) * 3 * sizeof(double),
+                       "gathered list positions"));
+    if (n3)
+        memcpy(sys->xref, e->xhold, n3 * sizeof(double));
+    sys->ref_ago = e->ago;
+    sys->has_ref = 1;
     if (f) {
         if (e->nhome > e->cap_fout) {
             HXI_CHECK(hxi_grow((void **) &e->fout, (n3 + 3) * sizeof(double), "gathered forces"));
@@ -418,7 +463,8 @@ static hx_status cpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     o.dtype = HX_DOUBLE;
     st = hx_transport_create(&e->t, comm, &o);
     if (st == HX_OK)
-        st = cpu_rebuild(e);
+        st = sys->has_ref && sys->xref && sys->ref_ago >= 0 ? cpu_build_from_ref(e)
+                                                            : cpu_build(e, NULL);
     if (st == HX_OK)
         st = cpu_forces(e, 1);
     if (st != HX_OK) {
@@ -437,7 +483,6 @@ const hx_md_engine_ops hx_md_engine_cpu = {
     .step = cpu_step,
     .thermo = cpu_thermo,
     .gather = cpu_gather,
-    .rebuild_next = cpu_rebuild_next,
     .stats = cpu_stats,
     .describe = cpu_describe,
     .destroy = cpu_destroy,

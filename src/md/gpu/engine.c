@@ -240,6 +240,7 @@ static hx_status gpu_gather(hx_md_engine *e, hx_md_system *sys, double **f)
     CU(cudaStreamSynchronize(e->dev.s_loc), "local stream");
     HXI_CHECK(hxg_eng_check_report(e));
     HXI_CHECK(hxg_eng_download_home(e, sys));
+    sys->has_ref = 0; /* the lists' positions stay on the GPU */
     int n = e->atoms.nhome;
     if (sys != e->sys) {
         sys->decomp = e->decomp;
