@@ -36,6 +36,7 @@ void hxt_md_free(hx_md_system *sys, hx_md_engine *eng)
     free(sys->x);
     free(sys->v);
     free(sys->id);
+    free(sys->xref);
     memset(sys, 0, sizeof *sys);
 }
 

@@ -660,6 +660,7 @@ out:
     free(sys.x);
     free(sys.v);
     free(sys.id);
+    free(sys.xref);
     fflush(stdout);
     hx_comm_destroy(comm);
     hx_finalize();
