@@ -73,7 +73,8 @@ def conflicts(a, tmp):
     bad_rc, _, _ = run(a.halox, ["--no-such-option"])
     check(bad_rc != 0, "an unknown option: exit %d" % bad_rc)
     refused(a, SMALL + ["--steps", "1", "--cells", "4", "4", "5"], ["--cells", "--size"], bad_rc)
-    refused(a, SMALL + ["--gpu", "--steps", "1"], ["--gpu", "--cpu"], bad_rc)
+    # --gpu first: without the check the later --cpu won and the run went on.
+    refused(a, ["--gpu"] + SMALL + ["--steps", "1"], ["--gpu", "--cpu"], bad_rc)
     ck = os.path.join(tmp, "r.bin")
     rc, _, err = run(a.halox, SMALL + ["--steps", "10", "--checkpoint", ck,
                                        "--checkpoint-every", "10"])
