@@ -15,12 +15,21 @@
 
 enum { HXI_TAG_MCOUNT_UP = 201, HXI_TAG_MDATA_UP, HXI_TAG_MCOUNT_DOWN, HXI_TAG_MDATA_DOWN };
 
-/* x wrapped into [lo, lo + len). */
+/* x wrapped into [lo, lo + len). Far out (|x| of 1e17 box lengths, after
+ * a blow-up) len * floor(...) is off by more than a box, and the result
+ * would be outside still: there the exact fmod decides. Near the box the
+ * subtraction stays, the result LAMMPS's remap gives. */
 static double hxi_wrap(double x, double lo, double len)
 {
     double t = x - len * floor((x - lo) / len);
     if (t >= lo + len)
         t -= len;
+    if (t < lo - len || t >= lo + len) {
+        t = fmod(x - lo, len);
+        t = lo + (t < 0.0 ? t + len : t);
+        if (t >= lo + len)
+            t = lo;
+    }
     if (t < lo)
         t = lo;
     return t;

@@ -229,7 +229,8 @@ typedef enum opt_id {
     OPT_RESTART,
     OPT_CHECKPOINT,
     OPT_CHECKPOINT_EVERY,
-    OPT_MAX_HOURS
+    OPT_MAX_HOURS,
+    OPT_COUNT
 } opt_id;
 
 typedef struct cli_option {
@@ -510,8 +511,45 @@ static hx_status apply_option(hx_md_config *c, const cli_option *o, char **v, in
         return opt_int(n, v[0], 0, INT_MAX, &c->checkpoint_every);
     case OPT_MAX_HOURS:
         return opt_positive(n, v[0], 0, &c->max_hours);
+    case OPT_COUNT:
+        break;
     }
     return hxi_error(HX_ERR_INVALID, "option %s is not handled", n);
+}
+
+/* Two options of one command line that contradict each other, or one
+ * that the run would ignore, are refused: the run must not settle them
+ * silently. (A deck's setting that an option overrides is no conflict.) */
+static const struct option_conflict {
+    opt_id a, b;
+    const char *why;
+} conflicts[] = {
+    {OPT_CELLS, OPT_SIZE, "both set the number of cells; give one"},
+    {OPT_GPU, OPT_CPU, "ask for two engines; give one"},
+};
+
+/* Options that only shape the velocities created at the start: a restart
+ * file brings its own. */
+static const opt_id velocity_options[] = {OPT_TEMP, OPT_SEED, OPT_VELOCITY};
+
+/* seen[id]: the option as the command line spelt it, or NULL. */
+static hx_status check_conflicts(const char *const *seen, const hx_md_config *c)
+{
+    const char *restart = seen[OPT_RESTART]    ? "--restart FILE"
+                          : c->restart_file[0] ? "read_restart in the deck"
+                                               : NULL;
+    for (size_t i = 0; i < sizeof conflicts / sizeof conflicts[0]; i++) {
+        const struct option_conflict *k = &conflicts[i];
+        if (seen[k->a] && seen[k->b])
+            return hxi_error(HX_ERR_INVALID, "%s and %s %s", seen[k->a], seen[k->b], k->why);
+    }
+    for (size_t i = 0; restart && i < sizeof velocity_options / sizeof velocity_options[0]; i++)
+        if (seen[velocity_options[i]])
+            return hxi_error(HX_ERR_INVALID,
+                             "%s with %s: the restart file holds the velocities, so %s would "
+                             "be ignored; drop it",
+                             seen[velocity_options[i]], restart, seen[velocity_options[i]]);
+    return HX_OK;
 }
 
 hx_status hx_md_config_apply_args(hx_md_config *cfg, int argc, char **argv, hx_md_cli *cli)
@@ -519,6 +557,7 @@ hx_status hx_md_config_apply_args(hx_md_config *cfg, int argc, char **argv, hx_m
     hx_md_config c;
     hx_md_cli out = {0, NULL};
     char **vars = NULL;
+    const char *seen[OPT_COUNT] = {NULL};
     int nvars = 0;
     int dump_given = 0, dump_every_given = 0;
     hx_status st = HX_OK;
@@ -554,6 +593,8 @@ hx_status hx_md_config_apply_args(hx_md_config *cfg, int argc, char **argv, hx_m
                            o->nvals == 1 ? "" : "s");
             goto done;
         }
+        if (!seen[o->id])
+            seen[o->id] = o->name;
         if (o->id == OPT_IN) {
             if (out.deck) {
                 st = hxi_error(HX_ERR_INVALID, "-in is given twice (%s and %s); give one deck",
@@ -617,6 +658,7 @@ hx_status hx_md_config_apply_args(hx_md_config *cfg, int argc, char **argv, hx_m
                            out.deck);
             goto done;
         }
+    HXI_CHECK_GOTO(check_conflicts(seen, &c), st, done);
     HXI_CHECK_GOTO(hx_md_config_check(&c), st, done);
     *cfg = c;
     if (cli)

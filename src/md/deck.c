@@ -30,6 +30,23 @@ static hx_status run_line(deck *d, const char *s, size_t n)
     return deck_run_command(d);
 }
 
+/* The end of the physical line that starts at pos: the first '\n' or '\r'
+ * (or len). *next is where the following line starts: past "\r\n" as one
+ * break, so that LF, CRLF and CR-only (old Mac) files read alike. */
+static size_t line_end(const char *text, size_t pos, size_t len, size_t *next)
+{
+    size_t i = pos;
+    while (i < len && text[i] != '\n' && text[i] != '\r')
+        i++;
+    if (i == len)
+        *next = len;
+    else if (text[i] == '\r' && i + 1 < len && text[i + 1] == '\n')
+        *next = i + 2;
+    else
+        *next = i + 1;
+    return i;
+}
+
 static hx_status run_text(deck *d, const char *text, size_t len, char *logical)
 {
     size_t pos = 0;
@@ -39,8 +56,8 @@ static hx_status run_text(deck *d, const char *text, size_t len, char *logical)
         int more = 1;
         d->line = phys + 1;
         while (more && pos < len) {
-            const char *nl = memchr(text + pos, '\n', len - pos);
-            size_t eol = nl ? (size_t) (nl - text) : len;
+            size_t next;
+            size_t eol = line_end(text, pos, len, &next);
             size_t e = eol;
             phys++;
             while (e > pos && deck_is_blank(text[e - 1]))
@@ -54,7 +71,7 @@ static hx_status run_text(deck *d, const char *text, size_t len, char *logical)
             n += e - pos;
             if (more)
                 logical[n++] = ' ';
-            pos = eol < len ? eol + 1 : len;
+            pos = next;
         }
         if (memchr(logical, '\0', n))
             return deck_error(d, "a NUL byte: the deck must be text");
@@ -116,6 +133,12 @@ hx_status hx_md_deck_parse(const char *text, size_t len, const char *name, hx_md
         goto done;
     }
     d->name = name ? name : "deck";
+    /* A UTF-8 byte-order mark, which some editors put first, is not a
+     * word of the first command. */
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+        text += 3;
+        len -= 3;
+    }
 
     /* LAMMPS's defaults for what a deck may leave out; the run-time fields
      * stay as the caller had them. */

@@ -47,12 +47,12 @@ static int hxi_bin_index(const hxi_md_cells *c, int k, double x)
     return b;
 }
 
-hx_status hxi_md_cells_build(hxi_md_cells *c, const hx_decomp *d, double cut, int reach,
-                             const double *x, int n)
+/* The bins along each dimension for bins at least `width` wide: c->nb,
+ * c->lo, c->inv, c->wrap. Returns their product. */
+static int64_t hxi_bin_layout(hxi_md_cells *c, const hx_decomp *d, double width, int reach,
+                              const double *x, int n)
 {
-    const double width = cut / reach;
     int64_t nbins = 1;
-
     for (int k = 0; k < 3; k++) {
         double lo, len;
         int nb;
@@ -89,6 +89,24 @@ hx_status hxi_md_cells_build(hxi_md_cells *c, const hx_decomp *d, double cut, in
         c->lo[k] = lo;
         c->inv[k] = nb / len;
         nbins *= nb;
+    }
+    return nbins;
+}
+
+hx_status hxi_md_cells_build(hxi_md_cells *c, const hx_decomp *d, double cut, int reach,
+                             const double *x, int n)
+{
+    /* Bins are never needed by the billion: a tiny cutoff (lj/cut 1e-5
+     * with no skin) would ask for that many over a few atoms. Past 64 a
+     * rank's atom (and 2^20) they are made wider, which the stencil
+     * allows (wider bins reach farther); the usual ones stay as they are. */
+    const int64_t most = 64 * (int64_t) n > (1 << 20) ? 64 * (int64_t) n : (1 << 20);
+    const int64_t limit = most < INT32_MAX / 2 ? most : INT32_MAX / 2;
+    double width = cut / reach;
+    int64_t nbins = hxi_bin_layout(c, d, width, reach, x, n);
+    for (int tries = 0; nbins > limit && tries < 64; tries++) {
+        width *= 1.01 * cbrt((double) nbins / (double) limit);
+        nbins = hxi_bin_layout(c, d, width, reach, x, n);
     }
     if (nbins > INT32_MAX / 2)
         return hxi_error(HX_ERR_NOMEM,

@@ -85,7 +85,10 @@ static void hxi_row_end(hxi_md_nlist *l, int i, size_t *n, size_t nspill)
     const int r = l->rows++;
     l->atom[r] = i;
     l->wrap[r] = (int) *n;
-    memcpy(l->j + *n, l->spill, nspill * sizeof(int));
+    /* A row without image pairs (every row, where the cutoff is tiny)
+     * may meet a spill and a list never allocated: no copy from NULL. */
+    if (nspill > 0)
+        memcpy(l->j + *n, l->spill, nspill * sizeof(int));
     *n += nspill;
     l->start[r + 1] = (int) *n;
 }
