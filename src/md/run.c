@@ -316,6 +316,33 @@ static hx_status hxi_thermo_print(hxi_run_state *r, int header)
     return hxi_agree(r->comm, st);
 }
 
+/* A system that blew up ends in one error that says so, never in rows of
+ * nan: a row that is not finite, or atoms so hot that their rms speed
+ * (3 T / m in LJ units) carries them farther in one step than both the
+ * neighbour-list cutoff (pair cutoff + skin) and sigma, the size of an
+ * atom. The
+ * same on every rank (the values are reduced). */
+static hx_status hxi_thermo_sane(const hx_md_thermo *th, const hx_md_config *cfg)
+{
+    const char *why = "non-finite energy/temperature";
+    char hot[160];
+    if (isfinite(th->temp) && isfinite(th->epair) && isfinite(th->etotal) && isfinite(th->press)) {
+        const double hop = sqrt(3.0 * fmax(th->temp, 0.0) / cfg->mass) * cfg->dt;
+        const double reach = fmax(hxi_md_list_cutoff(cfg), cfg->sigma);
+        if (!(hop > reach))
+            return HX_OK;
+        snprintf(hot, sizeof hot,
+                 "atoms move %.3g per step (their rms speed), farther than %g (the pair cutoff "
+                 "plus the skin, or sigma)",
+                 hop, reach);
+        why = hot;
+    }
+    return hxi_error(HX_ERR_COORD_NAN,
+                     "the system blew up at step %lld: %s (T %g, E_pair %g, TotEng %g, Press %g); "
+                     "the timestep may be too large or atoms overlap",
+                     (long long) th->step, why, th->temp, th->epair, th->etotal, th->press);
+}
+
 /* Step 0's output: the thermo header and row, a dump frame, and
  * write_restart's file where it is written after 0 steps. */
 static hx_status hxi_run_step0(hxi_run_state *r, int64_t first)
@@ -324,6 +351,7 @@ static hx_status hxi_run_step0(hxi_run_state *r, int64_t first)
     HXI_CHECK(hxi_agree(r->comm, r->ops->thermo(r->eng, &r->th)));
     r->th.step += first;
     HXI_CHECK(hxi_thermo_print(r, 1));
+    HXI_CHECK(hxi_thermo_sane(&r->th, cfg));
     if (r->dump) {
         HXI_CHECK(r->ops->gather(r->eng, r->sys, NULL));
         HXI_CHECK(hxi_md_dump_frame(r->dump, r->sys, first, (double) first * cfg->dt));
@@ -410,30 +438,15 @@ static hx_status hxi_engine_steps(hxi_run_state *r, int64_t s, int64_t e, int wa
         e > s ? r->ops->steps(r->eng, (int) (e - s + 1)) : r->ops->step(r->eng, want);
     if (hxi_trace_on)
         hxi_trace_host("step", t, hxi_now());
-    return st;
-}
-
-/* A system that blew up ends in one error that says so, never in rows of
- * nan: a row that is not finite, or atoms so hot that their rms speed
- * (3 T / m in LJ units) carries them past the cutoff in one step. The
- * same on every rank (the values are reduced). */
-static hx_status hxi_thermo_sane(const hx_md_thermo *th, const hx_md_config *cfg)
-{
-    const char *why = "non-finite energy/temperature";
-    char hot[160];
-    if (isfinite(th->temp) && isfinite(th->epair) && isfinite(th->etotal) && isfinite(th->press)) {
-        const double hop = sqrt(3.0 * fmax(th->temp, 0.0) / cfg->mass) * cfg->dt;
-        if (!(hop > cfg->rc))
-            return HX_OK;
-        snprintf(hot, sizeof hot,
-                 "atoms move %.3g per step (their rms speed), farther than the cutoff %g", hop,
-                 cfg->rc);
-        why = hot;
+    if (st == HX_ERR_COORD_NAN) {
+        /* Coordinates that are no longer finite are a blow-up: say when. */
+        char what[1024];
+        snprintf(what, sizeof what, "%s", hx_last_error());
+        return hxi_error(st, "the system blew up between steps %lld and %lld: %s",
+                         (long long) (r->sched.first + s - 1), (long long) (r->sched.first + e),
+                         what);
     }
-    return hxi_error(HX_ERR_COORD_NAN,
-                     "the system blew up at step %lld: %s (T %g, E_pair %g, TotEng %g, Press %g); "
-                     "the timestep may be too large or atoms overlap",
-                     (long long) th->step, why, th->temp, th->epair, th->etotal, th->press);
+    return st;
 }
 
 static hx_status hxi_thermo_out(hxi_run_state *r)
