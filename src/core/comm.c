@@ -371,6 +371,27 @@ hx_status hxi_allgather(hx_comm *c, const void *sbuf, size_t bytes, void *rbuf)
     return HX_OK;
 }
 
+hx_status hxi_gatherv(hx_comm *c, const void *sbuf, int scount, void *rbuf, const int *counts,
+                      const int *displs, int root, int doubles)
+{
+#ifdef HALOX_HAVE_MPI
+    if (c->size > 1) {
+        const MPI_Datatype t = doubles ? MPI_DOUBLE : MPI_BYTE;
+        MPI_Request rq;
+        hx_status st = HX_OK;
+        HXI_MPI(MPI_Igatherv(sbuf, scount, t, rbuf, counts, displs, t, root, c->mpi, &rq));
+        TALLY(st = comm_wait(c, 1, &rq, 0, "a gather to", root, 0));
+        return st;
+    }
+#else
+    (void) counts, (void) root;
+#endif
+    if (scount > 0)
+        memmove((char *) rbuf + (size_t) displs[0] * (doubles ? sizeof(double) : 1), sbuf,
+                (size_t) scount * (doubles ? sizeof(double) : 1));
+    return HX_OK;
+}
+
 hx_status hxi_count_alike(hx_comm *c, const void *key, size_t bytes, int *count)
 {
     *count = 1;

@@ -74,6 +74,11 @@ hx_status hxi_allreduce_int(hx_comm *c, int *v, int n, int op_max);
 hx_status hxi_allreduce_double(hx_comm *c, double *v, int n, int op_max);
 hx_status hxi_bcast(hx_comm *c, void *buf, size_t bytes, int root);
 hx_status hxi_allgather(hx_comm *c, const void *sbuf, size_t bytes, void *rbuf);
+/* Collective: every rank's scount values (doubles, or bytes) into root's
+ * rbuf at displs[r] (counts[r] of them from rank r; counts and displs are
+ * read on root only), within the bounded wait. */
+hx_status hxi_gatherv(hx_comm *c, const void *sbuf, int scount, void *rbuf, const int *counts,
+                      const int *displs, int root, int doubles);
 /* Collective: how many ranks (this one included) hold the same `bytes`
  * bytes at `key` as this rank, e.g. the UUID of the GPU each one uses. */
 hx_status hxi_count_alike(hx_comm *c, const void *key, size_t bytes, int *count);

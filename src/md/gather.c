@@ -8,10 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef HALOX_HAVE_MPI
-#include <mpi.h>
-#endif
-
 void hxi_md_gather_free(hxi_md_gather *g)
 {
     free(g->all);
@@ -109,18 +105,11 @@ hx_status hxi_md_gather_by_id(hxi_md_gather *g, hx_comm *comm, const hx_md_syste
                          what, (long long) total, rec, (long long) sys->natoms);
     st = rank == 0 ? hxi_alloc((void **) &recv, (size_t) total * sizeof(double) + 1, what) : HX_OK;
     HXI_CHECK(hxi_agree(comm, st));
-#ifdef HALOX_HAVE_MPI
-    if (size > 1) {
-        int rc = MPI_Gatherv(g->pack, rec * sys->n, MPI_DOUBLE, recv, g->counts, g->displs,
-                             MPI_DOUBLE, 0, *(MPI_Comm *) hxi_comm_mpi(comm));
-        if (rc != MPI_SUCCESS) {
-            free(recv);
-            return hxi_error(HX_ERR_MPI, "%s: MPI_Gatherv failed (%d)", what, rc);
-        }
+    st = hxi_gatherv(comm, g->pack, rec * sys->n, recv, g->counts, g->displs, 0, 1);
+    if (st != HX_OK) {
+        free(recv);
+        return st;
     }
-#endif
-    if (size == 1 && total > 0)
-        memcpy(recv, g->pack, (size_t) total * sizeof(double));
     st = rank == 0 ? hxi_gather_place(g, recv, sys->natoms, what) : HX_OK;
     free(recv);
     return hxi_agree(comm, st);

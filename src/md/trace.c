@@ -24,10 +24,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef HALOX_HAVE_MPI
-#include <mpi.h>
-#endif
-
 int hxi_trace_on = 0;
 
 enum { CAT_HOST = 0, CAT_KERNEL, CAT_MEMCPY, CAT_MEMSET, CAT_API, NCAT };
@@ -351,15 +347,8 @@ hx_status hxi_trace_close(hx_comm *comm)
     if (st == HX_OK)
         st = hxi_agree(comm,
                        rank == 0 ? hxi_alloc((void **) &all, (size_t) total + 1, "trace") : HX_OK);
-    if (st == HX_OK) {
-#ifdef HALOX_HAVE_MPI
-        if (size > 1 && MPI_Gatherv(mine, (int) len, MPI_CHAR, all, counts, displs, MPI_CHAR, 0,
-                                    *(MPI_Comm *) hxi_comm_mpi(comm)) != MPI_SUCCESS)
-            st = hxi_error(HX_ERR_MPI, "HALOX_TRACE: gathering the records failed");
-#endif
-        if (size == 1)
-            memcpy(all, mine, len);
-    }
+    if (st == HX_OK)
+        st = hxi_gatherv(comm, mine, (int) len, all, counts, displs, 0, 0);
     if (st == HX_OK && rank == 0)
         st = write_file(all, (size_t) total);
     free(mine);
