@@ -66,6 +66,11 @@ typedef struct hx_md_stats {
     int64_t rebuilds;
     int64_t dangerous;   /* the same on every rank */
     hx_md_danger danger; /* what `dangerous` counts */
+    /* Pairs within the pair cutoff that the lists had lost, found at the
+     * rebuilds after a move over half the skin, and the largest share of
+     * the pairs within the cutoff lost at one rebuild (all ranks). */
+    int64_t missed_pairs;
+    double missed_share;
 } hx_md_stats;
 
 typedef struct hx_md_engine hx_md_engine;

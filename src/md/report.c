@@ -82,7 +82,8 @@ static hx_status hxi_stats_row(const hx_md_config *cfg, const char *engine, cons
 }
 
 /* LAMMPS's line on dangerous builds, or what the engine counted instead
- * with check no (LAMMPS says only "not checked" there). */
+ * with check no (LAMMPS says only "not checked" there); then the pairs
+ * that lists had lost, where the engine found any. */
 static void hxi_danger_line(const hx_md_stats *st, const hx_md_config *cfg)
 {
     if (st->danger == HX_MD_DANGER_FIRST)
@@ -91,6 +92,10 @@ static void hxi_danger_line(const hx_md_stats *st, const hx_md_config *cfg)
         printf("Dangerous builds not checked; rebuilds after an atom moved more than half the "
                "skin (%g) = %lld\n",
                0.5 * cfg->skin, (long long) st->dangerous);
+    if (st->danger != HX_MD_DANGER_NONE && st->missed_pairs > 0)
+        printf("Pairs within the cutoff the lists had missed = %lld (at most %.3g%% of them at "
+               "one rebuild)\n",
+               (long long) st->missed_pairs, 100.0 * st->missed_share);
 }
 
 /* LAMMPS's loop line and performance line, then halox's summary. */

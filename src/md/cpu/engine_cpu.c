@@ -73,6 +73,10 @@ static hx_status cpu_forward(hx_md_engine *e)
     return st;
 }
 
+/* The share of the pairs within the pair cutoff that lists may have lost
+ * when they are replaced before the run ends. */
+#define HXI_MD_MISSED_SHARE 1e-3
+
 /* Pairs within the pair cutoff in this rank's lists, at the current
  * positions (halo included). */
 static double cpu_pairs_within(const hx_md_engine *e)
@@ -86,8 +90,11 @@ static double cpu_pairs_within(const hx_md_engine *e)
  * at the same positions (cpu_pairs_before), each summed over the ranks:
  * the local lists are half lists and the non-local lists hold each
  * cross-rank pair on one rank, so each pair counts once. The new lists are
- * complete; more pairs in them means the old lists had lost some, and the
- * forces since their build were wrong: the run ends here. Collective. */
+ * complete; more pairs in them means the old lists had lost some, which
+ * is counted. A few are the price of a fixed schedule (LAMMPS's own LJ
+ * melt, every 20 check no, loses about 1 pair in 8,000 per rebuild, all
+ * near the cutoff); more than HXI_MD_MISSED_SHARE of them means the
+ * forces since the last build were wrong: the run ends here. Collective. */
 static hx_status cpu_check_pairs(hx_md_engine *e)
 {
     double n[2];
@@ -101,12 +108,16 @@ static hx_status cpu_check_pairs(hx_md_engine *e)
     HXI_CHECK(hxi_allreduce_double(e->comm, n, 2, 0));
     if (!(n[1] > n[0]))
         return HX_OK;
+    e->stats.missed_pairs += (int64_t) (n[1] - n[0]);
+    e->stats.missed_share = fmax(e->stats.missed_share, (n[1] - n[0]) / n[1]);
+    if (!(n[1] - n[0] > HXI_MD_MISSED_SHARE * n[1]))
+        return HX_OK;
     return hxi_error(HX_ERR_STATE,
-                     "step %lld: %.0f atom pairs within the cutoff %g (of %.0f) were missing "
+                     "step %lld: %.0f of the %.0f atom pairs within the cutoff %g were missing "
                      "from the neighbour lists built at step %lld (atoms moved up to %.3g since, "
                      "the skin is %g): rebuild more often (neigh_modify every N, or check yes) "
                      "or take a smaller timestep",
-                     (long long) e->step + 1, n[1] - n[0], e->cfg.rc, n[1],
+                     (long long) e->step + 1, n[1] - n[0], n[1], e->cfg.rc,
                      (long long) (e->step + 1 - e->ago), sqrt(e->moved2), e->cfg.skin);
 }
 
