@@ -313,7 +313,7 @@ static hx_status cpu_decide(hx_md_engine *e, int *rebuild)
     HXI_CHECK(cpu_moved(e, &e->moved2));
     far = e->moved2 > half2;
     *rebuild = forced || !e->cfg.neigh_check || far;
-    if (!*rebuild || !far)
+    if (!far)
         return HX_OK;
     if (!e->cfg.neigh_check || (!forced && e->ago == first_allowed))
         e->stats.dangerous++;
