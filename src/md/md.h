@@ -55,10 +55,29 @@ typedef enum hx_md_stage {
     HX_MD_NSTAGES
 } hx_md_stage;
 
+/* What hx_md_stats.dangerous counts. */
+typedef enum hx_md_danger {
+    HX_MD_DANGER_NONE = 0, /* not counted by this engine */
+    /* check yes, as LAMMPS: rebuilds on the first step the schedule allowed
+     * one (ago == max(every, delay)), when the lists may have gone stale
+     * before the check saw it */
+    HX_MD_DANGER_FIRST,
+    /* check no: rebuilds at which some atom had moved more than half the
+     * skin since the last build (the lists may have missed pairs) */
+    HX_MD_DANGER_MOVED
+} hx_md_danger;
+
 typedef struct hx_md_stats {
     double stage[HX_MD_NSTAGES];
     int64_t steps;
     int64_t rebuilds;
+    int64_t dangerous;   /* the same on every rank */
+    hx_md_danger danger; /* what `dangerous` counts */
+    /* Pairs within the pair cutoff that the lists had lost, found at the
+     * rebuilds after a move over half the skin, and the largest share of
+     * the pairs within the cutoff lost at one rebuild (all ranks). */
+    int64_t missed_pairs;
+    double missed_share;
 } hx_md_stats;
 
 typedef struct hx_md_engine hx_md_engine;

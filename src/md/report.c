@@ -81,6 +81,23 @@ static hx_status hxi_stats_row(const hx_md_config *cfg, const char *engine, cons
     return hxi_out_commit(&o);
 }
 
+/* LAMMPS's line on dangerous builds, or what the engine counted instead
+ * with check no (LAMMPS says only "not checked" there); then the pairs
+ * that lists had lost, where the engine found any. */
+static void hxi_danger_line(const hx_md_stats *st, const hx_md_config *cfg)
+{
+    if (st->danger == HX_MD_DANGER_FIRST)
+        printf("Dangerous builds = %lld\n", (long long) st->dangerous);
+    else if (st->danger == HX_MD_DANGER_MOVED)
+        printf("Dangerous builds not checked; rebuilds after an atom moved more than half the "
+               "skin (%g) = %lld\n",
+               0.5 * cfg->skin, (long long) st->dangerous);
+    if (st->danger != HX_MD_DANGER_NONE && st->missed_pairs > 0)
+        printf("Pairs within the cutoff the lists had missed = %lld (at most %.3g%% of them at "
+               "one rebuild)\n",
+               (long long) st->missed_pairs, 100.0 * st->missed_share);
+}
+
 /* LAMMPS's loop line and performance line, then halox's summary. */
 hx_status hxi_md_summary(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_engine *eng,
                          const hx_md_config *cfg, int64_t natoms, int64_t steps, double loop,
@@ -138,6 +155,7 @@ hx_status hxi_md_summary(hx_comm *comm, const hx_md_engine_ops *ops, hx_md_engin
         }
         printf("  %-18s %10.4f %10s %8.2f\n", "total", tot, "", 100.0 * tot / tloop);
     }
+    hxi_danger_line(st, cfg);
     if (cfg->stats_csv[0]) {
         double avg[HX_MD_NSTAGES];
         for (int k = 0; k < HX_MD_NSTAGES; k++)

@@ -57,6 +57,10 @@ struct hx_md_engine {
     double *fout;
     int cap_fout;
     hx_md_stats stats;
+    /* Lists gone stale: measured at rebuild decisions only (cpu_decide). */
+    double moved2;       /* the largest squared move since the last build, all ranks */
+    int check_pairs;     /* this rebuild compares the old lists' pairs with the new */
+    double pairs_before; /* pairs within rc that the old lists held, this rank's */
     char describe[512];
 };
 
@@ -66,6 +70,54 @@ static hx_status cpu_forward(hx_md_engine *e)
     hx_status st = hx_transport_forward(e->t);
     hxi_md_stage(&e->stats, HX_MD_HALO_FWD, t0, hxi_now());
     return st;
+}
+
+/* The share of the pairs within the pair cutoff that lists may have lost
+ * when they are replaced before the run ends. */
+#define HXI_MD_MISSED_SHARE 1e-3
+
+/* Pairs within the pair cutoff in this rank's lists, at the current
+ * positions (halo included). */
+static double cpu_pairs_within(const hx_md_engine *e)
+{
+    return (double) (hxi_md_nlist_within(&e->local, &e->pbc, e->cfg.rc, e->x) +
+                     hxi_md_nlist_within(&e->nonlocal, &e->pbc, e->cfg.rc, e->x));
+}
+
+/* After a rebuild that followed a move over half the skin: the pairs within
+ * rc that the new lists hold against those the replaced lists still held
+ * at the same positions (cpu_pairs_before), each summed over the ranks:
+ * the local lists are half lists and the non-local lists hold each
+ * cross-rank pair on one rank, so each pair counts once. The new lists are
+ * complete; more pairs in them means the old lists had lost some, which
+ * is counted. A few are the price of a fixed schedule (LAMMPS's own LJ
+ * melt, every 20 check no, loses about 1 pair in 8,000 per rebuild, all
+ * near the cutoff); more than HXI_MD_MISSED_SHARE of them means the
+ * forces since the last build were wrong: the run ends here. Collective. */
+static hx_status cpu_check_pairs(hx_md_engine *e)
+{
+    double n[2];
+    double t0 = hxi_now();
+    if (!e->check_pairs)
+        return HX_OK;
+    e->check_pairs = 0;
+    n[0] = e->pairs_before;
+    n[1] = cpu_pairs_within(e);
+    hxi_md_stage(&e->stats, HX_MD_NEIGH, t0, hxi_now());
+    HXI_CHECK(hxi_allreduce_double(e->comm, n, 2, 0));
+    if (!(n[1] > n[0]))
+        return HX_OK;
+    e->stats.missed_pairs += (int64_t) (n[1] - n[0]);
+    e->stats.missed_share = fmax(e->stats.missed_share, (n[1] - n[0]) / n[1]);
+    if (!(n[1] - n[0] > HXI_MD_MISSED_SHARE * n[1]))
+        return HX_OK;
+    return hxi_error(HX_ERR_STATE,
+                     "step %lld: %.0f of the %.0f atom pairs within the cutoff %g were missing "
+                     "from the neighbour lists built at step %lld (atoms moved up to %.3g since, "
+                     "the skin is %g): rebuild more often (neigh_modify every N, or check yes) "
+                     "or take a smaller timestep",
+                     (long long) e->step + 1, n[1] - n[0], n[1], e->cfg.rc,
+                     (long long) (e->step + 1 - e->ago), sqrt(e->moved2), e->cfg.skin);
 }
 
 static int cpu_by_id(const void *a, const void *b)
@@ -189,6 +241,7 @@ static hx_status cpu_build(hx_md_engine *e, double **carry)
     }
     if (st == HX_OK && e->nhome > 0)
         memcpy(e->xhold, e->x, (size_t) e->nhome * 3 * sizeof(double));
+    e->stats.danger = e->cfg.neigh_check ? HX_MD_DANGER_FIRST : HX_MD_DANGER_MOVED;
     t1 = hxi_now();
     hxi_md_stage(&e->stats, HX_MD_NEIGH, t0, t1);
     /* Agreeing is waiting for the slowest rank, as LAMMPS counts it under
@@ -196,6 +249,7 @@ static hx_status cpu_build(hx_md_engine *e, double **carry)
     st = hxi_agree(e->comm, st);
     hxi_md_stage(&e->stats, HX_MD_MIGRATE, t1, hxi_now());
     HXI_CHECK(st);
+    HXI_CHECK(cpu_check_pairs(e));
     e->ago = 0;
     e->stats.rebuilds++;
     return HX_OK;
@@ -255,32 +309,62 @@ static hx_status cpu_forces(hx_md_engine *e, int energy)
     return st;
 }
 
+/* The largest squared move of an atom since the last list build, over all
+ * ranks. Collective. */
+static hx_status cpu_moved(hx_md_engine *e, double *moved2)
+{
+    double m = 0.0;
+    for (int i = 0; i < e->nhome; i++) {
+        const double dx = e->x[3 * i] - e->xhold[3 * i];
+        const double dy = e->x[3 * i + 1] - e->xhold[3 * i + 1];
+        const double dz = e->x[3 * i + 2] - e->xhold[3 * i + 2];
+        const double r2 = dx * dx + dy * dy + dz * dz;
+        m = r2 > m ? r2 : m;
+    }
+    HXI_CHECK(hxi_allreduce_double(e->comm, &m, 1, 1));
+    *moved2 = m;
+    return HX_OK;
+}
+
+/* Before a rebuild that follows a move over half the skin, while the old
+ * lists are still there: the halo brought up to date and the pairs within
+ * rc that the lists still hold, for cpu_check_pairs. */
+static hx_status cpu_pairs_before(hx_md_engine *e)
+{
+    double t0;
+    HXI_CHECK(cpu_forward(e));
+    t0 = hxi_now();
+    e->pairs_before = cpu_pairs_within(e);
+    e->check_pairs = 1;
+    hxi_md_stage(&e->stats, HX_MD_NEIGH, t0, hxi_now());
+    return HX_OK;
+}
+
 /* LAMMPS's Neighbor::decide: every N steps once `delay` steps have passed,
  * and with check yes only when some atom moved more than half the skin
- * since the last build (on any rank). */
+ * since the last build (on any rank). The move is measured at every
+ * rebuild (and every step the schedule allows one), never between: with
+ * check yes a rebuild on the first step allowed is a dangerous build, as
+ * LAMMPS counts them; with check no each rebuild after a move over half the
+ * skin is counted; either way such a rebuild checks the old lists' pairs. */
 static hx_status cpu_decide(hx_md_engine *e, int *rebuild)
 {
-    int flag = 0;
+    const double half2 = 0.25 * e->cfg.skin * e->cfg.skin;
+    const int every = e->cfg.neigh_every > 0 ? e->cfg.neigh_every : 1;
+    const int first_allowed = every > e->cfg.neigh_delay ? every : e->cfg.neigh_delay;
+    int far;
     *rebuild = 0;
     e->ago++;
     if (!hxi_md_rebuild_candidate(&e->cfg, e->ago))
         return HX_OK;
-    if (!e->cfg.neigh_check) {
-        *rebuild = 1;
+    HXI_CHECK(cpu_moved(e, &e->moved2));
+    far = e->moved2 > half2;
+    *rebuild = !e->cfg.neigh_check || far;
+    if (!far)
         return HX_OK;
-    }
-    {
-        const double trigger = 0.25 * e->cfg.skin * e->cfg.skin;
-        for (int i = 0; i < e->nhome && !flag; i++) {
-            double dx = e->x[3 * i] - e->xhold[3 * i];
-            double dy = e->x[3 * i + 1] - e->xhold[3 * i + 1];
-            double dz = e->x[3 * i + 2] - e->xhold[3 * i + 2];
-            flag = dx * dx + dy * dy + dz * dz > trigger;
-        }
-    }
-    HXI_CHECK(hxi_allreduce_int(e->comm, &flag, 1, 1));
-    *rebuild = flag;
-    return HX_OK;
+    if (!e->cfg.neigh_check || e->ago == first_allowed)
+        e->stats.dangerous++;
+    return cpu_pairs_before(e);
 }
 
 static double cpu_stage_sum(const hx_md_engine *e)

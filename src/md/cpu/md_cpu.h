@@ -80,6 +80,11 @@ hx_status hxi_md_neigh_build(hxi_md_nlist *local, hxi_md_nlist *nonlocal, hxi_md
                              const hx_decomp *d, double cut, const double *x, const uint8_t *zones,
                              int nhome, int ntotal);
 void hxi_md_nlist_free(hxi_md_nlist *l);
+/* The list's pairs within `cut` at positions x (halo included), with the
+ * minimum image where the force loop takes it: the pairs that the list
+ * still holds of those within the pair cutoff. */
+int64_t hxi_md_nlist_within(const hxi_md_nlist *l, const hxi_md_pbc *b, double cut,
+                            const double *x);
 
 /* ------------------------------------------------------------ LJ forces */
 

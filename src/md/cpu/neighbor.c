@@ -402,3 +402,30 @@ hx_status hxi_md_neigh_build(hxi_md_nlist *local, hxi_md_nlist *nonlocal, hxi_md
     }
     return HX_OK;
 }
+
+/* The minimum image of d along the dimensions with grid 1 (b->half is +inf
+ * along the others), as the force loop takes it for a row's image pairs. */
+static double hxi_image(double d, double half, double len)
+{
+    if (d > half)
+        return d - len;
+    return d < -half ? d + len : d;
+}
+
+int64_t hxi_md_nlist_within(const hxi_md_nlist *l, const hxi_md_pbc *b, double cut, const double *x)
+{
+    const double cut2 = cut * cut;
+    int64_t n = 0;
+    for (int r = 0; r < l->rows; r++) {
+        const double *xi = x + 3 * (size_t) l->atom[r];
+        for (int q = l->start[r]; q < l->start[r + 1]; q++) {
+            const double *xj = x + 3 * (size_t) l->j[q];
+            double d[3] = {xi[0] - xj[0], xi[1] - xj[1], xi[2] - xj[2]};
+            if (q >= l->wrap[r])
+                for (int k = 0; k < 3; k++)
+                    d[k] = hxi_image(d[k], b->half[k], b->len[k]);
+            n += d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < cut2;
+        }
+    }
+    return n;
+}
