@@ -195,6 +195,24 @@ fail:
     return st;
 }
 
+/* Every atom still held by exactly one rank, at each thermo row as on the
+ * CPU engine: the device census (count and id checksum) where the GPU
+ * migrates, the home counts where the host does. One rank never migrates.
+ * Collective. */
+static hx_status gpu_thermo_atoms(hx_md_engine *e)
+{
+    if (!e->multi)
+        return HX_OK;
+    if (e->rebuild.rb)
+        return hxg_eng_census(e);
+    double n = (double) e->atoms.nhome;
+    HXI_CHECK(hxi_allreduce_double(e->comm, &n, 1, 0));
+    if ((int64_t) n != e->sys->natoms)
+        return hxi_error(HX_ERR_STATE, "Lost atoms at step %lld: original %lld current %lld",
+                         (long long) e->step, (long long) e->sys->natoms, (long long) n);
+    return HX_OK;
+}
+
 static hx_status gpu_thermo(hx_md_engine *e, hx_md_thermo *out)
 {
     if (!e || !out)
@@ -223,6 +241,7 @@ static hx_status gpu_thermo(hx_md_engine *e, hx_md_thermo *out)
     HXI_CHECK(hxi_agree(e->comm, st));
     e->acc_valid = 1;
     HXI_CHECK(hxi_allreduce_double(e->comm, sums, HXG_NACC, 0));
+    HXI_CHECK(gpu_thermo_atoms(e));
     const double *L = e->decomp.box_len;
     hx_md_thermo_from_sums(out, e->step, e->sys->natoms, L[0] * L[1] * L[2], sums[HXG_ACC_MV2],
                            sums[HXG_ACC_E], sums[HXG_ACC_W]);

@@ -53,7 +53,8 @@ void hxg_eng_rebuild_device_log(const hx_md_engine *e)
 }
 
 /* Atoms over all ranks and the checksum of their ids, against those of the
- * set-up: a lost or duplicated atom is an error naming the step. */
+ * set-up: a lost or duplicated atom is an error naming the step (after a
+ * rebuild where HALOX_MD_CHECK asks, and at every thermo row). */
 hx_status hxg_eng_census(hx_md_engine *e)
 {
     int64_t natoms = 0;
@@ -65,7 +66,7 @@ hx_status hxg_eng_census(hx_md_engine *e)
     }
     if (natoms != e->sys->natoms || sum != e->rebuild.census_sum)
         return hxi_error(HX_ERR_STATE,
-                         "GPU engine: after the rebuild of step %lld the ranks hold %lld atoms "
+                         "GPU engine: at step %lld the ranks hold %lld atoms "
                          "(id checksum %016llx) where there were %lld (%016llx): atoms were lost "
                          "or duplicated; rerun with HALOX_MD_REBUILD=host and report this",
                          (long long) e->step, (long long) natoms, (unsigned long long) sum,
