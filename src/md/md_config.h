@@ -63,10 +63,13 @@ typedef struct hx_md_config {
     int neigh_delay; /* neigh_modify delay N */
     int neigh_check; /* neigh_modify check yes|no */
     /* integration */
-    double dt;        /* timestep */
-    int steps;        /* run N */
-    int thermo_every; /* thermo N (0: first and last step only) */
-    int nve;          /* fix ... nve given */
+    double dt;          /* timestep */
+    int steps;          /* run N */
+    int64_t first_step; /* the absolute step the run starts from (a restart
+                         * file's); engines count steps from 0 and add it
+                         * where a message names a step */
+    int thermo_every;   /* thermo N (0: first and last step only) */
+    int nve;            /* fix ... nve given */
     /* run-time choices (command line) */
     char transport[32]; /* "cpu", "mpi", "nccl", "nvshmem-fused", ... */
     int grid[3];        /* 0,0,0: chosen for the rank count */

@@ -157,6 +157,7 @@ static hx_status hxi_setup_restart(hx_comm *comm, hx_md_config *cfg, hx_md_syste
     HXI_CHECK(hxi_md_restart_read_atoms(comm, cfg->restart_file, &h, sys));
     HXI_CHECK(hxi_agree(comm, hxi_check_atoms_per_rank(comm, sys)));
     *first_step = h.step;
+    cfg->first_step = h.step;
     if (hx_comm_rank(comm) == 0) {
         printf("halox-md: read restart file %s: step %lld, %lld atoms\n", cfg->restart_file,
                (long long) h.step, (long long) h.natoms);

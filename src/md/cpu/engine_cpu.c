@@ -116,8 +116,9 @@ static hx_status cpu_check_pairs(hx_md_engine *e)
                      "from the neighbour lists built at step %lld (atoms moved up to %.3g since, "
                      "the skin is %g): rebuild more often (neigh_modify every N, or check yes) "
                      "or take a smaller timestep",
-                     (long long) e->step + 1, n[1] - n[0], n[1], e->cfg.rc,
-                     (long long) (e->step + 1 - e->ago), sqrt(e->moved2), e->cfg.skin);
+                     (long long) (e->cfg.first_step + e->step + 1), n[1] - n[0], n[1], e->cfg.rc,
+                     (long long) (e->cfg.first_step + e->step + 1 - e->ago), sqrt(e->moved2),
+                     e->cfg.skin);
 }
 
 static int cpu_by_id(const void *a, const void *b)
@@ -424,7 +425,7 @@ static hx_status cpu_thermo(hx_md_engine *e, hx_md_thermo *out)
         return hxi_error(HX_ERR_STATE,
                          "thermo at step %lld, but that step's force pass did "
                          "not sum energies: pass want_thermo to step()",
-                         (long long) e->step);
+                         (long long) (e->cfg.first_step + e->step));
     for (int i = 0; i < e->nhome; i++)
         sums[0] += e->cfg.mass * (v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] +
                                   v[3 * i + 2] * v[3 * i + 2]);
@@ -434,7 +435,8 @@ static hx_status cpu_thermo(hx_md_engine *e, hx_md_thermo *out)
     HXI_CHECK(hxi_allreduce_double(e->comm, sums, 4, 0));
     if ((long long) sums[3] != (long long) e->sys->natoms)
         return hxi_error(HX_ERR_STATE, "Lost atoms at step %lld: original %lld current %lld",
-                         (long long) e->step, (long long) e->sys->natoms, (long long) sums[3]);
+                         (long long) (e->cfg.first_step + e->step), (long long) e->sys->natoms,
+                         (long long) sums[3]);
     hx_md_thermo_from_sums(out, e->step, e->sys->natoms, e->volume, sums[0], sums[1], sums[2]);
     e->stats.stage[HX_MD_OTHER] += hxi_now() - t0;
     return HX_OK;

@@ -209,7 +209,8 @@ static hx_status gpu_thermo_atoms(hx_md_engine *e)
     HXI_CHECK(hxi_allreduce_double(e->comm, &n, 1, 0));
     if ((int64_t) n != e->sys->natoms)
         return hxi_error(HX_ERR_STATE, "Lost atoms at step %lld: original %lld current %lld",
-                         (long long) e->step, (long long) e->sys->natoms, (long long) n);
+                         (long long) (e->cfg.first_step + e->step), (long long) e->sys->natoms,
+                         (long long) n);
     return HX_OK;
 }
 

@@ -126,7 +126,8 @@ static hx_status check_nl_atoms(hx_md_engine *e, const int32_t *cnt)
                        "GPU engine: at the rebuild of step %lld on rank %d the non-local forces "
                        "would visit %d atoms where %d have a non-local list or are a map's "
                        "target (first difference at atom %d)",
-                       (long long) e->step, e->rank, e->lists.nl_atoms, count, bad);
+                       (long long) (e->cfg.first_step + e->step), e->rank, e->lists.nl_atoms, count,
+                       bad);
     free(maps);
     free(idx);
     free(want);
@@ -187,7 +188,8 @@ hx_status hxg_eng_check_lists(hx_md_engine *e)
                            "GPU engine: at the rebuild of step %lld on rank %d the two-half "
                            "list build and the one-pass build differ in the %s list of %s atom "
                            "%d (%d home, %d local atoms)",
-                           (long long) e->step, e->rank, i >= 0 ? "local" : "non-local",
+                           (long long) (e->cfg.first_step + e->step), e->rank,
+                           i >= 0 ? "local" : "non-local",
                            (i >= 0 || k < e->atoms.nhome) ? "home" : "halo", i >= 0 ? i : k,
                            e->atoms.nhome, e->atoms.ntotal);
     }

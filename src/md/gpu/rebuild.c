@@ -281,7 +281,7 @@ hx_status hxg_eng_build_lists(hx_md_engine *e)
                              "%d has non-local neighbours but lies outside the reach of the "
                              "halo its rows were given for; rerun with HALOX_MD_REBUILD=host "
                              "and report this",
-                             (long long) e->step, e->rank, fl.unreached - 1);
+                             (long long) (e->cfg.first_step + e->step), e->rank, fl.unreached - 1);
         if (fl.need <= 0 && fl.need_rows <= 0) {
             if (halves && e->rebuild.check_lists)
                 return hxg_eng_check_lists(e);
@@ -494,7 +494,7 @@ hx_status hxg_eng_check_report(hx_md_engine *e)
         return hxi_error(HX_ERR_COORD_NAN,
                          "GPU engine: a coordinate became NaN or infinite by step %lld; the "
                          "system blew up: use a smaller timestep or check the input",
-                         (long long) e->step);
+                         (long long) (e->cfg.first_step + e->step));
     if (e->dev.report->need > 0 && !e->multi && !e->host_rebuild)
         return hxg_eng_recover_single(e);
     if (e->dev.report->need > 0)

@@ -69,8 +69,9 @@ hx_status hxg_eng_census(hx_md_engine *e)
                          "GPU engine: at step %lld the ranks hold %lld atoms "
                          "(id checksum %016llx) where there were %lld (%016llx): atoms were lost "
                          "or duplicated; rerun with HALOX_MD_REBUILD=host and report this",
-                         (long long) e->step, (long long) natoms, (unsigned long long) sum,
-                         (long long) e->sys->natoms, (unsigned long long) e->rebuild.census_sum);
+                         (long long) (e->cfg.first_step + e->step), (long long) natoms,
+                         (unsigned long long) sum, (long long) e->sys->natoms,
+                         (unsigned long long) e->rebuild.census_sum);
     return HX_OK;
 }
 

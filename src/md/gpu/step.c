@@ -43,7 +43,8 @@ hx_status hxg_eng_pending_status(hx_md_engine *e)
         return HX_OK;
     return hxi_error(
         e->sched.pending, "%s (rank %d, step %lld; reported at the check of step %lld)",
-        e->sched.pending_msg, e->rank, (long long) e->sched.pending_step, (long long) e->step);
+        e->sched.pending_msg, e->rank, (long long) (e->cfg.first_step + e->sched.pending_step),
+        (long long) (e->cfg.first_step + e->step));
 }
 
 void hxg_eng_defer(hx_md_engine *e, hx_status st)
@@ -55,7 +56,7 @@ void hxg_eng_defer(hx_md_engine *e, hx_status st)
     snprintf(e->sched.pending_msg, sizeof e->sched.pending_msg, "%s", hx_last_error());
     hxi_warn("GPU engine: rank %d failed at step %lld: %s; the run stops at the next rebuild or "
              "thermo step, where the ranks agree on errors",
-             e->rank, (long long) e->step, e->sched.pending_msg);
+             e->rank, (long long) (e->cfg.first_step + e->step), e->sched.pending_msg);
 }
 
 /* Rank-local part of a check: deferred failures, then drained streams and
