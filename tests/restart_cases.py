@@ -208,25 +208,33 @@ def write_restart(r):
           "write_restart after run 30 equals --checkpoint's step-30 file byte for byte")
 
 
+def sigterm_in_loop(p, start_limit, into_loop, end_limit):
+    """SIGTERM to process p once its run is in its loop (the thermo header
+    is out, then `into_loop` seconds), not while it starts (a slow start,
+    as under sanitizers, would take the signal before the handler is
+    installed). Returns its whole stdout, its stderr and the seconds from
+    the signal to its end."""
+    head = ""
+    deadline = time.time() + start_limit
+    while "Step" not in head and time.time() < deadline and p.poll() is None:
+        head += p.stdout.readline()
+    time.sleep(into_loop)
+    t0 = time.time()
+    p.send_signal(signal.SIGTERM)
+    try:
+        out, err = p.communicate(timeout=end_limit)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    return head + out, err, time.time() - t0
+
+
 def stops(r):
     # SIGTERM: run the program directly, so that its own exit code shows.
     p = subprocess.Popen([r.a.halox, "--cpu", "--no-progress", "--size", "10", "--steps",
                           "10000000", "--thermo", "0", "--checkpoint", "sig.rst"], cwd=r.tmp,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # Signal once the run is in its loop (the thermo header is out), not
-    # while it starts (a slow start, as under sanitizers, would take the
-    # signal before the handler is installed).
-    head = ""
-    deadline = time.time() + 120
-    while "Step" not in head and time.time() < deadline and p.poll() is None:
-        head += p.stdout.readline()
-    time.sleep(0.5)
-    p.send_signal(signal.SIGTERM)
-    try:
-        out, err = p.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, err = p.communicate()
+    out, err, _ = sigterm_in_loop(p, 120, 0.5, 60)
     lines = [l for l in err.splitlines() if l.strip()]
     check(p.returncode == 128 + signal.SIGTERM and len(lines) == 1 and
           "stopped by SIGTERM" in lines[0] and "sig.rst" in lines[0],
@@ -261,20 +269,7 @@ def mpirun_stop(r, size, grace_flags=()):
         "--thermo", "0", "--checkpoint", name, "--checkpoint-every", "200"]
     p = subprocess.Popen(cmd, cwd=r.tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
-    head = ""
-    deadline = time.time() + 600
-    while "Step" not in head and time.time() < deadline and p.poll() is None:
-        head += p.stdout.readline()
-    time.sleep(2.0)
-    t0 = time.time()
-    p.send_signal(signal.SIGTERM)
-    try:
-        out, err = p.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, err = p.communicate()
-    took = time.time() - t0
-    out = head + out
+    out, err, took = sigterm_in_loop(p, 600, 2.0, 120)
     stop = [l for l in err.splitlines() if "stopped by SIGTERM" in l]
     left = [f for f in os.listdir(r.tmp) if f.startswith(name + ".tmp")]
     check(p.returncode != 0 and len(stop) == 1 and name in stop[0] and not left and

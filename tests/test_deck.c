@@ -175,6 +175,14 @@ static void test_all_and_vars(void)
     "pair_style lj/cut 2.5\n"                                                                      \
     "pair_coeff 1 1 1.0 1.0\n"
 
+/* A deck of 3 x 4 x 5 cells and 3 steps, however its lines are written. */
+static void parses_345(const char *text, const char *what)
+{
+    hx_md_config c;
+    if (HXT_OK(parse(text, &c, NULL, 0)))
+        HXT_CHECK(c.cells[0] == 3 && c.cells[1] == 4 && c.cells[2] == 5 && c.steps == 3, what);
+}
+
 static void test_lexical(void)
 {
     hx_md_config c;
@@ -187,9 +195,7 @@ static void test_lexical(void)
              "region box block 0 3 &  \r\n 0 4 0 5\r\ncreate_box 1 box\r\n"
              "create_atoms 1 box\r\nmass * 1\r\npair_style lj/cut 2.5\r\n"
              "pair_coeff * * 1 1\r\nrun 3\r\n");
-    if (HXT_OK(parse(text, &c, NULL, 0)))
-        HXT_CHECK(c.cells[0] == 3 && c.cells[1] == 4 && c.cells[2] == 5 && c.steps == 3,
-                  "crlf deck");
+    parses_345(text, "crlf deck");
     /* CR-only line ends (old Mac) after a UTF-8 byte-order mark; a line
      * number counts CR lines (the error is on line 3). */
     snprintf(text, sizeof text,
@@ -197,9 +203,7 @@ static void test_lexical(void)
              "region box block 0 3 &\r 0 4 0 5\rcreate_box 1 box\r"
              "create_atoms 1 box\rmass * 1\rpair_style lj/cut 2.5\r"
              "pair_coeff * * 1 1\rrun 3\r");
-    if (HXT_OK(parse(text, &c, NULL, 0)))
-        HXT_CHECK(c.cells[0] == 3 && c.cells[1] == 4 && c.cells[2] == 5 && c.steps == 3,
-                  "bom + cr deck");
+    parses_345(text, "bom + cr deck");
     HXT_FAILS(parse("\xEF\xBB\xBFunits lj\r\ratom_style atomik\rrun 1", &c, NULL, 0), HX_ERR_PARSE,
               "t.in:3: atom_style");
 
