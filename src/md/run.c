@@ -439,11 +439,15 @@ static hx_status hxi_engine_steps(hxi_run_state *r, int64_t s, int64_t e, int wa
         e > s ? r->ops->steps(r->eng, (int) (e - s + 1)) : r->ops->step(r->eng, want);
     if (hxi_trace_on)
         hxi_trace_host("step", t, hxi_now());
-    if (st == HX_ERR_COORD_NAN) {
-        /* Coordinates that are no longer finite are a blow-up: say when. */
+    if (st == HX_ERR_COORD_NAN || st == HX_ERR_COORD_OUTSIDE) {
+        /* Coordinates no longer finite, or an atom farther from its domain
+         * than a rebuild can take it: a blow-up. Say so and when; the
+         * library's words follow. */
         char what[1024];
         snprintf(what, sizeof what, "%s", hx_last_error());
-        return hxi_error(st, "the system blew up between steps %lld and %lld: %s",
+        return hxi_error(st,
+                         "the system blew up between steps %lld and %lld: atoms moved too far "
+                         "in a step (the timestep may be too large or atoms overlap); %s",
                          (long long) (r->sched.first + s - 1), (long long) (r->sched.first + e),
                          what);
     }
