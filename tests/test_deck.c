@@ -180,7 +180,8 @@ static void parses_345(const char *text, const char *what)
 {
     hx_md_config c;
     if (HXT_OK(parse(text, &c, NULL, 0)))
-        HXT_CHECK(c.cells[0] == 3 && c.cells[1] == 4 && c.cells[2] == 5 && c.steps == 3, what);
+        HXT_CHECK(c.cells[0] == 3 && c.cells[1] == 4 && c.cells[2] == 5 && c.steps == 3, "%s",
+                  what);
 }
 
 static void test_lexical(void)
