@@ -43,6 +43,9 @@ void hx_md_config_defaults(hx_md_config *c)
     c->steps = 100;
     c->thermo_every = 50;
     c->nve = 1;
+    memset(&c->nvt, 0, sizeof c->nvt);
+    memset(&c->langevin, 0, sizeof c->langevin);
+    hx_md_config_thermo_one(c);
     c->transport[0] = '\0'; /* the engine's own choice */
     c->use_gpu = -1;
     c->dump_every = 0;
@@ -147,6 +150,7 @@ hx_status hx_md_config_check(const hx_md_config *c)
                          c->thermo_every);
     if (c->nve != 0 && c->nve != 1)
         return hxi_error(HX_ERR_INVALID, "nve must be 0 or 1 (fix ID all nve)");
+    HXI_CHECK(hxi_md_thermo_config_check(c));
     if (!has_nul(c->transport, sizeof c->transport))
         return hxi_error(HX_ERR_INVALID, "transport name is not terminated (--transport)");
     if (!((c->grid[0] == 0 && c->grid[1] == 0 && c->grid[2] == 0) ||

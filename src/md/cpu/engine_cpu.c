@@ -526,6 +526,8 @@ static hx_status cpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
                        "cpu engine: cutoff %g, skin %g, timestep %g, mass %g: need rc > 0, "
                        "skin >= 0, dt > 0 and mass > 0",
                        cfg->rc, cfg->skin, cfg->dt, cfg->mass);
+    else if (cfg->nvt.on || cfg->langevin.on)
+        st = hxi_error(HX_ERR_UNSUPPORTED, "cpu engine: fix nvt and fix langevin are not run yet");
     else if (sys->decomp.cutoff < hxi_md_list_cutoff(cfg) * (1 - 1e-12))
         st = hxi_error(HX_ERR_CUTOFF,
                        "cpu engine: the decomposition's halo cutoff %g is below rc + skin = %g: "
