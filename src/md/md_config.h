@@ -44,7 +44,7 @@ typedef enum hx_md_thermo_col {
     HX_MD_TH_NKEYS
 } hx_md_thermo_col;
 
-enum { HX_MD_THERMO_MAX_COLS = 32 };
+enum { HX_MD_THERMO_MAX_COLS = 32, HX_MD_NVT_MAX_CHAIN = 32 };
 
 /* fix ID all nvt temp TSTART TSTOP TDAMP [tchain N] [tloop N] [drag D]:
  * LAMMPS's fix nvt (a Nose-Hoover chain, FixNH). */
@@ -52,7 +52,7 @@ typedef struct hx_md_nvt {
     int on;
     double t_start, t_stop; /* target, ramped linearly over the run */
     double t_damp;          /* TDAMP, in time units */
-    int tchain;             /* thermostats in the chain (LAMMPS: 3) */
+    int tchain;             /* thermostats in the chain (LAMMPS: 3; at most 32) */
     int tloop;              /* sub-steps of the chain update (LAMMPS: 1) */
     double drag;            /* drag factor (LAMMPS: 0) */
 } hx_md_nvt;

@@ -157,9 +157,10 @@ static hx_status thermostat_check(const hx_md_config *c)
     if (n->on && (!(n->t_damp > 0) || !isfinite(n->t_damp)))
         return hxi_error(HX_ERR_INVALID, "fix nvt temp ... TDAMP %g: the damping must be > 0",
                          n->t_damp);
-    if (n->on && (n->tchain < 1 || n->tloop < 1 || !(n->drag >= 0) || !isfinite(n->drag)))
+    if (n->on && (n->tchain < 1 || n->tchain > HX_MD_NVT_MAX_CHAIN || n->tloop < 1 ||
+                  !(n->drag >= 0) || !isfinite(n->drag)))
         return hxi_error(HX_ERR_INVALID,
-                         "fix nvt: tchain %d and tloop %d must be >= 1, drag %g "
+                         "fix nvt: tchain %d must be 1 to 32 and tloop %d >= 1, drag %g "
                          ">= 0",
                          n->tchain, n->tloop, n->drag);
     if (n->on && !c->nve)
