@@ -20,7 +20,7 @@ static hx_status get_positive(deck *d, const char *what, const char *w, double *
 {
     HXI_CHECK(deck_get_double(d, what, w, out));
     if (!(*out > 0.0))
-        return deck_error(d, "%s %s: %s must be > 0", d->words[3], deck_show(w).s, what);
+        return deck_error(d, "fix %s: %s %s must be > 0", d->words[3], what, deck_show(w).s);
     return HX_OK;
 }
 
