@@ -154,28 +154,18 @@ hx_md_cli_test(test_md_cli_minimd RANKS 2 EXPECT ok
 
 # Thermostats and thermo_style custom: fix nvt runs on the CPU engine
 # with LAMMPS's columns; what does not run is refused, one error each.
-file(WRITE ${HX_MD_TEST_DIR}/in.nvt [=[
-variable        fix index "nvt temp 1.0 1.0 0.5"
+# in.nvt: in.melt with fix ${fix} (nvt by default), a line ${also} and
+# thermo_style custom, at lines 17 to 21.
+file(READ ${HX_MD_TEST_DIR}/in.melt hx_melt)
+string(REPLACE "fix             1 all nve\n" [=[variable        fix index "nvt temp 1.0 1.0 0.5"
 variable        also index "thermo 50"
-units           lj
-atom_style      atomic
-lattice         fcc 0.8442
-region          box block 0 6 0 6 0 6
-create_box      1 box
-create_atoms    1 box
-mass            1 1.0
-velocity        all create 1.44 87287 loop geom
-pair_style      lj/cut 2.5
-pair_coeff      1 1 1.0 1.0 2.5
-neighbor        0.3 bin
-neigh_modify    delay 0 every 20 check no
 fix             1 all ${fix}
 ${also}
 thermo_style    custom step temp pe ke etotal press vol density atoms
-run             100
-]=])
+]=] hx_nvt "${hx_melt}")
+file(WRITE ${HX_MD_TEST_DIR}/in.nvt "${hx_nvt}")
 hx_md_cli_test(test_md_cli_nvt RANKS 2 EXPECT ok
-  REGEX "Step +Temp +PotEng +KinEng +TotEng +Press +Volume +Density +Atoms *\n +0 +1\.44 +-6\.7733681 +2\.1575 +-4\.6158681 +-5\.0210763 +1023\.4542 +0\.8442 +864 *\n.*Loop time of [0-9.e-]+ on 2 procs for 100 steps"
+  REGEX "Step +Temp +PotEng +KinEng +TotEng +Press +Volume +Density +Atoms *\n +0 +1\.44 +-6\.7733681 +2\.1575 +-4\.6158681 +-5\.0210763 +1023\.4542 +0\.8442 +864 *\n.*Loop time of [0-9.e-]+ on 2 procs for 50 steps"
   ARGS -in in.nvt --cpu)
 hx_md_cli_test(test_md_cli_nvt_gpu RANKS 1 EXPECT fail
   REGEX "ERROR: fix nvt: the GPU engine runs fix nve only so far: run with --cpu"
@@ -187,16 +177,16 @@ hx_md_cli_test(test_md_cli_nvt_checkpoint RANKS 1 EXPECT fail
   REGEX "ERROR: fix nvt with restart files: restart files do not hold a thermostat's state yet"
   ARGS -in in.nvt --cpu --checkpoint nvt.rst)
 hx_md_cli_test(test_md_cli_nvt_nve RANKS 1 EXPECT fail
-  REGEX "ERROR: .*in.nvt:16: fix 2 nve with fix 1 nvt: both integrate"
+  REGEX "ERROR: .*in.nvt:20: fix 2 nve with fix 1 nvt: both integrate"
   ARGS -in in.nvt --cpu -var also "fix 2 all nve")
 hx_md_cli_test(test_md_cli_nvt_notemp RANKS 1 EXPECT fail
-  REGEX "ERROR: .*in.nvt:15: fix nvt needs its target first"
+  REGEX "ERROR: .*in.nvt:19: fix nvt needs its target first"
   ARGS -in in.nvt --cpu -var fix "nvt tchain 3")
 hx_md_cli_test(test_md_cli_nvt_tdamp RANKS 1 EXPECT fail
-  REGEX "ERROR: .*in.nvt:15: fix nvt: the damping TDAMP 0 must be > 0"
+  REGEX "ERROR: .*in.nvt:19: fix nvt: the damping TDAMP 0 must be > 0"
   ARGS -in in.nvt --cpu -var fix "nvt temp 1.0 1.0 0")
 hx_md_cli_test(test_md_cli_thermo_keyword RANKS 1 EXPECT fail
-  REGEX "ERROR: .*in.nvt:16: thermo_style custom keyword 'cpu' is not supported"
+  REGEX "ERROR: .*in.nvt:20: thermo_style custom keyword 'cpu' is not supported"
   ARGS -in in.nvt --cpu -var also "thermo_style custom step cpu")
 
 # Same deck, same numbers: halox-md's CPU engine against LAMMPS's own `lmp`

@@ -17,7 +17,7 @@ What must hold:
     rows part, as in fix nve), while another seed parts at once;
   - a ramp: fix langevin 1.0 2.0 ends near 2.0.
 
-Exits 0 when all hold.
+Exits 0 when all hold (tests/checks.py counts the checks).
 """
 import argparse
 import math
@@ -25,6 +25,8 @@ import os
 import subprocess
 import sys
 import tempfile
+
+from checks import check, finish, thermo_rows
 
 TOL = 1e-6
 DECK = """units lj
@@ -48,16 +50,8 @@ run {steps}
 
 
 def rows(text):
-    out, on = [], False
-    for line in text.splitlines():
-        w = line.split()
-        if w[:2] == ["Step", "Temp"]:
-            on = True
-        elif on and line.startswith("Loop time"):
-            break
-        elif on and w:
-            out.append([float(x) for x in w])
-    return out
+    """The thermo rows as lists of numbers."""
+    return [[float(x) for x in r] for r in thermo_rows(text)]
 
 
 def main():
@@ -66,7 +60,6 @@ def main():
     ap.add_argument("--mpiexec", default="")
     ap.add_argument("--mpiflags", default="")
     a = ap.parse_args()
-    failures = []
 
     def run(n, tmp, **kw):
         path = os.path.join(tmp, "in.langevin")
@@ -93,11 +86,9 @@ def main():
         sd = math.sqrt(sum((b - mean) ** 2 for b in blocks) / (nb - 1))
         se = sd / math.sqrt(nb)
         want = 1.0 * 3 * natoms / (3 * natoms - 3)
-        print("langevin T 1.0: mean %.5f over %d rows, standard error %.5f, expected %.5f"
-              % (mean, len(temps), se, want))
-        if not abs(mean - want) < 3 * se or not se < 0.02:
-            failures.append("mean temperature %.5f is not within 3 standard errors (%.5f) of %.5f"
-                            % (mean, se, want))
+        check(abs(mean - want) < 3 * se and se < 0.02,
+              "fix langevin 1.0: mean temperature %.5f over %d rows within 3 standard errors "
+              "(%.5f) of %.5f" % (mean, len(temps), se, want))
 
         if a.mpiexec:
             two = run(2, tmp, t0=1.0, t1=1.0, seed=48279, steps=1000)
@@ -105,24 +96,17 @@ def main():
             for r1, r2 in zip(one[:11], two):
                 for x, y in zip(r1[1:], r2[1:]):
                     worst = max(worst, abs(x - y) / max(abs(x), abs(y), 1.0))
-            print("1 vs 2 ranks, steps 0-1000: largest difference %.2e (bound %.0e)"
-                  % (worst, TOL))
-            if len(two) != 11 or worst > TOL:
-                failures.append("1 and 2 ranks differ: %.2e over %d rows" % (worst, len(two)))
+            check(len(two) == 11 and worst <= TOL,
+                  "1 vs 2 ranks, steps 0-1000: %d rows, largest difference %.2e (bound %.0e)"
+                  % (len(two), worst, TOL))
         other = run(1, tmp, t0=1.0, t1=1.0, seed=48280, steps=100)
-        if abs(other[1][1] - one[1][1]) < 1e-3:
-            failures.append("another seed gives the same temperature at step 100 (%r)"
-                            % other[1][1])
+        check(abs(other[1][1] - one[1][1]) > 1e-3,
+              "another seed: T %r at step 100, not %r" % (other[1][1], one[1][1]))
 
         ramp = run(1, tmp, t0=1.0, t1=2.0, seed=7, steps=4000)
         end = sum(r[1] for r in ramp[-10:]) / 10
-        print("langevin 1.0 -> 2.0: mean of the last 10 rows %.4f" % end)
-        if not 1.7 < end < 2.2:
-            failures.append("the ramp to 2.0 ends at %.4f" % end)
-
-    for f in failures:
-        print("FAIL " + f)
-    return 1 if failures else 0
+        check(1.7 < end < 2.2, "fix langevin 1.0 2.0: the last 10 rows average %.4f" % end)
+    return finish()
 
 
 if __name__ == "__main__":
