@@ -8,13 +8,16 @@
  * atoms, reverse folds the halo forces into their owners). v and id stay in
  * the system's arrays, indexed like the home atoms.
  *
- * A step, as LAMMPS's Verlet with fix nve:
+ * A step, as LAMMPS's Verlet with fix nve (or fix nvt, whose chain scales
+ * the velocities for half a step before the first kick and after the
+ * second: thermostat.c):
  *   v += dt/2m f; x += dt v            (home atoms; skipped without nve)
  *   rebuild now?  (neigh_modify every/delay/check, as Neighbor::decide)
  *     yes: migrate (x, v, id), new plan (halo cutoff rc + skin), set it on
  *          the transport, forward, cell and neighbour lists
  *     no:  forward
  *   f = 0; local pairs; non-local pairs; reverse
+ *   f += fix langevin's drag and noise (home atoms)
  *   v += dt/2m f
  * After a migration the home atoms are in a new order; the lists, the
  * saved positions of the distance check and everything else indexed by atom
@@ -447,7 +450,8 @@ static hx_status cpu_step(hx_md_engine *e, int want_thermo)
         hxi_md_stage(&e->stats, HX_MD_INTEGRATE, t0, hxi_now());
         if (e->cfg.nvt.on) {
             st = cpu_temperature(e, &e->nh.t_current);
-            hxi_md_nh_half(&e->nh, e->sys->v, e->nhome);
+            if (st == HX_OK)
+                hxi_md_nh_half(&e->nh, e->sys->v, e->nhome);
         }
     }
     e->step++;
