@@ -538,6 +538,15 @@ static const char *cpu_describe(const hx_md_engine *e)
              "cpu engine (double): grid %dx%dx%d, halo cutoff %g, %d pulses; %s", d->grid[0],
              d->grid[1], d->grid[2], d->cutoff, e->plan ? hx_plan_npulses(e->plan) : 0,
              e->t ? hx_transport_describe(e->t) : "no transport");
+    if (e->cfg.nvt.on)
+        snprintf(m->describe + strlen(m->describe), sizeof m->describe - strlen(m->describe),
+                 "; fix nvt temp %g %g %g (tchain %d, tloop %d, drag %g)", e->cfg.nvt.t_start,
+                 e->cfg.nvt.t_stop, e->cfg.nvt.t_damp, e->cfg.nvt.tchain, e->cfg.nvt.tloop,
+                 e->cfg.nvt.drag);
+    if (e->cfg.langevin.on)
+        snprintf(m->describe + strlen(m->describe), sizeof m->describe - strlen(m->describe),
+                 "; fix langevin %g %g %g %d (noise by atom id and step)", e->cfg.langevin.t_start,
+                 e->cfg.langevin.t_stop, e->cfg.langevin.damp, e->cfg.langevin.seed);
     return e->describe;
 }
 
