@@ -2,12 +2,15 @@
 """Runs halox-md (CPU engine) and LAMMPS (`lmp`) on the same decks and
 compares their thermo rows.
 
-Decks: a set of our own (18) that varies density, box shape, temperature, seed,
+Decks: a set of our own (21) that varies density, box shape, temperature, seed,
 mass, cutoff (pair_style and pair_coeff), energy shift, skin, neighbour
-every/delay/check, timestep, thermo interval and every velocity keyword.
+every/delay/check, timestep, thermo interval, every velocity keyword,
+thermo_style custom with thermo_modify norm, and fix nvt (1,000 steps; a
+ramped target with tchain, tloop and drag).
 Each runs on 1 and 3 ranks in both programs.
 
 What must hold:
+  - the header: the same column names;
   - step 0: every column identical as printed (same lattice bit for bit,
     same velocities, so only the last digit of a sum could differ, and
     at eight significant digits none does);
@@ -81,6 +84,19 @@ DECKS = [
      ["neigh_modify every 10 delay 0 check no"], 100, 50),
     ("every5_check", (8, 8, 10), 0.82, 1.6, 13, "dist gaussian loop geom mom yes rot no",
      ["neigh_modify every 5 delay 10 check yes"], 100, 50),
+    # thermo_style custom and thermo_modify norm: header and step 0 as printed.
+    ("custom_norm_no", (6, 7, 6), 0.8442, 1.44, 87287, "loop geom",
+     ["thermo_style custom step temp pe ke etotal press vol density atoms epair emol",
+      "thermo_modify norm no", "mass 1 1.3"], 100, 50),
+    # fix nvt (Nose-Hoover chain): 1,000 steps of the melt at T 1.0, and a
+    # ramped target with every option of the chain.
+    ("nvt", (6, 6, 6), 0.8442, 1.44, 87287, "loop geom",
+     ["fix 1 all nvt temp 1.0 1.0 0.5", "thermo_style custom step temp pe ke etotal press"],
+     1000, 100),
+    ("nvt_ramp_chain", (6, 6, 7), 0.8442, 1.2, 4711, "loop geom",
+     ["fix t all nvt temp 1.5 0.9 0.2 tchain 5 tloop 2 drag 0.2",
+      "neigh_modify every 1 delay 0 check yes",
+      "thermo_style custom step temp pe ke etotal press vol density atoms"], 500, 100),
 ]
 
 
@@ -88,7 +104,8 @@ def deck_text(cells, rho, temp, seed, vel, extra):
     mass = [e for e in extra if e.startswith("mass")]
     style = [e for e in extra if e.startswith("pair_style")]
     coeff = [e for e in extra if e.startswith("pair_coeff")]
-    rest = [e for e in extra if e not in mass + style + coeff]
+    fix = [e for e in extra if e.startswith("fix ")]
+    rest = [e for e in extra if e not in mass + style + coeff + fix]
     lines = [
         "units lj",
         "atom_style atomic",
@@ -103,7 +120,7 @@ def deck_text(cells, rho, temp, seed, vel, extra):
         "neighbor 0.3 bin",
         "neigh_modify delay 0 every 20 check no",
     ]
-    lines += rest + ["fix 1 all nve"]
+    lines += rest + (fix or ["fix 1 all nve"])
     return lines
 
 
@@ -112,11 +129,13 @@ DUMPS = [("dump_atom", "atom", "traj.atom"), ("dump_xyz", "xyz", "traj.xyz")]
 
 
 def thermo_rows(text):
+    """The thermo rows as words, the header's words first."""
     rows, on = [], False
     for line in text.splitlines():
         words = line.split()
         if words[:2] == ["Step", "Temp"]:
             on = True
+            rows.append(words)
             continue
         if on:
             if line.startswith("Loop time"):
@@ -190,7 +209,11 @@ def main():
                 if len(mine) != len(ref) or not ref:
                     failures.append("%s: %d thermo rows vs %d" % (what, len(mine), len(ref)))
                     continue
-                for r_m, r_l in zip(mine, ref):
+                if mine[0] != ref[0]:
+                    failures.append("%s: header %s vs %s" % (what, " ".join(mine[0]),
+                                                             " ".join(ref[0])))
+                    continue
+                for r_m, r_l in zip(mine[1:], ref[1:]):
                     if r_m[0] != r_l[0]:
                         failures.append("%s: step %s vs %s" % (what, r_m[0], r_l[0]))
                         break

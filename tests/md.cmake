@@ -152,6 +152,43 @@ hx_md_cli_test(test_md_cli_minimd RANKS 2 EXPECT ok
   REGEX "\n +100 +[0-9.]+ +-[0-9.]+ +0 +-[0-9.]+ +-?[0-9.]+ *\n.*Loop time of [0-9.e-]+ on 2 procs for 100 steps with 4000 atoms"
   ARGS --velocity minimd --size 10 --steps 100 --thermo 50 --cpu)
 
+# Thermostats and thermo_style custom: fix nvt runs on the CPU engine
+# with LAMMPS's columns; what does not run is refused, one error each.
+# in.nvt: in.melt with fix ${fix} (nvt by default), a line ${also} and
+# thermo_style custom, at lines 17 to 21.
+file(READ ${HX_MD_TEST_DIR}/in.melt hx_melt)
+string(REPLACE "fix             1 all nve\n" [=[variable        fix index "nvt temp 1.0 1.0 0.5"
+variable        also index "thermo 50"
+fix             1 all ${fix}
+${also}
+thermo_style    custom step temp pe ke etotal press vol density atoms
+]=] hx_nvt "${hx_melt}")
+file(WRITE ${HX_MD_TEST_DIR}/in.nvt "${hx_nvt}")
+hx_md_cli_test(test_md_cli_nvt RANKS 2 EXPECT ok
+  REGEX "Step +Temp +PotEng +KinEng +TotEng +Press +Volume +Density +Atoms *\n +0 +1\.44 +-6\.7733681 +2\.1575 +-4\.6158681 +-5\.0210763 +1023\.4542 +0\.8442 +864 *\n.*Loop time of [0-9.e-]+ on 2 procs for 50 steps"
+  ARGS -in in.nvt --cpu)
+hx_md_cli_test(test_md_cli_nvt_gpu RANKS 1 EXPECT fail
+  REGEX "ERROR: fix nvt: the GPU engine runs fix nve only so far: run with --cpu"
+  ARGS -in in.nvt --gpu)
+hx_md_cli_test(test_md_cli_langevin_gpu RANKS 1 EXPECT fail
+  REGEX "ERROR: fix langevin: the GPU engine runs fix nve only so far: run with --cpu"
+  ARGS -in in.nvt --gpu -var fix nve -var also "fix 2 all langevin 1.0 1.0 0.5 5")
+hx_md_cli_test(test_md_cli_nvt_checkpoint RANKS 1 EXPECT fail
+  REGEX "ERROR: fix nvt with restart files: restart files do not hold a thermostat's state yet"
+  ARGS -in in.nvt --cpu --checkpoint nvt.rst)
+hx_md_cli_test(test_md_cli_nvt_nve RANKS 1 EXPECT fail
+  REGEX "ERROR: .*in.nvt:20: fix 2 nve with fix 1 nvt: both integrate"
+  ARGS -in in.nvt --cpu -var also "fix 2 all nve")
+hx_md_cli_test(test_md_cli_nvt_notemp RANKS 1 EXPECT fail
+  REGEX "ERROR: .*in.nvt:19: fix nvt needs its target first"
+  ARGS -in in.nvt --cpu -var fix "nvt tchain 3")
+hx_md_cli_test(test_md_cli_nvt_tdamp RANKS 1 EXPECT fail
+  REGEX "ERROR: .*in.nvt:19: fix nvt: the damping TDAMP 0 must be > 0"
+  ARGS -in in.nvt --cpu -var fix "nvt temp 1.0 1.0 0")
+hx_md_cli_test(test_md_cli_thermo_keyword RANKS 1 EXPECT fail
+  REGEX "ERROR: .*in.nvt:20: thermo_style custom keyword 'cpu' is not supported"
+  ARGS -in in.nvt --cpu -var also "thermo_style custom step cpu")
+
 # Same deck, same numbers: halox-md's CPU engine against LAMMPS's own `lmp`
 # on decks of lammps_match.py, at 1 and 3 ranks; skips where lmp is not
 # installed (tools/test.sh installs the Debian package where it can).
@@ -169,6 +206,16 @@ if(Python3_Interpreter_FOUND)
   set_tests_properties(test_lammps_match PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED"
                        LABELS lammps TIMEOUT 900 PROCESSORS 3)
   hx_test_mpi_env(test_lammps_match CPU)
+endif()
+
+# fix langevin (tests/thermostat_cases.py): the mean temperature over
+# 20,000 steps, the same rows on 1 and 2 ranks, a ramp.
+if(Python3_Interpreter_FOUND)
+  add_test(NAME test_md_langevin
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/thermostat_cases.py
+                   --halox $<TARGET_FILE:halox-md> ${hx_py_launch})
+  set_tests_properties(test_md_langevin PROPERTIES LABELS cpu TIMEOUT 300 PROCESSORS 2)
+  hx_test_mpi_env(test_md_langevin CPU)
 endif()
 
 # Restart files, stops and faults, end to end (tests/restart_cases.py):

@@ -359,7 +359,38 @@ static const bad_case bad_lines[] = {
     {"velocity all create 1.0 5 loop", HX_ERR_PARSE, "t.in:10: velocity keyword 'loop' has no"},
     {"velocity all set 1 0 0", HX_ERR_PARSE, "t.in:10: velocity style 'set'"},
     {"velocity mobile create 1.0 5", HX_ERR_PARSE, "t.in:10: velocity group 'mobile'"},
-    {"fix 1 all nvt temp 1 1 0.1", HX_ERR_PARSE, "t.in:10: fix style 'nvt'"},
+    {"fix 1 all npt temp 1 1 0.1 iso 1 1 1", HX_ERR_PARSE, "t.in:10: fix style 'npt'"},
+    {"fix 1 all nvt", HX_ERR_PARSE, "t.in:10: fix nvt needs its target first"},
+    {"fix 1 all nvt tchain 3", HX_ERR_PARSE, "t.in:10: fix nvt needs its target first"},
+    {"fix 1 all nvt temp 1 1", HX_ERR_PARSE, "t.in:10: fix nvt temp takes TSTART TSTOP TDAMP"},
+    {"fix 1 all nvt temp 1 1 0", HX_ERR_PARSE, "t.in:10: fix nvt: the damping TDAMP 0 must be > 0"},
+    {"fix 1 all nvt temp 1 1 -0.5", HX_ERR_PARSE, "the damping TDAMP -0.5 must be > 0"},
+    {"fix 1 all nvt temp 0 1 0.5", HX_ERR_PARSE,
+     "fix nvt: the target temperature TSTART 0 must be > 0"},
+    {"fix 1 all nvt temp 1 1 0.5 iso 1 1 1", HX_ERR_PARSE, "fix nvt keyword 'iso'"},
+    {"fix 1 all nvt temp 1 1 0.5 tchain 0", HX_ERR_PARSE, "tchain"},
+    {"fix 1 all nvt temp 1 1 0.5 drag", HX_ERR_PARSE, "fix nvt drag has no value"},
+    {"fix 1 all nve\nfix 2 all nvt temp 1 1 0.5", HX_ERR_PARSE,
+     "t.in:11: fix 2 nvt with fix 1 nve: both integrate"},
+    {"fix 2 all nvt temp 1 1 0.5\nfix 1 all nve", HX_ERR_PARSE,
+     "t.in:11: fix 1 nve with fix 2 nvt: both integrate"},
+    {"fix 1 all nve\nfix 1 all langevin 1 1 1 5", HX_ERR_PARSE, "t.in:11: fix 1: it is fix nve"},
+    {"fix 1 all langevin 1 1 1", HX_ERR_PARSE, "t.in:10: fix langevin takes TSTART TSTOP"},
+    {"fix 1 all langevin 1 1 1 0", HX_ERR_PARSE,
+     "t.in:10: fix: the langevin SEED must be between 1"},
+    {"fix 1 all langevin 1 1 0 5", HX_ERR_PARSE, "fix langevin: the damping DAMP 0 must be > 0"},
+    {"fix 1 all langevin -1 1 1 5", HX_ERR_PARSE, "temperatures must be >= 0"},
+    {"fix 1 all langevin 1 1 1 5 zero yes", HX_ERR_PARSE, "fix langevin zero yes is not"},
+    {"fix 1 all langevin 1 1 1 5 gjf vhalf", HX_ERR_PARSE, "fix langevin gjf vhalf is not"},
+    {"fix 1 all nve\nfix 2 all langevin 1 1 1 5\nrun 5", HX_ERR_PARSE,
+     "t.in:13: a second run with fix langevin"},
+    {"thermo_style custom step temp foo", HX_ERR_PARSE,
+     "t.in:10: thermo_style custom keyword 'foo' is not supported (step temp"},
+    {"thermo_style custom", HX_ERR_PARSE, "t.in:10: thermo_style custom takes keywords"},
+    {"thermo_style multi", HX_ERR_PARSE, "t.in:10: thermo_style multi is not supported"},
+    {"thermo_modify norm maybe", HX_ERR_PARSE, "t.in:10: thermo_modify: norm must be yes"},
+    {"thermo_modify lost warn", HX_ERR_PARSE, "t.in:10: thermo_modify keyword 'lost'"},
+    {"thermo_modify norm", HX_ERR_PARSE, "t.in:10: thermo_modify takes keywords with values"},
     {"fix 1 mobile nve", HX_ERR_PARSE, "t.in:10: fix group 'mobile'"},
     {"dump d all custom 10 f id x", HX_ERR_PARSE, "t.in:10: dump style 'custom'"},
     {"dump_modify d sort id", HX_ERR_PARSE, "t.in:10: dump_modify: no dump 'd'"},
@@ -457,7 +488,7 @@ static const bad_case bad_decks[] = {
      "create_box 1 box\nmass 1 1.0\nrun 1\n",
      HX_ERR_PARSE, "t.in:7: run comes before create_atoms"},
     {HEAD "fix 1 all nve\nfix 2 all nve\nrun 1\n", HX_ERR_PARSE,
-     "t.in:11: fix 2: a second fix nve (besides 1)"},
+     "t.in:11: fix 2 nve: a second fix nve (besides 1)"},
     {HEAD "dump a all atom 1 a.xyz\ndump b all atom 1 b.xyz\nrun 1\n", HX_ERR_PARSE,
      "t.in:11: a second dump"},
     {HEAD "run 10\ntimestep 0.001\n", HX_ERR_PARSE, "t.in:11: timestep after the first run"},
@@ -723,6 +754,54 @@ static void test_args(void)
     }
 }
 
+/* fix nvt and langevin, thermo_style and thermo_modify: read as LAMMPS
+ * does; what no engine runs is refused by the config check. */
+static void test_fixes(void)
+{
+    hx_md_config c;
+    if (HXT_OK(parse(HEAD "fix n all nvt temp 1.5 1.0 0.5 tchain 4 tloop 2 drag 0.1\n"
+                          "thermo_style custom step temp pe ke etotal press vol density atoms\n"
+                          "thermo_modify norm no\nrun 10\n",
+                     &c, NULL, 0))) {
+        HXT_CHECK(c.nvt.on && c.nve == 1 && c.nvt.t_start == 1.5 && c.nvt.t_stop == 1.0 &&
+                      c.nvt.t_damp == 0.5 && c.nvt.tchain == 4 && c.nvt.tloop == 2 &&
+                      c.nvt.drag == 0.1 && !c.langevin.on,
+                  "nvt %d %g %g %g %d %d %g", c.nvt.on, c.nvt.t_start, c.nvt.t_stop, c.nvt.t_damp,
+                  c.nvt.tchain, c.nvt.tloop, c.nvt.drag);
+        HXT_CHECK(c.thermo_ncols == 9 && c.thermo_cols[0] == HX_MD_TH_STEP &&
+                      c.thermo_cols[2] == HX_MD_TH_PE && c.thermo_cols[8] == HX_MD_TH_ATOMS &&
+                      c.thermo_norm == 0,
+                  "thermo_style custom: %d columns, norm %d", c.thermo_ncols, c.thermo_norm);
+        HXT_OK(hx_md_config_check(&c));
+        c.use_gpu = 1;
+        HXT_FAILS(hx_md_config_check(&c), HX_ERR_UNSUPPORTED,
+                  "the GPU engine runs fix nve only so far: run with --cpu");
+        c.use_gpu = -1;
+        snprintf(c.checkpoint_file, sizeof c.checkpoint_file, "c.rst");
+        HXT_FAILS(hx_md_config_check(&c), HX_ERR_UNSUPPORTED,
+                  "restart files do not hold a thermostat's state yet");
+    }
+    /* nvt's defaults (tchain 3, tloop 1, drag 0); thermo_style resets norm. */
+    if (HXT_OK(parse(HEAD "thermo_modify norm no\nthermo_style one\nfix 1 all nvt temp 1 1 0.5\n"
+                          "fix 1 all nvt temp 2 2 0.5\nrun 10\n",
+                     &c, NULL, 0)))
+        HXT_CHECK(c.nvt.tchain == 3 && c.nvt.tloop == 1 && c.nvt.drag == 0.0 &&
+                      c.nvt.t_start == 2.0 && c.thermo_norm == 1 && c.thermo_ncols == 6 &&
+                      c.thermo_cols[2] == HX_MD_TH_EPAIR,
+                  "nvt defaults: tchain %d tloop %d drag %g; norm %d", c.nvt.tchain, c.nvt.tloop,
+                  c.nvt.drag, c.thermo_norm);
+    if (HXT_OK(parse(HEAD "fix 1 all nve\nfix t all langevin 1.0 2.0 0.1 48279 zero no\nrun 10\n",
+                     &c, NULL, 0))) {
+        HXT_CHECK(c.nve == 1 && c.langevin.on && c.langevin.t_start == 1.0 &&
+                      c.langevin.t_stop == 2.0 && c.langevin.damp == 0.1 &&
+                      c.langevin.seed == 48279 && !c.nvt.on,
+                  "langevin %d %g %g %g %d", c.langevin.on, c.langevin.t_start, c.langevin.t_stop,
+                  c.langevin.damp, c.langevin.seed);
+        c.use_gpu = 1;
+        HXT_FAILS(hx_md_config_check(&c), HX_ERR_UNSUPPORTED, "fix langevin: the GPU engine");
+    }
+}
+
 int main(int argc, char **argv)
 {
     hx_comm *comm = hxt_init(&argc, &argv, "test_deck");
@@ -734,6 +813,7 @@ int main(int argc, char **argv)
     test_all_and_vars();
     test_lexical();
     test_errors();
+    test_fixes();
     test_args();
     return hxt_finish(comm);
 }

@@ -43,6 +43,9 @@ void hx_md_config_defaults(hx_md_config *c)
     c->steps = 100;
     c->thermo_every = 50;
     c->nve = 1;
+    memset(&c->nvt, 0, sizeof c->nvt);
+    memset(&c->langevin, 0, sizeof c->langevin);
+    hx_md_config_thermo_one(c);
     c->transport[0] = '\0'; /* the engine's own choice */
     c->use_gpu = -1;
     c->dump_every = 0;
@@ -146,7 +149,8 @@ hx_status hx_md_config_check(const hx_md_config *c)
         return hxi_error(HX_ERR_INVALID, "thermo interval %d must be >= 0 (thermo N, --thermo)",
                          c->thermo_every);
     if (c->nve != 0 && c->nve != 1)
-        return hxi_error(HX_ERR_INVALID, "nve must be 0 or 1 (fix ID all nve)");
+        return hxi_error(HX_ERR_INVALID, "nve must be 0 or 1 (fix ID all nve, fix ID all nvt)");
+    HXI_CHECK(hxi_md_thermo_config_check(c));
     if (!has_nul(c->transport, sizeof c->transport))
         return hxi_error(HX_ERR_INVALID, "transport name is not terminated (--transport)");
     if (!((c->grid[0] == 0 && c->grid[1] == 0 && c->grid[2] == 0) ||
@@ -284,7 +288,8 @@ void hx_md_config_usage(FILE *out, const char *prog)
             "The deck is read first; every other option overrides it, in any order.\n"
             "\n"
             "input\n"
-            "  -in, -i FILE          LAMMPS input deck (units lj, lattice fcc, lj/cut, fix nve)\n"
+            "  -in, -i FILE          LAMMPS input deck (units lj, lattice fcc, lj/cut, fix nve,\n"
+            "                        fix nvt and fix langevin on the CPU engine)\n"
             "  -var, -v NAME VALUE   set an index variable of the deck (repeatable)\n"
             "run\n"
             "  --steps N             time steps (run N)\n"

@@ -157,6 +157,9 @@ hx_status hx_md_deck_parse(const char *text, size_t len, const char *name, hx_md
     d->c.steps = 0;
     d->c.thermo_every = 0;
     d->c.nve = 0;
+    memset(&d->c.nvt, 0, sizeof d->c.nvt);
+    memset(&d->c.langevin, 0, sizeof d->c.langevin);
+    hx_md_config_thermo_one(&d->c);
 
     HXI_CHECK_GOTO(define_vars(d, vars, nvars), st, done);
     HXI_CHECK_GOTO(run_text(d, text, len, logical), st, done);

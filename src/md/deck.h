@@ -17,7 +17,12 @@
  *   pair_modify shift yes|no      neighbor SKIN bin
  *   neigh_modify [every N] [delay N] [check yes|no]
  *   fix ID all nve                timestep DT
+ *   fix ID all nvt temp TSTART TSTOP TDAMP [tchain N] [tloop N] [drag D]
+ *   fix ID all langevin TSTART TSTOP DAMP SEED
  *   thermo N                      dump ID all atom|xyz N FILE
+ *   thermo_style one | custom step temp epair emol pe ke etotal press vol
+ *                                   density atoms
+ *   thermo_modify norm yes|no [flush yes|no]
  *   dump_modify ID sort id        run N [pre yes|no] [post yes|no]
  *   read_restart FILE             write_restart FILE
  *   restart N FILE | restart 0
@@ -30,7 +35,10 @@
  * A deck says what LAMMPS would run: a setting the deck leaves out takes
  * LAMMPS's default, not the benchmark's (thermo 0, timestep 0.005, neighbor
  * 0.3 bin, neigh_modify every 1 delay 0 check yes, pair_modify shift no, no
- * velocity command: atoms start at rest, no fix nve: nve = 0). The run-time
+ * velocity command: atoms start at rest, no fix nve: nve = 0, thermo_style
+ * one, thermo_modify norm yes). fix nvt integrates as fix nve does (nve = 1,
+ * so both are refused together); with fix nvt or fix langevin the deck has
+ * one run (each LAMMPS run starts the target's ramp again). The run-time
  * fields (transport, grid, use_gpu, velocity_mode, progress) are not deck
  * matters and keep what cfg held; dump_every/dump_file/dump_style change
  * only when the deck has a dump command. Each keyword is done as LAMMPS

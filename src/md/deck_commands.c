@@ -420,27 +420,6 @@ static hx_status cmd_neigh_modify(deck *d)
     return HX_OK;
 }
 
-static hx_status cmd_fix(deck *d)
-{
-    if (d->nwords >= 4 && strcmp(d->words[3], "nve") != 0)
-        return deck_error(d, "fix style '%s': halox-md integrates with fix ID all nve only",
-                          deck_show(d->words[3]).s);
-    HXI_CHECK(nargs(d, 4, 4, "fix ID all nve"));
-    if (!deck_is_name(d->words[1], strlen(d->words[1])))
-        return deck_error(d, "fix ID '%s' must be letters, digits and _", deck_show(d->words[1]).s);
-    if (strcmp(d->words[2], "all") != 0)
-        return deck_error(d, "fix group '%s': halox-md has the group all only",
-                          deck_show(d->words[2]).s);
-    HXI_CHECK(need(d, d->have_box, "create_box"));
-    if (d->have_fix && strcmp(d->fix_id, d->words[1]) != 0)
-        return deck_error(d, "fix %s: a second fix nve (besides %s) would integrate twice",
-                          deck_show(d->words[1]).s, d->fix_id);
-    snprintf(d->fix_id, sizeof d->fix_id, "%s", d->words[1]);
-    d->have_fix = 1;
-    d->c.nve = 1;
-    return HX_OK;
-}
-
 static hx_status cmd_timestep(deck *d)
 {
     double dt;
@@ -451,12 +430,6 @@ static hx_status cmd_timestep(deck *d)
     d->c.dt = dt;
     d->c.given |= HX_MD_GIVEN_DT;
     return HX_OK;
-}
-
-static hx_status cmd_thermo(deck *d)
-{
-    HXI_CHECK(nargs(d, 2, 2, "thermo N"));
-    return deck_get_int32(d, "the thermo interval", d->words[1], 0, &d->c.thermo_every);
 }
 
 /* `dump ID all atom|xyz N FILE`: LAMMPS's atom format (id type xs ys zs)
@@ -550,6 +523,8 @@ static hx_status cmd_run(deck *d)
             d->c.rc = d->rc_coeff > 0.0 ? d->rc_coeff : d->rc_global;
         d->c.steps = 0;
         d->ran = 1;
+    } else {
+        HXI_CHECK(deck_fix_next_run(d));
     }
     if (n > INT_MAX - d->c.steps)
         return deck_error(d, "runs add up to more than %d steps", INT_MAX);
@@ -704,9 +679,11 @@ static const deck_command commands[] = {
     {"pair_modify", cmd_pair_modify},
     {"neighbor", cmd_neighbor},
     {"neigh_modify", cmd_neigh_modify},
-    {"fix", cmd_fix},
+    {"fix", deck_cmd_fix},
     {"timestep", cmd_timestep},
-    {"thermo", cmd_thermo},
+    {"thermo", deck_cmd_thermo},
+    {"thermo_style", deck_cmd_thermo_style},
+    {"thermo_modify", deck_cmd_thermo_modify},
     {"dump", cmd_dump},
     {"dump_modify", cmd_dump_modify},
     {"read_restart", cmd_read_restart},

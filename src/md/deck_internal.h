@@ -42,6 +42,9 @@ typedef struct deck_region {
     int cells[3];
 } deck_region;
 
+/* The fix styles read (deck_fix.c). */
+typedef enum { DECK_FIX_NVE = 0, DECK_FIX_NVT, DECK_FIX_LANGEVIN, DECK_FIX_STYLES } deck_fix_style;
+
 typedef struct deck {
     const char *name; /* for messages */
     int line;         /* first physical line of the command at hand */
@@ -57,14 +60,14 @@ typedef struct deck {
     /* What the deck has said so far. */
     hx_md_config c;
     int have_lattice, have_box, have_atoms, have_mass, have_pair_style, have_pair_coeff;
-    int have_fix, have_dump, have_velocity, ran;
+    int have_dump, have_velocity, ran;
     int restarted;    /* read_restart given: the file holds box, atoms, mass, pair, dt */
     double rc_global; /* pair_style lj/cut RC */
     double rc_coeff;  /* pair_coeff ... RC, or 0 when none was given */
     deck_region regions[DECK_MAX_REGIONS];
     int nregions;
     char box_region[DECK_MAX_NAME];
-    char fix_id[DECK_MAX_NAME];
+    char fix_ids[DECK_FIX_STYLES][DECK_MAX_NAME]; /* by deck_fix_style, "" none */
     char dump_id[DECK_MAX_NAME];
 } deck;
 
@@ -102,5 +105,17 @@ hx_status deck_substitute(deck *d, const char *in, size_t n);
 
 /* Runs the command in d->words. */
 hx_status deck_run_command(deck *d);
+
+/* ----------------------------------------------- deck_fix.c */
+
+/* fix ID all nve|nvt|langevin ... */
+hx_status deck_cmd_fix(deck *d);
+/* thermo N, thermo_style one|custom ..., thermo_modify norm yes|no */
+hx_status deck_cmd_thermo(deck *d);
+hx_status deck_cmd_thermo_style(deck *d);
+hx_status deck_cmd_thermo_modify(deck *d);
+/* At a run after the first: what a thermostat cannot carry over (a ramped
+ * target starts again at each LAMMPS run). */
+hx_status deck_fix_next_run(deck *d);
 
 #endif

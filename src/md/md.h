@@ -32,7 +32,8 @@ typedef struct hx_md_system {
 } hx_md_system;
 
 /* One thermo row, LAMMPS's definitions: temperature over 3N-3 degrees of
- * freedom, energies per atom, pressure from that temperature and the virial. */
+ * freedom, energies per atom, pressure from that temperature and the virial;
+ * the totals and the box for thermo_style custom (and norm no). */
 typedef struct hx_md_thermo {
     int64_t step;
     double temp;
@@ -40,6 +41,10 @@ typedef struct hx_md_thermo {
     double emol;
     double etotal;
     double press;
+    double pe_sum; /* the pair energy over all atoms */
+    double ke_sum; /* the kinetic energy over all atoms, from temp */
+    double volume;
+    int64_t natoms;
 } hx_md_thermo;
 
 /* Where the time goes, in seconds, summed over the run on this rank. */

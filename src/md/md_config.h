@@ -27,6 +27,45 @@ typedef enum hx_md_dump_style {
     HX_MD_DUMP_XYZ = 2     /* deck `dump ... xyz`: LAMMPS's xyz format (type x y z) */
 } hx_md_dump_style;
 
+/* The columns of a thermo row (thermo_style one|custom), LAMMPS's
+ * keywords in this order. */
+typedef enum hx_md_thermo_col {
+    HX_MD_TH_STEP = 0, /* step:    Step */
+    HX_MD_TH_TEMP,     /* temp:    Temp */
+    HX_MD_TH_EPAIR,    /* epair:   E_pair (the pair energy) */
+    HX_MD_TH_EMOL,     /* emol:    E_mol (0: no bonds) */
+    HX_MD_TH_PE,       /* pe:      PotEng (the pair energy here) */
+    HX_MD_TH_KE,       /* ke:      KinEng */
+    HX_MD_TH_ETOTAL,   /* etotal:  TotEng */
+    HX_MD_TH_PRESS,    /* press:   Press */
+    HX_MD_TH_VOL,      /* vol:     Volume */
+    HX_MD_TH_DENSITY,  /* density: Density (mass / volume) */
+    HX_MD_TH_ATOMS,    /* atoms:   Atoms */
+    HX_MD_TH_NKEYS
+} hx_md_thermo_col;
+
+enum { HX_MD_THERMO_MAX_COLS = 32, HX_MD_NVT_MAX_CHAIN = 32 };
+
+/* fix ID all nvt temp TSTART TSTOP TDAMP [tchain N] [tloop N] [drag D]:
+ * LAMMPS's fix nvt (a Nose-Hoover chain, FixNH). */
+typedef struct hx_md_nvt {
+    int on;
+    double t_start, t_stop; /* target, ramped linearly over the run */
+    double t_damp;          /* TDAMP, in time units */
+    int tchain;             /* thermostats in the chain (LAMMPS: 3; at most 32) */
+    int tloop;              /* sub-steps of the chain update (LAMMPS: 1) */
+    double drag;            /* drag factor (LAMMPS: 0) */
+} hx_md_nvt;
+
+/* fix ID all langevin TSTART TSTOP DAMP SEED: LAMMPS's fix langevin (a
+ * drag and uniform random forces; an integrator moves the atoms). */
+typedef struct hx_md_langevin {
+    int on;
+    double t_start, t_stop; /* target, ramped linearly over the run */
+    double damp;            /* DAMP, in time units */
+    int seed;               /* SEED, 1 to 2^31 - 1 */
+} hx_md_langevin;
+
 /* Settings given by the deck after read_restart or on the command line,
  * which a restart file therefore does not replace (hx_md_config.given). */
 enum {
@@ -69,7 +108,13 @@ typedef struct hx_md_config {
                          * file's); engines count steps from 0 and add it
                          * where a message names a step */
     int thermo_every;   /* thermo N (0: first and last step only) */
-    int nve;            /* fix ... nve given */
+    int nve;            /* velocity Verlet moves the atoms: fix nve or fix nvt */
+    hx_md_nvt nvt;
+    hx_md_langevin langevin;
+    /* thermo output */
+    int thermo_ncols; /* thermo_style: the columns (HX_MD_TH_*) */
+    unsigned char thermo_cols[HX_MD_THERMO_MAX_COLS];
+    int thermo_norm; /* thermo_modify norm yes|no: extensive values per atom */
     /* run-time choices (command line) */
     char transport[32]; /* "cpu", "mpi", "nccl", "nvshmem-fused", ... */
     int grid[3];        /* 0,0,0: chosen for the rank count */
@@ -93,5 +138,7 @@ typedef struct hx_md_config {
  * T 1.44, rc 2.5, skin 0.3, dt 0.005, rebuild every 20 steps, 100 steps,
  * thermo every 50, unshifted energy. */
 void hx_md_config_defaults(hx_md_config *c);
+/* thermo_style one with thermo_modify norm yes: LAMMPS's default in lj units. */
+void hx_md_config_thermo_one(hx_md_config *c);
 
 #endif /* HALOX_MD_CONFIG_H */

@@ -22,9 +22,16 @@ int hxi_md_rebuild_candidate(const hx_md_config *c, int64_t ago);
 
 /* ---------------------------------------------------------------- output */
 
-/* LAMMPS's `thermo_style one` header and rows. */
-void hxi_md_thermo_header(FILE *out);
-void hxi_md_thermo_row(FILE *out, const hx_md_thermo *t);
+/* The thermo header and rows of c's thermo_style (thermo.c). */
+void hxi_md_thermo_header(FILE *out, const hx_md_config *c);
+void hxi_md_thermo_row(FILE *out, const hx_md_config *c, const hx_md_thermo *t);
+/* The hx_md_thermo_col of a thermo_style custom keyword, or -1. */
+int hxi_md_thermo_keyword(const char *word);
+/* The keywords read, blank-separated, for messages. */
+const char *hxi_md_thermo_keywords(void);
+/* The thermo and thermostat settings of c that no engine can run
+ * (HX_ERR_INVALID; HX_ERR_UNSUPPORTED for what is not done yet). */
+hx_status hxi_md_thermo_config_check(const hx_md_config *c);
 
 /* Every rank's atoms on rank 0 by global id (gather.c). */
 typedef struct hxi_md_gather {

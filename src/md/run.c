@@ -103,6 +103,10 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
     }
 #ifdef HALOX_MD_GPU_ENGINE
     if (cfg->use_gpu == 1 || (cfg->use_gpu < 0 && gpus > 0)) {
+        if (cfg->nvt.on || cfg->langevin.on)
+            return hxi_error(HX_ERR_UNSUPPORTED,
+                             "fix %s: the GPU engine runs fix nve only so far: run with --cpu",
+                             cfg->nvt.on ? "nvt" : "langevin");
         *ops = &hx_md_engine_gpu;
         return HX_OK;
     }
@@ -307,8 +311,8 @@ static hx_status hxi_thermo_print(hxi_run_state *r, int header)
     if (r->rank == 0) {
         hxi_progress_clear(&r->prog);
         if (header)
-            hxi_md_thermo_header(stdout);
-        hxi_md_thermo_row(stdout, &r->th);
+            hxi_md_thermo_header(stdout, r->cfg);
+        hxi_md_thermo_row(stdout, r->cfg, &r->th);
         errno = 0;
         if (fflush(stdout) != 0 || ferror(stdout))
             st = hxi_error(HX_ERR_IO, "cannot write the thermo output to stdout: %s",

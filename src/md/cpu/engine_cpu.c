@@ -8,19 +8,23 @@
  * atoms, reverse folds the halo forces into their owners). v and id stay in
  * the system's arrays, indexed like the home atoms.
  *
- * A step, as LAMMPS's Verlet with fix nve:
+ * A step, as LAMMPS's Verlet with fix nve (or fix nvt, whose chain scales
+ * the velocities for half a step before the first kick and after the
+ * second: thermostat.c):
  *   v += dt/2m f; x += dt v            (home atoms; skipped without nve)
  *   rebuild now?  (neigh_modify every/delay/check, as Neighbor::decide)
  *     yes: migrate (x, v, id), new plan (halo cutoff rc + skin), set it on
  *          the transport, forward, cell and neighbour lists
  *     no:  forward
  *   f = 0; local pairs; non-local pairs; reverse
+ *   f += fix langevin's drag and noise (home atoms)
  *   v += dt/2m f
  * After a migration the home atoms are in a new order; the lists, the
  * saved positions of the distance check and everything else indexed by atom
  * are rebuilt from it, and the forces are recomputed before they are used.
  */
 #include "md/cpu/md_cpu.h"
+#include "md/cpu/thermostat.h"
 #include "md/md_driver.h"
 #include "md/trace.h"
 
@@ -62,6 +66,7 @@ struct hx_md_engine {
     int check_pairs;     /* this rebuild compares the old lists' pairs with the new */
     double pairs_before; /* pairs within rc that the old lists held, this rank's */
     char describe[512];
+    hxi_md_nh nh; /* fix nvt's chain (cfg.nvt.on) */
 };
 
 static hx_status cpu_forward(hx_md_engine *e)
@@ -385,6 +390,34 @@ static void cpu_kick(hx_md_engine *e)
         v[i] += dtf * f[i];
 }
 
+/* fix langevin's forces on the home atoms, `done` steps into the run. */
+static void cpu_langevin(hx_md_engine *e, int64_t done)
+{
+    const hx_md_langevin *l = &e->cfg.langevin;
+    double t0;
+    if (!l->on)
+        return;
+    t0 = hxi_now();
+    hxi_md_langevin_forces(l, e->cfg.mass, e->cfg.dt, hxi_md_langevin_target(l, done, e->cfg.steps),
+                           e->cfg.first_step + done, e->sys->id, e->sys->v, e->f, e->nhome);
+    hxi_md_stage(&e->stats, HX_MD_INTEGRATE, t0, hxi_now());
+}
+
+/* The temperature of all atoms (sum m v^2 / (3N - 3)), as thermo has it
+ * and fix nvt's compute temp. Collective. */
+static hx_status cpu_temperature(hx_md_engine *e, double *t)
+{
+    const double *v = e->sys->v;
+    const double dof = 3.0 * (double) e->sys->natoms - 3.0;
+    double mv2 = 0.0;
+    for (int i = 0; i < e->nhome; i++)
+        mv2 += e->cfg.mass *
+               (v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] + v[3 * i + 2] * v[3 * i + 2]);
+    HXI_CHECK(hxi_allreduce_double(e->comm, &mv2, 1, 0));
+    *t = dof > 0 ? mv2 * (1.0 / dof) : 0.0;
+    return HX_OK;
+}
+
 static hx_status cpu_step(hx_md_engine *e, int want_thermo)
 {
     double t_start = hxi_now(), before = cpu_stage_sum(e), t0;
@@ -395,6 +428,10 @@ static hx_status cpu_step(hx_md_engine *e, int want_thermo)
         const double dt = e->cfg.dt;
         const double *v = e->sys->v;
         t0 = hxi_now();
+        if (e->cfg.nvt.on) {
+            hxi_md_nh_target(&e->nh, e->step + 1, e->cfg.steps);
+            hxi_md_nh_half(&e->nh, e->sys->v, e->nhome);
+        }
         cpu_kick(e);
         for (int i = 0; i < 3 * e->nhome; i++)
             e->x[i] += dt * v[i];
@@ -405,10 +442,17 @@ static hx_status cpu_step(hx_md_engine *e, int want_thermo)
         st = rebuild ? cpu_rebuild(e) : cpu_forward(e);
     if (st == HX_OK)
         st = cpu_forces(e, want_thermo);
+    if (st == HX_OK)
+        cpu_langevin(e, e->step + 1);
     if (st == HX_OK && e->cfg.nve) {
         t0 = hxi_now();
         cpu_kick(e);
         hxi_md_stage(&e->stats, HX_MD_INTEGRATE, t0, hxi_now());
+        if (e->cfg.nvt.on) {
+            st = cpu_temperature(e, &e->nh.t_current);
+            if (st == HX_OK)
+                hxi_md_nh_half(&e->nh, e->sys->v, e->nhome);
+        }
     }
     e->step++;
     e->stats.steps++;
@@ -494,6 +538,15 @@ static const char *cpu_describe(const hx_md_engine *e)
              "cpu engine (double): grid %dx%dx%d, halo cutoff %g, %d pulses; %s", d->grid[0],
              d->grid[1], d->grid[2], d->cutoff, e->plan ? hx_plan_npulses(e->plan) : 0,
              e->t ? hx_transport_describe(e->t) : "no transport");
+    if (e->cfg.nvt.on)
+        snprintf(m->describe + strlen(m->describe), sizeof m->describe - strlen(m->describe),
+                 "; fix nvt temp %g %g %g (tchain %d, tloop %d, drag %g)", e->cfg.nvt.t_start,
+                 e->cfg.nvt.t_stop, e->cfg.nvt.t_damp, e->cfg.nvt.tchain, e->cfg.nvt.tloop,
+                 e->cfg.nvt.drag);
+    if (e->cfg.langevin.on)
+        snprintf(m->describe + strlen(m->describe), sizeof m->describe - strlen(m->describe),
+                 "; fix langevin %g %g %g %d (noise by atom id and step)", e->cfg.langevin.t_start,
+                 e->cfg.langevin.t_stop, e->cfg.langevin.damp, e->cfg.langevin.seed);
     return e->describe;
 }
 
@@ -511,6 +564,19 @@ static void cpu_destroy(hx_md_engine *e)
     free(e->order);
     free(e->scratch);
     free(e);
+}
+
+/* The thermostats' set-up before the first step, as LAMMPS's fixes'
+ * setup(): fix langevin's forces at step 0, fix nvt's chain. */
+static hx_status cpu_thermostats_setup(hx_md_engine *e)
+{
+    double t_now;
+    cpu_langevin(e, 0);
+    if (!e->cfg.nvt.on)
+        return HX_OK;
+    HXI_CHECK(cpu_temperature(e, &t_now));
+    hxi_md_nh_setup(&e->nh, &e->cfg, 3.0 * (double) e->sys->natoms - 3.0, t_now);
+    return HX_OK;
 }
 
 static hx_status cpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_config *cfg,
@@ -553,6 +619,8 @@ static hx_status cpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
                                                             : cpu_build(e, NULL);
     if (st == HX_OK)
         st = cpu_forces(e, 1);
+    if (st == HX_OK)
+        st = cpu_thermostats_setup(e);
     if (st != HX_OK) {
         cpu_destroy(e);
         return st;
