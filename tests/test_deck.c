@@ -8,7 +8,9 @@
  */
 #include "hxtest.h"
 #include "md/deck.h"
+#include "md/pair/pair_eval.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,7 +39,7 @@ static void test_defaults(void)
     HXT_CHECK(c.cells[0] == 20 && c.cells[1] == 20 && c.cells[2] == 20, "cells %d %d %d",
               c.cells[0], c.cells[1], c.cells[2]);
     HXT_CHECK(c.density == 0.8442 && c.temperature == 1.44 && c.seed == 87287, "lj system");
-    HXT_CHECK(c.rc == 2.5 && c.epsilon == 1.0 && c.sigma == 1.0 && c.mass == 1.0, "lj pair");
+    HXT_CHECK(c.rc == 2.5 && c.pair[0] == 1.0 && c.pair[1] == 1.0 && c.mass == 1.0, "lj pair");
     HXT_CHECK(c.skin == 0.3 && c.neigh_every == 20 && c.neigh_delay == 0 && c.neigh_check == 0,
               "neighbour settings");
     HXT_CHECK(c.dt == 0.005 && c.steps == 100 && c.thermo_every == 50 && c.nve == 1, "integration");
@@ -73,8 +75,8 @@ static void test_in_lj(void)
                   c.velocity_gaussian == 0 && c.velocity_mom == 1 && c.velocity_rot == 0,
               "velocity %g %llu loop %d", c.temperature, (unsigned long long) c.seed,
               (int) c.velocity_loop);
-    HXT_CHECK(c.rc == 2.5 && c.epsilon == 1.0 && c.sigma == 1.0, "pair %g %g %g", c.rc, c.epsilon,
-              c.sigma);
+    HXT_CHECK(c.rc == 2.5 && c.pair[0] == 1.0 && c.pair[1] == 1.0, "pair %g %g %g", c.rc, c.pair[0],
+              c.pair[1]);
     HXT_CHECK(c.skin == 0.3 && c.neigh_every == 20 && c.neigh_delay == 0 && c.neigh_check == 0,
               "neighbor %g %d %d %d", c.skin, c.neigh_every, c.neigh_delay, c.neigh_check);
     HXT_CHECK(c.nve == 1 && c.steps == 100, "nve %d steps %d", c.nve, c.steps);
@@ -129,8 +131,8 @@ static void test_all_and_vars(void)
                       c.velocity_loop == HX_MD_LOOP_ALL && c.velocity_gaussian == 1 &&
                       c.velocity_mom == 1 && c.velocity_rot == 0,
                   "mass/velocity");
-        HXT_CHECK(c.rc == 3.0 && c.epsilon == 1.5 && c.sigma == 1.1 && c.shift_energy == 1,
-                  "pair %g %g %g %d", c.rc, c.epsilon, c.sigma, c.shift_energy);
+        HXT_CHECK(c.rc == 3.0 && c.pair[0] == 1.5 && c.pair[1] == 1.1 && c.shift_energy == 1,
+                  "pair %g %g %g %d", c.rc, c.pair[0], c.pair[1], c.shift_energy);
         HXT_CHECK(c.skin == 0.4 && c.neigh_every == 2 && c.neigh_delay == 4 && c.neigh_check == 1,
                   "lists %g %d %d %d", c.skin, c.neigh_every, c.neigh_delay, c.neigh_check);
         HXT_CHECK(c.nve == 1 && c.dt == 0.002 && c.thermo_every == 10, "integration");
@@ -251,9 +253,13 @@ static void test_lexical(void)
     if (HXT_OK(parse(HEAD "# a comment &\nthermo x\nrun 1\n", &c, NULL, 0)))
         HXT_CHECK(c.thermo_every == 0 && c.steps == 1, "continued comment");
 
-    /* pair_coeff's own cutoff wins over pair_style's, before or after. */
-    if (HXT_OK(parse(HEAD "pair_coeff 1 1 1 1 3.5\npair_style lj/cut 2.0\nrun 1", &c, NULL, 0)))
+    /* pair_coeff's own cutoff wins over pair_style's before it; a later
+     * pair_style's cutoff replaces it, as in LAMMPS (the same style keeps
+     * its coefficients). */
+    if (HXT_OK(parse(HEAD "pair_coeff 1 1 1 1 3.5\nrun 1", &c, NULL, 0)))
         HXT_CHECK(c.rc == 3.5, "rc %g", c.rc);
+    if (HXT_OK(parse(HEAD "pair_coeff 1 1 1 1 3.5\npair_style lj/cut 2.0\nrun 1", &c, NULL, 0)))
+        HXT_CHECK(c.rc == 2.0, "rc %g", c.rc);
     if (HXT_OK(parse(HEAD "pair_style lj/cut 2.0\nrun 1", &c, NULL, 0)))
         HXT_CHECK(c.rc == 2.0, "rc %g", c.rc);
 
@@ -320,6 +326,34 @@ static const bad_case bad_lines[] = {
     {"pair_style lj/cut 0", HX_ERR_PARSE, "t.in:10: pair_style: cutoff 0 must be > 0"},
     {"pair_style lj/cut/coul/long 2.5", HX_ERR_PARSE, "t.in:10: pair_style 'lj/cut/coul/long'"},
     {"pair_modify tail yes", HX_ERR_PARSE, "t.in:10: pair_modify keyword 'tail'"},
+    {"pair_style lj/cut 2.5\npair_coeff * * 1.0 -1.0", HX_ERR_PARSE,
+     "t.in:11: pair_coeff: sigma -1.0 must be > 0 (pair_coeff * * EPSILON SIGMA [RC])"},
+    {"pair_style morse 2.5\npair_coeff * * 1.0 0 1.1", HX_ERR_PARSE,
+     "t.in:11: pair_coeff: alpha 0 must be > 0 (pair_coeff * * D0 ALPHA R0 [RC])"},
+    {"pair_style morse 2.5\npair_coeff 1 1 1.0 -2 1.1", HX_ERR_PARSE,
+     "t.in:11: pair_coeff: alpha -2 must be > 0"},
+    {"pair_style morse 2.5\npair_coeff 1 1 1.0 2 1.1 0", HX_ERR_PARSE,
+     "t.in:11: pair_coeff: cutoff 0 must be > 0 (pair_coeff * * D0 ALPHA R0 [RC])"},
+    {"pair_style morse 2.5\npair_coeff * * 1.0 2", HX_ERR_PARSE,
+     "t.in:11: pair_coeff takes more arguments; write `pair_coeff * * D0 ALPHA R0 [RC]`"},
+    {"pair_style morse -2.5", HX_ERR_PARSE,
+     "t.in:10: pair_style: cutoff -2.5 must be > 0 (pair_style morse RC)"},
+    {"pair_style morse 2.5", HX_ERR_PARSE, "t.in:11: run comes before pair_coeff"},
+    {"pair_style yukawa 2.5", HX_ERR_PARSE,
+     "t.in:10: pair_style takes more arguments; write `pair_style yukawa KAPPA RC`"},
+    {"pair_style yukawa -1 2.5", HX_ERR_PARSE,
+     "t.in:10: pair_style: kappa -1 must be >= 0 (pair_style yukawa KAPPA RC)"},
+    {"pair_style soft 0", HX_ERR_PARSE,
+     "t.in:10: pair_style: cutoff 0 must be > 0 (pair_style soft RC)"},
+    {"pair_style soft 1.5\npair_coeff * * 1 2 3", HX_ERR_PARSE,
+     "t.in:11: pair_coeff takes fewer arguments; write `pair_coeff * * A [RC]`"},
+    {"pair_style lj/smooth/linear 2.5\npair_coeff 1 1 1.0 0.0", HX_ERR_PARSE,
+     "t.in:11: pair_coeff: sigma 0.0 must be > 0 (pair_coeff * * EPSILON SIGMA [RC])"},
+    {"pair_style lj/smooth/linear 2.5\npair_coeff 1 2 1.0 1.0", HX_ERR_PARSE,
+     "t.in:11: pair_coeff: atom type '2'"},
+    {"pair_style lj/smooth 2.0 2.5", HX_ERR_PARSE,
+     "t.in:10: pair_style 'lj/smooth': halox-md computes lj/cut, morse, yukawa, soft, "
+     "lj/smooth/linear"},
     {"pair_modify shift", HX_ERR_PARSE, "t.in:10: pair_modify takes more arguments"},
     {"neighbor -0.1 bin", HX_ERR_PARSE, "t.in:10: neighbor: skin -0.1 must be >= 0"},
     {"neighbor 0.3 nsq", HX_ERR_PARSE, "t.in:10: neighbor style 'nsq'"},
@@ -722,6 +756,43 @@ static void test_args(void)
     }
 }
 
+/* Each style with LAMMPS's forms: its parameters in c.pair (pair_coeff's,
+ * then pair_style's), `1 1` and `* *` alike; WCA is lj/cut shifted. */
+static void test_pair_styles(void)
+{
+    static const struct {
+        const char *lines;
+        int style;
+        double p0, p1, p2, rc;
+        int shift;
+    } ok[] = {
+        {"pair_style morse 2.5\npair_coeff * * 1.0 4.0 1.1", HX_PAIR_MORSE, 1.0, 4.0, 1.1, 2.5, 0},
+        {"pair_style morse 2.5\npair_coeff 1 1 2 3 1 2.2\npair_modify shift yes", HX_PAIR_MORSE,
+         2.0, 3.0, 1.0, 2.2, 1},
+        {"pair_style yukawa 2.0 2.5\npair_coeff * * 20.0", HX_PAIR_YUKAWA, 20.0, 2.0, 0.0, 2.5, 0},
+        {"pair_style yukawa 1.5 2.5\npair_coeff 1 1 -3 2.0", HX_PAIR_YUKAWA, -3.0, 1.5, 0.0, 2.0,
+         0},
+        {"pair_style soft 1.5\npair_coeff * * 5.0", HX_PAIR_SOFT, 5.0, 0.0, 0.0, 1.5, 0},
+        {"pair_style lj/smooth/linear 2.5\npair_coeff 1 1 1.0 1.0", HX_PAIR_LJ_SMOOTH_LINEAR, 1.0,
+         1.0, 0.0, 2.5, 0},
+        {"pair_style lj/cut $(2^(1/6))\npair_coeff * * 1.0 1.0\npair_modify shift yes",
+         HX_PAIR_LJ_CUT, 1.0, 1.0, 0.0, 1.122462048309373, 1},
+    };
+    char text[4096];
+    hx_md_config c;
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        snprintf(text, sizeof text, HEAD "%s\nrun 10\n", ok[i].lines);
+        hx_md_config_defaults(&c);
+        if (!HXT_OK(hx_md_deck_parse(text, strlen(text), "t.in", &c, NULL, 0)))
+            continue;
+        HXT_CHECK(c.pair_style == ok[i].style && c.pair[0] == ok[i].p0 && c.pair[1] == ok[i].p1 &&
+                      (ok[i].style != HX_PAIR_MORSE || c.pair[2] == ok[i].p2) &&
+                      fabs(c.rc - ok[i].rc) < 1e-12 && c.shift_energy == ok[i].shift,
+                  "%s: style %d pair %g %g %g rc %.17g shift %d", ok[i].lines, c.pair_style,
+                  c.pair[0], c.pair[1], c.pair[2], c.rc, c.shift_energy);
+    }
+}
+
 int main(int argc, char **argv)
 {
     hx_comm *comm = hxt_init(&argc, &argv, "test_deck");
@@ -733,6 +804,7 @@ int main(int argc, char **argv)
     test_all_and_vars();
     test_lexical();
     test_errors();
+    test_pair_styles();
     test_args();
     return hxt_finish(comm);
 }

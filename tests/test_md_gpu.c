@@ -113,7 +113,7 @@ static hx_status setup(hx_comm *comm, const hx_md_config *cfg, hx_md_system *sys
 static void ref_pairs(const double *x, int64_t n, const double L[3], const hx_md_config *cfg,
                       int rank, int size, ref_t *out)
 {
-    const double rc2 = cfg->rc * cfg->rc, s2 = cfg->sigma * cfg->sigma, eps = cfg->epsilon;
+    const double rc2 = cfg->rc * cfg->rc, s2 = cfg->pair[1] * cfg->pair[1], eps = cfg->pair[0];
     double e = 0, w = 0, np = 0;
     for (int64_t i = rank; i < n; i += size) {
         for (int64_t j = i + 1; j < n; j++) {
@@ -263,8 +263,8 @@ static void run_gpu(hx_comm *comm, const hx_md_config *base, const char *name, i
     {
         double s2 = 0, worst = 0, fc;
         int64_t bad = 0, worst_id = -1;
-        double q = cfg.sigma * cfg.sigma / (cfg.rc * cfg.rc), q6 = q * q * q;
-        fc = fabs(24.0 * cfg.epsilon * (2.0 * q6 * q6 - q6) / cfg.rc);
+        double q = cfg.pair[1] * cfg.pair[1] / (cfg.rc * cfg.rc), q6 = q * q * q;
+        fc = fabs(24.0 * cfg.pair[0] * (2.0 * q6 * q6 - q6) / cfg.rc);
         for (int64_t i = 0; i < N; i++)
             for (int k = 0; k < 3; k++)
                 s2 += cpu->f0[3 * i + k] * cpu->f0[3 * i + k];
