@@ -103,7 +103,7 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
                              "a GPU, or use --cpu");
     }
 #ifdef HALOX_MD_GPU_ENGINE
-    if (cfg->use_gpu == 1 || (cfg->use_gpu < 0 && gpus > 0 && cfg->pair_style == HX_PAIR_LJ_CUT)) {
+    if (cfg->use_gpu == 1 || (cfg->use_gpu < 0 && gpus > 0)) {
         *ops = &hx_md_engine_gpu;
         return HX_OK;
     }

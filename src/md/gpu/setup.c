@@ -6,7 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "md/gpu/engine.h"
-#include "md/pair/pair_eval.h"
+#include "md/pair/pair_styles.h"
 
 #include <float.h>
 #include <math.h>
@@ -328,16 +328,14 @@ static void setup_physics(hx_md_engine *e)
     const hx_md_config *c = &e->cfg;
     const hx_decomp *d = &e->decomp;
     double ext[3];
-    /* lj/cut: epsilon, sigma (hxg_eng_create_local refuses other styles). */
-    const double eps = c->pair[0], s6 = pow(c->pair[1], 6.0), s12 = s6 * s6;
+    double coef[HX_PAIR_NCOEF], eoff;
+    hxi_pair_setup(c->pair_style, c->pair, c->rc, c->shift_energy, coef, &eoff);
     e->phys.lj.rc2 = (float) (c->rc * c->rc);
     e->phys.lj.rh2 = (float) (e->phys.rh * e->phys.rh);
-    e->phys.lj.lj1 = (float) (48.0 * eps * s12);
-    e->phys.lj.lj2 = (float) (24.0 * eps * s6);
-    e->phys.lj.lj3 = (float) (4.0 * eps * s12);
-    e->phys.lj.lj4 = (float) (4.0 * eps * s6);
-    double sr6 = s6 / pow(c->rc, 6.0);
-    e->phys.lj.eoff = c->shift_energy ? (float) (4.0 * eps * (sr6 * sr6 - sr6)) : 0.0f;
+    e->phys.lj.style = c->pair_style;
+    for (int k = 0; k < HX_PAIR_NCOEF; k++)
+        e->phys.lj.c[k] = (float) coef[k];
+    e->phys.lj.eoff = (float) eoff;
     e->phys.dt = (float) c->dt;
     e->phys.mass = (float) c->mass;
     e->phys.dtf = (float) (0.5 * c->dt / c->mass);
@@ -464,15 +462,12 @@ hx_status hxg_eng_ensure_capacity(hx_md_engine *e, int nhome, int ntotal)
 hx_status hxg_eng_create_local(hx_md_engine *e)
 {
     const hx_md_config *cfg = &e->cfg;
-    if (cfg->pair_style != HX_PAIR_LJ_CUT)
-        return hxi_error(HX_ERR_UNSUPPORTED, "the GPU engine runs pair_style lj/cut only so far: "
-                                             "run with --cpu");
-    if (!(cfg->rc > 0) || !(cfg->skin >= 0) || !(cfg->dt > 0) || !(cfg->mass > 0) ||
-        !(cfg->pair[1] > 0) || !(cfg->pair[0] >= 0))
+    if (!(cfg->rc > 0) || !(cfg->skin >= 0) || !(cfg->dt > 0) || !(cfg->mass > 0))
         return hxi_error(HX_ERR_INVALID,
-                         "GPU engine: rc, dt, mass and sigma must be positive and skin, "
-                         "epsilon not negative (rc %g skin %g dt %g mass %g sigma %g eps %g)",
-                         cfg->rc, cfg->skin, cfg->dt, cfg->mass, cfg->pair[1], cfg->pair[0]);
+                         "GPU engine: rc, dt and mass must be positive and skin not negative (rc "
+                         "%g skin %g dt %g mass %g)",
+                         cfg->rc, cfg->skin, cfg->dt, cfg->mass);
+    HXI_CHECK(hxi_pair_valid(cfg->pair_style, cfg->pair, cfg->rc, HX_ERR_INVALID, "GPU engine: "));
     if (e->decomp.nranks != e->nranks)
         return hxi_error(HX_ERR_GRID,
                          "GPU engine: the system's decomposition has %d domains but the "
