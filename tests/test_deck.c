@@ -338,7 +338,9 @@ static const bad_case bad_lines[] = {
      "t.in:11: pair_coeff takes more arguments; write `pair_coeff * * D0 ALPHA R0 [RC]`"},
     {"pair_style morse -2.5", HX_ERR_PARSE,
      "t.in:10: pair_style: cutoff -2.5 must be > 0 (pair_style morse RC)"},
-    {"pair_style morse 2.5", HX_ERR_PARSE, "t.in:11: run comes before pair_coeff"},
+    {"pair_style morse 2.5", HX_ERR_PARSE,
+     "t.in:11: run comes before pair_coeff; pair_style morse needs `pair_coeff * * D0 ALPHA R0 "
+     "[RC]` first"},
     {"pair_style yukawa 2.5", HX_ERR_PARSE,
      "t.in:10: pair_style takes more arguments; write `pair_style yukawa KAPPA RC`"},
     {"pair_style yukawa -1 2.5", HX_ERR_PARSE,
@@ -469,6 +471,8 @@ static const bad_case bad_decks[] = {
     {"read_restart a.rst\nvelocity all create 1 5\n", HX_ERR_PARSE,
      "t.in:2: velocity after read_restart"},
     {"read_restart a.rst\nread_restart b.rst\n", HX_ERR_PARSE, "t.in:2: a second read_restart"},
+    {"read_restart a.rst\npair_coeff * * 1 1\n", HX_ERR_PARSE,
+     "t.in:2: pair_coeff after read_restart needs a pair_style before it"},
     {"lattice fcc 0.8\nregion box block 0 4 0 4 0 4\ncreate_box 1 box\n"
      "velocity all create 1 1\n",
      HX_ERR_PARSE, "t.in:4: velocity comes before create_atoms"},

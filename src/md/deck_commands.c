@@ -13,7 +13,7 @@
 
 /* ------------------------------------------------------------ commands */
 
-hx_status deck_nargs(deck *d, int min, int max, const char *usage)
+static hx_status nargs(deck *d, int min, int max, const char *usage)
 {
     if (d->nwords < min || d->nwords > max)
         return deck_error(d, "%s takes %s; write `%s`", d->words[0],
@@ -22,7 +22,7 @@ hx_status deck_nargs(deck *d, int min, int max, const char *usage)
 }
 
 /* Atom types: halox-md has one, so "1" or a range that holds only 1. */
-hx_status deck_check_type(deck *d, const char *w)
+static hx_status check_type(deck *d, const char *w)
 {
     static const char *const ok[] = {"1", "*", "1*", "*1", "1*1"};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
@@ -32,12 +32,28 @@ hx_status deck_check_type(deck *d, const char *w)
                       deck_show(w).s);
 }
 
-hx_status deck_need(deck *d, int have, const char *first)
+static hx_status need(deck *d, int have, const char *first)
 {
     if (!have)
         return deck_error(d, "%s comes before %s; LAMMPS needs %s first", d->words[0], first,
                           first);
     return HX_OK;
+}
+
+/* The helpers above, for the pair commands (deck_pair.c). */
+hx_status deck_nargs(deck *d, int min, int max, const char *usage)
+{
+    return nargs(d, min, max, usage);
+}
+
+hx_status deck_check_type(deck *d, const char *w)
+{
+    return check_type(d, w);
+}
+
+hx_status deck_need(deck *d, int have, const char *first)
+{
+    return need(d, have, first);
 }
 
 /* Commands that make the box, the atoms or their velocities: the restart
@@ -54,7 +70,7 @@ static hx_status not_restarted(deck *d)
 
 static hx_status cmd_units(deck *d)
 {
-    HXI_CHECK(deck_nargs(d, 2, 2, "units lj"));
+    HXI_CHECK(nargs(d, 2, 2, "units lj"));
     if (d->have_box)
         return deck_error(d, "units after create_box; put it first");
     if (strcmp(d->words[1], "lj") != 0)
@@ -67,7 +83,7 @@ static hx_status cmd_units(deck *d)
 
 static hx_status cmd_atom_style(deck *d)
 {
-    HXI_CHECK(deck_nargs(d, 2, 2, "atom_style atomic"));
+    HXI_CHECK(nargs(d, 2, 2, "atom_style atomic"));
     if (d->have_box)
         return deck_error(d, "atom_style after create_box; put it first");
     if (strcmp(d->words[1], "atomic") != 0)
@@ -90,7 +106,7 @@ static hx_status cmd_lattice(deck *d)
     if (d->nwords > 3)
         return deck_error(d, "lattice keyword '%s' is not supported; write `lattice fcc RHO`",
                           deck_show(d->words[3]).s);
-    HXI_CHECK(deck_nargs(d, 3, 3, "lattice fcc RHO"));
+    HXI_CHECK(nargs(d, 3, 3, "lattice fcc RHO"));
     if (d->nregions > 0 || d->have_box)
         return deck_error(d, "lattice after region: halox-md builds the box and the atoms "
                              "from one lattice; put lattice before region");
@@ -108,7 +124,7 @@ static hx_status cmd_region(deck *d)
     static const char usage[] = "region ID block 0 NX 0 NY 0 NZ";
     static const char *const axis = "xyz";
     deck_region *r;
-    HXI_CHECK(deck_nargs(d, 9, 11, usage));
+    HXI_CHECK(nargs(d, 9, 11, usage));
     if (!deck_is_name(d->words[1], strlen(d->words[1])))
         return deck_error(d, "region ID '%s' must be letters, digits and _",
                           deck_show(d->words[1]).s);
@@ -121,7 +137,7 @@ static hx_status cmd_region(deck *d)
             return deck_error(d, "region keyword '%s' is not supported (only `units lattice`)",
                               deck_show(d->words[9]).s);
     }
-    HXI_CHECK(deck_need(d, d->have_lattice, "lattice"));
+    HXI_CHECK(need(d, d->have_lattice, "lattice"));
     for (int i = 0; i < d->nregions; i++)
         if (strcmp(d->regions[i].id, d->words[1]) == 0)
             return deck_error(d, "region ID '%s' is already defined", deck_show(d->words[1]).s);
@@ -163,7 +179,7 @@ static hx_status cmd_create_box(deck *d)
     HXI_CHECK(not_restarted(d));
     const deck_region *r;
     long long ntypes;
-    HXI_CHECK(deck_nargs(d, 3, 3, "create_box 1 REGION"));
+    HXI_CHECK(nargs(d, 3, 3, "create_box 1 REGION"));
     HXI_CHECK(deck_get_int(d, "the number of atom types", d->words[1], 0, LLONG_MAX, &ntypes));
     if (ntypes != 1)
         return deck_error(d, "create_box %s: halox-md has one atom type (create_box 1 REGION)",
@@ -187,7 +203,7 @@ static hx_status cmd_create_atoms(deck *d)
     HXI_CHECK(not_restarted(d));
     static const char usage[] = "create_atoms 1 box";
     long long type;
-    HXI_CHECK(deck_nargs(d, 3, 4, usage));
+    HXI_CHECK(nargs(d, 3, 4, usage));
     HXI_CHECK(deck_get_int(d, "the atom type", d->words[1], 0, LLONG_MAX, &type));
     if (type != 1)
         return deck_error(d, "create_atoms %s: halox-md has one atom type (%s)",
@@ -198,7 +214,7 @@ static hx_status cmd_create_atoms(deck *d)
     if (d->nwords == 4 && strcmp(d->words[2], "region") != 0)
         return deck_error(d, "create_atoms style '%s' is not supported (%s or %s)",
                           deck_show(d->words[2]).s, usage, "create_atoms 1 region BOXREGION");
-    HXI_CHECK(deck_need(d, d->have_box, "create_box"));
+    HXI_CHECK(need(d, d->have_box, "create_box"));
     if (d->nwords == 4 && strcmp(d->words[3], d->box_region) != 0)
         return deck_error(d,
                           "create_atoms region '%s': halox-md fills the whole box "
@@ -213,9 +229,9 @@ static hx_status cmd_create_atoms(deck *d)
 static hx_status cmd_mass(deck *d)
 {
     double m;
-    HXI_CHECK(deck_nargs(d, 3, 3, "mass 1 M"));
-    HXI_CHECK(deck_check_type(d, d->words[1]));
-    HXI_CHECK(deck_need(d, d->have_box, "create_box"));
+    HXI_CHECK(nargs(d, 3, 3, "mass 1 M"));
+    HXI_CHECK(check_type(d, d->words[1]));
+    HXI_CHECK(need(d, d->have_box, "create_box"));
     HXI_CHECK(deck_get_double(d, "mass", d->words[2], &m));
     if (m <= 0.0)
         return deck_error(d, "mass %s must be > 0", deck_show(d->words[2]).s);
@@ -255,9 +271,9 @@ static hx_status cmd_velocity(deck *d)
     if (d->have_velocity)
         return deck_error(d, "a second velocity command: halox-md reads one `velocity all "
                              "create` per deck");
-    HXI_CHECK(deck_nargs(d, 5, DECK_MAX_WORDS, usage));
-    HXI_CHECK(deck_need(d, d->have_atoms, "create_atoms"));
-    HXI_CHECK(deck_need(d, d->have_mass, "mass")); /* LAMMPS: all masses must be set */
+    HXI_CHECK(nargs(d, 5, DECK_MAX_WORDS, usage));
+    HXI_CHECK(need(d, d->have_atoms, "create_atoms"));
+    HXI_CHECK(need(d, d->have_mass, "mass")); /* LAMMPS: all masses must be set */
     HXI_CHECK(deck_get_double(d, "temperature", d->words[3], &t));
     if (t < 0.0)
         return deck_error(d, "velocity: temperature %s must be >= 0", deck_show(d->words[3]).s);
@@ -320,7 +336,7 @@ static hx_status cmd_velocity(deck *d)
 static hx_status cmd_neighbor(deck *d)
 {
     double skin;
-    HXI_CHECK(deck_nargs(d, 3, 3, "neighbor SKIN bin"));
+    HXI_CHECK(nargs(d, 3, 3, "neighbor SKIN bin"));
     HXI_CHECK(deck_get_double(d, "skin", d->words[1], &skin));
     if (skin < 0.0)
         return deck_error(d, "neighbor: skin %s must be >= 0", deck_show(d->words[1]).s);
@@ -333,7 +349,7 @@ static hx_status cmd_neighbor(deck *d)
 
 static hx_status cmd_neigh_modify(deck *d)
 {
-    HXI_CHECK(deck_nargs(d, 3, DECK_MAX_WORDS, "neigh_modify every N delay N check yes|no"));
+    HXI_CHECK(nargs(d, 3, DECK_MAX_WORDS, "neigh_modify every N delay N check yes|no"));
     for (int i = 1; i < d->nwords; i += 2) {
         const char *k = d->words[i];
         const char *v = i + 1 < d->nwords ? d->words[i + 1] : NULL;
@@ -362,13 +378,13 @@ static hx_status cmd_fix(deck *d)
     if (d->nwords >= 4 && strcmp(d->words[3], "nve") != 0)
         return deck_error(d, "fix style '%s': halox-md integrates with fix ID all nve only",
                           deck_show(d->words[3]).s);
-    HXI_CHECK(deck_nargs(d, 4, 4, "fix ID all nve"));
+    HXI_CHECK(nargs(d, 4, 4, "fix ID all nve"));
     if (!deck_is_name(d->words[1], strlen(d->words[1])))
         return deck_error(d, "fix ID '%s' must be letters, digits and _", deck_show(d->words[1]).s);
     if (strcmp(d->words[2], "all") != 0)
         return deck_error(d, "fix group '%s': halox-md has the group all only",
                           deck_show(d->words[2]).s);
-    HXI_CHECK(deck_need(d, d->have_box, "create_box"));
+    HXI_CHECK(need(d, d->have_box, "create_box"));
     if (d->have_fix && strcmp(d->fix_id, d->words[1]) != 0)
         return deck_error(d, "fix %s: a second fix nve (besides %s) would integrate twice",
                           deck_show(d->words[1]).s, d->fix_id);
@@ -381,7 +397,7 @@ static hx_status cmd_fix(deck *d)
 static hx_status cmd_timestep(deck *d)
 {
     double dt;
-    HXI_CHECK(deck_nargs(d, 2, 2, "timestep DT"));
+    HXI_CHECK(nargs(d, 2, 2, "timestep DT"));
     HXI_CHECK(deck_get_double(d, "timestep", d->words[1], &dt));
     if (dt <= 0.0)
         return deck_error(d, "timestep %s must be > 0", deck_show(d->words[1]).s);
@@ -392,7 +408,7 @@ static hx_status cmd_timestep(deck *d)
 
 static hx_status cmd_thermo(deck *d)
 {
-    HXI_CHECK(deck_nargs(d, 2, 2, "thermo N"));
+    HXI_CHECK(nargs(d, 2, 2, "thermo N"));
     return deck_get_int32(d, "the thermo interval", d->words[1], 0, &d->c.thermo_every);
 }
 
@@ -410,14 +426,14 @@ static hx_status cmd_dump(deck *d)
                           "dump style '%s': halox-md writes one extended XYZ trajectory "
                           "(%s)",
                           deck_show(d->words[3]).s, usage);
-    HXI_CHECK(deck_nargs(d, 6, 6, usage));
+    HXI_CHECK(nargs(d, 6, 6, usage));
     if (!deck_is_name(d->words[1], strlen(d->words[1])))
         return deck_error(d, "dump ID '%s' must be letters, digits and _",
                           deck_show(d->words[1]).s);
     if (strcmp(d->words[2], "all") != 0)
         return deck_error(d, "dump group '%s': halox-md has the group all only",
                           deck_show(d->words[2]).s);
-    HXI_CHECK(deck_need(d, d->have_box, "create_box"));
+    HXI_CHECK(need(d, d->have_box, "create_box"));
     if (d->have_dump)
         return deck_error(d, "a second dump: halox-md writes one trajectory");
     HXI_CHECK(deck_get_int32(d, "the dump interval", d->words[4], 1, &every));
@@ -441,7 +457,7 @@ static hx_status cmd_dump(deck *d)
 static hx_status cmd_dump_modify(deck *d)
 {
     static const char usage[] = "dump_modify ID sort id";
-    HXI_CHECK(deck_nargs(d, 2, DECK_MAX_WORDS, usage));
+    HXI_CHECK(nargs(d, 2, DECK_MAX_WORDS, usage));
     if (!d->have_dump || strcmp(d->words[1], d->dump_id) != 0)
         return deck_error(d, "dump_modify: no dump '%s' (define it with `dump %s all atom N FILE`)",
                           deck_show(d->words[1]).s, deck_show(d->words[1]).s);
@@ -463,7 +479,7 @@ static hx_status cmd_dump_modify(deck *d)
 static hx_status cmd_run(deck *d)
 {
     int n;
-    HXI_CHECK(deck_nargs(d, 2, 6, "run N [pre yes|no] [post yes|no]"));
+    HXI_CHECK(nargs(d, 2, 6, "run N [pre yes|no] [post yes|no]"));
     HXI_CHECK(deck_get_int32(d, "the number of steps", d->words[1], 0, &n));
     for (int i = 2; i < d->nwords; i += 2) {
         int unused;
@@ -476,11 +492,11 @@ static hx_status cmd_run(deck *d)
         HXI_CHECK(deck_get_yes_no(d, d->words[i], d->words[i + 1], &unused));
     }
     if (!d->ran) {
-        HXI_CHECK(deck_need(d, d->have_box, "create_box"));
-        HXI_CHECK(deck_need(d, d->have_atoms, "create_atoms"));
-        HXI_CHECK(deck_need(d, d->have_mass, "mass"));
-        HXI_CHECK(deck_need(d, d->have_pair_style, "pair_style"));
-        HXI_CHECK(deck_need(d, d->have_pair_coeff, "pair_coeff"));
+        HXI_CHECK(need(d, d->have_box, "create_box"));
+        HXI_CHECK(need(d, d->have_atoms, "create_atoms"));
+        HXI_CHECK(need(d, d->have_mass, "mass"));
+        HXI_CHECK(need(d, d->have_pair_style, "pair_style"));
+        HXI_CHECK(deck_pair_ready(d));
         /* After read_restart without a new pair_style or cutoff, the
          * file's cutoff is used (set when the file is read). */
         if (d->rc_coeff > 0.0 || d->rc_global > 0.0)
@@ -500,7 +516,7 @@ static hx_status cmd_run(deck *d)
  * LAMMPS. Neighbour settings, fix nve, thermo and output are the deck's. */
 static hx_status cmd_read_restart(deck *d)
 {
-    HXI_CHECK(deck_nargs(d, 2, 2, "read_restart FILE"));
+    HXI_CHECK(nargs(d, 2, 2, "read_restart FILE"));
     if (d->restarted)
         return deck_error(d, "a second read_restart");
     if (d->have_lattice || d->have_box || d->nregions > 0)
@@ -539,8 +555,8 @@ static hx_status restart_name(deck *d, const char *w, char *dst, size_t size)
 /* `write_restart FILE`: the state after the steps of the runs so far. */
 static hx_status cmd_write_restart(deck *d)
 {
-    HXI_CHECK(deck_nargs(d, 2, 2, "write_restart FILE"));
-    HXI_CHECK(deck_need(d, d->have_atoms, "create_atoms"));
+    HXI_CHECK(nargs(d, 2, 2, "write_restart FILE"));
+    HXI_CHECK(need(d, d->have_atoms, "create_atoms"));
     if (d->c.write_restart_file[0])
         return deck_error(d, "a second write_restart: halox-md writes one per deck");
     HXI_CHECK(
@@ -555,7 +571,7 @@ static hx_status cmd_restart(deck *d)
     static const char usage[] = "restart N FILE | restart 0";
     int every;
     if (d->nwords >= 2 && strcmp(d->words[1], "0") == 0) {
-        HXI_CHECK(deck_nargs(d, 2, 2, usage));
+        HXI_CHECK(nargs(d, 2, 2, usage));
         d->c.checkpoint_every = 0;
         d->c.checkpoint_file[0] = '\0';
         return HX_OK;
@@ -565,7 +581,7 @@ static hx_status cmd_restart(deck *d)
                           "restart N FILE1 FILE2 (two files in turn) is not supported: "
                           "halox-md keeps the previous file as FILE.prev (%s)",
                           usage);
-    HXI_CHECK(deck_nargs(d, 3, 3, usage));
+    HXI_CHECK(nargs(d, 3, 3, usage));
     HXI_CHECK(deck_get_int32(d, "the restart interval", d->words[1], 1, &every));
     HXI_CHECK(restart_name(d, d->words[2], d->c.checkpoint_file, sizeof d->c.checkpoint_file));
     d->c.checkpoint_every = every;

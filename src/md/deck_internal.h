@@ -59,6 +59,7 @@ typedef struct deck {
     int have_lattice, have_box, have_atoms, have_mass, have_pair_style, have_pair_coeff;
     int have_fix, have_dump, have_velocity, ran;
     int restarted;    /* read_restart given: the file holds box, atoms, mass, pair, dt */
+    int new_style;    /* the deck gave pair_style (after read_restart: a new one) */
     double rc_global; /* pair_style ... RC */
     double rc_coeff;  /* pair_coeff ... RC, or 0 when none was given */
     deck_region regions[DECK_MAX_REGIONS];
@@ -114,5 +115,7 @@ hx_status deck_need(deck *d, int have, const char *first);
 hx_status deck_pair_style(deck *d);
 hx_status deck_pair_coeff(deck *d);
 hx_status deck_pair_modify(deck *d);
+/* At the first run: the pair style has its coefficients. */
+hx_status deck_pair_ready(deck *d);
 
 #endif

@@ -58,6 +58,7 @@ hx_status deck_pair_style(deck *d)
     d->rc_coeff = 0.0;
     d->c.given |= HX_MD_GIVEN_RC | HX_MD_GIVEN_PAIR;
     d->have_pair_style = 1;
+    d->new_style = 1;
     return HX_OK;
 }
 
@@ -67,6 +68,11 @@ hx_status deck_pair_coeff(deck *d)
     const hxi_pair_style *s;
     double rc = 0.0, p[HX_PAIR_NPARAM];
     HXI_CHECK(deck_need(d, d->have_pair_style, "pair_style"));
+    if (d->restarted && !d->new_style)
+        return deck_error(d,
+                          "pair_coeff after read_restart needs a pair_style before it: the "
+                          "file's style is known only when the run starts (pair_style %s)",
+                          hxi_pair_names());
     s = hxi_pair_style_of(d->c.pair_style);
     if (!s)
         return deck_error(d, "pair_coeff: pair style %d is unknown", d->c.pair_style);
@@ -103,5 +109,14 @@ hx_status deck_pair_modify(deck *d)
         HXI_CHECK(deck_get_yes_no(d, "shift", d->words[i + 1], &d->c.shift_energy));
         d->c.given |= HX_MD_GIVEN_SHIFT;
     }
+    return HX_OK;
+}
+
+hx_status deck_pair_ready(deck *d)
+{
+    const hxi_pair_style *s = hxi_pair_style_of(d->c.pair_style);
+    if (!d->have_pair_coeff)
+        return deck_error(d, "run comes before pair_coeff; pair_style %s needs `%s` first",
+                          s ? s->name : "?", s ? s->coeff_form : "pair_coeff");
     return HX_OK;
 }
