@@ -8,6 +8,7 @@ file(GLOB HX_DECK_CORPUS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/decks/*)
 
 hx_test(test_deck SOURCES test_deck.c ${HX_DECK_SOURCES}
         ARGS ${CMAKE_CURRENT_SOURCE_DIR}/decks LABELS cpu)
+hx_test(test_deck_pair SOURCES test_deck_pair.c ${HX_DECK_SOURCES} LABELS cpu)
 
 # The fuzz target without libFuzzer: the corpus, then seeded mutations.
 hx_test(fuzz_deck_main SOURCES fuzz_deck_main.c fuzz_deck.c ${HX_DECK_SOURCES}
