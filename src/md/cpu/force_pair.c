@@ -1,9 +1,9 @@
 /*
  * force_pair.c - the pair style's forces over a half list: F(r)/r and the
  * energy of pair_eval.h's formula within rc, the energy less its value at
- * rc when shifted (pair_modify shift yes). Each pair is computed once and its force added
- * to both atoms (halo atoms' forces go back to their owners in the force
- * halo exchange). The virial is sum r.F over pairs, which is what LAMMPS's
+ * rc when shifted (pair_modify shift yes). Each pair is computed once and
+ * its force added to both atoms (halo atoms' forces go back to their
+ * owners in the force halo exchange). The virial is sum r.F over pairs, which is what LAMMPS's
  * fdotr sum over owned and ghost atoms amounts to.
  */
 #include "md/cpu/md_cpu.h"
@@ -19,7 +19,8 @@ void hxi_md_pair_init(hxi_md_pair *p, const hx_md_config *cfg)
 /* Pairs are taken in chunks: the distances are gathered (with the minimum
  * image for a row's image pairs), the pair forces fpair(r2) of the whole
  * chunk computed in one loop without branches, which the compiler
- * vectorises (4 divisions per instruction with AVX2), then the forces
+ * vectorises for lj/cut (4 divisions per instruction with AVX2; styles
+ * that call exp or cos call them pair by pair), then the forces
  * added to both atoms in list order. The arithmetic of each pair and the
  * order of every sum are those of a plain pair-by-pair loop, so the result
  * is the same bit for bit on any x86-64 (no fused multiply-add is used).
