@@ -2,12 +2,14 @@
 # its fuzz target. The tests compile the reader from source, so they need
 # libhalox only (errors, hx_grid_parse), not the engine.
 set(HX_DECK_SOURCES ${PROJECT_SOURCE_DIR}/src/md/deck.c ${PROJECT_SOURCE_DIR}/src/md/deck_lex.c
-                     ${PROJECT_SOURCE_DIR}/src/md/deck_commands.c ${PROJECT_SOURCE_DIR}/src/md/config.c
+                     ${PROJECT_SOURCE_DIR}/src/md/deck_commands.c ${PROJECT_SOURCE_DIR}/src/md/deck_pair.c
+                     ${PROJECT_SOURCE_DIR}/src/md/pair/pair_styles.c ${PROJECT_SOURCE_DIR}/src/md/config.c
                      ${PROJECT_SOURCE_DIR}/src/md/deck_fix.c ${PROJECT_SOURCE_DIR}/src/md/thermo.c)
 file(GLOB HX_DECK_CORPUS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/decks/*)
 
 hx_test(test_deck SOURCES test_deck.c ${HX_DECK_SOURCES}
         ARGS ${CMAKE_CURRENT_SOURCE_DIR}/decks LABELS cpu)
+hx_test(test_deck_pair SOURCES test_deck_pair.c ${HX_DECK_SOURCES} LABELS cpu)
 
 # The fuzz target without libFuzzer: the corpus, then seeded mutations.
 hx_test(fuzz_deck_main SOURCES fuzz_deck_main.c fuzz_deck.c ${HX_DECK_SOURCES}

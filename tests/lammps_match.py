@@ -37,6 +37,10 @@ Which runs are compared, as LAMMPS documents its loop modes:
   - loop local: a stream per process over its own atoms, which depends on
     the decomposition in either program: 1 rank against 1 rank only.
 
+Deck files (--deck, as tests/decks/in.pair_*: the pair styles): each with
+velocity loop geom, compared like the decks above at 1 and 3 ranks; with
+--deck, only those files run.
+
 Trajectories: `dump ID all atom|xyz N FILE` with `dump_modify ID sort id`
 on a small deck: halox-md's file on 1 and 3 ranks must equal LAMMPS's
 (1 process) byte for byte (LAMMPS prints coordinates to 6 digits).
@@ -128,6 +132,24 @@ def deck_text(cells, rho, temp, seed, vel, extra):
 DUMPS = [("dump_atom", "atom", "traj.atom"), ("dump_xyz", "xyz", "traj.xyz")]
 
 
+def deck_files(given, only, tmp):
+    """(name, path, velocity loop) of each deck to compare: the files given,
+    else the built-in decks written into tmp."""
+    if given:
+        return [(os.path.basename(p), os.path.abspath(p), "geom") for p in given]
+    out = []
+    for (name, cells, rho, temp, seed, vel, extra, steps, thermo) in DECKS:
+        if only and name not in only:
+            continue
+        lines = deck_text(cells, rho, temp, seed, vel, extra)
+        path = os.path.join(tmp, "in." + name)
+        with open(path, "w") as f:
+            f.write("\n".join(lines + ["thermo %d" % thermo, "run %d" % steps]) + "\n")
+        loop = "local" if "loop local" in vel else "geom" if "loop geom" in vel else "all"
+        out.append((name, path, loop))
+    return out
+
+
 def thermo_rows(text):
     """The thermo rows as words, the header's words first."""
     rows, on = [], False
@@ -162,6 +184,8 @@ def main():
     ap.add_argument("--ranks", default="1,3")
     ap.add_argument("--only", default="", help="comma-separated deck names")
     ap.add_argument("--halox-args", default="", help="more halox-md options")
+    ap.add_argument("--deck", action="append", default=[],
+                    help="a deck file (velocity loop geom) to compare instead of the built-in decks")
     a = ap.parse_args()
 
     lmp = shutil.which(a.lmp)
@@ -181,14 +205,7 @@ def main():
     only = set(a.only.split(",")) if a.only else None
     worst, failures, compared = 0.0, [], 0
     with tempfile.TemporaryDirectory(prefix="halox-lammps-") as tmp:
-        for (name, cells, rho, temp, seed, vel, extra, steps, thermo) in DECKS:
-            if only and name not in only:
-                continue
-            lines = deck_text(cells, rho, temp, seed, vel, extra)
-            path = os.path.join(tmp, "in." + name)
-            with open(path, "w") as f:
-                f.write("\n".join(lines + ["thermo %d" % thermo, "run %d" % steps]) + "\n")
-            loop = "local" if "loop local" in vel else "geom" if "loop geom" in vel else "all"
+        for (name, path, loop) in deck_files(a.deck, only, tmp):
             lam = {}
             for n in ranks:
                 if loop == "local" and n != 1:
@@ -233,7 +250,7 @@ def main():
                   (name, loop, ",".join(str(n) for n in ranks
                                          if not (loop == "local" and n != 1))))
         for (name, style, fname) in DUMPS:
-            if only and name not in only:
+            if (only and name not in only) or a.deck:
                 continue
             lines = deck_text((6, 7, 8), 0.8442, 1.44, 87287, "loop geom", [])
             path = os.path.join(tmp, "in." + name)

@@ -206,6 +206,16 @@ if(Python3_Interpreter_FOUND)
   set_tests_properties(test_lammps_match PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED"
                        LABELS lammps TIMEOUT 900 PROCESSORS 3)
   hx_test_mpi_env(test_lammps_match CPU)
+  # Every pair style (tests/decks/in.pair_*: morse, yukawa, soft,
+  # lj/smooth/linear, and WCA as lj/cut shifted at 2^(1/6)) the same way.
+  file(GLOB hx_pair_decks ${CMAKE_CURRENT_SOURCE_DIR}/decks/in.pair_*)
+  list(TRANSFORM hx_pair_decks PREPEND "--deck=")
+  add_test(NAME test_lammps_pair
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/lammps_match.py
+                   --halox $<TARGET_FILE:halox-md> ${hx_py_launch} ${hx_pair_decks})
+  set_tests_properties(test_lammps_pair PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED"
+                       LABELS lammps TIMEOUT 600 PROCESSORS 3)
+  hx_test_mpi_env(test_lammps_pair CPU)
 endif()
 
 # fix langevin (tests/thermostat_cases.py): the mean temperature over

@@ -152,8 +152,16 @@ def reseal(b, payload=None):
     return bytes(b)
 
 
+def as_version2(b):
+    """A version-3 file of lj/cut as version 2 wrote it (no pair style)."""
+    h = bytearray(b)
+    h[8:12] = struct.pack("<I", 2)
+    h[200:248] = bytes(48)
+    return reseal(h)
+
+
 def as_version1(b):
-    """A version-2 file of 9 values an atom as version 1 wrote it."""
+    """A version-3 file of 9 values an atom as version 1 wrote it."""
     width = struct.unpack("<I", b[176:180])[0]
     recs = b[HDR:]
     n = len(recs) // (8 * width)
@@ -162,7 +170,7 @@ def as_version1(b):
         out += recs[8 * width * k:8 * width * k + 48]
     h = bytearray(b[:HDR])
     h[8:12] = struct.pack("<I", 1)
-    h[176:200] = bytes(24)
+    h[176:248] = bytes(72)
     return reseal(h, out)
 
 
@@ -180,6 +188,9 @@ def sealed_cases(r, data):
         "cells.rst": (put("<i", 40, 9), "fcc cells hold"),
         "far.rst": (reseal(far), "atom 0 is not finite or lies far outside the box"),
         "step.rst": (put("<q", 24, (1 << 63) - 10), "the step must be at most"),
+        "style.rst": (put("<i", 200, 99), "pair style 99 is unknown"),
+        "sigma.rst": (put("<d", 136, -1.0), "lj/cut sigma -1 must be > 0"),
+        "rc.rst": (put("<d", 120, 0.0), "cutoff 0 must be > 0"),
     }
     for name, (blob, want) in made.items():
         with open(os.path.join(r.tmp, name), "wb") as f:
@@ -193,6 +204,12 @@ def sealed_cases(r, data):
         f.write(as_version1(data))
     rc, out, err = r.run(1, ["--restart", "v1.rst", "--steps", "20", "--thermo", "10"])
     check(rc == 0 and len(rows(out)) == 3, "a version-1 file continues (exit %d)" % rc)
+    with open(os.path.join(r.tmp, "v2.rst"), "wb") as f:
+        f.write(as_version2(data))
+    rc, out2, err = r.run(1, ["--restart", "v2.rst", "--steps", "20", "--thermo", "10"])
+    rc3, out3, err = r.run(1, ["--restart", "half1.rst", "--steps", "20", "--thermo", "10"])
+    check(rc == 0 and rc3 == 0 and rows(out2) == rows(out3) and len(rows(out2)) == 3,
+          "a version-2 file continues as the version-3 file it came from (exit %d)" % rc)
 
 
 def write_restart(r):
@@ -206,6 +223,36 @@ def write_restart(r):
     rc, _, err = r.run(1, ["-in", "in.write"])
     check(rc == 0 and same_file(r.tmp, "deck.rst", "half1.rst"),
           "write_restart after run 30 equals --checkpoint's step-30 file byte for byte")
+
+
+def pair_styles(r):
+    """A file carries the pair style and its parameters: a deck that reads
+    it back without pair commands continues the run bit for bit, at 1 and
+    2 ranks; a new pair_style there needs its pair_coeff."""
+    head = ("units lj\natom_style atomic\nlattice fcc 0.8442\n"
+            "region box block 0 6 0 6 0 6\ncreate_box 1 box\ncreate_atoms 1 box\n"
+            "mass 1 1.0\nvelocity all create 1.44 87287 loop geom\n")
+    tail = "neighbor 0.3 bin\nneigh_modify delay 0 every 1 check yes\nfix 1 all nve\nthermo 10\n"
+    styles = {"morse": "pair_style morse 2.5\npair_coeff * * 1.0 4.0 1.1\npair_modify shift yes\n",
+              "yukawa": "pair_style yukawa 2.0 2.5\npair_coeff 1 1 20.0 2.2\n"}
+    for style, pair in styles.items():
+        with open(os.path.join(r.tmp, "in.w_" + style), "w") as f:
+            f.write(head + pair + tail + "run 30\nwrite_restart %s.rst\nrun 20\n" % style)
+        with open(os.path.join(r.tmp, "in.r_" + style), "w") as f:
+            f.write("read_restart %s.rst\n" % style + tail + "run 20\n")
+        rc, whole, _ = r.run(1, ["-in", "in.w_" + style])
+        for n in ([1, 2] if r.a.mpiexec else [1]):
+            rc2, cont, err = r.run(n, ["-in", "in.r_" + style])
+            check(rc == 0 and rc2 == 0 and rows(cont, 31) == rows(whole, 31) and
+                  len(rows(cont, 31)) == 2,
+                  "pair_style %s: read_restart continues the run at %d rank(s) (exit %d)" %
+                  (style, n, rc2))
+    with open(os.path.join(r.tmp, "in.r_new"), "w") as f:
+        f.write("read_restart morse.rst\npair_style soft 1.5\n" + tail + "run 20\n")
+    rc, _, err = r.run(1, ["-in", "in.r_new"])
+    errs = [l for l in err.splitlines() if "ERROR" in l]
+    check(rc != 0 and len(errs) == 1 and "run comes before pair_coeff" in errs[0],
+          "read_restart, then pair_style without pair_coeff: one ERROR line (%s)" % errs)
 
 
 def sigterm_in_loop(p, start_limit, into_loop, end_limit):
@@ -311,14 +358,14 @@ def bad_files(r):
     variant("payload.rst", flip(len(data) - 1000))
     variant("header.rst", flip(30))
     ver = bytearray(data)
-    ver[8] = 3
+    ver[8] = 4
     variant("version.rst", bytes(ver))
     variant("text.rst", b"units lj\n")
     cases = [
         (["--restart", "trunc.rst"], "truncated"),
         (["--restart", "payload.rst"], "atoms' checksum does not match"),
         (["--restart", "header.rst"], "header's checksum does not match"),
-        (["--restart", "version.rst"], "version 3; this halox-md reads versions 1 to 2"),
+        (["--restart", "version.rst"], "version 4; this halox-md reads versions 1 to 3"),
         (["--restart", "text.rst"], "not a restart file"),
         (["--restart", "missing.rst"], "cannot open restart file missing.rst"),
         (["--restart", "half1.rst", "--size", "9"], "but the run asks for 9x9x9 cells"),
@@ -508,6 +555,7 @@ def main():
         continuation(r, ranks)
         invisible(r, ranks)
         write_restart(r)
+        pair_styles(r)
         stops(r)
         bad_files(r)
         if a.mpiexec:

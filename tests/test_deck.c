@@ -37,7 +37,7 @@ static void test_defaults(void)
     HXT_CHECK(c.cells[0] == 20 && c.cells[1] == 20 && c.cells[2] == 20, "cells %d %d %d",
               c.cells[0], c.cells[1], c.cells[2]);
     HXT_CHECK(c.density == 0.8442 && c.temperature == 1.44 && c.seed == 87287, "lj system");
-    HXT_CHECK(c.rc == 2.5 && c.epsilon == 1.0 && c.sigma == 1.0 && c.mass == 1.0, "lj pair");
+    HXT_CHECK(c.rc == 2.5 && c.pair[0] == 1.0 && c.pair[1] == 1.0 && c.mass == 1.0, "lj pair");
     HXT_CHECK(c.skin == 0.3 && c.neigh_every == 20 && c.neigh_delay == 0 && c.neigh_check == 0,
               "neighbour settings");
     HXT_CHECK(c.dt == 0.005 && c.steps == 100 && c.thermo_every == 50 && c.nve == 1, "integration");
@@ -73,8 +73,8 @@ static void test_in_lj(void)
                   c.velocity_gaussian == 0 && c.velocity_mom == 1 && c.velocity_rot == 0,
               "velocity %g %llu loop %d", c.temperature, (unsigned long long) c.seed,
               (int) c.velocity_loop);
-    HXT_CHECK(c.rc == 2.5 && c.epsilon == 1.0 && c.sigma == 1.0, "pair %g %g %g", c.rc, c.epsilon,
-              c.sigma);
+    HXT_CHECK(c.rc == 2.5 && c.pair[0] == 1.0 && c.pair[1] == 1.0, "pair %g %g %g", c.rc, c.pair[0],
+              c.pair[1]);
     HXT_CHECK(c.skin == 0.3 && c.neigh_every == 20 && c.neigh_delay == 0 && c.neigh_check == 0,
               "neighbor %g %d %d %d", c.skin, c.neigh_every, c.neigh_delay, c.neigh_check);
     HXT_CHECK(c.nve == 1 && c.steps == 100, "nve %d steps %d", c.nve, c.steps);
@@ -129,8 +129,8 @@ static void test_all_and_vars(void)
                       c.velocity_loop == HX_MD_LOOP_ALL && c.velocity_gaussian == 1 &&
                       c.velocity_mom == 1 && c.velocity_rot == 0,
                   "mass/velocity");
-        HXT_CHECK(c.rc == 3.0 && c.epsilon == 1.5 && c.sigma == 1.1 && c.shift_energy == 1,
-                  "pair %g %g %g %d", c.rc, c.epsilon, c.sigma, c.shift_energy);
+        HXT_CHECK(c.rc == 3.0 && c.pair[0] == 1.5 && c.pair[1] == 1.1 && c.shift_energy == 1,
+                  "pair %g %g %g %d", c.rc, c.pair[0], c.pair[1], c.shift_energy);
         HXT_CHECK(c.skin == 0.4 && c.neigh_every == 2 && c.neigh_delay == 4 && c.neigh_check == 1,
                   "lists %g %d %d %d", c.skin, c.neigh_every, c.neigh_delay, c.neigh_check);
         HXT_CHECK(c.nve == 1 && c.dt == 0.002 && c.thermo_every == 10, "integration");
@@ -252,9 +252,13 @@ static void test_lexical(void)
     if (HXT_OK(parse(HEAD "# a comment &\nthermo x\nrun 1\n", &c, NULL, 0)))
         HXT_CHECK(c.thermo_every == 0 && c.steps == 1, "continued comment");
 
-    /* pair_coeff's own cutoff wins over pair_style's, before or after. */
-    if (HXT_OK(parse(HEAD "pair_coeff 1 1 1 1 3.5\npair_style lj/cut 2.0\nrun 1", &c, NULL, 0)))
+    /* pair_coeff's own cutoff wins over pair_style's before it; a later
+     * pair_style's cutoff replaces it, as in LAMMPS (the same style keeps
+     * its coefficients). */
+    if (HXT_OK(parse(HEAD "pair_coeff 1 1 1 1 3.5\nrun 1", &c, NULL, 0)))
         HXT_CHECK(c.rc == 3.5, "rc %g", c.rc);
+    if (HXT_OK(parse(HEAD "pair_coeff 1 1 1 1 3.5\npair_style lj/cut 2.0\nrun 1", &c, NULL, 0)))
+        HXT_CHECK(c.rc == 2.0, "rc %g", c.rc);
     if (HXT_OK(parse(HEAD "pair_style lj/cut 2.0\nrun 1", &c, NULL, 0)))
         HXT_CHECK(c.rc == 2.0, "rc %g", c.rc);
 

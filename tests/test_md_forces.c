@@ -35,7 +35,7 @@ typedef struct ref_sums {
 static void ref_pairs(const double *x, int64_t n, const double L[3], const hx_md_config *cfg,
                       int rank, int size, double *f, ref_sums *out)
 {
-    const double rc2 = cfg->rc * cfg->rc, s2 = cfg->sigma * cfg->sigma, eps = cfg->epsilon;
+    const double rc2 = cfg->rc * cfg->rc, s2 = cfg->pair[1] * cfg->pair[1], eps = cfg->pair[0];
     double e = 0, w = 0, np = 0;
     for (int64_t i = rank; i < n; i += size) {
         const double *xi = x + 3 * i;
@@ -86,8 +86,8 @@ static void wrap_all(double *x, int64_t n, const double L[3])
 
 static double lj_offset(const hx_md_config *cfg)
 {
-    double q = cfg->sigma * cfg->sigma / (cfg->rc * cfg->rc), q6 = q * q * q;
-    return 4.0 * cfg->epsilon * (q6 * q6 - q6);
+    double q = cfg->pair[1] * cfg->pair[1] / (cfg->rc * cfg->rc), q6 = q * q * q;
+    return 4.0 * cfg->pair[0] * (q6 * q6 - q6);
 }
 
 static void one_system(hx_comm *comm, int nx, int ny, int nz)

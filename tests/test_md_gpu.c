@@ -113,7 +113,7 @@ static hx_status setup(hx_comm *comm, const hx_md_config *cfg, hx_md_system *sys
 static void ref_pairs(const double *x, int64_t n, const double L[3], const hx_md_config *cfg,
                       int rank, int size, ref_t *out)
 {
-    const double rc2 = cfg->rc * cfg->rc, s2 = cfg->sigma * cfg->sigma, eps = cfg->epsilon;
+    const double rc2 = cfg->rc * cfg->rc, s2 = cfg->pair[1] * cfg->pair[1], eps = cfg->pair[0];
     double e = 0, w = 0, np = 0;
     for (int64_t i = rank; i < n; i += size) {
         for (int64_t j = i + 1; j < n; j++) {
@@ -263,8 +263,8 @@ static void run_gpu(hx_comm *comm, const hx_md_config *base, const char *name, i
     {
         double s2 = 0, worst = 0, fc;
         int64_t bad = 0, worst_id = -1;
-        double q = cfg.sigma * cfg.sigma / (cfg.rc * cfg.rc), q6 = q * q * q;
-        fc = fabs(24.0 * cfg.epsilon * (2.0 * q6 * q6 - q6) / cfg.rc);
+        double q = cfg.pair[1] * cfg.pair[1] / (cfg.rc * cfg.rc), q6 = q * q * q;
+        fc = fabs(24.0 * cfg.pair[0] * (2.0 * q6 * q6 - q6) / cfg.rc);
         for (int64_t i = 0; i < N; i++)
             for (int k = 0; k < 3; k++)
                 s2 += cpu->f0[3 * i + k] * cpu->f0[3 * i + k];
@@ -565,6 +565,45 @@ static void run_bad_reach(hx_comm *comm, int ncells, const int grid[3])
     hxt_md_free(&sys, NULL);
 }
 
+/* The pair styles besides lj/cut (tests/decks/in.pair_*'s parameters):
+ * forces at step 0 and the thermo after 20 steps against the CPU
+ * engine's, with the engine's default transport. */
+static void run_styles(hx_comm *comm, int ncells, const int grid[3])
+{
+    static const struct {
+        const char *name;
+        int style;
+        double p[4], rc;
+        int shift;
+    } styles[] = {
+        {"morse", HX_PAIR_MORSE, {1.0, 4.0, 1.1, 0.0}, 2.5, 1},
+        {"yukawa", HX_PAIR_YUKAWA, {20.0, 2.0, 0.0, 0.0}, 2.2, 0},
+        {"soft", HX_PAIR_SOFT, {5.0, 0.0, 0.0, 0.0}, 1.5, 0},
+        {"lj/smooth/linear", HX_PAIR_LJ_SMOOTH_LINEAR, {1.0, 1.0, 0.0, 0.0}, 2.5, 0},
+    };
+    for (size_t i = 0; i < sizeof styles / sizeof styles[0]; i++) {
+        hx_md_config cfg;
+        cpu_run cpu;
+        hx_md_config_defaults(&cfg);
+        cfg.cells[0] = cfg.cells[1] = cfg.cells[2] = ncells;
+        memcpy(cfg.grid, grid, sizeof cfg.grid);
+        cfg.pair_style = styles[i].style;
+        memcpy(cfg.pair, styles[i].p, sizeof cfg.pair);
+        cfg.rc = styles[i].rc;
+        cfg.shift_energy = styles[i].shift;
+        cfg.neigh_every = 1;
+        cfg.neigh_check = 1;
+        if (hx_comm_rank(comm) == 0)
+            printf("pair_style %s, %d^3 cells, 20 steps\n", styles[i].name, ncells);
+        memset(&cpu, 0, sizeof cpu);
+        if (run_cpu(comm, &cfg, 20, &cpu))
+            run_gpu(comm, &cfg, "", 20, &cpu, NULL, 0, -1);
+        free(cpu.f0);
+        free(cpu.x0);
+        free(cpu.v0);
+    }
+}
+
 int main(int argc, char **argv)
 {
     hx_comm *comm = hxt_init(&argc, &argv, "test_md_gpu");
@@ -774,6 +813,7 @@ int main(int argc, char **argv)
         free(cpu.v0);
     }
     hxi_knobs_set("HALOX_MD_REBUILD", "large");
+    run_styles(comm, ncells, grid);
     if (size > 1)
         run_bad_reach(comm, ncells, grid);
     free(ref.near);

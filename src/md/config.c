@@ -8,6 +8,7 @@
  */
 #include "md/deck.h"
 #include "md/md_driver.h"
+#include "md/pair/pair_styles.h"
 
 #include "core/hxi.h"
 
@@ -32,8 +33,10 @@ void hx_md_config_defaults(hx_md_config *c)
     c->velocity_mom = 1;
     c->velocity_rot = 0;
     c->rc = 2.5;
-    c->epsilon = 1.0;
-    c->sigma = 1.0;
+    c->pair_style = HX_PAIR_LJ_CUT;
+    memset(c->pair, 0, sizeof c->pair);
+    c->pair[0] = 1.0; /* epsilon */
+    c->pair[1] = 1.0; /* sigma */
     c->shift_energy = 0;
     c->skin = 0.3;
     c->neigh_every = 20;
@@ -116,15 +119,7 @@ hx_status hx_md_config_check(const hx_md_config *c)
                          "seed %llu: LAMMPS's velocity seeds are ints, 1 to 2147483647 (velocity "
                          "... SEED, --seed)",
                          (unsigned long long) c->seed);
-    if (!isfinite(c->rc) || c->rc <= 0.0)
-        return hxi_error(HX_ERR_INVALID, "cutoff %g must be > 0 (pair_style lj/cut RC, --rc)",
-                         c->rc);
-    if (!isfinite(c->epsilon) || c->epsilon < 0.0)
-        return hxi_error(HX_ERR_INVALID, "epsilon %g must be >= 0 (pair_coeff 1 1 EPS SIGMA)",
-                         c->epsilon);
-    if (!isfinite(c->sigma) || c->sigma <= 0.0)
-        return hxi_error(HX_ERR_INVALID, "sigma %g must be > 0 (pair_coeff 1 1 EPS SIGMA)",
-                         c->sigma);
+    HXI_CHECK(hxi_pair_valid(c->pair_style, c->pair, c->rc, HX_ERR_INVALID, ""));
     if (c->shift_energy != 0 && c->shift_energy != 1)
         return hxi_error(HX_ERR_INVALID, "shift_energy must be 0 or 1 (--shift yes|no)");
     if (!isfinite(c->skin) || c->skin < 0.0)
@@ -288,7 +283,7 @@ void hx_md_config_usage(FILE *out, const char *prog)
             "The deck is read first; every other option overrides it, in any order.\n"
             "\n"
             "input\n"
-            "  -in, -i FILE          LAMMPS input deck (units lj, lattice fcc, lj/cut, fix nve,\n"
+            "  -in, -i FILE          LAMMPS input deck (units lj, fcc, pair styles, fix nve;\n"
             "                        fix nvt and fix langevin on the CPU engine)\n"
             "  -var, -v NAME VALUE   set an index variable of the deck (repeatable)\n"
             "run\n"
@@ -307,7 +302,7 @@ void hx_md_config_usage(FILE *out, const char *prog)
             "  --size N              cubic: N N N cells\n"
             "  --density RHO         reduced density (lattice fcc RHO)\n"
             "  --temp T              initial temperature (velocity all create T)\n"
-            "  --rc RC               pair cutoff (pair_style lj/cut RC)\n"
+            "  --rc RC               pair cutoff (pair_style STYLE RC)\n"
             "  --shift yes|no        shift the pair energy to 0 at the cutoff\n"
             "  --skin S              neighbour skin (neighbor S bin)\n"
             "  --every N             rebuild lists every N steps (neigh_modify every N)\n"

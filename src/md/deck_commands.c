@@ -40,6 +40,22 @@ static hx_status need(deck *d, int have, const char *first)
     return HX_OK;
 }
 
+/* The helpers above, for the pair commands (deck_pair.c). */
+hx_status deck_nargs(deck *d, int min, int max, const char *usage)
+{
+    return nargs(d, min, max, usage);
+}
+
+hx_status deck_check_type(deck *d, const char *w)
+{
+    return check_type(d, w);
+}
+
+hx_status deck_need(deck *d, int have, const char *first)
+{
+    return need(d, have, first);
+}
+
 /* Commands that make the box, the atoms or their velocities: the restart
  * file has them. */
 static hx_status not_restarted(deck *d)
@@ -317,69 +333,6 @@ static hx_status cmd_velocity(deck *d)
     return HX_OK;
 }
 
-static hx_status cmd_pair_style(deck *d)
-{
-    double rc;
-    if (d->nwords >= 2 && strcmp(d->words[1], "lj/cut") != 0)
-        return deck_error(d,
-                          "pair_style '%s': halox-md computes lj/cut only "
-                          "(pair_style lj/cut RC)",
-                          deck_show(d->words[1]).s);
-    HXI_CHECK(nargs(d, 3, 3, "pair_style lj/cut RC"));
-    HXI_CHECK(deck_get_double(d, "cutoff", d->words[2], &rc));
-    if (rc <= 0.0)
-        return deck_error(d, "pair_style: cutoff %s must be > 0", deck_show(d->words[2]).s);
-    d->rc_global = rc;
-    d->c.given |= HX_MD_GIVEN_RC;
-    d->have_pair_style = 1;
-    return HX_OK;
-}
-
-static hx_status cmd_pair_coeff(deck *d)
-{
-    double eps, sigma, rc = 0.0;
-    HXI_CHECK(nargs(d, 5, 6, "pair_coeff 1 1 EPSILON SIGMA [RC]"));
-    HXI_CHECK(check_type(d, d->words[1]));
-    HXI_CHECK(check_type(d, d->words[2]));
-    HXI_CHECK(need(d, d->have_box, "create_box"));
-    HXI_CHECK(need(d, d->have_pair_style, "pair_style"));
-    HXI_CHECK(deck_get_double(d, "epsilon", d->words[3], &eps));
-    HXI_CHECK(deck_get_double(d, "sigma", d->words[4], &sigma));
-    if (eps < 0.0)
-        return deck_error(d, "pair_coeff: epsilon %s must be >= 0", deck_show(d->words[3]).s);
-    if (sigma <= 0.0)
-        return deck_error(d, "pair_coeff: sigma %s must be > 0", deck_show(d->words[4]).s);
-    if (d->nwords == 6) {
-        HXI_CHECK(deck_get_double(d, "cutoff", d->words[5], &rc));
-        if (rc <= 0.0)
-            return deck_error(d, "pair_coeff: cutoff %s must be > 0", deck_show(d->words[5]).s);
-    }
-    d->c.epsilon = eps;
-    d->c.sigma = sigma;
-    d->rc_coeff = rc;
-    d->c.given |= HX_MD_GIVEN_PAIR | (rc > 0.0 ? HX_MD_GIVEN_RC : 0u);
-    d->have_pair_coeff = 1;
-    return HX_OK;
-}
-
-static hx_status cmd_pair_modify(deck *d)
-{
-    HXI_CHECK(nargs(d, 3, DECK_MAX_WORDS, "pair_modify shift yes|no"));
-    HXI_CHECK(need(d, d->have_pair_style, "pair_style"));
-    for (int i = 1; i < d->nwords; i += 2) {
-        if (strcmp(d->words[i], "shift") != 0)
-            return deck_error(d,
-                              "pair_modify keyword '%s' is not supported (pair_modify "
-                              "shift yes|no)",
-                              deck_show(d->words[i]).s);
-        if (i + 1 == d->nwords)
-            return deck_error(d, "pair_modify shift has no value (yes or no)");
-        HXI_CHECK(deck_get_yes_no(d, "shift", d->words[i + 1], &d->c.shift_energy));
-        d->c.given |= HX_MD_GIVEN_SHIFT;
-    }
-    return HX_OK;
-}
-
 static hx_status cmd_neighbor(deck *d)
 {
     double skin;
@@ -516,7 +469,7 @@ static hx_status cmd_run(deck *d)
         HXI_CHECK(need(d, d->have_atoms, "create_atoms"));
         HXI_CHECK(need(d, d->have_mass, "mass"));
         HXI_CHECK(need(d, d->have_pair_style, "pair_style"));
-        HXI_CHECK(need(d, d->have_pair_coeff, "pair_coeff"));
+        HXI_CHECK(deck_pair_ready(d));
         /* After read_restart without a new pair_style or cutoff, the
          * file's cutoff is used (set when the file is read). */
         if (d->rc_coeff > 0.0 || d->rc_global > 0.0)
@@ -674,9 +627,9 @@ static const deck_command commands[] = {
     {"create_atoms", cmd_create_atoms},
     {"mass", cmd_mass},
     {"velocity", cmd_velocity},
-    {"pair_style", cmd_pair_style},
-    {"pair_coeff", cmd_pair_coeff},
-    {"pair_modify", cmd_pair_modify},
+    {"pair_style", deck_pair_style},
+    {"pair_coeff", deck_pair_coeff},
+    {"pair_modify", deck_pair_modify},
     {"neighbor", cmd_neighbor},
     {"neigh_modify", cmd_neigh_modify},
     {"fix", deck_cmd_fix},

@@ -1,7 +1,7 @@
 /*
  * deck_internal.h - what the deck reader's files share (deck.c: reading
  * lines; deck_lex.c: words, numbers, variables, formulas, substitution;
- * deck_commands.c: the commands). Not installed.
+ * deck_commands.c: the commands; deck_pair.c: the pair commands). Not installed.
  */
 #ifndef HALOX_MD_DECK_INTERNAL_H
 #define HALOX_MD_DECK_INTERNAL_H
@@ -62,7 +62,8 @@ typedef struct deck {
     int have_lattice, have_box, have_atoms, have_mass, have_pair_style, have_pair_coeff;
     int have_dump, have_velocity, ran;
     int restarted;    /* read_restart given: the file holds box, atoms, mass, pair, dt */
-    double rc_global; /* pair_style lj/cut RC */
+    int new_style;    /* the deck gave pair_style (after read_restart: a new one) */
+    double rc_global; /* pair_style ... RC */
     double rc_coeff;  /* pair_coeff ... RC, or 0 when none was given */
     deck_region regions[DECK_MAX_REGIONS];
     int nregions;
@@ -105,6 +106,20 @@ hx_status deck_substitute(deck *d, const char *in, size_t n);
 
 /* Runs the command in d->words. */
 hx_status deck_run_command(deck *d);
+/* The command has min to max words (usage: its form). */
+hx_status deck_nargs(deck *d, int min, int max, const char *usage);
+/* An atom type word: halox-md has one type, 1 (or *). */
+hx_status deck_check_type(deck *d, const char *w);
+/* HX_ERR_PARSE naming `first` unless have. */
+hx_status deck_need(deck *d, int have, const char *first);
+
+/* --------------------------------------------- deck_pair.c */
+
+hx_status deck_pair_style(deck *d);
+hx_status deck_pair_coeff(deck *d);
+hx_status deck_pair_modify(deck *d);
+/* At the first run: the pair style has its coefficients. */
+hx_status deck_pair_ready(deck *d);
 
 /* ----------------------------------------------- deck_fix.c */
 

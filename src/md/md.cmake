@@ -4,7 +4,7 @@
 # CPU engine in cpu/; the GPU engine (gpu/*.c, gpu/*.cu) is built only with
 # CUDA.
 file(GLOB HALOX_MD_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.c
-     ${CMAKE_CURRENT_LIST_DIR}/cpu/*.c)
+     ${CMAKE_CURRENT_LIST_DIR}/cpu/*.c ${CMAKE_CURRENT_LIST_DIR}/pair/*.c)
 
 set(HALOX_MD_GPU_SOURCES)
 if(HALOX_HAVE_CUDA)
@@ -37,12 +37,12 @@ if(HALOX_HAVE_CUDA AND EXISTS ${CMAKE_CURRENT_LIST_DIR}/gpu/engine.c)
   endif()
 endif()
 
-# The LJ kernel's and the neighbour search's chunk loops are written to be
+# The pair kernel's and the neighbour search's chunk loops are written to be
 # vectorised: -O3 where the build optimises, and -fno-trapping-math so that
 # the cutoff test may become a select (the values computed are the same;
 # only FP exception flags may differ, and halox reads none).
 if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
   set_source_files_properties(
-    ${CMAKE_CURRENT_LIST_DIR}/cpu/force_lj.c ${CMAKE_CURRENT_LIST_DIR}/cpu/neighbor.c
+    ${CMAKE_CURRENT_LIST_DIR}/cpu/force_pair.c ${CMAKE_CURRENT_LIST_DIR}/cpu/neighbor.c
     PROPERTIES COMPILE_OPTIONS "-fno-trapping-math;$<$<NOT:$<CONFIG:Debug>>:-O3>")
 endif()

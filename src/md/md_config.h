@@ -71,12 +71,15 @@ typedef struct hx_md_langevin {
 enum {
     HX_MD_GIVEN_MASS = 1 << 0,   /* mass */
     HX_MD_GIVEN_RC = 1 << 1,     /* pair_style RC, pair_coeff ... RC, --rc */
-    HX_MD_GIVEN_PAIR = 1 << 2,   /* pair_coeff EPS SIGMA */
+    HX_MD_GIVEN_PAIR = 1 << 2,   /* pair_style and pair_coeff's parameters */
     HX_MD_GIVEN_SHIFT = 1 << 3,  /* pair_modify shift, --shift */
     HX_MD_GIVEN_DT = 1 << 4,     /* timestep, --dt */
     HX_MD_GIVEN_SIZE = 1 << 5,   /* --size, --cells (must match the file) */
     HX_MD_GIVEN_DENSITY = 1 << 6 /* --density (must match the file) */
 };
+
+/* Parameters a pair style may have (lj/cut: epsilon, sigma). */
+#define HX_MD_PAIR_NPARAM 4
 
 /* One `run N` of the deck, with the settings in force when it was read. */
 typedef struct hx_md_config {
@@ -93,9 +96,11 @@ typedef struct hx_md_config {
     int velocity_mom;                  /* mom yes: zero the total momentum */
     int velocity_rot;                  /* rot yes: zero the angular momentum */
     /* interaction */
-    double rc;             /* pair_style lj/cut RC (pair_coeff may override) */
-    double epsilon, sigma; /* pair_coeff 1 1 EPS SIGMA */
-    int shift_energy;      /* pair_modify shift yes */
+    int pair_style;                 /* HX_PAIR_* (md/pair/pair_eval.h) */
+    double pair[HX_MD_PAIR_NPARAM]; /* pair_coeff's parameters, then pair_style's
+                                     * before its cutoff (md/pair/pair_styles.c) */
+    double rc;                      /* pair_style ... RC (pair_coeff may override) */
+    int shift_energy;               /* pair_modify shift yes */
     /* neighbour lists */
     double skin;     /* neighbor SKIN bin */
     int neigh_every; /* neigh_modify every N */

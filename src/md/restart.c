@@ -2,10 +2,10 @@
  * restart.c - halox-md's restart files: write (write_restart, restart N,
  * --checkpoint) and read (read_restart, --restart).
  *
- * Layout, version 2 (fields in the writer's byte order; the endianness
+ * Layout, version 3 (fields in the writer's byte order; the endianness
  * mark says which):
  *   bytes   0..7    "HALOXRST"
- *           8..11   version (uint32, 2)
+ *           8..11   version (uint32, 3)
  *          12..15   endianness mark (uint32 0x01020304)
  *          16..23   header size (uint64, 256)
  *          24..31   step (int64)
@@ -13,7 +13,8 @@
  *          40..51   lattice cells (3 x int32)
  *          52..55   pair_modify shift (int32, 0 or 1)
  *          56..151  density, box origin (3), box lengths (3), mass, pair
- *                   cutoff, epsilon, sigma, timestep (12 x double)
+ *                   cutoff, pair parameters 0 and 1 (lj/cut: epsilon,
+ *                   sigma), timestep (12 x double)
  *         152..159  zero
  *         160..167  payload size (uint64, 8 W N)
  *         168..175  payload checksum (uint64)
@@ -22,7 +23,11 @@
  *         184..191  steps since the last neighbour-list build (int64;
  *                   -1 where the file holds no list positions, W 6)
  *         192..199  neighbour skin of that build (double)
- *         200..247  zero
+ *         200..203  pair style (int32, HX_PAIR_* of md/pair/pair_eval.h)
+ *         204..207  zero
+ *         208..223  pair parameters 2 and 3 (2 x double; pair_styles.c
+ *                   says what each style's are)
+ *         224..247  zero
  *         248..255  header checksum (uint64, over bytes 0..247)
  *   then N records of W doubles, x, v and (W 9) the position of the last
  *   list build, in atom-id order: the state does not depend on the
@@ -31,7 +36,8 @@
  *   from them and keeps the neighbour schedule, so that a continued run
  *   repeats the run that wrote the file bit for bit, and writing a file
  *   never changes the run (no rebuild is forced before it).
- * Version 1 (W 6 and zeros at 176..199) is still read.
+ * Versions 1 (W 6 and zeros at 176..199) and 2 (zeros at 200..247) are
+ * still read: their pair style is lj/cut.
  * Checksums: FNV-1a over 64-bit words (the bytes in file order, 8 at a
  * time, as little-endian words), so a flipped bit anywhere is found.
  *
@@ -54,6 +60,7 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 
 #include "md/restart.h"
+#include "md/pair/pair_styles.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -67,7 +74,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { RST_HEADER = 256, RST_VERSION = 2, RST_CHUNK = 65536 };
+enum { RST_HEADER = 256, RST_VERSION = 3, RST_CHUNK = 65536 };
 #define RST_ENDIAN 0x01020304u
 static const char rst_magic[8] = {'H', 'A', 'L', 'O', 'X', 'R', 'S', 'T'};
 
@@ -106,10 +113,10 @@ static void rst_encode(unsigned char *buf, const hxi_md_restart *h, uint64_t pay
 {
     const uint32_t version = RST_VERSION, endian = RST_ENDIAN, width = (uint32_t) h->width;
     const uint64_t hsize = RST_HEADER, psize = 8 * (uint64_t) h->width * (uint64_t) h->natoms;
-    const int32_t shift = h->shift_energy;
+    const int32_t shift = h->shift_energy, style = h->pair_style;
     const double d[12] = {h->density,    h->box_lo[0],  h->box_lo[1],  h->box_lo[2],
                           h->box_len[0], h->box_len[1], h->box_len[2], h->mass,
-                          h->rc,         h->epsilon,    h->sigma,      h->dt};
+                          h->rc,         h->pair[0],    h->pair[1],    h->dt};
     uint64_t hsum;
     memset(buf, 0, RST_HEADER);
     put(buf, 0, rst_magic, 8);
@@ -129,6 +136,8 @@ static void rst_encode(unsigned char *buf, const hxi_md_restart *h, uint64_t pay
     put(buf, 176, &width, 4);
     put(buf, 184, &h->ago, 8);
     put(buf, 192, &h->skin, 8);
+    put(buf, 200, &style, 4);
+    put(buf, 208, &h->pair[2], 2 * sizeof(double));
     hsum = rst_fnv(RST_FNV_START, buf, 248);
     put(buf, 248, &hsum, 8);
 }
@@ -137,7 +146,7 @@ static void rst_encode(unsigned char *buf, const hxi_md_restart *h, uint64_t pay
 static void rst_fields(const unsigned char *buf, uint32_t version, hxi_md_restart *h,
                        uint64_t *psize, uint64_t *payload_sum)
 {
-    int32_t cells[3], shift;
+    int32_t cells[3], shift, style = HX_PAIR_LJ_CUT;
     uint32_t width = 6;
     double d[12];
     get(buf, 24, &h->step, 8);
@@ -154,6 +163,12 @@ static void rst_fields(const unsigned char *buf, uint32_t version, hxi_md_restar
         get(buf, 184, &h->ago, 8);
         get(buf, 192, &h->skin, 8);
     }
+    h->pair[2] = h->pair[3] = 0.0;
+    if (version >= 3) {
+        get(buf, 200, &style, 4);
+        get(buf, 208, &h->pair[2], 2 * sizeof(double));
+    }
+    h->pair_style = style;
     h->width = (int) width;
     for (int k = 0; k < 3; k++)
         h->cells[k] = cells[k];
@@ -165,14 +180,22 @@ static void rst_fields(const unsigned char *buf, uint32_t version, hxi_md_restar
     }
     h->mass = d[7];
     h->rc = d[8];
-    h->epsilon = d[9];
-    h->sigma = d[10];
+    h->pair[0] = d[9];
+    h->pair[1] = d[10];
     h->dt = d[11];
 }
 
 static int rst_positive(double v)
 {
     return isfinite(v) && v > 0;
+}
+
+/* The pair style and its parameters, as the deck would have had them. */
+static hx_status rst_pair_valid(const hxi_md_restart *h, const char *path)
+{
+    char where[PATH_MAX + 32];
+    snprintf(where, sizeof where, "restart file %s: ", path);
+    return hxi_pair_valid(h->pair_style, h->pair, h->rc, HX_ERR_PARSE, where);
 }
 
 /* The header's fields against each other: a file whose checksums match
@@ -198,15 +221,13 @@ static hx_status rst_fields_agree(const hxi_md_restart *h, const char *path)
                              "restart file %s: the box (origin %g, length %g along dimension %d) "
                              "is not that of %d cells at density %g",
                              path, h->box_lo[k], h->box_len[k], k, h->cells[k], h->density);
-    if (!rst_positive(h->mass) || !rst_positive(h->rc) || !rst_positive(h->epsilon) ||
-        !rst_positive(h->sigma) || !rst_positive(h->dt) || (h->shift_energy & ~1) ||
+    if (!rst_positive(h->mass) || !rst_positive(h->dt) || (h->shift_energy & ~1) ||
         !isfinite(h->skin) || h->skin < 0)
         return hxi_error(HX_ERR_PARSE,
-                         "restart file %s: mass %g, cutoff %g, epsilon %g, sigma %g, timestep "
-                         "%g, shift %d, skin %g: each must be finite and positive (shift 0 or 1, "
-                         "skin >= 0)",
-                         path, h->mass, h->rc, h->epsilon, h->sigma, h->dt, h->shift_energy,
-                         h->skin);
+                         "restart file %s: mass %g, timestep %g, shift %d, skin %g: each must be "
+                         "finite and positive (shift 0 or 1, skin >= 0)",
+                         path, h->mass, h->dt, h->shift_energy, h->skin);
+    HXI_CHECK(rst_pair_valid(h, path));
     if (h->step > HXI_MD_STEP_MAX || h->ago < -1 || h->ago > h->step ||
         (h->width == 6) != (h->ago == -1))
         return hxi_error(HX_ERR_PARSE,
@@ -448,8 +469,8 @@ hx_status hxi_md_restart_write(hxi_md_gather *g, hx_comm *comm, const char *path
         memcpy(h.box_len, sys->decomp.box_len, sizeof h.box_len);
         h.mass = cfg->mass;
         h.rc = cfg->rc;
-        h.epsilon = cfg->epsilon;
-        h.sigma = cfg->sigma;
+        h.pair_style = cfg->pair_style;
+        memcpy(h.pair, cfg->pair, sizeof h.pair);
         h.dt = cfg->dt;
         h.shift_energy = cfg->shift_energy;
         rst_encode(header, &h, rst_fnv(RST_FNV_START, g->all, nbytes));
@@ -629,8 +650,8 @@ void hxi_md_restart_apply(const hxi_md_restart *h, hx_md_config *cfg)
     if (!(cfg->given & HX_MD_GIVEN_RC))
         cfg->rc = h->rc;
     if (!(cfg->given & HX_MD_GIVEN_PAIR)) {
-        cfg->epsilon = h->epsilon;
-        cfg->sigma = h->sigma;
+        cfg->pair_style = h->pair_style;
+        memcpy(cfg->pair, h->pair, sizeof cfg->pair);
     }
     if (!(cfg->given & HX_MD_GIVEN_SHIFT))
         cfg->shift_energy = h->shift_energy;

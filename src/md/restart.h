@@ -14,7 +14,9 @@ typedef struct hxi_md_restart {
     int cells[3];   /* the lattice it was made from */
     double density;
     double box_lo[3], box_len[3];
-    double mass, rc, epsilon, sigma, dt;
+    double mass, rc, dt;
+    int pair_style;                 /* HX_PAIR_* (versions 1 and 2: lj/cut) */
+    double pair[HX_MD_PAIR_NPARAM]; /* its parameters (hx_md_config.pair) */
     int shift_energy;
     int width;   /* doubles a record: 6 (x, v) or 9 (x, v, list position) */
     int64_t ago; /* steps since the last list build (-1: width 6) */

@@ -14,6 +14,7 @@
 
 #include "md/deck.h"
 #include "md/md_driver.h"
+#include "md/pair/pair_styles.h"
 #include "md/report.h"
 #include "md/restart.h"
 #include "md/schedule.h"
@@ -265,9 +266,10 @@ static void hxi_banner(hx_comm *comm, const hx_md_config *cfg, const hx_md_syste
     printf("halox-md %d.%d.%d: %lld atoms, fcc density %g, box %g x %g x %g, %d rank(s)\n",
            HX_VERSION_MAJOR, HX_VERSION_MINOR, HX_VERSION_PATCH, (long long) sys->natoms,
            cfg->density, L[0], L[1], L[2], hx_comm_size(comm));
-    printf("  lj/cut %g%s, skin %g, neigh_modify every %d delay %d check %s, dt %g, %s\n", cfg->rc,
-           cfg->shift_energy ? " shifted" : "", cfg->skin, cfg->neigh_every, cfg->neigh_delay,
-           cfg->neigh_check ? "yes" : "no", cfg->dt,
+    const hxi_pair_style *ps = hxi_pair_style_of(cfg->pair_style);
+    printf("  %s %g%s, skin %g, neigh_modify every %d delay %d check %s, dt %g, %s\n",
+           ps ? ps->name : "?", cfg->rc, cfg->shift_energy && ps && ps->shifts ? " shifted" : "",
+           cfg->skin, cfg->neigh_every, cfg->neigh_delay, cfg->neigh_check ? "yes" : "no", cfg->dt,
            cfg->nve ? "nve" : "no integrator (atoms stay put)");
     fflush(stdout);
 }
@@ -324,8 +326,8 @@ static hx_status hxi_thermo_print(hxi_run_state *r, int header)
 /* A system that blew up ends in one error that says so, never in rows of
  * nan: a row that is not finite, or atoms so hot that their rms speed
  * (3 T / m in LJ units) carries them farther in one step than both the
- * neighbour-list cutoff (pair cutoff + skin) and sigma, the size of an
- * atom. The
+ * neighbour-list cutoff (pair cutoff + skin) and the size of an atom
+ * (sigma, Morse's r0). The
  * same on every rank (the values are reduced). */
 static hx_status hxi_thermo_sane(const hx_md_thermo *th, const hx_md_config *cfg)
 {
@@ -333,12 +335,13 @@ static hx_status hxi_thermo_sane(const hx_md_thermo *th, const hx_md_config *cfg
     char hot[160];
     if (isfinite(th->temp) && isfinite(th->epair) && isfinite(th->etotal) && isfinite(th->press)) {
         const double hop = sqrt(3.0 * fmax(th->temp, 0.0) / cfg->mass) * cfg->dt;
-        const double reach = fmax(hxi_md_list_cutoff(cfg), cfg->sigma);
+        const double reach =
+            fmax(hxi_md_list_cutoff(cfg), hxi_pair_size(cfg->pair_style, cfg->pair));
         if (!(hop > reach))
             return HX_OK;
         snprintf(hot, sizeof hot,
                  "atoms move %.3g per step (their rms speed), farther than %g (the pair cutoff "
-                 "plus the skin, or sigma)",
+                 "plus the skin, or an atom's size)",
                  hop, reach);
         why = hot;
     }

@@ -43,7 +43,7 @@ struct hx_md_engine {
     int nhome, ntotal;
     hxi_md_cells cells;
     hxi_md_nlist local, nonlocal;
-    hxi_md_lj lj;
+    hxi_md_pair pair;
     hxi_md_pbc pbc;
     double cutneigh;
     double *xhold; /* home positions at the last rebuild (the distance check,
@@ -303,9 +303,9 @@ static hx_status cpu_forces(hx_md_engine *e, int energy)
 
     e->acc[0] = e->acc[1] = 0.0;
     memset(e->f, 0, (size_t) e->ntotal * 3 * sizeof(double));
-    hxi_md_force_lj(&e->lj, &e->pbc, &e->local, e->x, e->f, acc);
+    hxi_md_force_pair(&e->pair, &e->pbc, &e->local, e->x, e->f, acc);
     t1 = hxi_now();
-    hxi_md_force_lj(&e->lj, &e->pbc, &e->nonlocal, e->x, e->f, acc);
+    hxi_md_force_pair(&e->pair, &e->pbc, &e->nonlocal, e->x, e->f, acc);
     t2 = hxi_now();
     st = hx_transport_reverse(e->t);
     hxi_md_stage(&e->stats, HX_MD_LOCAL, t0, t1);
@@ -607,7 +607,7 @@ static hx_status cpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     e->cutneigh = hxi_md_list_cutoff(cfg);
     e->dtf = 0.5 * cfg->dt / cfg->mass;
     e->volume = sys->decomp.box_len[0] * sys->decomp.box_len[1] * sys->decomp.box_len[2];
-    hxi_md_lj_init(&e->lj, cfg);
+    hxi_md_pair_init(&e->pair, cfg);
     hxi_md_pbc_init(&e->pbc, &sys->decomp);
 
     hx_transport_opts_init(&o);

@@ -1,6 +1,6 @@
 /*
  * md_cpu.h - internals of the CPU engine: cell bins, neighbour lists and
- * the Lennard-Jones kernel. What the driver shares with the engines (wall
+ * the pair kernel. What the driver shares with the engines (wall
  * clock, thermo table, trajectory writer) is in md/md_driver.h. Not
  * installed.
  */
@@ -9,6 +9,7 @@
 
 #include "core/hxi.h"
 #include "md/md.h"
+#include "md/pair/pair_eval.h"
 
 #include <stdint.h>
 
@@ -86,19 +87,20 @@ void hxi_md_nlist_free(hxi_md_nlist *l);
 int64_t hxi_md_nlist_within(const hxi_md_nlist *l, const hxi_md_pbc *b, double cut,
                             const double *x);
 
-/* ------------------------------------------------------------ LJ forces */
+/* ---------------------------------------------------------- pair forces */
 
-typedef struct hxi_md_lj {
+/* The pair style as the force loop takes it (force_pair.c). */
+typedef struct hxi_md_pair {
+    int style; /* HX_PAIR_* */
     double cut2;
-    double lj1, lj2; /* 48 eps sigma^12, 24 eps sigma^6 (force) */
-    double lj3, lj4; /* 4 eps sigma^12, 4 eps sigma^6 (energy) */
-    double offset;   /* energy at the cutoff when shifted, else 0 */
-} hxi_md_lj;
+    double c[HX_PAIR_NCOEF]; /* the formula's coefficients (md/pair/pair_eval.h) */
+    double offset;           /* energy at the cutoff when shifted, else 0 */
+} hxi_md_pair;
 
-void hxi_md_lj_init(hxi_md_lj *p, const hx_md_config *cfg);
+void hxi_md_pair_init(hxi_md_pair *p, const hx_md_config *cfg);
 /* Adds the forces of the list's pairs to f (both atoms of each pair). With
  * acc != NULL, adds the pair energy to acc[0] and sum r.F to acc[1]. */
-void hxi_md_force_lj(const hxi_md_lj *p, const hxi_md_pbc *b, const hxi_md_nlist *l,
-                     const double *x, double *f, double *acc);
+void hxi_md_force_pair(const hxi_md_pair *p, const hxi_md_pbc *b, const hxi_md_nlist *l,
+                       const double *x, double *f, double *acc);
 
 #endif /* HALOX_MD_CPU_H */

@@ -13,6 +13,8 @@
 
 #include <stdint.h>
 
+#include "md/pair/pair_eval.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -55,12 +57,14 @@ typedef struct hxg_cellgrid {
     int32_t reach_x; /* cells along x an atom's neighbours may lie away */
 } hxg_cellgrid;
 
+/* The pair style (md/pair/pair_eval.h) as the force kernels take it. */
 typedef struct hxg_lj {
-    float rc2;      /* pair cutoff squared */
-    float rh2;      /* list cutoff (rc + skin) squared */
-    float lj1, lj2; /* 48 eps sig^12, 24 eps sig^6: F.r/r^2 = r6i (lj1 r6i - lj2) / r^2 */
-    float lj3, lj4; /* 4 eps sig^12, 4 eps sig^6 */
-    float eoff;     /* energy at rc when shifted, else 0 */
+    float rc2;              /* pair cutoff squared */
+    float rh2;              /* list cutoff (rc + skin) squared */
+    int32_t style;          /* HX_PAIR_* */
+    float c[HX_PAIR_NCOEF]; /* the formula's coefficients (lj/cut: 48 eps sig^12, 24 eps
+                             * sig^6, 4 eps sig^12, 4 eps sig^6) */
+    float eoff;             /* energy at rc when shifted, else 0 */
 } hxg_lj;
 
 /* Neighbour list: nb[k * stride + r] for k < cnt[i] <= max, where r = i

@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "md/gpu/engine.h"
+#include "md/pair/pair_styles.h"
 
 #include <float.h>
 #include <math.h>
@@ -327,15 +328,14 @@ static void setup_physics(hx_md_engine *e)
     const hx_md_config *c = &e->cfg;
     const hx_decomp *d = &e->decomp;
     double ext[3];
-    double s6 = pow(c->sigma, 6.0), s12 = s6 * s6;
+    double coef[HX_PAIR_NCOEF], eoff;
+    hxi_pair_setup(c->pair_style, c->pair, c->rc, c->shift_energy, coef, &eoff);
     e->phys.lj.rc2 = (float) (c->rc * c->rc);
     e->phys.lj.rh2 = (float) (e->phys.rh * e->phys.rh);
-    e->phys.lj.lj1 = (float) (48.0 * c->epsilon * s12);
-    e->phys.lj.lj2 = (float) (24.0 * c->epsilon * s6);
-    e->phys.lj.lj3 = (float) (4.0 * c->epsilon * s12);
-    e->phys.lj.lj4 = (float) (4.0 * c->epsilon * s6);
-    double sr6 = s6 / pow(c->rc, 6.0);
-    e->phys.lj.eoff = c->shift_energy ? (float) (4.0 * c->epsilon * (sr6 * sr6 - sr6)) : 0.0f;
+    e->phys.lj.style = c->pair_style;
+    for (int k = 0; k < HX_PAIR_NCOEF; k++)
+        e->phys.lj.c[k] = (float) coef[k];
+    e->phys.lj.eoff = (float) eoff;
     e->phys.dt = (float) c->dt;
     e->phys.mass = (float) c->mass;
     e->phys.dtf = (float) (0.5 * c->dt / c->mass);
@@ -462,12 +462,12 @@ hx_status hxg_eng_ensure_capacity(hx_md_engine *e, int nhome, int ntotal)
 hx_status hxg_eng_create_local(hx_md_engine *e)
 {
     const hx_md_config *cfg = &e->cfg;
-    if (!(cfg->rc > 0) || !(cfg->skin >= 0) || !(cfg->dt > 0) || !(cfg->mass > 0) ||
-        !(cfg->sigma > 0) || !(cfg->epsilon >= 0))
+    if (!(cfg->rc > 0) || !(cfg->skin >= 0) || !(cfg->dt > 0) || !(cfg->mass > 0))
         return hxi_error(HX_ERR_INVALID,
-                         "GPU engine: rc, dt, mass and sigma must be positive and skin, "
-                         "epsilon not negative (rc %g skin %g dt %g mass %g sigma %g eps %g)",
-                         cfg->rc, cfg->skin, cfg->dt, cfg->mass, cfg->sigma, cfg->epsilon);
+                         "GPU engine: rc, dt and mass must be positive and skin not negative (rc "
+                         "%g skin %g dt %g mass %g)",
+                         cfg->rc, cfg->skin, cfg->dt, cfg->mass);
+    HXI_CHECK(hxi_pair_valid(cfg->pair_style, cfg->pair, cfg->rc, HX_ERR_INVALID, "GPU engine: "));
     if (e->decomp.nranks != e->nranks)
         return hxi_error(HX_ERR_GRID,
                          "GPU engine: the system's decomposition has %d domains but the "

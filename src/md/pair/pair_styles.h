@@ -1,0 +1,57 @@
+/*
+ * pair_styles.h - the table of pair styles (pair_styles.c): what the deck
+ * reader, the restart files and the engines know of each. The formulas
+ * are in pair_eval.h. Not installed.
+ */
+#ifndef HALOX_MD_PAIR_STYLES_H
+#define HALOX_MD_PAIR_STYLES_H
+
+#include "md/pair/pair_eval.h"
+
+#include "core/hxi.h"
+
+/* What a parameter may be: any finite value, >= 0, or > 0. */
+typedef enum { HXI_PAIR_ANY, HXI_PAIR_NONNEG, HXI_PAIR_POS } hxi_pair_rule;
+
+typedef struct hxi_pair_param {
+    const char *name; /* as messages and forms show it */
+    hxi_pair_rule rule;
+} hxi_pair_param;
+
+typedef struct hxi_pair_style {
+    const char *name;                     /* pair_style NAME */
+    int id;                               /* HX_PAIR_* */
+    int ncoeff;                           /* pair_coeff's parameters, before its optional cutoff */
+    int nglobal;                          /* pair_style's parameters, before its cutoff */
+    hxi_pair_param param[HX_PAIR_NPARAM]; /* pair_coeff's, then pair_style's */
+    double defaults[HX_PAIR_NPARAM];      /* before any pair_coeff (restart-free runs) */
+    int shifts;             /* pair_modify shift yes takes E(rc) off (else E(rc) is 0) */
+    int size;               /* the parameter that is an atom's size, or -1 */
+    const char *style_form; /* "pair_style morse RC" */
+    const char *coeff_form; /* "pair_coeff * * D0 ALPHA R0 [RC]" */
+    /* The formula's coefficients c[HX_PAIR_NCOEF] from the parameters and
+     * the cutoff. */
+    void (*coef)(const double *p, double rc, double *c);
+} hxi_pair_style;
+
+/* The style of that deck name or id, or NULL. */
+const hxi_pair_style *hxi_pair_find(const char *name);
+const hxi_pair_style *hxi_pair_style_of(int id);
+/* "lj/cut, morse, ...": the styles' names, for messages. */
+const char *hxi_pair_names(void);
+/* The first parameter of p[] that breaks its rule (or is not finite), or
+ * -1; hxi_pair_rule_text says what it must be. */
+int hxi_pair_param_ok(hxi_pair_rule rule, double v);
+int hxi_pair_bad_param(const hxi_pair_style *s, const double *p);
+const char *hxi_pair_rule_text(hxi_pair_rule rule);
+/* `code` (with `where` before the message: "" or "restart file F: ")
+ * unless id is a style, rc > 0 and every parameter keeps its rule. */
+hx_status hxi_pair_valid(int id, const double *p, double rc, hx_status code, const char *where);
+/* The coefficients of style id with parameters p and cutoff rc, and the
+ * energy at the cutoff that pair_modify shift yes takes off (0 with shift
+ * 0 or for a style that does not shift). */
+void hxi_pair_setup(int id, const double *p, double rc, int shift, double *c, double *offset);
+/* An atom's size under the style (sigma, r0), or 0 where it has none. */
+double hxi_pair_size(int id, const double *p);
+
+#endif /* HALOX_MD_PAIR_STYLES_H */
