@@ -272,7 +272,12 @@ static void run_gpu(hx_comm *comm, const hx_md_config *base, const char *name, i
         for (int64_t i = 0; i < N; i++) {
             const double *a = fall + 3 * i, *b = cpu->f0 + 3 * i;
             double mag = sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
-            double tol = 1e-4 * (mag > frms ? mag : frms);
+            /* The other styles have no all-pairs oracle to bound the float
+             * error of their stiffest pairs (ref->stiff), so their bound is
+             * wider: the perturbed lattice's most compressed atom comes to
+             * about 1e-4 of its force with lj/smooth/linear. */
+            const double rel = cfg.pair_style == HX_PAIR_LJ_CUT ? 1e-4 : 3e-4;
+            double tol = rel * (mag > frms ? mag : frms);
             if (ref) {
                 tol += ref->stiff[i] * 2.0 * sqrt(3.0) * ref->u;
                 if (ref->near[i] > 0)
