@@ -163,6 +163,7 @@ void hx_transport_destroy(hx_transport *t)
     if (!t)
         return;
     t->ops->destroy(t);
+    hxi_fields_free(t);
     free(t);
 }
 
