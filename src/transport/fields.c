@@ -35,13 +35,11 @@ static hx_status hxi_fields_carried(const hx_transport *t, const char *call)
     /* The bit and the ops of t itself: `auto` passes no field call on. */
     if ((hx_transport_caps(t) & HX_CAP_FIELDS) && t->ops->fields_forward && t->ops->fields_reverse)
         return HX_OK;
-    const hx_transport *chosen = (t->ops->caps & HX_CAP_CHOOSES) ? hxi_auto_chosen(t) : NULL;
     return hxi_error(HX_ERR_UNSUPPORTED,
-                     "%s: transport '%s'%s%s%s cannot carry per-atom fields: fields are "
-                     "carried by the cpu transport only so far (ask hx_transport_caps for "
-                     "HX_CAP_FIELDS before registering)",
-                     call, t->ops->name, chosen ? " (running " : "",
-                     chosen ? chosen->ops->name : "", chosen ? ")" : "");
+                     "%s: transport '%s' cannot carry per-atom fields: fields are carried by "
+                     "the cpu transport only so far (create it by name; hx_transport_caps "
+                     "says HX_CAP_FIELDS where a transport can)",
+                     call, t->ops->name);
 }
 
 static hx_status hxi_field_check(const hx_field *field, hx_ftype type, int width)

@@ -1,0 +1,4 @@
+# Per-atom fields through the halo (hx_transport_field_add and the field
+# forward and reverse) on the cpu transport, with its bad input. 3 and 8
+# ranks bring grids with 2 to 4 pulses along a dimension.
+hx_test(test_fields SOURCES test_fields.c fields_bad.c LIBS hxsysgen RANKS 1 2 3 4 8 LABELS cpu)
