@@ -7,6 +7,8 @@
 
 #include "oracle.h"
 
+#include "core/hxi.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,6 +110,26 @@ static void refusals(hx_comm *comm, const hx_plan *plan)
     hx_transport_destroy(t);
 }
 
+/* A plan of 2000 random atoms in the box (halo cutoff 2), on every rank or
+ * on none (NULL). */
+static hx_plan *small_plan(hx_comm *comm, const double lo[3], const double len[3])
+{
+    hx_decomp d;
+    hxt_sys s;
+    hxt_local l;
+    hx_plan *plan = NULL;
+    HXT_OK(hx_decomp_init(&d, lo, len, 2.0, NULL, hx_comm_size(comm), hx_comm_rank(comm)));
+    hxt_sys_random(&s, 2000, lo, len, 77);
+    hxt_local_take(&l, &s, &d);
+    if (!hxt_agree(comm, HXT_OK(hx_plan_create(&plan, comm, &d, l.n, l.x)))) {
+        hx_plan_destroy(plan);
+        plan = NULL;
+    }
+    hxt_local_free(&l);
+    hxt_sys_free(&s);
+    return plan;
+}
+
 void fields_bad_input(hx_comm *comm, const double lo[3], const double len[3])
 {
     hx_transport *t = hxt_cpu_transport(comm, HX_DOUBLE);
@@ -117,20 +139,49 @@ void fields_bad_input(hx_comm *comm, const double lo[3], const double len[3])
     full_registry(t);
     int id = 0;
     HXT_FAILS(hx_transport_fields_forward(t, &id, 1, 0), HX_ERR_STATE, "before a plan");
-    hx_decomp d;
-    hxt_sys s;
-    hxt_local l;
-    hx_plan *plan = NULL;
-    HXT_OK(hx_decomp_init(&d, lo, len, 2.0, NULL, hx_comm_size(comm), hx_comm_rank(comm)));
-    hxt_sys_random(&s, 2000, lo, len, 77);
-    hxt_local_take(&l, &s, &d);
-    if (hxt_agree(comm, HXT_OK(hx_plan_create(&plan, comm, &d, l.n, l.x)))) {
+    hx_plan *plan = small_plan(comm, lo, len);
+    if (plan) {
         if (hxt_agree(comm, HXT_OK(hx_transport_set_plan(t, plan))))
             bad_calls(t, hx_plan_ntotal(plan));
         refusals(comm, plan);
     }
     hx_transport_destroy(t);
     hx_plan_destroy(plan);
-    hxt_local_free(&l);
-    hxt_sys_free(&s);
+}
+
+/* The last rank makes no field forward: the ranks whose first pulse
+ * receives from it get HX_ERR_TIMEOUT naming the fields, within the
+ * transport's timeout, and no rank hangs. */
+void fields_stopped_peer(hx_comm *comm, const double lo[3], const double len[3])
+{
+    const int rank = hx_comm_rank(comm), last = hx_comm_size(comm) - 1;
+    hx_transport_opts o;
+    hx_transport_opts_init(&o);
+    o.timeout_s = 0.5;
+    hx_transport *t = NULL;
+    hx_plan *plan = small_plan(comm, lo, len);
+    if (!plan || !hxt_agree(comm, HXT_OK(hx_transport_create(&t, comm, &o))))
+        goto done;
+    if (!hxt_agree(comm, HXT_OK(hx_transport_set_plan(t, plan))))
+        goto done;
+    float *a = calloc((size_t) hx_plan_ntotal(plan) + 1, sizeof(float));
+    hx_field f = {(void **) &a, sizeof(float)};
+    int id = -1;
+    HXT_OK(hx_transport_field_add(t, &f, HX_FIELD_FLOAT, 1, &id));
+    if (rank != last && hx_plan_npulses(plan) > 0) {
+        const double t0 = hxi_now();
+        hx_status st = hx_transport_fields_forward(t, &id, 1, 0);
+        const char *msg = hx_last_error();
+        HXT_CHECK(st == HX_OK || st == HX_ERR_TIMEOUT, "rank %d: %s: %s", rank,
+                  hx_status_string(st), msg);
+        if (hx_plan_pulse(plan, 0)->recv_rank == last)
+            HXT_CHECK(st == HX_ERR_TIMEOUT && strstr(msg, "fields of pulse"),
+                      "rank %d receives from the stopped rank %d but got %s: %s", rank, last,
+                      hx_status_string(st), msg);
+        HXT_CHECK(hxi_now() - t0 < 10.0, "rank %d waited %.1f s", rank, hxi_now() - t0);
+    }
+    free(a);
+done:
+    hx_transport_destroy(t);
+    hx_plan_destroy(plan);
 }

@@ -11,6 +11,8 @@
  * With the coordinates (forces) in the same call, those must come out
  * bitwise as hx_transport_forward (reverse) gives them, and fields not
  * named must stay untouched. Then the bad input: one clear error each.
+ * With --stopped-peer, only a rank that skips a field forward: the others
+ * must end in HX_ERR_TIMEOUT, not hang.
  */
 #include "fields_bad.h"
 #include "oracle.h"
@@ -348,6 +350,12 @@ int main(int argc, char **argv)
     int grids[16][3];
     if (hxt_grids_for(hx_comm_size(comm), grids, 16) == 0)
         return hxt_skip(comm, "no grid in the test list has this many domains");
+    if (argc > 1 && strcmp(argv[1], "--stopped-peer") == 0) {
+        if (hx_comm_size(comm) < 2)
+            return hxt_skip(comm, "a stopped peer needs 2 ranks or more");
+        fields_stopped_peer(comm, box_lo, box_len);
+        return hxt_finish(comm);
+    }
     fields_bad_input(comm, box_lo, box_len);
     /* Halo cutoffs from a tenth to under half the box: 1 to 4 pulses along
      * a dimension of 3 to 8 domains. */
