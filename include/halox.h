@@ -5,7 +5,7 @@
  * orthorhombic box split into a grid of domains (hx_decomp), a per-rank halo
  * plan built from the home atoms (hx_plan), migration of atoms between ranks
  * (hx_migrate), and interchangeable transports that move coordinates forward
- * and forces back (hx_transport).
+ * and forces back (hx_transport), and other per-atom fields either way.
  *
  * C11; compiles without CUDA, MPI, NCCL or NVSHMEM installed. Every call that
  * can fail returns an hx_status (HX_OK = 0, errors negative); the text of the
@@ -191,7 +191,8 @@ static inline int hx_zone_pair(const uint8_t *zi, const uint8_t *zj)
 /* --------------------------------------------------------------- migrate */
 
 /* A per-atom payload array carried by hx_migrate: *data points to
- * n * size bytes allocated with malloc; hx_migrate may realloc it. */
+ * n * size bytes allocated with malloc; hx_migrate may realloc it. The same
+ * description registers a halo field (hx_transport_field_add). */
 typedef struct hx_field {
     void **data;
     size_t size;
@@ -262,8 +263,10 @@ enum {
     HX_CAP_CHOOSES = 1u << 7,      /* measures others and runs the fastest (`auto`):
                                       the other bits are its choice's, known after the
                                       first plan */
-    HX_CAP_VOTE = 1u << 8          /* hx_transport_vote: a yes/no agreed over the ranks
+    HX_CAP_VOTE = 1u << 8,         /* hx_transport_vote: a yes/no agreed over the ranks
                                       on the device, capturable in a CUDA graph */
+    HX_CAP_FIELDS = 1u << 9        /* carries per-atom fields through the halo
+                                      (hx_transport_field_add): `cpu` so far */
 };
 
 HX_API void hx_transport_opts_init(hx_transport_opts *opts);
@@ -351,6 +354,66 @@ HX_API hx_status hx_transport_step_graph(hx_transport *t);
  * step) votes 1 whatever its *in, unless it sits the vote out. Arrays and
  * plans do not matter to it: it may run before the first plan. */
 HX_API hx_status hx_transport_vote(hx_transport *t, const int32_t *in, int32_t *out);
+
+/* ------------------------------------------------ per-atom fields (halo) */
+
+/* Any per-atom data besides coordinates and forces travels through the halo
+ * as a field registered on a transport (HX_CAP_FIELDS: the `cpu` transport,
+ * host arrays; the others refuse with HX_ERR_UNSUPPORTED for now). Fields
+ * and migration use the same description of a field, hx_field: data points
+ * to the caller's pointer to the array and size is the bytes per atom; the
+ * transport adds how to read those bytes, an element type and a width
+ * (values per atom), so that size == width * the type's bytes.
+ *
+ * The caller owns the arrays. After each hx_transport_set_plan it makes
+ * every registered array hold at least hx_plan_ntotal atoms (home atoms
+ * first, then the halo, in the plan's order), for instance by realloc
+ * through the same pointer: the transport reads *data afresh at each call
+ * and never allocates, frees or keeps a copy of the array. Registration is
+ * rank-local, but every rank must register the same fields (type and width)
+ * under the same ids, and make the same field calls with the same ids in
+ * the same order, as for hx_transport_forward. Arguments are checked before
+ * anything is sent; a rank whose peer stops mid-exchange gets
+ * HX_ERR_TIMEOUT, never a hang. */
+typedef enum hx_ftype {
+    HX_FIELD_NONE = 0, /* bytes only: what hx_migrate carries (not a halo field) */
+    HX_FIELD_FLOAT = 1,
+    HX_FIELD_DOUBLE = 2,
+    HX_FIELD_INT32 = 3
+} hx_ftype;
+
+/* Fields a transport holds at once; ids run from 0 to HX_MAX_FIELDS - 1. */
+#define HX_MAX_FIELDS 32
+
+/* Registers a field on t and returns its id in *id: the lowest free one, so
+ * that ranks that add and remove in the same order agree on ids. field->data
+ * must not be NULL (*field->data may be until the first call); width >= 1;
+ * field->size == width * sizeof(type). HX_ERR_UNSUPPORTED where t cannot
+ * carry fields (not HX_CAP_FIELDS), HX_ERR_INVALID for a bad description,
+ * HX_ERR_OVERFLOW when HX_MAX_FIELDS are registered. */
+HX_API hx_status hx_transport_field_add(hx_transport *t, const hx_field *field, hx_ftype type,
+                                        int width, int *id);
+/* Forgets field id (its array stays the caller's); the id may be given out
+ * again. HX_ERR_INVALID for an id not registered. */
+HX_API hx_status hx_transport_field_remove(hx_transport *t, int id);
+/* Collective. Forward of the n fields named by ids (distinct, registered):
+ * each home atom's values are copied onto its halo copies on the other
+ * ranks, pulse by pulse in plan order, forwarded atoms included, exactly as
+ * coordinates travel but with no periodic shift (a field is not a
+ * position). Fills entries [nhome, ntotal) of each array; entries
+ * [0, nhome) are read, never written. with_coords 1: the coordinates go
+ * forward in the same exchange (one message per pulse), as
+ * hx_transport_forward sends them; n may then be 0. */
+HX_API hx_status hx_transport_fields_forward(hx_transport *t, const int *ids, int n,
+                                             int with_coords);
+/* Collective. Reverse of the n fields named by ids: each halo entry's
+ * values are added into the atom it is a copy of, in reverse pulse order
+ * (the order hx_transport_reverse adds forces in), so the sums do not
+ * depend on timing; int32 values add too (wrapping modulo 2^32). Halo
+ * entries keep their values. with_forces 1: the forces go back in the same
+ * exchange, as hx_transport_reverse sends them; n may then be 0. */
+HX_API hx_status hx_transport_fields_reverse(hx_transport *t, const int *ids, int n,
+                                             int with_forces);
 
 /* -------------------------------------------------- rebuild on the device */
 

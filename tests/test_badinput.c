@@ -277,7 +277,8 @@ static void check_transport(hx_comm *comm, const hx_decomp *d, const hxt_local *
     /* Capabilities: by name before creation, and of a created transport. */
     HXT_CHECK(hx_transport_caps_of("no-such-transport") == 0 && hx_transport_caps_of(NULL) == 0,
               "an unknown name has capabilities %#x", hx_transport_caps_of("no-such-transport"));
-    HXT_CHECK(hx_transport_caps_of("cpu") == (HX_CAP_HOST | HX_CAP_DOUBLE | HX_CAP_BLOCKS_HOST),
+    HXT_CHECK(hx_transport_caps_of("cpu") ==
+                  (HX_CAP_HOST | HX_CAP_DOUBLE | HX_CAP_BLOCKS_HOST | HX_CAP_FIELDS),
               "cpu capabilities %#x", hx_transport_caps_of("cpu"));
     HXT_CHECK(hx_transport_caps_of("auto") == HX_CAP_CHOOSES, "auto capabilities %#x",
               hx_transport_caps_of("auto"));

@@ -163,6 +163,7 @@ void hx_transport_destroy(hx_transport *t)
     if (!t)
         return;
     t->ops->destroy(t);
+    hxi_fields_free(t);
     free(t);
 }
 
@@ -229,7 +230,8 @@ unsigned hx_transport_caps(const hx_transport *t)
     if (!(t->ops->caps & HX_CAP_CHOOSES))
         return t->ops->caps;
     const hx_transport *chosen = hxi_auto_chosen(t);
-    return HX_CAP_CHOOSES | (chosen ? hx_transport_caps(chosen) : 0u);
+    /* Field calls stay with auto itself, which carries none. */
+    return HX_CAP_CHOOSES | (chosen ? hx_transport_caps(chosen) & ~(unsigned) HX_CAP_FIELDS : 0u);
 }
 
 hx_transport *hxi_transport_actual(hx_transport *t)

@@ -21,6 +21,17 @@ typedef struct hxi_xchg_msg {
     const void *rbuf; /* out: where the received bytes lie */
 } hxi_xchg_msg;
 
+/* One array of a field exchange (fields.c): a registered field resolved at
+ * the call, or the coordinates or forces themselves (shift set: the
+ * coordinates, packed with the pulse's periodic shift). */
+typedef struct hxi_field {
+    void *data;  /* the array now (*hx_field.data) */
+    size_t size; /* bytes per atom */
+    hx_ftype type;
+    int width;
+    int shift; /* 1: coordinates (float or double, width 3) */
+} hxi_field;
+
 typedef struct hxi_transport_ops {
     const char *name;
     unsigned caps; /* HX_CAP_* bits (auto: HX_CAP_CHOOSES; the rest is its choice's) */
@@ -53,6 +64,11 @@ typedef struct hxi_transport_ops {
     hx_status (*vote)(hx_transport *t, const int32_t *in, int32_t *out);
     hx_status (*xchg_reserve)(hx_transport *t, size_t bytes);
     hx_status (*xchg)(hx_transport *t, hxi_xchg_msg *m, int n);
+    /* Per-atom fields (HX_CAP_FIELDS; NULL where not carried): forward or
+     * reverse of the n arrays f, checked and resolved by fields.c; f[0] is
+     * the coordinates (forces) when the caller asked for them too. */
+    hx_status (*fields_forward)(hx_transport *t, const hxi_field *f, int n);
+    hx_status (*fields_reverse)(hx_transport *t, const hxi_field *f, int n);
 } hxi_transport_ops;
 
 struct hx_transport {
@@ -66,7 +82,8 @@ struct hx_transport {
     uint64_t step; /* forward calls so far: grows, never resets */
     void *stream;  /* cudaStream_t of a device transport (set at create) */
     char describe[512];
-    void *impl; /* backend state */
+    void *impl;                  /* backend state */
+    struct hxi_fieldset *fields; /* registered fields (fields.c), NULL until one */
 };
 
 /* What the backends share (common.c). Capacity for a plan: what it needs
@@ -76,6 +93,16 @@ int hxi_capacity_for(int need, int floor);
  * fit a fixed capacity; otherwise *grow says whether buffers must grow to
  * *new_capacity (agreed over all ranks). Collective. */
 hx_status hxi_transport_fit(hx_transport *t, int *grow, int *new_capacity);
+
+/* Fields (fields.c): frees t's registrations (hx_transport_destroy). */
+void hxi_fields_free(hx_transport *t);
+/* Host helpers of a field exchange: bytes of n atoms of f, rounded up to 8
+ * so that blocks of several arrays in one buffer stay aligned; a pulse's
+ * values copied out by its map (coordinates with its shift); a buffer of
+ * a pulse's nsend values added into the atoms its map names. */
+size_t hxi_field_block(const hxi_field *f, int n);
+void hxi_field_pack(const hxi_field *f, const hx_pulse *p, void *buf);
+void hxi_field_add(const hxi_field *f, const hx_pulse *p, const void *buf);
 
 /* The ops table of every transport (transports.def, the one list). */
 #define HX_TRANSPORT(name, ops, requirement, needs, sources)                                       \

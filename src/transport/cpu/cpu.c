@@ -5,7 +5,8 @@
  * in plan order (Z, Y, X), each pulse packed with its shift and received
  * straight into its range; forces in reverse pulse order, each pulse's
  * values added into the atoms its map names, so that forwarded atoms have
- * their forces complete before they are sent on.
+ * their forces complete before they are sent on. Per-atom fields travel
+ * the same way (fields.c checks the call), without the shift.
  */
 #include "transport/transport.h"
 
@@ -13,12 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { HXI_TAG_FWD = 301, HXI_TAG_REV = 302 };
+enum { HXI_TAG_FWD = 301, HXI_TAG_REV = 302, HXI_TAG_FFWD = 303, HXI_TAG_FREV = 304 };
 
 typedef struct hxi_cpu {
     size_t elem; /* bytes of one component */
     void *buf;   /* pack buffer, max_nsend * 3 components */
     size_t buf_bytes;
+    void *fbuf[2]; /* field exchanges: what is sent, what is received */
+    size_t fbuf_bytes[2];
     unsigned long long exchanges; /* forward calls so far: named by a timeout */
 } hxi_cpu;
 
@@ -75,6 +78,8 @@ static void cpu_destroy(hx_transport *t)
 {
     hxi_cpu *c = t->impl;
     free(c->buf);
+    free(c->fbuf[0]);
+    free(c->fbuf[1]);
     free(c);
     free(t->x);
     free(t->f);
@@ -154,13 +159,96 @@ static hx_status cpu_reverse(hx_transport *t)
     return HX_OK;
 }
 
+/* Bytes of count atoms of the n arrays f, one aligned block after another:
+ * the layout of a field message, alike on both sides since the sender's
+ * nsend is the receiver's nrecv. */
+static size_t cpu_fields_bytes(const hxi_field *f, int n, int count)
+{
+    size_t bytes = 0;
+    for (int k = 0; k < n; k++)
+        bytes += hxi_field_block(&f[k], count);
+    return bytes;
+}
+
+/* Room in both field buffers for the largest pulse of any rank. */
+static hx_status cpu_fields_room(hxi_cpu *c, const hx_plan *plan, const hxi_field *f, int n)
+{
+    size_t need = cpu_fields_bytes(f, n, plan->max_nsend + 1);
+    for (int b = 0; b < 2; b++)
+        if (need > c->fbuf_bytes[b]) {
+            HXI_CHECK(hxi_grow(&c->fbuf[b], need, "cpu transport field buffer"));
+            c->fbuf_bytes[b] = need;
+        }
+    return HX_OK;
+}
+
+/* Fields forward (the coordinates first when f[0].shift): per pulse, every
+ * array's values of the map's atoms in one message, received straight into
+ * a buffer and copied to each array's [recv_offset, recv_offset + nrecv). */
+static hx_status cpu_fields_forward(hx_transport *t, const hxi_field *f, int n)
+{
+    hxi_cpu *c = t->impl;
+    const hx_plan *plan = t->plan;
+    const char *what = f[0].shift ? "coordinates and fields" : "fields";
+    HXI_CHECK(cpu_fields_room(c, plan, f, n));
+    c->exchanges++;
+    for (int q = 0; q < plan->npulses; q++) {
+        const hx_pulse *p = &plan->pulse[q];
+        char *sbuf = c->fbuf[0], *rbuf = c->fbuf[1];
+        size_t off = 0;
+        for (int k = 0; k < n; k++) {
+            hxi_field_pack(&f[k], p, sbuf + off);
+            off += hxi_field_block(&f[k], p->nsend);
+        }
+        HXI_CHECK(cpu_pulse_sendrecv(t, q, what, sbuf, off, p->send_rank, rbuf,
+                                     cpu_fields_bytes(f, n, p->nrecv), p->recv_rank, HXI_TAG_FFWD));
+        off = 0;
+        for (int k = 0; k < n; k++) {
+            memcpy((char *) f[k].data + (size_t) p->recv_offset * f[k].size, rbuf + off,
+                   (size_t) p->nrecv * f[k].size);
+            off += hxi_field_block(&f[k], p->nrecv);
+        }
+    }
+    return HX_OK;
+}
+
+/* Fields reverse (the forces first when asked): per pulse in reverse
+ * order, every array's halo range in one message, added by the map. */
+static hx_status cpu_fields_reverse(hx_transport *t, const hxi_field *f, int n)
+{
+    hxi_cpu *c = t->impl;
+    const hx_plan *plan = t->plan;
+    const char *what = f[0].data == t->f ? "forces and fields" : "fields";
+    HXI_CHECK(cpu_fields_room(c, plan, f, n));
+    for (int q = plan->npulses - 1; q >= 0; q--) {
+        const hx_pulse *p = &plan->pulse[q];
+        char *sbuf = c->fbuf[0], *rbuf = c->fbuf[1];
+        size_t off = 0;
+        for (int k = 0; k < n; k++) {
+            memcpy(sbuf + off, (const char *) f[k].data + (size_t) p->recv_offset * f[k].size,
+                   (size_t) p->nrecv * f[k].size);
+            off += hxi_field_block(&f[k], p->nrecv);
+        }
+        HXI_CHECK(cpu_pulse_sendrecv(t, q, what, sbuf, off, p->recv_rank, rbuf,
+                                     cpu_fields_bytes(f, n, p->nsend), p->send_rank, HXI_TAG_FREV));
+        off = 0;
+        for (int k = 0; k < n; k++) {
+            hxi_field_add(&f[k], p, rbuf + off);
+            off += hxi_field_block(&f[k], p->nsend);
+        }
+    }
+    return HX_OK;
+}
+
 const hxi_transport_ops hxi_transport_cpu = {
     .name = "cpu",
-    .caps = HX_CAP_HOST | HX_CAP_DOUBLE | HX_CAP_BLOCKS_HOST,
+    .caps = HX_CAP_HOST | HX_CAP_DOUBLE | HX_CAP_BLOCKS_HOST | HX_CAP_FIELDS,
     .create = cpu_create,
     .destroy = cpu_destroy,
     .set_plan = cpu_set_plan,
     .forward = cpu_forward,
     .reverse = cpu_reverse,
     .sync = NULL,
+    .fields_forward = cpu_fields_forward,
+    .fields_reverse = cpu_fields_reverse,
 };

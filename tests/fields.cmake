@@ -1,0 +1,7 @@
+# Per-atom fields through the halo (hx_transport_field_add and the field
+# forward and reverse) on the cpu transport, with its bad input. 3 and 8
+# ranks bring grids with 2 to 4 pulses along a dimension.
+hx_test(test_fields SOURCES test_fields.c fields_bad.c LIBS hxsysgen RANKS 1 2 3 4 8 LABELS cpu)
+# The last rank skips a field forward: its receivers time out, none hangs.
+hx_test(test_fields_stopped SOURCES test_fields.c fields_bad.c LIBS hxsysgen RANKS 2 3 LABELS cpu
+        ARGS --stopped-peer TIMEOUT 60)

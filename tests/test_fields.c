@@ -1,0 +1,371 @@
+/*
+ * test_fields: per-atom fields through the halo (hx_transport_field_add,
+ * hx_transport_fields_forward, hx_transport_fields_reverse) on the cpu
+ * transport. Nine fields at once: float, double and int32, each of width
+ * 1, 3 and 7. The oracle is brute force from the coordinates: each halo
+ * atom's owner is the one atom of the system whose position equals the
+ * halo coordinates modulo the box. A forward must give every halo entry
+ * its owner's values exactly (no shift added); a reverse must add into
+ * each home atom the values on all its halo copies on all ranks: int32
+ * exactly, double to 1e-12 and float to 1e-6 of the sum of magnitudes.
+ * With the coordinates (forces) in the same call, those must come out
+ * bitwise as hx_transport_forward (reverse) gives them, and fields not
+ * named must stay untouched. Then the bad input: one clear error each.
+ * With --stopped-peer, only a rank that skips a field forward: the others
+ * must end in HX_ERR_TIMEOUT, not hang.
+ */
+#include "fields_bad.h"
+#include "oracle.h"
+
+#include "core/hxi.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const double box_lo[3] = {2.0, 0.0, -1.5};
+static const double box_len[3] = {12.5, 14.0, 11.75};
+
+enum { NF = 9 };
+static const hx_ftype ftypes[3] = {HX_FIELD_FLOAT, HX_FIELD_DOUBLE, HX_FIELD_INT32};
+static const int fwidths[3] = {1, 3, 7};
+
+/* The nine fields of a case: field k has type ftypes[k / 3] and width
+ * fwidths[k % 3]. */
+typedef struct fset {
+    void *a[NF];
+    int id[NF];
+    int n; /* atoms each array holds (the plan's ntotal) */
+} fset;
+
+static hx_ftype ftype_of(int k)
+{
+    return ftypes[k / 3];
+}
+static int width_of(int k)
+{
+    return fwidths[k % 3];
+}
+static size_t size_of(int k)
+{
+    return (size_t) width_of(k) * (ftype_of(k) == HX_FIELD_DOUBLE ? 8 : 4);
+}
+
+static double get(const fset *f, int k, int i, int c)
+{
+    size_t at = (size_t) width_of(k) * (size_t) i + (size_t) c;
+    switch (ftype_of(k)) {
+    case HX_FIELD_FLOAT:
+        return ((const float *) f->a[k])[at];
+    case HX_FIELD_DOUBLE:
+        return ((const double *) f->a[k])[at];
+    default:
+        return ((const int32_t *) f->a[k])[at];
+    }
+}
+
+static void put(fset *f, int k, int i, int c, double v)
+{
+    size_t at = (size_t) width_of(k) * (size_t) i + (size_t) c;
+    if (ftype_of(k) == HX_FIELD_FLOAT)
+        ((float *) f->a[k])[at] = (float) v;
+    else if (ftype_of(k) == HX_FIELD_DOUBLE)
+        ((double *) f->a[k])[at] = v;
+    else
+        ((int32_t *) f->a[k])[at] = (int32_t) v;
+}
+
+/* A value that names the atom, the field and the component, exact in every
+ * type. */
+static double tag_of(int64_t id, int k, int c)
+{
+    return (double) id * 128.0 + k * 8 + c;
+}
+
+/* Registers the nine fields on t, the arrays ntotal atoms long (allocated
+ * here, after the plan, as the header asks). */
+static int fset_add(fset *f, hx_transport *t, int ntotal)
+{
+    int ok = 1;
+    f->n = ntotal;
+    for (int k = 0; k < NF; k++) {
+        f->a[k] = hxt_xcalloc((size_t) ntotal + 1, size_of(k));
+        hx_field d = {&f->a[k], size_of(k)};
+        ok &= HXT_OK(hx_transport_field_add(t, &d, ftype_of(k), width_of(k), &f->id[k]));
+    }
+    return ok;
+}
+
+static void fset_free(fset *f, hx_transport *t)
+{
+    for (int k = 0; k < NF; k++) {
+        HXT_OK(hx_transport_field_remove(t, f->id[k]));
+        free(f->a[k]);
+    }
+}
+
+/* ----------------------------------------------------------- the oracle */
+
+static int same_image(const double *a, const double *b)
+{
+    for (int k = 0; k < 3; k++) {
+        double d = a[k] - b[k];
+        d -= box_len[k] * nearbyint(d / box_len[k]);
+        if (!(fabs(d) <= 1e-9))
+            return 0;
+    }
+    return 1;
+}
+
+/* The global id of every local atom: home atoms from the case, each halo
+ * atom the one atom of the system at its coordinates modulo the box (-1
+ * where none or several are). Malloc'd, ntotal entries. */
+static int64_t *owners_from_coords(const hxt_case *c)
+{
+    int nhome = hx_plan_nhome(c->plan), ntotal = hx_plan_ntotal(c->plan);
+    const double *x = hx_plan_coords(c->plan);
+    int64_t *own = hxt_xmalloc((size_t) ntotal * sizeof *own);
+    for (int i = 0; i < nhome; i++)
+        own[i] = c->l.id[i];
+    for (int i = nhome; i < ntotal; i++) {
+        int found = -1, count = 0;
+        for (int j = 0; j < c->s.n; j++)
+            if (same_image(&x[3 * i], &c->s.x[3 * j])) {
+                found = j;
+                count++;
+            }
+        own[i] = count == 1 ? found : -1;
+    }
+    return own;
+}
+
+/* ------------------------------------------------------------- forward */
+
+/* Home entries tagged, halo entries -1. */
+static void fill_tags(fset *f, int nhome, const int64_t *own)
+{
+    for (int k = 0; k < NF; k++)
+        for (int i = 0; i < f->n; i++)
+            for (int c = 0; c < width_of(k); c++)
+                put(f, k, i, c, i < nhome ? tag_of(own[i], k, c) : -1.0);
+}
+
+/* Entries of field k that differ from what a forward of it should leave
+ * (named: the owner's tags on the halo; not named: -1 there). */
+static int forward_wrong(const fset *f, int k, int nhome, const int64_t *own, int named)
+{
+    int bad = 0;
+    for (int i = 0; i < f->n; i++)
+        for (int c = 0; c < width_of(k); c++) {
+            double want = i < nhome || named ? tag_of(own[i], k, c) : -1.0;
+            bad += get(f, k, i, c) != want;
+        }
+    return bad;
+}
+
+/* Coordinates: home from the system, halo zeroed. */
+static void fill_coords(hx_transport *t, const hxt_case *c, int ntotal)
+{
+    int nhome = c->l.n;
+    double *x = hxt_xcalloc((size_t) ntotal * 3 + 1, sizeof(double));
+    memcpy(x, c->l.x, (size_t) nhome * 3 * sizeof(double));
+    HXT_OK(hx_transport_write(t, HX_COORDS, 0, ntotal, x));
+    free(x);
+}
+
+static void check_forward(hx_comm *comm, hx_transport *t, fset *f, const hxt_case *c,
+                          const int64_t *own, const char *tn)
+{
+    int nhome = hx_plan_nhome(c->plan), ntotal = hx_plan_ntotal(c->plan);
+    size_t xbytes = (size_t) ntotal * 3 * (strcmp(tn, "double") == 0 ? 8 : 4);
+    /* The reference: coordinates as hx_transport_forward sends them. */
+    fill_coords(t, c, ntotal);
+    HXT_OK(hx_transport_forward(t));
+    char *xref = hxt_xmalloc(xbytes + 1);
+    memcpy(xref, hx_transport_coords(t), xbytes);
+    for (int with = 0; with < 2; with++) {
+        /* Alone, every field; with the coordinates, the odd ones. */
+        int ids[NF], n = 0;
+        for (int k = with; k < NF; k += 1 + with)
+            ids[n++] = f->id[k];
+        fill_tags(f, nhome, own);
+        fill_coords(t, c, ntotal);
+        if (!with)
+            HXT_OK(hx_transport_forward(t));
+        HXT_OK(hx_transport_fields_forward(t, ids, n, with));
+        for (int k = 0; k < NF; k++) {
+            int named = !with || k % 2 == 1, bad = forward_wrong(f, k, nhome, own, named);
+            HXT_CHECK(bad == 0,
+                      "grid %s rh %g %s, coords %d: field %d (%s x %d, named %d): %d "
+                      "entries wrong",
+                      c->gs, c->spec.rh, tn, with, k,
+                      ftype_of(k) == HX_FIELD_INT32 ? "int32" : "real", width_of(k), named, bad);
+        }
+        HXT_CHECK(memcmp(xref, hx_transport_coords(t), xbytes) == 0,
+                  "grid %s rh %g %s, coords %d: coordinates differ from hx_transport_forward's",
+                  c->gs, c->spec.rh, tn, with);
+    }
+    free(xref);
+    (void) comm;
+}
+
+/* ------------------------------------------------------------- reverse */
+
+/* Random values on every entry; their sums per atom (and of magnitudes)
+ * over all ranks into want (per field k, N * width each) for the fields
+ * named. */
+static void fill_random(hx_comm *comm, fset *f, const int64_t *own, int N, uint64_t seed,
+                        double *want[NF], double *mag[NF])
+{
+    hxt_rng r = {seed * 1000003u + (uint64_t) hx_comm_rank(comm) * 7919u};
+    for (int k = 0; k < NF; k++) {
+        int w = width_of(k);
+        memset(want[k], 0, (size_t) N * w * sizeof(double));
+        memset(mag[k], 0, (size_t) N * w * sizeof(double));
+        for (int i = 0; i < f->n; i++)
+            for (int c = 0; c < w; c++) {
+                double v = (2.0 * hxt_uniform(&r) - 1.0) * pow(10.0, 4.0 * hxt_uniform(&r) - 2.0);
+                if (ftype_of(k) == HX_FIELD_INT32)
+                    v = floor(v * 10.0); /* |v| <= 1000: sums stay exact */
+                put(f, k, i, c, v);
+                v = get(f, k, i, c);
+                want[k][(size_t) w * own[i] + c] += v;
+                mag[k][(size_t) w * own[i] + c] += fabs(v);
+            }
+        HXT_OK(hxi_allreduce_double(comm, want[k], N * w, 0));
+        HXT_OK(hxi_allreduce_double(comm, mag[k], N * w, 0));
+    }
+}
+
+/* Home entries of field k that are not the sums (named) or not their own
+ * values before (not named: the whole array, against before). */
+static int reverse_wrong(const fset *f, int k, int nhome, const int64_t *own, int named,
+                         const double *want, const double *mag, const void *before)
+{
+    int bad = 0, w = width_of(k);
+    if (!named)
+        return memcmp(before, f->a[k], (size_t) f->n * size_of(k)) != 0;
+    double tol = ftype_of(k) == HX_FIELD_DOUBLE ? 1e-12 : ftype_of(k) == HX_FIELD_FLOAT ? 1e-6 : 0;
+    for (int i = 0; i < nhome; i++)
+        for (int c = 0; c < w; c++) {
+            double got = get(f, k, i, c), sum = want[(size_t) w * own[i] + c];
+            bad += !(fabs(got - sum) <= tol * mag[(size_t) w * own[i] + c]);
+        }
+    return bad;
+}
+
+/* Forces: the same random values before each reverse. */
+static void fill_forces(hx_transport *t, const double *f0, int ntotal)
+{
+    HXT_OK(hx_transport_write(t, HX_FORCES, 0, ntotal, f0));
+}
+
+static void check_reverse(hx_comm *comm, hx_transport *t, fset *f, const hxt_case *c,
+                          const int64_t *own, const char *tn)
+{
+    int nhome = hx_plan_nhome(c->plan), ntotal = hx_plan_ntotal(c->plan), N = c->s.n;
+    size_t fbytes = (size_t) ntotal * 3 * (strcmp(tn, "double") == 0 ? 8 : 4);
+    double *want[NF], *mag[NF], *f0 = hxt_xmalloc((size_t) ntotal * 3 * sizeof(double) + 1);
+    void *before[NF];
+    hxt_rng r = {c->seed * 31u + (uint64_t) hx_comm_rank(comm)};
+    for (int i = 0; i < 3 * ntotal; i++)
+        f0[i] = 2.0 * hxt_uniform(&r) - 1.0;
+    fill_forces(t, f0, ntotal);
+    HXT_OK(hx_transport_reverse(t));
+    char *fref = hxt_xmalloc(fbytes + 1);
+    memcpy(fref, hx_transport_forces(t), fbytes);
+    for (int k = 0; k < NF; k++) {
+        want[k] = hxt_xmalloc((size_t) N * width_of(k) * sizeof(double));
+        mag[k] = hxt_xmalloc((size_t) N * width_of(k) * sizeof(double));
+        before[k] = hxt_xmalloc((size_t) f->n * size_of(k) + 1);
+    }
+    for (int with = 0; with < 2; with++) {
+        int ids[NF], n = 0;
+        for (int k = with; k < NF; k += 1 + with)
+            ids[n++] = f->id[k];
+        fill_random(comm, f, own, N, c->seed + (uint64_t) with, want, mag);
+        for (int k = 0; k < NF; k++)
+            memcpy(before[k], f->a[k], (size_t) f->n * size_of(k));
+        fill_forces(t, f0, ntotal);
+        if (!with)
+            HXT_OK(hx_transport_reverse(t));
+        HXT_OK(hx_transport_fields_reverse(t, ids, n, with));
+        for (int k = 0; k < NF; k++) {
+            int named = !with || k % 2 == 1;
+            int bad = reverse_wrong(f, k, nhome, own, named, want[k], mag[k], before[k]);
+            HXT_CHECK(bad == 0,
+                      "grid %s rh %g %s, forces %d: field %d (type %d x %d, named %d): "
+                      "%d sums wrong",
+                      c->gs, c->spec.rh, tn, with, k, (int) ftype_of(k), width_of(k), named, bad);
+        }
+        HXT_CHECK(memcmp(fref, hx_transport_forces(t), fbytes) == 0,
+                  "grid %s rh %g %s, forces %d: forces differ from hx_transport_reverse's", c->gs,
+                  c->spec.rh, tn, with);
+    }
+    for (int k = 0; k < NF; k++) {
+        free(want[k]);
+        free(mag[k]);
+        free(before[k]);
+    }
+    free(fref);
+    free(f0);
+}
+
+/* ---------------------------------------------------------------- cases */
+
+typedef struct ctx {
+    int max_pulses; /* along one dimension, over the cases */
+} ctx;
+
+static void fields_case(hx_comm *comm, const hxt_case *c, void *vctx)
+{
+    ctx *x = vctx;
+    int64_t *own = owners_from_coords(c);
+    int nid = 0, ntotal = hx_plan_ntotal(c->plan);
+    for (int i = 0; i < ntotal; i++)
+        nid += own[i] < 0;
+    HXT_CHECK(nid == 0, "grid %s rh %g: %d halo atoms without one owner", c->gs, c->spec.rh, nid);
+    for (int d = 0; d < 3; d++)
+        if (hx_plan_decomp(c->plan)->npulse[d] > x->max_pulses)
+            x->max_pulses = hx_plan_decomp(c->plan)->npulse[d];
+    for (int dt = 0; dt < 2 && hxt_agree(comm, nid == 0); dt++) {
+        const char *tn = dt ? "float" : "double";
+        hx_transport *t = hxt_cpu_transport(comm, dt ? HX_FLOAT : HX_DOUBLE);
+        if (!hxt_agree(comm, t != NULL))
+            break;
+        fset f;
+        if (hxt_agree(comm, HXT_OK(hx_transport_set_plan(t, c->plan)) && fset_add(&f, t, ntotal))) {
+            check_forward(comm, t, &f, c, own, tn);
+            check_reverse(comm, t, &f, c, own, tn);
+            fset_free(&f, t);
+        }
+        hx_transport_destroy(t);
+    }
+    free(own);
+}
+
+int main(int argc, char **argv)
+{
+    hx_comm *comm = hxt_init(&argc, &argv, "test_fields");
+    int grids[16][3];
+    if (hxt_grids_for(hx_comm_size(comm), grids, 16) == 0)
+        return hxt_skip(comm, "no grid in the test list has this many domains");
+    if (argc > 1 && strcmp(argv[1], "--stopped-peer") == 0) {
+        if (hx_comm_size(comm) < 2)
+            return hxt_skip(comm, "a stopped peer needs 2 ranks or more");
+        fields_stopped_peer(comm, box_lo, box_len);
+        return hxt_finish(comm);
+    }
+    fields_bad_input(comm, box_lo, box_len);
+    /* Halo cutoffs from a tenth to under half the box: 1 to 4 pulses along
+     * a dimension of 3 to 8 domains. */
+    const hxt_spec specs[] = {{1.25, 2000, 0, 0}, {2.8, 2000, 0, 0}, {5.5, 2000, 0, 0}};
+    ctx x = {0};
+    int ncases = hxt_for_each_plan(comm, box_lo, box_len, specs, 3, 5151, fields_case, &x);
+    HXT_CHECK(ncases > 0, "no case ran");
+    if (hx_comm_size(comm) >= 3)
+        HXT_CHECK(x.max_pulses >= 2, "no case had more than one pulse along a dimension");
+    if (hx_comm_rank(comm) == 0)
+        printf("test_fields: %d cases, up to %d pulses along a dimension\n", ncases, x.max_pulses);
+    return hxt_finish(comm);
+}
