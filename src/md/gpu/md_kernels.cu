@@ -178,30 +178,28 @@ __device__ __forceinline__ float hxg_rcp(float r2)
     return r;
 }
 
-/* F(r)/r and E(r) of the style in lj.style (pair_eval.h's float
- * formulas): the kernels for styles other than lj/cut, where a test of
- * the style (the same in every thread) costs little beside the formula. */
+/* F(r)/r and E(r) of style STYLE (pair_eval.h's float formulas): one
+ * instantiation a style, so that no thread tests a style. */
+template <int STYLE>
 __device__ __forceinline__ float hxg_formula(const hxg_lj &lj, float r2, float &e)
 {
-    switch (lj.style) {
 #define HXG_FORMULA(ID, name)                                                                      \
-    case HX_PAIR_##ID:                                                                             \
+    if (STYLE == HX_PAIR_##ID)                                                                     \
         return hxp_##name##_f(lj.c, r2, &e);
-        HX_PAIR_STYLES(HXG_FORMULA)
+    HX_PAIR_STYLES(HXG_FORMULA)
 #undef HXG_FORMULA
-    }
     e = 0.0f;
     return 0.0f;
 }
 
 /* Adds the pair force on atom i from an atom at xj (minimum image along
  * the periodic dimensions) to f, and with THERMO half the pair's energy
- * and virial to e and w. LJ: lj/cut, written out (the reciprocal without
- * a division); else the style of lj.style. Without branches: a pair
+ * and virial to e and w. lj/cut written out (the reciprocal without a
+ * division), any other STYLE by its formula. Without branches: a pair
  * beyond the cutoff, or one that is not there (!ok, xj == xi), adds
  * zeros, so that the loads of the next pairs need not wait for this one's
  * test, and the sums are those without it, bit for bit. */
-template <bool THERMO, bool LJ>
+template <bool THERMO, int STYLE>
 __device__ __forceinline__ void hxg_pair(float3 xi, float3 xj, const hxg_lj &lj, const hxg_geom &g,
                                          float3 &f, float &e, float &w, bool ok = true)
 {
@@ -212,20 +210,20 @@ __device__ __forceinline__ void hxg_pair(float3 xi, float3 xj, const hxg_lj &lj,
     const float r2 = dx * dx + dy * dy + dz * dz;
     const bool in = ok && r2 < lj.rc2;
     float fp, en = 0.0f, r6i = 0.0f;
-    if (LJ) {
+    if (STYLE == HX_PAIR_LJ_CUT) {
         const float r2i = in ? hxg_rcp(r2) : 0.0f;
         r6i = r2i * r2i * r2i;
         fp = r6i * (lj.c[0] * r6i - lj.c[1]) * r2i;
     } else {
         /* r^2 1 for a pair that is out, so that no formula meets r = 0. */
-        const float f1 = hxg_formula(lj, in ? r2 : 1.0f, en);
+        const float f1 = hxg_formula<STYLE>(lj, in ? r2 : 1.0f, en);
         fp = in ? f1 : 0.0f;
     }
     f.x += dx * fp;
     f.y += dy * fp;
     f.z += dz * fp;
     if (THERMO) {
-        if (LJ)
+        if (STYLE == HX_PAIR_LJ_CUT)
             en = r6i * (lj.c[2] * r6i - lj.c[3]);
         e += in ? en - lj.eoff : 0.0f;
         w += r2 * fp;
@@ -351,7 +349,7 @@ __device__ __forceinline__ void hxg_force_meet(float &fx, float &fy, float &fz, 
     }
 }
 
-template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL, bool ROOM, bool LJ>
+template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL, bool ROOM, int STYLE>
 __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, ROOM, MINB))
     hxg_k_force(int n, const int32_t *__restrict__ idx, const float *__restrict__ x, hxg_list l,
                 hxg_lj lj, hxg_geom g, float *__restrict__ f, float4 *__restrict__ v, float dtf,
@@ -412,7 +410,7 @@ __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, ROOM, MINB))
                 xj[u] = hxg_xload<XS, PDL>(x, j[u]);
 #pragma unroll
             for (int u = 0; u < U; u++)
-                hxg_pair<THERMO, LJ>(xi, xj[u], lj, g, fi, e, w);
+                hxg_pair<THERMO, STYLE>(xi, xj[u], lj, g, fi, e, w);
         }
         if (TAIL) {
             if (k < cnt) { /* fewer than U left: entries k + u TPP < cnt */
@@ -426,11 +424,11 @@ __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, ROOM, MINB))
                     xj[u] = j[u] >= 0 ? hxg_xload<XS, PDL>(x, j[u]) : xi;
 #pragma unroll
                 for (int u = 0; u < U; u++)
-                    hxg_pair<THERMO, LJ>(xi, xj[u], lj, g, fi, e, w, j[u] >= 0);
+                    hxg_pair<THERMO, STYLE>(xi, xj[u], lj, g, fi, e, w, j[u] >= 0);
             }
         } else {
             for (; k < cnt; k += TPP) {
-                hxg_pair<THERMO, LJ>(xi, hxg_xload<XS, PDL>(x, __ldg(nb)), lj, g, fi, e, w);
+                hxg_pair<THERMO, STYLE>(xi, hxg_xload<XS, PDL>(x, __ldg(nb)), lj, g, fi, e, w);
                 nb += (size_t) TPP * stride;
             }
         }
@@ -484,14 +482,14 @@ struct hxg_force_k {
  * kernel's blocks may start once the kernel before it on the stream lets
  * them (griddepcontrol.launch_dependents, the fused forward exchange does
  * at entry) and wait inside for its end (hxi_dev_grid_wait). */
-template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL, bool ROOM, bool LJ>
+template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL, bool ROOM, int STYLE>
 static cudaError_t hxg_launch_force_style(cudaStream_t s, const hxg_force_k &k)
 {
     const int block = 128;
     const long long threads = (long long) (k.n > 0 ? k.n : 1) * TPP;
     const int grid = (int) ((threads + block - 1) / block);
     if (!PDL) {
-        hxg_k_force<TPP, XS, THERMO, WRITE, KICK, false, ROOM, LJ><<<grid, block, 0, s>>>(
+        hxg_k_force<TPP, XS, THERMO, WRITE, KICK, false, ROOM, STYLE><<<grid, block, 0, s>>>(
             k.n, k.idx, k.x, k.l, k.lj, k.g, k.f, k.v, k.dtf, k.mass, k.acc, k.flags);
         return cudaGetLastError();
     }
@@ -504,18 +502,23 @@ static cudaError_t hxg_launch_force_style(cudaStream_t s, const hxg_force_k &k)
     cfg.stream = s;
     cfg.attrs = at;
     cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, hxg_k_force<TPP, XS, THERMO, WRITE, KICK, PDL, ROOM, LJ>, k.n,
-                              k.idx, k.x, k.l, k.lj, k.g, k.f, k.v, k.dtf, k.mass, k.acc, k.flags);
+    return cudaLaunchKernelEx(&cfg, hxg_k_force<TPP, XS, THERMO, WRITE, KICK, PDL, ROOM, STYLE>,
+                              k.n, k.idx, k.x, k.l, k.lj, k.g, k.f, k.v, k.dtf, k.mass, k.acc,
+                              k.flags);
 }
 
-/* lj/cut's own kernels, or those of the other styles (a test of the
- * style per pair, the same in every thread). */
+/* The kernels of the run's pair style: each style its own. */
 template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL, bool ROOM>
 static cudaError_t hxg_launch_force(cudaStream_t s, const hxg_force_k &k)
 {
-    if (k.lj.style == HX_PAIR_LJ_CUT)
-        return hxg_launch_force_style<TPP, XS, THERMO, WRITE, KICK, PDL, ROOM, true>(s, k);
-    return hxg_launch_force_style<TPP, XS, THERMO, WRITE, KICK, PDL, ROOM, false>(s, k);
+    switch (k.lj.style) {
+#define HXG_STYLE_CASE(ID, name)                                                                   \
+    case HX_PAIR_##ID:                                                                             \
+        return hxg_launch_force_style<TPP, XS, THERMO, WRITE, KICK, PDL, ROOM, HX_PAIR_##ID>(s, k);
+        HX_PAIR_STYLES(HXG_STYLE_CASE)
+#undef HXG_STYLE_CASE
+    }
+    return cudaErrorInvalidValue;
 }
 
 /* The kernel variant for the pointers given: f == NULL computes energies

@@ -44,12 +44,21 @@ enum {
 #define HXP_COS     cos
 #include "md/pair/pair_formulas.h"
 
+/* On the GPU the float formulas take the hardware's exponential and sine
+ * (a few ulp, far below the engine's float bounds; arguments stay within
+ * a few units: -alpha (r - r0), -kappa r, pi r / rc). */
 #define HXP_T       float
 #define HXP_S(name) name##_f
 #define HXP_SQRT    sqrtf
-#define HXP_EXP     expf
-#define HXP_SIN     sinf
-#define HXP_COS     cosf
+#if defined(__CUDA_ARCH__)
+#define HXP_EXP __expf
+#define HXP_SIN __sinf
+#define HXP_COS __cosf
+#else
+#define HXP_EXP expf
+#define HXP_SIN sinf
+#define HXP_COS cosf
+#endif
 #include "md/pair/pair_formulas.h"
 
 #endif /* HALOX_MD_PAIR_EVAL_H */
