@@ -38,6 +38,9 @@ static void test_pair_styles(void)
          1.0, 0.0, 2.5, 0},
         {"pair_style lj/cut $(2^(1/6))\npair_coeff * * 1.0 1.0\npair_modify shift yes",
          HX_PAIR_LJ_CUT, 1.0, 1.0, 0.0, 1.122462048309373, 1},
+        /* A mixing rule: checked, no unlike pair to mix with one type. */
+        {"pair_style lj/cut 2.5\npair_coeff * * 1.0 1.0\npair_modify mix arithmetic shift yes",
+         HX_PAIR_LJ_CUT, 1.0, 1.0, 0.0, 2.5, 1},
     };
     char text[4096];
     hx_md_config c;
@@ -88,6 +91,12 @@ static const bad_case bad_lines[] = {
     {"pair_style lj/smooth 2.0 2.5",
      "t.in:8: pair_style 'lj/smooth': halox-md computes lj/cut, morse, yukawa, soft, "
      "lj/smooth/linear"},
+    {"pair_style lj/cut 2.5\npair_coeff * * 1 1\npair_modify mix average",
+     "t.in:10: pair_modify mix 'average': the rules are geometric, arithmetic and sixthpower"},
+    {"pair_style lj/cut 2.5\npair_coeff * * 1 1\npair_modify tail yes",
+     "t.in:10: pair_modify keyword 'tail' is not supported"},
+    {"pair_style lj/cut 2.5\npair_coeff * * 1 1\npair_modify shift yes mix",
+     "t.in:10: pair_modify mix has no value"},
     {"read_restart a.rst\npair_coeff * * 1 1",
      "t.in:2: pair_coeff after read_restart needs a pair_style before it"},
 };

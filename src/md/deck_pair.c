@@ -93,20 +93,32 @@ hx_status deck_pair_coeff(deck *d)
 }
 
 /* `pair_modify shift yes|no` (shift: E(rc) taken off, for the styles
- * whose energy is not 0 at the cutoff already). */
+ * whose energy is not 0 at the cutoff already) and `mix geometric|
+ * arithmetic|sixthpower`, LAMMPS's rules for the coefficients of unlike
+ * types: with one type there is no unlike pair, so the rule is checked and
+ * changes nothing. */
 hx_status deck_pair_modify(deck *d)
 {
-    HXI_CHECK(deck_nargs(d, 3, DECK_MAX_WORDS, "pair_modify shift yes|no"));
+    static const char form[] = "pair_modify [shift yes|no] [mix geometric|arithmetic|sixthpower]";
+    HXI_CHECK(deck_nargs(d, 3, DECK_MAX_WORDS, form));
     HXI_CHECK(deck_need(d, d->have_pair_style, "pair_style"));
     for (int i = 1; i < d->nwords; i += 2) {
-        if (strcmp(d->words[i], "shift") != 0)
-            return deck_error(d,
-                              "pair_modify keyword '%s' is not supported (pair_modify "
-                              "shift yes|no)",
-                              deck_show(d->words[i]).s);
-        if (i + 1 == d->nwords)
-            return deck_error(d, "pair_modify shift has no value (yes or no)");
-        HXI_CHECK(deck_get_yes_no(d, "shift", d->words[i + 1], &d->c.shift_energy));
+        const char *key = d->words[i], *val = i + 1 < d->nwords ? d->words[i + 1] : NULL;
+        if (strcmp(key, "shift") != 0 && strcmp(key, "mix") != 0)
+            return deck_error(d, "pair_modify keyword '%s' is not supported (%s)", deck_show(key).s,
+                              form);
+        if (!val)
+            return deck_error(d, "pair_modify %s has no value (%s)", key, form);
+        if (strcmp(key, "mix") == 0) {
+            if (strcmp(val, "geometric") != 0 && strcmp(val, "arithmetic") != 0 &&
+                strcmp(val, "sixthpower") != 0)
+                return deck_error(d,
+                                  "pair_modify mix '%s': the rules are geometric, "
+                                  "arithmetic and sixthpower",
+                                  deck_show(val).s);
+            continue;
+        }
+        HXI_CHECK(deck_get_yes_no(d, "shift", val, &d->c.shift_energy));
         d->c.given |= HX_MD_GIVEN_SHIFT;
     }
     return HX_OK;
