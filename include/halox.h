@@ -119,8 +119,9 @@ HX_API hx_status hx_grid_parse(const char *text, int grid[3]);
  * only grids whose every decomposed dimension keeps the cutoff under half the
  * box are chosen. */
 HX_API hx_status hx_grid_choose(int nranks, const double box_len[3], double cutoff, int grid[3]);
-/* grid == NULL or {0,0,0}: chosen with hx_grid_choose. Checks the box, the
- * cutoff and the grid, each with its own status. */
+/* grid == NULL or {0,0,0}: chosen with hx_grid_choose; a grid with some
+ * entries 0 (LAMMPS's `processors 2 * *`): those chosen, the others kept.
+ * Checks the box, the cutoff and the grid, each with its own status. */
 HX_API hx_status hx_decomp_init(hx_decomp *d, const double box_lo[3], const double box_len[3],
                                 double cutoff, const int grid[3], int nranks, int rank);
 /* Rank at grid position (coordinates taken modulo the grid). */

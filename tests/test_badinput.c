@@ -39,8 +39,14 @@ static void check_decomp(int nr, int rank, const int g0[3])
     /* Grid product different from the rank count. */
     int gbig[3] = {g0[0] * 2, g0[1], g0[2]};
     HXT_FAILS(hx_decomp_init(&d, box_lo, box_len, 2.0, gbig, nr, rank), HX_ERR_GRID, "rank");
-    int gzero[3] = {0, 1, nr};
-    HXT_FAILS(hx_decomp_init(&d, box_lo, box_len, 2.0, gzero, nr, rank), HX_ERR_GRID, NULL);
+    /* A 0 is a count to choose (LAMMPS's `processors * 1 N`), but the counts
+     * given must divide the ranks. */
+    int gzero[3] = {0, 1, nr}, gwrong[3] = {0, 1, nr + 1};
+    if (HXT_OK(hx_decomp_init(&d, box_lo, box_len, 2.0, gzero, nr, rank)))
+        HXT_CHECK(d.grid[0] == 1 && d.grid[1] == 1 && d.grid[2] == nr, "0x1x%d: %dx%dx%d", nr,
+                  d.grid[0], d.grid[1], d.grid[2]);
+    HXT_FAILS(hx_decomp_init(&d, box_lo, box_len, 2.0, gwrong, nr, rank), HX_ERR_GRID,
+              "must divide the rank count");
     if (nr > 1) {
         int gneg[3] = {-1, -1, nr}; /* the right product, but negative */
         HXT_FAILS(hx_decomp_init(&d, box_lo, box_len, 2.0, gneg, nr, rank), HX_ERR_GRID, NULL);

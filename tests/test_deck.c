@@ -249,6 +249,9 @@ static void test_lexical(void)
 
     /* As in LAMMPS, a trailing & continues a comment too (in.melt's
      * commented dump lines rely on it): "thermo x" is part of the comment. */
+    if (HXT_OK(parse(HEAD "processors * 2 *\nrun 1", &c, NULL, 0)))
+        HXT_CHECK(c.grid[0] == 0 && c.grid[1] == 2 && c.grid[2] == 0, "processors * 2 *: %d %d %d",
+                  c.grid[0], c.grid[1], c.grid[2]);
     if (HXT_OK(parse(HEAD "# a comment &\nthermo x\nrun 1\n", &c, NULL, 0)))
         HXT_CHECK(c.thermo_every == 0 && c.steps == 1, "continued comment");
 
@@ -327,6 +330,8 @@ static const bad_case bad_lines[] = {
     {"pair_modify tail yes", HX_ERR_PARSE, "t.in:10: pair_modify keyword 'tail'"},
     {"pair_modify shift", HX_ERR_PARSE, "t.in:10: pair_modify takes more arguments"},
     {"neighbor -0.1 bin", HX_ERR_PARSE, "t.in:10: neighbor: skin -0.1 must be >= 0"},
+    {"processors 2 0 *", HX_ERR_PARSE, "t.in:10: processors: processors count (or *) must be"},
+    {"processors 2 2", HX_ERR_PARSE, "t.in:10: processors takes more arguments"},
     {"neighbor 0.3 nsq", HX_ERR_PARSE, "t.in:10: neighbor style 'nsq'"},
     {"neigh_modify every 0", HX_ERR_PARSE, "t.in:10: neigh_modify: every must be between 1"},
     {"neigh_modify delay 3 every 2", HX_ERR_PARSE, "t.in:10: neigh_modify: delay 3 must be 0 or"},

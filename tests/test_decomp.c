@@ -275,9 +275,41 @@ static void check_choose(hxt_rng *rng)
     HXT_CHECK(nrun > 0, "no grid choice ran");
 }
 
+/* Grids with some counts given and the others 0 (LAMMPS's `processors
+ * * * 2`): the given ones kept, the rest chosen as the smallest halo among
+ * the grids that keep them; counts that cannot multiply to the ranks, and a
+ * negative count, refused. */
+static void check_partial_grids(void)
+{
+    const double lo[3] = {0, 0, 0}, box[3] = {40.0, 10.0, 10.0};
+    static const struct {
+        int given[3], n, want[3];
+    } ok[] = {
+        {{0, 0, 2}, 4, {2, 1, 2}}, /* x is long: the free ranks go there */
+        {{0, 2, 0}, 8, {4, 2, 1}},
+        {{1, 0, 0}, 4, {1, 1, 4}}, /* slabs along z: a smaller halo than 2x2 */
+        {{3, 0, 1}, 6, {3, 2, 1}},
+        {{2, 2, 2}, 8, {2, 2, 2}},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        hx_decomp d;
+        if (HXT_OK(hx_decomp_init(&d, lo, box, 2.0, ok[i].given, ok[i].n, 0)))
+            HXT_CHECK(memcmp(d.grid, ok[i].want, sizeof d.grid) == 0,
+                      "grid %dx%dx%d of %d ranks: %dx%dx%d, want %dx%dx%d", ok[i].given[0],
+                      ok[i].given[1], ok[i].given[2], ok[i].n, d.grid[0], d.grid[1], d.grid[2],
+                      ok[i].want[0], ok[i].want[1], ok[i].want[2]);
+    }
+    hx_decomp d;
+    const int two_z[3] = {0, 0, 2}, negative[3] = {-1, 0, 1};
+    HXT_FAILS(hx_decomp_init(&d, lo, box, 2.0, two_z, 3, 0), HX_ERR_GRID,
+              "multiply to 2, which must divide the rank count");
+    HXT_FAILS(hx_decomp_init(&d, lo, box, 2.0, negative, 2, 0), HX_ERR_GRID, "below 0");
+}
+
 int main(int argc, char **argv)
 {
     hx_comm *comm = hxt_init(&argc, &argv, "test_decomp");
+    check_partial_grids();
     hxt_rng rng = {12345};
     check_grid_parse();
 

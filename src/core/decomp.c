@@ -85,27 +85,40 @@ static double hxi_halo_volume(const double box_len[3], double cutoff, const int 
     return grown - home;
 }
 
-hx_status hx_grid_choose(int nranks, const double box_len[3], double cutoff, int grid[3])
+/* The smallest-halo grid of nranks whose dimension d is fixed[d] where
+ * that is > 0 (0: free). */
+static hx_status hxi_grid_choose_fixed(int nranks, const double box_len[3], double cutoff,
+                                       const int fixed[3], int grid[3])
 {
     double best = INFINITY;
     int found = 0;
+    long fixed_product = 1;
     if (nranks < 1)
         return hxi_error(HX_ERR_INVALID, "rank count %d: need at least one rank", nranks);
     HXI_CHECK(hxi_check_box_cutoff(box_len, cutoff));
+    for (int d = 0; d < 3; d++)
+        fixed_product *= fixed[d] > 0 ? fixed[d] : 1;
+    if (nranks % fixed_product != 0)
+        return hxi_error(HX_ERR_GRID,
+                         "grid %dx%dx%d (0: to be chosen) cannot hold %d ranks: the counts "
+                         "given multiply to %ld, which must divide the rank count",
+                         fixed[0], fixed[1], fixed[2], nranks, fixed_product);
     for (int nx = 1; nx <= nranks; nx++) {
         if (nranks % nx)
             continue;
         for (int ny = 1; ny <= nranks / nx; ny++) {
-            int g[3], npulses = 0;
+            int g[3], npulses = 0, fits = 1;
             double v;
             if ((nranks / nx) % ny)
                 continue;
             g[0] = nx;
             g[1] = ny;
             g[2] = nranks / nx / ny;
-            for (int d = 0; d < 3; d++)
+            for (int d = 0; d < 3; d++) {
                 npulses += hxi_pulses(box_len[d], g[d], cutoff);
-            if (npulses > HX_MAX_PULSES)
+                fits &= fixed[d] <= 0 || g[d] == fixed[d];
+            }
+            if (!fits || npulses > HX_MAX_PULSES)
                 continue;
             v = hxi_halo_volume(box_len, cutoff, g);
             if (v < best * (1 - 1e-12)) {
@@ -117,10 +130,20 @@ hx_status hx_grid_choose(int nranks, const double box_len[3], double cutoff, int
     }
     if (!found)
         return hxi_error(HX_ERR_GRID,
-                         "no grid of %d ranks keeps the pulse count within %d for this box "
+                         "no grid of %d ranks%s keeps the pulse count within %d for this box "
                          "and cutoff: use fewer ranks or a larger box",
-                         nranks, HX_MAX_PULSES);
+                         nranks,
+                         fixed[0] > 0 || fixed[1] > 0 || fixed[2] > 0
+                             ? " with the dimensions given (0 or * for the others)"
+                             : "",
+                         HX_MAX_PULSES);
     return HX_OK;
+}
+
+hx_status hx_grid_choose(int nranks, const double box_len[3], double cutoff, int grid[3])
+{
+    const int free3[3] = {0, 0, 0};
+    return hxi_grid_choose_fixed(nranks, box_len, cutoff, free3, grid);
 }
 
 int hx_decomp_rank_at(const hx_decomp *d, const int coord[3])
@@ -171,15 +194,16 @@ hx_status hx_decomp_init(hx_decomp *d, const double box_lo[3], const double box_
             return hxi_error(HX_ERR_BOX, "box origin along %c is %g: it must be finite",
                              hxi_dim_name[k], box_lo[k]);
     HXI_CHECK(hxi_check_box_cutoff(box_len, cutoff));
-    if (!grid || (grid[0] == 0 && grid[1] == 0 && grid[2] == 0)) {
-        HXI_CHECK(hx_grid_choose(nranks, box_len, cutoff, r.grid));
+    for (int k = 0; grid && k < 3; k++)
+        if (grid[k] < 0)
+            return hxi_error(HX_ERR_GRID,
+                             "grid %dx%dx%d has a dimension below 0: give each dimension's "
+                             "domains, or 0 to have it chosen",
+                             grid[0], grid[1], grid[2]);
+    if (!grid || grid[0] == 0 || grid[1] == 0 || grid[2] == 0) {
+        const int free3[3] = {0, 0, 0};
+        HXI_CHECK(hxi_grid_choose_fixed(nranks, box_len, cutoff, grid ? grid : free3, r.grid));
     } else {
-        for (int k = 0; k < 3; k++)
-            if (grid[k] < 1)
-                return hxi_error(HX_ERR_GRID,
-                                 "grid %dx%dx%d has a dimension below 1: every dimension "
-                                 "needs at least one domain",
-                                 grid[0], grid[1], grid[2]);
         if ((long) grid[0] * grid[1] * grid[2] != nranks)
             return hxi_error(HX_ERR_GRID,
                              "grid %dx%dx%d has %ld domains but there are %d ranks: give a "

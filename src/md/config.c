@@ -148,11 +148,10 @@ hx_status hx_md_config_check(const hx_md_config *c)
     HXI_CHECK(hxi_md_thermo_config_check(c));
     if (!has_nul(c->transport, sizeof c->transport))
         return hxi_error(HX_ERR_INVALID, "transport name is not terminated (--transport)");
-    if (!((c->grid[0] == 0 && c->grid[1] == 0 && c->grid[2] == 0) ||
-          (c->grid[0] > 0 && c->grid[1] > 0 && c->grid[2] > 0)))
+    if (c->grid[0] < 0 || c->grid[1] < 0 || c->grid[2] < 0)
         return hxi_error(HX_ERR_INVALID,
-                         "grid %dx%dx%d: give all three counts > 0, or 0x0x0 to let halox-md "
-                         "choose (--grid)",
+                         "grid %dx%dx%d: give each count > 0, or 0 to let halox-md choose it "
+                         "(--grid, processors)",
                          c->grid[0], c->grid[1], c->grid[2]);
     if (c->use_gpu < -1 || c->use_gpu > 1)
         return hxi_error(HX_ERR_INVALID, "use_gpu %d must be -1, 0 or 1 (--gpu, --cpu)",

@@ -333,6 +333,21 @@ static hx_status cmd_velocity(deck *d)
     return HX_OK;
 }
 
+/* `processors PX PY PZ`: the rank grid, `*` for a count halox-md
+ * chooses (as LAMMPS's); --grid overrides it. */
+static hx_status cmd_processors(deck *d)
+{
+    HXI_CHECK(nargs(d, 4, 4, "processors PX PY PZ (a count or *)"));
+    for (int k = 0; k < 3; k++) {
+        const char *w = d->words[1 + k];
+        int n = 0;
+        if (strcmp(w, "*") != 0)
+            HXI_CHECK(deck_get_int32(d, "processors count (or *)", w, 1, &n));
+        d->c.grid[k] = n;
+    }
+    return HX_OK;
+}
+
 static hx_status cmd_neighbor(deck *d)
 {
     double skin;
@@ -630,6 +645,7 @@ static const deck_command commands[] = {
     {"pair_style", deck_pair_style},
     {"pair_coeff", deck_pair_coeff},
     {"pair_modify", deck_pair_modify},
+    {"processors", cmd_processors},
     {"neighbor", cmd_neighbor},
     {"neigh_modify", cmd_neigh_modify},
     {"fix", deck_cmd_fix},
