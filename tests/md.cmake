@@ -173,9 +173,6 @@ hx_md_cli_test(test_md_cli_nvt_gpu RANKS 1 EXPECT fail
 hx_md_cli_test(test_md_cli_langevin_gpu RANKS 1 EXPECT fail
   REGEX "ERROR: fix langevin: the GPU engine runs fix nve only so far: run with --cpu"
   ARGS -in in.nvt --gpu -var fix nve -var also "fix 2 all langevin 1.0 1.0 0.5 5")
-hx_md_cli_test(test_md_cli_nvt_checkpoint RANKS 1 EXPECT fail
-  REGEX "ERROR: fix nvt with restart files: restart files do not hold a thermostat's state yet"
-  ARGS -in in.nvt --cpu --checkpoint nvt.rst)
 hx_md_cli_test(test_md_cli_nvt_nve RANKS 1 EXPECT fail
   REGEX "ERROR: .*in.nvt:20: fix 2 nve with fix 1 nvt: both integrate"
   ARGS -in in.nvt --cpu -var also "fix 2 all nve")

@@ -10,6 +10,10 @@
   invisible     a run writing a checkpoint every 50 steps prints the rows
                 of the run without (no rebuild is forced for a file), with
                 check no and check yes, at 1 and 2 ranks
+  fix nvt       a run under fix nvt (temp 1.0 1.0) writing checkpoints and
+                one continued from its step-30 file: the step-60 files
+                (atoms and the chain's state) equal byte for byte, at 1
+                and 2 ranks; a damaged chain refused
   write_restart a deck writing the state after its first run equals the
                 command line's checkpoint of the same step, byte for byte
   SIGTERM       a long run signalled mid-way: exit 143, one line naming
@@ -210,6 +214,55 @@ def sealed_cases(r, data):
     rc3, out3, err = r.run(1, ["--restart", "half1.rst", "--steps", "20", "--thermo", "10"])
     check(rc == 0 and rc3 == 0 and rows(out2) == rows(out3) and len(rows(out2)) == 3,
           "a version-2 file continues as the version-3 file it came from (exit %d)" % rc)
+
+
+NVT_DECK = """units lj
+atom_style atomic
+lattice fcc 0.8442
+region box block 0 6 0 6 0 6
+create_box 1 box
+create_atoms 1 box
+mass 1 1.0
+velocity all create 1.44 87287 loop geom
+pair_style lj/cut 2.5
+pair_coeff 1 1 1.0 1.0
+neighbor 0.3 bin
+neigh_modify delay 0 every 20 check no
+fix 1 all nvt temp 1.0 1.0 0.5
+thermo 10
+run 60
+"""
+NVT_CONT = """read_restart {src}
+neighbor 0.3 bin
+neigh_modify delay 0 every 20 check no
+fix 1 all nvt temp 1.0 1.0 0.5
+thermo 10
+run 30
+"""
+
+
+def nvt_continuation(r, ranks):
+    with open(os.path.join(r.tmp, "in.nvt"), "w") as f:
+        f.write(NVT_DECK)
+    for n in ranks[:2]:
+        with open(os.path.join(r.tmp, "in.nvtc"), "w") as f:
+            f.write(NVT_CONT.format(src="nh%d.rst" % n))
+        ck = ["--checkpoint-every", "30", "--checkpoint"]
+        rc1, out1, _ = r.run(n, ["-in", "in.nvt"] + ck + ["nf%d.rst" % n])
+        rc2, _, _ = r.run(n, ["-in", "in.nvt", "--steps", "40"] + ck + ["nh%d.rst" % n])
+        rc3, out3, _ = r.run(n, ["-in", "in.nvtc"] + ck + ["nc%d.rst" % n])
+        check(rc1 == rc2 == rc3 == 0 and same_file(r.tmp, "nf%d.rst" % n, "nc%d.rst" % n) and
+              rows(out1, 30) == rows(out3, 30),
+              "fix nvt at %d rank(s): the continued run's rows and step-60 file (with the "
+              "chain) equal the original's" % n)
+    data = bytearray(open(os.path.join(r.tmp, "nh1.rst"), "rb").read())
+    data[-8] ^= 0x01
+    with open(os.path.join(r.tmp, "nvtbad.rst"), "wb") as f:
+        f.write(bytes(data))
+    rc, _, err = r.run(1, ["--restart", "nvtbad.rst", "--steps", "5"])
+    errs = [l for l in err.splitlines() if "ERROR" in l]
+    check(rc != 0 and len(errs) == 1 and "thermostat's checksum" in errs[0],
+          "a damaged chain: one ERROR line (exit %d)" % rc)
 
 
 def write_restart(r):
@@ -554,6 +607,7 @@ def main():
             print("note: no MPI launcher: continuation at 1 rank only, no killed-rank case")
         continuation(r, ranks)
         invisible(r, ranks)
+        nvt_continuation(r, ranks)
         write_restart(r)
         pair_styles(r)
         stops(r)

@@ -29,6 +29,12 @@ typedef struct hx_md_system {
     double *xref;
     int64_t ref_ago;
     int has_ref;
+    /* Where has_nh: fix nvt's chain, the same on every rank: eta, eta_dot
+     * and eta_dotdot, nh_n each, and the temperature it last saw (engine
+     * gather, restart read; the CPU engine goes on from it). */
+    double nh[3 * HX_MD_NVT_MAX_CHAIN];
+    double nh_t;
+    int nh_n, has_nh;
 } hx_md_system;
 
 /* One thermo row, LAMMPS's definitions: temperature over 3N-3 degrees of

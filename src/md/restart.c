@@ -27,7 +27,9 @@
  *         204..207  zero
  *         208..223  pair parameters 2 and 3 (2 x double; pair_styles.c
  *                   says what each style's are)
- *         224..247  zero
+ *         224..231  trailer size T (uint64; 0: none)
+ *         232..239  trailer checksum (uint64)
+ *         240..247  zero
  *         248..255  header checksum (uint64, over bytes 0..247)
  *   then N records of W doubles, x, v and (W 9) the position of the last
  *   list build, in atom-id order: the state does not depend on the
@@ -36,6 +38,10 @@
  *   from them and keeps the neighbour schedule, so that a continued run
  *   repeats the run that wrote the file bit for bit, and writing a file
  *   never changes the run (no rebuild is forced before it).
+ *   Then, where T > 0, fix nvt's chain: T / 8 doubles, its length n, the
+ *   temperature it last saw, then eta, eta_dot and eta_dotdot (n each), so
+ *   that a continued run with the same fix nvt goes on from the chain's
+ *   state (as LAMMPS's fix nvt writes it into its restart files).
  * Versions 1 (W 6 and zeros at 176..199) and 2 (zeros at 200..247) are
  * still read: their pair style is lj/cut.
  * Checksums: FNV-1a over 64-bit words (the bytes in file order, 8 at a
@@ -138,6 +144,8 @@ static void rst_encode(unsigned char *buf, const hxi_md_restart *h, uint64_t pay
     put(buf, 192, &h->skin, 8);
     put(buf, 200, &style, 4);
     put(buf, 208, &h->pair[2], 2 * sizeof(double));
+    put(buf, 224, &h->trailer_bytes, 8);
+    put(buf, 232, &h->trailer_sum, 8);
     hsum = rst_fnv(RST_FNV_START, buf, 248);
     put(buf, 248, &hsum, 8);
 }
@@ -164,9 +172,13 @@ static void rst_fields(const unsigned char *buf, uint32_t version, hxi_md_restar
         get(buf, 192, &h->skin, 8);
     }
     h->pair[2] = h->pair[3] = 0.0;
+    h->trailer_bytes = 0;
+    h->trailer_sum = 0;
     if (version >= 3) {
         get(buf, 200, &style, 4);
         get(buf, 208, &h->pair[2], 2 * sizeof(double));
+        get(buf, 224, &h->trailer_bytes, 8);
+        get(buf, 232, &h->trailer_sum, 8);
     }
     h->pair_style = style;
     h->width = (int) width;
@@ -273,23 +285,40 @@ static hx_status rst_decode(const unsigned char *buf, int64_t fsize, const char 
                          "payload bytes, step %lld)",
                          path, (long long) h->natoms, h->width, (unsigned long long) psize,
                          (long long) h->step);
-    if (fsize != (int64_t) (RST_HEADER + psize))
+    const uint64_t tb = h->trailer_bytes, tn = tb / 8;
+    if (tb != 0 && (tb % 8 != 0 || tn < 5 || (tn - 2) % 3 != 0 ||
+                    (tn - 2) / 3 > (uint64_t) HX_MD_NVT_MAX_CHAIN))
+        return hxi_error(HX_ERR_PARSE,
+                         "restart file %s: a thermostat trailer of %llu bytes is not a chain "
+                         "of 1 to %d",
+                         path, (unsigned long long) tb, (int) HX_MD_NVT_MAX_CHAIN);
+    const uint64_t whole = RST_HEADER + psize + tb;
+    if (fsize != (int64_t) whole)
         return hxi_error(HX_ERR_PARSE,
                          "restart file %s: %lld bytes, but its header describes %llu: the file "
                          "is %s",
-                         path, (long long) fsize, (unsigned long long) (RST_HEADER + psize),
-                         fsize < (int64_t) (RST_HEADER + psize) ? "truncated" : "too long");
+                         path, (long long) fsize, (unsigned long long) whole,
+                         fsize < (int64_t) whole ? "truncated" : "too long");
     return rst_fields_agree(h, path);
 }
 
 /* --------------------------------------------------------------- write */
 
-/* Writes header and payload to fp; HX_ERR_IO naming `shown` on failure. */
-static hx_status rst_stream(FILE *fp, const unsigned char *header, const double *payload,
-                            size_t nbytes, const char *shown)
+/* What follows the header: the atoms' records and the trailer. */
+typedef struct rst_body {
+    const double *payload;
+    size_t nbytes;
+    const double *trailer;
+    size_t tbytes;
+} rst_body;
+
+/* Writes header and body to fp; HX_ERR_IO naming `shown` on failure. */
+static hx_status rst_stream(FILE *fp, const unsigned char *header, const rst_body *b,
+                            const char *shown)
 {
     if (fwrite(header, 1, RST_HEADER, fp) != RST_HEADER ||
-        (nbytes && fwrite(payload, 1, nbytes, fp) != nbytes) || fflush(fp) != 0)
+        (b->nbytes && fwrite(b->payload, 1, b->nbytes, fp) != b->nbytes) ||
+        (b->tbytes && fwrite(b->trailer, 1, b->tbytes, fp) != b->tbytes) || fflush(fp) != 0)
         return hxi_error(HX_ERR_IO, "cannot write restart file %s: %s", shown, strerror(errno));
     if (fsync(fileno(fp)) != 0 && errno != EINVAL && errno != EROFS)
         return hxi_error(HX_ERR_IO, "cannot write restart file %s: fsync: %s", shown,
@@ -320,8 +349,7 @@ static const char *rst_target(const char *path, char *real)
 }
 
 /* Rank 0: the whole file, atomically where the path is a regular file. */
-static hx_status rst_write_file(const char *name, const unsigned char *header,
-                                const double *payload, size_t nbytes)
+static hx_status rst_write_file(const char *name, const unsigned char *header, const rst_body *b)
 {
     struct stat sb;
     char tmp[600], prev[600], dir[512], real[PATH_MAX];
@@ -334,7 +362,7 @@ static hx_status rst_write_file(const char *name, const unsigned char *header,
         fp = fopen(path, "wb");
         if (!fp)
             return hxi_error(HX_ERR_IO, "cannot write restart file %s: %s", path, strerror(errno));
-        st = rst_stream(fp, header, payload, nbytes, path);
+        st = rst_stream(fp, header, b, path);
         if (fclose(fp) != 0 && st == HX_OK)
             st = hxi_error(HX_ERR_IO, "cannot write restart file %s: %s", path, strerror(errno));
         return st;
@@ -352,7 +380,7 @@ static hx_status rst_write_file(const char *name, const unsigned char *header,
                          "cannot write restart file %s: cannot create %s: %s (check the "
                          "directory exists and is writable)",
                          path, tmp, strerror(errno));
-    st = rst_stream(fp, header, payload, nbytes, path);
+    st = rst_stream(fp, header, b, path);
     if (fclose(fp) != 0 && st == HX_OK)
         st = hxi_error(HX_ERR_IO, "cannot write restart file %s: %s", path, strerror(errno));
     if (st == HX_OK && stat(path, &sb) == 0 && rename(path, prev) != 0)
@@ -473,8 +501,18 @@ hx_status hxi_md_restart_write(hxi_md_gather *g, hx_comm *comm, const char *path
         memcpy(h.pair, cfg->pair, sizeof h.pair);
         h.dt = cfg->dt;
         h.shift_energy = cfg->shift_energy;
+        double trailer[2 + 3 * HX_MD_NVT_MAX_CHAIN];
+        rst_body body = {g->all, nbytes, trailer, 0};
+        if (sys->has_nh) {
+            trailer[0] = (double) sys->nh_n;
+            trailer[1] = sys->nh_t;
+            memcpy(trailer + 2, sys->nh, 3 * (size_t) sys->nh_n * sizeof(double));
+            body.tbytes = 8 * (2 + 3 * (size_t) sys->nh_n);
+        }
+        h.trailer_bytes = (uint64_t) body.tbytes;
+        h.trailer_sum = rst_fnv(RST_FNV_START, trailer, body.tbytes);
         rst_encode(header, &h, rst_fnv(RST_FNV_START, g->all, nbytes));
-        st = rst_write_file(path, header, g->all, nbytes);
+        st = rst_write_file(path, header, &body);
     }
     return hxi_agree(comm, st);
 }
@@ -522,9 +560,13 @@ hx_status hxi_md_restart_read_header(hx_comm *comm, const char *path, hxi_md_res
     HXI_CHECK(hxi_bcast(comm, buf, sizeof buf, 0));
     {
         /* Every rank decodes the same bytes; the length was checked on 0. */
-        int64_t fsize = 0;
+        int64_t fsize = 0, tbytes = 0;
+        uint32_t version = 0;
         memcpy(&fsize, buf + 160, 8);
-        fsize += RST_HEADER;
+        memcpy(&version, buf + 8, 4);
+        if (version >= 3)
+            memcpy(&tbytes, buf + 224, 8);
+        fsize += RST_HEADER + tbytes;
         return rst_decode(buf, fsize, path, h, &psum);
     }
 }
@@ -586,6 +628,36 @@ static hx_status rst_keep(hx_md_system *sys, const hxi_md_restart *h, const doub
     return HX_OK;
 }
 
+/* Collective: fix nvt's chain after the records (rank 0 reads it from fp,
+ * checks it, and every rank gets it), into sys. */
+static hx_status rst_read_trailer(hx_comm *comm, FILE *fp, const hxi_md_restart *h,
+                                  const char *path, hx_md_system *sys)
+{
+    double t[2 + 3 * HX_MD_NVT_MAX_CHAIN];
+    const size_t tb = (size_t) h->trailer_bytes;
+    hx_status st = HX_OK;
+    sys->has_nh = 0;
+    if (tb == 0)
+        return HX_OK;
+    if (hx_comm_rank(comm) == 0) {
+        if (fread(t, 1, tb, fp) != tb)
+            st = hxi_error(HX_ERR_PARSE, "restart file %s: truncated in its thermostat", path);
+        else if (rst_fnv(RST_FNV_START, t, tb) != h->trailer_sum ||
+                 t[0] != (double) (tb / 8 - 2) / 3)
+            st = hxi_error(HX_ERR_PARSE,
+                           "restart file %s: the thermostat's checksum does not match: the "
+                           "file is damaged",
+                           path);
+    }
+    HXI_CHECK(hxi_agree(comm, st));
+    HXI_CHECK(hxi_bcast(comm, t, tb, 0));
+    sys->nh_n = (int) t[0];
+    sys->nh_t = t[1];
+    memcpy(sys->nh, t + 2, 3 * (size_t) sys->nh_n * sizeof(double));
+    sys->has_nh = 1;
+    return HX_OK;
+}
+
 hx_status hxi_md_restart_read_atoms(hx_comm *comm, const char *path, const hxi_md_restart *h,
                                     hx_md_system *sys)
 {
@@ -630,6 +702,8 @@ hx_status hxi_md_restart_read_atoms(hx_comm *comm, const char *path, const hxi_m
         if (st == HX_OK)
             st = hxi_agree(comm, rst_keep(sys, h, chunk, first, n, path));
     }
+    if (st == HX_OK)
+        st = rst_read_trailer(comm, fp, h, path, sys);
     if (st == HX_OK && rank == 0 && sum != want)
         st = hxi_error(HX_ERR_PARSE,
                        "restart file %s: the atoms' checksum does not match: the file is "

@@ -18,9 +18,10 @@ typedef struct hxi_md_restart {
     int pair_style;                 /* HX_PAIR_* (versions 1 and 2: lj/cut) */
     double pair[HX_MD_PAIR_NPARAM]; /* its parameters (hx_md_config.pair) */
     int shift_energy;
-    int width;   /* doubles a record: 6 (x, v) or 9 (x, v, list position) */
-    int64_t ago; /* steps since the last list build (-1: width 6) */
-    double skin; /* the neighbour skin of that build */
+    int width;                           /* doubles a record: 6 (x, v) or 9 (x, v, list position) */
+    int64_t ago;                         /* steps since the last list build (-1: width 6) */
+    double skin;                         /* the neighbour skin of that build */
+    uint64_t trailer_bytes, trailer_sum; /* fix nvt's chain after the records */
 } hxi_md_restart;
 
 /* The largest step a restart file may hold: a run of up to as many steps

@@ -175,13 +175,6 @@ static hx_status thermostat_check(const hx_md_config *c)
         return hxi_error(HX_ERR_UNSUPPORTED,
                          "fix %s: the GPU engine runs fix nve only so far: run with --cpu",
                          n->on ? "nvt" : "langevin");
-    if ((n->on || l->on) && (c->checkpoint_file[0] || c->write_restart_file[0]))
-        return hxi_error(HX_ERR_UNSUPPORTED,
-                         "fix %s with %s: restart files do not hold a thermostat's state yet, "
-                         "so a continued run would not repeat this one; leave out restart "
-                         "files (restart, write_restart, --checkpoint) with a thermostat",
-                         n->on ? "nvt" : "langevin",
-                         c->write_restart_file[0] ? "write_restart" : "restart files");
     return HX_OK;
 }
 

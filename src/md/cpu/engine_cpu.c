@@ -513,6 +513,16 @@ static hx_status cpu_gather(hx_md_engine *e, hx_md_system *sys, double **f)
         memcpy(sys->xref, e->xhold, n3 * sizeof(double));
     sys->ref_ago = e->ago;
     sys->has_ref = 1;
+    /* fix nvt's chain, for a restart file that goes on from it. */
+    sys->has_nh = e->cfg.nvt.on;
+    if (sys->has_nh) {
+        const int m = e->nh.mtchain;
+        sys->nh_n = m;
+        sys->nh_t = e->nh.t_current;
+        memcpy(sys->nh, e->nh.eta, (size_t) m * sizeof(double));
+        memcpy(sys->nh + m, e->nh.eta_dot, (size_t) m * sizeof(double));
+        memcpy(sys->nh + 2 * m, e->nh.eta_dotdot, (size_t) m * sizeof(double));
+    }
     if (f) {
         if (e->nhome > e->cap_fout) {
             HXI_CHECK(hxi_grow((void **) &e->fout, (n3 + 3) * sizeof(double), "gathered forces"));
@@ -576,6 +586,16 @@ static hx_status cpu_thermostats_setup(hx_md_engine *e)
         return HX_OK;
     HXI_CHECK(cpu_temperature(e, &t_now));
     hxi_md_nh_setup(&e->nh, &e->cfg, 3.0 * (double) e->sys->natoms - 3.0, t_now);
+    /* A restart file's chain of the same length goes on where it was (as
+     * LAMMPS's fix nvt reads its state back); another length starts anew. */
+    const hx_md_system *s = e->sys;
+    if (s->has_nh && s->nh_n == e->nh.mtchain) {
+        const int m = s->nh_n;
+        memcpy(e->nh.eta, s->nh, (size_t) m * sizeof(double));
+        memcpy(e->nh.eta_dot, s->nh + m, (size_t) m * sizeof(double));
+        memcpy(e->nh.eta_dotdot, s->nh + 2 * m, (size_t) m * sizeof(double));
+        e->nh.t_current = s->nh_t;
+    }
     return HX_OK;
 }
 

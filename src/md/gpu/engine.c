@@ -261,6 +261,7 @@ static hx_status gpu_gather(hx_md_engine *e, hx_md_system *sys, double **f)
     HXI_CHECK(hxg_eng_check_report(e));
     HXI_CHECK(hxg_eng_download_home(e, sys));
     sys->has_ref = 0; /* the lists' positions stay on the GPU */
+    sys->has_nh = 0;  /* no thermostat on the GPU engine yet */
     int n = e->atoms.nhome;
     if (sys != e->sys) {
         sys->decomp = e->decomp;
