@@ -378,6 +378,8 @@ static const bad_case bad_lines[] = {
      "fix nvt: the target temperature TSTART 0 must be > 0"},
     {"fix 1 all nvt temp 1 1 0.5 iso 1 1 1", HX_ERR_PARSE, "fix nvt keyword 'iso'"},
     {"fix 1 all nvt temp 1 1 0.5 tchain 0", HX_ERR_PARSE, "tchain"},
+    {"fix 1 all nvt temp 1 1 0.5 tchain 33", HX_ERR_PARSE,
+     "t.in:10: fix: tchain must be between 1 and 32, not '33'"},
     {"fix 1 all nvt temp 1 1 0.5 drag", HX_ERR_PARSE, "fix nvt drag has no value"},
     {"fix 1 all nve\nfix 2 all nvt temp 1 1 0.5", HX_ERR_PARSE,
      "t.in:11: fix 2 nvt with fix 1 nve: both integrate"},

@@ -49,8 +49,12 @@ static hx_status fix_nvt(deck *d)
             HXI_CHECK(deck_get_double(d, "drag", d->words[i + 1], &n.drag));
             if (!(n.drag >= 0.0))
                 return deck_error(d, "fix nvt drag %s must be >= 0", deck_show(d->words[i + 1]).s);
+        } else if (k[1] == 'c') {
+            long long m;
+            HXI_CHECK(deck_get_int(d, "tchain", d->words[i + 1], 1, HX_MD_NVT_MAX_CHAIN, &m));
+            n.tchain = (int) m;
         } else {
-            HXI_CHECK(deck_get_int32(d, k, d->words[i + 1], 1, k[1] == 'c' ? &n.tchain : &n.tloop));
+            HXI_CHECK(deck_get_int32(d, k, d->words[i + 1], 1, &n.tloop));
         }
     }
     d->c.nvt = n;
