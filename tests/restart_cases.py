@@ -33,7 +33,8 @@
   mpirun stop   SIGTERM to mpirun of 2 ranks (32,000 atoms with Open MPI's
                 grace at 3 s; --big: larger systems, at 20 s): a non-zero exit, the
                 stop line, a checkpoint that continues, a stale temporary
-                of an earlier write removed, none left
+                of an earlier write removed (an hour old, its process
+                gone), a fresh one kept, none of its own left
 
   --gpu         the GPU engine instead: continuation within GPU_RTOL at 1
                 and 2 ranks, a CPU file continued on the GPU and back, and
@@ -360,10 +361,16 @@ def dead_pid():
 def mpirun_stop(r, size, grace_flags=()):
     """SIGTERM to mpirun of a 2-rank run that checkpoints ahead: a non-zero
     exit, the stop line, a checkpoint that continues, the stale temporary of
-    an earlier write removed with a line, and no temporary left."""
+    an earlier write removed with a line, a fresh one (perhaps another
+    host's writer) kept, and no temporary of its own left."""
     name = "mp%d.rst" % size
     stale = "%s.tmp.%d" % (name, dead_pid())
-    open(os.path.join(r.tmp, stale), "wb").write(b"x" * 4096)
+    fresh = "%s.tmp.%d" % (name, dead_pid())
+    for f in (stale, fresh):
+        open(os.path.join(r.tmp, f), "wb").write(b"x" * 4096)
+    # An hour old: stale. One just written may be another host's writer.
+    old = time.time() - 3600
+    os.utime(os.path.join(r.tmp, stale), (old, old))
     cmd = [r.a.mpiexec, "-n", "2"] + r.a.mpiflags.split() + list(grace_flags) + [
         r.a.halox, "--cpu", "--no-progress", "--size", str(size), "--steps", "10000000",
         "--thermo", "0", "--checkpoint", name, "--checkpoint-every", "200"]
@@ -372,11 +379,11 @@ def mpirun_stop(r, size, grace_flags=()):
     out, err, took = sigterm_in_loop(p, 600, 2.0, 120)
     stop = [l for l in err.splitlines() if "stopped by SIGTERM" in l]
     left = [f for f in os.listdir(r.tmp) if f.startswith(name + ".tmp")]
-    check(p.returncode != 0 and len(stop) == 1 and name in stop[0] and not left and
+    check(p.returncode != 0 and len(stop) == 1 and name in stop[0] and left == [fresh] and
           ("removed %s" % stale) in out,
           "%d atoms, SIGTERM to mpirun %s: exit %d after %.1f s, the stop line, the stale "
-          "temporary removed, none left (%r)" % (4 * size ** 3, " ".join(grace_flags),
-                                                 p.returncode, took, (stop or [err[-300:]])[0]))
+          "temporary removed, a fresh one kept, none of its own left (%r)" %
+          (4 * size ** 3, " ".join(grace_flags), p.returncode, took, (stop or [err[-300:]])[0]))
     rc, out, err = r.run(1, ["--restart", name, "--steps", "1", "--thermo", "1"], timeout=900)
     check(rc == 0 and len(rows(out)) == 2, "%d atoms: the stop's checkpoint continues" %
           (4 * size ** 3))

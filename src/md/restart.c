@@ -78,6 +78,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { RST_HEADER = 256, RST_VERSION = 3, RST_CHUNK = 65536 };
@@ -403,7 +404,9 @@ static hx_status rst_write_file(const char *name, const unsigned char *header, c
 
 /* Temporaries FILE.tmp.PID left by a write that was cut short (a rank
  * killed while it wrote: SIGKILL after a signal's grace ran out), whose
- * process is gone, are removed, each with a line that says so. */
+ * process is gone from this host and which nothing has written to for a
+ * minute (a writer on another host sharing the directory keeps its file
+ * fresh), are removed, each with a line that says so. */
 static void rst_clean_stale(const char *path)
 {
     char dir[512], name[512 + 256 + 2];
@@ -411,6 +414,7 @@ static void rst_clean_stale(const char *path)
     const size_t nb = strlen(base);
     struct dirent *de;
     DIR *d;
+    const time_t now = time(NULL);
     rst_dirname(path, dir, sizeof dir);
     d = opendir(dir);
     if (!d)
@@ -431,7 +435,8 @@ static void rst_clean_stale(const char *path)
             snprintf(name, sizeof name, "%s", de->d_name);
         else
             snprintf(name, sizeof name, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", de->d_name);
-        if (lstat(name, &sb) == 0 && S_ISREG(sb.st_mode) && remove(name) == 0)
+        if (lstat(name, &sb) == 0 && S_ISREG(sb.st_mode) && difftime(now, sb.st_mtime) > 60.0 &&
+            remove(name) == 0)
             printf("halox-md: removed %s, left by a restart file write that was cut short\n", name);
     }
     closedir(d);
