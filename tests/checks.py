@@ -65,16 +65,23 @@ def gpu_halox():
     return a.halox
 
 
+def md_parser(description=None):
+    """The options every halox-md test script takes: --halox (the program),
+    --mpiexec (the launcher; "" for none) and --mpiflags; the script adds
+    its own."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--halox", required=True, help="the halox-md program")
+    ap.add_argument("--mpiexec", default="", help="MPI launcher; none: 1 rank only")
+    ap.add_argument("--mpiflags", default="")
+    return ap
+
+
 def two_rank_fused(description):
     """For a script that runs halox-md --gpu on 2 ranks with nvshmem-fused:
     parses --halox, --mpiexec and --mpiflags and returns run(args, env) ->
     (exit status, stdout, stderr), or None (with SKIPPED printed) without a
     launcher or where 2 ranks cannot run that transport here."""
-    ap = argparse.ArgumentParser(description=description)
-    ap.add_argument("--halox", required=True)
-    ap.add_argument("--mpiexec", default="")
-    ap.add_argument("--mpiflags", default="")
-    a = ap.parse_args()
+    a = md_parser(description).parse_args()
     if not a.mpiexec:
         print("SKIPPED: no MPI launcher (2 ranks needed)")
         return None

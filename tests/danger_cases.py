@@ -24,13 +24,14 @@ ranks), and the summary says how many were lost.
 
 Without mpiexec the cases of several ranks print SKIPPED.
 """
-import argparse
 import os
 import re
 import shlex
 import subprocess
 import sys
 import tempfile
+
+from checks import md_parser
 
 MISSING = re.compile(r"step (\d+): (\d+) of the (\d+) atom pairs within the cutoff 2\.5 were "
                      r"missing from the neighbour lists built at step (\d+) \(atoms moved up to "
@@ -107,11 +108,8 @@ def deck(tmp, name, every, check):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--halox", required=True)
+    ap = md_parser()
     ap.add_argument("--lj", required=True, help="tests/decks/in.lj")
-    ap.add_argument("--mpiexec")
-    ap.add_argument("--mpiflags", default="")
     args = ap.parse_args()
     many = [1, 2, 3] if args.mpiexec else [1]
     blow = ["--cpu", "--size", "4", "--dt", "0.5", "--steps", "50"]

@@ -48,12 +48,13 @@ on a small deck: halox-md's file on 1 and 3 ranks must equal LAMMPS's
 Exit 0 when every comparison holds; prints SKIPPED (and exits 0) when lmp
 is not installed, so that ctest reports a skip, not a pass.
 """
-import argparse
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+
+from checks import md_parser
 
 TOL = 1e-6
 
@@ -176,11 +177,8 @@ def run(cmd, cwd):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--halox", required=True, help="the halox-md program")
+    ap = md_parser(__doc__.split("\n\n")[0])
     ap.add_argument("--lmp", default=os.environ.get("HALOX_LMP", "lmp"))
-    ap.add_argument("--mpiexec", default="", help="MPI launcher; none: 1 rank only")
-    ap.add_argument("--mpiflags", default="")
     ap.add_argument("--ranks", default="1,3")
     ap.add_argument("--only", default="", help="comma-separated deck names")
     ap.add_argument("--halox-args", default="", help="more halox-md options")

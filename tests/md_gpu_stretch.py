@@ -24,7 +24,6 @@ Prints SKIPPED and exits 0 without a GPU engine or a GPU; the 2-rank runs
 are left out (and say so) without a launcher or where 2 ranks cannot run
 nvshmem-fused here.
 """
-import argparse
 import os
 import re
 import shlex
@@ -33,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 
-from checks import check, finish
+from checks import check, finish, md_parser
 
 MEDIAN = re.compile(r"us/step\s+([0-9.]+)\s+\(median of the (\d+) stretches between rebuilds\)")
 
@@ -58,11 +57,7 @@ def expected(steps, every, thermo, ckpt_every):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--halox", required=True)
-    ap.add_argument("--mpiexec", default="")
-    ap.add_argument("--mpiflags", default="")
-    a = ap.parse_args()
+    a = md_parser(__doc__.split("\n\n")[0]).parse_args()
 
     def run(launch, args, env=None):
         """halox-md --gpu ARGS under the launch command (none: 1 rank):

@@ -45,7 +45,6 @@ Usage: restart_cases.py --halox PATH [--gpu] [--mpiexec PATH --mpiflags "..."]
                         [--big SIZE ...]
 Without a launcher the multi-rank cases are skipped (and said to be).
 """
-import argparse
 import os
 import resource
 import shutil
@@ -56,7 +55,7 @@ import sys
 import tempfile
 import time
 
-from checks import check, finish
+from checks import check, finish, md_parser
 
 
 class Runner:
@@ -583,10 +582,7 @@ def killed_rank(r, transport=None):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--halox", required=True)
-    ap.add_argument("--mpiexec", default="")
-    ap.add_argument("--mpiflags", default="")
+    ap = md_parser(__doc__.split("\n\n")[0])
     ap.add_argument("--gpu", action="store_true",
                     help="the GPU engine: continuation within GPU_RTOL at 1 and 2 ranks and "
                          "across engines, and a killed rank with each GPU transport")

@@ -13,7 +13,6 @@ launcher's group get SIGCONT and SIGKILL whatever happens, so nothing is
 left running.
 Without mpiexec the 2-rank cases print SKIPPED.
 """
-import argparse
 import os
 import shlex
 import signal
@@ -21,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from checks import md_parser
 
 TIMEOUT_S = 3  # HALOX_TIMEOUT_S of the stopped-peer cases
 GRACE_S = 12  # start-up, the abort, mpiexec's teardown
@@ -138,11 +139,7 @@ def blowup_case(args, name, opts, step_limit):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--halox", required=True)
-    ap.add_argument("--mpiexec")
-    ap.add_argument("--mpiflags", default="")
-    args = ap.parse_args()
+    args = md_parser().parse_args()
     blowup_case(args, "blowup-dt", ["--dt", "1e3", "--steps", "55", "--thermo", "5"], 55)
     blowup_case(args, "blowup-temp", ["--temp", "1e6", "--steps", "100", "--thermo", "10"], 100)
     if not args.mpiexec:

@@ -19,14 +19,13 @@ What must hold:
 
 Exits 0 when all hold (tests/checks.py counts the checks).
 """
-import argparse
 import math
 import os
 import subprocess
 import sys
 import tempfile
 
-from checks import check, finish, thermo_rows
+from checks import check, finish, md_parser, thermo_rows
 
 TOL = 1e-6
 DECK = """units lj
@@ -55,11 +54,7 @@ def rows(text):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--halox", required=True)
-    ap.add_argument("--mpiexec", default="")
-    ap.add_argument("--mpiflags", default="")
-    a = ap.parse_args()
+    a = md_parser(__doc__.split("\n\n")[0]).parse_args()
 
     def run(n, tmp, **kw):
         path = os.path.join(tmp, "in.langevin")

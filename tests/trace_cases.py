@@ -30,14 +30,13 @@ Usage: trace_cases.py --halox PATH --script bench/trace_step.py [--gpu]
                       [--sums bench/trace_kernels.py]
                       [--mpiexec PATH --mpiflags "..."]
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
 import tempfile
 
-from checks import check, finish
+from checks import check, finish, md_parser
 
 
 def run(a, n, args, env, cwd):
@@ -143,13 +142,10 @@ def api_case(a, tmp):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--halox", required=True)
+    ap = md_parser()
     ap.add_argument("--script", required=True)
     ap.add_argument("--gpu", action="store_true")
     ap.add_argument("--sums")
-    ap.add_argument("--mpiexec")
-    ap.add_argument("--mpiflags", default="")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if a.gpu:
