@@ -291,6 +291,11 @@ hx_status hxg_eng_vote_known(hx_md_engine *e, int64_t upto);
 
 /* ------------------------------------------------------ thermostat.c */
 
+/* Whether a thermostat runs (fix nvt or fix langevin). */
+static inline int hxg_eng_therm_on(const hx_md_engine *e)
+{
+    return e->therm.nh != NULL || e->therm.lang_on;
+}
 /* Collective: fix langevin's term on the first forces and fix nvt's chain
  * on the device (e->therm), after the first force pass. */
 hx_status hxg_eng_therm_setup(hx_md_engine *e);

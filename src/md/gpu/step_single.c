@@ -58,6 +58,8 @@ static hx_status launch_forces(hx_md_engine *e, int want_thermo)
                        hxg_eng_consts(e), acc, e->dev.flags, HXG_FORCE_WRITE | kick),
        "force launch");
     hxg_eng_tm_close(&e->timers, k, e->dev.s_loc);
+    if (!hxg_eng_therm_on(e))
+        return HX_OK;
     k = hxg_eng_tm_open(&e->timers, HX_MD_INTEGRATE, e->dev.s_loc);
     HXI_CHECK(hxg_eng_therm_close_single(e, acc, e->dev.flags, -1));
     hxg_eng_tm_close(&e->timers, k, e->dev.s_loc);
@@ -315,10 +317,9 @@ void hxg_eng_capture_single_ahead(hx_md_engine *e)
  * did nothing, and step s lacks its forces. This grows the list, builds it
  * again on the atoms as that rebuild sorted them, finishes step s (forces,
  * the closing kick and the thermostats' end of the step) and launches the
- * later steps again. The lists
- * hold the same neighbours in the same order as a large enough list
- * would, so the run computes the same numbers. The captured steps hold
- * the old list and are captured again. */
+ * later steps again. The lists hold the same neighbours in the same order
+ * as a large enough list would, so the run computes the same numbers.
+ * The captured steps hold the old list and are captured again. */
 hx_status hxg_eng_recover_single(hx_md_engine *e)
 {
     for (int round = 0; round < 4; round++) {
