@@ -11,6 +11,9 @@
                 apart, velocity create 0.3 and 0.30000006, stayed within
                 1e-5 of each other over these 1,000 steps), so that 1e-3
                 (floor 1, as restart_cases.py) leaves a factor of 100.
+                On both engines the rows show the chain at work: the
+                crystal, cooled to T 0.15 as the lattice takes half the
+                energy, is heated back to within 15% of the ramp's target.
   langevin      fix langevin 1.0 1.0 0.5 on 256 atoms, 20,000 steps (one
                 rank): the mean thermo temperature after step 2,000 within
                 3 standard errors of T 3N / (3N - 3) (every degree of
@@ -120,6 +123,20 @@ def close_rows(got, want, rtol, first=0):
     return worst <= rtol, "%d rows, largest relative difference %.2e" % (len(got), worst)
 
 
+def heats(rows, engine, n):
+    """The thermostat's work in the rows: velocities made at T 0.3 on the
+    lattice give half their energy to the crystal (T near 0.15 by step
+    100, where fix nve would stay); the chain heats it back to its ramped
+    target, so that steps 600-1000 average within 15% of it."""
+    late = [row for row in rows if row[0] >= 600]
+    if not late:
+        return
+    got = sum(row[1] for row in late) / len(late)
+    want = sum(0.3 + 0.05 * row[0] / 1000 for row in late) / len(late)
+    check(abs(got - want) < 0.15 * want, "fix nvt on %s, %d rank(s): mean T %.4f over steps "
+          "600-1000 within 15%% of the target's %.4f" % (engine, n, got, want))
+
+
 def nvt_cases(r, ranks):
     deck = NVT.format(cells=8, t=0.3)
     for n in ranks:
@@ -128,6 +145,8 @@ def nvt_cases(r, ranks):
         ok, how = close_rows(gpu, cpu, NVT_RTOL)
         check(ok and len(gpu) == 11, "fix nvt (ramp 0.3 to 0.35), %d rank(s): the GPU engine's "
               "rows within %g of the CPU engine's (%s)" % (n, NVT_RTOL, how))
+        heats(cpu, "--cpu", n)
+        heats(gpu, "--gpu", n)
 
 
 def langevin_cases(r, ranks):

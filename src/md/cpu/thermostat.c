@@ -14,6 +14,9 @@
  * process, so its trajectories depend on the process count; here u is a
  * hash of the seed, the atom id, the step and the component, so that they
  * do not (and so they cannot match LAMMPS's atom for atom).
+ *
+ * The chain's half step and the noise's hash are md/thermostat_math.h's,
+ * which the GPU engine's kernels run too.
  */
 #include "md/cpu/thermostat.h"
 
