@@ -1,3 +1,8 @@
+# The thermostats' arithmetic as both engines run it (md/thermostat_math.h):
+# the GPU engine's one scale by the product of a half step's factors
+# against the CPU engine's scale by each, and the noise's hash.
+hx_test(test_md_thermostat_math SOURCES test_md_thermostat_math.c LIBS hxmd LABELS cpu TIMEOUT 60)
+
 # fix nvt and fix langevin on the GPU engine (tests/md_gpu_thermostat.py,
 # label gpu): fix nvt against the CPU engine's thermo rows over 1,000
 # steps at 1 and 2 ranks, fix langevin's mean temperature over 20,000
