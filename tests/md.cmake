@@ -153,7 +153,8 @@ hx_md_cli_test(test_md_cli_minimd RANKS 2 EXPECT ok
   ARGS --velocity minimd --size 10 --steps 100 --thermo 50 --cpu)
 
 # Thermostats and thermo_style custom: fix nvt runs on the CPU engine
-# with LAMMPS's columns; what does not run is refused, one error each.
+# with LAMMPS's columns (the GPU engine's: tests/md_gpu_thermostat.cmake);
+# what does not run is refused, one error each.
 # in.nvt: in.melt with fix ${fix} (nvt by default), a line ${also} and
 # thermo_style custom, at lines 17 to 21.
 file(READ ${HX_MD_TEST_DIR}/in.melt hx_melt)
@@ -167,12 +168,6 @@ file(WRITE ${HX_MD_TEST_DIR}/in.nvt "${hx_nvt}")
 hx_md_cli_test(test_md_cli_nvt RANKS 2 EXPECT ok
   REGEX "Step +Temp +PotEng +KinEng +TotEng +Press +Volume +Density +Atoms *\n +0 +1\.44 +-6\.7733681 +2\.1575 +-4\.6158681 +-5\.0210763 +1023\.4542 +0\.8442 +864 *\n.*Loop time of [0-9.e-]+ on 2 procs for 50 steps"
   ARGS -in in.nvt --cpu)
-hx_md_cli_test(test_md_cli_nvt_gpu RANKS 1 EXPECT fail
-  REGEX "ERROR: fix nvt: the GPU engine runs fix nve only so far: run with --cpu"
-  ARGS -in in.nvt --gpu)
-hx_md_cli_test(test_md_cli_langevin_gpu RANKS 1 EXPECT fail
-  REGEX "ERROR: fix langevin: the GPU engine runs fix nve only so far: run with --cpu"
-  ARGS -in in.nvt --gpu -var fix nve -var also "fix 2 all langevin 1.0 1.0 0.5 5")
 hx_md_cli_test(test_md_cli_nvt_nve RANKS 1 EXPECT fail
   REGEX "ERROR: .*in.nvt:20: fix 2 nve with fix 1 nvt: both integrate"
   ARGS -in in.nvt --cpu -var also "fix 2 all nve")

@@ -283,7 +283,7 @@ void hx_md_config_usage(FILE *out, const char *prog)
             "\n"
             "input\n"
             "  -in, -i FILE          LAMMPS input deck (units lj, fcc, pair styles, fix nve;\n"
-            "                        fix nvt and fix langevin on the CPU engine)\n"
+            "                        fix nvt, fix langevin)\n"
             "  -var, -v NAME VALUE   set an index variable of the deck (repeatable)\n"
             "run\n"
             "  --steps N             time steps (run N)\n"

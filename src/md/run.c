@@ -104,10 +104,6 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
     }
 #ifdef HALOX_MD_GPU_ENGINE
     if (cfg->use_gpu == 1 || (cfg->use_gpu < 0 && gpus > 0)) {
-        if (cfg->nvt.on || cfg->langevin.on)
-            return hxi_error(HX_ERR_UNSUPPORTED,
-                             "fix %s: the GPU engine runs fix nve only so far: run with --cpu",
-                             cfg->nvt.on ? "nvt" : "langevin");
         *ops = &hx_md_engine_gpu;
         return HX_OK;
     }

@@ -144,8 +144,8 @@ void hxi_md_thermo_row(FILE *out, const hx_md_config *c, const hx_md_thermo *t)
     fputc('\n', out);
 }
 
-/* The thermostats a config asks for: what LAMMPS accepts, on an engine
- * and with outputs that can run them. */
+/* The thermostats a config asks for: what LAMMPS accepts (both engines
+ * run them). */
 static hx_status thermostat_check(const hx_md_config *c)
 {
     const hx_md_nvt *n = &c->nvt;
@@ -171,10 +171,6 @@ static hx_status thermostat_check(const hx_md_config *c)
                          "fix langevin %g %g %g %d: temperatures must be >= 0, the damping > 0 "
                          "and the seed > 0",
                          l->t_start, l->t_stop, l->damp, l->seed);
-    if ((n->on || l->on) && c->use_gpu == 1)
-        return hxi_error(HX_ERR_UNSUPPORTED,
-                         "fix %s: the GPU engine runs fix nve only so far: run with --cpu",
-                         n->on ? "nvt" : "langevin");
     return HX_OK;
 }
 

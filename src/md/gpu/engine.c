@@ -89,6 +89,7 @@ static void describe(hx_md_engine *e)
              e->sched.kick_fuse ? ", each step's closing kick in the next step's kick-drift "
                                   "(thermo steps close their own)"
                                 : "");
+    hxg_eng_therm_describe(e, e->desc, sizeof e->desc);
 }
 
 /* The checks of each multi-rank device rebuild (HALOX_MD_CHECK; unset:
@@ -144,7 +145,11 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
         const char *tn = cfg->transport[0] && strcmp(cfg->transport, "default") != 0
                              ? cfg->transport
                              : hxg_eng_default_transport(e);
-        int no = !(e->multi && (hx_transport_caps_of(tn) & HX_CAP_GRAPH) && e->graphs.allowed);
+        /* A thermostat's step meets the other ranks (fix nvt's kinetic
+         * sum) or reads its step number from the host (fix langevin). */
+        const int therm = cfg->nvt.on || cfg->langevin.on;
+        int no =
+            !(e->multi && (hx_transport_caps_of(tn) & HX_CAP_GRAPH) && e->graphs.allowed && !therm);
         HXI_CHECK_GOTO(hxi_allreduce_int(comm, &no, 1, 1), st, fail);
         e->graphs.mgraph = !no;
         e->graphs.mg_ok = e->graphs.mgraph;
@@ -164,6 +169,7 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     HXI_CHECK_GOTO(hxi_agree(comm, hxg_eng_force_pass(e, 1, e->dev.acc)), st, fail);
     tc[4] = hxi_now();
     e->acc_valid = 1;
+    HXI_CHECK_GOTO(hxg_eng_therm_setup(e), st, fail);
     if (e->rank == 0 && hxi_log_level() >= 1) {
         hxi_info("GPU engine set-up on rank 0: device and arrays %.3f s, transport %.3f s, first "
                  "build %.3f s, first forces %.3f s",
@@ -261,7 +267,7 @@ static hx_status gpu_gather(hx_md_engine *e, hx_md_system *sys, double **f)
     HXI_CHECK(hxg_eng_check_report(e));
     HXI_CHECK(hxg_eng_download_home(e, sys));
     sys->has_ref = 0; /* the lists' positions stay on the GPU */
-    sys->has_nh = 0;  /* no thermostat on the GPU engine yet */
+    HXI_CHECK(hxg_eng_therm_gather(e, sys));
     int n = e->atoms.nhome;
     if (sys != e->sys) {
         sys->decomp = e->decomp;
@@ -342,6 +348,7 @@ static void gpu_destroy(hx_md_engine *e)
     if (e->graphs.mg_graph)
         cudaGraphDestroy(e->graphs.mg_graph);
     hxg_eng_vote_free(&e->vote);
+    hxg_eng_therm_free(&e->therm);
     if (e->dev.s_b)
         cudaStreamSynchronize(e->dev.s_b);
     hxg_chain_free(&e->rebuild.ch_sort[0]);

@@ -47,6 +47,7 @@ struct hx_md_engine {
     struct hxg_xport xport;
     struct hxg_host host;
     struct hxg_sched sched;
+    struct hxg_therm therm;
 };
 
 /* How many atoms the non-local forces visit: nl_atoms of nl_idx when
@@ -118,6 +119,7 @@ static inline hxg_consts hxg_eng_consts(const hx_md_engine *e)
     k.tpp = p->tpp;
     k.tpp_nl = p->tpp_nl;
     k.room = p->room;
+    k.vscale = e->therm.nh && e->cfg.nve ? &e->therm.nh->scale : NULL;
     return k;
 }
 
@@ -286,6 +288,36 @@ hx_status hxg_eng_step_vote(hx_md_engine *e);
  * finishing the one a vote stopped (a collective rebuild) and issuing
  * the steps after it again. */
 hx_status hxg_eng_vote_known(hx_md_engine *e, int64_t upto);
+
+/* ------------------------------------------------------ thermostat.c */
+
+/* Whether a thermostat runs (fix nvt or fix langevin). */
+static inline int hxg_eng_therm_on(const hx_md_engine *e)
+{
+    return e->therm.nh != NULL || e->therm.lang_on;
+}
+/* Collective: fix langevin's term on the first forces and fix nvt's chain
+ * on the device (e->therm), after the first force pass. */
+hx_status hxg_eng_therm_setup(hx_md_engine *e);
+void hxg_eng_therm_free(struct hxg_therm *t);
+/* On the local stream, gated by gate (NULL: none), at step `done` of the
+ * run (done < 0: the device-resident step's counter, md_thermostat.h):
+ * fix nvt's first half before the kick-drift; fix langevin's term after
+ * the forces. */
+hx_status hxg_eng_therm_begin(hx_md_engine *e, const hxg_flags *gate, int64_t done);
+hx_status hxg_eng_therm_langevin(hx_md_engine *e, const hxg_flags *gate, int64_t done);
+/* One rank, after the local forces were written (with the closing kick
+ * fused into them unless fix langevin is on): fix langevin's term and
+ * the closing kick, then fix nvt's second half. acc: a thermo step's sums. */
+hx_status hxg_eng_therm_close_single(hx_md_engine *e, double *acc, const hxg_flags *gate,
+                                     int64_t done);
+/* Several ranks, after the closing kick: fix nvt's second half, its
+ * kinetic sum over the ranks. Collective and agreed on. */
+hx_status hxg_eng_therm_end_multi(hx_md_engine *e, double *acc);
+/* fix nvt's chain into sys (has_nh and the chain), for restart files. */
+hx_status hxg_eng_therm_gather(hx_md_engine *e, hx_md_system *sys);
+/* Appends the thermostats to the description buf (n bytes). */
+void hxg_eng_therm_describe(const hx_md_engine *e, char *buf, size_t n);
 
 /* ----------------------------------------------------- trace_cupti.c */
 

@@ -13,6 +13,7 @@
 
 #include "core/hxi.h"
 #include "md/gpu/md_gpu.h"
+#include "md/gpu/md_thermostat.h"
 
 #include <cuda_runtime_api.h>
 
@@ -280,6 +281,17 @@ struct hxg_sched {
     hx_status pending; /* first failure since the last check */
     int64_t pending_step;
     char pending_msg[640];
+};
+
+/* The thermostats (thermostat.c sets them up and launches their kernels
+ * from the step files): fix nvt's chain in device memory (nh, NULL
+ * without fix nvt), a pinned double for the sum over the ranks (several
+ * ranks), and fix langevin's constants (lang_on: fix langevin). */
+struct hxg_therm {
+    hxg_nh_dev *nh;
+    double *host;
+    int lang_on;
+    hxg_langevin lang;
 };
 
 #endif /* HALOX_MD_GPU_ENGINE_PARTS_H */

@@ -170,11 +170,14 @@ typedef struct hxg_lists_view {
 /* The step kernels' constants: the pair potential; the half-step kick dtf
  * and the drift dt (0 where atoms do not move), the mass, the squared
  * half-skin; the threads per atom of the local and the non-local forces,
- * and whether the local forces leave room beside them (hxg_force_local). */
+ * and whether the local forces leave room beside them (hxg_force_local);
+ * vscale (device, NULL: none): the factor the kick-drift scales the
+ * velocities by first (fix nvt's first half step, md_thermostat.h). */
 typedef struct hxg_consts {
     hxg_lj lj;
     float dtf, dt, mass, trig2;
     int32_t tpp, tpp_nl, room;
+    const float *vscale;
 } hxg_consts;
 
 /* When a step rebuilds its lists, as LAMMPS's Neighbor::decide: step %
@@ -197,19 +200,19 @@ enum { HXG_FORCE_WRITE = 1, HXG_FORCE_KICK = 2, HXG_FORCE_PDL = 4 };
 
 /* Each launcher returns the cudaError_t of its launch as an int (0: fine). */
 
-/* v += dtf f; x += dt v over the a.nhome home atoms (x4 and, when x3 !=
- * NULL, the transport's home coordinates). fclose != NULL: first the
- * previous step's closing kick, as hxg_kick does it (f4 += fclose, stored;
- * v += dtf f4), so that a step of several ranks need not launch it (the
- * same float operations in the same order: the same numbers). Does nothing
- * while flags->halt. When d.check and step % d.every == 0,
- * flags->moved_step = step if an atom moved more than sqrt(k.trig2) from
- * xold4. acc_zero != NULL: zeroes the HXG_NACC accumulators (a thermo
- * step). cond != 0 (one rank's replayed candidate step; step -1): the last
- * block also stores the decision of hxg_rebuild_single's gate (d) into the
- * condition of that CUDA graph conditional node (a
- * cudaGraphConditionalHandle), so that the step runs the rebuild's kernels
- * only when it rebuilds; d.delay is read only then. */
+/* v = vscale v + dtf f (k.vscale NULL: v += dtf f); x += dt v over the
+ * a.nhome home atoms (x4 and, when x3 != NULL, the transport's home
+ * coordinates). fclose != NULL: first the previous step's closing kick, as
+ * hxg_kick does it (f4 += fclose, stored; v += dtf f4), so that a step of
+ * several ranks need not launch it (the same float operations in the same
+ * order: the same numbers). Does nothing while flags->halt. When d.check
+ * and step % d.every == 0, flags->moved_step = step if an atom moved more
+ * than sqrt(k.trig2) from xold4. acc_zero != NULL: zeroes the HXG_NACC
+ * accumulators (a thermo step). cond != 0 (one rank's replayed candidate
+ * step; step -1): the last block also stores the decision of
+ * hxg_rebuild_single's gate (d) into the condition of that CUDA graph
+ * conditional node (a cudaGraphConditionalHandle), so that the step runs
+ * the rebuild's kernels only when it rebuilds; d.delay is read only then. */
 int hxg_kickdrift(void *stream, hxg_atoms_view a, const float *fclose, hxg_consts k, hxg_decide d,
                   double *acc_zero, unsigned long long cond);
 

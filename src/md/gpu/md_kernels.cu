@@ -77,7 +77,8 @@ __device__ __forceinline__ void hxg_close_kick(int i, float4 *__restrict__ f,
     }
 }
 
-/* One thread per home atom. The step comes from the host or, for steps
+/* One thread per home atom. vscale: fix nvt's factor, read by every
+ * thread (one word, cached). The step comes from the host or, for steps
  * replayed from a CUDA graph, from flags->cur (which only the closing force
  * kernel of a step changes). Block 0's first threads also clear the thermo
  * accumulators on a thermo step; every kernel that adds to them runs after
@@ -96,9 +97,9 @@ template <bool DECIDE>
 __global__ void hxg_k_kickdrift(int n, float4 *__restrict__ x, float4 *__restrict__ v,
                                 float4 *__restrict__ f, const float4 *__restrict__ xold,
                                 float *__restrict__ x3, const float *__restrict__ fclose, float dtf,
-                                float dt, int neigh_check, int every, float trig2, long long step,
-                                hxg_flags *flags, double *acc_zero, int delay,
-                                cudaGraphConditionalHandle cond)
+                                float dt, const float *__restrict__ vscale, int neigh_check,
+                                int every, float trig2, long long step, hxg_flags *flags,
+                                double *acc_zero, int delay, cudaGraphConditionalHandle cond)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     hxi_dev_launch_dependents(); /* the local forces with PDL (hxg_force_local) */
@@ -114,6 +115,12 @@ __global__ void hxg_k_kickdrift(int n, float4 *__restrict__ x, float4 *__restric
         float4 fi = f[i];
         if (fclose) /* the step before's closing kick */
             hxg_close_kick(i, f, fclose, dtf, fi, vi);
+        if (vscale) { /* fix nvt's first half step */
+            const float s = *vscale;
+            vi.x *= s;
+            vi.y *= s;
+            vi.z *= s;
+        }
         vi.x += dtf * fi.x;
         vi.y += dtf * fi.y;
         vi.z += dtf * fi.z;
@@ -580,13 +587,13 @@ extern "C" int hxg_kickdrift(void *stream, hxg_atoms_view a, const float *fclose
     if (cond)
         hxg_k_kickdrift<true><<<grid, block, 0, (cudaStream_t) stream>>>(
             n, (float4 *) a.x4, (float4 *) a.v4, (float4 *) a.f4, (const float4 *) a.xold4, a.x3,
-            fclose, k.dtf, k.dt, d.check, every, k.trig2, (long long) d.step, d.flags, acc_zero,
-            d.delay, (cudaGraphConditionalHandle) cond);
+            fclose, k.dtf, k.dt, k.vscale, d.check, every, k.trig2, (long long) d.step, d.flags,
+            acc_zero, d.delay, (cudaGraphConditionalHandle) cond);
     else
         hxg_k_kickdrift<false><<<grid, block, 0, (cudaStream_t) stream>>>(
             n, (float4 *) a.x4, (float4 *) a.v4, (float4 *) a.f4, (const float4 *) a.xold4, a.x3,
-            fclose, k.dtf, k.dt, d.check, every, k.trig2, (long long) d.step, d.flags, acc_zero,
-            d.delay, 0);
+            fclose, k.dtf, k.dt, k.vscale, d.check, every, k.trig2, (long long) d.step, d.flags,
+            acc_zero, d.delay, 0);
     return (int) cudaGetLastError();
 }
 

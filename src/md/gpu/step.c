@@ -411,12 +411,13 @@ static hx_status step_forces(hx_md_engine *e, int rebuild, double *acc, hx_statu
     const hxg_lists_view l = hxg_eng_lists_view(e);
     const hxg_consts kc = hxg_eng_consts(e);
     if (st == HX_OK && !e->multi) {
+        const int kick = e->therm.lang_on ? 0 : HXG_FORCE_KICK;
         k = hxg_eng_tm_open(&e->timers, HX_MD_LOCAL, e->dev.s_loc);
-        if (hxg_force_local((void *) e->dev.s_loc, a, l, kc, acc, NULL,
-                            HXG_FORCE_WRITE | HXG_FORCE_KICK) != 0)
+        if (hxg_force_local((void *) e->dev.s_loc, a, l, kc, acc, NULL, HXG_FORCE_WRITE | kick) !=
+            0)
             st = cuda_fail(cudaGetLastError(), "force launch");
         hxg_eng_tm_close(&e->timers, k, e->dev.s_loc);
-        return st;
+        return st == HX_OK ? hxg_eng_therm_close_single(e, acc, NULL, e->step) : st;
     }
     if (st == HX_OK && !rebuild) {
         if (cudaEventRecord(e->dev.ev_kd, e->dev.s_loc) != cudaSuccess ||
@@ -451,6 +452,9 @@ static hx_status step_forces(hx_md_engine *e, int rebuild, double *acc, hx_statu
         st = hx_transport_reverse(e->xport.t);
         hxg_eng_tm_close(&e->timers, k, e->dev.s_nl);
     }
+    /* fix langevin's term on the local forces, beside the halo's. */
+    if (st == HX_OK)
+        st = hxg_eng_therm_langevin(e, NULL, e->step);
     if (st == HX_OK && (cudaEventRecord(e->dev.ev_rev, e->dev.s_nl) != cudaSuccess ||
                         cudaStreamWaitEvent(e->dev.s_loc, e->dev.ev_rev, 0) != cudaSuccess))
         st = cuda_fail(cudaGetLastError(), "event");
@@ -462,7 +466,8 @@ static hx_status step_forces(hx_md_engine *e, int rebuild, double *acc, hx_statu
             st = cuda_fail(cudaGetLastError(), "kick launch");
         hxg_eng_tm_close(&e->timers, k, e->dev.s_loc);
     }
-    return hxi_agree(e->comm, st);
+    HXI_CHECK(hxi_agree(e->comm, st));
+    return hxg_eng_therm_end_multi(e, acc);
 }
 
 /* The kick-drift that opens a host-path step, with the half-skin check of
@@ -474,6 +479,8 @@ static hx_status kickdrift_host_path(hx_md_engine *e, int want_thermo, hx_status
     int k = hxg_eng_tm_open(&e->timers, HX_MD_INTEGRATE, e->dev.s_loc);
     const float *fclose = e->sched.kick_open ? e->xport.tf : NULL; /* the step before's kick */
     const hxg_decide d = {e->dev.flags, e->step, c->neigh_every, 0, c->neigh_check};
+    if (st == HX_OK)
+        st = hxg_eng_therm_begin(e, NULL, e->step);
     if (st == HX_OK && hxg_kickdrift((void *) e->dev.s_loc, hxg_eng_atoms_view(e), fclose,
                                      hxg_eng_consts(e), d, want_thermo ? e->dev.acc : NULL, 0) != 0)
         st = cuda_fail(cudaGetLastError(), "kick-drift launch");

@@ -29,6 +29,7 @@ static hxg_decide device_decide(const hx_md_engine *e)
 static hx_status launch_kickdrift(hx_md_engine *e, int want_thermo, unsigned long long cond)
 {
     int k = hxg_eng_tm_open(&e->timers, HX_MD_INTEGRATE, e->dev.s_loc);
+    HXI_CHECK(hxg_eng_therm_begin(e, e->dev.flags, -1));
     CU(hxg_kickdrift((void *) e->dev.s_loc, hxg_eng_atoms_view(e), NULL, hxg_eng_consts(e),
                      device_decide(e), want_thermo ? e->dev.acc : NULL, cond),
        "kick-drift launch");
@@ -46,13 +47,21 @@ static hx_status launch_rebuild(hx_md_engine *e, cudaStream_t s)
     return HX_OK;
 }
 
+/* The forces with the closing kick (fused into them, unless fix langevin
+ * adds its term first), then the thermostats' end of the step. */
 static hx_status launch_forces(hx_md_engine *e, int want_thermo)
 {
+    double *acc = want_thermo ? e->dev.acc : NULL;
+    const int kick = e->therm.lang_on ? 0 : HXG_FORCE_KICK;
     int k = hxg_eng_tm_open(&e->timers, HX_MD_LOCAL, e->dev.s_loc);
     CU(hxg_force_local((void *) e->dev.s_loc, hxg_eng_atoms_view(e), hxg_eng_lists_view(e),
-                       hxg_eng_consts(e), want_thermo ? e->dev.acc : NULL, e->dev.flags,
-                       HXG_FORCE_WRITE | HXG_FORCE_KICK),
+                       hxg_eng_consts(e), acc, e->dev.flags, HXG_FORCE_WRITE | kick),
        "force launch");
+    hxg_eng_tm_close(&e->timers, k, e->dev.s_loc);
+    if (!hxg_eng_therm_on(e))
+        return HX_OK;
+    k = hxg_eng_tm_open(&e->timers, HX_MD_INTEGRATE, e->dev.s_loc);
+    HXI_CHECK(hxg_eng_therm_close_single(e, acc, e->dev.flags, -1));
     hxg_eng_tm_close(&e->timers, k, e->dev.s_loc);
     return HX_OK;
 }
@@ -306,11 +315,11 @@ void hxg_eng_capture_single_ahead(hx_md_engine *e)
  * neighbours than the list holds: the device halted every kernel after it
  * (hxg_flags.halt), so steps s+1 .. e->step, which the host has launched,
  * did nothing, and step s lacks its forces. This grows the list, builds it
- * again on the atoms as that rebuild sorted them, finishes step s (forces
- * and the closing kick) and launches the later steps again. The lists
- * hold the same neighbours in the same order as a large enough list
- * would, so the run computes the same numbers. The captured steps hold
- * the old list and are captured again. */
+ * again on the atoms as that rebuild sorted them, finishes step s (forces,
+ * the closing kick and the thermostats' end of the step) and launches the
+ * later steps again. The lists hold the same neighbours in the same order
+ * as a large enough list would, so the run computes the same numbers.
+ * The captured steps hold the old list and are captured again. */
 hx_status hxg_eng_recover_single(hx_md_engine *e)
 {
     for (int round = 0; round < 4; round++) {
@@ -324,11 +333,7 @@ hx_status hxg_eng_recover_single(hx_md_engine *e)
         hxg_eng_drop_step_graphs(&e->graphs);
         e->lists.regrowths++;
         e->dev.report->need = 0;
-        const int thermo_s = s == e->step && e->sched.last_want;
-        CU(hxg_force_local((void *) e->dev.s_loc, hxg_eng_atoms_view(e), hxg_eng_lists_view(e),
-                           hxg_eng_consts(e), thermo_s ? e->dev.acc : NULL, e->dev.flags,
-                           HXG_FORCE_WRITE | HXG_FORCE_KICK),
-           "force launch");
+        HXI_CHECK(launch_forces(e, s == e->step && e->sched.last_want));
         for (int64_t t = s + 1; t <= e->step; t++)
             HXI_CHECK(
                 launch_device_step(e, device_candidate(e, t), t == e->step && e->sched.last_want));
