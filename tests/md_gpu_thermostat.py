@@ -9,8 +9,13 @@
                 system's chaos; at T 0.3 the fcc crystal stays solid and the
                 growth is slow (CPU engine runs from velocities 1.7e-7
                 apart, velocity create 0.3 and 0.30000006, stayed within
-                1e-5 of each other over these 1,000 steps), so that 1e-3
-                (floor 1, as restart_cases.py) leaves a factor of 100.
+                1e-5 of each other over these 1,000 steps), but the float
+                rounding of every step adds more: on an H100 (2026-12-06)
+                the rows differed by 9.2e-4 at 1 rank and 1.25e-3 at 2
+                (floor 1, as restart_cases.py), hence NVT_RTOL 3e-3. What
+                the thermostat decides is checked sharper: the mean
+                temperature over steps 600-1000 on the GPU engine within
+                NVT_MEAN_RTOL (0.5%) of the CPU engine's (measured: 0.03%).
                 On both engines the rows show the chain at work: the
                 crystal, cooled to T 0.15 as the lattice takes half the
                 energy, is heated back to within 15% of the ramp's target.
@@ -25,8 +30,8 @@
                 engine.
   same noise    the GPU engine draws the CPU engine's numbers (a hash of the
                 seed, the atom id and the step): steps 0-200 within
-                NVT_RTOL of the CPU engine at 1 rank, and of the GPU
-                engine at 2 ranks.
+                NOISE_RTOL (1e-4; measured 6e-6) of the CPU engine at 1
+                rank, and of the GPU engine at 2 ranks.
   restart       fix nvt's chain goes through a GPU engine's restart file: a
                 run continued from step 30 gives steps 40-60 within
                 GPU_RTOL (restart_cases.py's bound for a GPU continuation)
@@ -45,7 +50,9 @@ import tempfile
 
 from checks import check, finish, md_parser, run_gpu, thermo_rows
 
-NVT_RTOL = 1e-3
+NVT_RTOL = 3e-3
+NVT_MEAN_RTOL = 5e-3
+NOISE_RTOL = 1e-4
 GPU_RTOL = 1e-4
 SKIP = 77
 
@@ -123,6 +130,11 @@ def close_rows(got, want, rtol, first=0):
     return worst <= rtol, "%d rows, largest relative difference %.2e" % (len(got), worst)
 
 
+def late_mean_t(rows):
+    late = [row[1] for row in rows if row[0] >= 600]
+    return sum(late) / len(late) if late else float("nan")
+
+
 def heats(rows, engine, n):
     """The thermostat's work in the rows: velocities made at T 0.3 on the
     lattice give half their energy to the crystal (T near 0.15 by step
@@ -147,6 +159,10 @@ def nvt_cases(r, ranks):
               "rows within %g of the CPU engine's (%s)" % (n, NVT_RTOL, how))
         heats(cpu, "--cpu", n)
         heats(gpu, "--gpu", n)
+        tg, tc = late_mean_t(gpu), late_mean_t(cpu)
+        check(abs(tg - tc) <= NVT_MEAN_RTOL * tc, "fix nvt, %d rank(s): the GPU engine's mean T "
+              "over steps 600-1000, %.5f, within %g of the CPU engine's %.5f" %
+              (n, tg, NVT_MEAN_RTOL, tc))
 
 
 def langevin_cases(r, ranks):
@@ -165,13 +181,13 @@ def langevin_cases(r, ranks):
               "errors (%.5f, 20 block averages) of %.5f" % (mean, len(temps), se, want))
     short = LANGEVIN.format(cells=4, t=1.0, every=50, steps=200)
     gpu1 = r.run(1, short, "--gpu")
-    ok, how = close_rows(gpu1, r.run(1, short, "--cpu"), NVT_RTOL)
+    ok, how = close_rows(gpu1, r.run(1, short, "--cpu"), NOISE_RTOL)
     check(ok and len(gpu1) == 5, "fix langevin, steps 0-200: the GPU engine within %g of the CPU "
-          "engine (%s)" % (NVT_RTOL, how))
+          "engine (%s)" % (NOISE_RTOL, how))
     if 2 in ranks:
-        ok, how = close_rows(r.run(2, short, "--gpu"), gpu1, NVT_RTOL)
+        ok, how = close_rows(r.run(2, short, "--gpu"), gpu1, NOISE_RTOL)
         check(ok, "fix langevin, steps 0-200: the GPU engine on 2 ranks within %g of 1 rank "
-              "(%s)" % (NVT_RTOL, how))
+              "(%s)" % (NOISE_RTOL, how))
 
 
 def restart_cases(r, ranks):
