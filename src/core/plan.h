@@ -35,10 +35,16 @@ struct hx_plan {
  * host maps. */
 void hxi_plan_summarise(hx_plan *p);
 
+/* The periodic image a pulse along dim adds on this rank: the box edge
+ * crossed (d->edge[dim]) where the send wraps (coord[dim] == 0), else
+ * zeros. */
+void hxi_pulse_shift(const hx_decomp *d, int dim, double shift[3]);
+
 /* A pulse's coordinates as they are sent: buf[3 i + c] = x[3 map[i] + c]
- * for its nsend entries, with its shift added to component dim (in the
- * array's type: float adds (float) shift). The host side of every pack;
- * the kernels' is hxi_dev_load_shifted (transport/gpu/pack_dev.cuh). */
+ * + shift[c] for its nsend entries (in the array's type: float adds
+ * (float) shift[c]; adding a zero changes no value). The host side of
+ * every pack; the kernels' is hxi_dev_load_shifted
+ * (transport/gpu/pack_dev.cuh). */
 void hxi_pulse_pack_double(const hx_pulse *p, const double *x, double *buf);
 void hxi_pulse_pack_float(const hx_pulse *p, const float *x, float *buf);
 
