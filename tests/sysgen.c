@@ -245,6 +245,20 @@ hx_transport *hxt_cpu_transport(hx_comm *c, hx_dtype dtype)
     return t;
 }
 
+void hxt_sys_tilt(hxt_sys *s, const hx_decomp *d)
+{
+    if (!d->triclinic)
+        return;
+    for (int i = 0; i < s->n; i++) {
+        double *x = &s->x[3 * (size_t) i], f[3];
+        for (int k = 0; k < 3; k++)
+            f[k] = (x[k] - d->box_lo[k]) / d->box_len[k];
+        for (int k = 0; k < 3; k++)
+            x[k] =
+                d->box_lo[k] + f[0] * d->edge[0][k] + f[1] * d->edge[1][k] + f[2] * d->edge[2][k];
+    }
+}
+
 int hxt_walk_plans(hx_comm *comm, const hxt_walk *w, hxt_case_fn fn, void *ctx, hx_plan **last)
 {
     int nr = hx_comm_size(comm), rank = hx_comm_rank(comm), ran = 0;
@@ -273,11 +287,18 @@ int hxt_walk_plans(hx_comm *comm, const hxt_walk *w, hxt_case_fn fn, void *ctx, 
             }
             if (c.spec.natoms == 0)
                 c.spec.natoms = (int) (c.spec.density * len[0] * len[1] * len[2]);
-            if (!hxt_agree(comm,
-                           HXT_OK(hx_decomp_init(&c.d, lo, len, c.spec.rh, grids[g], nr, rank))))
+            double tilt[3] = {0, 0, 0};
+            if (w->tilt_frac) {
+                tilt[0] = w->tilt_frac[0] * len[0];
+                tilt[1] = w->tilt_frac[1] * len[0];
+                tilt[2] = w->tilt_frac[2] * len[1];
+            }
+            if (!hxt_agree(comm, HXT_OK(hx_decomp_init_tilted(&c.d, lo, len, tilt, c.spec.rh,
+                                                              grids[g], nr, rank))))
                 continue;
             c.seed = seed++;
             hxt_sys_random(&c.s, c.spec.natoms, lo, len, c.seed);
+            hxt_sys_tilt(&c.s, &c.d);
             hxt_local_take(&c.l, &c.s, &c.d);
             int ok = HXT_OK(hx_plan_create(&c.plan, comm, &c.d, c.l.n, c.l.x));
             if (hxt_agree(comm, ok)) {
