@@ -259,6 +259,35 @@ void hxt_sys_tilt(hxt_sys *s, const hx_decomp *d)
     }
 }
 
+int hxt_is_lattice(const hx_decomp *d, const double v[3], double tol)
+{
+    double s[3];
+    s[2] = v[2] / d->box_len[2];
+    s[1] = (v[1] - d->tilt[2] * s[2]) / d->box_len[1];
+    s[0] = (v[0] - d->tilt[0] * s[1] - d->tilt[1] * s[2]) / d->box_len[0];
+    for (int k = 0; k < 3; k++)
+        if (!(fabs(s[k] - nearbyint(s[k])) <= tol))
+            return 0;
+    return 1;
+}
+
+int hxt_ids_once(hx_comm *comm, const int64_t *id, int n, int N)
+{
+    int tot = 0, *counts = NULL, nbad = 0;
+    int64_t *all = hxt_allgatherv(comm, id, n, sizeof(int64_t), &tot, &counts);
+    char *seen = hxt_xcalloc((size_t) N, 1);
+    for (int i = 0; i < tot; i++)
+        if (all[i] >= 0 && all[i] < N && seen[all[i]] < 2)
+            seen[all[i]]++;
+    for (int a = 0; a < N; a++)
+        nbad += seen[a] != 1;
+    nbad += tot != N;
+    free(all);
+    free(counts);
+    free(seen);
+    return nbad;
+}
+
 int hxt_walk_plans(hx_comm *comm, const hxt_walk *w, hxt_case_fn fn, void *ctx, hx_plan **last)
 {
     int nr = hx_comm_size(comm), rank = hx_comm_rank(comm), ran = 0;

@@ -62,15 +62,6 @@ static void frac_to_x(const hx_decomp *d, const double s[3], double x[3])
         x[k] = d->box_lo[k] + s[0] * d->edge[0][k] + s[1] * d->edge[1][k] + s[2] * d->edge[2][k];
 }
 
-/* Fractional coordinates of the vector v (H^-1 v; H upper triangular). */
-static void vec_to_frac(const hx_decomp *d, const double v[3], double s[3])
-{
-    const double lx = d->box_len[0], ly = d->box_len[1], lz = d->box_len[2];
-    s[2] = v[2] / lz;
-    s[1] = (v[1] - d->tilt[2] * s[2]) / ly;
-    s[0] = (v[0] - d->tilt[0] * s[1] - d->tilt[1] * s[2]) / lx;
-}
-
 /* v reduced by whole edges along the dimensions with mi[k] set, to its
  * minimum image there (heights along z, y, x). */
 static void min_image(const hx_decomp *d, const int mi[3], double v[3])
@@ -104,17 +95,6 @@ static double *random_system(const hx_decomp *d, int n, uint64_t seed)
         frac_to_x(d, s, &x[3 * i]);
     }
     return x;
-}
-
-/* 1 when the vector v is a whole lattice vector (within rounding). */
-static int is_lattice(const hx_decomp *d, const double v[3])
-{
-    double s[3];
-    vec_to_frac(d, v, s);
-    for (int k = 0; k < 3; k++)
-        if (fabs(s[k] - nearbyint(s[k])) > 1e-9)
-            return 0;
-    return 1;
 }
 
 /* This rank's atoms of the system: ids and coordinates. */
@@ -241,7 +221,7 @@ static void check_halo_images(const hx_plan *plan, const int *ids, const double 
         }
         for (int k = 0; k < 3; k++)
             v[k] = x[3 * i + k] - X[3 * a + k];
-        nbad += !is_lattice(d, v);
+        nbad += !hxt_is_lattice(d, v, 1e-9);
     }
     HXT_CHECK(nbad == 0, "%s: %d halo atoms are no image of their atom", what, nbad);
 }
@@ -293,7 +273,7 @@ static double payload(int id, int k)
 static int check_migrated(hx_comm *comm, const hx_decomp *d, int n, const int64_t *id,
                           const double *x, const double *pay, const double *want, int N)
 {
-    int tot = 0, *counts = NULL, nbad = 0, rank = hx_comm_rank(comm);
+    int nbad = 0, rank = hx_comm_rank(comm);
     for (int i = 0; i < n; i++) {
         double v[3];
         int ok = id[i] >= 0 && id[i] < N && hx_decomp_owner(d, &x[3 * i]) == rank;
@@ -303,20 +283,9 @@ static int check_migrated(hx_comm *comm, const hx_decomp *d, int n, const int64_
             ok &= id[i] >= 0 && id[i] < N && pay[3 * i + k] == payload((int) id[i], k);
             v[k] = id[i] >= 0 && id[i] < N ? x[3 * i + k] - want[3 * id[i] + k] : NAN;
         }
-        nbad += !ok || !is_lattice(d, v);
+        nbad += !ok || !hxt_is_lattice(d, v, 1e-9);
     }
-    int64_t *all = hxt_allgatherv(comm, id, n, sizeof(int64_t), &tot, &counts);
-    char *seen = hxt_xcalloc((size_t) N, 1);
-    for (int i = 0; i < tot; i++)
-        if (all[i] >= 0 && all[i] < N)
-            seen[all[i]]++;
-    for (int a = 0; a < N; a++)
-        nbad += seen[a] != 1;
-    nbad += tot != N;
-    free(all);
-    free(counts);
-    free(seen);
-    return nbad;
+    return nbad + hxt_ids_once(comm, id, n, N);
 }
 
 /* Random displacements of up to `reach` along each edge (some atoms put on

@@ -44,25 +44,12 @@ static void payload_of(int64_t id, float p[4])
         p[k] = (float) id * 0.25f + (float) k;
 }
 
-/* 1 when v is a lattice vector of d within float rounding. */
-static int is_lattice(const hx_decomp *d, const double v[3])
-{
-    double s[3];
-    s[2] = v[2] / d->box_len[2];
-    s[1] = (v[1] - d->tilt[2] * s[2]) / d->box_len[1];
-    s[0] = (v[0] - d->tilt[0] * s[1] - d->tilt[1] * s[2]) / d->box_len[0];
-    for (int k = 0; k < 3; k++)
-        if (fabs(s[k] - nearbyint(s[k])) > 1e-5)
-            return 0;
-    return 1;
-}
-
 /* The migrated atoms (n, x with 4 floats each, ids, payloads) against the
  * targets (N atoms, 3 doubles each): violations. Collective. */
 static int check_atoms(hx_comm *comm, const hx_decomp *d, int n, const float *x, const int64_t *id,
                        const float *pay, const double *tgt, int N)
 {
-    int nbad = 0, tot = 0, *counts = NULL;
+    int nbad = 0;
     for (int i = 0; i < n; i++) {
         const double p[3] = {x[4 * i], x[4 * i + 1], x[4 * i + 2]};
         int ok = id[i] >= 0 && id[i] < N && hx_decomp_owner(d, p) == d->rank;
@@ -76,25 +63,14 @@ static int check_atoms(hx_comm *comm, const hx_decomp *d, int n, const float *x,
         if (ok) {
             const double v[3] = {p[0] - tgt[3 * id[i]], p[1] - tgt[3 * id[i] + 1],
                                  p[2] - tgt[3 * id[i] + 2]};
-            ok = is_lattice(d, v);
+            ok = hxt_is_lattice(d, v, 1e-5);
         }
         if (!ok && nbad < 3)
             fprintf(stderr, "[rank %d] atom %lld at (%g, %g, %g) is wrong here\n", d->rank,
                     (long long) id[i], p[0], p[1], p[2]);
         nbad += !ok;
     }
-    int64_t *all = hxt_allgatherv(comm, id, n, sizeof(int64_t), &tot, &counts);
-    char *seen = hxt_xcalloc((size_t) N, 1);
-    for (int i = 0; i < tot; i++)
-        if (all[i] >= 0 && all[i] < N)
-            seen[all[i]]++;
-    for (int a = 0; a < N; a++)
-        nbad += seen[a] != 1;
-    nbad += tot != N;
-    free(all);
-    free(counts);
-    free(seen);
-    return nbad;
+    return nbad + hxt_ids_once(comm, id, n, N);
 }
 
 /* The device plan on the migrated atoms, against the host plan's counts. */
