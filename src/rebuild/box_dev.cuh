@@ -74,9 +74,11 @@ __device__ __forceinline__ double hxr_height3(double n0, double n1, double n2, c
  * edges until the height is inside (a wrap along d moves no other
  * height); where rounding leaves it just outside, a sliver of the edge
  * moves it in (the host's hxi_wrap_tilted does the same in double). An
- * atom still outside is caught by the plan's home check. */
-__device__ __forceinline__ void hxr_wrap_tilted(const hxr_dom &d, float v[3])
+ * atom still outside is caught by the plan's home check. Returns whether
+ * v moved. */
+__device__ __forceinline__ bool hxr_wrap_tilted(const hxr_dom &d, float v[3])
 {
+    bool moved = false;
 #pragma unroll
     for (int k = 2; k >= 0; k--) {
         const hxr_dim1 dk = hxr_dim_of(d, k);
@@ -92,8 +94,10 @@ __device__ __forceinline__ void hxr_wrap_tilted(const hxr_dom &d, float v[3])
             for (int c = 0; c < 3; c++)
                 v[c] = (float) ((double) v[c] - m * d.edge[k][c]);
             t = hxr_height3(dk.n0, dk.n1, dk.n2, v);
+            moved = true;
         }
     }
+    return moved;
 }
 
 /* Domain index of a coordinate inside the box along one dimension, as

@@ -179,11 +179,12 @@ __global__ void __launch_bounds__(HXR_BLOCK, 4)
         if (!finite) {
             hxr_report_bad(res, i, HXR_BAD_NAN, -1);
         } else if (wrap && d.tri) {
-            hxr_wrap_tilted(d, v);
+            const bool moved = hxr_wrap_tilted(d, v);
 #pragma unroll
             for (int k = 0; k < 3; k++) {
                 const hxr_dim1 dk = hxr_dim_of(d, k);
-                p[k] = v[k];
+                if (moved)
+                    p[k] = v[k];
                 if (dk.grid > 1 && hxr_class(hxr_height3(dk.n0, dk.n1, dk.n2, v), dk) < 0)
                     hxr_report_bad(res, i, HXR_BAD_FAR, k);
             }
@@ -396,8 +397,8 @@ __device__ __forceinline__ void hxr_check_home(const hxr_pdom &d, int i, const f
  * widened to double, below the limit; triclinic: its height. */
 __device__ __forceinline__ bool hxr_selected(const float *p, const hxr_sel &s)
 {
-    const double v = s.tri ? hxr_height3(s.normal[0], s.normal[1], s.normal[2], p)
-                           : (double) (s.dim == 0 ? p[0] : (s.dim == 1 ? p[1] : p[2]));
+    const double v =
+        s.tri ? hxr_height3(s.normal[0], s.normal[1], s.normal[2], p) : (double) p[s.dim];
     return v < s.limit;
 }
 

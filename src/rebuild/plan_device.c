@@ -155,10 +155,12 @@ static hx_status hxr_bad_home(hx_rebuild *r, const hxr_result *res, const float 
     double q[3] = {p[0], p[1], p[2]};
     return hxi_error(HX_ERR_COORD_OUTSIDE,
                      "home atom %d at (%g, %g, %g) is outside rank %d's domain [%g, %g) x [%g, "
-                     "%g) x [%g, %g) (it belongs to rank %d): call hx_rebuild_migrate before "
+                     "%g) x [%g, %g)%s (it belongs to rank %d): call hx_rebuild_migrate before "
                      "hx_plan_create_device",
                      i, q[0], q[1], q[2], d->rank, d->dom_lo[0], d->dom_hi[0], d->dom_lo[1],
-                     d->dom_hi[1], d->dom_lo[2], d->dom_hi[2], hx_decomp_owner(d, q));
+                     d->dom_hi[1], d->dom_lo[2], d->dom_hi[2],
+                     d->triclinic ? " (heights along the face normals)" : "",
+                     hx_decomp_owner(d, q));
 }
 
 /* The rule of a pulse along dim: a candidate whose height is below the
