@@ -32,10 +32,11 @@
 static const double box_lo[3] = {0.5, -2.0, 3.0};
 static const double box_len[3] = {12.0, 13.25, 11.5};
 
-/* Grids by rank count; 6 and 8 along x give 3 and 4 pulses there. */
+/* Grids by rank count; 6 and 8 domains along a dimension give 2 to 4
+ * pulses there. */
 static const int grids_all[][3] = {{1, 1, 1}, {1, 1, 2}, {2, 1, 1}, {3, 1, 1}, {1, 3, 1},
-                                   {1, 2, 2}, {4, 1, 1}, {2, 2, 1}, {6, 1, 1}, {1, 2, 3},
-                                   {2, 2, 2}, {8, 1, 1}, {1, 1, 8}};
+                                   {1, 2, 2}, {4, 1, 1}, {2, 2, 1}, {1, 4, 1}, {6, 1, 1},
+                                   {1, 2, 3}, {2, 2, 2}, {8, 1, 1}, {1, 8, 1}, {1, 1, 8}};
 
 typedef struct tri_tilt {
     const char *name;
