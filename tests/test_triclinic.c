@@ -17,6 +17,8 @@
  *    the periodic boundary), every atom is held exactly once, by the rank
  *    that owns it, inside the box, with its payload, at its displaced
  *    position up to a lattice vector; a plan is then built on it.
+ *  - An orthorhombic pack leaves the components off its dimension bit for
+ *    bit, -0.0 included.
  *  - Bad input: a tilt beyond its limit, a cutoff too large for a tilted
  *    box's face distance: one clear error each. No tilt: hx_decomp_init's
  *    result, bitwise.
@@ -24,6 +26,7 @@
 #include "sysgen.h"
 
 #include "core/hxi.h"
+#include "core/plan.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -335,6 +338,32 @@ static void migrate_case(hx_comm *comm, const hx_decomp *d, const double *X, int
     free(hx);
 }
 
+/* An orthorhombic pack is what it was when only the pulse's dimension got
+ * its shift: the other components unchanged, bit for bit, -0.0 included;
+ * along the dimension, x + 0.0 (so -0.0 becomes +0.0) or x + L. */
+static void pack_zero(void)
+{
+    const int map[1] = {0};
+    const double x[3] = {-0.0, -0.0, -0.0};
+    const float xf[3] = {-0.0f, -0.0f, -0.0f};
+    for (int wrap = 0; wrap < 2; wrap++) {
+        hx_pulse p;
+        double b[3];
+        float bf[3];
+        memset(&p, 0, sizeof p);
+        p.dim = HX_Y;
+        p.nsend = 1;
+        p.map = map;
+        p.shift[1] = wrap ? 13.25 : 0.0;
+        hxi_pulse_pack_double(&p, x, b);
+        hxi_pulse_pack_float(&p, xf, bf);
+        HXT_CHECK(hxt_same_d(b[0], -0.0) && hxt_same_d(b[2], -0.0) &&
+                      hxt_same_d(b[1], wrap ? 13.25 : 0.0) && hxt_same_f(bf[0], -0.0f) &&
+                      hxt_same_f(bf[2], -0.0f) && hxt_same_f(bf[1], wrap ? 13.25f : 0.0f),
+                  "pack of -0.0 (wrap %d): (%g, %g, %g)", wrap, b[0], b[1], b[2]);
+    }
+}
+
 /* ---------------------------------------------------------- bad input */
 
 static void bad_input(void)
@@ -369,8 +398,10 @@ int main(int argc, char **argv)
     const int N = 700;
     int ncases = 0;
     uint64_t seed = 4242;
-    if (hx_comm_rank(comm) == 0)
+    if (hx_comm_rank(comm) == 0) {
         bad_input();
+        pack_zero();
+    }
     for (size_t g = 0; g < sizeof grids_all / sizeof grids_all[0]; g++) {
         const int *grid = grids_all[g];
         if (grid[0] * grid[1] * grid[2] != nr)

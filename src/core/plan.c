@@ -120,10 +120,16 @@ void hxi_plan_summarise(hx_plan *p)
     free(mask);
 }
 
+double hxi_pack_shift(const hx_pulse *p, int k)
+{
+    return p->shift[k] == 0.0 && k != p->dim ? -0.0 : p->shift[k];
+}
+
 #define HXI_PULSE_PACK(T)                                                                          \
     void hxi_pulse_pack_##T(const hx_pulse *p, const T *x, T *buf)                                 \
     {                                                                                              \
-        const T s0 = (T) p->shift[0], s1 = (T) p->shift[1], s2 = (T) p->shift[2];                  \
+        const T s0 = (T) hxi_pack_shift(p, 0), s1 = (T) hxi_pack_shift(p, 1);                      \
+        const T s2 = (T) hxi_pack_shift(p, 2);                                                     \
         for (int i = 0; i < p->nsend; i++) {                                                       \
             const T *src = x + 3 * (size_t) p->map[i];                                             \
             buf[3 * i + 0] = src[0] + s0;                                                          \

@@ -257,7 +257,7 @@ static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *strea
     if (st == HX_OK && (!ahead || res.bad_index == INT_MAX) &&
         (hxr_select_count(stream, home, a->x, lo, hi, sel, r->bcnt, r->boff, r->d_counter,
                           r->d_res) ||
-         hxr_select_place(stream, a->x, a->z, lo, hi, sel, hxi_fshift_of(pu->shift), r->bcnt,
+         hxr_select_place(stream, a->x, a->z, lo, hi, sel, hxi_fshift_of(pu->shift, dim), r->bcnt,
                           r->boff, a->maps + *map_total, r->pos, (float *) r->send[0], p->nhome, np,
                           rg, expect, r->p_recount, r->d_counter, r->d_res, r->h_pub)))
         st = hxr_cuda(cudaGetLastError(), "the pulse's selection kernels");

@@ -7,15 +7,19 @@
 
 #include <stdint.h>
 
-/* A pulse's periodic image in float (hx_pulse.shift converted component
- * by component), added to the three coordinates while packing. */
+/* A pulse's periodic image in float, added to the three coordinates while
+ * packing: hx_pulse.shift of a pulse along dim, component by component,
+ * with a zero off dim as -0.0f (hxi_pack_shift: adding it changes no
+ * value, not even a -0.0). */
 typedef struct hxi_fshift {
     float v[3];
 } hxi_fshift;
 
-static inline hxi_fshift hxi_fshift_of(const double s[3])
+static inline hxi_fshift hxi_fshift_of(const double s[3], int dim)
 {
-    hxi_fshift f = {{(float) s[0], (float) s[1], (float) s[2]}};
+    hxi_fshift f;
+    for (int k = 0; k < 3; k++)
+        f.v[k] = s[k] == 0.0 && k != dim ? -0.0f : (float) s[k];
     return f;
 }
 

@@ -5,7 +5,7 @@
  * periodic image (hxi_fshift) added, in float. Keeping the one expression
  * here keeps every path's halo bitwise equal to the cpu transport's float
  * pack (hxi_pulse_pack_float). For an orthorhombic box two of the three
- * components are 0, and adding 0.0f changes no value.
+ * components are 0, added as -0.0f, which changes no value.
  */
 #ifndef HALOX_PACK_DEV_CUH
 #define HALOX_PACK_DEV_CUH
