@@ -338,6 +338,32 @@ static void migrate_case(hx_comm *comm, const hx_decomp *d, const double *X, int
     free(hx);
 }
 
+/* The box's geometry against LAMMPS's (face distances 1 / |row d of
+ * H^-1|): unit normals, n_e . edge d = h_d when d == e and 0 otherwise,
+ * and heights of the corners. */
+static void geometry(void)
+{
+    const double lo[3] = {1, 2, 3}, len[3] = {10, 10, 10}, tilt[3] = {5, 5, 5};
+    const double want[3] = {1 / sqrt(0.01 + 0.0025 + 0.000625), 100 / sqrt(125.0), 10};
+    const int g[3] = {1, 1, 1};
+    hx_decomp d;
+    if (!HXT_OK(hx_decomp_init_tilted(&d, lo, len, tilt, 2.0, g, 1, 0)))
+        return;
+    int bad = 0;
+    for (int e = 0; e < 3; e++) {
+        const double *n = d.normal[e];
+        bad += fabs(n[0] * n[0] + n[1] * n[1] + n[2] * n[2] - 1) > 1e-14;
+        bad += fabs(d.height[e] - want[e]) > 1e-12 * want[e];
+        for (int k = 0; k < 3; k++) {
+            double dot = n[0] * d.edge[k][0] + n[1] * d.edge[k][1] + n[2] * d.edge[k][2];
+            bad += fabs(dot - (k == e ? d.height[e] : 0.0)) > 1e-12 * d.height[e];
+        }
+        bad += fabs(hx_decomp_height(&d, e, lo) - d.face_lo[e]) > 0.0;
+    }
+    HXT_CHECK(bad == 0, "triclinic geometry: %d values off (h = %.17g %.17g %.17g)", bad,
+              d.height[0], d.height[1], d.height[2]);
+}
+
 /* An orthorhombic pack is what it was when only the pulse's dimension got
  * its shift: the other components unchanged, bit for bit, -0.0 included;
  * along the dimension, x + 0.0 (so -0.0 becomes +0.0) or x + L. */
@@ -400,6 +426,7 @@ int main(int argc, char **argv)
     uint64_t seed = 4242;
     if (hx_comm_rank(comm) == 0) {
         bad_input();
+        geometry();
         pack_zero();
     }
     for (size_t g = 0; g < sizeof grids_all / sizeof grids_all[0]; g++) {
