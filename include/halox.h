@@ -2,10 +2,11 @@
  * halox.h - the one public header of libhalox.
  *
  * Halo exchange for domain-decomposed particle simulations: a periodic
- * orthorhombic or triclinic box split into a grid of domains (hx_decomp), a per-rank halo
- * plan built from the home atoms (hx_plan), migration of atoms between ranks
- * (hx_migrate), and interchangeable transports that move coordinates forward
- * and forces back (hx_transport), and other per-atom fields either way.
+ * orthorhombic or triclinic box split into a grid of domains (hx_decomp), a
+ * per-rank halo plan built from the home atoms (hx_plan), migration of atoms
+ * between ranks (hx_migrate), and interchangeable transports that move
+ * coordinates forward and forces back (hx_transport), and other per-atom
+ * fields either way.
  *
  * C11; compiles without CUDA, MPI, NCCL or NVSHMEM installed. Every call that
  * can fail returns an hx_status (HX_OK = 0, errors negative); the text of the
@@ -151,8 +152,10 @@ HX_API hx_status hx_decomp_init(hx_decomp *d, const double box_lo[3], const doub
 HX_API hx_status hx_decomp_init_tilted(hx_decomp *d, const double box_lo[3],
                                        const double box_len[3], const double tilt[3], double cutoff,
                                        const int grid[3], int nranks, int rank);
-/* Height of the point x along dimension dim: dot(normal[dim], x); exactly
- * x[dim] for an orthorhombic box. */
+/* Height of the point x along dimension dim: dot(normal[dim], x), summed
+ * in this order with each product and sum rounded on its own (as the
+ * library compiles it: no fused multiply-add); exactly x[dim] for an
+ * orthorhombic box. */
 static inline double hx_decomp_height(const hx_decomp *d, int dim, const double x[3])
 {
     const double *n = d->normal[dim];
