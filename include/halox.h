@@ -153,13 +153,20 @@ HX_API hx_status hx_decomp_init_tilted(hx_decomp *d, const double box_lo[3],
                                        const double box_len[3], const double tilt[3], double cutoff,
                                        const int grid[3], int nranks, int rank);
 /* Height of the point x along dimension dim: dot(normal[dim], x), summed
- * in this order with each product and sum rounded on its own (as the
- * library compiles it: no fused multiply-add); exactly x[dim] for an
+ * in this order with each product and sum rounded on its own (separate
+ * statements, so that a compiler contracting within an expression fuses
+ * none: the device computes it the same way); exactly x[dim] for an
  * orthorhombic box. */
 static inline double hx_decomp_height(const hx_decomp *d, int dim, const double x[3])
 {
+    if (!d->triclinic)
+        return x[dim];
     const double *n = d->normal[dim];
-    return d->triclinic ? n[0] * x[0] + n[1] * x[1] + n[2] * x[2] : x[dim];
+    const double a = n[0] * x[0];
+    const double b = n[1] * x[1];
+    const double c = n[2] * x[2];
+    const double ab = a + b;
+    return ab + c;
 }
 /* Rank at grid position (coordinates taken modulo the grid). */
 HX_API int hx_decomp_rank_at(const hx_decomp *d, const int coord[3]);
