@@ -2,10 +2,11 @@
  * halox.h - the one public header of libhalox.
  *
  * Halo exchange for domain-decomposed particle simulations: a periodic
- * orthorhombic box split into a grid of domains (hx_decomp), a per-rank halo
- * plan built from the home atoms (hx_plan), migration of atoms between ranks
- * (hx_migrate), and interchangeable transports that move coordinates forward
- * and forces back (hx_transport), and other per-atom fields either way.
+ * orthorhombic or triclinic box split into a grid of domains (hx_decomp), a
+ * per-rank halo plan built from the home atoms (hx_plan), migration of atoms
+ * between ranks (hx_migrate), and interchangeable transports that move
+ * coordinates forward and forces back (hx_transport), and other per-atom
+ * fields either way.
  *
  * C11; compiles without CUDA, MPI, NCCL or NVSHMEM installed. Every call that
  * can fail returns an hx_status (HX_OK = 0, errors negative); the text of the
@@ -100,34 +101,79 @@ enum { HX_X = 0, HX_Y = 1, HX_Z = 2 };
 #define HX_MAX_PULSES 32
 
 /* The decomposition seen from one rank. Plain data: fill with
- * hx_decomp_init. Index 0, 1, 2 is x, y, z. */
+ * hx_decomp_init (orthorhombic box) or hx_decomp_init_tilted (LAMMPS's
+ * restricted triclinic box). Index 0, 1, 2 is x, y, z.
+ *
+ * The box has edge vectors a = (lx, 0, 0), b = (xy, ly, 0) and
+ * c = (xz, yz, lz) from box_lo, with (lx, ly, lz) = box_len and
+ * (xy, xz, yz) = tilt. Ownership and pulses are decided by heights: the
+ * height of a point x along d is dot(normal[d], x) (hx_decomp_height),
+ * where normal[d] is the unit normal of the box faces that bound d (the
+ * planes of constant fractional coordinate along d). For an orthorhombic
+ * box normal[d] is the unit vector e_d and the height is x[d] itself, so
+ * everything below reads as box coordinates there. */
 typedef struct hx_decomp {
     double box_lo[3];  /* box origin */
-    double box_len[3]; /* box lengths, all > 0 */
+    double box_len[3]; /* lx, ly, lz, all > 0 */
     double cutoff;     /* halo cutoff rh (pair cutoff + skin) */
     int grid[3];       /* domains along each dimension */
     int nranks, rank;
     int coord[3];                /* this rank's position in the grid */
-    double dom_lo[3], dom_hi[3]; /* this rank's domain */
+    double dom_lo[3], dom_hi[3]; /* heights of this rank's domain faces */
     int up[3], down[3];          /* neighbour ranks (+1 and -1), periodic */
     int npulse[3];               /* pulses per dimension, 0 where grid[d] == 1 */
+    double tilt[3];              /* xy, xz, yz (LAMMPS's order); 0 when orthorhombic */
+    int triclinic;               /* 1 when some tilt is non-zero */
+    double normal[3][3];         /* normal[d]: unit face normal n_d (e_d when orthorhombic) */
+    double edge[3][3];           /* edge[d]: the edge vector crossed along d: a, b, c */
+    double height[3];            /* h_d: distance between the two faces bounding d
+                                    (box_len[d] when orthorhombic) */
+    double face_lo[3];           /* height of the box's lower face along d
+                                    (box_lo[d] when orthorhombic) */
 } hx_decomp;
 
 /* "2x2x1" -> {2,2,1}. */
 HX_API hx_status hx_grid_parse(const char *text, int grid[3]);
 /* The grid for nranks with the smallest halo volume for this box and cutoff;
  * only grids whose every decomposed dimension keeps the cutoff under half the
- * box are chosen. */
+ * box are chosen. box_len: the box lengths, or for a triclinic box its face
+ * distances (hx_decomp.height). */
 HX_API hx_status hx_grid_choose(int nranks, const double box_len[3], double cutoff, int grid[3]);
 /* grid == NULL or {0,0,0}: chosen with hx_grid_choose; a grid with some
  * entries 0 (LAMMPS's `processors 2 * *`): those chosen, the others kept.
  * Checks the box, the cutoff and the grid, each with its own status. */
 HX_API hx_status hx_decomp_init(hx_decomp *d, const double box_lo[3], const double box_len[3],
                                 double cutoff, const int grid[3], int nranks, int rank);
+/* The same for a triclinic box: tilt = (xy, xz, yz), within LAMMPS's limits
+ * |xy| <= lx / 2, |xz| <= lx / 2, |yz| <= ly / 2 (beyond them HX_ERR_BOX);
+ * the cutoff must be under half of every face distance h_d
+ * (HX_ERR_CUTOFF_TOO_LARGE). tilt NULL or all 0 gives exactly what
+ * hx_decomp_init gives. */
+HX_API hx_status hx_decomp_init_tilted(hx_decomp *d, const double box_lo[3],
+                                       const double box_len[3], const double tilt[3], double cutoff,
+                                       const int grid[3], int nranks, int rank);
+/* Height of the point x along dimension dim: dot(normal[dim], x), summed
+ * in this order with each product and sum rounded on its own (separate
+ * statements, so that a compiler contracting within an expression fuses
+ * none: the device computes it the same way); exactly x[dim] for an
+ * orthorhombic box. */
+static inline double hx_decomp_height(const hx_decomp *d, int dim, const double x[3])
+{
+    if (!d->triclinic)
+        return x[dim];
+    const double *n = d->normal[dim];
+    const double a = n[0] * x[0];
+    const double b = n[1] * x[1];
+    const double c = n[2] * x[2];
+    const double ab = a + b;
+    return ab + c;
+}
 /* Rank at grid position (coordinates taken modulo the grid). */
 HX_API int hx_decomp_rank_at(const hx_decomp *d, const int coord[3]);
-/* Grid position owning a point along dimension dim (clamped into the grid). */
-HX_API int hx_decomp_cell(const hx_decomp *d, int dim, double x);
+/* Grid position owning a point of height h along dimension dim
+ * (hx_decomp_height; the coordinate itself for an orthorhombic box),
+ * clamped into the grid. */
+HX_API int hx_decomp_cell(const hx_decomp *d, int dim, double h);
 /* Rank owning a point inside the box. */
 HX_API int hx_decomp_owner(const hx_decomp *d, const double x[3]);
 
@@ -144,7 +190,9 @@ typedef struct hx_pulse {
     int nsend_home;  /* map[0 .. nsend_home) are home atoms; the rest are
                         halo atoms of earlier pulses */
     const int *map;  /* local indices of the atoms sent, home atoms first */
-    double shift;    /* added along dim while packing (box length or 0) */
+    double shift[3]; /* periodic image added to the coordinates while
+                        packing: edge[dim] of the decomp where the send
+                        wraps across the box (coord[dim] == 0), else 0 */
     int nrecv;       /* atoms received */
     int recv_offset; /* they land at [recv_offset, recv_offset + nrecv) */
     int peer_offset; /* where our atoms land on send_rank */

@@ -24,6 +24,8 @@ BAD = [
     (["--dtype", "dbl"], "--dtype takes float or double, not dbl"),
     (["--seed", "x"], "--seed: 'x' is not a whole number"),
     (["--lattice", "hcp"], "--lattice takes random or fcc, not hcp"),
+    (["--tilt", "0.6"], "--tilt: 0.6 is beyond LAMMPS's limit"),
+    (["--tilt", "x"], "--tilt: 'x' is not a finite number"),
     (["--grid", "1x1"], "cannot read grid \"1x1\""),
     (["--bogus"], "unknown option --bogus"),
     (["--transports", "cpu"], "unknown option --transports"),
@@ -54,7 +56,7 @@ def main():
     # Good values run: a small exchange on the cpu transport, every option given.
     args = ["--atoms", "2000", "--iters", "3", "--warmup", "0", "--density", "0.8442",
             "--cutoff", "2.8", "--dtype", "double", "--seed", "7", "--lattice", "fcc",
-            "--transport", "cpu"]
+            "--tilt", "0.2", "--transport", "cpu"]
     p = subprocess.run([a.bench] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        text=True, timeout=120)
     check(p.returncode == 0 and "\ncpu " in p.stdout,

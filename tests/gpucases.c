@@ -54,6 +54,8 @@ int hxt_gpu_setup(hx_comm *comm, int argc, char **argv, int grids[8][3], int *ng
     return 0;
 }
 
+const double hxt_gpu_tilts[HXT_GPU_NTILTS][3] = {{0.2, 0.2, 0.2}, {0.5, -0.5, 0.5}};
+
 hxt_walk hxt_gpu_walk(const int grids[][3], int ngrids, uint64_t seed)
 {
     /* Density 0.8442, then three times the atoms (so that buffers grow). */
@@ -73,7 +75,8 @@ void hxt_gpu_check_plan(hx_comm *comm, const hxt_case *c, void *ctx)
     const hx_plan *plan = c->plan;
     const uint64_t seed = c->seed;
     char label[96];
-    snprintf(label, sizeof label, "grid %s, %d atoms", c->gs, c->spec.natoms);
+    snprintf(label, sizeof label, "grid %s%s, %d atoms", c->gs, c->d.triclinic ? " triclinic" : "",
+             c->spec.natoms);
     if (hx_comm_rank(comm) == 0)
         printf("%s: %d pulses, max ntotal %d\n", label, hx_plan_npulses(plan),
                hx_plan_max_ntotal(plan));

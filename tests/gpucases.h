@@ -25,6 +25,12 @@ int hxt_gpu_setup(hx_comm *comm, int argc, char **argv, int grids[8][3], int *ng
  * until the next has replaced them. */
 hxt_walk hxt_gpu_walk(const int grids[][3], int ngrids, uint64_t seed);
 
+/* Tilts (fractions of lx, lx, ly for xy, xz, yz) of the triclinic cases
+ * the GPU tests add to their orthorhombic walk: a fifth of the box, and
+ * LAMMPS's limits with mixed signs. */
+#define HXT_GPU_NTILTS 2
+extern const double hxt_gpu_tilts[HXT_GPU_NTILTS][3];
+
 /* A transport under test. */
 typedef struct hxt_gpu_entry {
     hx_transport *t;

@@ -186,8 +186,11 @@ static void check_pulses(hx_comm *c, const hx_plan *plan)
         HXT_CHECK(P->send_rank == d->down[dim] && P->recv_rank == d->up[dim],
                   "pulse %d: send to %d, recv from %d; neighbours down %d up %d", p, P->send_rank,
                   P->recv_rank, d->down[dim], d->up[dim]);
-        double sh = d->coord[dim] == 0 ? d->box_len[dim] : 0.0;
-        HXT_CHECK(hxt_same_d(P->shift, sh), "pulse %d: shift %.17g, want %.17g", p, P->shift, sh);
+        for (int c3 = 0; c3 < 3; c3++) {
+            double sh = d->coord[dim] == 0 ? d->edge[dim][c3] : 0.0;
+            HXT_CHECK(hxt_same_d(P->shift[c3], sh), "pulse %d: shift[%d] %.17g, want %.17g", p, c3,
+                      P->shift[c3], sh);
+        }
         HXT_CHECK(P->recv_offset == at, "pulse %d: recv_offset %d, want %d", p, P->recv_offset, at);
         HXT_CHECK(P->nrecv >= 0 && P->nsend >= 0 && P->nsend_home >= 0 && P->nsend_home <= P->nsend,
                   "pulse %d: nrecv %d nsend %d nsend_home %d", p, P->nrecv, P->nsend,

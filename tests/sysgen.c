@@ -245,6 +245,49 @@ hx_transport *hxt_cpu_transport(hx_comm *c, hx_dtype dtype)
     return t;
 }
 
+void hxt_sys_tilt(hxt_sys *s, const hx_decomp *d)
+{
+    if (!d->triclinic)
+        return;
+    for (int i = 0; i < s->n; i++) {
+        double *x = &s->x[3 * (size_t) i], f[3];
+        for (int k = 0; k < 3; k++)
+            f[k] = (x[k] - d->box_lo[k]) / d->box_len[k];
+        for (int k = 0; k < 3; k++)
+            x[k] =
+                d->box_lo[k] + f[0] * d->edge[0][k] + f[1] * d->edge[1][k] + f[2] * d->edge[2][k];
+    }
+}
+
+int hxt_is_lattice(const hx_decomp *d, const double v[3], double tol)
+{
+    double s[3];
+    s[2] = v[2] / d->box_len[2];
+    s[1] = (v[1] - d->tilt[2] * s[2]) / d->box_len[1];
+    s[0] = (v[0] - d->tilt[0] * s[1] - d->tilt[1] * s[2]) / d->box_len[0];
+    for (int k = 0; k < 3; k++)
+        if (!(fabs(s[k] - nearbyint(s[k])) <= tol))
+            return 0;
+    return 1;
+}
+
+int hxt_ids_once(hx_comm *comm, const int64_t *id, int n, int N)
+{
+    int tot = 0, *counts = NULL, nbad = 0;
+    int64_t *all = hxt_allgatherv(comm, id, n, sizeof(int64_t), &tot, &counts);
+    char *seen = hxt_xcalloc((size_t) N, 1);
+    for (int i = 0; i < tot; i++)
+        if (all[i] >= 0 && all[i] < N && seen[all[i]] < 2)
+            seen[all[i]]++;
+    for (int a = 0; a < N; a++)
+        nbad += seen[a] != 1;
+    nbad += tot != N;
+    free(all);
+    free(counts);
+    free(seen);
+    return nbad;
+}
+
 int hxt_walk_plans(hx_comm *comm, const hxt_walk *w, hxt_case_fn fn, void *ctx, hx_plan **last)
 {
     int nr = hx_comm_size(comm), rank = hx_comm_rank(comm), ran = 0;
@@ -273,11 +316,18 @@ int hxt_walk_plans(hx_comm *comm, const hxt_walk *w, hxt_case_fn fn, void *ctx, 
             }
             if (c.spec.natoms == 0)
                 c.spec.natoms = (int) (c.spec.density * len[0] * len[1] * len[2]);
-            if (!hxt_agree(comm,
-                           HXT_OK(hx_decomp_init(&c.d, lo, len, c.spec.rh, grids[g], nr, rank))))
+            double tilt[3] = {0, 0, 0};
+            if (w->tilt_frac) {
+                tilt[0] = w->tilt_frac[0] * len[0];
+                tilt[1] = w->tilt_frac[1] * len[0];
+                tilt[2] = w->tilt_frac[2] * len[1];
+            }
+            if (!hxt_agree(comm, HXT_OK(hx_decomp_init_tilted(&c.d, lo, len, tilt, c.spec.rh,
+                                                              grids[g], nr, rank))))
                 continue;
             c.seed = seed++;
             hxt_sys_random(&c.s, c.spec.natoms, lo, len, c.seed);
+            hxt_sys_tilt(&c.s, &c.d);
             hxt_local_take(&c.l, &c.s, &c.d);
             int ok = HXT_OK(hx_plan_create(&c.plan, comm, &c.d, c.l.n, c.l.x));
             if (hxt_agree(comm, ok)) {

@@ -31,6 +31,16 @@ typedef struct hxt_local {
 /* n atoms uniform in the box, from a seeded hxt_rng. Every coordinate is
  * strictly inside [lo, lo + len). */
 void hxt_sys_random(hxt_sys *s, int n, const double lo[3], const double len[3], uint64_t seed);
+/* Maps s (uniform in its orthorhombic box) into d's triclinic box: the
+ * fractional coordinates (x - lo) / len become lo + s0 a + s1 b + s2 c.
+ * Nothing changes for an orthorhombic d. */
+void hxt_sys_tilt(hxt_sys *s, const hx_decomp *d);
+/* 1 when v is a whole lattice vector of d's box: its fractional
+ * coordinates (H^-1 v) within tol of whole numbers. */
+int hxt_is_lattice(const hx_decomp *d, const double v[3], double tol);
+/* Violations of "every id 0 .. N-1 held exactly once" over the ranks, from
+ * each rank's n ids. Collective. */
+int hxt_ids_once(hx_comm *comm, const int64_t *id, int n, int N);
 void hxt_sys_free(hxt_sys *s);
 
 /* The atoms of s that d->rank owns (hx_decomp_owner), in id order. */
@@ -94,6 +104,8 @@ typedef struct hxt_walk {
     int nspecs;
     uint64_t seed;
     int keep;
+    const double *tilt_frac; /* NULL: orthorhombic; else a triclinic box with
+                                tilts xy, xz, yz of these fractions of lx, lx, ly */
 } hxt_walk;
 
 /* The walk every plan-based test shares: for each grid and each spec, the

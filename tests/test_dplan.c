@@ -9,6 +9,8 @@
  * limit (a domain's lower bound plus the cutoff, over the periodic images)
  * are left out: there float and double comparisons may fall either side,
  * which the API allows. Then:
+ *  - the same in triclinic boxes (tilts below), larger so that the cutoff
+ *    stays under half of every face distance;
  *  - every field of every pulse is equal (counts, ranks, offsets, shift,
  *    dependency and share masks, map offsets, counts per source pulse),
  *    and the maps and zones (downloaded) are equal entry by entry;
@@ -112,19 +114,21 @@ static void sys_lattice(hxt_sys *s, const double len[3])
 }
 
 /* Float values, and no atom near a pulse limit of any rank (the same on
- * every rank: the system is global). */
+ * every rank: the system is global). Limits and distances are heights
+ * (hx_decomp_height): coordinates in an orthorhombic box. */
 static void sys_prepare(hxt_sys *s, const hx_decomp *d)
 {
     int keep = 0;
     for (int i = 0; i < s->n; i++) {
         int near = 0;
+        for (int k = 0; k < 3; k++)
+            s->x[3 * i + k] = (double) (float) s->x[3 * i + k];
         for (int k = 0; k < 3; k++) {
-            double v = (double) (float) s->x[3 * i + k];
-            s->x[3 * i + k] = v;
-            double L = d->box_len[k];
+            double v = hx_decomp_height(d, k, s->x + 3 * i);
+            double L = d->height[k], lo = d->face_lo[k];
             for (int c = 0; c < d->grid[k] && d->grid[k] > 1; c++) {
-                double t = fmod(d->box_lo[k] + L * c / d->grid[k] + RH - d->box_lo[k], L);
-                double dist = fabs(v - d->box_lo[k] - t);
+                double t = fmod(lo + L * c / d->grid[k] + RH - lo, L);
+                double dist = fabs(v - lo - t);
                 if (dist > L / 2)
                     dist = L - dist;
                 near |= dist < MARGIN;
@@ -143,7 +147,8 @@ static int same_pulse(const hx_pulse *a, const hx_pulse *b)
     return a->dim == b->dim && a->index == b->index && a->send_rank == b->send_rank &&
            a->recv_rank == b->recv_rank && a->nsend == b->nsend && a->nsend_home == b->nsend_home &&
            a->nrecv == b->nrecv && a->recv_offset == b->recv_offset &&
-           a->peer_offset == b->peer_offset && hxt_same_d(a->shift, b->shift) &&
+           a->peer_offset == b->peer_offset && hxt_same_d(a->shift[0], b->shift[0]) &&
+           hxt_same_d(a->shift[1], b->shift[1]) && hxt_same_d(a->shift[2], b->shift[2]) &&
            a->deps == b->deps && a->map_offset == b->map_offset && a->share == b->share;
 }
 
@@ -279,27 +284,35 @@ static void check_ahead(hx_comm *comm, hx_rebuild *rb, const hx_plan *hp, const 
 
 /* One case: plans on the host and the device, compared; every transport
  * on the device plan against the cpu transport on the host plan. */
-static void run_case(hx_comm *comm, const int grid[3], int lattice, int xstride, uint64_t seed,
-                     hx_transport *tf, tset *ts, hx_plan **keep_h, hx_plan **keep_d)
+static void run_case(hx_comm *comm, const int grid[3], const double *tilt_frac, int lattice,
+                     int xstride, uint64_t seed, hx_transport *tf, tset *ts, hx_plan **keep_h,
+                     hx_plan **keep_d)
 {
     int nr = hx_comm_size(comm), rank = hx_comm_rank(comm);
-    double lo[3] = {0, 0, 0}, len[3];
+    double lo[3] = {0, 0, 0}, len[3], tilt[3] = {0, 0, 0};
     char gs[32], label[96];
     for (int k = 0; k < 3; k++)
-        len[k] = box_len_for(grid[k]);
+        len[k] = box_len_for(grid[k]) * (tilt_frac ? 1.5 : 1.0);
+    if (tilt_frac) {
+        tilt[0] = tilt_frac[0] * len[0];
+        tilt[1] = tilt_frac[1] * len[0];
+        tilt[2] = tilt_frac[2] * len[1];
+    }
     hx_decomp d;
-    if (!hxt_agree(comm, HXT_OK(hx_decomp_init(&d, lo, len, RH, grid, nr, rank))))
+    if (!hxt_agree(comm, HXT_OK(hx_decomp_init_tilted(&d, lo, len, tilt, RH, grid, nr, rank))))
         return;
     hxt_sys s;
     if (lattice)
         sys_lattice(&s, len);
     else
         hxt_sys_random(&s, (int) (0.8442 * len[0] * len[1] * len[2]), lo, len, seed);
+    hxt_sys_tilt(&s, &d);
     sys_prepare(&s, &d);
     hxt_local l;
     hxt_local_take(&l, &s, &d);
-    snprintf(label, sizeof label, "%s %s, %d pulses, stride %d", hxt_grid_str(grid, gs),
-             lattice ? "lattice" : "random", d.npulse[0] + d.npulse[1] + d.npulse[2], xstride);
+    snprintf(label, sizeof label, "%s %s%s, %d pulses, stride %d", hxt_grid_str(grid, gs),
+             lattice ? "lattice" : "random", d.triclinic ? " triclinic" : "",
+             d.npulse[0] + d.npulse[1] + d.npulse[2], xstride);
 
     /* The transport the rebuild moves its bytes with: the first one. */
     hx_rebuild *rb = NULL;
@@ -523,9 +536,11 @@ int main(int argc, char **argv)
     }
     hx_plan *keep_h = NULL, *keep_d = NULL;
     uint64_t seed = 2026;
-    for (int g = 0; g < ngrids; g++)
-        for (int lattice = 0; lattice < 2; lattice++)
-            run_case(comm, grids[g], lattice, lattice ? 3 : 4, seed++, tf, &ts, &keep_h, &keep_d);
+    for (int t = -1; t < HXT_GPU_NTILTS; t++)
+        for (int g = 0; g < ngrids; g++)
+            for (int lattice = 0; lattice < 2; lattice++)
+                run_case(comm, grids[g], t < 0 ? NULL : hxt_gpu_tilts[t], lattice, lattice ? 3 : 4,
+                         seed++, tf, &ts, &keep_h, &keep_d);
     run_outside(comm, grids[0], ts.t[0]);
     run_ahead_misuse(comm, grids[0], ts.t[0]);
     for (int k = 0; k < ts.n; k++)

@@ -6,8 +6,9 @@
  * each step (no re-plan), so that step counters and buffer reuse are
  * exercised; then a re-plan with three times the atoms, so that buffers
  * grow. The nvshmem transports run twice: with peer pointers and with the
- * put path forced. Grids: per rank count (2: 1x1x2 and 2x1x1; 4: 2x2x1 and
- * 1x1x4 with 2 pulses; 8: 2x2x2 and 2x1x4) or --grid AxBxC (repeatable).
+ * put path forced. Then the same in triclinic boxes (hxt_gpu_tilts), where
+ * a pulse's shift has up to three non-zero components. Grids: per rank count (2: 1x1x2 and 2x1x1;
+ * 4: 2x2x1 and 1x1x4 with 2 pulses; 8: 2x2x2 and 2x1x4) or --grid AxBxC (repeatable).
  * --transport NAME limits the run to one transport.
  *
  * All GPU transports are created up front and live together: NVSHMEM can
@@ -66,6 +67,18 @@ int main(int argc, char **argv)
     if (ngt > 0) {
         hxt_walk w = hxt_gpu_walk((const int(*)[3]) grids, ngrids, 1234u);
         hxt_walk_plans(comm, &w, hxt_gpu_check_plan, &set, &previous);
+        for (int k = 0; k < HXT_GPU_NTILTS; k++) {
+            hx_plan *last = NULL;
+            w.tilt_frac = hxt_gpu_tilts[k];
+            w.seed = 5678u + 100u * (uint64_t) k;
+            hxt_walk_plans(comm, &w, hxt_gpu_check_plan, &set, &last);
+            /* The transports hold the newest plan; the one before may go. */
+            if (last) {
+                if (previous)
+                    hx_plan_destroy(previous);
+                previous = last;
+            }
+        }
     }
     for (int k = 0; k < ngt; k++) {
         if (rank == 0)

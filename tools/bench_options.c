@@ -16,7 +16,7 @@ static void usage(void)
     printf("usage: halox-bench [exchange] [--atoms N] [--grid NXxNYxNZ] [--transport LIST|all]\n"
            "                   [--iters N] [--warmup N] [--cutoff RH] [--density RHO]\n"
            "                   [--lattice random|fcc] [--dtype float|double] [--seed S]\n"
-           "                   [--csv FILE] [--no-put] [--floor]\n"
+           "                   [--csv FILE] [--no-put] [--floor] [--tilt T]\n"
            "       halox-bench pingpong [--bytes N,N,...] [--iters N]\n"
            "       halox-bench md ...   (whole MD steps; halox-bench md --help)\n"
            "       halox-bench --list   (every transport: built, or what a build needs)\n"
@@ -100,6 +100,13 @@ static hx_status parse_value(bench_opts *o, const char *a, const char *v, int *k
         o->seed = (uint64_t) n;
     } else if (strcmp(a, "--csv") == 0) {
         o->csv = v;
+    } else if (strcmp(a, "--tilt") == 0) {
+        HXI_CHECK(hxi_parse_double(a, v, &o->tilt));
+        if (!(o->tilt >= -0.5 && o->tilt <= 0.5))
+            return hxi_error(HX_ERR_INVALID,
+                             "--tilt: %s is beyond LAMMPS's limit: give a fraction of the box "
+                             "length between -0.5 and 0.5",
+                             v);
     } else if (strcmp(a, "--lattice") == 0) {
         if (strcmp(v, "fcc") != 0 && strcmp(v, "random") != 0)
             return hxi_error(HX_ERR_INVALID, "--lattice takes random or fcc, not %s", v);

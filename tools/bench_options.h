@@ -21,7 +21,8 @@ typedef struct bench_opts {
     const char *csv;
     int fcc;
     int no_put;
-    int floor; /* --floor: measure the ping-pong floor too */
+    int floor;   /* --floor: measure the ping-pong floor too */
+    double tilt; /* --tilt T: triclinic box, xy = xz = yz = T times the box length */
 } bench_opts;
 
 /* The exchange benchmark's options into o: 0, 1 after --help (printed),

@@ -4,12 +4,15 @@
  *   halox-bench [exchange] [--atoms N] [--grid NXxNYxNZ] [--transport LIST|all]
  *               [--iters N] [--warmup N] [--cutoff RH] [--density RHO]
  *               [--lattice random|fcc] [--dtype float|double] [--seed S]
- *               [--csv FILE] [--no-put]
+ *               [--csv FILE] [--no-put] [--tilt T]
  *
  * For each transport: a system of N atoms at the given density (LJ units,
  * default 0.8442) in a cubic periodic box, uniform random or an fcc lattice
  * (4 k^3 atoms, k = round((N/4)^(1/3))), one plan with halo cutoff RH
- * (default 2.8), then iterations of forward + reverse. Each iteration is
+ * (default 2.8), then iterations of forward + reverse. --tilt T makes the
+ * box triclinic (LAMMPS's restricted triclinic: tilts xy = xz = yz = T
+ * times the box length, |T| <= 0.5), the same system sheared with it (its
+ * fractional coordinates kept), so that it can be timed against T = 0. Each iteration is
  * timed on every rank and the slowest rank's time kept; the table gives the
  * median, minimum and 90th percentile over iterations, then b2b_us: the
  * time per step of as many steps enqueued back to back with one sync at the
@@ -119,6 +122,14 @@ static hx_status make_system(const bench_opts *o, const hx_decomp *d, int *n, do
         } else {
             for (int m = 0; m < 3; m++)
                 p[m] = d->box_lo[m] + d->box_len[m] * ((splitmix(&s) >> 11) * 0x1.0p-53);
+        }
+        if (d->triclinic) { /* the same fractional coordinates in the tilted box */
+            double f[3];
+            for (int m = 0; m < 3; m++)
+                f[m] = (p[m] - d->box_lo[m]) / d->box_len[m];
+            for (int m = 0; m < 3; m++)
+                p[m] = d->box_lo[m] + f[0] * d->edge[0][m] + f[1] * d->edge[1][m] +
+                       f[2] * d->edge[2][m];
         }
         if (hx_decomp_owner(d, p) != d->rank)
             continue;
@@ -528,7 +539,8 @@ int main(int argc, char **argv)
     len = cbrt(o.atoms / o.density);
     {
         double lo[3] = {0, 0, 0}, box[3] = {len, len, len};
-        st = hx_decomp_init(&d, lo, box, o.cutoff, o.grid, size, rank);
+        double tilt[3] = {o.tilt * len, o.tilt * len, o.tilt * len};
+        st = hx_decomp_init_tilted(&d, lo, box, tilt, o.cutoff, o.grid, size, rank);
     }
     if (st == HX_OK)
         st = make_system(&o, &d, &n, &x);
@@ -614,6 +626,9 @@ int main(int argc, char **argv)
 
     if (rank == 0) {
         FILE *csv = csvf.fp;
+        if (d.triclinic)
+            printf("# triclinic box: tilts xy = xz = yz = %g (%g of the box length)\n", d.tilt[0],
+                   o.tilt);
         printf("# halox-bench exchange: %ld atoms (%s), box %.3f^3, halo cutoff %.2f, grid "
                "%dx%dx%d, %d ranks, %d pulses, %d iterations (+%d warm-up), slowest rank per "
                "iteration\n",

@@ -44,8 +44,8 @@ bad:
                      text);
 }
 
-/* Why a cutoff cannot work with this box, or HX_OK. */
-static hx_status hxi_check_box_cutoff(const double box_len[3], double cutoff)
+/* Why a box cannot be, or HX_OK: every length positive and finite. */
+static hx_status hxi_check_box(const double box_len[3])
 {
     for (int d = 0; d < 3; d++)
         if (!(box_len[d] > 0) || !isfinite(box_len[d]))
@@ -53,18 +53,33 @@ static hx_status hxi_check_box_cutoff(const double box_len[3], double cutoff)
                              "box length along %c is %g: every box length must be a "
                              "positive finite number",
                              hxi_dim_name[d], box_len[d]);
+    return HX_OK;
+}
+
+/* Why a cutoff cannot work with these face distances (the box lengths of
+ * an orthorhombic box), or HX_OK. */
+static hx_status hxi_check_cutoff(const double height[3], double cutoff, int triclinic)
+{
     if (!(cutoff > 0) || !isfinite(cutoff))
         return hxi_error(HX_ERR_CUTOFF,
                          "halo cutoff is %g: it must be a positive finite number (pair "
                          "cutoff plus skin)",
                          cutoff);
     for (int d = 0; d < 3; d++)
-        if (cutoff >= 0.5 * box_len[d])
-            return hxi_error(HX_ERR_CUTOFF_TOO_LARGE,
-                             "halo cutoff %g is not below half the box length along %c "
-                             "(%g / 2 = %g): use a larger box, or a smaller cutoff or skin",
-                             cutoff, hxi_dim_name[d], box_len[d], 0.5 * box_len[d]);
+        if (cutoff >= 0.5 * height[d])
+            return hxi_error(
+                HX_ERR_CUTOFF_TOO_LARGE,
+                "halo cutoff %g is not below half the box %s along %c "
+                "(%g / 2 = %g): use a larger box, or a smaller cutoff or skin%s",
+                cutoff, triclinic ? "thickness (distance between its faces)" : "length",
+                hxi_dim_name[d], height[d], 0.5 * height[d], triclinic ? ", or less tilt" : "");
     return HX_OK;
+}
+
+static hx_status hxi_check_box_cutoff(const double box_len[3], double cutoff)
+{
+    HXI_CHECK(hxi_check_box(box_len));
+    return hxi_check_cutoff(box_len, cutoff, 0);
 }
 
 static int hxi_pulses(double len, int n, double cutoff)
@@ -157,7 +172,7 @@ int hx_decomp_rank_at(const hx_decomp *d, const int coord[3])
 int hx_decomp_cell(const hx_decomp *d, int dim, double x)
 {
     int n = d->grid[dim];
-    double lo = d->box_lo[dim], len = d->box_len[dim];
+    double lo = d->face_lo[dim], len = d->height[dim];
     double s = (x - lo) / len * n;
     int c;
     if (!(s >= 0)) /* also NaN */
@@ -177,12 +192,87 @@ int hx_decomp_owner(const hx_decomp *d, const double x[3])
 {
     int c[3];
     for (int k = 0; k < 3; k++)
-        c[k] = hx_decomp_cell(d, k, x[k]);
+        c[k] = hx_decomp_cell(d, k, hx_decomp_height(d, k, x));
     return hx_decomp_rank_at(d, c);
 }
 
-hx_status hx_decomp_init(hx_decomp *d, const double box_lo[3], const double box_len[3],
-                         double cutoff, const int grid[3], int nranks, int rank)
+/* The box's edge vectors, face normals, face distances and lower face
+ * heights. With no tilt they are the unit vectors and the box itself,
+ * exactly (no rounding), so that an orthorhombic box decides everything as
+ * it always did. Otherwise normal[d] is row d of H^-1 (H's columns the
+ * edges a, b, c) normalised, and height[d] is 1 / |row d|. */
+static void hxi_box_geometry(hx_decomp *r)
+{
+    const double lx = r->box_len[0], ly = r->box_len[1], lz = r->box_len[2];
+    const double xy = r->tilt[0], xz = r->tilt[1], yz = r->tilt[2];
+    const double e[3][3] = {{lx, 0, 0}, {xy, ly, 0}, {xz, yz, lz}};
+    memcpy(r->edge, e, sizeof e);
+    memset(r->normal, 0, sizeof r->normal);
+    if (!r->triclinic) {
+        for (int k = 0; k < 3; k++) {
+            r->normal[k][k] = 1.0;
+            r->height[k] = r->box_len[k];
+            r->face_lo[k] = r->box_lo[k];
+        }
+        return;
+    }
+    const double row[3][3] = {{1 / lx, -xy / (lx * ly), (xy * yz - ly * xz) / (lx * ly * lz)},
+                              {0, 1 / ly, -yz / (ly * lz)},
+                              {0, 0, 1 / lz}};
+    for (int k = 0; k < 3; k++) {
+        double len = sqrt(row[k][0] * row[k][0] + row[k][1] * row[k][1] + row[k][2] * row[k][2]);
+        for (int c = 0; c < 3; c++)
+            r->normal[k][c] = row[k][c] / len;
+        r->height[k] = k == 2 ? lz : 1 / len;
+        r->face_lo[k] = hx_decomp_height(r, k, r->box_lo);
+    }
+}
+
+/* LAMMPS's tilt limits: |xy| and |xz| at most lx / 2, |yz| at most ly / 2. */
+static hx_status hxi_check_tilt(const double box_len[3], const double tilt[3])
+{
+    static const char *name[3] = {"xy", "xz", "yz"};
+    const int along[3] = {0, 0, 1};
+    for (int k = 0; k < 3; k++) {
+        double lim = 0.5 * box_len[along[k]];
+        if (!isfinite(tilt[k]) || fabs(tilt[k]) > lim)
+            return hxi_error(HX_ERR_BOX,
+                             "tilt %s = %g is beyond LAMMPS's limit of half the box length "
+                             "along %c (|%s| <= %g): give an equivalent box with less tilt "
+                             "(subtract a multiple of l%c)",
+                             name[k], tilt[k], hxi_dim_name[along[k]], name[k], lim,
+                             hxi_dim_name[along[k]]);
+    }
+    return HX_OK;
+}
+
+/* The grid of r: given whole, or partly or wholly chosen for r's face
+ * distances. */
+static hx_status hxi_decomp_grid(hx_decomp *r, const int grid[3], int nranks)
+{
+    for (int k = 0; grid && k < 3; k++)
+        if (grid[k] < 0)
+            return hxi_error(HX_ERR_GRID,
+                             "grid %dx%dx%d has a dimension below 0: give each dimension's "
+                             "domains, or 0 to have it chosen",
+                             grid[0], grid[1], grid[2]);
+    if (!grid || grid[0] == 0 || grid[1] == 0 || grid[2] == 0) {
+        const int free3[3] = {0, 0, 0};
+        return hxi_grid_choose_fixed(nranks, r->height, r->cutoff, grid ? grid : free3, r->grid);
+    }
+    if ((long) grid[0] * grid[1] * grid[2] != nranks)
+        return hxi_error(HX_ERR_GRID,
+                         "grid %dx%dx%d has %ld domains but there are %d ranks: give a "
+                         "grid whose product is %d, or none to have one chosen",
+                         grid[0], grid[1], grid[2], (long) grid[0] * grid[1] * grid[2], nranks,
+                         nranks);
+    memcpy(r->grid, grid, sizeof r->grid);
+    return HX_OK;
+}
+
+hx_status hx_decomp_init_tilted(hx_decomp *d, const double box_lo[3], const double box_len[3],
+                                const double tilt[3], double cutoff, const int grid[3], int nranks,
+                                int rank)
 {
     hx_decomp r;
     int npulses = 0;
@@ -193,28 +283,18 @@ hx_status hx_decomp_init(hx_decomp *d, const double box_lo[3], const double box_
         if (!isfinite(box_lo[k]))
             return hxi_error(HX_ERR_BOX, "box origin along %c is %g: it must be finite",
                              hxi_dim_name[k], box_lo[k]);
-    HXI_CHECK(hxi_check_box_cutoff(box_len, cutoff));
-    for (int k = 0; grid && k < 3; k++)
-        if (grid[k] < 0)
-            return hxi_error(HX_ERR_GRID,
-                             "grid %dx%dx%d has a dimension below 0: give each dimension's "
-                             "domains, or 0 to have it chosen",
-                             grid[0], grid[1], grid[2]);
-    if (!grid || grid[0] == 0 || grid[1] == 0 || grid[2] == 0) {
-        const int free3[3] = {0, 0, 0};
-        HXI_CHECK(hxi_grid_choose_fixed(nranks, box_len, cutoff, grid ? grid : free3, r.grid));
-    } else {
-        if ((long) grid[0] * grid[1] * grid[2] != nranks)
-            return hxi_error(HX_ERR_GRID,
-                             "grid %dx%dx%d has %ld domains but there are %d ranks: give a "
-                             "grid whose product is %d, or none to have one chosen",
-                             grid[0], grid[1], grid[2], (long) grid[0] * grid[1] * grid[2], nranks,
-                             nranks);
-        memcpy(r.grid, grid, sizeof r.grid);
+    HXI_CHECK(hxi_check_box(box_len));
+    if (tilt) {
+        HXI_CHECK(hxi_check_tilt(box_len, tilt));
+        memcpy(r.tilt, tilt, sizeof r.tilt);
+        r.triclinic = tilt[0] != 0 || tilt[1] != 0 || tilt[2] != 0;
     }
     memcpy(r.box_lo, box_lo, sizeof r.box_lo);
     memcpy(r.box_len, box_len, sizeof r.box_len);
+    hxi_box_geometry(&r);
+    HXI_CHECK(hxi_check_cutoff(r.height, cutoff, r.triclinic));
     r.cutoff = cutoff;
+    HXI_CHECK(hxi_decomp_grid(&r, grid, nranks));
     r.nranks = nranks;
     r.rank = rank;
     r.coord[0] = rank % r.grid[0];
@@ -222,18 +302,17 @@ hx_status hx_decomp_init(hx_decomp *d, const double box_lo[3], const double box_
     r.coord[2] = rank / (r.grid[0] * r.grid[1]);
     for (int k = 0; k < 3; k++) {
         int c[3];
-        r.dom_lo[k] = box_lo[k] + box_len[k] * r.coord[k] / r.grid[k];
-        /* The last domain ends exactly at the box edge (len * n / n need
-         * not round back to len), so that the bounds tile the box. */
-        r.dom_hi[k] = r.coord[k] == r.grid[k] - 1
-                          ? box_lo[k] + box_len[k]
-                          : box_lo[k] + box_len[k] * (r.coord[k] + 1) / r.grid[k];
+        double lo = r.face_lo[k], h = r.height[k];
+        r.dom_lo[k] = lo + h * r.coord[k] / r.grid[k];
+        /* The last domain ends exactly at the box face (h * n / n need
+         * not round back to h), so that the bounds tile the box. */
+        r.dom_hi[k] = r.coord[k] == r.grid[k] - 1 ? lo + h : lo + h * (r.coord[k] + 1) / r.grid[k];
         memcpy(c, r.coord, sizeof c);
         c[k] = r.coord[k] + 1;
         r.up[k] = hx_decomp_rank_at(&r, c);
         c[k] = r.coord[k] - 1;
         r.down[k] = hx_decomp_rank_at(&r, c);
-        r.npulse[k] = hxi_pulses(box_len[k], r.grid[k], cutoff);
+        r.npulse[k] = hxi_pulses(h, r.grid[k], cutoff);
         npulses += r.npulse[k];
     }
     if (npulses > HX_MAX_PULSES)
@@ -243,4 +322,10 @@ hx_status hx_decomp_init(hx_decomp *d, const double box_lo[3], const double box_
                          r.grid[0], r.grid[1], r.grid[2], cutoff, npulses, HX_MAX_PULSES);
     *d = r;
     return HX_OK;
+}
+
+hx_status hx_decomp_init(hx_decomp *d, const double box_lo[3], const double box_len[3],
+                         double cutoff, const int grid[3], int nranks, int rank)
+{
+    return hx_decomp_init_tilted(d, box_lo, box_len, NULL, cutoff, grid, nranks, rank);
 }

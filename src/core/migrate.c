@@ -1,7 +1,10 @@
 /*
  * migrate.c - atoms that left their domain move to their owner.
  *
- * Dimension by dimension (Z, Y, X), each atom hops one domain per round
+ * Every atom is first wrapped into the box (by whole edge vectors of a
+ * triclinic box); then, dimension by dimension (Z, Y, X), each atom whose
+ * height along the dimension (hx_decomp_height) is outside this rank's
+ * domain hops one domain per round
  * towards its owner along the shorter periodic way, carrying its
  * coordinates and every registered field; rounds repeat until no atom on any
  * rank is misplaced along that dimension, so any displacement is handled
@@ -33,6 +36,58 @@ static double hxi_wrap(double x, double lo, double len)
     if (t < lo)
         t = lo;
     return t;
+}
+
+/* x moved by whole edges of the triclinic box along dim until its height
+ * there is in [face_lo, face_lo + h): the edge is orthogonal to the other
+ * normals, so the other heights stay. Where rounding leaves it just
+ * outside (a height a rounding below face_lo comes back a rounding above
+ * the upper face), it is moved inside by a sliver of the edge, as
+ * orthorhombic wraps clamp onto the face. 1 when that could not be reached
+ * (a coordinate so far out that a box is below its rounding). */
+static int hxi_wrap_tilted(const hx_decomp *d, int dim, double *x)
+{
+    const double lo = d->face_lo[dim], h = d->height[dim];
+    const double *e = d->edge[dim];
+    double t = hx_decomp_height(d, dim, x);
+    for (int tries = 0; tries < 8 && (t < lo || t >= lo + h); tries++) {
+        double k = floor((t - lo) / h);
+        if (tries >= 4) /* a sliver: (t - lo) / h is then nearly 0 or 1 */
+            k = t < lo ? (t - lo) / h - 0x1p-40 : (t - lo - h) / h + 0x1p-40;
+        else if (k == 0.0)
+            k = t < lo ? -1.0 : 1.0;
+        for (int c = 0; c < 3; c++)
+            x[c] -= k * e[c];
+        t = hx_decomp_height(d, dim, x);
+    }
+    return t < lo || t >= lo + h;
+}
+
+/* Every coordinate of the atom at p finite (else HX_ERR_COORD_NAN) and
+ * wrapped into the box: along each dimension by the box length when
+ * orthorhombic, by heights along z, y, x when triclinic (a wrap along z
+ * moves x and y, so z goes first). */
+static hx_status hxi_wrap_atom(const hx_decomp *d, int i, double *p)
+{
+    for (int k = 0; k < 3; k++)
+        if (!isfinite(p[k]))
+            return hxi_error(HX_ERR_COORD_NAN,
+                             "atom %d has coordinate %c = %g: coordinates must be finite "
+                             "(the time step may be too large)",
+                             i, "xyz"[k], p[k]);
+    if (!d->triclinic) {
+        for (int k = 0; k < 3; k++)
+            if (p[k] < d->box_lo[k] || p[k] >= d->box_lo[k] + d->box_len[k])
+                p[k] = hxi_wrap(p[k], d->box_lo[k], d->box_len[k]);
+        return HX_OK;
+    }
+    for (int k = HX_Z; k >= HX_X; k--)
+        if (hxi_wrap_tilted(d, k, p))
+            return hxi_error(HX_ERR_COORD_OUTSIDE,
+                             "atom %d at (%g, %g, %g) is too far outside the triclinic box to "
+                             "be wrapped back along %c: the time step may be too large",
+                             i, p[0], p[1], p[2], "xyz"[k]);
+    return HX_OK;
 }
 
 typedef struct hxi_mig {
@@ -104,7 +159,7 @@ static hx_status hxi_collect(hxi_mig *m, int dim, int *misplaced)
     int keep = 0, g = d->grid[dim];
     m->nout[0] = m->nout[1] = 0;
     for (int i = 0; i < *m->n; i++) {
-        double xi = (*m->x)[3 * (size_t) i + dim];
+        double xi = hx_decomp_height(d, dim, *m->x + 3 * (size_t) i);
         int delta = 0;
         /* The domain bounds are the ownership rule; only atoms outside
          * them need their cell. */
@@ -185,18 +240,7 @@ hx_status hx_migrate(hx_comm *comm, const hx_decomp *d, int *n, int *capacity, d
         m.rec += fields[f].size;
     }
     for (int i = 0; st == HX_OK && i < *n; i++)
-        for (int k = 0; k < 3; k++) {
-            double *p = *x + 3 * (size_t) i + k;
-            if (!isfinite(*p)) {
-                st = hxi_error(HX_ERR_COORD_NAN,
-                               "atom %d has coordinate %c = %g: coordinates must be finite "
-                               "(the time step may be too large)",
-                               i, "xyz"[k], *p);
-                break;
-            }
-            if (*p < d->box_lo[k] || *p >= d->box_lo[k] + d->box_len[k])
-                *p = hxi_wrap(*p, d->box_lo[k], d->box_len[k]);
-        }
+        st = hxi_wrap_atom(d, i, *x + 3 * (size_t) i);
     HXI_CHECK(hxi_agree(comm, st));
 
     for (int dim = HX_Z; dim >= HX_X; dim--) {

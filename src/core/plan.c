@@ -6,8 +6,9 @@
  * the same pulse order as every transport (Z, then Y, then X): a pulse's
  * candidates are all atoms held so far (first pulse of a dimension) or the
  * atoms the previous pulse of that dimension delivered; a candidate is sent
- * when its coordinate along the dimension, in the sender's frame, is below
- * the sender's lower domain bound plus the halo cutoff.
+ * when its height along the dimension (its coordinate there for an
+ * orthorhombic box, hx_decomp_height), in the sender's frame, is below the
+ * sender's lower domain face plus the halo cutoff.
  */
 #include "core/hxi.h"
 #include "core/plan.h"
@@ -30,21 +31,32 @@ static hx_status hxi_check_home(const hx_decomp *d, int nhome, const double *x)
     for (int i = 0; i < nhome; i++) {
         const double *p = x + 3 * (size_t) i;
         for (int k = 0; k < 3; k++) {
-            double hi = d->box_lo[k] + d->box_len[k];
+            double h = hx_decomp_height(d, k, p), hi = d->face_lo[k] + d->height[k];
             if (!isfinite(p[k]))
                 return hxi_error(HX_ERR_COORD_NAN,
                                  "home atom %d has coordinate %c = %g: coordinates must be "
                                  "finite (check the integrator or the input)",
                                  i, hxi_axis[k], p[k]);
-            if (p[k] < d->box_lo[k] || p[k] >= hi)
+            if (d->triclinic && (h < d->face_lo[k] || h >= hi))
+                return hxi_error(HX_ERR_COORD_OUTSIDE,
+                                 "home atom %d at (%.17g, %.17g, %.17g) is outside the "
+                                 "triclinic box between its faces along %c (height %.17g "
+                                 "not in [%g, %g)): wrap coordinates into the box (hx_migrate "
+                                 "does)",
+                                 i, p[0], p[1], p[2], hxi_axis[k], h, d->face_lo[k], hi);
+            if (h < d->face_lo[k] || h >= hi)
                 return hxi_error(HX_ERR_COORD_OUTSIDE,
                                  "home atom %d has %c = %.17g outside the box [%g, %g): wrap "
                                  "coordinates into the box (hx_migrate does)",
                                  i, hxi_axis[k], p[k], d->box_lo[k], hi);
         }
         /* The domain bounds are the ownership rule (hx_decomp_cell). */
-        if (p[0] < d->dom_lo[0] || p[0] >= d->dom_hi[0] || p[1] < d->dom_lo[1] ||
-            p[1] >= d->dom_hi[1] || p[2] < d->dom_lo[2] || p[2] >= d->dom_hi[2])
+        int inside = 1;
+        for (int k = 0; k < 3; k++) {
+            double h = hx_decomp_height(d, k, p);
+            inside &= h >= d->dom_lo[k] && h < d->dom_hi[k];
+        }
+        if (!inside)
             return hxi_error(HX_ERR_COORD_OUTSIDE,
                              "home atom %d at (%g, %g, %g) belongs to rank %d, not to rank "
                              "%d: call hx_migrate before hx_plan_create",
@@ -108,21 +120,32 @@ void hxi_plan_summarise(hx_plan *p)
     free(mask);
 }
 
+double hxi_pack_shift(const hx_pulse *p, int k)
+{
+    return p->shift[k] == 0.0 && k != p->dim ? -0.0 : p->shift[k];
+}
+
 #define HXI_PULSE_PACK(T)                                                                          \
     void hxi_pulse_pack_##T(const hx_pulse *p, const T *x, T *buf)                                 \
     {                                                                                              \
-        const T shift = (T) p->shift;                                                              \
+        const T s0 = (T) hxi_pack_shift(p, 0), s1 = (T) hxi_pack_shift(p, 1);                      \
+        const T s2 = (T) hxi_pack_shift(p, 2);                                                     \
         for (int i = 0; i < p->nsend; i++) {                                                       \
             const T *src = x + 3 * (size_t) p->map[i];                                             \
-            buf[3 * i + 0] = src[0];                                                               \
-            buf[3 * i + 1] = src[1];                                                               \
-            buf[3 * i + 2] = src[2];                                                               \
-            buf[3 * i + p->dim] += shift;                                                          \
+            buf[3 * i + 0] = src[0] + s0;                                                          \
+            buf[3 * i + 1] = src[1] + s1;                                                          \
+            buf[3 * i + 2] = src[2] + s2;                                                          \
         }                                                                                          \
     }
 HXI_PULSE_PACK(double)
 HXI_PULSE_PACK(float)
 #undef HXI_PULSE_PACK
+
+void hxi_pulse_shift(const hx_decomp *d, int dim, double shift[3])
+{
+    for (int k = 0; k < 3; k++)
+        shift[k] = d->coord[dim] == 0 ? d->edge[dim][k] : 0.0;
+}
 
 /* Selects, packs and exchanges one pulse; appends what arrives. */
 static hx_status hxi_plan_pulse(hx_plan *p, hx_comm *comm, int dim, int index, int cand_lo,
@@ -139,12 +162,12 @@ static hx_status hxi_plan_pulse(hx_plan *p, hx_comm *comm, int dim, int index, i
     pu->index = index;
     pu->send_rank = d->down[dim];
     pu->recv_rank = d->up[dim];
-    pu->shift = d->coord[dim] == 0 ? d->box_len[dim] : 0.0;
+    hxi_pulse_shift(d, dim, pu->shift);
 
     st = hxi_alloc((void **) &map, (size_t) (cand_hi - cand_lo) * sizeof(int), "a pulse map");
     if (st == HX_OK) {
         for (int i = cand_lo; i < cand_hi; i++)
-            if (p->x[3 * (size_t) i + dim] < limit) {
+            if (hx_decomp_height(d, dim, p->x + 3 * (size_t) i) < limit) {
                 map[nsend++] = i;
                 nhome += i < p->nhome;
             }

@@ -35,10 +35,22 @@ struct hx_plan {
  * host maps. */
 void hxi_plan_summarise(hx_plan *p);
 
+/* The periodic image a pulse along dim adds on this rank: the box edge
+ * crossed (d->edge[dim]) where the send wraps (coord[dim] == 0), else
+ * zeros. */
+void hxi_pulse_shift(const hx_decomp *d, int dim, double shift[3]);
+
+/* Component k of the shift as every pack adds it: a zero off the pulse's
+ * dimension is -0.0, the identity of IEEE addition (x + 0.0 turns a -0.0
+ * into +0.0), so that those components come out exactly as they went in,
+ * as when a pack added the shift along its dimension only. */
+double hxi_pack_shift(const hx_pulse *p, int k);
+
 /* A pulse's coordinates as they are sent: buf[3 i + c] = x[3 map[i] + c]
- * for its nsend entries, with its shift added to component dim (in the
- * array's type: float adds (float) shift). The host side of every pack;
- * the kernels' is hxi_dev_load_shifted (transport/gpu/pack_dev.cuh). */
+ * + hxi_pack_shift(p, c) for its nsend entries (in the array's type: float
+ * adds the shift rounded to float). The host side of every pack; the
+ * kernels' is hxi_dev_load_shifted (transport/gpu/pack_dev.cuh), with the
+ * shift from hxi_fshift_of. */
 void hxi_pulse_pack_double(const hx_pulse *p, const double *x, double *buf);
 void hxi_pulse_pack_float(const hx_pulse *p, const float *x, float *buf);
 

@@ -15,6 +15,7 @@
  * one of these two passes (a check, a copy, the last block's summary and
  * its publication to the host) does.
  */
+#include "rebuild/box_dev.cuh" /* hxr_wrap, hxr_wrap_tilted, hxr_class */
 #include "rebuild/rebuild.h"
 #include "transport/gpu/gpu_dev.cuh"  /* hxi_last_block */
 #include "transport/gpu/pack_dev.cuh" /* hxi_dev_load_shifted */
@@ -83,81 +84,6 @@ __device__ void hxr_publish(hxr_result *res, hxr_result *pub)
 }
 
 /* ------------------------------------------------------------ migration */
-
-/* Wraps x into [lo, lo + len) in float. Rounding can leave the result on
- * the upper edge or just below lo; both are moved inside, so that every
- * wrapped coordinate passes the box checks of the plan. */
-__device__ __forceinline__ float hxr_wrap(float x, double lo, double len)
-{
-    const float flo = (float) lo, flen = (float) len;
-    float t = x - flen * floorf((x - flo) / flen);
-    if ((double) t >= lo + len)
-        t -= flen;
-    if ((double) t < lo) {
-        t = flo;
-        if ((double) t < lo)
-            t = nextafterf(t, INFINITY);
-    }
-    return t;
-}
-
-/* One dimension of an hxr_dom, as scalars. The kernels pick a dimension
- * known only when they run (d.dim); indexing the parameter's arrays with
- * it made every thread copy the whole structure to local memory first
- * (128 bytes a thread), which slowed the class kernel by half or more
- * (docs/performance.md, "The list build's rows and flushes, the
- * migration's class kernel"). */
-struct hxr_dim1 {
-    double box_lo, box_len, lo, hi;
-    int grid, coord;
-};
-
-__device__ __forceinline__ hxr_dim1 hxr_dim_of(const hxr_dom &d, int k)
-{
-    hxr_dim1 r;
-#define HXR_PICK(f) (k == 0 ? d.f[0] : (k == 1 ? d.f[1] : d.f[2]))
-    r.box_lo = HXR_PICK(box_lo);
-    r.box_len = HXR_PICK(box_len);
-    r.lo = HXR_PICK(lo);
-    r.hi = HXR_PICK(hi);
-    r.grid = HXR_PICK(grid);
-    r.coord = HXR_PICK(coord);
-#undef HXR_PICK
-    return r;
-}
-
-/* Domain index of a coordinate inside the box along one dimension, as
- * hx_decomp_cell: the estimate floor((x - lo) n / L), corrected against
- * the bounds lo + L c / n that decide ownership. */
-__device__ __forceinline__ int hxr_owner(double x, const hxr_dim1 &d)
-{
-    const int n = d.grid;
-    const double lo = d.box_lo, len = d.box_len;
-    int c = (int) floor((x - lo) * n / len);
-    c = c < 0 ? 0 : (c >= n ? n - 1 : c);
-    if (c > 0 && x < lo + len * c / n)
-        c--;
-    else if (c + 1 < n && x >= lo + len * (c + 1) / n)
-        c++;
-    return c;
-}
-
-/* Class of a coordinate along one dimension: 0 inside the domain, 1 below
- * (to the lower neighbour), 2 at or above (to the upper one), -1 more than
- * one hop away (only where the dimension has four domains or more). */
-__device__ __forceinline__ int hxr_class(double x, const hxr_dim1 &d)
-{
-    if (x >= d.lo && x < d.hi)
-        return 0;
-    const int g = d.grid, delta = (hxr_owner(x, d) - d.coord + g) % g;
-    if (g == 2)
-        return x < d.lo ? 1 : 2;
-    if (delta == g - 1)
-        return 1;
-    if (delta == 1)
-        return 2;
-    return delta == 0 ? 0 : -1;
-}
 
 /* Block counts each thread of hxr_scan_counts takes at a time, and the
  * classes it scans at most. A block's counts of its classes are one word,
@@ -252,6 +178,16 @@ __global__ void __launch_bounds__(HXR_BLOCK, 4)
         const bool finite = isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
         if (!finite) {
             hxr_report_bad(res, i, HXR_BAD_NAN, -1);
+        } else if (wrap && d.tri) {
+            const bool moved = hxr_wrap_tilted(d, v);
+#pragma unroll
+            for (int k = 0; k < 3; k++) {
+                const hxr_dim1 dk = hxr_dim_of(d, k);
+                if (moved)
+                    p[k] = v[k];
+                if (dk.grid > 1 && hxr_class(hxr_height3(dk.n0, dk.n1, dk.n2, v), dk) < 0)
+                    hxr_report_bad(res, i, HXR_BAD_FAR, k);
+            }
         } else if (wrap) {
 #pragma unroll
             for (int k = 0; k < 3; k++) {
@@ -265,8 +201,10 @@ __global__ void __launch_bounds__(HXR_BLOCK, 4)
             }
         }
         if (finite && d.dim >= 0) {
-            const float x = d.dim == 0 ? v[0] : (d.dim == 1 ? v[1] : v[2]);
-            c = max(hxr_class((double) x, hxr_dim_of(d, d.dim)), 0);
+            const hxr_dim1 dd = hxr_dim_of(d, d.dim);
+            const double x = d.tri ? hxr_height3(dd.n0, dd.n1, dd.n2, v)
+                                   : (double) (d.dim == 0 ? v[0] : (d.dim == 1 ? v[1] : v[2]));
+            c = max(hxr_class(x, dd), 0);
         }
         cls[i] = c;
     }
@@ -443,8 +381,10 @@ __global__ void hxr_k_fill(hxr_layout L, int n0, int n1, const int32_t *cls, con
 __device__ __forceinline__ void hxr_check_home(const hxr_pdom &d, int i, const float *p,
                                                hxr_result *res)
 {
+#pragma unroll
     for (int k = 0; k < 3; k++) {
-        const double v = (double) p[k];
+        const double v =
+            d.tri ? hxr_height3(d.normal[k][0], d.normal[k][1], d.normal[k][2], p) : (double) p[k];
         if (!isfinite(p[k]))
             hxr_report_bad(res, i, HXR_BAD_NAN, -1);
         else if (v < d.lo[k] || v >= d.hi[k] || v < d.box_lo[k] || v >= d.box_hi[k])
@@ -452,23 +392,26 @@ __device__ __forceinline__ void hxr_check_home(const hxr_pdom &d, int i, const f
     }
 }
 
+/* Whether the candidate at p (3 floats) is sent: the one rule of the count
+ * and the place passes. Orthorhombic: its coordinate along the dimension,
+ * widened to double, below the limit; triclinic: its height. */
+__device__ __forceinline__ bool hxr_selected(const float *p, const hxr_sel &s)
+{
+    const double v =
+        s.tri ? hxr_height3(s.normal[0], s.normal[1], s.normal[2], p) : (double) p[s.dim];
+    return v < s.limit;
+}
+
 /* Home atom i: checked, and copied into the plan's arrays with zone 0.
- * Returns its coordinate along dim. */
-__device__ float hxr_home_atom(const hxr_home_in &h, int i, int dim, float *px, hxr_result *res)
+ * Returns its position (3 floats). */
+__device__ const float *hxr_home_atom(const hxr_home_in &h, int i, float *px, hxr_result *res)
 {
     const float *p = h.x + (size_t) i * h.xs;
     for (int k = 0; k < 3; k++)
         px[3 * (size_t) i + k] = p[k];
     hxr_check_home(h.dom, i, p, res);
     h.pz[i] = 0u;
-    return p[dim];
-}
-
-/* Whether a candidate with this coordinate along the pulse's dimension is
- * sent: the one rule of the count and the place passes. */
-__device__ __forceinline__ bool hxr_selected(float v, double limit)
-{
-    return (double) v < limit;
+    return p;
 }
 
 /* One thread per home atom: hxr_home_atom (a plan without pulses). */
@@ -476,14 +419,14 @@ __global__ void hxr_k_home(hxr_home_in h, int nhome, float *px, hxr_result *res)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < nhome)
-        hxr_home_atom(h, i, 0, px, res);
+        hxr_home_atom(h, i, px, res);
 }
 
 /* One thread per home atom, in whatever order they are: checked, and
  * counted where the first pulse selects it (into res->count[0]); the last
  * block keeps the position of the lowest bad atom (bad_pos: the caller
  * may reorder the atoms before the host reads it) and publishes. */
-__global__ void hxr_k_first_count(hxr_home_in h, int nhome, int dim, double limit, int *counter,
+__global__ void hxr_k_first_count(hxr_home_in h, int nhome, hxr_sel sel, int *counter,
                                   hxr_result *res, hxr_result *pub)
 {
     typedef cub::BlockReduce<int, HXR_BLOCK> reduce;
@@ -493,7 +436,7 @@ __global__ void hxr_k_first_count(hxr_home_in h, int nhome, int dim, double limi
     if (i < nhome) {
         const float *p = h.x + (size_t) i * h.xs;
         hxr_check_home(h.dom, i, p, res);
-        v = hxr_selected(p[dim], limit) ? 1 : 0;
+        v = hxr_selected(p, sel) ? 1 : 0;
     }
     const int sum = reduce(tmp).Sum(v);
     if (threadIdx.x == 0 && sum > 0)
@@ -510,7 +453,7 @@ __global__ void hxr_k_first_count(hxr_home_in h, int nhome, int dim, double limi
  * scans the counts (total into res->count[0]). With h.x (the first
  * pulse, whose candidates are the home atoms), each candidate is first
  * checked and copied (hxr_home_atom). */
-__global__ void hxr_k_select_count(hxr_home_in h, float *px, int lo, int hi, int dim, double limit,
+__global__ void hxr_k_select_count(hxr_home_in h, float *px, int lo, int hi, hxr_sel sel,
                                    int32_t *bcnt, int32_t *boff, int *counter, hxr_result *res)
 {
     typedef cub::BlockReduce<int, HXR_BLOCK> reduce;
@@ -518,8 +461,8 @@ __global__ void hxr_k_select_count(hxr_home_in h, float *px, int lo, int hi, int
     const int i = lo + blockIdx.x * blockDim.x + threadIdx.x;
     int v = 0;
     if (i < hi) {
-        const float c = h.x ? hxr_home_atom(h, i, dim, px, res) : px[3 * (size_t) i + dim];
-        v = hxr_selected(c, limit) ? 1 : 0;
+        const float *c = h.x ? hxr_home_atom(h, i, px, res) : px + 3 * (size_t) i;
+        v = hxr_selected(c, sel) ? 1 : 0;
     }
     const int sum = reduce(tmp).Sum(v);
     if (threadIdx.x == 0)
@@ -551,16 +494,16 @@ __device__ __forceinline__ int hxr_before(const int32_t *spos, const int32_t *bc
  * receive range, sets *recount where the total is not the `expect` of a
  * count taken ahead (expect >= 0), and publishes the result (res->count[0],
  * the total, is already set). */
-__global__ void hxr_k_select_place(const float *px, const uint32_t *pz, int lo, int hi, int dim,
-                                   double limit, float shift, const int32_t *bcnt,
-                                   const int32_t *boff, int32_t *map, int32_t *spos, float4 *send,
-                                   int nhome, int np, hxr_ranges r, int expect, int32_t *recount,
-                                   int *counter, hxr_result *res, hxr_result *pub)
+__global__ void hxr_k_select_place(const float *px, const uint32_t *pz, int lo, int hi, hxr_sel s,
+                                   hxi_fshift shift, const int32_t *bcnt, const int32_t *boff,
+                                   int32_t *map, int32_t *spos, float4 *send, int nhome, int np,
+                                   hxr_ranges r, int expect, int32_t *recount, int *counter,
+                                   hxr_result *res, hxr_result *pub)
 {
     __shared__ typename hxr_bscan::TempStorage tmp;
     const int i = lo + blockIdx.x * blockDim.x + threadIdx.x;
     const bool some = __ldg(bcnt + blockIdx.x) != 0; /* the whole block alike */
-    const bool sel = some && i < hi && hxr_selected(px[3 * (size_t) i + dim], limit);
+    const bool sel = some && i < hi && hxr_selected(px + 3 * (size_t) i, s);
     int off = 0;
     if (some)
         hxr_bscan(tmp).ExclusiveSum(sel ? 1 : 0, off);
@@ -570,8 +513,8 @@ __global__ void hxr_k_select_place(const float *px, const uint32_t *pz, int lo, 
         if (sel) {
             map[at] = i;
             float v0, v1, v2; /* shifted in float, as the GPU transports pack */
-            hxi_dev_load_shifted(px, i, dim, shift, v0, v1, v2);
-            const uint32_t z = pz[i] + (1u << (8 * dim));
+            hxi_dev_load_shifted(px, i, shift, v0, v1, v2);
+            const uint32_t z = pz[i] + (1u << (8 * s.dim));
             send[at] = make_float4(v0, v1, v2, __uint_as_float(z));
         }
     }
@@ -672,8 +615,8 @@ extern "C" int hxr_classify(void *stream, hxr_layout L, int n, hxr_dom dom, int 
                             int32_t *bcnt, int32_t *boff, int *counter, hxr_result *res,
                             hxr_result *pub)
 {
-    hxr_k_classify<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>(L, n, dom, wrap, cls, bcnt,
-                                                                   boff, counter, res, pub);
+    hxr_k_classify<<<hxr_blocks(n), HXR_BLOCK, 0, HXR_S(stream)>>>(L, n, dom, wrap, cls, bcnt, boff,
+                                                                   counter, res, pub);
     return (int) cudaGetLastError();
 }
 
@@ -719,16 +662,16 @@ extern "C" int hxr_home(void *stream, hxr_home_in h, int nhome, float *px, hxr_r
     return (int) cudaGetLastError();
 }
 
-extern "C" int hxr_first_count(void *stream, hxr_home_in h, int nhome, int dim, double limit,
-                               int *counter, hxr_result *res, hxr_result *pub)
+extern "C" int hxr_first_count(void *stream, hxr_home_in h, int nhome, hxr_sel sel, int *counter,
+                               hxr_result *res, hxr_result *pub)
 {
-    hxr_k_first_count<<<hxr_blocks(nhome), HXR_BLOCK, 0, HXR_S(stream)>>>(h, nhome, dim, limit,
-                                                                           counter, res, pub);
+    hxr_k_first_count<<<hxr_blocks(nhome), HXR_BLOCK, 0, HXR_S(stream)>>>(h, nhome, sel, counter,
+                                                                          res, pub);
     return (int) cudaGetLastError();
 }
 
 extern "C" int hxr_select_count(void *stream, const hxr_home_in *home, float *px, int lo, int hi,
-                                int dim, double limit, int32_t *bcnt, int32_t *boff, int *counter,
+                                hxr_sel sel, int32_t *bcnt, int32_t *boff, int *counter,
                                 hxr_result *res)
 {
     hxr_home_in h;
@@ -737,19 +680,19 @@ extern "C" int hxr_select_count(void *stream, const hxr_home_in *home, float *px
     else
         memset(&h, 0, sizeof h);
     hxr_k_select_count<<<hxr_blocks(hi - lo), HXR_BLOCK, 0, HXR_S(stream)>>>(
-        h, px, lo, hi, dim, limit, bcnt, boff, counter, res);
+        h, px, lo, hi, sel, bcnt, boff, counter, res);
     return (int) cudaGetLastError();
 }
 
 extern "C" int hxr_select_place(void *stream, const float *px, const uint32_t *pz, int lo, int hi,
-                                int dim, double limit, float shift, const int32_t *bcnt,
+                                hxr_sel sel, hxi_fshift shift, const int32_t *bcnt,
                                 const int32_t *boff, int32_t *map, int32_t *spos, float *send,
                                 int nhome, int np, hxr_ranges r, int expect, int32_t *recount,
                                 int *counter, hxr_result *res, hxr_result *pub)
 {
     hxr_k_select_place<<<hxr_blocks(hi - lo), HXR_BLOCK, 0, HXR_S(stream)>>>(
-        px, pz, lo, hi, dim, limit, shift, bcnt, boff, map, spos, (float4 *) send, nhome, np, r,
-        expect, recount, counter, res, pub);
+        px, pz, lo, hi, sel, shift, bcnt, boff, map, spos, (float4 *) send, nhome, np, r, expect,
+        recount, counter, res, pub);
     return (int) cudaGetLastError();
 }
 

@@ -155,18 +155,26 @@ static hx_status hxr_bad_home(hx_rebuild *r, const hxr_result *res, const float 
     double q[3] = {p[0], p[1], p[2]};
     return hxi_error(HX_ERR_COORD_OUTSIDE,
                      "home atom %d at (%g, %g, %g) is outside rank %d's domain [%g, %g) x [%g, "
-                     "%g) x [%g, %g) (it belongs to rank %d): call hx_rebuild_migrate before "
+                     "%g) x [%g, %g)%s (it belongs to rank %d): call hx_rebuild_migrate before "
                      "hx_plan_create_device",
                      i, q[0], q[1], q[2], d->rank, d->dom_lo[0], d->dom_hi[0], d->dom_lo[1],
-                     d->dom_hi[1], d->dom_lo[2], d->dom_hi[2], hx_decomp_owner(d, q));
+                     d->dom_hi[1], d->dom_lo[2], d->dom_hi[2],
+                     d->triclinic ? " (heights along the face normals)" : "",
+                     hx_decomp_owner(d, q));
 }
 
-/* The limit of a pulse along dim: a candidate below the domain's lower
- * bound plus the cutoff is sent (hxr_selected). One rule for the pulse and
- * for the count taken ahead of it. */
-static double hxr_limit(const hx_decomp *d, int dim)
+/* The rule of a pulse along dim: a candidate whose height is below the
+ * domain's lower face plus the cutoff is sent (hxr_selected). One rule for
+ * the pulse and for the count taken ahead of it. */
+static hxr_sel hxr_sel_of(const hx_decomp *d, int dim)
 {
-    return d->dom_lo[dim] + d->cutoff;
+    hxr_sel s;
+    memset(&s, 0, sizeof s);
+    memcpy(s.normal, d->normal[dim], sizeof s.normal);
+    s.limit = d->dom_lo[dim] + d->cutoff;
+    s.dim = dim;
+    s.tri = d->triclinic;
+    return s;
 }
 
 /* Waits for the count taken ahead (bounded as the transport's stream
@@ -215,12 +223,12 @@ static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *strea
     }
     hx_pulse *pu = &p->pulse[p->npulses];
     const int np = p->npulses, ncand = hi - lo;
-    const double limit = hxr_limit(d, dim);
+    const hxr_sel sel = hxr_sel_of(d, dim);
     pu->dim = dim;
     pu->index = index;
     pu->send_rank = d->down[dim];
     pu->recv_rank = d->up[dim];
-    pu->shift = d->coord[dim] == 0 ? d->box_len[dim] : 0.0;
+    hxi_pulse_shift(d, dim, pu->shift);
     pu->map = NULL;
     pu->map_offset = *map_total;
     hxr_ranges rg;
@@ -247,9 +255,9 @@ static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *strea
         st = hxr_await_ahead(r, &res);
     const int expect = st == HX_OK && ahead ? res.count[0] : -1;
     if (st == HX_OK && (!ahead || res.bad_index == INT_MAX) &&
-        (hxr_select_count(stream, home, a->x, lo, hi, dim, limit, r->bcnt, r->boff, r->d_counter,
+        (hxr_select_count(stream, home, a->x, lo, hi, sel, r->bcnt, r->boff, r->d_counter,
                           r->d_res) ||
-         hxr_select_place(stream, a->x, a->z, lo, hi, dim, limit, (float) pu->shift, r->bcnt,
+         hxr_select_place(stream, a->x, a->z, lo, hi, sel, hxi_fshift_of(pu->shift, dim), r->bcnt,
                           r->boff, a->maps + *map_total, r->pos, (float *) r->send[0], p->nhome, np,
                           rg, expect, r->p_recount, r->d_counter, r->d_res, r->h_pub)))
         st = hxr_cuda(cudaGetLastError(), "the pulse's selection kernels");
@@ -340,11 +348,13 @@ static hxr_home_in hxr_home_of(const hx_rebuild *r, const float *x, int xstride,
     home.xs = xstride;
     home.pz = pz;
     for (int k = 0; k < 3; k++) {
-        home.dom.box_lo[k] = r->d.box_lo[k];
-        home.dom.box_hi[k] = r->d.box_lo[k] + r->d.box_len[k];
+        home.dom.box_lo[k] = r->d.face_lo[k];
+        home.dom.box_hi[k] = r->d.face_lo[k] + r->d.height[k];
         home.dom.lo[k] = r->d.dom_lo[k];
         home.dom.hi[k] = r->d.dom_hi[k];
     }
+    memcpy(home.dom.normal, r->d.normal, sizeof home.dom.normal);
+    home.dom.tri = r->d.triclinic;
     return home;
 }
 
@@ -412,8 +422,8 @@ hx_status hx_plan_count_device(hx_rebuild *r, int nhome, const float *x, int xst
         r->ev_early = ev;
     }
     const hxr_home_in home = hxr_home_of(r, x, xstride, NULL);
-    const double limit = hxr_limit(&r->d, dim);
-    HXR_CU(hxr_first_count(stream, home, nhome, dim, limit, r->d_counter, r->d_early, r->p_early),
+    HXR_CU(hxr_first_count(stream, home, nhome, hxr_sel_of(&r->d, dim), r->d_counter, r->d_early,
+                           r->p_early),
            "the first pulse's count");
     HXR_CU(cudaEventRecord((cudaEvent_t) r->ev_early, (cudaStream_t) stream), "an event");
     r->early_n = nhome;

@@ -378,9 +378,10 @@ static hx_status hxr_bad_atom(hx_rebuild *r, const float *x, int xs)
                          i, d->rank, p[0], p[1], p[2]);
     /* Too far: the distance to the reach of one hop, [lo - w, hi + w),
      * over the periodic images. */
-    double w = d->box_len[dim] / d->grid[dim], v = p[dim], beyond = -1.0;
+    const double q[3] = {p[0], p[1], p[2]};
+    double w = d->height[dim] / d->grid[dim], v = hx_decomp_height(d, dim, q), beyond = -1.0;
     for (int k = -1; k <= 1; k++) {
-        double vv = v + k * d->box_len[dim], a = d->dom_lo[dim] - w, b = d->dom_hi[dim] + w;
+        double vv = v + k * d->height[dim], a = d->dom_lo[dim] - w, b = d->dom_hi[dim] + w;
         double dd = vv < a ? a - vv : (vv >= b ? vv - b : 0.0);
         if (beyond < 0.0 || dd < beyond)
             beyond = dd;
@@ -388,12 +389,12 @@ static hx_status hxr_bad_atom(hx_rebuild *r, const float *x, int xs)
     int up = (hx_decomp_cell(d, dim, v) - d->coord[dim] + d->grid[dim]) % d->grid[dim];
     int hops = up < d->grid[dim] - up ? up : d->grid[dim] - up;
     return hxi_error(HX_ERR_COORD_OUTSIDE,
-                     "atom %d on rank %d is at %c = %g, %d domains from its domain [%g, %g), "
+                     "atom %d on rank %d is at %s%c = %g, %d domains from its domain [%g, %g), "
                      "%g beyond the one-domain move allowed between two migrations (domains "
                      "are %g wide along %c); nothing was moved: migrate more often, or check "
                      "the time step",
-                     i, d->rank, hxr_axis[dim], v, hops, d->dom_lo[dim], d->dom_hi[dim], beyond, w,
-                     hxr_axis[dim]);
+                     i, d->rank, d->triclinic ? "height along " : "", hxr_axis[dim], v, hops,
+                     d->dom_lo[dim], d->dom_hi[dim], beyond, w, hxr_axis[dim]);
 }
 
 static hx_status hxr_check_fields(const int *n, const int *capacity, float **x, int xstride,
@@ -486,14 +487,17 @@ static hxr_dom hxr_dom_of(const hx_decomp *d, int dim)
     hxr_dom dom;
     memset(&dom, 0, sizeof dom);
     for (int k = 0; k < 3; k++) {
-        dom.box_lo[k] = d->box_lo[k];
-        dom.box_len[k] = d->box_len[k];
+        dom.box_lo[k] = d->face_lo[k];
+        dom.box_len[k] = d->height[k];
         dom.lo[k] = d->dom_lo[k];
         dom.hi[k] = d->dom_hi[k];
         dom.grid[k] = d->grid[k];
         dom.coord[k] = d->coord[k];
     }
     dom.dim = dim;
+    dom.tri = d->triclinic;
+    memcpy(dom.normal, d->normal, sizeof dom.normal);
+    memcpy(dom.edge, d->edge, sizeof dom.edge);
     return dom;
 }
 

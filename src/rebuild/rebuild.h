@@ -8,9 +8,18 @@
  * position words, then each field's words, packed back to back. The plan
  * moves 16-byte records: x, y, z (shift added) and the zone word (offset
  * added along the pulse's dimension).
+ *
+ * Triclinic boxes (tri set): every decision is by heights along the face
+ * normals (hx_decomp_height), computed in double from the float
+ * coordinates with no fused multiply-add, the host's expression; the box
+ * and domain bounds below are then heights (hx_decomp's face_lo, height,
+ * dom_lo, dom_hi). Orthorhombic boxes (tri 0) read the coordinate itself,
+ * as always: the same bounds are then coordinates.
  */
 #ifndef HALOX_REBUILD_H
 #define HALOX_REBUILD_H
+
+#include "transport/gpu/gpu_types.h" /* hxi_fshift */
 
 #include <stdint.h>
 
@@ -40,11 +49,13 @@ typedef struct hxr_layout {
 
 /* The box, this rank's domain, and the dimension being migrated. */
 typedef struct hxr_dom {
-    double box_lo[3], box_len[3];
-    double lo[3], hi[3];       /* this rank's domain */
-    int32_t grid[3], coord[3]; /* domains along each dimension, this rank's place */
-    int32_t dim;               /* -1: wrap only */
-    int32_t pad_;
+    double box_lo[3], box_len[3]; /* heights of the lower faces, face distances */
+    double lo[3], hi[3];          /* this rank's domain */
+    int32_t grid[3], coord[3];    /* domains along each dimension, this rank's place */
+    int32_t dim;                  /* -1: wrap only */
+    int32_t tri;                  /* 1: triclinic (normal and edge below) */
+    double normal[3][3];          /* hx_decomp's normal */
+    double edge[3][3];            /* hx_decomp's edge: a wrap along d moves by edge[d] */
 } hxr_dom;
 
 /* Kinds of bad atom, as the kernels report them. */
@@ -111,6 +122,8 @@ int hxr_unpack(void *stream, hxr_layout L, int n0, const uint32_t *a, int n1, co
 typedef struct hxr_pdom {
     double box_lo[3], box_hi[3];
     double lo[3], hi[3]; /* this rank's domain */
+    double normal[3][3]; /* triclinic: hx_decomp's normal */
+    int32_t tri, pad_;
 } hxr_pdom;
 typedef struct hxr_home_in {
     const float *x;
@@ -119,13 +132,21 @@ typedef struct hxr_home_in {
     hxr_pdom dom;
 } hxr_home_in;
 int hxr_home(void *stream, hxr_home_in h, int nhome, float *px, hxr_result *res);
+/* Which candidates a pulse along dim sends: those whose height (the
+ * coordinate along dim widened to double; triclinic: its height along
+ * normal) is below limit. */
+typedef struct hxr_sel {
+    double normal[3];
+    double limit;
+    int32_t dim, tri;
+} hxr_sel;
 /* One pulse over candidates [lo, hi), in two launches: an atom is sent
- * when its coordinate along dim, widened to double, is below limit.
+ * by the rule of sel.
  * select_count (home != NULL: first checking and copying the home atoms,
  * lo = 0, hi = nhome) counts per block, and its last block scans the
  * counts into boff (total into res->count[0]; counter as for
  * hxr_classify); select_place writes the map (candidate indices in order)
- * and the 16-byte records (shift added along dim, zone + 1 along dim), and
+ * and the 16-byte records (shift added, zone + 1 along sel.dim), and
  * the running count at each candidate into spos (blocks that select none,
  * by the count kernel's bcnt, only take part in the last block's
  * election); its last block counts
@@ -136,20 +157,20 @@ int hxr_home(void *stream, hxr_home_in h, int nhome, float *px, hxr_result *res)
 typedef struct hxr_ranges {
     int32_t beg[HXR_MAX_PULSES], end[HXR_MAX_PULSES];
 } hxr_ranges;
-int hxr_select_count(void *stream, const hxr_home_in *home, float *px, int lo, int hi, int dim,
-                     double limit, int32_t *bcnt, int32_t *boff, int *counter, hxr_result *res);
+int hxr_select_count(void *stream, const hxr_home_in *home, float *px, int lo, int hi, hxr_sel sel,
+                     int32_t *bcnt, int32_t *boff, int *counter, hxr_result *res);
 /* expect >= 0: the total a count taken ahead (hxr_first_count) found; a
  * different total sets *recount (mapped pinned host memory) to 1. */
-int hxr_select_place(void *stream, const float *px, const uint32_t *pz, int lo, int hi, int dim,
-                     double limit, float shift, const int32_t *bcnt, const int32_t *boff,
-                     int32_t *map, int32_t *spos, float *send, int nhome, int np, hxr_ranges r,
-                     int expect, int32_t *recount, int *counter, hxr_result *res, hxr_result *pub);
+int hxr_select_place(void *stream, const float *px, const uint32_t *pz, int lo, int hi, hxr_sel sel,
+                     hxi_fshift shift, const int32_t *bcnt, const int32_t *boff, int32_t *map,
+                     int32_t *spos, float *send, int nhome, int np, hxr_ranges r, int expect,
+                     int32_t *recount, int *counter, hxr_result *res, hxr_result *pub);
 /* The first pulse's count taken ahead, in one launch: the nhome home atoms
  * at h.x (h.pz unused), in any order, are checked as select_count checks
  * them and counted by the same rule (res->count[0]; the lowest bad atom's
  * position into bad_pos), and the result is published into pub and
  * cleared. Its atoms are then free to be reordered. */
-int hxr_first_count(void *stream, hxr_home_in h, int nhome, int dim, double limit, int *counter,
+int hxr_first_count(void *stream, hxr_home_in h, int nhome, hxr_sel sel, int *counter,
                     hxr_result *res, hxr_result *pub);
 /* n received 16-byte records into px, pz from atom `at` on. */
 int hxr_receive(void *stream, const float *recv, int n, int at, float *px, uint32_t *pz);

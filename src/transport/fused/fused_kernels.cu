@@ -111,8 +111,8 @@ static __device__ void fz_row_plain(const hxi_fz_args &a, const hxi_fz_pulse *P,
                                     uint64_t step, float *wbuf, int *s_last)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int n = P->g.nsend, nh = P->g.nsend_home, dim = P->g.dim;
-    const float shift = P->g.shift;
+    const int n = P->g.nsend, nh = P->g.nsend_home;
+    const hxi_fshift shift = P->g.shift;
     const int *map = a.maps + P->g.map_offset;
     float *dst = P->xdst;
     const bool put = P->xmode != HXI_FZ_X_DIRECT;
@@ -131,7 +131,7 @@ static __device__ void fz_row_plain(const hxi_fz_args &a, const hxi_fz_pulse *P,
         const int i = c0 + lane;
         if (i < c1) {
             float v0, v1, v2;
-            hxi_dev_load_shifted(a.x, map[i], dim, shift, v0, v1, v2);
+            hxi_dev_load_shifted(a.x, map[i], shift, v0, v1, v2);
             wbuf[3 * lane + 0] = v0;
             wbuf[3 * lane + 1] = v1;
             wbuf[3 * lane + 2] = v2;
@@ -183,8 +183,8 @@ static __device__ void fz_row_tma(const hxi_fz_args &a, const hxi_fz_pulse *P, i
                                   float (*bufs)[96])
 {
     const int lane = threadIdx.x & 31;
-    const int n = P->g.nsend, nh = P->g.nsend_home, dim = P->g.dim, head = P->xhead;
-    const float shift = P->g.shift;
+    const int n = P->g.nsend, nh = P->g.nsend_home, head = P->xhead;
+    const hxi_fshift shift = P->g.shift;
     const int *map = a.maps + P->g.map_offset;
     float *dst = P->xdst;
     const int nwarps = gridDim.x * HXI_FZ_WARPS;
@@ -199,7 +199,7 @@ static __device__ void fz_row_tma(const hxi_fz_args &a, const hxi_fz_pulse *P, i
         const int i = c0 + lane;
         float v0 = 0.f, v1 = 0.f, v2 = 0.f;
         if (i < c1)
-            hxi_dev_load_shifted(a.x, map[i], dim, shift, v0, v1, v2);
+            hxi_dev_load_shifted(a.x, map[i], shift, v0, v1, v2);
         const int nb = c0 >= head ? ((c1 - c0) & ~3) : 0;
         if (nb > 0) {
             float *buf = bufs[b];

@@ -242,7 +242,7 @@ hx_status hxi_gpu_upload_plan(hxi_gpu *g, const hx_plan *plan)
         d->recv_offset = s->recv_offset;
         d->peer_offset = s->peer_offset;
         d->map_offset = (int32_t) total;
-        d->shift = (float) s->shift;
+        d->shift = hxi_fshift_of(s->shift, s->dim);
         d->deps = s->deps;
         total += (size_t) s->nsend;
         g->total_send += s->nsend;

@@ -7,6 +7,22 @@
 
 #include <stdint.h>
 
+/* A pulse's periodic image in float, added to the three coordinates while
+ * packing: hx_pulse.shift of a pulse along dim, component by component,
+ * with a zero off dim as -0.0f (hxi_pack_shift: adding it changes no
+ * value, not even a -0.0). */
+typedef struct hxi_fshift {
+    float v[3];
+} hxi_fshift;
+
+static inline hxi_fshift hxi_fshift_of(const double s[3], int dim)
+{
+    hxi_fshift f;
+    for (int k = 0; k < 3; k++)
+        f.v[k] = s[k] == 0.0 && k != dim ? -0.0f : (float) s[k];
+    return f;
+}
+
 /* One pulse as the kernels see it: the host copy of hx_pulse with the map
  * replaced by an offset into the transport's concatenated device map. */
 typedef struct hxi_gpu_pulse {
@@ -15,7 +31,7 @@ typedef struct hxi_gpu_pulse {
     int32_t nsend, nsend_home;
     int32_t nrecv, recv_offset, peer_offset;
     int32_t map_offset; /* first entry of this pulse's map in the device map array */
-    float shift;        /* added to component `dim` while packing coordinates */
+    hxi_fshift shift;   /* added to the coordinates while packing them */
     int32_t pad_;
     uint64_t deps; /* bit q: the map reads atoms delivered by pulse q */
 } hxi_gpu_pulse;

@@ -24,10 +24,10 @@ static int hxi_blocks(int n, int max_blocks)
  * signalling and no ordering beyond the kernel boundary: the caller's
  * stream (or an explicit sync) publishes dst. */
 __global__ void hxi_k_pack(float *__restrict__ dst, const float *__restrict__ x,
-                           const int *__restrict__ map, int n, int dim, float shift)
+                           const int *__restrict__ map, int n, hxi_fshift shift)
 {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-        hxi_dev_pack_one(dst, x, map, i, dim, shift);
+        hxi_dev_pack_one(dst, x, map, i, shift);
 }
 
 /* Force unpack. Grid-stride, one thread per received atom; the map of one
@@ -118,11 +118,11 @@ extern "C" cudaError_t hxi_gpu_xchg_direct(cudaStream_t s, const hxi_xchg_direct
 }
 
 extern "C" cudaError_t hxi_gpu_pack(cudaStream_t s, float *dst, const float *x, const int *map,
-                                    int n, int dim, float shift, int max_blocks)
+                                    int n, hxi_fshift shift, int max_blocks)
 {
     if (n <= 0)
         return cudaSuccess;
-    hxi_k_pack<<<hxi_blocks(n, max_blocks), HXI_BLOCK, 0, s>>>(dst, x, map, n, dim, shift);
+    hxi_k_pack<<<hxi_blocks(n, max_blocks), HXI_BLOCK, 0, s>>>(dst, x, map, n, shift);
     return cudaGetLastError();
 }
 

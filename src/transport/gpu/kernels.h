@@ -13,10 +13,10 @@
 extern "C" {
 #endif
 
-/* dst[i] = x[map[i]] (3 floats per atom) with `shift` added to component
- * `dim`: the coordinate pack of one pulse. dst may be a peer's memory. */
-cudaError_t hxi_gpu_pack(cudaStream_t s, float *dst, const float *x, const int *map, int n, int dim,
-                         float shift, int max_blocks);
+/* dst[i] = x[map[i]] (3 floats per atom) with `shift` added: the
+ * coordinate pack of one pulse. dst may be a peer's memory. */
+cudaError_t hxi_gpu_pack(cudaStream_t s, float *dst, const float *x, const int *map, int n,
+                         hxi_fshift shift, int max_blocks);
 
 /* f[map[i]] += src[i]: the force unpack of one pulse. A pulse's map holds
  * each atom at most once, so the adds need no atomics; pulses are ordered

@@ -398,7 +398,7 @@ static hx_status coords_pulse(hx_transport *t, mpi_impl *m, int p, int withhold)
     size_t so = (size_t) q->map_offset * 3, ro = (size_t) m->recv_pos[p] * 3;
     double t0 = hxi_now();
     HXI_CUDA(hxi_gpu_pack(m->g.stream, m->d_send + so, x, m->g.maps + q->map_offset, q->nsend,
-                          q->dim, q->shift, 0));
+                          q->shift, 0));
     if (staged && q->nsend > 0)
         HXI_CUDA(cudaMemcpyAsync(m->h_send + so, m->d_send + so, (size_t) q->nsend * 12,
                                  cudaMemcpyDeviceToHost, m->g.stream));

@@ -459,7 +459,7 @@ hx_status hxi_mpi_ipc_coords(hx_transport *t, mpi_impl *m, int p, int withhold)
     size_t so = (size_t) q->map_offset * 3;
     double t0 = hxi_now();
     HXI_CUDA(hxi_gpu_pack(m->g.stream, m->d_send + so, t->x, m->g.maps + q->map_offset, q->nsend,
-                          q->dim, q->shift, 0));
+                          q->shift, 0));
     double t1 = hxi_now();
     /* Also: nothing of ours still reads our halo slot of this pulse. */
     HXI_CUDA(cudaStreamSynchronize(m->g.stream));

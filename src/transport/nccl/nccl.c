@@ -119,8 +119,7 @@ static hx_status nccl_forward(hx_transport *t)
     for (int p = 0; p < g->npulses; p++) {
         const hxi_gpu_pulse *q = &g->pulse[p];
         float *buf = m->d_buf + (size_t) q->map_offset * 3;
-        HXI_CUDA(hxi_gpu_pack(g->stream, buf, x, g->maps + q->map_offset, q->nsend, q->dim,
-                              q->shift, 0));
+        HXI_CUDA(hxi_gpu_pack(g->stream, buf, x, g->maps + q->map_offset, q->nsend, q->shift, 0));
         HXI_NCCL(ncclGroupStart());
         if (q->nsend > 0 && !withhold)
             HXI_NCCL(

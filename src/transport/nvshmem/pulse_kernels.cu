@@ -12,7 +12,7 @@
 /* Entry i of the pulse's map, shift applied, stored at dst[3 i]. */
 static __device__ __forceinline__ void pulse_pack(const hxi_shm_pulse_args &a, int i, float *dst)
 {
-    hxi_dev_pack_one(dst, a.src, a.map, i, a.dim, a.shift);
+    hxi_dev_pack_one(dst, a.src, a.map, i, a.shift);
 }
 
 /* Coordinates of one pulse.

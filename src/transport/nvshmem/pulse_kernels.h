@@ -23,7 +23,7 @@ typedef struct hxi_shm_pulse_args {
     const float *inbox;
     int32_t nout, nin;
     int32_t dim;
-    float shift;
+    hxi_fshift shift;
     float *direct_dst;    /* peer memory (nvshmem_ptr), or NULL for the put path */
     uint64_t *direct_sig; /* the peer's signal slot, when direct_dst is set */
     float *stage;         /* forward put path: local symmetric slot to pack into */

@@ -46,8 +46,8 @@ static hx_status stream_forward(hx_transport *t)
         const hxi_gpu_pulse *q = &g->pulse[p];
         float *slot = hxi_shm_slot(s, s->xstage, p);
         if (q->nsend > 0 && !withhold) {
-            HXI_CUDA(hxi_gpu_pack(g->stream, slot, x, g->maps + q->map_offset, q->nsend, q->dim,
-                                  q->shift, 0));
+            HXI_CUDA(
+                hxi_gpu_pack(g->stream, slot, x, g->maps + q->map_offset, q->nsend, q->shift, 0));
             hxi_shm_api_put_signal_on_stream(x + (size_t) q->peer_offset * 3, slot,
                                              (size_t) q->nsend * 3, s->sig + p, g->seq,
                                              q->send_rank, g->stream);

@@ -1,0 +1,457 @@
+/*
+ * test_triclinic: halo plans and migration in LAMMPS's restricted
+ * triclinic box (hx_decomp_init_tilted), tilts 0, small and at LAMMPS's
+ * limits, on every grid of the rank count from a fixed list (1 to 4 pulses
+ * along a dimension).
+ *
+ *  - Pairs: the zone rule (hx_zone_pair) over all ranks computes every pair
+ *    within the cutoff exactly once. Distances use the local coordinates as
+ *    they are along decomposed dimensions and the minimum image by heights
+ *    along dimensions with one domain; the reference is brute force over
+ *    the whole system with the minimum image of the triclinic metric. Each
+ *    atom's pair count and a sum of hashes of its partners must match.
+ *  - Halo: the cpu transport (double) delivers the plan's own coordinates,
+ *    bitwise, and each halo atom is its owner's atom moved by a whole
+ *    lattice vector.
+ *  - Migration: after random displacements (across the tilted faces and
+ *    the periodic boundary), every atom is held exactly once, by the rank
+ *    that owns it, inside the box, with its payload, at its displaced
+ *    position up to a lattice vector; a plan is then built on it.
+ *  - An orthorhombic pack leaves the components off its dimension bit for
+ *    bit, -0.0 included.
+ *  - Bad input: a tilt beyond its limit, a cutoff too large for a tilted
+ *    box's face distance: one clear error each. No tilt: hx_decomp_init's
+ *    result, bitwise.
+ */
+#include "sysgen.h"
+
+#include "core/hxi.h"
+#include "core/plan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const double box_lo[3] = {0.5, -2.0, 3.0};
+static const double box_len[3] = {12.0, 13.25, 11.5};
+
+/* Grids by rank count; 6 and 8 domains along a dimension give 2 to 4
+ * pulses there. */
+static const int grids_all[][3] = {{1, 1, 1}, {1, 1, 2}, {2, 1, 1}, {3, 1, 1}, {1, 3, 1},
+                                   {1, 2, 2}, {4, 1, 1}, {2, 2, 1}, {1, 4, 1}, {6, 1, 1},
+                                   {1, 2, 3}, {2, 2, 2}, {8, 1, 1}, {1, 8, 1}, {1, 1, 8}};
+
+typedef struct tri_tilt {
+    const char *name;
+    double t[3];
+} tri_tilt;
+
+static const tri_tilt tilts[] = {
+    {"none", {0, 0, 0}},
+    {"small", {0.7, -0.4, 0.9}},
+    {"limits", {6.0, -6.0, 6.625}},
+    {"limits2", {-6.0, 6.0, -6.625}},
+};
+
+static uint64_t mix(int64_t id)
+{
+    hxt_rng r = {(uint64_t) id * 0x2545f4914f6cdd1dull + 17};
+    return hxt_next(&r);
+}
+
+/* x = box_lo + s0 a + s1 b + s2 c. */
+static void frac_to_x(const hx_decomp *d, const double s[3], double x[3])
+{
+    for (int k = 0; k < 3; k++)
+        x[k] = d->box_lo[k] + s[0] * d->edge[0][k] + s[1] * d->edge[1][k] + s[2] * d->edge[2][k];
+}
+
+/* v reduced by whole edges along the dimensions with mi[k] set, to its
+ * minimum image there (heights along z, y, x). */
+static void min_image(const hx_decomp *d, const int mi[3], double v[3])
+{
+    for (int k = 2; k >= 0; k--) {
+        if (!mi[k])
+            continue;
+        double h = d->normal[k][0] * v[0] + d->normal[k][1] * v[1] + d->normal[k][2] * v[2];
+        double n = nearbyint(h / d->height[k]);
+        for (int c = 0; c < 3; c++)
+            v[c] -= n * d->edge[k][c];
+    }
+}
+
+static double dist2(const hx_decomp *d, const int mi[3], const double *a, const double *b)
+{
+    double v[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+    min_image(d, mi, v);
+    return v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+}
+
+/* n atoms at uniform fractional coordinates, strictly inside the box. */
+static double *random_system(const hx_decomp *d, int n, uint64_t seed)
+{
+    hxt_rng r = {seed};
+    double *x = hxt_xmalloc((size_t) n * 3 * sizeof(double));
+    for (int i = 0; i < n; i++) {
+        double s[3];
+        for (int k = 0; k < 3; k++)
+            s[k] = 1e-9 + (1 - 2e-9) * hxt_uniform(&r);
+        frac_to_x(d, s, &x[3 * i]);
+    }
+    return x;
+}
+
+/* This rank's atoms of the system: ids and coordinates. */
+static int take_local(const hx_decomp *d, const double *X, int n, int **id, double **x)
+{
+    int m = 0;
+    *id = hxt_xmalloc((size_t) n * sizeof(int));
+    *x = hxt_xmalloc((size_t) n * 3 * sizeof(double));
+    for (int i = 0; i < n; i++)
+        if (hx_decomp_owner(d, &X[3 * i]) == d->rank) {
+            (*id)[m] = i;
+            memcpy(&(*x)[3 * m], &X[3 * i], 3 * sizeof(double));
+            m++;
+        }
+    return m;
+}
+
+/* Every local atom's global id, forwarded through the cpu transport with
+ * the coordinates; the transport's coordinates must be the plan's. */
+static int *halo_ids(hx_comm *comm, const hx_plan *plan, const int *home_id, const char *what)
+{
+    int ntotal = hx_plan_ntotal(plan), nhome = hx_plan_nhome(plan), fid = -1;
+    int *ids = hxt_xmalloc((size_t) (ntotal + 1) * sizeof(int));
+    hx_transport *t = hxt_cpu_transport(comm, HX_DOUBLE);
+    hx_field f = {(void **) &ids, sizeof(int)};
+    for (int i = 0; i < ntotal; i++)
+        ids[i] = i < nhome ? home_id[i] : -1;
+    if (!t)
+        return ids;
+    if (HXT_OK(hx_transport_field_add(t, &f, HX_FIELD_INT32, 1, &fid)) &&
+        HXT_OK(hx_transport_set_plan(t, plan))) {
+        double *x = hx_transport_coords(t);
+        const double *px = hx_plan_coords(plan);
+        memcpy(x, px, (size_t) nhome * 3 * sizeof(double));
+        if (HXT_OK(hx_transport_fields_forward(t, &fid, 1, 1)) && HXT_OK(hx_transport_sync(t))) {
+            int nbad = 0;
+            for (size_t i = 3 * (size_t) nhome; i < 3 * (size_t) ntotal; i++)
+                nbad += !hxt_same_d(x[i], px[i]);
+            HXT_CHECK(nbad == 0,
+                      "%s: %d halo coordinates of the cpu transport differ from the "
+                      "plan's",
+                      what, nbad);
+        }
+    }
+    hx_transport_destroy(t);
+    return ids;
+}
+
+/* Per atom: pairs on this rank (count and partner hash) by the zone rule. */
+static void local_pairs(const hx_plan *plan, const int *ids, int N, double rc, int *cnt,
+                        uint64_t *hs, int *nbad)
+{
+    const hx_decomp *d = hx_plan_decomp(plan);
+    const int mi[3] = {d->grid[0] == 1, d->grid[1] == 1, d->grid[2] == 1};
+    const double *X = hx_plan_coords(plan);
+    const uint8_t *Z = hx_plan_zones(plan);
+    int ntotal = hx_plan_ntotal(plan);
+    for (int i = 0; i < ntotal; i++)
+        for (int j = i + 1; j < ntotal; j++) {
+            if (!hx_zone_pair(&Z[4 * i], &Z[4 * j]) ||
+                dist2(d, mi, &X[3 * i], &X[3 * j]) >= rc * rc)
+                continue;
+            int a = ids[i], b = ids[j];
+            if (a < 0 || b < 0 || a >= N || b >= N || a == b) {
+                (*nbad)++;
+                continue;
+            }
+            cnt[a]++;
+            cnt[b]++;
+            hs[a] += mix(b);
+            hs[b] += mix(a);
+        }
+}
+
+/* Rank 0: the summed counts and hashes against brute force. */
+static void check_pairs(const hx_decomp *d, const double *X, int N, double rc, const int *cnt_all,
+                        const uint64_t *hs_all, int nr, const char *what)
+{
+    const int mi[3] = {1, 1, 1};
+    long npairs = 0, got = 0;
+    int nbad = 0;
+    int *bc = hxt_xcalloc((size_t) N, sizeof(int));
+    uint64_t *bh = hxt_xcalloc((size_t) N, sizeof(uint64_t));
+    for (int i = 0; i < N; i++)
+        for (int j = i + 1; j < N; j++)
+            if (dist2(d, mi, &X[3 * i], &X[3 * j]) < rc * rc) {
+                bc[i]++;
+                bc[j]++;
+                bh[i] += mix(j);
+                bh[j] += mix(i);
+                npairs++;
+            }
+    for (int a = 0; a < N; a++) {
+        int na = 0;
+        uint64_t h = 0;
+        for (int r = 0; r < nr; r++) {
+            na += cnt_all[(size_t) r * N + a];
+            h += hs_all[(size_t) r * N + a];
+        }
+        got += na;
+        nbad += na != bc[a] || h != bh[a];
+    }
+    HXT_CHECK(npairs > 0, "%s: brute force finds no pair", what);
+    HXT_CHECK(got == 2 * npairs && nbad == 0,
+              "%s: ranks compute %ld pairs, brute force %ld; %d atoms with wrong pairs", what,
+              got / 2, npairs, nbad);
+    free(bc);
+    free(bh);
+}
+
+/* Each halo atom is its owner's atom moved by a lattice vector. */
+static void check_halo_images(const hx_plan *plan, const int *ids, const double *X, int N,
+                              const char *what)
+{
+    const hx_decomp *d = hx_plan_decomp(plan);
+    const double *x = hx_plan_coords(plan);
+    int nbad = 0;
+    for (int i = hx_plan_nhome(plan); i < hx_plan_ntotal(plan); i++) {
+        int a = ids[i];
+        double v[3];
+        if (a < 0 || a >= N) {
+            nbad++;
+            continue;
+        }
+        for (int k = 0; k < 3; k++)
+            v[k] = x[3 * i + k] - X[3 * a + k];
+        nbad += !hxt_is_lattice(d, v, 1e-9);
+    }
+    HXT_CHECK(nbad == 0, "%s: %d halo atoms are no image of their atom", what, nbad);
+}
+
+/* One case: decomposition, plan, pairs and halo images. */
+static void pairs_case(hx_comm *comm, const hx_decomp *d, const double *X, int N, double rc,
+                       const char *what)
+{
+    const int nr = hx_comm_size(comm);
+    int *hid = NULL, nbad = 0;
+    double *hx = NULL;
+    hx_plan *plan = NULL;
+    int nhome = take_local(d, X, N, &hid, &hx);
+    if (HXT_OK(hxi_agree(comm, hx_plan_create(&plan, comm, d, nhome, hx)))) {
+        int *ids = halo_ids(comm, plan, hid, what);
+        int *cnt = hxt_xcalloc((size_t) N, sizeof(int));
+        uint64_t *hs = hxt_xcalloc((size_t) N, sizeof(uint64_t));
+        int *cnt_all = hxt_xmalloc((size_t) N * nr * sizeof(int));
+        uint64_t *hs_all = hxt_xmalloc((size_t) N * nr * sizeof(uint64_t));
+        check_halo_images(plan, ids, X, N, what);
+        local_pairs(plan, ids, N, rc, cnt, hs, &nbad);
+        HXT_CHECK(nbad == 0, "%s: %d pairs with an unknown atom or an atom's own image", what,
+                  nbad);
+        HXT_OK(hxi_allgather(comm, cnt, (size_t) N * sizeof(int), cnt_all));
+        HXT_OK(hxi_allgather(comm, hs, (size_t) N * sizeof(uint64_t), hs_all));
+        if (hx_comm_rank(comm) == 0)
+            check_pairs(d, X, N, rc, cnt_all, hs_all, nr, what);
+        free(ids);
+        free(cnt);
+        free(hs);
+        free(cnt_all);
+        free(hs_all);
+    }
+    hx_plan_destroy(plan);
+    free(hid);
+    free(hx);
+}
+
+/* ---------------------------------------------------------- migration */
+
+static double payload(int id, int k)
+{
+    return (double) id * 0.5 + k - 1.25;
+}
+
+/* The migrated atoms gathered by id: each once, owned where held, inside
+ * the box, payload intact, at its displaced position up to a lattice
+ * vector. Returns the number of violations. */
+static int check_migrated(hx_comm *comm, const hx_decomp *d, int n, const int64_t *id,
+                          const double *x, const double *pay, const double *want, int N)
+{
+    int nbad = 0, rank = hx_comm_rank(comm);
+    for (int i = 0; i < n; i++) {
+        double v[3];
+        int ok = id[i] >= 0 && id[i] < N && hx_decomp_owner(d, &x[3 * i]) == rank;
+        for (int k = 0; k < 3; k++) {
+            double h = hx_decomp_height(d, k, &x[3 * i]);
+            ok &= h >= d->face_lo[k] && h < d->face_lo[k] + d->height[k];
+            ok &= id[i] >= 0 && id[i] < N && pay[3 * i + k] == payload((int) id[i], k);
+            v[k] = id[i] >= 0 && id[i] < N ? x[3 * i + k] - want[3 * id[i] + k] : NAN;
+        }
+        nbad += !ok || !hxt_is_lattice(d, v, 1e-9);
+    }
+    return nbad + hxt_ids_once(comm, id, n, N);
+}
+
+/* Random displacements of up to `reach` along each edge (some atoms put on
+ * the box's faces and corners), one migration, the checks, then a plan. */
+static void migrate_case(hx_comm *comm, const hx_decomp *d, const double *X, int N, double reach,
+                         uint64_t seed, const char *what)
+{
+    int *hid = NULL;
+    double *hx = NULL;
+    int n = take_local(d, X, N, &hid, &hx), cap = n > 0 ? n : 1;
+    int64_t *id = hxt_xmalloc((size_t) cap * sizeof(int64_t));
+    double *pay = hxt_xmalloc((size_t) cap * 3 * sizeof(double));
+    double *want = hxt_xmalloc((size_t) N * 3 * sizeof(double));
+    hxt_rng r = {seed};
+    /* Every rank draws every atom's move, so that all know where it goes. */
+    for (int a = 0; a < N; a++) {
+        double s[3];
+        for (int k = 0; k < 3; k++)
+            s[k] = reach * (2 * hxt_uniform(&r) - 1);
+        for (int k = 0; k < 3; k++)
+            want[3 * a + k] =
+                X[3 * a + k] + s[0] * d->edge[0][k] + s[1] * d->edge[1][k] + s[2] * d->edge[2][k];
+    }
+    /* Atoms on the faces and corners: lo + c, lo + a + b + c, lo - tiny. */
+    const double s_at[3][3] = {{0, 0, 1}, {1, 1, 1}, {-1e-17, 0.5, -1e-17}};
+    for (int e = 0; e < 3 && e < N; e++)
+        frac_to_x(d, s_at[e], &want[3 * e]);
+    for (int i = 0; i < n; i++) {
+        id[i] = hid[i];
+        memcpy(&hx[3 * i], &want[3 * hid[i]], 3 * sizeof(double));
+        for (int k = 0; k < 3; k++)
+            pay[3 * i + k] = payload(hid[i], k);
+    }
+    hx_field f[2] = {{(void **) &id, sizeof(int64_t)}, {(void **) &pay, 3 * sizeof(double)}};
+    if (HXT_OK(hx_migrate(comm, d, &n, &cap, &hx, f, 2))) {
+        int nbad = check_migrated(comm, d, n, id, hx, pay, want, N);
+        HXT_CHECK(nbad == 0, "%s: %d violations after migration", what, nbad);
+        hx_plan *plan = NULL;
+        HXT_OK(hxi_agree(comm, hx_plan_create(&plan, comm, d, n, hx)));
+        hx_plan_destroy(plan);
+    }
+    free(id);
+    free(pay);
+    free(want);
+    free(hid);
+    free(hx);
+}
+
+/* The box's geometry against LAMMPS's (face distances 1 / |row d of
+ * H^-1|): unit normals, n_e . edge d = h_d when d == e and 0 otherwise,
+ * and heights of the corners. */
+static void geometry(void)
+{
+    const double lo[3] = {1, 2, 3}, len[3] = {10, 10, 10}, tilt[3] = {5, 5, 5};
+    const double want[3] = {1 / sqrt(0.01 + 0.0025 + 0.000625), 100 / sqrt(125.0), 10};
+    const int g[3] = {1, 1, 1};
+    hx_decomp d;
+    if (!HXT_OK(hx_decomp_init_tilted(&d, lo, len, tilt, 2.0, g, 1, 0)))
+        return;
+    int bad = 0;
+    for (int e = 0; e < 3; e++) {
+        const double *n = d.normal[e];
+        bad += fabs(n[0] * n[0] + n[1] * n[1] + n[2] * n[2] - 1) > 1e-14;
+        bad += fabs(d.height[e] - want[e]) > 1e-12 * want[e];
+        for (int k = 0; k < 3; k++) {
+            double dot = n[0] * d.edge[k][0] + n[1] * d.edge[k][1] + n[2] * d.edge[k][2];
+            bad += fabs(dot - (k == e ? d.height[e] : 0.0)) > 1e-12 * d.height[e];
+        }
+        bad += fabs(hx_decomp_height(&d, e, lo) - d.face_lo[e]) > 0.0;
+    }
+    HXT_CHECK(bad == 0, "triclinic geometry: %d values off (h = %.17g %.17g %.17g)", bad,
+              d.height[0], d.height[1], d.height[2]);
+}
+
+/* An orthorhombic pack is what it was when only the pulse's dimension got
+ * its shift: the other components unchanged, bit for bit, -0.0 included;
+ * along the dimension, x + 0.0 (so -0.0 becomes +0.0) or x + L. */
+static void pack_zero(void)
+{
+    const int map[1] = {0};
+    const double x[3] = {-0.0, -0.0, -0.0};
+    const float xf[3] = {-0.0f, -0.0f, -0.0f};
+    for (int wrap = 0; wrap < 2; wrap++) {
+        hx_pulse p;
+        double b[3];
+        float bf[3];
+        memset(&p, 0, sizeof p);
+        p.dim = HX_Y;
+        p.nsend = 1;
+        p.map = map;
+        p.shift[1] = wrap ? 13.25 : 0.0;
+        hxi_pulse_pack_double(&p, x, b);
+        hxi_pulse_pack_float(&p, xf, bf);
+        HXT_CHECK(hxt_same_d(b[0], -0.0) && hxt_same_d(b[2], -0.0) &&
+                      hxt_same_d(b[1], wrap ? 13.25 : 0.0) && hxt_same_f(bf[0], -0.0f) &&
+                      hxt_same_f(bf[2], -0.0f) && hxt_same_f(bf[1], wrap ? 13.25f : 0.0f),
+                  "pack of -0.0 (wrap %d): (%g, %g, %g)", wrap, b[0], b[1], b[2]);
+    }
+}
+
+/* ---------------------------------------------------------- bad input */
+
+static void bad_input(void)
+{
+    hx_decomp d, o;
+    const int g[3] = {1, 1, 1};
+    const double beyond[3][3] = {{6.01, 0, 0}, {0, -6.01, 0}, {0, 0, 6.63}};
+    for (int k = 0; k < 3; k++)
+        HXT_FAILS(hx_decomp_init_tilted(&d, box_lo, box_len, beyond[k], 2.0, g, 1, 0), HX_ERR_BOX,
+                  "beyond LAMMPS's limit");
+    /* 5.2 is under half of every box length but not of h_x with the tilts
+     * at their limits (about 8.9). */
+    HXT_FAILS(hx_decomp_init_tilted(&d, box_lo, box_len, tilts[2].t, 5.2, g, 1, 0),
+              HX_ERR_CUTOFF_TOO_LARGE, "distance between its faces");
+    HXT_OK(hx_decomp_init_tilted(&d, box_lo, box_len, tilts[2].t, 4.0, g, 1, 0));
+    /* No tilt: the orthorhombic decomposition, bitwise. */
+    const int g8[3] = {2, 2, 2};
+    memset(&d, 0, sizeof d);
+    memset(&o, 0, sizeof o);
+    HXT_OK(hx_decomp_init_tilted(&d, box_lo, box_len, tilts[0].t, 2.8, g8, 8, 5));
+    HXT_OK(hx_decomp_init(&o, box_lo, box_len, 2.8, g8, 8, 5));
+    HXT_CHECK(memcmp(&d, &o, sizeof d) == 0 && !d.triclinic && d.normal[1][1] == 1.0 &&
+                  d.height[2] == box_len[2],
+              "no tilt must give hx_decomp_init's decomposition");
+}
+
+int main(int argc, char **argv)
+{
+    hx_comm *comm = hxt_init(&argc, &argv, "test_triclinic");
+    const int nr = hx_comm_size(comm);
+    const double rhs[2][2] = {{2.8, 2.5}, {4.2, 4.2}}; /* halo cutoff, pair cutoff */
+    const int N = 700;
+    int ncases = 0;
+    uint64_t seed = 4242;
+    if (hx_comm_rank(comm) == 0) {
+        bad_input();
+        geometry();
+        pack_zero();
+    }
+    for (size_t g = 0; g < sizeof grids_all / sizeof grids_all[0]; g++) {
+        const int *grid = grids_all[g];
+        if (grid[0] * grid[1] * grid[2] != nr)
+            continue;
+        for (size_t t = 0; t < sizeof tilts / sizeof tilts[0]; t++)
+            for (int c = 0; c < 2; c++, seed++) {
+                hx_decomp d;
+                char what[128], gs[32];
+                if (!HXT_OK(hx_decomp_init_tilted(&d, box_lo, box_len, tilts[t].t, rhs[c][0], grid,
+                                                  nr, hx_comm_rank(comm))))
+                    continue;
+                snprintf(what, sizeof what, "grid %s tilt %s rh %g (pulses %d %d %d)",
+                         hxt_grid_str(grid, gs), tilts[t].name, rhs[c][0], d.npulse[0], d.npulse[1],
+                         d.npulse[2]);
+                double *X = random_system(&d, N, seed);
+                pairs_case(comm, &d, X, N, rhs[c][1], what);
+                migrate_case(comm, &d, X, N, c == 0 ? 0.3 : 1.7, seed * 7, what);
+                if (hx_comm_rank(comm) == 0)
+                    printf("  %s\n", what);
+                free(X);
+                ncases++;
+            }
+    }
+    HXT_CHECK(ncases > 0, "no case ran");
+    return hxt_finish(comm);
+}
