@@ -84,6 +84,7 @@ struct hx_transport {
     char describe[512];
     void *impl;                  /* backend state */
     struct hxi_fieldset *fields; /* registered fields (fields.c), NULL until one */
+    struct hxi_fdev *fdev;       /* device field exchange state (gpu/fields_dev.c) */
 };
 
 /* What the backends share (common.c). Capacity for a plan: what it needs

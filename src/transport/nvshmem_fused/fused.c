@@ -27,6 +27,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "transport/fused/fused_core.h"
+#include "transport/gpu/fields_dev.h"
 #include "transport/probes.h"
 #include "transport/nvshmem/shm.h"
 #include "transport/nvshmem/shm_api.h"
@@ -417,7 +418,7 @@ static hx_status fz_step_graph(hx_transport *t)
 
 const hxi_transport_ops hxi_transport_nvshmem_fused = {
     .name = "nvshmem-fused",
-    .caps = HX_CAP_DEVICE | HX_CAP_PEER | HX_CAP_GRAPH | HX_CAP_VOTE,
+    .caps = HX_CAP_DEVICE | HX_CAP_FIELDS | HX_CAP_PEER | HX_CAP_GRAPH | HX_CAP_VOTE,
     .create = fz_create_plain,
     .destroy = fz_destroy,
     .set_plan = fz_set_plan,
@@ -428,11 +429,13 @@ const hxi_transport_ops hxi_transport_nvshmem_fused = {
     .vote = hxi_shm_vote,
     .sync = hxi_shm_sync,
     .step_graph = fz_step_graph,
+    .fields_forward = hxi_fdev_forward,
+    .fields_reverse = hxi_fdev_reverse,
 };
 
 const hxi_transport_ops hxi_transport_nvshmem_fused_tma = {
     .name = "nvshmem-fused-tma",
-    .caps = HX_CAP_DEVICE | HX_CAP_PEER | HX_CAP_GRAPH | HX_CAP_VOTE,
+    .caps = HX_CAP_DEVICE | HX_CAP_FIELDS | HX_CAP_PEER | HX_CAP_GRAPH | HX_CAP_VOTE,
     .create = fz_create_tma,
     .destroy = fz_destroy,
     .set_plan = fz_set_plan,
@@ -443,6 +446,8 @@ const hxi_transport_ops hxi_transport_nvshmem_fused_tma = {
     .vote = hxi_shm_vote,
     .sync = hxi_shm_sync,
     .step_graph = fz_step_graph,
+    .fields_forward = hxi_fdev_forward,
+    .fields_reverse = hxi_fdev_reverse,
 };
 
 /* ------------------------------------------------------------ floor probe */
