@@ -4,10 +4,13 @@
  * transport (float and double); built as test_fields_gpu (HXT_FIELDS_GPU),
  * on every GPU transport of the build with device arrays: each one with
  * and without force_put where it has a put path, the fused ones in graph
- * mode too (the field calls outside any capture), and `auto`, which passes
- * field calls to its choice. Nine fields at once: float, double and int32, each of width
- * 1, 3 and 7. The oracle is brute force from the coordinates: each halo
- * atom's owner is the one atom of the system whose position equals the
+ * mode too (there the forward with the coordinates is also captured in a
+ * CUDA graph and replayed), and `auto`, which passes field calls to its
+ * choice; and a host array refused. Nine fields at once: float, double
+ * and int32, each of width 1, 3 and 7: with the coordinates, the
+ * nvshmem-fused transports carry up to 8 in their kernel, so the four
+ * named then ride in it. The oracle is brute force from the coordinates:
+ * each halo atom's owner is the one atom of the system whose position equals the
  * halo coordinates modulo the box. A forward must give every halo entry
  * its owner's values exactly (no shift added); a reverse must add into
  * each home atom the values on all its halo copies on all ranks: int32
@@ -158,16 +161,79 @@ static void fset_free(fset *f, hx_transport *t)
     }
 }
 
+/* After a call: t's work done here and on every rank, so that no peer's
+ * next exchange meets this one (the GPU transports' signals count steps:
+ * an exchange runs once every rank is done with the one before). */
+static void settle(hx_comm *comm, hx_transport *t)
+{
+    hxt_agree(comm, HXT_OK(hx_transport_sync(t)));
+}
+
+/* The stream a graph-mode transport under test runs on (opts.stream),
+ * NULL for the others: its forward with the coordinates is captured in a
+ * CUDA graph and replayed. */
+static void *capture_stream;
+
+#ifdef HXT_FIELDS_GPU
+/* The forward with the coordinates captured in a graph on the stream and
+ * replayed once. A transport that takes the generic path there (the put
+ * path) refuses the capture: said, and run uncaptured instead. */
+static void forward_captured(hx_transport *t, const int *ids, int n)
+{
+    cudaStream_t s = (cudaStream_t) capture_stream;
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t x = NULL;
+    cudaError_t e = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+    HXT_CHECK(e == cudaSuccess, "cudaStreamBeginCapture: %s", cudaGetErrorString(e));
+    if (e != cudaSuccess)
+        return;
+    hx_status st = hx_transport_fields_forward(t, ids, n, 1);
+    char why[256];
+    snprintf(why, sizeof why, "%s", hx_last_error());
+    e = cudaStreamEndCapture(s, &g);
+    if (st == HX_ERR_STATE && strstr(why, "stream capture")) {
+        if (hxt_rank == 0)
+            printf("test_fields_gpu: not captured: %s\n", why);
+        if (g)
+            cudaGraphDestroy(g);
+        HXT_OK(hx_transport_fields_forward(t, ids, n, 1));
+        return;
+    }
+    HXT_CHECK(st == HX_OK && e == cudaSuccess, "captured fields forward: %s: %s (%s)",
+              hx_status_string(st), why, cudaGetErrorString(e));
+    if (st == HX_OK && e == cudaSuccess)
+        e = cudaGraphInstantiate(&x, g, 0);
+    if (st == HX_OK && e == cudaSuccess)
+        e = cudaGraphLaunch(x, s);
+    HXT_CHECK(e == cudaSuccess, "graph of the fields forward: %s", cudaGetErrorString(e));
+    if (x)
+        cudaGraphExecDestroy(x);
+    if (g)
+        cudaGraphDestroy(g);
+}
+#endif
+
 /* A field call on the host arrays: copied to the device first and back
- * after (all nine: those not named must come back untouched). */
-static int fset_call(hx_transport *t, fset *f, const int *ids, int n, int with, int reverse)
+ * after (all nine: those not named must come back untouched). A forward
+ * with the coordinates on a graph-mode transport runs once plainly (its
+ * buffers grow outside any capture), then captured and replayed. */
+static void fset_call(hx_comm *comm, hx_transport *t, fset *f, const int *ids, int n, int with,
+                      int reverse)
 {
     fset_copy(f, 1);
-    int ok = reverse ? HXT_OK(hx_transport_fields_reverse(t, ids, n, with))
-                     : HXT_OK(hx_transport_fields_forward(t, ids, n, with));
-    ok = HXT_OK(hx_transport_sync(t)) && ok;
+    if (reverse)
+        HXT_OK(hx_transport_fields_reverse(t, ids, n, with));
+    else
+        HXT_OK(hx_transport_fields_forward(t, ids, n, with));
+    settle(comm, t);
+#ifdef HXT_FIELDS_GPU
+    if (capture_stream && with && !reverse) {
+        fset_copy(f, 1);
+        forward_captured(t, ids, n);
+        settle(comm, t);
+    }
+#endif
     fset_copy(f, 0);
-    return ok;
 }
 
 /* The transport's coordinates or forces, ntotal atoms, as doubles (after
@@ -257,6 +323,7 @@ static void check_forward(hx_comm *comm, hx_transport *t, fset *f, const hxt_cas
     /* The reference: coordinates as hx_transport_forward sends them. */
     fill_coords(t, c, ntotal);
     HXT_OK(hx_transport_forward(t));
+    settle(comm, t);
     double *xref = read_array(t, HX_COORDS, ntotal);
     for (int with = 0; with < 2; with++) {
         /* Alone, every field; with the coordinates, the odd ones. */
@@ -265,9 +332,11 @@ static void check_forward(hx_comm *comm, hx_transport *t, fset *f, const hxt_cas
             ids[n++] = f->id[k];
         fill_tags(f, nhome, own);
         fill_coords(t, c, ntotal);
-        if (!with)
+        if (!with) {
             HXT_OK(hx_transport_forward(t));
-        fset_call(t, f, ids, n, with, 0);
+            settle(comm, t);
+        }
+        fset_call(comm, t, f, ids, n, with, 0);
         for (int k = 0; k < NF; k++) {
             int named = !with || k % 2 == 1, bad = forward_wrong(f, k, nhome, own, named);
             HXT_CHECK(bad == 0,
@@ -283,7 +352,6 @@ static void check_forward(hx_comm *comm, hx_transport *t, fset *f, const hxt_cas
         free(x);
     }
     free(xref);
-    (void) comm;
 }
 
 /* ------------------------------------------------------------- reverse */
@@ -331,10 +399,13 @@ static int reverse_wrong(const fset *f, int k, int nhome, const int64_t *own, in
     return bad;
 }
 
-/* Forces: the same random values before each reverse. */
-static void fill_forces(hx_transport *t, const double *f0, int ntotal)
+/* Forces: the same random values before each reverse, and a forward
+ * before it (a GPU transport's reverse answers that step's forward). */
+static void fill_forces(hx_comm *comm, hx_transport *t, const double *f0, int ntotal)
 {
     HXT_OK(hx_transport_write(t, HX_FORCES, 0, ntotal, f0));
+    HXT_OK(hx_transport_forward(t));
+    settle(comm, t);
 }
 
 static void check_reverse(hx_comm *comm, hx_transport *t, fset *f, const hxt_case *c,
@@ -347,8 +418,9 @@ static void check_reverse(hx_comm *comm, hx_transport *t, fset *f, const hxt_cas
     hxt_rng r = {c->seed * 31u + (uint64_t) hx_comm_rank(comm)};
     for (int i = 0; i < 3 * ntotal; i++)
         f0[i] = 2.0 * hxt_uniform(&r) - 1.0;
-    fill_forces(t, f0, ntotal);
+    fill_forces(comm, t, f0, ntotal);
     HXT_OK(hx_transport_reverse(t));
+    settle(comm, t);
     double *fref = read_array(t, HX_FORCES, ntotal);
     for (int k = 0; k < NF; k++) {
         want[k] = hxt_xmalloc((size_t) N * width_of(k) * sizeof(double));
@@ -362,10 +434,12 @@ static void check_reverse(hx_comm *comm, hx_transport *t, fset *f, const hxt_cas
         fill_random(comm, f, own, N, c->seed + (uint64_t) with, want, mag);
         for (int k = 0; k < NF; k++)
             memcpy(before[k], f->a[k], (size_t) f->n * size_of(k));
-        fill_forces(t, f0, ntotal);
-        if (!with)
+        fill_forces(comm, t, f0, ntotal);
+        if (!with) {
             HXT_OK(hx_transport_reverse(t));
-        fset_call(t, f, ids, n, with, 1);
+            settle(comm, t);
+        }
+        fset_call(comm, t, f, ids, n, with, 1);
         for (int k = 0; k < NF; k++) {
             int named = !with || k % 2 == 1;
             int bad = reverse_wrong(f, k, nhome, own, named, want[k], mag[k], before[k]);
@@ -402,6 +476,7 @@ typedef struct ctx {
     hx_transport *t[MAXT];
     char label[MAXT][80];
     int alive[MAXT];
+    void *stream[MAXT]; /* graph mode: the stream it runs on (opts.stream) */
 } ctx;
 
 /* The forward and reverse checks of t on the case's plan; 1 when every
@@ -438,13 +513,17 @@ static void fields_case(hx_comm *comm, const hxt_case *c, void *vctx)
         check_transport(comm, t, c, own, dt ? "cpu float" : "cpu double", 0);
         hx_transport_destroy(t);
     }
-    for (int k = 0; k < x->nt && hxt_agree(comm, nid == 0); k++)
-        if (x->alive[k] && !check_transport(comm, x->t[k], c, own, x->label[k], 1)) {
+    for (int k = 0; k < x->nt && hxt_agree(comm, nid == 0); k++) {
+        capture_stream = x->stream[k];
+        const int ok = !x->alive[k] || check_transport(comm, x->t[k], c, own, x->label[k], 1);
+        capture_stream = NULL;
+        if (!ok) {
             x->alive[k] = 0;
             if (hx_comm_rank(comm) == 0)
                 printf("test_fields: %s failed on grid %s rh %g; left out of later cases\n",
                        x->label[k], c->gs, c->spec.rh);
         }
+    }
     free(own);
 }
 
@@ -465,9 +544,17 @@ static void open_gpu_transports(hx_comm *comm, ctx *x)
             hx_transport_opts_init(&o);
             o.dtype = HX_FLOAT;
             o.graph = graph;
+            cudaStream_t s = NULL;
+            if (graph && cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess)
+                s = NULL;
+            o.stream = s;
             hx_transport *t = hxt_transport_try(comm, &o, &v[i]);
-            if (!t)
+            if (!t) {
+                if (s)
+                    cudaStreamDestroy(s);
                 continue;
+            }
+            x->stream[x->nt] = s;
             HXT_CHECK(hx_transport_caps_of(v[i].name) & (HX_CAP_FIELDS | HX_CAP_CHOOSES),
                       "%s: no HX_CAP_FIELDS", v[i].label);
             x->t[x->nt] = t;
@@ -518,6 +605,8 @@ static int gpu_main(hx_comm *comm, const hxt_spec *specs, int nspecs)
         if (hx_comm_rank(comm) == 0)
             printf("test_fields_gpu: %s: %s\n", x.label[k], x.alive[k] ? "passed" : "FAILED");
         hx_transport_destroy(x.t[k]);
+        if (x.stream[k])
+            cudaStreamDestroy((cudaStream_t) x.stream[k]);
     }
     hx_plan_destroy(last);
     return hxt_finish(comm);

@@ -110,7 +110,7 @@ static hx_status fdev_room(hx_transport *t, hxi_fdev *d, const hxi_field *f, int
 
 /* Refuses an array the device cannot reach (plain host memory), the same
  * on every rank (all register the same fields) before anything is sent. */
-static hx_status fdev_on_device(const hx_transport *t, const char *call, const hxi_field *f, int n)
+hx_status hxi_fdev_check(const hx_transport *t, const char *call, const hxi_field *f, int n)
 {
     for (int k = 0; k < n; k++) {
         struct cudaPointerAttributes at;
@@ -143,7 +143,7 @@ static hx_status fdev_begin(hx_transport *t, const char *call, const hxi_field *
                          "memory, pulse by pulse, and cannot be captured in a CUDA graph; "
                          "call it outside the capture",
                          call, t->ops->name);
-    HXI_CHECK(fdev_on_device(t, call, f, n));
+    HXI_CHECK(hxi_fdev_check(t, call, f, n));
     if (!t->fdev) {
         HXI_CHECK(hxi_alloc((void **) &t->fdev, sizeof *t->fdev, "device field state"));
         memset(t->fdev, 0, sizeof *t->fdev);
