@@ -130,10 +130,9 @@ hx_status hxi_fdev_check(const hx_transport *t, const char *call, const hxi_fiel
     return HX_OK;
 }
 
-/* Everything a call needs before its first pulse: the state, the room,
- * the maps; a call during stream capture is refused. */
-static hx_status fdev_begin(hx_transport *t, const char *call, const hxi_field *f, int n,
-                            hxi_fdev **out, const int **maps)
+/* The checks of a call, before anything (the coordinates or forces
+ * included) is queued: no stream capture, device arrays only. */
+static hx_status fdev_check_call(hx_transport *t, const char *call, const hxi_field *f, int n)
 {
     enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     HXI_CUDA(cudaStreamIsCapturing((cudaStream_t) t->stream, &cs));
@@ -143,7 +142,14 @@ static hx_status fdev_begin(hx_transport *t, const char *call, const hxi_field *
                          "memory, pulse by pulse, and cannot be captured in a CUDA graph; "
                          "call it outside the capture",
                          call, t->ops->name);
-    HXI_CHECK(hxi_fdev_check(t, call, f, n));
+    return hxi_fdev_check(t, call, f, n);
+}
+
+/* Everything a call needs before its first pulse: the state, the room,
+ * the maps. */
+static hx_status fdev_begin(hx_transport *t, const hxi_field *f, int n, hxi_fdev **out,
+                            const int **maps)
+{
     if (!t->fdev) {
         HXI_CHECK(hxi_alloc((void **) &t->fdev, sizeof *t->fdev, "device field state"));
         memset(t->fdev, 0, sizeof *t->fdev);
@@ -222,16 +228,18 @@ static hx_status fdev_reverse_pulse(hx_transport *t, int q, const hxi_field *f, 
 
 hx_status hxi_fdev_forward(hx_transport *t, const hxi_field *f, int n)
 {
-    if (n > 0 && f[0].shift) {
+    const int with = n > 0 && f[0].shift;
+    if (n > with)
+        HXI_CHECK(fdev_check_call(t, "hx_transport_fields_forward", f + with, n - with));
+    if (with)
         HXI_CHECK(t->ops->forward(t)); /* fields.c has counted the step */
-        f++;
-        n--;
-    }
+    f += with;
+    n -= with;
     if (n == 0)
         return HX_OK;
     hxi_fdev *d = NULL;
     const int *maps = NULL;
-    HXI_CHECK(fdev_begin(t, "hx_transport_fields_forward", f, n, &d, &maps));
+    HXI_CHECK(fdev_begin(t, f, n, &d, &maps));
     for (int q = 0; q < t->plan->npulses; q++)
         HXI_CHECK(fdev_forward_pulse(t, q, f, n, maps));
     HXI_CUDA(cudaStreamSynchronize((cudaStream_t) t->stream));
@@ -240,16 +248,18 @@ hx_status hxi_fdev_forward(hx_transport *t, const hxi_field *f, int n)
 
 hx_status hxi_fdev_reverse(hx_transport *t, const hxi_field *f, int n)
 {
-    if (n > 0 && f[0].data == t->f && !f[0].shift) {
+    const int with = n > 0 && f[0].data == t->f && !f[0].shift;
+    if (n > with)
+        HXI_CHECK(fdev_check_call(t, "hx_transport_fields_reverse", f + with, n - with));
+    if (with)
         HXI_CHECK(t->ops->reverse(t));
-        f++;
-        n--;
-    }
+    f += with;
+    n -= with;
     if (n == 0)
         return HX_OK;
     hxi_fdev *d = NULL;
     const int *maps = NULL;
-    HXI_CHECK(fdev_begin(t, "hx_transport_fields_reverse", f, n, &d, &maps));
+    HXI_CHECK(fdev_begin(t, f, n, &d, &maps));
     for (int q = t->plan->npulses - 1; q >= 0; q--)
         HXI_CHECK(fdev_reverse_pulse(t, q, f, n, maps));
     HXI_CUDA(cudaStreamSynchronize((cudaStream_t) t->stream));

@@ -2,15 +2,15 @@
  * fused_fields.c - fields forward with the coordinates in one launch of
  * the fused kernel (nvshmem-fused, nvshmem-fused-tma): one signal per
  * pulse covers both. Each field lands in a symmetric buffer on the
- * receiver, atom i of field k at the same place on every rank (capacity
- * atoms per field, the fields one after another in the call's order),
- * and the receiving blocks copy it into the caller's array
- * (fused/fields_dev.cuh). Only where every pulse of every rank stores
- * straight into its peer (NVLink); the put path, fields alone and
- * reverses go the generic way (gpu/fields_dev.c). As for coordinates, a
- * peer writes the next forward's values only after this rank's reverse
- * has sent its forces, so a forward with fields must be followed by a
- * reverse before the next forward, as in an MD step.
+ * receiver, atom i of field k at the same place on every rank (the
+ * largest rank's capacity of atoms per field, the fields one after
+ * another in the call's order), and the receiving blocks copy it into
+ * the caller's array (fused/fields_dev.cuh). Only where every pulse of
+ * every rank stores straight into its peer (NVLink); the put path,
+ * fields alone and reverses go the generic way (gpu/fields_dev.c). As
+ * for coordinates, a peer writes the next forward's values only after
+ * this rank's reverse has sent its forces, so a forward with fields must
+ * be followed by a reverse before the next forward, as in an MD step.
  */
 #include "transport/nvshmem_fused/fused_fields.h"
 #include "transport/gpu/fields_dev.h"
@@ -21,9 +21,11 @@
 
 hx_status hxi_fzf_adopt(hx_transport *t, hxi_fzf *s, int nxput)
 {
-    int put = nxput;
+    int put = nxput, cap = t->capacity;
     HXI_CHECK(hxi_allreduce_int(t->comm, &put, 1, 0));
+    HXI_CHECK(hxi_allreduce_int(t->comm, &cap, 1, 1));
     s->direct = put == 0;
+    s->cap = cap;
     return HX_OK;
 }
 
@@ -34,7 +36,7 @@ void hxi_fzf_close(hxi_fzf *s)
 }
 
 /* A landing buffer of at least `need` bytes: grown together on every rank
- * (each makes the same call with the same capacity), once no peer can
+ * (each makes the same call, with the same agreed capacity), once no peer can
  * still write into or read from the old one. Not during stream capture. */
 static hx_status fzf_room(hx_transport *t, hxi_fzf *s, hxi_gpu *g, size_t need)
 {
@@ -69,7 +71,7 @@ static hx_status fzf_describe(hx_transport *t, hxi_fzf *s, hxi_gpu *g, const hxi
     size_t off = 0;
     for (int k = 0; k < n; k++) {
         fld->f[k] = (hxi_fz_field){f[k].data, off, (int32_t) (f[k].size / 4), 0};
-        off += ((size_t) t->capacity * f[k].size + 7) & ~(size_t) 7;
+        off += ((size_t) s->cap * f[k].size + 7) & ~(size_t) 7;
     }
     HXI_CHECK(fzf_room(t, s, g, off));
     fld->n = n;

@@ -13,6 +13,8 @@ typedef struct hxi_fzf {
     size_t land_cap; /* its bytes, the same on every rank */
     int direct;      /* the plan's coordinate pulses all store straight into
                         their peers, on every rank (agreed at set_plan) */
+    int cap;         /* atoms per field in the landing buffer: the largest
+                        rank's capacity (agreed at set_plan) */
 } hxi_fzf;
 
 /* Collective, at set_plan: records whether fields may ride in the fused
