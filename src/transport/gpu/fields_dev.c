@@ -226,13 +226,17 @@ static hx_status fdev_reverse_pulse(hx_transport *t, int q, const hxi_field *f, 
     return HX_OK;
 }
 
-hx_status hxi_fdev_forward(hx_transport *t, const hxi_field *f, int n)
+/* A field call: its checks, then the transport's own forward (reverse)
+ * when f[0] is the coordinates (forces), then the fields pulse by pulse,
+ * in plan order (forward) or reversed (reverse). */
+static hx_status fdev_run(hx_transport *t, const hxi_field *f, int n, int reverse)
 {
-    const int with = n > 0 && f[0].shift;
+    const char *call = reverse ? "hx_transport_fields_reverse" : "hx_transport_fields_forward";
+    const int with = n > 0 && (reverse ? f[0].data == t->f && !f[0].shift : f[0].shift);
     if (n > with)
-        HXI_CHECK(fdev_check_call(t, "hx_transport_fields_forward", f + with, n - with));
-    if (with)
-        HXI_CHECK(t->ops->forward(t)); /* fields.c has counted the step */
+        HXI_CHECK(fdev_check_call(t, call, f + with, n - with));
+    if (with) /* fields.c has counted a forward's step */
+        HXI_CHECK(reverse ? t->ops->reverse(t) : t->ops->forward(t));
     f += with;
     n -= with;
     if (n == 0)
@@ -240,28 +244,20 @@ hx_status hxi_fdev_forward(hx_transport *t, const hxi_field *f, int n)
     hxi_fdev *d = NULL;
     const int *maps = NULL;
     HXI_CHECK(fdev_begin(t, f, n, &d, &maps));
-    for (int q = 0; q < t->plan->npulses; q++)
-        HXI_CHECK(fdev_forward_pulse(t, q, f, n, maps));
+    const int np = t->plan->npulses;
+    for (int i = 0; i < np; i++)
+        HXI_CHECK(reverse ? fdev_reverse_pulse(t, np - 1 - i, f, n, maps)
+                          : fdev_forward_pulse(t, i, f, n, maps));
     HXI_CUDA(cudaStreamSynchronize((cudaStream_t) t->stream));
     return HX_OK;
 }
 
+hx_status hxi_fdev_forward(hx_transport *t, const hxi_field *f, int n)
+{
+    return fdev_run(t, f, n, 0);
+}
+
 hx_status hxi_fdev_reverse(hx_transport *t, const hxi_field *f, int n)
 {
-    const int with = n > 0 && f[0].data == t->f && !f[0].shift;
-    if (n > with)
-        HXI_CHECK(fdev_check_call(t, "hx_transport_fields_reverse", f + with, n - with));
-    if (with)
-        HXI_CHECK(t->ops->reverse(t));
-    f += with;
-    n -= with;
-    if (n == 0)
-        return HX_OK;
-    hxi_fdev *d = NULL;
-    const int *maps = NULL;
-    HXI_CHECK(fdev_begin(t, f, n, &d, &maps));
-    for (int q = t->plan->npulses - 1; q >= 0; q--)
-        HXI_CHECK(fdev_reverse_pulse(t, q, f, n, maps));
-    HXI_CUDA(cudaStreamSynchronize((cudaStream_t) t->stream));
-    return HX_OK;
+    return fdev_run(t, f, n, 1);
 }
