@@ -117,6 +117,15 @@ hx_status hx_transport_field_remove(hx_transport *t, int id)
     return HX_OK;
 }
 
+size_t hxi_fields_bytes(const hx_transport *t)
+{
+    size_t bytes = 0;
+    for (int k = 0; t->fields && k < HX_MAX_FIELDS; k++)
+        if (t->fields->width[k] > 0)
+            bytes += t->fields->f[k].size;
+    return bytes;
+}
+
 void hxi_fields_free(hx_transport *t)
 {
 #ifdef HALOX_HAVE_CUDA

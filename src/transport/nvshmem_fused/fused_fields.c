@@ -73,7 +73,10 @@ static hx_status fzf_describe(hx_transport *t, hxi_fzf *s, hxi_gpu *g, const hxi
         fld->f[k] = (hxi_fz_field){f[k].data, off, (int32_t) (f[k].size / 4), 0};
         off += ((size_t) s->cap * f[k].size + 7) & ~(size_t) 7;
     }
-    HXI_CHECK(fzf_room(t, s, g, off));
+    /* Room for every field registered, so that a later call naming others
+     * (in a graph captured since) finds the buffer large enough. */
+    const size_t all = (size_t) s->cap * hxi_fields_bytes(t) + 8 * (size_t) HX_MAX_FIELDS;
+    HXI_CHECK(fzf_room(t, s, g, off > all ? off : all));
     fld->n = n;
     fld->nhome = t->plan->nhome;
     fld->land = s->land;
