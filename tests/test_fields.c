@@ -112,7 +112,9 @@ static void dev_copy(void *dst, const void *src, size_t bytes, enum cudaMemcpyKi
               bytes);
 }
 
-/* Host arrays to their device copies (to_dev) or back. */
+/* Host arrays to their device copies (to_dev) or back. A copy from
+ * pageable memory may return before it lands, and the transport's stream
+ * need not wait for the default stream: the device is drained after. */
 static void fset_copy(fset *f, int to_dev)
 {
     for (int k = 0; f->dev && k < NF; k++)
@@ -120,6 +122,8 @@ static void fset_copy(fset *f, int to_dev)
             dev_copy(f->d[k], f->a[k], (size_t) f->n * size_of(k), cudaMemcpyHostToDevice);
         else
             dev_copy(f->a[k], f->d[k], (size_t) f->n * size_of(k), cudaMemcpyDeviceToHost);
+    if (f->dev)
+        HXT_CHECK(cudaDeviceSynchronize() == cudaSuccess, "cudaDeviceSynchronize failed");
 }
 #else
 static void *dev_alloc(size_t bytes)
@@ -565,14 +569,17 @@ static void open_gpu_transports(hx_comm *comm, ctx *x)
     }
 }
 
-/* A host array registered on a GPU transport: one clear error, on every
- * rank, before anything is sent. */
+/* A host array registered on a GPU transport (every one still alive, on
+ * the last plan): one clear error, on every rank, before anything is
+ * sent. */
 static void host_array_refused(ctx *x, int ntotal)
 {
     float *a = hxt_xcalloc((size_t) ntotal + 1, sizeof(float));
     hx_field f = {(void **) &a, sizeof(float)};
     for (int k = 0; k < x->nt; k++) {
         int id = -1;
+        if (!x->alive[k]) /* its plan may be gone */
+            continue;
         if (!HXT_OK(hx_transport_field_add(x->t[k], &f, HX_FIELD_FLOAT, 1, &id)))
             continue;
         HXT_FAILS(hx_transport_fields_forward(x->t[k], &id, 1, 0), HX_ERR_INVALID,
