@@ -7,6 +7,7 @@
 #include "bench_field.h"
 
 #include "core/hxi.h"
+#include "transport/transport.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,15 +52,77 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A graph-mode row's step with the field: the forward with the field and
+ * the reverse captured once on the transport's stream, then replayed. */
+typedef struct field_graph {
+#ifdef HALOX_HAVE_CUDA
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+#endif
+    int on;
+} field_graph;
+
+static hx_status field_step_enqueue(hx_transport *t, int id, const field_graph *g)
+{
+#ifdef HALOX_HAVE_CUDA
+    if (g->on)
+        return cudaGraphLaunch(g->exec, (cudaStream_t) t->stream) == cudaSuccess
+                   ? HX_OK
+                   : hxi_error(HX_ERR_CUDA, "halox-bench --field: cudaGraphLaunch failed");
+#endif
+    (void) g;
+    hx_status st = hx_transport_fields_forward(t, &id, 1, 1);
+    return st == HX_OK ? hx_transport_reverse(t) : st;
+}
+
+/* Captures the step (after one launched step has sized what it needs). */
+static hx_status field_capture(hx_transport *t, int id, field_graph *g)
+{
+#ifdef HALOX_HAVE_CUDA
+    cudaStream_t s = (cudaStream_t) t->stream;
+    hx_status st = field_step_enqueue(t, id, g);
+    if (st == HX_OK)
+        st = hx_transport_sync(t);
+    if (st != HX_OK || cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) != cudaSuccess)
+        return st != HX_OK ? st : hxi_error(HX_ERR_CUDA, "halox-bench --field: capture");
+    st = field_step_enqueue(t, id, g);
+    char why[256];
+    snprintf(why, sizeof why, "%s", hx_last_error());
+    const cudaError_t e = cudaStreamEndCapture(s, &g->graph);
+    if (st == HX_OK && e == cudaSuccess &&
+        cudaGraphInstantiate(&g->exec, g->graph, 0) == cudaSuccess)
+        g->on = 1;
+    else if (st == HX_OK)
+        st = hxi_error(HX_ERR_CUDA, "halox-bench --field: the captured step failed (%s)",
+                       cudaGetErrorString(e));
+    else
+        st = hxi_error(st, "not captured: %s", why);
+    return st;
+#else
+    (void) t, (void) id, (void) g;
+    return hxi_error(HX_ERR_UNSUPPORTED, "halox-bench --field: graphs need CUDA");
+#endif
+}
+
+static void field_graph_free(field_graph *g)
+{
+#ifdef HALOX_HAVE_CUDA
+    if (g->exec)
+        cudaGraphExecDestroy(g->exec);
+    if (g->graph)
+        cudaGraphDestroy(g->graph);
+#endif
+    g->on = 0;
+}
+
 /* One step from a barrier to the sync: the slowest rank's seconds. */
-static hx_status field_step(hx_comm *comm, hx_transport *t, int id, double *dt)
+static hx_status field_step(hx_comm *comm, hx_transport *t, int id, const field_graph *g,
+                            double *dt)
 {
     hx_status st = hxi_barrier(comm);
     const double t0 = hxi_now();
     if (st == HX_OK)
-        st = hx_transport_fields_forward(t, &id, 1, 1);
-    if (st == HX_OK)
-        st = hx_transport_reverse(t);
+        st = field_step_enqueue(t, id, g);
     if (st == HX_OK)
         st = hx_transport_sync(t);
     *dt = hxi_now() - t0;
@@ -67,12 +130,14 @@ static hx_status field_step(hx_comm *comm, hx_transport *t, int id, double *dt)
     return st == HX_OK ? hxi_allreduce_double(comm, dt, 1, 1) : st;
 }
 
-hx_status bench_field_time(hx_comm *comm, hx_transport *t, const hx_plan *plan, int warmup,
-                           int iters, double us[3], char *err, size_t errlen)
+hx_status bench_field_time(hx_comm *comm, hx_transport *t, const hx_plan *plan, int graph,
+                           int warmup, int iters, double us[3], char *err, size_t errlen)
 {
     void *a = NULL;
     double *times = NULL;
     int id = -1;
+    field_graph g;
+    memset(&g, 0, sizeof g);
     hx_field f = {&a, sizeof(float)};
     hx_status st = (hx_transport_caps(t) & HX_CAP_FIELDS)
                        ? HX_OK
@@ -84,9 +149,11 @@ hx_status bench_field_time(hx_comm *comm, hx_transport *t, const hx_plan *plan, 
     if (st == HX_OK)
         st = hx_transport_field_add(t, &f, HX_FIELD_FLOAT, 1, &id);
     st = hxi_agree(comm, st);
+    if (st == HX_OK && graph)
+        st = hxi_agree(comm, field_capture(t, id, &g));
     for (int it = 0; st == HX_OK && it < warmup + iters; it++) {
         double dt = 0.0;
-        st = field_step(comm, t, id, &dt);
+        st = field_step(comm, t, id, &g, &dt);
         if (it >= warmup)
             times[it - warmup] = dt;
     }
@@ -99,6 +166,7 @@ hx_status bench_field_time(hx_comm *comm, hx_transport *t, const hx_plan *plan, 
     } else {
         snprintf(err, errlen, "%s: %s", hx_status_string(st), hx_last_error());
     }
+    field_graph_free(&g);
     if (id >= 0)
         hx_transport_field_remove(t, id);
     field_free(t, a);

@@ -39,9 +39,11 @@
  *
  * --field adds a table of the same step whose forward carries one 4-byte
  * field per atom with the coordinates (hx_transport_fields_forward of one
- * float field, with_coords 1), for every launched row of a transport that
- * carries fields: its median, minimum and 90th percentile, and field_x,
- * its median over the row's median above (CSV rows "LABEL +field").
+ * float field, with_coords 1, then hx_transport_reverse), for every row of
+ * a transport that carries fields (graph rows: the two captured in a CUDA
+ * graph and replayed; a row whose field call cannot be captured says so):
+ * its median, minimum and 90th percentile, and field_x, its median over
+ * the row's median above (CSV rows "LABEL +field").
  *
  * All transports are created before the first is timed and destroyed after
  * the last: NVSHMEM can start only once per process.
@@ -300,17 +302,18 @@ static void run_one(hx_comm *comm, const bench_opts *o, const hx_plan *plan, ben
     free(times);
 }
 
-/* --field: the step with one 4-byte field beside each launched row. */
+/* --field: the step with one 4-byte field beside each row (a graph row's
+ * captured in a graph of its own). */
 static void bench_fields(hx_comm *comm, const bench_opts *o, const hx_plan *plan, bench_row *rows,
                          int nrows)
 {
     for (int i = 0; i < nrows; i++) {
         bench_row *r = &rows[i];
-        if (r->status != HX_OK || r->graph)
+        if (r->status != HX_OK)
             continue;
         r->field_ran = 1;
-        r->field_status = bench_field_time(comm, r->t, plan, o->warmup, o->iters, r->field_us,
-                                           r->field_error, sizeof r->field_error);
+        r->field_status = bench_field_time(comm, r->t, plan, r->graph, o->warmup, o->iters,
+                                           r->field_us, r->field_error, sizeof r->field_error);
     }
 }
 
