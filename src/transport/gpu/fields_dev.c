@@ -26,6 +26,8 @@
 
 enum { HXI_FDEV_TAG_FWD = 305, HXI_FDEV_TAG_REV = 306 };
 
+_Static_assert(HXI_FDEV_MAX >= HX_MAX_FIELDS, "every field of a call in one launch");
+
 typedef struct hxi_fdev {
     int *d_maps; /* a host plan's maps on the device, pulse p at its map_offset */
     size_t maps_cap;

@@ -19,6 +19,8 @@
 
 #include <string.h>
 
+_Static_assert(HXI_FZF_PULSES >= HX_MAX_PULSES, "a peer landing pointer for every pulse");
+
 hx_status hxi_fzf_adopt(hx_transport *t, hxi_fzf *s, int nxput)
 {
     int put = nxput, cap = t->capacity;
