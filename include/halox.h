@@ -367,9 +367,9 @@ HX_API hx_status hx_transport_vote(hx_transport *t, const int32_t *in, int32_t *
  * except a forward with the coordinates on nvshmem-fused(-tma) where every
  * peer is reached by stores: that one runs in the fused kernel, with no
  * host synchronisation, and may be captured in a CUDA graph (docs/core.md
- * says which path a call takes and what it costs). Fields
- * and migration use the same description of a field, hx_field: data points
- * to the caller's pointer to the array and size is the bytes per atom; the
+ * says which path a call takes and what it costs). Fields and migration
+ * use the same description of a field, hx_field: data points to the
+ * caller's pointer to the array and size is the bytes per atom; the
  * transport adds how to read those bytes, an element type and a width
  * (values per atom), so that size == width * the type's bytes.
  *
@@ -422,7 +422,9 @@ HX_API hx_status hx_transport_fields_forward(hx_transport *t, const int *ids, in
  * (the order hx_transport_reverse adds forces in), so the sums do not
  * depend on timing; int32 values add too (wrapping modulo 2^32). Halo
  * entries keep their values. with_forces 1: the forces go back in the same
- * exchange, as hx_transport_reverse sends them; n may then be 0. */
+ * call, as hx_transport_reverse sends them (one message per pulse on
+ * `cpu`; the transport's own reverse, then the fields, on the GPU
+ * transports); n may then be 0. */
 HX_API hx_status hx_transport_fields_reverse(hx_transport *t, const int *ids, int n,
                                              int with_forces);
 
