@@ -315,7 +315,8 @@ enum {
     HX_CAP_VOTE = 1u << 8,         /* hx_transport_vote: a yes/no agreed over the ranks
                                       on the device, capturable in a CUDA graph */
     HX_CAP_FIELDS = 1u << 9        /* carries per-atom fields through the halo
-                                      (hx_transport_field_add): `cpu` so far */
+                                      (hx_transport_field_add): every transport
+                                      (`auto` through its choice) */
 };
 
 HX_API void hx_transport_opts_init(hx_transport_opts *opts);
@@ -407,10 +408,16 @@ HX_API hx_status hx_transport_vote(hx_transport *t, const int32_t *in, int32_t *
 /* ------------------------------------------------ per-atom fields (halo) */
 
 /* Any per-atom data besides coordinates and forces travels through the halo
- * as a field registered on a transport (HX_CAP_FIELDS: the `cpu` transport,
- * host arrays; the others refuse with HX_ERR_UNSUPPORTED for now). Fields
- * and migration use the same description of a field, hx_field: data points
- * to the caller's pointer to the array and size is the bytes per atom; the
+ * as a field registered on a transport (HX_CAP_FIELDS): host arrays on the
+ * `cpu` transport, device arrays (cudaMalloc) on the GPU transports; `auto`
+ * takes fields before its choice and passes every call to it. A GPU
+ * transport's field call waits for its stream (host staging per pulse),
+ * except a forward with the coordinates on nvshmem-fused(-tma) where every
+ * peer is reached by stores: that one runs in the fused kernel, with no
+ * host synchronisation, and may be captured in a CUDA graph (docs/core.md
+ * says which path a call takes and what it costs). Fields and migration
+ * use the same description of a field, hx_field: data points to the
+ * caller's pointer to the array and size is the bytes per atom; the
  * transport adds how to read those bytes, an element type and a width
  * (values per atom), so that size == width * the type's bytes.
  *
@@ -451,8 +458,11 @@ HX_API hx_status hx_transport_field_remove(hx_transport *t, int id);
  * coordinates travel but with no periodic shift (a field is not a
  * position). Fills entries [nhome, ntotal) of each array; entries
  * [0, nhome) are read, never written. with_coords 1: the coordinates go
- * forward in the same exchange (one message per pulse), as
- * hx_transport_forward sends them; n may then be 0. */
+ * forward in the same call, as hx_transport_forward sends them (one
+ * message per pulse on `cpu`, one kernel and signal per pulse on
+ * nvshmem-fused); n may then be 0. On the GPU transports, as in an MD
+ * step, a reverse (or a sync on every rank) comes between two forwards
+ * with the coordinates, so that a peer's next values never meet these. */
 HX_API hx_status hx_transport_fields_forward(hx_transport *t, const int *ids, int n,
                                              int with_coords);
 /* Collective. Reverse of the n fields named by ids: each halo entry's
@@ -460,7 +470,9 @@ HX_API hx_status hx_transport_fields_forward(hx_transport *t, const int *ids, in
  * (the order hx_transport_reverse adds forces in), so the sums do not
  * depend on timing; int32 values add too (wrapping modulo 2^32). Halo
  * entries keep their values. with_forces 1: the forces go back in the same
- * exchange, as hx_transport_reverse sends them; n may then be 0. */
+ * call, as hx_transport_reverse sends them (one message per pulse on
+ * `cpu`; the transport's own reverse, then the fields, on the GPU
+ * transports); n may then be 0. */
 HX_API hx_status hx_transport_fields_reverse(hx_transport *t, const int *ids, int n,
                                              int with_forces);
 

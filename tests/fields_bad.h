@@ -6,8 +6,9 @@
 
 #include "halox.h"
 
-/* Every bad description and call of a halo field, on a cpu transport and
- * on `auto` (which carries none), in the box lo, len. Collective. */
+/* Every bad description and call of a halo field on a cpu transport, and
+ * fields through `auto` (its choice carries them), in the box lo, len.
+ * Collective. */
 void fields_bad_input(hx_comm *comm, const double lo[3], const double len[3]);
 
 /* A rank that stops before a field forward: its receivers end in

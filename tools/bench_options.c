@@ -16,7 +16,7 @@ static void usage(void)
     printf("usage: halox-bench [exchange] [--atoms N] [--grid NXxNYxNZ] [--transport LIST|all]\n"
            "                   [--iters N] [--warmup N] [--cutoff RH] [--density RHO]\n"
            "                   [--lattice random|fcc] [--dtype float|double] [--seed S]\n"
-           "                   [--csv FILE] [--no-put] [--floor] [--tilt T]\n"
+           "                   [--csv FILE] [--no-put] [--floor] [--tilt T] [--field]\n"
            "       halox-bench pingpong [--bytes N,N,...] [--iters N]\n"
            "       halox-bench md ...   (whole MD steps; halox-bench md --help)\n"
            "       halox-bench --list   (every transport: built, or what a build needs)\n"
@@ -138,6 +138,10 @@ int parse_args(int argc, char **argv, bench_opts *o, int rank)
         }
         if (strcmp(a, "--floor") == 0) {
             o->floor = 1;
+            continue;
+        }
+        if (strcmp(a, "--field") == 0) {
+            o->field = 1;
             continue;
         }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {

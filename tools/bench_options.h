@@ -23,6 +23,7 @@ typedef struct bench_opts {
     int no_put;
     int floor;   /* --floor: measure the ping-pong floor too */
     double tilt; /* --tilt T: triclinic box, xy = xz = yz = T times the box length */
+    int field;   /* --field: time a forward with one 4-byte field too */
 } bench_opts;
 
 /* The exchange benchmark's options into o: 0, 1 after --help (printed),

@@ -4,7 +4,7 @@
  *   halox-bench [exchange] [--atoms N] [--grid NXxNYxNZ] [--transport LIST|all]
  *               [--iters N] [--warmup N] [--cutoff RH] [--density RHO]
  *               [--lattice random|fcc] [--dtype float|double] [--seed S]
- *               [--csv FILE] [--no-put] [--tilt T]
+ *               [--csv FILE] [--no-put] [--floor] [--tilt T] [--field]
  *
  * For each transport: a system of N atoms at the given density (LJ units,
  * default 0.8442) in a cubic periodic box, uniform random or an fcc lattice
@@ -40,6 +40,14 @@
  * st.release.sys, the peer acquiring with ld.acquire.sys); it prints half a
  * round trip per size (0: the signal alone).
  *
+ * --field adds a table of the same step whose forward carries one 4-byte
+ * field per atom with the coordinates (hx_transport_fields_forward of one
+ * float field, with_coords 1, then hx_transport_reverse), for every row of
+ * a transport that carries fields (graph rows: the two captured in a CUDA
+ * graph and replayed; a row whose field call cannot be captured says so):
+ * its median, minimum and 90th percentile, and field_x, its median over
+ * the row's median above (CSV rows "LABEL +field").
+ *
  * All transports are created before the first is timed and destroyed after
  * the last: NVSHMEM can start only once per process.
  */
@@ -48,6 +56,7 @@
 #include "core/hxi.h"
 #include "core/outfile.h"
 #include "transport/probes.h"
+#include "bench_field.h"
 #include "bench_options.h"
 
 #if defined(HALOX_HAVE_CUDA) && defined(HALOX_HAVE_MPI)
@@ -76,6 +85,10 @@ typedef struct bench_row {
     int npulses;
     hx_status status;
     char error[512];
+    int field_ran; /* --field: timed (launched rows only) */
+    hx_status field_status;
+    double field_us[3]; /* median, min, p90 of a step with the field */
+    char field_error[256];
 } bench_row;
 
 static uint64_t splitmix(uint64_t *s)
@@ -298,6 +311,44 @@ static void run_one(hx_comm *comm, const bench_opts *o, const hx_plan *plan, ben
     }
     (void) plan;
     free(times);
+}
+
+/* --field: the step with one 4-byte field beside each row (a graph row's
+ * captured in a graph of its own). */
+static void bench_fields(hx_comm *comm, const bench_opts *o, const hx_plan *plan, bench_row *rows,
+                         int nrows)
+{
+    for (int i = 0; i < nrows; i++) {
+        bench_row *r = &rows[i];
+        if (r->status != HX_OK)
+            continue;
+        r->field_ran = 1;
+        r->field_status = bench_field_time(comm, r->t, plan, r->graph, o->warmup, o->iters,
+                                           r->field_us, r->field_error, sizeof r->field_error);
+    }
+}
+
+static void print_fields(const bench_opts *o, const hx_decomp *d, int size, const bench_row *rows,
+                         int nrows, FILE *csv)
+{
+    printf("# --field: forward of the coordinates with one 4-byte field per atom, then reverse; "
+           "field_x = its median / the median above\n");
+    printf("%-30s %10s %10s %10s %10s\n", "transport", "field_us", "min_us", "p90_us", "field_x");
+    for (int i = 0; i < nrows; i++) {
+        const bench_row *r = &rows[i];
+        if (!r->field_ran)
+            continue;
+        if (r->field_status == HX_OK)
+            printf("%-30s %10.2f %10.2f %10.2f %10.2f\n", r->label, r->field_us[0], r->field_us[1],
+                   r->field_us[2], r->field_us[0] / r->median_us);
+        else
+            printf("%-30s %10s %10s %10s %10s  %s\n", r->label, "-", "-", "-", "-", r->field_error);
+        if (csv)
+            fprintf(csv, "%s +field,%ld,%dx%dx%d,%d,%d,%ld,%.3f,%.3f,%.3f,%s,%.3f\n", r->label,
+                    o->atoms, d->grid[0], d->grid[1], d->grid[2], size, r->npulses, r->halo_atoms,
+                    r->field_us[0], r->field_us[1], r->field_us[2],
+                    hx_status_string(r->field_status), 0.0);
+    }
 }
 
 /* 1 when name is in the comma-separated list (or the list is "all"). */
@@ -617,6 +668,8 @@ int main(int argc, char **argv)
         prepare(comm, &o, plan, x, &rows[i]);
     for (int i = 0; i < nrows; i++)
         run_one(comm, &o, plan, &rows[i]);
+    if (o.field)
+        bench_fields(comm, &o, plan, rows, nrows);
     double floor_us = 0.0;
     char floor_text[256] = "";
     if (o.floor)
@@ -652,6 +705,8 @@ int main(int argc, char **argv)
                         o.atoms, d.grid[0], d.grid[1], d.grid[2], size, r->npulses, r->halo_atoms,
                         r->median_us, r->min_us, r->p90_us, hx_status_string(r->status), r->b2b_us);
         }
+        if (o.field)
+            print_fields(&o, &d, size, rows, nrows, csv);
         if (floor_us > 0.0) {
             printf("%s", floor_text);
             if (csv)

@@ -2,10 +2,15 @@
  * fields.c - per-atom fields through the halo: the registry of a
  * transport's fields, the checks of a field call, and the host helpers a
  * backend packs and adds with. The exchange itself is the backend's
- * (hxi_transport_ops.fields_forward / fields_reverse); one without those
- * and without HX_CAP_FIELDS refuses every field call by its caps.
+ * (hxi_transport_ops.fields_forward / fields_reverse): the cpu
+ * transport's on host arrays, every GPU transport's on device arrays
+ * (gpu/fields_dev.c). One without those and without HX_CAP_FIELDS refuses
+ * every field call by its caps.
  */
 #include "transport/transport.h"
+#ifdef HALOX_HAVE_CUDA
+#include "transport/gpu/fields_dev.h"
+#endif
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,16 +34,19 @@ static size_t hxi_ftype_bytes(hx_ftype type)
     }
 }
 
-/* HX_OK where t carries fields, else the one refusal every call gives. */
+/* HX_OK where t carries fields, else the one refusal every call gives.
+ * `auto` takes registrations before its choice (every transport it may
+ * choose carries fields) and passes each call to its choice. */
 static hx_status hxi_fields_carried(const hx_transport *t, const char *call)
 {
-    /* The bit and the ops of t itself: `auto` passes no field call on. */
-    if ((hx_transport_caps(t) & HX_CAP_FIELDS) && t->ops->fields_forward && t->ops->fields_reverse)
+    const unsigned caps = hx_transport_caps(t);
+    if ((caps & (HX_CAP_FIELDS | HX_CAP_CHOOSES)) && t->ops->fields_forward &&
+        t->ops->fields_reverse)
         return HX_OK;
     return hxi_error(HX_ERR_UNSUPPORTED,
-                     "%s: transport '%s' cannot carry per-atom fields: fields are carried by "
-                     "the cpu transport only so far (create it by name; hx_transport_caps "
-                     "says HX_CAP_FIELDS where a transport can)",
+                     "%s: transport '%s' cannot carry per-atom fields (its hx_transport_caps "
+                     "lacks HX_CAP_FIELDS): use one that has it, such as cpu or any GPU "
+                     "transport",
                      call, t->ops->name);
 }
 
@@ -109,8 +117,20 @@ hx_status hx_transport_field_remove(hx_transport *t, int id)
     return HX_OK;
 }
 
+size_t hxi_fields_bytes(const hx_transport *t)
+{
+    size_t bytes = 0;
+    for (int k = 0; t->fields && k < HX_MAX_FIELDS; k++)
+        if (t->fields->width[k] > 0)
+            bytes += t->fields->f[k].size;
+    return bytes;
+}
+
 void hxi_fields_free(hx_transport *t)
 {
+#ifdef HALOX_HAVE_CUDA
+    hxi_fdev_free(t);
+#endif
     free(t->fields);
     t->fields = NULL;
 }

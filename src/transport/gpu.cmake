@@ -5,6 +5,8 @@
 list(APPEND HALOX_GPU_SOURCES
   transport/gpu/gpu.c
   transport/gpu/kernels.cu
+  transport/gpu/fields_dev.c
+  transport/gpu/fields_kernels.cu
   rebuild/rebuild.c
   rebuild/plan_device.c
   rebuild/kernels.cu

@@ -230,8 +230,8 @@ unsigned hx_transport_caps(const hx_transport *t)
     if (!(t->ops->caps & HX_CAP_CHOOSES))
         return t->ops->caps;
     const hx_transport *chosen = hxi_auto_chosen(t);
-    /* Field calls stay with auto itself, which carries none. */
-    return HX_CAP_CHOOSES | (chosen ? hx_transport_caps(chosen) & ~(unsigned) HX_CAP_FIELDS : 0u);
+    /* Field calls go to the choice as well (auto/auto.c). */
+    return HX_CAP_CHOOSES | (chosen ? hx_transport_caps(chosen) : 0u);
 }
 
 hx_transport *hxi_transport_actual(hx_transport *t)

@@ -84,6 +84,7 @@ struct hx_transport {
     char describe[512];
     void *impl;                  /* backend state */
     struct hxi_fieldset *fields; /* registered fields (fields.c), NULL until one */
+    struct hxi_fdev *fdev;       /* device field exchange state (gpu/fields_dev.c) */
 };
 
 /* What the backends share (common.c). Capacity for a plan: what it needs
@@ -96,6 +97,8 @@ hx_status hxi_transport_fit(hx_transport *t, int *grow, int *new_capacity);
 
 /* Fields (fields.c): frees t's registrations (hx_transport_destroy). */
 void hxi_fields_free(hx_transport *t);
+/* Bytes per atom of all the fields registered on t now. */
+size_t hxi_fields_bytes(const hx_transport *t);
 /* Host helpers of a field exchange: bytes of n atoms of f, rounded up to 8
  * so that blocks of several arrays in one buffer stay aligned; a pulse's
  * values copied out by its map (coordinates with its shift); a buffer of

@@ -197,6 +197,27 @@ static hx_status auto_sync(hx_transport *t)
     return a->chosen ? hx_transport_sync(a->chosen) : HX_OK;
 }
 
+/* Field calls, checked and resolved by fields.c against auto's own
+ * registry, go to the choice; a forward with the coordinates counts the
+ * choice's step, as hx_transport_forward does. */
+static hx_status auto_fields_forward(hx_transport *t, const hxi_field *f, int n)
+{
+    hx_transport *c = ((hxi_auto *) t->impl)->chosen;
+    if (!c->ops->fields_forward)
+        return hxi_error(HX_ERR_UNSUPPORTED, "auto: its choice %s carries no fields", c->ops->name);
+    if (n > 0 && f[0].shift)
+        c->step++;
+    return c->ops->fields_forward(c, f, n);
+}
+
+static hx_status auto_fields_reverse(hx_transport *t, const hxi_field *f, int n)
+{
+    hx_transport *c = ((hxi_auto *) t->impl)->chosen;
+    if (!c->ops->fields_reverse)
+        return hxi_error(HX_ERR_UNSUPPORTED, "auto: its choice %s carries no fields", c->ops->name);
+    return c->ops->fields_reverse(c, f, n);
+}
+
 const hx_transport *hxi_auto_chosen(const hx_transport *t)
 {
     const hxi_auto *a = t->impl;
@@ -212,4 +233,6 @@ const hxi_transport_ops hxi_transport_auto = {
     .forward = auto_forward,
     .reverse = auto_reverse,
     .sync = auto_sync,
+    .fields_forward = auto_fields_forward,
+    .fields_reverse = auto_fields_reverse,
 };

@@ -10,6 +10,7 @@
 #ifndef HALOX_FUSED_H
 #define HALOX_FUSED_H
 
+#include "transport/fused/fused_fields.h"
 #include "transport/gpu/gpu_types.h"
 
 #include <cuda_runtime_api.h>
@@ -112,6 +113,7 @@ typedef struct hxi_fz_args {
     int32_t fsig_base;     /* HXI_SHM_FSIG */
     int32_t unpack_atomic; /* 1: force unpacks use atomic adds (a peer adds
                               into our array remotely in this plan) */
+    hxi_fz_fields fld;     /* forward: fields with the coordinates (n 0: none) */
 } hxi_fz_args;
 
 /* Counter words: forward per pulse, reverse send per pulse, reverse unpack

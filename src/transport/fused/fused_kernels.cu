@@ -94,6 +94,8 @@ static __device__ int fz_wait_deps(const hxi_fz_args &a, const hxi_fz_pulse *P, 
     return __shfl_sync(0xffffffffu, ok, 0);
 }
 
+#include "transport/fused/fields_dev.cuh"
+
 /* ------------------------------------------------------------ coordinates */
 
 /* One row (pulse) of the coordinate kernel, plain stores. Direct path:
@@ -277,6 +279,8 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_forward(const hxi_fz_
     __syncthreads();
     const uint64_t step = s_step;
     if (P->g.nsend > 0 && step != a.withhold_step) {
+        if (a.fld.n > 0)
+            fz_fields_row(a, P, p, step);
         if (TMA && P->xmode == HXI_FZ_X_DIRECT && P->xhead >= 0)
             fz_row_tma(a, P, p, step, s_buf[threadIdx.x >> 5]);
         else
@@ -285,6 +289,8 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_forward(const hxi_fz_
     if (P->g.nrecv > 0 && blockIdx.x == 0 && threadIdx.x == 0)
         fz_wait(a, a.sig + p, step, p, P->g.dim, 0, P->g.recv_rank);
     __syncthreads();
+    if (a.fld.n > 0 && P->g.nrecv > 0)
+        fz_fields_land(a, P, p, step);
     if (threadIdx.x == 0) {
         const unsigned total = gridDim.x * gridDim.y;
         if (hxi_dev_inc_acq_rel_gpu(a.cnt + HXI_FZ_CNT_EXIT, total - 1) == total - 1)

@@ -10,6 +10,7 @@
  * HALOX_MPI_MODE forces a mode, so that each can be measured.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "transport/gpu/fields_dev.h"
 #include "transport/mpi/mpi_impl.h"
 #include "transport/gpu/kernels.h"
 
@@ -530,11 +531,13 @@ void hxi_mpi_times_reset(hx_transport *t)
 
 const hxi_transport_ops hxi_transport_mpi = {
     .name = "mpi",
-    .caps = HX_CAP_DEVICE | HX_CAP_BLOCKS_HOST,
+    .caps = HX_CAP_DEVICE | HX_CAP_FIELDS | HX_CAP_BLOCKS_HOST,
     .create = mpi_create,
     .destroy = mpi_destroy,
     .set_plan = mpi_set_plan,
     .forward = mpi_forward,
     .reverse = mpi_reverse,
     .sync = mpi_sync,
+    .fields_forward = hxi_fdev_forward,
+    .fields_reverse = hxi_fdev_reverse,
 };

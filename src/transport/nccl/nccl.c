@@ -9,6 +9,7 @@
  * this transport finds that case itself before NCCL does, and says what to
  * do instead.
  */
+#include "transport/gpu/fields_dev.h"
 #include "transport/gpu/kernels.h"
 #include "transport/nccl/comm.h"
 
@@ -231,7 +232,7 @@ static hx_status nccl_xchg(hx_transport *t, hxi_xchg_msg *msg, int n)
 
 const hxi_transport_ops hxi_transport_nccl = {
     .name = "nccl",
-    .caps = HX_CAP_DEVICE | HX_CAP_GPU_PER_RANK,
+    .caps = HX_CAP_DEVICE | HX_CAP_FIELDS | HX_CAP_GPU_PER_RANK,
     .create = nccl_create,
     .destroy = nccl_destroy,
     .set_plan = nccl_set_plan,
@@ -240,4 +241,6 @@ const hxi_transport_ops hxi_transport_nccl = {
     .xchg_reserve = nccl_xchg_reserve,
     .xchg = nccl_xchg,
     .sync = nccl_sync,
+    .fields_forward = hxi_fdev_forward,
+    .fields_reverse = hxi_fdev_reverse,
 };

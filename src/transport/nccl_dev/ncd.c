@@ -34,6 +34,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "transport/fused/fused_core.h"
+#include "transport/gpu/fields_dev.h"
 #include "transport/nccl/comm.h"
 #include "transport/nccl_dev/ncd.h"
 
@@ -512,7 +513,7 @@ hx_status hxi_ncd_self_check(hx_transport *t)
 
 const hxi_transport_ops hxi_transport_nccl_dev = {
     .name = NCD_WHO,
-    .caps = HX_CAP_DEVICE | HX_CAP_PEER | HX_CAP_GRAPH | HX_CAP_GPU_PER_RANK,
+    .caps = HX_CAP_DEVICE | HX_CAP_FIELDS | HX_CAP_PEER | HX_CAP_GRAPH | HX_CAP_GPU_PER_RANK,
     /* NCCL refuses two ranks on one GPU and its exchange has not yet run
      * on two GPUs (on one rank there is nothing to exchange;
      * docs/transports.md). */
@@ -526,4 +527,6 @@ const hxi_transport_ops hxi_transport_nccl_dev = {
     .reverse = ncd_reverse,
     .sync = ncd_sync,
     .step_graph = ncd_step_graph,
+    .fields_forward = hxi_fdev_forward,
+    .fields_reverse = hxi_fdev_reverse,
 };

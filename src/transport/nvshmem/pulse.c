@@ -6,6 +6,7 @@
  * force_put / HALOX_FORCE_PUT=1) it packs into a symmetric staging slot and
  * puts with signal. The host only launches.
  */
+#include "transport/gpu/fields_dev.h"
 #include "transport/nvshmem/pulse_kernels.h"
 #include "transport/nvshmem/shm.h"
 
@@ -126,7 +127,7 @@ static hx_status pulse_reverse(hx_transport *t)
 
 const hxi_transport_ops hxi_transport_nvshmem_pulse = {
     .name = "nvshmem-pulse",
-    .caps = HX_CAP_DEVICE | HX_CAP_PEER | HX_CAP_VOTE,
+    .caps = HX_CAP_DEVICE | HX_CAP_FIELDS | HX_CAP_PEER | HX_CAP_VOTE,
     .create = pulse_create,
     .destroy = hxi_shm_destroy,
     .set_plan = pulse_set_plan,
@@ -136,4 +137,6 @@ const hxi_transport_ops hxi_transport_nvshmem_pulse = {
     .xchg = hxi_shm_xchg,
     .vote = hxi_shm_vote,
     .sync = hxi_shm_sync,
+    .fields_forward = hxi_fdev_forward,
+    .fields_reverse = hxi_fdev_reverse,
 };

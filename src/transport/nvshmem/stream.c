@@ -10,6 +10,7 @@
  * kernel spins just the same, gives up after the timeout, and records who
  * waited for what; hx_transport_sync reports it.
  */
+#include "transport/gpu/fields_dev.h"
 #include "transport/gpu/kernels.h"
 #include "transport/nvshmem/shm.h"
 #include "transport/nvshmem/shm_api.h"
@@ -84,7 +85,7 @@ static hx_status stream_reverse(hx_transport *t)
 
 const hxi_transport_ops hxi_transport_nvshmem_stream = {
     .name = "nvshmem-stream",
-    .caps = HX_CAP_DEVICE | HX_CAP_PEER | HX_CAP_VOTE,
+    .caps = HX_CAP_DEVICE | HX_CAP_FIELDS | HX_CAP_PEER | HX_CAP_VOTE,
     .create = stream_create,
     .destroy = hxi_shm_destroy,
     .set_plan = stream_set_plan,
@@ -94,4 +95,6 @@ const hxi_transport_ops hxi_transport_nvshmem_stream = {
     .xchg = hxi_shm_xchg,
     .vote = hxi_shm_vote,
     .sync = hxi_shm_sync,
+    .fields_forward = hxi_fdev_forward,
+    .fields_reverse = hxi_fdev_reverse,
 };

@@ -27,6 +27,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "transport/fused/fused_core.h"
+#include "transport/gpu/fields_dev.h"
+#include "transport/nvshmem_fused/fused_fields.h"
 #include "transport/probes.h"
 #include "transport/nvshmem/shm.h"
 #include "transport/nvshmem/shm_api.h"
@@ -58,6 +60,7 @@ typedef struct hxi_fz {
     int peers_np;
     int peers_rank[HX_MAX_PULSES][2];
     int scap[HX_MAX_PULSES], rcap[HX_MAX_PULSES], peer_s[HX_MAX_PULSES], peer_r[HX_MAX_PULSES];
+    hxi_fzf fzf; /* fields in the fused kernel (fused_fields.c) */
 } hxi_fz;
 
 static const char *fz_name(int tma)
@@ -129,6 +132,7 @@ static void fz_destroy(hx_transport *t)
         (void) cudaStreamSynchronize(z->s.g.stream);
     (void) hxi_barrier(t->comm);
     hxi_shm_free((void **) &z->ack);
+    hxi_fzf_close(&z->fzf);
     hxi_fz_core_close(&z->c);
     if (z->d_pmaps)
         cudaFree(z->d_pmaps);
@@ -389,6 +393,7 @@ static hx_status fz_set_plan(hx_transport *t)
         unpack_atomic |= fz_pulse_forces(t, z, d, p);
     }
     hxi_fz_order(&z->c, np, t->plan);
+    HXI_CHECK_GOTO(hxi_fzf_adopt(t, &z->fzf, z->nxput), st, done);
     HXI_CHECK_GOTO(fz_upload(t, z, pmaps, pmap_total, segs, nseg, unpack_atomic), st, done);
     fz_describe(t, z);
 done:
@@ -409,6 +414,16 @@ static hx_status fz_reverse(hx_transport *t)
     return hxi_fz_core_reverse(&z->c, &z->s.g, t);
 }
 
+/* Fields forward: with the coordinates in the fused kernel where every
+ * rank can, else the generic device path (the same choice on every rank). */
+static hx_status fz_fields_forward(hx_transport *t, const hxi_field *f, int n)
+{
+    hxi_fz *z = t->impl;
+    int done = 0;
+    HXI_CHECK(hxi_fzf_forward(t, &z->fzf, &z->c, &z->s.g, f, n, &done));
+    return done ? HX_OK : hxi_fdev_forward(t, f, n);
+}
+
 static hx_status fz_step_graph(hx_transport *t)
 {
     hxi_fz *z = t->impl;
@@ -417,7 +432,7 @@ static hx_status fz_step_graph(hx_transport *t)
 
 const hxi_transport_ops hxi_transport_nvshmem_fused = {
     .name = "nvshmem-fused",
-    .caps = HX_CAP_DEVICE | HX_CAP_PEER | HX_CAP_GRAPH | HX_CAP_VOTE,
+    .caps = HX_CAP_DEVICE | HX_CAP_FIELDS | HX_CAP_PEER | HX_CAP_GRAPH | HX_CAP_VOTE,
     .create = fz_create_plain,
     .destroy = fz_destroy,
     .set_plan = fz_set_plan,
@@ -428,11 +443,13 @@ const hxi_transport_ops hxi_transport_nvshmem_fused = {
     .vote = hxi_shm_vote,
     .sync = hxi_shm_sync,
     .step_graph = fz_step_graph,
+    .fields_forward = fz_fields_forward,
+    .fields_reverse = hxi_fdev_reverse,
 };
 
 const hxi_transport_ops hxi_transport_nvshmem_fused_tma = {
     .name = "nvshmem-fused-tma",
-    .caps = HX_CAP_DEVICE | HX_CAP_PEER | HX_CAP_GRAPH | HX_CAP_VOTE,
+    .caps = HX_CAP_DEVICE | HX_CAP_FIELDS | HX_CAP_PEER | HX_CAP_GRAPH | HX_CAP_VOTE,
     .create = fz_create_tma,
     .destroy = fz_destroy,
     .set_plan = fz_set_plan,
@@ -443,6 +460,8 @@ const hxi_transport_ops hxi_transport_nvshmem_fused_tma = {
     .vote = hxi_shm_vote,
     .sync = hxi_shm_sync,
     .step_graph = fz_step_graph,
+    .fields_forward = fz_fields_forward,
+    .fields_reverse = hxi_fdev_reverse,
 };
 
 /* ------------------------------------------------------------ floor probe */

@@ -1,0 +1,44 @@
+/*
+ * fused_fields.h - per-atom fields in the fused coordinate kernel: what
+ * the host (nvshmem_fused/fused_fields.c) gives the forward kernel
+ * (fused/fields_dev.cuh) in its arguments. Plain types only.
+ *
+ * With the coordinates, a pulse's field values go in the same kernel row
+ * as its coordinates and under the same signal: the row's blocks store
+ * them into send_rank's landing buffer (symmetric, reached by load/store)
+ * before they arrive on the pulse counter, so the one release of the
+ * signal publishes both. The receiver's blocks of the pulse then copy
+ * them from the landing buffer into its arrays. A map entry that an
+ * earlier pulse delivered is read from the landing buffer, after the
+ * signal of that pulse, as the coordinates are.
+ */
+#ifndef HALOX_FUSED_FIELDS_H
+#define HALOX_FUSED_FIELDS_H
+
+#include <stdint.h>
+
+/* Fields one fused launch carries at most; more go the generic way. */
+#define HXI_FZF_MAX 8
+/* Pulses of a plan (HX_MAX_PULSES, repeated so that the kernels need not
+ * include halox.h). */
+#define HXI_FZF_PULSES 32
+
+/* One field: the caller's device array (`words` 4-byte words per atom)
+ * and where its block starts in the landing buffer, atom i at
+ * land + 4 * words * i (every rank's layout alike). */
+typedef struct hxi_fz_field {
+    void *data;
+    uint64_t land;
+    int32_t words;
+    int32_t pad_;
+} hxi_fz_field;
+
+typedef struct hxi_fz_fields {
+    int32_t n;     /* fields in this launch; 0: the coordinates alone */
+    int32_t nhome; /* map entries below it read the arrays, the rest the landing buffer */
+    char *land;    /* our landing buffer */
+    hxi_fz_field f[HXI_FZF_MAX];
+    char *peer_land[HXI_FZF_PULSES]; /* pulse p: send_rank's landing buffer */
+} hxi_fz_fields;
+
+#endif /* HALOX_FUSED_FIELDS_H */

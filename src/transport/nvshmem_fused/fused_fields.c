@@ -1,0 +1,120 @@
+/*
+ * fused_fields.c - fields forward with the coordinates in one launch of
+ * the fused kernel (nvshmem-fused, nvshmem-fused-tma): one signal per
+ * pulse covers both. Each field lands in a symmetric buffer on the
+ * receiver, atom i of field k at the same place on every rank (the
+ * largest rank's capacity of atoms per field, the fields one after
+ * another in the call's order), and the receiving blocks copy it into
+ * the caller's array (fused/fields_dev.cuh). Only where every pulse of
+ * every rank stores straight into its peer (NVLink); the put path,
+ * fields alone and reverses go the generic way (gpu/fields_dev.c). As
+ * for coordinates, a peer writes the next forward's values only after
+ * this rank's reverse has sent its forces, so a forward with fields must
+ * be followed by a reverse before the next forward, as in an MD step.
+ */
+#include "transport/nvshmem_fused/fused_fields.h"
+#include "transport/gpu/fields_dev.h"
+#include "transport/nvshmem/shm.h"
+#include "transport/nvshmem/shm_api.h"
+
+#include <string.h>
+
+_Static_assert(HXI_FZF_PULSES >= HX_MAX_PULSES, "a peer landing pointer for every pulse");
+
+hx_status hxi_fzf_adopt(hx_transport *t, hxi_fzf *s, int nxput)
+{
+    int put = nxput, cap = t->capacity;
+    HXI_CHECK(hxi_allreduce_int(t->comm, &put, 1, 0));
+    HXI_CHECK(hxi_allreduce_int(t->comm, &cap, 1, 1));
+    s->direct = put == 0;
+    s->cap = cap;
+    return HX_OK;
+}
+
+void hxi_fzf_close(hxi_fzf *s)
+{
+    hxi_shm_free(&s->land);
+    s->land_cap = 0;
+}
+
+/* A landing buffer of at least `need` bytes: grown together on every rank
+ * (each makes the same call, with the same agreed capacity), once no peer can
+ * still write into or read from the old one. Not during stream capture. */
+static hx_status fzf_room(hx_transport *t, hxi_fzf *s, hxi_gpu *g, size_t need)
+{
+    if (s->land && need <= s->land_cap)
+        return HX_OK;
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    HXI_CUDA(cudaStreamIsCapturing(g->stream, &cs));
+    if (cs != cudaStreamCaptureStatusNone)
+        return hxi_error(HX_ERR_STATE,
+                         "%s: hx_transport_fields_forward needs a larger landing buffer during "
+                         "stream capture: make the same call once outside the capture first "
+                         "(after each hx_transport_set_plan that grows the arrays)",
+                         g->who);
+    hx_status st = HX_OK;
+    if (cudaStreamSynchronize(g->stream) != cudaSuccess)
+        st = hxi_cuda_error(cudaGetLastError(), "waiting before the field landing buffer grows",
+                            __FILE__, __LINE__);
+    HXI_CHECK(hxi_agree(t->comm, st));
+    HXI_CHECK(hxi_barrier(t->comm));
+    hxi_fzf_close(s);
+    HXI_CHECK(hxi_shm_alloc(t->comm, &s->land, need + need / 4, "the field landing buffer"));
+    s->land_cap = need + need / 4;
+    return HX_OK;
+}
+
+/* The kernel's view of the fields f[0 .. n): their blocks in the landing
+ * buffer and every pulse's peer buffer. */
+static hx_status fzf_describe(hx_transport *t, hxi_fzf *s, hxi_gpu *g, const hxi_field *f, int n,
+                              hxi_fz_fields *fld)
+{
+    memset(fld, 0, sizeof *fld);
+    size_t off = 0;
+    for (int k = 0; k < n; k++) {
+        fld->f[k] = (hxi_fz_field){f[k].data, off, (int32_t) (f[k].size / 4), 0};
+        off += ((size_t) s->cap * f[k].size + 7) & ~(size_t) 7;
+    }
+    /* Room for every field registered, so that a later call naming others
+     * (in a graph captured since) finds the buffer large enough. */
+    const size_t all = (size_t) s->cap * hxi_fields_bytes(t) + 8 * (size_t) HX_MAX_FIELDS;
+    HXI_CHECK(fzf_room(t, s, g, off > all ? off : all));
+    fld->n = n;
+    fld->nhome = t->plan->nhome;
+    fld->land = s->land;
+    for (int p = 0; p < t->plan->npulses; p++) {
+        const hx_pulse *q = &t->plan->pulse[p];
+        if (q->nsend == 0)
+            continue;
+        fld->peer_land[p] = hxi_shm_api_ptr(s->land, q->send_rank);
+        if (!fld->peer_land[p])
+            return hxi_error(HX_ERR_STATE,
+                             "%s: rank %d's field landing buffer is not reachable by stores "
+                             "although its coordinates are",
+                             g->who, q->send_rank);
+    }
+    return HX_OK;
+}
+
+hx_status hxi_fzf_forward(hx_transport *t, hxi_fzf *s, hxi_fz_core *c, hxi_gpu *g,
+                          const hxi_field *f, int n, int *done)
+{
+    *done = 0;
+    if (n < 2 || n - 1 > HXI_FZF_MAX || !f[0].shift || !s->direct ||
+        t->plan->npulses > HXI_FZF_PULSES)
+        return HX_OK;
+    *done = 1;
+    /* The arrays are checked outside a capture (the call made there first
+     * sized the landing buffer), so that nothing but launches is captured. */
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    HXI_CUDA(cudaStreamIsCapturing(g->stream, &cs));
+    if (cs == cudaStreamCaptureStatusNone)
+        HXI_CHECK(hxi_fdev_check(t, "hx_transport_fields_forward", f + 1, n - 1));
+    hxi_fz_args a = c->args;
+    HXI_CHECK(fzf_describe(t, s, g, f + 1, n - 1, &a.fld));
+    HXI_CHECK(hxi_gpu_begin_forward(g));
+    if (g->npulses == 0)
+        return HX_OK;
+    HXI_CUDA(hxi_fz_forward(g->stream, &a, c->bx, c->tma));
+    return HX_OK;
+}

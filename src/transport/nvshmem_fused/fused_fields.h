@@ -1,0 +1,33 @@
+/*
+ * fused_fields.h - fields in the fused coordinate kernel of nvshmem-fused
+ * and nvshmem-fused-tma (fused_fields.c; the layout and the kernel side:
+ * fused/fused_fields.h). Host side, C.
+ */
+#ifndef HALOX_NVSHMEM_FUSED_FIELDS_H
+#define HALOX_NVSHMEM_FUSED_FIELDS_H
+
+#include "transport/fused/fused_core.h"
+
+typedef struct hxi_fzf {
+    void *land;      /* symmetric landing buffer, NULL until a call needs one */
+    size_t land_cap; /* its bytes, the same on every rank */
+    int direct;      /* the plan's coordinate pulses all store straight into
+                        their peers, on every rank (agreed at set_plan) */
+    int cap;         /* atoms per field in the landing buffer: the largest
+                        rank's capacity (agreed at set_plan) */
+} hxi_fzf;
+
+/* Collective, at set_plan: records whether fields may ride in the fused
+ * kernel with this plan (nxput: this rank's pulses on the put path). */
+hx_status hxi_fzf_adopt(hx_transport *t, hxi_fzf *s, int nxput);
+/* Collective: frees the landing buffer (at destroy, before NVSHMEM closes). */
+void hxi_fzf_close(hxi_fzf *s);
+/* Forward of the coordinates f[0] and the fields f[1 .. n) in one fused
+ * launch where every rank can (coordinates asked, 1 to HXI_FZF_MAX
+ * fields, every pulse direct): *done 1. Elsewhere *done 0 and nothing
+ * ran: the caller takes the generic device path (gpu/fields_dev.c). The
+ * decision is the same on every rank. */
+hx_status hxi_fzf_forward(hx_transport *t, hxi_fzf *s, hxi_fz_core *c, hxi_gpu *g,
+                          const hxi_field *f, int n, int *done);
+
+#endif /* HALOX_NVSHMEM_FUSED_FIELDS_H */
