@@ -309,14 +309,18 @@ static int forward_wrong(const fset *f, int k, int nhome, const int64_t *own, in
     return bad;
 }
 
-/* Coordinates: home from the system, halo zeroed. */
-static void fill_coords(hx_transport *t, const hxt_case *c, int ntotal)
+/* Coordinates: home from the system, halo zeroed; then every rank waits
+ * for the others, since a GPU transport's peers store straight into this
+ * rank's halo once their forward starts, and a zeroing after that would
+ * erase what they sent. */
+static void fill_coords(hx_comm *comm, hx_transport *t, const hxt_case *c, int ntotal)
 {
     int nhome = c->l.n;
     double *x = hxt_xcalloc((size_t) ntotal * 3 + 1, sizeof(double));
     memcpy(x, c->l.x, (size_t) nhome * 3 * sizeof(double));
     HXT_OK(hx_transport_write(t, HX_COORDS, 0, ntotal, x));
     free(x);
+    settle(comm, t);
 }
 
 static void check_forward(hx_comm *comm, hx_transport *t, fset *f, const hxt_case *c,
@@ -325,7 +329,7 @@ static void check_forward(hx_comm *comm, hx_transport *t, fset *f, const hxt_cas
     int nhome = hx_plan_nhome(c->plan), ntotal = hx_plan_ntotal(c->plan);
     size_t xbytes = (size_t) ntotal * 3 * sizeof(double);
     /* The reference: coordinates as hx_transport_forward sends them. */
-    fill_coords(t, c, ntotal);
+    fill_coords(comm, t, c, ntotal);
     HXT_OK(hx_transport_forward(t));
     settle(comm, t);
     double *xref = read_array(t, HX_COORDS, ntotal);
@@ -335,7 +339,7 @@ static void check_forward(hx_comm *comm, hx_transport *t, fset *f, const hxt_cas
         for (int k = with; k < NF; k += 1 + with)
             ids[n++] = f->id[k];
         fill_tags(f, nhome, own);
-        fill_coords(t, c, ntotal);
+        fill_coords(comm, t, c, ntotal);
         if (!with) {
             HXT_OK(hx_transport_forward(t));
             settle(comm, t);
