@@ -108,6 +108,8 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
             return hxi_error(HX_ERR_UNSUPPORTED,
                              "fix %s: the GPU engine runs fix nve only so far: run with --cpu",
                              cfg->nvt.on ? "nvt" : "langevin");
+        if (cfg->types.ntypes > 1)
+            return hxi_error(HX_ERR_UNSUPPORTED, HXI_MD_GPU_TYPES_MSG, cfg->types.ntypes);
         *ops = &hx_md_engine_gpu;
         return HX_OK;
     }
@@ -685,6 +687,7 @@ out:
     free(sys.x);
     free(sys.v);
     free(sys.id);
+    free(sys.type);
     free(sys.xref);
     fflush(stdout);
     hx_comm_destroy(comm);
