@@ -203,6 +203,20 @@ static hx_status cpu_sort_by_id(hx_md_engine *e, double *carry)
     return HX_OK;
 }
 
+/* The home atoms' types into the engine's array, which holds the halo's
+ * too (the transport's field, filled by the forward exchange). */
+static hx_status cpu_place_types(hx_md_engine *e)
+{
+    if (e->ntotal > e->cap_types) {
+        int cap = e->ntotal + e->ntotal / 4 + 16;
+        HXI_CHECK(hxi_grow((void **) &e->types, (size_t) cap * sizeof(int32_t), "atom types"));
+        e->cap_types = cap;
+    }
+    if (e->nhome > 0)
+        memcpy(e->types, e->sys->type, (size_t) e->nhome * sizeof(int32_t));
+    return HX_OK;
+}
+
 /* Migrate (positions s->x; carry, 3 doubles an atom, goes along), sort,
  * plan, transport: who owns and who sees which atom. Collective; every
  * failure is agreed on. */
@@ -239,17 +253,7 @@ static hx_status cpu_place(hx_md_engine *e, double **carry)
     e->ntotal = hx_plan_ntotal(plan);
     if (e->nhome > 0)
         memcpy(e->x, s->x, (size_t) e->nhome * 3 * sizeof(double));
-    if (!s->type)
-        return HX_OK;
-    /* The types' array holds the halo too (the transport's field). */
-    if (e->ntotal > e->cap_types) {
-        int cap = e->ntotal + e->ntotal / 4 + 16;
-        HXI_CHECK(hxi_grow((void **) &e->types, (size_t) cap * sizeof(int32_t), "atom types"));
-        e->cap_types = cap;
-    }
-    if (e->nhome > 0)
-        memcpy(e->types, s->type, (size_t) e->nhome * sizeof(int32_t));
-    return HX_OK;
+    return s->type ? hxi_agree(e->comm, cpu_place_types(e)) : HX_OK;
 }
 
 /* Migrate, plan, transport, halo, lists: everything that depends on where
@@ -259,7 +263,7 @@ static hx_status cpu_build(hx_md_engine *e, double **carry)
     double t0 = hxi_now(), t1;
     hx_status st;
 
-    HXI_CHECK(hxi_agree(e->comm, cpu_place(e, carry)));
+    HXI_CHECK(cpu_place(e, carry));
     t1 = hxi_now();
     hxi_md_stage(&e->stats, HX_MD_MIGRATE, t0, t1);
 
@@ -437,8 +441,14 @@ static double cpu_mv2(const hx_md_engine *e)
 {
     const double *v = e->sys->v;
     double mv2 = 0.0;
+    if (e->types) {
+        for (int i = 0; i < e->nhome; i++)
+            mv2 += e->mass_t[e->types[i] - 1] * (v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] +
+                                                 v[3 * i + 2] * v[3 * i + 2]);
+        return mv2;
+    }
     for (int i = 0; i < e->nhome; i++)
-        mv2 += (e->types ? e->mass_t[e->types[i] - 1] : e->cfg.mass) *
+        mv2 += e->cfg.mass *
                (v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] + v[3 * i + 2] * v[3 * i + 2]);
     return mv2;
 }
