@@ -3,7 +3,7 @@
 # Kob-Andersen mixture (tests/decks/in.kob_andersen) against LAMMPS at 1
 # and 3 ranks (lammps_match.py's bound); set type/fraction atom by atom,
 # a mixture's restart file, an old one-type file, and bad input
-# (types_cases.py).
+# (types_cases.py); the deck and the mixing rules alone (test_types_mix).
 if(Python3_Interpreter_FOUND)
   if(HALOX_HAVE_MPI)
     string(REPLACE ";" " " hx_types_mpiflags "${HALOX_MPIEXEC_FLAGS}")
@@ -24,3 +24,8 @@ if(Python3_Interpreter_FOUND)
   set_tests_properties(test_types PROPERTIES LABELS cpu TIMEOUT 600 PROCESSORS 3)
   hx_test_mpi_env(test_types CPU)
 endif()
+
+# The deck's types and the pairs a run uses, without LAMMPS (deck.cmake's
+# reader sources, and the lattice for set type/fraction's sites).
+hx_test(test_types_mix SOURCES test_types_mix.c ${HX_DECK_SOURCES}
+        ${PROJECT_SOURCE_DIR}/src/md/lattice.c LABELS cpu)

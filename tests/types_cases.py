@@ -8,7 +8,8 @@ test_types_lammps:
     count: the extended XYZ frames (10 digits) after it equal those of
     the uninterrupted run;
   - an old one-type restart file (version 3) still reads;
-  - bad input: one ERROR line each, with the file, the line and the form.
+  - bad input: one ERROR line each, with the file, the line and the form;
+    --gpu with two types: the GPU engine's refusal.
 """
 import os
 import shutil
@@ -56,11 +57,11 @@ def main():
             return [a.halox]
         return [a.mpiexec, "-n", str(n)] + a.mpiflags.split() + [a.halox]
 
-    def halox(n, deck, d, extra=()):
+    def halox(n, deck, d, extra=(), engine="--cpu"):
         path = os.path.join(d, "in.t")
         with open(path, "w") as f:
             f.write(deck)
-        return subprocess.run(launch(n) + ["-in", path, "--cpu", "--no-progress"] + list(extra),
+        return subprocess.run(launch(n) + ["-in", path, engine, "--no-progress"] + list(extra),
                               cwd=d, capture_output=True, text=True, timeout=300)
 
     ranks = [1, 3] if a.mpiexec else [1]
@@ -142,6 +143,12 @@ def main():
             errs = [ln for ln in p.stderr.splitlines() if "ERROR" in ln]
             check(p.returncode != 0 and len(errs) == 1 and want in errs[0],
                   "bad input: %s (%s)" % (want, errs))
+        # The GPU engine refuses a mixture (whether or not this build has one).
+        p = halox(1, BASE + run, d, engine="--gpu")
+        errs = [ln for ln in p.stderr.splitlines() if "ERROR" in ln]
+        want = "create_box 2: the GPU engine runs one atom type so far: run with --cpu"
+        check(p.returncode != 0 and len(errs) == 1 and want in errs[0],
+              "--gpu with two types: %s (%s)" % (want, errs))
     return 1 if FAILS else 0
 
 
