@@ -14,7 +14,9 @@
  *                state = hash & 0x7ffffff (27 bits, as LAMMPS's mask), 1 if
  *                that is 0, then 5 uniform() discarded.
  * A raw velocity is (uniform() - 1/2) per component for `dist uniform`, or
- * gaussian() per component for `dist gaussian`, times 1 / sqrt(mass).
+ * gaussian() per component for `dist gaussian`, times 1 / sqrt(mass) of
+ * the atom's type (with several types: the type its lattice site takes,
+ * hxi_md_type_at, in a sweep; sys->type for loop local).
  *
  * loop all:   one generator seeded with SEED over atom ids 1..N, three
  *             components per id; each rank keeps those of its own atoms.
@@ -28,8 +30,8 @@
  *             LAMMPS as here.
  * loop geom:  per atom, reset(SEED, x): the same for every rank count and
  *             every decomposition, in LAMMPS as here.
- * Then, as LAMMPS: mom yes subtracts the centre-of-mass velocity
- * (sum m v / sum m); rot yes subtracts omega x (x - xcm) with omega =
+ * Then, as LAMMPS, with each atom's mass m: mom yes subtracts the
+ * centre-of-mass velocity (sum m v / sum m); rot yes subtracts omega x (x - xcm) with omega =
  * I^-1 L about the centre of mass (the lattice has no periodic images yet,
  * so x is unwrapped); T is measured with 3N - 3 degrees of freedom,
  * t = sum m v.v * (1 / (3N - 3)), and every velocity is scaled by
@@ -41,7 +43,8 @@
  * one-process LAMMPS run sums over its atoms, which are in id order there.
  * The velocities are then bitwise the same on every rank count and bitwise
  * LAMMPS's on one process. The raw velocities of all N atoms are drawn
- * once into memory (24 bytes per atom, freed at the end), by all the
+ * once into memory (24 bytes per atom, 25 with several types, freed at
+ * the end), by all the
  * host's threads where that gives the same numbers: loop geom draws each
  * atom from its own reset, and loop all with dist uniform takes exactly 3
  * values per atom, so a thread starts its block of ids from the seed
