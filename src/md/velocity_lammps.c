@@ -44,12 +44,11 @@
  * The velocities are then bitwise the same on every rank count and bitwise
  * LAMMPS's on one process. The raw velocities of all N atoms are drawn
  * once into memory (24 bytes per atom, 25 with several types, freed at
- * the end), by all the
- * host's threads where that gives the same numbers: loop geom draws each
- * atom from its own reset, and loop all with dist uniform takes exactly 3
- * values per atom, so a thread starts its block of ids from the seed
- * advanced by 3 x the first id (Park-Miller jumps ahead by a power of the
- * multiplier); loop all with dist gaussian rejects a varying number of
+ * the end), by all the host's threads where that gives the same numbers:
+ * loop geom draws each atom from its own reset, and loop all with dist
+ * uniform takes exactly 3 values per atom, so a thread starts its block of
+ * ids from the seed advanced by 3 x the first id (Park-Miller jumps ahead
+ * by a power of the multiplier); loop all with dist gaussian rejects a varying number of
  * values and is drawn by one thread. The sums then run over the stored
  * values, in id order, on one thread, and each rank's own atoms then take
  * their velocities from them on all threads. loop local sums this rank's atoms
