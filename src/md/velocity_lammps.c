@@ -48,11 +48,11 @@
  * loop geom draws each atom from its own reset, and loop all with dist
  * uniform takes exactly 3 values per atom, so a thread starts its block of
  * ids from the seed advanced by 3 x the first id (Park-Miller jumps ahead
- * by a power of the multiplier); loop all with dist gaussian rejects a varying number of
- * values and is drawn by one thread. The sums then run over the stored
- * values, in id order, on one thread, and each rank's own atoms then take
- * their velocities from them on all threads. loop local sums this rank's atoms
- * and adds over ranks, as LAMMPS does.
+ * by a power of the multiplier); loop all with dist gaussian rejects a
+ * varying number of values and is drawn by one thread. The sums then run
+ * over the stored values, in id order, on one thread, and each rank's own
+ * atoms then take their velocities from them on all threads. loop local
+ * sums this rank's atoms and adds over ranks, as LAMMPS does.
  */
 #include "md/velocity_lammps.h"
 
