@@ -26,6 +26,7 @@
 #include "md/cpu/md_cpu.h"
 #include "md/cpu/thermostat.h"
 #include "md/md_driver.h"
+#include "md/pair/pair_styles.h"
 #include "md/trace.h"
 
 #include <math.h>
@@ -46,6 +47,7 @@ struct hx_md_engine {
     hxi_md_pair pair;
     hxi_md_pbc pbc;
     double cutneigh;
+    double rc_max; /* the largest pair cutoff (rc with one type) */
     double *xhold; /* home positions at the last rebuild (the distance check,
                     * dangerous builds, restart files) */
     int cap_hold;
@@ -90,8 +92,8 @@ static hx_status cpu_forward(hx_md_engine *e)
  * positions (halo included). */
 static double cpu_pairs_within(const hx_md_engine *e)
 {
-    return (double) (hxi_md_nlist_within(&e->local, &e->pbc, e->cfg.rc, e->x) +
-                     hxi_md_nlist_within(&e->nonlocal, &e->pbc, e->cfg.rc, e->x));
+    return (double) (hxi_md_nlist_within(&e->local, &e->pbc, e->rc_max, e->x) +
+                     hxi_md_nlist_within(&e->nonlocal, &e->pbc, e->rc_max, e->x));
 }
 
 /* After a rebuild that followed a move over half the skin: the pairs within
@@ -126,7 +128,7 @@ static hx_status cpu_check_pairs(hx_md_engine *e)
                      "from the neighbour lists built at step %lld (atoms moved up to %.3g since, "
                      "the skin is %g): rebuild more often (neigh_modify every N, or check yes) "
                      "or take a smaller timestep",
-                     (long long) (e->cfg.first_step + e->step + 1), n[1] - n[0], n[1], e->cfg.rc,
+                     (long long) (e->cfg.first_step + e->step + 1), n[1] - n[0], n[1], e->rc_max,
                      (long long) (e->cfg.first_step + e->step + 1 - e->ago), sqrt(e->moved2),
                      e->cfg.skin);
 }
@@ -691,6 +693,7 @@ static hx_status cpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     e->cfg = *cfg;
     e->sys = sys;
     e->cutneigh = hxi_md_list_cutoff(cfg);
+    e->rc_max = cfg->types.ntypes > 1 ? hxi_pair_max_cutoff(cfg) : cfg->rc;
     e->dtf = 0.5 * cfg->dt / cfg->mass;
     e->volume = sys->decomp.box_len[0] * sys->decomp.box_len[1] * sys->decomp.box_len[2];
     for (int t = 0; t < HX_MD_MAX_TYPES; t++) {
