@@ -93,20 +93,41 @@ HXI_LJ_INLINE void hxi_lj_chunk_eval(int style, const hxi_md_pair *p, hxi_lj_chu
     }
 }
 
-/* The same with each pair's own coefficients: row holds i's type's pairs. */
+/* The coefficients each style's formula reads (pair_formulas.h): the
+ * typed loop gathers only those. */
+HXI_LJ_INLINE int hxi_pair_ncoef(int style)
+{
+    return style == HX_PAIR_LJ_SMOOTH_LINEAR                   ? 7
+           : style == HX_PAIR_LJ_CUT || style == HX_PAIR_MORSE ? 4
+                                                               : 2;
+}
+
+/* The same with each pair's own coefficients (row: i's type's pairs),
+ * gathered by the partners' types first, so that the formula's loop runs
+ * over arrays as the one-type loop does and vectorises alike. */
 HXI_LJ_INLINE void hxi_lj_chunk_eval_typed(int style, const hxi_md_pair_ij *row, hxi_lj_chunk *c,
                                            int n, int energy)
 {
+    const int nc = hxi_pair_ncoef(style);
+    double kc[HX_PAIR_NCOEF][HXI_LJ_CHUNK], cut2[HXI_LJ_CHUNK], off[HXI_LJ_CHUNK];
     for (int q = 0; q < n; q++) {
         const hxi_md_pair_ij *t = &row[c->tj[q]];
+        for (int i = 0; i < nc; i++)
+            kc[i][q] = t->c[i];
+        cut2[q] = t->cut2;
+        off[q] = t->offset;
+    }
+    for (int q = 0; q < n; q++) {
         const double r2 = c->dx[q] * c->dx[q] + c->dy[q] * c->dy[q] + c->dz[q] * c->dz[q];
-        double e;
+        double e, k[HX_PAIR_NCOEF];
+        for (int i = 0; i < nc; i++)
+            k[i] = kc[i][q];
         c->r2[q] = r2;
-        const double fp = hxi_pair_formula(style, t->c, r2, &e);
-        const int in = r2 < t->cut2;
+        const double fp = hxi_pair_formula(style, k, r2, &e);
+        const int in = r2 < cut2[q];
         c->fp[q] = in ? fp : 0.0;
         if (energy)
-            c->en[q] = in ? e - t->offset : 0.0;
+            c->en[q] = in ? e - off[q] : 0.0;
     }
 }
 
