@@ -5,22 +5,19 @@
 # a mixture's restart file, an old one-type file, and bad input
 # (types_cases.py); the deck and the mixing rules alone (test_types_mix).
 if(Python3_Interpreter_FOUND)
-  if(HALOX_HAVE_MPI)
-    string(REPLACE ";" " " hx_types_mpiflags "${HALOX_MPIEXEC_FLAGS}")
-    set(hx_types_launch --mpiexec ${MPIEXEC_EXECUTABLE} "--mpiflags=${hx_types_mpiflags}")
-  endif()
+  # hx_py_launch: md.cmake's --mpiexec and --mpiflags (read before this file).
   file(GLOB hx_types_decks ${CMAKE_CURRENT_SOURCE_DIR}/types_decks/in.*)
   list(APPEND hx_types_decks ${CMAKE_CURRENT_SOURCE_DIR}/decks/in.kob_andersen)
   list(TRANSFORM hx_types_decks PREPEND "--deck=")
   add_test(NAME test_types_lammps
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/lammps_match.py
-                   --halox $<TARGET_FILE:halox-md> ${hx_types_launch} ${hx_types_decks})
+                   --halox $<TARGET_FILE:halox-md> ${hx_py_launch} ${hx_types_decks})
   set_tests_properties(test_types_lammps PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED"
                        LABELS lammps TIMEOUT 600 PROCESSORS 3)
   hx_test_mpi_env(test_types_lammps CPU)
   add_test(NAME test_types
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/types_cases.py
-                   --halox $<TARGET_FILE:halox-md> ${hx_types_launch})
+                   --halox $<TARGET_FILE:halox-md> ${hx_py_launch})
   set_tests_properties(test_types PROPERTIES LABELS cpu TIMEOUT 600 PROCESSORS 3)
   hx_test_mpi_env(test_types CPU)
 endif()
