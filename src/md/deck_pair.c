@@ -142,7 +142,7 @@ hx_status deck_pair_modify(deck *d)
                                   "arithmetic and sixthpower (%s)",
                                   deck_show(val).s, form);
             d->c.types.mix = mix;
-            d->c.given |= HX_MD_GIVEN_PAIR;
+            d->c.given |= HX_MD_GIVEN_MIX;
             continue;
         }
         HXI_CHECK(deck_get_yes_no(d, "shift", val, &d->c.shift_energy));

@@ -69,13 +69,14 @@ typedef struct hx_md_langevin {
 /* Settings given by the deck after read_restart or on the command line,
  * which a restart file therefore does not replace (hx_md_config.given). */
 enum {
-    HX_MD_GIVEN_MASS = 1 << 0,   /* mass */
-    HX_MD_GIVEN_RC = 1 << 1,     /* pair_style RC, pair_coeff ... RC, --rc */
-    HX_MD_GIVEN_PAIR = 1 << 2,   /* pair_style and pair_coeff's parameters */
-    HX_MD_GIVEN_SHIFT = 1 << 3,  /* pair_modify shift, --shift */
-    HX_MD_GIVEN_DT = 1 << 4,     /* timestep, --dt */
-    HX_MD_GIVEN_SIZE = 1 << 5,   /* --size, --cells (must match the file) */
-    HX_MD_GIVEN_DENSITY = 1 << 6 /* --density (must match the file) */
+    HX_MD_GIVEN_MASS = 1 << 0,    /* mass */
+    HX_MD_GIVEN_RC = 1 << 1,      /* pair_style RC, pair_coeff ... RC, --rc */
+    HX_MD_GIVEN_PAIR = 1 << 2,    /* pair_style and pair_coeff's parameters */
+    HX_MD_GIVEN_SHIFT = 1 << 3,   /* pair_modify shift, --shift */
+    HX_MD_GIVEN_DT = 1 << 4,      /* timestep, --dt */
+    HX_MD_GIVEN_SIZE = 1 << 5,    /* --size, --cells (must match the file) */
+    HX_MD_GIVEN_DENSITY = 1 << 6, /* --density (must match the file) */
+    HX_MD_GIVEN_MIX = 1 << 7      /* pair_modify mix */
 };
 
 /* Parameters a pair style may have (lj/cut: epsilon, sigma). */

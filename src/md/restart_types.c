@@ -71,8 +71,9 @@ void hxi_md_restart_types_apply(const hx_md_types *file, hx_md_config *cfg)
         memcpy(t->set, deck.set, sizeof t->set);
         memcpy(t->param, deck.param, sizeof t->param);
         memcpy(t->rc, deck.rc, sizeof t->rc);
-        t->mix = deck.mix;
     }
+    if (cfg->given & HX_MD_GIVEN_MIX)
+        t->mix = deck.mix;
     for (int i = 0; i < t->ntypes; i++)
         if (deck.mass_given >> i & 1u)
             t->masses[i] = deck.masses[i];
