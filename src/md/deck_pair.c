@@ -56,6 +56,7 @@ hx_status deck_pair_style(deck *d)
         memset(d->c.types.set, 0, sizeof d->c.types.set);
     }
     memset(d->c.types.rc, 0, sizeof d->c.types.rc); /* pair_style's cutoff for every pair */
+    d->c.types.rc_style = rc;
     memcpy(d->c.pair, p, sizeof p);
     d->c.pair_style = s->id;
     d->rc_global = rc;

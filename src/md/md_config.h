@@ -122,6 +122,7 @@ typedef struct hx_md_types {
     unsigned char set[HX_MD_MAX_TYPES][HX_MD_MAX_TYPES];
     double param[HX_MD_MAX_TYPES][HX_MD_MAX_TYPES][HX_MD_PAIR_NPARAM];
     double rc[HX_MD_MAX_TYPES][HX_MD_MAX_TYPES];
+    double rc_style; /* the deck's pair_style cutoff (0: none), for a restart file's types */
 } hx_md_types;
 
 /* One `run N` of the deck, with the settings in force when it was read. */

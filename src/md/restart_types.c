@@ -71,7 +71,12 @@ void hxi_md_restart_types_apply(const hx_md_types *file, hx_md_config *cfg)
         memcpy(t->set, deck.set, sizeof t->set);
         memcpy(t->param, deck.param, sizeof t->param);
         memcpy(t->rc, deck.rc, sizeof t->rc);
+        /* The pairs without a cutoff of their own take pair_style's (the
+         * deck read the file's types as one, and may have taken pair 1 1's). */
+        if (deck.rc_style > 0.0)
+            cfg->rc = deck.rc_style;
     }
+    t->rc_style = deck.rc_style;
     if (cfg->given & HX_MD_GIVEN_MIX)
         t->mix = deck.mix;
     for (int i = 0; i < t->ntypes; i++)
