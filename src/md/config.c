@@ -38,6 +38,9 @@ void hx_md_config_defaults(hx_md_config *c)
     c->pair[0] = 1.0; /* epsilon */
     c->pair[1] = 1.0; /* sigma */
     c->shift_energy = 0;
+    c->types.ntypes = 1;
+    c->types.create_type = 1;
+    c->types.masses[0] = 1.0;
     c->skin = 0.3;
     c->neigh_every = 20;
     c->neigh_delay = 0;
@@ -69,6 +72,8 @@ void hx_md_config_defaults(hx_md_config *c)
 
 double hxi_md_list_cutoff(const hx_md_config *c)
 {
+    if (c->types.ntypes > 1)
+        return hxi_pair_max_cutoff(c) + c->skin;
     return c->rc + c->skin;
 }
 
@@ -120,6 +125,7 @@ hx_status hx_md_config_check(const hx_md_config *c)
                          "... SEED, --seed)",
                          (unsigned long long) c->seed);
     HXI_CHECK(hxi_pair_valid(c->pair_style, c->pair, c->rc, HX_ERR_INVALID, ""));
+    HXI_CHECK(hxi_md_types_check(c));
     if (c->shift_energy != 0 && c->shift_energy != 1)
         return hxi_error(HX_ERR_INVALID, "shift_energy must be 0 or 1 (--shift yes|no)");
     if (!isfinite(c->skin) || c->skin < 0.0)

@@ -9,12 +9,14 @@
  * command):
  *   units lj                      atom_style atomic
  *   lattice fcc RHO               region ID block 0 NX 0 NY 0 NZ [units lattice]
- *   create_box 1 ID               create_atoms 1 box | create_atoms 1 region ID
- *   mass 1|* M                    velocity all create T SEED [dist uniform|gaussian]
+ *   create_box N ID               create_atoms T box | create_atoms T region ID
+ *   mass I M                      velocity all create T SEED [dist uniform|gaussian]
  *                                   [loop all|local|geom] [mom yes|no] [rot yes|no]
  *                                   [sum no|yes] [units box|lattice]
- *   pair_style lj/cut RC          pair_coeff 1 1|* * EPS SIGMA [RC]
- *   pair_modify shift yes|no      neighbor SKIN bin
+ *   pair_style STYLE ... RC       pair_coeff I J PARAMS... [RC]
+ *   pair_modify [shift yes|no] [mix geometric|arithmetic|sixthpower]
+ *   set type I|group all type J | type/fraction J FRAC SEED
+ *                                 neighbor SKIN bin
  *   neigh_modify [every N] [delay N] [check yes|no]
  *   fix ID all nve                timestep DT
  *   fix ID all nvt temp TSTART TSTOP TDAMP [tchain N] [tloop N] [drag D]
@@ -27,7 +29,8 @@
  *   read_restart FILE             write_restart FILE
  *   restart N FILE | restart 0
  *   variable NAME index VALUE     variable NAME equal FORMULA
- * with LAMMPS's lexical rules: `#` comments, a trailing `&` continues a line,
+ * (I, J: an atom type or LAMMPS's ranges *, N*, *M, N*M), with LAMMPS's
+ * lexical rules: `#` comments, a trailing `&` continues a line,
  * "..." and '...' quote one word (no substitution or comment inside), and
  * $x, ${name} and $(formula) are substituted before the line is split into
  * words. Formulas: numbers, + - * / ^, unary signs, parentheses, v_name.

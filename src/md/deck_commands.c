@@ -21,15 +21,42 @@ static hx_status nargs(deck *d, int min, int max, const char *usage)
     return HX_OK;
 }
 
-/* Atom types: halox-md has one, so "1" or a range that holds only 1. */
-static hx_status check_type(deck *d, const char *w)
+/* The types a word names, as LAMMPS's bounds(): N, *, N*, *M or N*M,
+ * within 1 .. the box's types (after read_restart, whose file says how
+ * many, within halox-md's most; the file's count is checked at the run). */
+static hx_status type_range(deck *d, const char *w, int *lo, int *hi)
 {
-    static const char *const ok[] = {"1", "*", "1*", "*1", "1*1"};
-    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
-        if (strcmp(w, ok[i]) == 0)
-            return HX_OK;
-    return deck_error(d, "%s: atom type '%s': halox-md has one atom type, 1 (or *)", d->words[0],
-                      deck_show(w).s);
+    const int n = d->restarted ? HX_MD_MAX_TYPES : d->c.types.ntypes;
+    const char *star = strchr(w, '*');
+    long a = 1, b = n;
+    char *end;
+    if (star && strchr(star + 1, '*'))
+        star = NULL, a = -1; /* two stars: refused below */
+    if (!star) {
+        a = strtol(w, &end, 10);
+        if (end == w || *end)
+            a = -1;
+        b = a;
+    } else {
+        if (star != w) {
+            a = strtol(w, &end, 10);
+            if (end != star)
+                a = -1;
+        }
+        if (star[1]) {
+            b = strtol(star + 1, &end, 10);
+            if (*end)
+                a = -1;
+        }
+    }
+    if (a < 1 || b > n || a > b)
+        return deck_error(d,
+                          "%s: atom type '%s' is out of range: the box has types 1 to %d "
+                          "(I, *, I*, *J or I*J)",
+                          d->words[0], deck_show(w).s, n);
+    *lo = (int) a;
+    *hi = (int) b;
+    return HX_OK;
 }
 
 static hx_status need(deck *d, int have, const char *first)
@@ -46,9 +73,9 @@ hx_status deck_nargs(deck *d, int min, int max, const char *usage)
     return nargs(d, min, max, usage);
 }
 
-hx_status deck_check_type(deck *d, const char *w)
+hx_status deck_type_range(deck *d, const char *w, int *lo, int *hi)
 {
-    return check_type(d, w);
+    return type_range(d, w, lo, hi);
 }
 
 hx_status deck_need(deck *d, int have, const char *first)
@@ -179,11 +206,12 @@ static hx_status cmd_create_box(deck *d)
     HXI_CHECK(not_restarted(d));
     const deck_region *r;
     long long ntypes;
-    HXI_CHECK(nargs(d, 3, 3, "create_box 1 REGION"));
+    HXI_CHECK(nargs(d, 3, 3, "create_box N REGION"));
     HXI_CHECK(deck_get_int(d, "the number of atom types", d->words[1], 0, LLONG_MAX, &ntypes));
-    if (ntypes != 1)
-        return deck_error(d, "create_box %s: halox-md has one atom type (create_box 1 REGION)",
-                          deck_show(d->words[1]).s);
+    if (ntypes < 1 || ntypes > HX_MD_MAX_TYPES)
+        return deck_error(d,
+                          "create_box %s: halox-md runs 1 to %d atom types (create_box N REGION)",
+                          deck_show(d->words[1]).s, HX_MD_MAX_TYPES);
     if (d->have_box)
         return deck_error(d, "the box is already created");
     r = region_find(d, d->words[2]);
@@ -194,6 +222,9 @@ static hx_status cmd_create_box(deck *d)
                           deck_show(d->words[2]).s, deck_show(d->words[2]).s);
     memcpy(d->c.cells, r->cells, sizeof d->c.cells);
     snprintf(d->box_region, sizeof d->box_region, "%s", r->id);
+    d->c.types.ntypes = (int) ntypes;
+    d->c.types.create_type = 1;
+    d->c.types.nsets = 0;
     d->have_box = 1;
     return HX_OK;
 }
@@ -201,20 +232,20 @@ static hx_status cmd_create_box(deck *d)
 static hx_status cmd_create_atoms(deck *d)
 {
     HXI_CHECK(not_restarted(d));
-    static const char usage[] = "create_atoms 1 box";
+    static const char usage[] = "create_atoms T box";
     long long type;
     HXI_CHECK(nargs(d, 3, 4, usage));
+    HXI_CHECK(need(d, d->have_box, "create_box"));
     HXI_CHECK(deck_get_int(d, "the atom type", d->words[1], 0, LLONG_MAX, &type));
-    if (type != 1)
-        return deck_error(d, "create_atoms %s: halox-md has one atom type (%s)",
-                          deck_show(d->words[1]).s, usage);
+    if (type < 1 || type > d->c.types.ntypes)
+        return deck_error(d, "create_atoms %s: the box has atom types 1 to %d (%s)",
+                          deck_show(d->words[1]).s, d->c.types.ntypes, usage);
     if (d->nwords == 3 && strcmp(d->words[2], "box") != 0)
         return deck_error(d, "create_atoms style '%s': halox-md fills the whole box (%s)",
                           deck_show(d->words[2]).s, usage);
     if (d->nwords == 4 && strcmp(d->words[2], "region") != 0)
         return deck_error(d, "create_atoms style '%s' is not supported (%s or %s)",
-                          deck_show(d->words[2]).s, usage, "create_atoms 1 region BOXREGION");
-    HXI_CHECK(need(d, d->have_box, "create_box"));
+                          deck_show(d->words[2]).s, usage, "create_atoms T region BOXREGION");
     if (d->nwords == 4 && strcmp(d->words[3], d->box_region) != 0)
         return deck_error(d,
                           "create_atoms region '%s': halox-md fills the whole box "
@@ -222,6 +253,7 @@ static hx_status cmd_create_atoms(deck *d)
                           deck_show(d->words[3]).s, d->box_region);
     if (d->have_atoms)
         return deck_error(d, "atoms are already created; halox-md fills the box once");
+    d->c.types.create_type = (int) type;
     d->have_atoms = 1;
     return HX_OK;
 }
@@ -229,22 +261,75 @@ static hx_status cmd_create_atoms(deck *d)
 static hx_status cmd_mass(deck *d)
 {
     double m;
-    HXI_CHECK(nargs(d, 3, 3, "mass 1 M"));
-    HXI_CHECK(check_type(d, d->words[1]));
+    int lo, hi;
+    HXI_CHECK(nargs(d, 3, 3, "mass I M"));
     HXI_CHECK(need(d, d->have_box, "create_box"));
+    HXI_CHECK(type_range(d, d->words[1], &lo, &hi));
     HXI_CHECK(deck_get_double(d, "mass", d->words[2], &m));
     if (m <= 0.0)
         return deck_error(d, "mass %s must be > 0", deck_show(d->words[2]).s);
-    /* LAMMPS draws velocities with the mass of the moment; a later mass
+    /* LAMMPS draws velocities with the masses of the moment; a later mass
      * would leave them scaled for the old one. */
-    if (d->have_velocity && !d->restarted && m != d->c.mass)
-        return deck_error(d,
-                          "mass after velocity: the velocities were created for mass %g; "
-                          "put mass before velocity",
-                          d->c.mass);
-    d->c.mass = m;
+    for (int t = lo; t <= hi; t++)
+        if (d->have_velocity && !d->restarted && m != d->c.types.masses[t - 1])
+            return deck_error(d,
+                              "mass after velocity: the velocities were created for mass %g "
+                              "of type %d; put mass before velocity",
+                              d->c.types.masses[t - 1], t);
+    for (int t = lo; t <= hi; t++) {
+        d->c.types.masses[t - 1] = m;
+        d->c.types.mass_given |= 1u << (t - 1);
+    }
+    if (lo == 1)
+        d->c.mass = m;
     d->c.given |= HX_MD_GIVEN_MASS;
-    d->have_mass = 1;
+    d->have_mass = d->restarted || d->c.types.mass_given + 1u == 1u << d->c.types.ntypes;
+    return HX_OK;
+}
+
+/* `set type I type J`, `set type I type/fraction J FRAC SEED` and the same
+ * with `group all` for `type I` (every type): LAMMPS's Set, one keyword a
+ * command, applied where each atom is created (types.c). */
+static hx_status cmd_set(deck *d)
+{
+    static const char usage[] = "set type I|group all type J | type/fraction J FRAC SEED";
+    hx_md_types *t = &d->c.types;
+    hx_md_type_set s = {1, t->ntypes, 0, 1.0, 0};
+    long long to, seed = 0;
+    HXI_CHECK(not_restarted(d));
+    HXI_CHECK(nargs(d, 5, 7, usage));
+    HXI_CHECK(need(d, d->have_atoms, "create_atoms"));
+    if (strcmp(d->words[1], "type") == 0)
+        HXI_CHECK(type_range(d, d->words[2], &s.lo, &s.hi));
+    else if (strcmp(d->words[1], "group") != 0 || strcmp(d->words[2], "all") != 0)
+        return deck_error(d, "set %s %s: halox-md selects atoms by type or the group all (%s)",
+                          deck_show(d->words[1]).s, deck_show(d->words[2]).s, usage);
+    if (strcmp(d->words[3], "type") == 0)
+        HXI_CHECK(nargs(d, 5, 5, usage));
+    else if (strcmp(d->words[3], "type/fraction") == 0)
+        HXI_CHECK(nargs(d, 7, 7, usage));
+    else
+        return deck_error(d, "set keyword '%s': halox-md sets type and type/fraction (%s)",
+                          deck_show(d->words[3]).s, usage);
+    HXI_CHECK(deck_get_int(d, "the atom type", d->words[4], LLONG_MIN, LLONG_MAX, &to));
+    if (to < 1 || to > t->ntypes)
+        return deck_error(d, "set: atom type %s is out of range: the box has types 1 to %d",
+                          deck_show(d->words[4]).s, t->ntypes);
+    if (d->nwords == 7) {
+        HXI_CHECK(deck_get_double(d, "fraction", d->words[5], &s.fraction));
+        if (!(s.fraction >= 0.0 && s.fraction <= 1.0))
+            return deck_error(d, "set: fraction %s must be 0 to 1 (%s)", deck_show(d->words[5]).s,
+                              usage);
+        HXI_CHECK(deck_get_int(d, "seed", d->words[6], 1, INT_MAX, &seed));
+    }
+    if (d->have_velocity)
+        return deck_error(d, "set after velocity: the velocities were created for the types' "
+                             "masses before it; put set before velocity");
+    if (t->nsets == HX_MD_MAX_SETS)
+        return deck_error(d, "more than %d set commands", HX_MD_MAX_SETS);
+    s.to = (int) to;
+    s.seed = (int) seed;
+    t->sets[t->nsets++] = s;
     return HX_OK;
 }
 
@@ -489,6 +574,10 @@ static hx_status cmd_run(deck *d)
          * file's cutoff is used (set when the file is read). */
         if (d->rc_coeff > 0.0 || d->rc_global > 0.0)
             d->c.rc = d->rc_coeff > 0.0 ? d->rc_coeff : d->rc_global;
+        /* With several types each pair keeps its own cutoff (types.rc)
+         * and rc is pair_style's, for the pairs that gave none. */
+        if (d->c.types.ntypes > 1 && d->rc_global > 0.0)
+            d->c.rc = d->rc_global;
         d->c.steps = 0;
         d->ran = 1;
     } else {
@@ -642,6 +731,7 @@ static const deck_command commands[] = {
     {"create_atoms", cmd_create_atoms},
     {"mass", cmd_mass},
     {"velocity", cmd_velocity},
+    {"set", cmd_set},
     {"pair_style", deck_pair_style},
     {"pair_coeff", deck_pair_coeff},
     {"pair_modify", deck_pair_modify},

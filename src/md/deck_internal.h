@@ -108,8 +108,8 @@ hx_status deck_substitute(deck *d, const char *in, size_t n);
 hx_status deck_run_command(deck *d);
 /* The command has min to max words (usage: its form). */
 hx_status deck_nargs(deck *d, int min, int max, const char *usage);
-/* An atom type word: halox-md has one type, 1 (or *). */
-hx_status deck_check_type(deck *d, const char *w);
+/* The atom types a word names (I, *, I*, *J, I*J) within the box's. */
+hx_status deck_type_range(deck *d, const char *w, int *lo, int *hi);
 /* HX_ERR_PARSE naming `first` unless have. */
 hx_status deck_need(deck *d, int have, const char *first);
 

@@ -11,15 +11,15 @@
  *   Lattice="Lx 0 0 0 Ly 0 0 0 Lz" Properties=species:S:1:pos:R:3:vel:R:3 Time=t Step=s pbc="T T T"
  *   Ar x y z vx vy vz
  * The species is a placeholder name for the one LJ type ("Ar", the textbook
- * LJ liquid).
+ * LJ liquid), or T1, T2, ... for the types where there are several.
  *
  * HX_MD_DUMP_ATOM (deck `dump ID all atom N FILE`): LAMMPS's atom format,
  * its defaults (scaled coordinates, no image flags), as LAMMPS writes it:
  *   ITEM: TIMESTEP / s / ITEM: NUMBER OF ATOMS / N / ITEM: BOX BOUNDS pp pp pp
  *   lo hi (three lines, %-1.16e) / ITEM: ATOMS id type xs ys zs
- *   tag 1 xs ys zs (%g)
+ *   tag type xs ys zs (%g)
  * HX_MD_DUMP_XYZ (deck `dump ID all xyz N FILE`): LAMMPS's xyz format:
- *   N / Atoms. Timestep: s / 1 x y z (%g)
+ *   N / Atoms. Timestep: s / type x y z (%g)
  * Both with atoms sorted by id, as LAMMPS's `dump_modify ID sort id`.
  */
 #include "md/md_driver.h"
@@ -72,6 +72,12 @@ hx_status hxi_md_dump_close(hxi_md_dump *d)
     return st;
 }
 
+/* The type of the atom of record p (1 where the atoms have none). */
+static int hxi_dump_type(const hxi_md_gather *g, const double *p)
+{
+    return g->typed ? (int) p[g->width - 1] : 1;
+}
+
 /* One frame in rank 0's file, as d->style says. */
 static void hxi_dump_write(hxi_md_dump *d, const hx_md_system *sys, int64_t step, double time)
 {
@@ -86,14 +92,14 @@ static void hxi_dump_write(hxi_md_dump *d, const hx_md_system *sys, int64_t step
         fprintf(fp, "ITEM: ATOMS id type xs ys zs\n");
         for (int64_t k = 0; k < sys->natoms; k++) {
             const double *p = d->g.all + (size_t) d->g.width * (size_t) k;
-            fprintf(fp, "%lld 1 %g %g %g\n", (long long) k + 1, (p[0] - lo[0]) / L[0],
-                    (p[1] - lo[1]) / L[1], (p[2] - lo[2]) / L[2]);
+            fprintf(fp, "%lld %d %g %g %g\n", (long long) k + 1, hxi_dump_type(&d->g, p),
+                    (p[0] - lo[0]) / L[0], (p[1] - lo[1]) / L[1], (p[2] - lo[2]) / L[2]);
         }
     } else if (d->style == HX_MD_DUMP_XYZ) {
         fprintf(fp, "%lld\nAtoms. Timestep: %lld\n", (long long) sys->natoms, (long long) step);
         for (int64_t k = 0; k < sys->natoms; k++) {
             const double *p = d->g.all + (size_t) d->g.width * (size_t) k;
-            fprintf(fp, "1 %g %g %g\n", p[0], p[1], p[2]);
+            fprintf(fp, "%d %g %g %g\n", hxi_dump_type(&d->g, p), p[0], p[1], p[2]);
         }
     } else {
         fprintf(fp, "%lld\n", (long long) sys->natoms);
@@ -103,7 +109,11 @@ static void hxi_dump_write(hxi_md_dump *d, const hx_md_system *sys, int64_t step
                 L[0], L[1], L[2], time, (long long) step);
         for (int64_t k = 0; k < sys->natoms; k++) {
             const double *p = d->g.all + (size_t) d->g.width * (size_t) k;
-            fprintf(fp, "Ar %.10g %.10g %.10g %.10g %.10g %.10g\n", p[0], p[1], p[2], p[3], p[4],
+            if (d->g.typed)
+                fprintf(fp, "T%d ", hxi_dump_type(&d->g, p));
+            else
+                fputs("Ar ", fp);
+            fprintf(fp, "%.10g %.10g %.10g %.10g %.10g %.10g\n", p[0], p[1], p[2], p[3], p[4],
                     p[5]);
         }
     }

@@ -1,7 +1,8 @@
 /*
  * gather.c - every rank's atoms on rank 0, placed by global id, for the
  * trajectory and restart writers. A record is x, v and, for a restart
- * file of an engine that keeps them, the positions of the last list build.
+ * file of an engine that keeps them, the positions of the last list build,
+ * then, where the atoms have types (several), the atom's type.
  */
 #include "md/md_driver.h"
 
@@ -73,8 +74,10 @@ static void hxi_gather_pack(hxi_md_gather *g, const hx_md_system *sys)
         p[0] = (double) sys->id[i];
         memcpy(p + 1, sys->x + 3 * (size_t) i, 3 * sizeof(double));
         memcpy(p + 4, sys->v + 3 * (size_t) i, 3 * sizeof(double));
-        if (w == 9)
+        if (w >= 9)
             memcpy(p + 7, sys->xref + 3 * (size_t) i, 3 * sizeof(double));
+        if (g->typed)
+            p[w] = (double) sys->type[i];
     }
 }
 
@@ -86,7 +89,8 @@ hx_status hxi_md_gather_by_id(hxi_md_gather *g, hx_comm *comm, const hx_md_syste
     double *recv = NULL;
     int64_t total = 0;
 
-    g->width = with_ref && sys->has_ref ? 9 : 6;
+    g->typed = sys->type != NULL;
+    g->width = (with_ref && sys->has_ref ? 9 : 6) + g->typed;
     HXI_CHECK(hxi_agree(comm, hxi_gather_room(g, rank, size, sys, what)));
     hxi_gather_pack(g, sys);
     const int rec = g->width + 1;

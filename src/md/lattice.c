@@ -182,7 +182,7 @@ hx_status hx_md_lattice(hx_md_system *sys, const hx_md_config *cfg)
     sys->n = n;
     sys->capacity = cap;
     sys->natoms = natoms;
-    return HX_OK;
+    return hxi_md_types_assign(sys, cfg);
 fail:
     free(x);
     free(v);

@@ -22,6 +22,7 @@ typedef struct hx_md_system {
     double *x;      /* 3 per atom */
     double *v;      /* 3 per atom */
     int64_t *id;    /* global atom id, 0-based, in lattice order */
+    int32_t *type;  /* atom type, 1 .. ntypes; NULL with one type (all 1) */
     /* Where has_ref: the positions of the last neighbour-list build (3 per
      * atom, `capacity` of them) and the steps since it, so that a restart
      * file continues the run without a rebuild of its own (engine gather,
@@ -51,6 +52,7 @@ typedef struct hx_md_thermo {
     double ke_sum; /* the kinetic energy over all atoms, from temp */
     double volume;
     int64_t natoms;
+    double mass_sum; /* the mass of all atoms (0: natoms times type 1's) */
 } hx_md_thermo;
 
 /* Where the time goes, in seconds, summed over the run on this rank. */
@@ -156,6 +158,26 @@ void hx_md_site_at(const hx_md_config *cfg, double a, int64_t id, double x[3]);
 /* Velocities at cfg->temperature: seeded, zero total momentum, scaled to T
  * over 3N-3 degrees of freedom; identical for any rank count. Collective. */
 hx_status hx_md_velocities(hx_md_system *sys, const hx_md_config *cfg, hx_comm *comm);
+
+/* Atom types (types.c). */
+/* What a run with several types on the GPU engine is told (%d: the types). */
+#define HXI_MD_GPU_TYPES_MSG                                                                       \
+    "create_box %d: the GPU engine runs one atom type so far: run with --cpu"
+/* The types, masses, set commands and pairs of c: HX_ERR_INVALID for one
+ * no engine can run (the pairs as hxi_pair_resolve). */
+hx_status hxi_md_types_check(const hx_md_config *c);
+/* The type of an atom created at x (create_atoms T, then the deck's set
+ * commands in order, type/fraction drawn as LAMMPS's Set from a
+ * generator reset from its seed and x): the same on any rank count. */
+int hxi_md_type_at(const hx_md_config *c, const double x[3]);
+/* The mass of type t (1-based). */
+static inline double hxi_md_mass_of(const hx_md_config *c, int t)
+{
+    return c->types.ntypes > 1 ? c->types.masses[t - 1] : c->mass;
+}
+/* sys->type for this rank's atoms at their positions (hxi_md_type_at;
+ * NULL with one type). */
+hx_status hxi_md_types_assign(hx_md_system *sys, const hx_md_config *c);
 
 /* The halox-md program (run.c): options and deck as deck.h describes;
  * returns the exit code, the same on every rank. */

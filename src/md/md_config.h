@@ -69,17 +69,61 @@ typedef struct hx_md_langevin {
 /* Settings given by the deck after read_restart or on the command line,
  * which a restart file therefore does not replace (hx_md_config.given). */
 enum {
-    HX_MD_GIVEN_MASS = 1 << 0,   /* mass */
-    HX_MD_GIVEN_RC = 1 << 1,     /* pair_style RC, pair_coeff ... RC, --rc */
-    HX_MD_GIVEN_PAIR = 1 << 2,   /* pair_style and pair_coeff's parameters */
-    HX_MD_GIVEN_SHIFT = 1 << 3,  /* pair_modify shift, --shift */
-    HX_MD_GIVEN_DT = 1 << 4,     /* timestep, --dt */
-    HX_MD_GIVEN_SIZE = 1 << 5,   /* --size, --cells (must match the file) */
-    HX_MD_GIVEN_DENSITY = 1 << 6 /* --density (must match the file) */
+    HX_MD_GIVEN_MASS = 1 << 0,    /* mass */
+    HX_MD_GIVEN_RC = 1 << 1,      /* pair_style RC, pair_coeff ... RC, --rc */
+    HX_MD_GIVEN_PAIR = 1 << 2,    /* pair_style and pair_coeff's parameters */
+    HX_MD_GIVEN_SHIFT = 1 << 3,   /* pair_modify shift, --shift */
+    HX_MD_GIVEN_DT = 1 << 4,      /* timestep, --dt */
+    HX_MD_GIVEN_SIZE = 1 << 5,    /* --size, --cells (must match the file) */
+    HX_MD_GIVEN_DENSITY = 1 << 6, /* --density (must match the file) */
+    HX_MD_GIVEN_MIX = 1 << 7      /* pair_modify mix */
 };
 
 /* Parameters a pair style may have (lj/cut: epsilon, sigma). */
 #define HX_MD_PAIR_NPARAM 4
+
+/* Atom types (create_box N) and the deck's `set` commands halox-md holds. */
+#define HX_MD_MAX_TYPES 8
+#define HX_MD_MAX_SETS  16
+
+/* pair_modify mix: LAMMPS's rules for the coefficients of unlike types. */
+typedef enum hx_md_mix {
+    HX_MD_MIX_GEOMETRIC = 0, /* LAMMPS's default */
+    HX_MD_MIX_ARITHMETIC = 1,
+    HX_MD_MIX_SIXTHPOWER = 2
+} hx_md_mix;
+
+/* `set type LO*HI type J` or `set type LO*HI type/fraction J FRAC SEED`
+ * (`set group all ...`: LO 1, HI ntypes), applied in the deck's order to
+ * every atom where it was created, as LAMMPS's Set does it. */
+typedef struct hx_md_type_set {
+    int lo, hi;      /* the types it selects */
+    int to;          /* the type they take */
+    double fraction; /* type/fraction: the share (type: 1) */
+    int seed;        /* type/fraction's seed (type: 0, every selected atom) */
+} hx_md_type_set;
+
+/* Atom types and their pairs. With one type (ntypes 1) the run reads
+ * only hx_md_config.mass, pair and rc, as before types came; with more,
+ * masses[] and the pairs' tables below (type t is index t - 1): mass and
+ * pair[0 .. ncoeff) hold type 1's, pair[ncoeff ..] pair_style's
+ * parameters, and rc pair_style's cutoff, that of the pairs without one. */
+typedef struct hx_md_types {
+    int ntypes;      /* create_box N */
+    int create_type; /* create_atoms T */
+    int nsets;
+    hx_md_type_set sets[HX_MD_MAX_SETS];
+    double masses[HX_MD_MAX_TYPES]; /* mass I M */
+    unsigned mass_given;            /* bit t - 1: the deck gave type t's mass */
+    int mix;                        /* hx_md_mix */
+    /* pair_coeff I J ...: set[i][j] (i <= j) where given, with its
+     * parameters (pair_coeff's; pair_style's stay in hx_md_config.pair)
+     * and its own cutoff (0: pair_style's). */
+    unsigned char set[HX_MD_MAX_TYPES][HX_MD_MAX_TYPES];
+    double param[HX_MD_MAX_TYPES][HX_MD_MAX_TYPES][HX_MD_PAIR_NPARAM];
+    double rc[HX_MD_MAX_TYPES][HX_MD_MAX_TYPES];
+    double rc_style; /* the deck's pair_style cutoff (0: none), for a restart file's types */
+} hx_md_types;
 
 /* One `run N` of the deck, with the settings in force when it was read. */
 typedef struct hx_md_config {
@@ -101,6 +145,7 @@ typedef struct hx_md_config {
                                      * before its cutoff (md/pair/pair_styles.c) */
     double rc;                      /* pair_style ... RC (pair_coeff may override) */
     int shift_energy;               /* pair_modify shift yes */
+    hx_md_types types;              /* create_box N, mass I, pair_coeff I J, set */
     /* neighbour lists */
     double skin;     /* neighbor SKIN bin */
     int neigh_every; /* neigh_modify every N */

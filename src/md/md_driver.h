@@ -35,7 +35,8 @@ hx_status hxi_md_thermo_config_check(const hx_md_config *c);
 
 /* Every rank's atoms on rank 0 by global id (gather.c). */
 typedef struct hxi_md_gather {
-    int width;   /* doubles a record: 6 (x, v) or 9 (x, v, xref) */
+    int width;   /* doubles a record: 6 (x, v) or 9 (x, v, xref), + 1 where typed */
+    int typed;   /* the last double of a record is the atom's type */
     double *all; /* rank 0: natoms records, by id */
     int64_t cap_all;
     double *pack; /* this rank: n (id, record) pairs */

@@ -2,10 +2,10 @@
  * restart.c - halox-md's restart files: write (write_restart, restart N,
  * --checkpoint) and read (read_restart, --restart).
  *
- * Layout, version 3 (fields in the writer's byte order; the endianness
+ * Layout, version 4 (fields in the writer's byte order; the endianness
  * mark says which):
  *   bytes   0..7    "HALOXRST"
- *           8..11   version (uint32, 3)
+ *           8..11   version (uint32, 4)
  *          12..15   endianness mark (uint32 0x01020304)
  *          16..23   header size (uint64, 256)
  *          24..31   step (int64)
@@ -18,21 +18,24 @@
  *         152..159  zero
  *         160..167  payload size (uint64, 8 W N)
  *         168..175  payload checksum (uint64)
- *         176..179  W, doubles a record (uint32, 6 or 9)
+ *         176..179  W, doubles a record (uint32, 6 or 9; 7 or 10 with
+ *                   several atom types, the type last)
  *         180..183  zero
  *         184..191  steps since the last neighbour-list build (int64;
  *                   -1 where the file holds no list positions, W 6)
  *         192..199  neighbour skin of that build (double)
  *         200..203  pair style (int32, HX_PAIR_* of md/pair/pair_eval.h)
- *         204..207  zero
+ *         204..207  atom types N (int32; 0 or 1: one, no types block)
  *         208..223  pair parameters 2 and 3 (2 x double; pair_styles.c
  *                   says what each style's are)
  *         224..231  trailer size T (uint64; 0: none)
  *         232..239  trailer checksum (uint64)
- *         240..247  zero
+ *         240..247  the types block's checksum (uint64; 0 with one type)
  *         248..255  header checksum (uint64, over bytes 0..247)
- *   then N records of W doubles, x, v and (W 9) the position of the last
- *   list build, in atom-id order: the state does not depend on the
+ *   then, where N > 1, the types block (restart_types.c: the types' masses,
+ *   the mixing rule and the pairs pair_coeff gave), then N records of W
+ *   doubles, x, v, (W 9, 10) the position of the last list build and (W 7,
+ *   10) the atom's type, in atom-id order: the state does not depend on the
  *   decomposition, so a file is read on any rank count and by either
  *   engine. With the list positions the CPU engine builds its first lists
  *   from them and keeps the neighbour schedule, so that a continued run
@@ -43,7 +46,8 @@
  *   that a continued run with the same fix nvt goes on from the chain's
  *   state (as LAMMPS's fix nvt writes it into its restart files).
  * Versions 1 (W 6 and zeros at 176..199) and 2 (zeros at 200..247) are
- * still read: their pair style is lj/cut.
+ * still read: their pair style is lj/cut; they and version 3 (zeros at
+ * 204..207 and 240..247) hold one atom type.
  * Checksums: FNV-1a over 64-bit words (the bytes in file order, 8 at a
  * time, as little-endian words), so a flipped bit anywhere is found.
  *
@@ -81,7 +85,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { RST_HEADER = 256, RST_VERSION = 3, RST_CHUNK = 65536 };
+enum { RST_HEADER = 256, RST_VERSION = 4, RST_CHUNK = 65536 };
 #define RST_ENDIAN 0x01020304u
 static const char rst_magic[8] = {'H', 'A', 'L', 'O', 'X', 'R', 'S', 'T'};
 
@@ -144,6 +148,14 @@ static void rst_encode(unsigned char *buf, const hxi_md_restart *h, uint64_t pay
     put(buf, 184, &h->ago, 8);
     put(buf, 192, &h->skin, 8);
     put(buf, 200, &style, 4);
+    if (h->types.ntypes > 1) {
+        unsigned char blk[HXI_MD_RST_TYPES];
+        const int32_t n = h->types.ntypes;
+        const uint64_t ysum =
+            (hxi_md_restart_types_encode(blk, &h->types), rst_fnv(RST_FNV_START, blk, sizeof blk));
+        put(buf, 204, &n, 4);
+        put(buf, 240, &ysum, 8);
+    }
     put(buf, 208, &h->pair[2], 2 * sizeof(double));
     put(buf, 224, &h->trailer_bytes, 8);
     put(buf, 232, &h->trailer_sum, 8);
@@ -175,6 +187,15 @@ static void rst_fields(const unsigned char *buf, uint32_t version, hxi_md_restar
     h->pair[2] = h->pair[3] = 0.0;
     h->trailer_bytes = 0;
     h->trailer_sum = 0;
+    h->types_sum = 0;
+    memset(&h->types, 0, sizeof h->types);
+    h->types.ntypes = 1;
+    if (version >= 4) {
+        int32_t n;
+        get(buf, 204, &n, 4);
+        get(buf, 240, &h->types_sum, 8);
+        h->types.ntypes = n > 1 ? n : 1;
+    }
     if (version >= 3) {
         get(buf, 200, &style, 4);
         get(buf, 208, &h->pair[2], 2 * sizeof(double));
@@ -242,13 +263,19 @@ static hx_status rst_fields_agree(const hxi_md_restart *h, const char *path)
                          path, h->mass, h->dt, h->shift_energy, h->skin);
     HXI_CHECK(rst_pair_valid(h, path));
     if (h->step > HXI_MD_STEP_MAX || h->ago < -1 || h->ago > h->step ||
-        (h->width == 6) != (h->ago == -1))
+        (h->width < 9) != (h->ago == -1))
         return hxi_error(HX_ERR_PARSE,
                          "restart file %s: step %lld, %lld steps since the last list build, %d "
                          "values an atom: inconsistent (the step must be at most %lld)",
                          path, (long long) h->step, (long long) h->ago, h->width,
                          (long long) HXI_MD_STEP_MAX);
     return HX_OK;
+}
+
+/* The types block's bytes after the header. */
+static uint64_t rst_types_bytes(const hxi_md_restart *h)
+{
+    return h->types.ntypes > 1 ? HXI_MD_RST_TYPES : 0;
 }
 
 /* Checks a header read from `path` (file length `fsize`) and decodes it. */
@@ -278,8 +305,9 @@ static hx_status rst_decode(const unsigned char *buf, int64_t fsize, const char 
                          path);
     get(buf, 16, &hsize, 8);
     rst_fields(buf, version, h, &psize, payload_sum);
+    const int typed = h->types.ntypes > 1;
     if (hsize != RST_HEADER || h->natoms < 2 || h->natoms > ((int64_t) 1 << 40) ||
-        (h->width != 6 && h->width != 9) ||
+        h->types.ntypes > HX_MD_MAX_TYPES || (h->width != 6 + typed && h->width != 9 + typed) ||
         psize != 8 * (uint64_t) h->width * (uint64_t) h->natoms || h->step < 0)
         return hxi_error(HX_ERR_PARSE,
                          "restart file %s: inconsistent header (%lld atoms, %d values each, %llu "
@@ -293,7 +321,7 @@ static hx_status rst_decode(const unsigned char *buf, int64_t fsize, const char 
                          "restart file %s: a thermostat trailer of %llu bytes is not a chain "
                          "of 1 to %d",
                          path, (unsigned long long) tb, (int) HX_MD_NVT_MAX_CHAIN);
-    const uint64_t whole = RST_HEADER + psize + tb;
+    const uint64_t whole = RST_HEADER + rst_types_bytes(h) + psize + tb;
     if (fsize != (int64_t) whole)
         return hxi_error(HX_ERR_PARSE,
                          "restart file %s: %lld bytes, but its header describes %llu: the file "
@@ -307,6 +335,8 @@ static hx_status rst_decode(const unsigned char *buf, int64_t fsize, const char 
 
 /* What follows the header: the atoms' records and the trailer. */
 typedef struct rst_body {
+    const unsigned char *types; /* the types block, ybytes (0: none) */
+    size_t ybytes;
     const double *payload;
     size_t nbytes;
     const double *trailer;
@@ -318,6 +348,7 @@ static hx_status rst_stream(FILE *fp, const unsigned char *header, const rst_bod
                             const char *shown)
 {
     if (fwrite(header, 1, RST_HEADER, fp) != RST_HEADER ||
+        (b->ybytes && fwrite(b->types, 1, b->ybytes, fp) != b->ybytes) ||
         (b->nbytes && fwrite(b->payload, 1, b->nbytes, fp) != b->nbytes) ||
         (b->tbytes && fwrite(b->trailer, 1, b->tbytes, fp) != b->tbytes) || fflush(fp) != 0)
         return hxi_error(HX_ERR_IO, "cannot write restart file %s: %s", shown, strerror(errno));
@@ -492,7 +523,8 @@ hx_status hxi_md_restart_write(hxi_md_gather *g, hx_comm *comm, const char *path
         size_t nbytes = 8 * (size_t) g->width * (size_t) sys->natoms;
         memset(&h, 0, sizeof h);
         h.width = g->width;
-        h.ago = g->width == 9 ? sys->ref_ago : -1;
+        h.ago = g->width >= 9 ? sys->ref_ago : -1;
+        h.types = cfg->types;
         h.skin = cfg->skin;
         h.step = step;
         h.natoms = sys->natoms;
@@ -507,7 +539,12 @@ hx_status hxi_md_restart_write(hxi_md_gather *g, hx_comm *comm, const char *path
         h.dt = cfg->dt;
         h.shift_energy = cfg->shift_energy;
         double trailer[2 + 3 * HX_MD_NVT_MAX_CHAIN];
-        rst_body body = {g->all, nbytes, trailer, 0};
+        unsigned char blk[HXI_MD_RST_TYPES];
+        rst_body body = {blk, 0, g->all, nbytes, trailer, 0};
+        if (cfg->types.ntypes > 1) {
+            hxi_md_restart_types_encode(blk, &cfg->types);
+            body.ybytes = sizeof blk;
+        }
         if (sys->has_nh) {
             trailer[0] = (double) sys->nh_n;
             trailer[1] = sys->nh_t;
@@ -540,12 +577,26 @@ static hx_status rst_open(const char *path, FILE **fp, int64_t *fsize)
     return HX_OK;
 }
 
+/* Rank 0: the types block after the header, checked against its sum. */
+static hx_status rst_read_types(FILE *fp, const char *path, hxi_md_restart *h, unsigned char *blk)
+{
+    if (fread(blk, 1, HXI_MD_RST_TYPES, fp) != HXI_MD_RST_TYPES)
+        return hxi_error(HX_ERR_PARSE, "restart file %s: truncated in its atom types", path);
+    if (rst_fnv(RST_FNV_START, blk, HXI_MD_RST_TYPES) != h->types_sum)
+        return hxi_error(HX_ERR_PARSE,
+                         "restart file %s: the atom types' checksum does not match: the file "
+                         "is damaged",
+                         path);
+    return hxi_md_restart_types_decode(blk, &h->types, path);
+}
+
 hx_status hxi_md_restart_read_header(hx_comm *comm, const char *path, hxi_md_restart *h)
 {
-    unsigned char buf[RST_HEADER];
+    unsigned char buf[RST_HEADER], blk[HXI_MD_RST_TYPES];
     uint64_t psum = 0;
     hx_status st = HX_OK;
     memset(buf, 0, sizeof buf);
+    memset(blk, 0, sizeof blk);
     if (hx_comm_rank(comm) == 0) {
         FILE *fp = NULL;
         int64_t fsize = 0;
@@ -558,21 +609,28 @@ hx_status hxi_md_restart_read_header(hx_comm *comm, const char *path, hxi_md_res
                                path, (long long) fsize, RST_HEADER);
             else
                 st = rst_decode(buf, fsize, path, h, &psum);
+            if (st == HX_OK && h->types.ntypes > 1)
+                st = rst_read_types(fp, path, h, blk);
             fclose(fp);
         }
     }
     HXI_CHECK(hxi_agree(comm, st));
     HXI_CHECK(hxi_bcast(comm, buf, sizeof buf, 0));
+    HXI_CHECK(hxi_bcast(comm, blk, sizeof blk, 0));
     {
         /* Every rank decodes the same bytes; the length was checked on 0. */
         int64_t fsize = 0, tbytes = 0;
         uint32_t version = 0;
+        int32_t ntypes = 0;
         memcpy(&fsize, buf + 160, 8);
         memcpy(&version, buf + 8, 4);
         if (version >= 3)
             memcpy(&tbytes, buf + 224, 8);
-        fsize += RST_HEADER + tbytes;
-        return rst_decode(buf, fsize, path, h, &psum);
+        if (version >= 4)
+            memcpy(&ntypes, buf + 204, 4);
+        fsize += RST_HEADER + tbytes + (ntypes > 1 ? HXI_MD_RST_TYPES : 0);
+        HXI_CHECK(rst_decode(buf, fsize, path, h, &psum));
+        return h->types.ntypes > 1 ? hxi_md_restart_types_decode(blk, &h->types, path) : HX_OK;
     }
 }
 
@@ -587,14 +645,14 @@ static int rst_atom_ok(const hxi_md_restart *h, const double *r, int w)
         const double lo = h->box_lo[k], len = h->box_len[k], tol = 1e-9 * len;
         if (r[k] < lo - len || r[k] > lo + 2 * len)
             return 0;
-        if (w == 9 && (r[6 + k] < lo - tol || r[6 + k] > lo + len + tol))
+        if (w >= 9 && (r[6 + k] < lo - tol || r[6 + k] > lo + len + tol))
             return 0;
     }
     return 1;
 }
 
 /* Room for cap atoms in sys (xref too where the file has it). */
-static hx_status rst_room(hx_md_system *sys, int with_ref)
+static hx_status rst_room(hx_md_system *sys, int with_ref, int typed)
 {
     int cap = sys->capacity ? 2 * sys->capacity : 1024;
     HXI_CHECK(hxi_grow((void **) &sys->x, (size_t) cap * 3 * sizeof(double), "atoms"));
@@ -602,6 +660,8 @@ static hx_status rst_room(hx_md_system *sys, int with_ref)
     HXI_CHECK(hxi_grow((void **) &sys->id, (size_t) cap * sizeof(int64_t), "atoms"));
     if (with_ref)
         HXI_CHECK(hxi_grow((void **) &sys->xref, (size_t) cap * 3 * sizeof(double), "atoms"));
+    if (typed)
+        HXI_CHECK(hxi_grow((void **) &sys->type, (size_t) cap * sizeof(int32_t), "atoms"));
     sys->capacity = cap;
     return HX_OK;
 }
@@ -610,23 +670,29 @@ static hx_status rst_room(hx_md_system *sys, int with_ref)
 static hx_status rst_keep(hx_md_system *sys, const hxi_md_restart *h, const double *rec,
                           int64_t first, int n, const char *path)
 {
-    const int w = h->width;
+    const int w = h->width, typed = h->types.ntypes > 1, ref = w >= 9;
     for (int k = 0; k < n; k++) {
         const double *r = rec + (size_t) w * (size_t) k;
+        if (typed && !(r[w - 1] >= 1 && r[w - 1] <= h->types.ntypes && r[w - 1] == floor(r[w - 1])))
+            return hxi_error(HX_ERR_PARSE,
+                             "restart file %s: atom %lld has type %g; the file has types 1 to %d",
+                             path, (long long) (first + k), r[w - 1], h->types.ntypes);
         if (!rst_atom_ok(h, r, w))
             return hxi_error(
                 HX_ERR_PARSE,
                 "restart file %s: atom %lld is not finite or lies far outside the "
                 "box (at %g %g %g): the file is damaged or was not written by a sane run",
                 path, (long long) (first + k), r[0], r[1], r[2]);
-        if (hx_decomp_owner(&sys->decomp, w == 9 ? r + 6 : r) != sys->decomp.rank)
+        if (hx_decomp_owner(&sys->decomp, ref ? r + 6 : r) != sys->decomp.rank)
             continue;
-        if (sys->n == sys->capacity)
-            HXI_CHECK(rst_room(sys, w == 9));
+        if (sys->n == sys->capacity || (typed && !sys->type))
+            HXI_CHECK(rst_room(sys, ref, typed));
         memcpy(sys->x + 3 * (size_t) sys->n, r, 3 * sizeof(double));
         memcpy(sys->v + 3 * (size_t) sys->n, r + 3, 3 * sizeof(double));
-        if (w == 9)
+        if (ref)
             memcpy(sys->xref + 3 * (size_t) sys->n, r + 6, 3 * sizeof(double));
+        if (typed)
+            sys->type[sys->n] = (int32_t) r[w - 1];
         sys->id[sys->n] = first + k;
         sys->n++;
     }
@@ -674,9 +740,9 @@ hx_status hxi_md_restart_read_atoms(hx_comm *comm, const char *path, const hxi_m
 
     sys->n = 0;
     sys->natoms = h->natoms;
-    sys->has_ref = h->width == 9;
+    sys->has_ref = h->width >= 9;
     sys->ref_ago = h->ago;
-    st = hxi_alloc((void **) &chunk, (size_t) RST_CHUNK * 9 * sizeof(double), "restart chunk");
+    st = hxi_alloc((void **) &chunk, (size_t) RST_CHUNK * 10 * sizeof(double), "restart chunk");
     if (st == HX_OK && rank == 0) {
         unsigned char buf[RST_HEADER];
         hxi_md_restart again;
@@ -687,8 +753,11 @@ hx_status hxi_md_restart_read_atoms(hx_comm *comm, const char *path, const hxi_m
             st = hxi_error(HX_ERR_PARSE, "restart file %s: truncated", path);
         if (st == HX_OK)
             st = rst_decode(buf, fsize, path, &again, &want);
-        if (st == HX_OK && (again.natoms != h->natoms || again.step != h->step))
+        if (st == HX_OK && (again.natoms != h->natoms || again.step != h->step ||
+                            again.types.ntypes != h->types.ntypes))
             st = hxi_error(HX_ERR_PARSE, "restart file %s changed while it was read", path);
+        if (st == HX_OK && rst_types_bytes(h) > 0 && fseek(fp, (long) rst_types_bytes(h), SEEK_CUR))
+            st = hxi_error(HX_ERR_PARSE, "restart file %s: truncated", path);
     }
     st = hxi_agree(comm, st);
     for (int64_t first = 0; st == HX_OK && first < h->natoms; first += RST_CHUNK) {
@@ -736,4 +805,5 @@ void hxi_md_restart_apply(const hxi_md_restart *h, hx_md_config *cfg)
         cfg->shift_energy = h->shift_energy;
     if (!(cfg->given & HX_MD_GIVEN_DT))
         cfg->dt = h->dt;
+    hxi_md_restart_types_apply(&h->types, cfg);
 }

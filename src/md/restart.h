@@ -22,7 +22,17 @@ typedef struct hxi_md_restart {
     int64_t ago;                         /* steps since the last list build (-1: width 6) */
     double skin;                         /* the neighbour skin of that build */
     uint64_t trailer_bytes, trailer_sum; /* fix nvt's chain after the records */
+    hx_md_types types;  /* version 4's types block (ntypes 1 where the file has none) */
+    uint64_t types_sum; /* its checksum */
 } hxi_md_restart;
+
+/* The types' block of a version 4 file (restart_types.c). */
+#define HXI_MD_RST_TYPES 2696
+void hxi_md_restart_types_encode(unsigned char *b, const hx_md_types *t);
+hx_status hxi_md_restart_types_decode(const unsigned char *b, hx_md_types *t, const char *path);
+/* The file's types into cfg, but for the pairs and masses the deck gave
+ * after read_restart (cfg->given, types.mass_given). */
+void hxi_md_restart_types_apply(const hx_md_types *file, hx_md_config *cfg);
 
 /* The largest step a restart file may hold: a run of up to as many steps
  * more still fits the step counter. */

@@ -40,6 +40,7 @@ void hx_md_thermo_from_sums(hx_md_thermo *out, int64_t step, int64_t natoms, dou
     out->ke_sum = ke;
     out->volume = volume;
     out->natoms = natoms;
+    out->mass_sum = 0.0;
 }
 
 /* LAMMPS's keyword and column name of each hx_md_thermo_col. */
@@ -124,7 +125,7 @@ static double value(const hx_md_config *c, const hx_md_thermo *t, int col)
     case HX_MD_TH_VOL:
         return t->volume;
     case HX_MD_TH_DENSITY:
-        return (double) t->natoms * c->mass / t->volume;
+        return (t->mass_sum > 0.0 ? t->mass_sum : (double) t->natoms * c->mass) / t->volume;
     default: /* E_mol: no bonds */
         return 0.0;
     }

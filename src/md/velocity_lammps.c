@@ -14,7 +14,9 @@
  *                state = hash & 0x7ffffff (27 bits, as LAMMPS's mask), 1 if
  *                that is 0, then 5 uniform() discarded.
  * A raw velocity is (uniform() - 1/2) per component for `dist uniform`, or
- * gaussian() per component for `dist gaussian`, times 1 / sqrt(mass).
+ * gaussian() per component for `dist gaussian`, times 1 / sqrt(mass) of
+ * the atom's type (with several types: the type its lattice site takes,
+ * hxi_md_type_at, in a sweep; sys->type for loop local).
  *
  * loop all:   one generator seeded with SEED over atom ids 1..N, three
  *             components per id; each rank keeps those of its own atoms.
@@ -28,8 +30,8 @@
  *             LAMMPS as here.
  * loop geom:  per atom, reset(SEED, x): the same for every rank count and
  *             every decomposition, in LAMMPS as here.
- * Then, as LAMMPS: mom yes subtracts the centre-of-mass velocity
- * (sum m v / sum m); rot yes subtracts omega x (x - xcm) with omega =
+ * Then, as LAMMPS, with each atom's mass m: mom yes subtracts the
+ * centre-of-mass velocity (sum m v / sum m); rot yes subtracts omega x (x - xcm) with omega =
  * I^-1 L about the centre of mass (the lattice has no periodic images yet,
  * so x is unwrapped); T is measured with 3N - 3 degrees of freedom,
  * t = sum m v.v * (1 / (3N - 3)), and every velocity is scaled by
@@ -41,16 +43,16 @@
  * one-process LAMMPS run sums over its atoms, which are in id order there.
  * The velocities are then bitwise the same on every rank count and bitwise
  * LAMMPS's on one process. The raw velocities of all N atoms are drawn
- * once into memory (24 bytes per atom, freed at the end), by all the
- * host's threads where that gives the same numbers: loop geom draws each
- * atom from its own reset, and loop all with dist uniform takes exactly 3
- * values per atom, so a thread starts its block of ids from the seed
- * advanced by 3 x the first id (Park-Miller jumps ahead by a power of the
- * multiplier); loop all with dist gaussian rejects a varying number of
- * values and is drawn by one thread. The sums then run over the stored
- * values, in id order, on one thread, and each rank's own atoms then take
- * their velocities from them on all threads. loop local sums this rank's atoms
- * and adds over ranks, as LAMMPS does.
+ * once into memory (24 bytes per atom, 25 with several types, freed at
+ * the end), by all the host's threads where that gives the same numbers:
+ * loop geom draws each atom from its own reset, and loop all with dist
+ * uniform takes exactly 3 values per atom, so a thread starts its block of
+ * ids from the seed advanced by 3 x the first id (Park-Miller jumps ahead
+ * by a power of the multiplier); loop all with dist gaussian rejects a
+ * varying number of values and is drawn by one thread. The sums then run
+ * over the stored values, in id order, on one thread, and each rank's own
+ * atoms then take their velocities from them on all threads. loop local
+ * sums this rank's atoms and adds over ranks, as LAMMPS does.
  */
 #include "md/velocity_lammps.h"
 
@@ -97,29 +99,9 @@ static double ran_gaussian(ran_park *r)
     return v2 * fac;
 }
 
-static unsigned int jenkins_add(unsigned int hash, const void *data, size_t len)
-{
-    const signed char *b = data;
-    for (size_t i = 0; i < len; i++) {
-        hash += (unsigned int) (int) b[i];
-        hash += hash << 10;
-        hash ^= hash >> 6;
-    }
-    return hash;
-}
-
 static void ran_reset_geom(ran_park *r, int seed, const double x[3])
 {
-    unsigned int hash = jenkins_add(0u, &seed, sizeof seed);
-    hash = jenkins_add(hash, x, 3 * sizeof(double));
-    hash += hash << 3;
-    hash ^= hash >> 11;
-    hash += hash << 15;
-    ran_seed(r, (int) (hash & 0x7ffffffu));
-    if (r->state == 0)
-        r->state = 1;
-    for (int i = 0; i < 5; i++)
-        ran_uniform(r);
+    ran_seed(r, hxi_park_miller_reset(seed, x));
 }
 
 static void ran_raw(ran_park *r, int gaussian, double factor, double *v)
@@ -164,27 +146,33 @@ static hx_status solve_omega(const double L[3], double I[3][3], double w[3])
 typedef struct vsource {
     const hx_md_config *cfg;
     hx_md_system *sys;
-    int sweep;    /* 1: all ids here, no sum over ranks needed */
-    int64_t next; /* sweep: next id; local: next index */
-    double *raw;  /* sweep: the raw velocities of ids 0 .. N-1, 3 each */
-    double a;     /* the lattice constant (hx_md_lattice_constant) */
-    int want_x;   /* sweep: positions are needed (rot yes) */
+    int sweep;          /* 1: all ids here, no sum over ranks needed */
+    int64_t next;       /* sweep: next id; local: next index */
+    double *raw;        /* sweep: the raw velocities of ids 0 .. N-1, 3 each */
+    unsigned char *tix; /* sweep with several types: each id's type - 1 */
+    double a;           /* the lattice constant (hx_md_lattice_constant) */
+    int want_x;         /* sweep: positions are needed (rot yes) */
 } vsource;
 
 /* Raw velocities of ids [first, last) into raw (see the header comment). */
-static void draw_block(const hx_md_config *cfg, double a, double *raw, int64_t first,
-                       int64_t last)
+static void draw_block(const hx_md_config *cfg, double a, double *raw, unsigned char *tix,
+                       int64_t first, int64_t last)
 {
-    const double factor = 1.0 / sqrt(cfg->mass);
+    double factor = 1.0 / sqrt(cfg->mass);
     const int seed = (int) cfg->seed;
     ran_park r;
     double x[3];
     if (cfg->velocity_loop == HX_MD_LOOP_ALL)
         ran_seed(&r, hxi_park_miller_jump(seed, 3 * first));
     for (int64_t id = first; id < last; id++) {
-        if (cfg->velocity_loop == HX_MD_LOOP_GEOM) {
+        if (cfg->velocity_loop == HX_MD_LOOP_GEOM || tix)
             hx_md_site_at(cfg, a, id, x);
+        if (cfg->velocity_loop == HX_MD_LOOP_GEOM)
             ran_reset_geom(&r, seed, x);
+        if (tix) { /* LAMMPS: 1 / sqrt(mass[type[m]]) */
+            const int t = hxi_md_type_at(cfg, x);
+            tix[id] = (unsigned char) (t - 1);
+            factor = 1.0 / sqrt(hxi_md_mass_of(cfg, t));
         }
         ran_raw(&r, cfg->velocity_gaussian, factor, raw + 3 * (size_t) id);
     }
@@ -196,8 +184,10 @@ static hx_status draw_all(vsource *s)
     const int64_t n = s->sys->natoms;
     HXI_CHECK(hxi_alloc((void **) &s->raw, 3 * sizeof(double) * (size_t) (n > 0 ? n : 1),
                         "raw velocities"));
+    if (cfg->types.ntypes > 1)
+        HXI_CHECK(hxi_alloc((void **) &s->tix, (size_t) (n > 0 ? n : 1), "atom types"));
     if (cfg->velocity_loop == HX_MD_LOOP_ALL && cfg->velocity_gaussian) {
-        draw_block(cfg, s->a, s->raw, 0, n); /* rejections: one stream, in order */
+        draw_block(cfg, s->a, s->raw, s->tix, 0, n); /* rejections: one stream, in order */
         return HX_OK;
     }
     const int64_t block = 16384, nblocks = (n + block - 1) / block;
@@ -205,7 +195,7 @@ static hx_status draw_all(vsource *s)
 #pragma omp parallel for schedule(dynamic, 16)
 #endif
     for (int64_t b = 0; b < nblocks; b++)
-        draw_block(cfg, s->a, s->raw, b * block, b + 1 < nblocks ? (b + 1) * block : n);
+        draw_block(cfg, s->a, s->raw, s->tix, b * block, b + 1 < nblocks ? (b + 1) * block : n);
     return HX_OK;
 }
 
@@ -225,10 +215,10 @@ static void source_rewind(vsource *s)
     s->next = 0;
 }
 
-/* The next atom: its position, its raw velocity (times 1/sqrt(mass)) and
- * its index here (loop local; -1 in a sweep, whose sums need no owner).
- * 0 at the end. */
-static int source_next(vsource *s, double x[3], double v[3], int *local)
+/* The next atom: its position, its raw velocity (times 1/sqrt(mass)), its
+ * mass and its index here (loop local; -1 in a sweep, whose sums need no
+ * owner). 0 at the end. */
+static int source_next(vsource *s, double x[3], double v[3], double *m, int *local)
 {
     const hx_md_config *cfg = s->cfg;
     hx_md_system *sys = s->sys;
@@ -236,6 +226,7 @@ static int source_next(vsource *s, double x[3], double v[3], int *local)
         if (s->next >= sys->n)
             return 0;
         *local = (int) s->next++;
+        *m = sys->type ? hxi_md_mass_of(cfg, sys->type[*local]) : cfg->mass;
         memcpy(x, sys->x + 3 * (size_t) *local, 3 * sizeof(double));
         memcpy(v, sys->v + 3 * (size_t) *local, 3 * sizeof(double));
         return 1;
@@ -245,6 +236,7 @@ static int source_next(vsource *s, double x[3], double v[3], int *local)
     if (s->want_x) /* else no caller reads x (correct() only with rot) */
         hx_md_site_at(cfg, s->a, s->next, x);
     memcpy(v, s->raw + 3 * (size_t) s->next, 3 * sizeof(double));
+    *m = s->tix ? hxi_md_mass_of(cfg, s->tix[s->next] + 1) : cfg->mass;
     *local = -1;
     s->next++;
     return 1;
@@ -278,14 +270,14 @@ static hx_status reduce(vsource *s, hx_comm *comm, double *v, int n)
 /* LAMMPS's Group::mass and Group::vcm, then Velocity::zero_momentum. */
 static hx_status find_vcm(vsource *s, hx_comm *comm, vcorr *c, double *total)
 {
-    double x[3] = {0, 0, 0}, v[3], p[3] = {0, 0, 0};
+    double x[3] = {0, 0, 0}, v[3], p[3] = {0, 0, 0}, m;
     int local;
     *total = 0.0;
     source_rewind(s);
-    while (source_next(s, x, v, &local)) {
-        *total += s->cfg->mass;
+    while (source_next(s, x, v, &m, &local)) {
+        *total += m;
         for (int k = 0; k < 3; k++)
-            p[k] += v[k] * s->cfg->mass;
+            p[k] += v[k] * m;
     }
     HXI_CHECK(reduce(s, comm, total, 1));
     HXI_CHECK(reduce(s, comm, p, 3));
@@ -298,18 +290,17 @@ static hx_status find_vcm(vsource *s, hx_comm *comm, vcorr *c, double *total)
 /* LAMMPS's Group::xcm, angmom, inertia and omega, then zero_rotation. */
 static hx_status find_omega(vsource *s, hx_comm *comm, vcorr *c, double total)
 {
-    const double m = s->cfg->mass;
-    double x[3] = {0, 0, 0}, v[3], cm[3] = {0, 0, 0}, L[3] = {0, 0, 0}, I[3][3] = {{0}};
+    double m, x[3] = {0, 0, 0}, v[3], cm[3] = {0, 0, 0}, L[3] = {0, 0, 0}, I[3][3] = {{0}};
     int local;
     source_rewind(s);
-    while (source_next(s, x, v, &local))
+    while (source_next(s, x, v, &m, &local))
         for (int k = 0; k < 3; k++)
             cm[k] += x[k] * m;
     HXI_CHECK(reduce(s, comm, cm, 3));
     for (int k = 0; k < 3; k++)
         c->xcm[k] = cm[k] / total;
     source_rewind(s);
-    while (source_next(s, x, v, &local)) {
+    while (source_next(s, x, v, &m, &local)) {
         double dx = x[0] - c->xcm[0], dy = x[1] - c->xcm[1], dz = x[2] - c->xcm[2];
         correct(c, x, v); /* momentum only: rot is not yet set */
         L[0] += m * (dy * v[2] - dz * v[1]);
@@ -346,7 +337,9 @@ static hx_status draw_local(hx_md_system *sys, const hx_md_config *cfg)
     for (int i = 0; i < 100; i++)
         ran_uniform(&r);
     for (int i = 0; i < sys->n; i++)
-        ran_raw(&r, cfg->velocity_gaussian, 1.0 / sqrt(cfg->mass), sys->v + 3 * (size_t) i);
+        ran_raw(&r, cfg->velocity_gaussian,
+                1.0 / sqrt(sys->type ? hxi_md_mass_of(cfg, sys->type[i]) : cfg->mass),
+                sys->v + 3 * (size_t) i);
     return HX_OK;
 }
 
@@ -370,7 +363,7 @@ hx_status hx_md_velocities_lammps(hx_md_system *sys, const hx_md_config *cfg, hx
 {
     vsource src;
     vcorr corr;
-    double x[3] = {0, 0, 0}, v[3], total = 0.0, t = 0.0, scale;
+    double x[3] = {0, 0, 0}, v[3], total = 0.0, t = 0.0, scale, m;
     int local;
     hx_status st = check_args(sys, cfg);
 
@@ -397,9 +390,9 @@ hx_status hx_md_velocities_lammps(hx_md_system *sys, const hx_md_config *cfg, hx
             goto done;
     }
     source_rewind(&src);
-    while (source_next(&src, x, v, &local)) {
+    while (source_next(&src, x, v, &m, &local)) {
         correct(&corr, x, v);
-        t += (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) * cfg->mass;
+        t += (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) * m;
     }
     if ((st = reduce(&src, comm, &t, 1)) != HX_OK)
         goto done;
@@ -414,8 +407,8 @@ hx_status hx_md_velocities_lammps(hx_md_system *sys, const hx_md_config *cfg, hx
     scale = sqrt(cfg->temperature / t);
     for (int i = 0; src.sweep && i < sys->n; i++)
         if (sys->id[i] < 0 || sys->id[i] >= sys->natoms) {
-            st = hxi_error(HX_ERR_STATE, "velocity create: atom %d has id %lld, outside 0..%lld",
-                           i, (long long) sys->id[i], (long long) sys->natoms - 1);
+            st = hxi_error(HX_ERR_STATE, "velocity create: atom %d has id %lld, outside 0..%lld", i,
+                           (long long) sys->id[i], (long long) sys->natoms - 1);
             goto done;
         }
     if (src.sweep) {
@@ -436,12 +429,13 @@ hx_status hx_md_velocities_lammps(hx_md_system *sys, const hx_md_config *cfg, hx
         goto done;
     }
     source_rewind(&src);
-    while (source_next(&src, x, v, &local)) {
+    while (source_next(&src, x, v, &m, &local)) {
         correct(&corr, x, v);
         for (int k = 0; k < 3; k++)
             sys->v[3 * (size_t) local + k] = v[k] * scale;
     }
 done:
     free(src.raw);
+    free(src.tix);
     return st;
 }

@@ -26,6 +26,7 @@
 #include "md/cpu/md_cpu.h"
 #include "md/cpu/thermostat.h"
 #include "md/md_driver.h"
+#include "md/pair/pair_styles.h"
 #include "md/trace.h"
 
 #include <math.h>
@@ -46,6 +47,7 @@ struct hx_md_engine {
     hxi_md_pair pair;
     hxi_md_pbc pbc;
     double cutneigh;
+    double rc_max; /* the largest pair cutoff (rc with one type) */
     double *xhold; /* home positions at the last rebuild (the distance check,
                     * dangerous builds, restart files) */
     int cap_hold;
@@ -53,7 +55,12 @@ struct hx_md_engine {
     int64_t *order;  /* sort by id: (id, index) pairs, 2 per atom */
     double *scratch; /* sort by id: one array's worth of values */
     int cap_order;
-    double dtf;    /* dt / 2m */
+    double dtf; /* dt / 2m */
+    /* Several atom types: every atom's type (home, then halo), the
+     * transport's field that brings the halo's, dt / 2m and m by type. */
+    int32_t *types;
+    int cap_types, type_field;
+    double dtf_t[HX_MD_MAX_TYPES], mass_t[HX_MD_MAX_TYPES];
     double acc[2]; /* pair energy and virial of the last force pass */
     int acc_valid;
     int64_t step;
@@ -85,8 +92,8 @@ static hx_status cpu_forward(hx_md_engine *e)
  * positions (halo included). */
 static double cpu_pairs_within(const hx_md_engine *e)
 {
-    return (double) (hxi_md_nlist_within(&e->local, &e->pbc, e->cfg.rc, e->x) +
-                     hxi_md_nlist_within(&e->nonlocal, &e->pbc, e->cfg.rc, e->x));
+    return (double) (hxi_md_nlist_within(&e->local, &e->pbc, e->rc_max, e->x) +
+                     hxi_md_nlist_within(&e->nonlocal, &e->pbc, e->rc_max, e->x));
 }
 
 /* After a rebuild that followed a move over half the skin: the pairs within
@@ -121,7 +128,7 @@ static hx_status cpu_check_pairs(hx_md_engine *e)
                      "from the neighbour lists built at step %lld (atoms moved up to %.3g since, "
                      "the skin is %g): rebuild more often (neigh_modify every N, or check yes) "
                      "or take a smaller timestep",
-                     (long long) (e->cfg.first_step + e->step + 1), n[1] - n[0], n[1], e->cfg.rc,
+                     (long long) (e->cfg.first_step + e->step + 1), n[1] - n[0], n[1], e->rc_max,
                      (long long) (e->cfg.first_step + e->step + 1 - e->ago), sqrt(e->moved2),
                      e->cfg.skin);
 }
@@ -188,7 +195,27 @@ static hx_status cpu_sort_by_id(hx_md_engine *e, double *carry)
         for (int i = 0; i < n; i++)
             t[i] = s->id[perm[i]];
         memcpy(s->id, t, (size_t) n * sizeof(int64_t));
+        if (s->type) {
+            int32_t *u = (int32_t *) e->scratch;
+            for (int i = 0; i < n; i++)
+                u[i] = s->type[perm[i]];
+            memcpy(s->type, u, (size_t) n * sizeof(int32_t));
+        }
     }
+    return HX_OK;
+}
+
+/* The home atoms' types into the engine's array, which holds the halo's
+ * too (the transport's field, filled by the forward exchange). */
+static hx_status cpu_place_types(hx_md_engine *e)
+{
+    if (e->ntotal > e->cap_types) {
+        int cap = e->ntotal + e->ntotal / 4 + 16;
+        HXI_CHECK(hxi_grow((void **) &e->types, (size_t) cap * sizeof(int32_t), "atom types"));
+        e->cap_types = cap;
+    }
+    if (e->nhome > 0)
+        memcpy(e->types, e->sys->type, (size_t) e->nhome * sizeof(int32_t));
     return HX_OK;
 }
 
@@ -198,13 +225,21 @@ static hx_status cpu_sort_by_id(hx_md_engine *e, double *carry)
 static hx_status cpu_place(hx_md_engine *e, double **carry)
 {
     hx_md_system *s = e->sys;
-    hx_field fields[3] = {{(void **) &s->v, 3 * sizeof(double)},
+    hx_field fields[4] = {{(void **) &s->v, 3 * sizeof(double)},
                           {(void **) &s->id, sizeof(int64_t)},
+                          {(void **) &s->type, sizeof(int32_t)},
                           {(void **) carry, 3 * sizeof(double)}};
     hx_plan *plan = NULL;
     hx_status st;
+    int nf = 2;
 
-    HXI_CHECK(hx_migrate(e->comm, &s->decomp, &s->n, &s->capacity, &s->x, fields, carry ? 3 : 2));
+    if (s->type)
+        nf++;
+    else
+        fields[2] = fields[3];
+    if (carry)
+        nf++;
+    HXI_CHECK(hx_migrate(e->comm, &s->decomp, &s->n, &s->capacity, &s->x, fields, nf));
     HXI_CHECK(hxi_agree(e->comm, cpu_sort_by_id(e, carry ? *carry : NULL)));
     HXI_CHECK(hx_plan_create(&plan, e->comm, &s->decomp, s->n, s->x));
     st = hx_transport_set_plan(e->t, plan);
@@ -220,7 +255,7 @@ static hx_status cpu_place(hx_md_engine *e, double **carry)
     e->ntotal = hx_plan_ntotal(plan);
     if (e->nhome > 0)
         memcpy(e->x, s->x, (size_t) e->nhome * 3 * sizeof(double));
-    return HX_OK;
+    return s->type ? hxi_agree(e->comm, cpu_place_types(e)) : HX_OK;
 }
 
 /* Migrate, plan, transport, halo, lists: everything that depends on where
@@ -234,7 +269,12 @@ static hx_status cpu_build(hx_md_engine *e, double **carry)
     t1 = hxi_now();
     hxi_md_stage(&e->stats, HX_MD_MIGRATE, t0, t1);
 
-    HXI_CHECK(cpu_forward(e));
+    if (e->types) { /* the halo's types come with its coordinates */
+        HXI_CHECK(hx_transport_fields_forward(e->t, &e->type_field, 1, 1));
+        hxi_md_stage(&e->stats, HX_MD_HALO_FWD, t1, hxi_now());
+    } else {
+        HXI_CHECK(cpu_forward(e));
+    }
 
     t0 = hxi_now();
     st = hxi_md_neigh_build(&e->local, &e->nonlocal, &e->cells, &e->sys->decomp, e->cutneigh, e->x,
@@ -303,9 +343,9 @@ static hx_status cpu_forces(hx_md_engine *e, int energy)
 
     e->acc[0] = e->acc[1] = 0.0;
     memset(e->f, 0, (size_t) e->ntotal * 3 * sizeof(double));
-    hxi_md_force_pair(&e->pair, &e->pbc, &e->local, e->x, e->f, acc);
+    hxi_md_force_pair(&e->pair, &e->pbc, &e->local, e->x, e->types, e->f, acc);
     t1 = hxi_now();
-    hxi_md_force_pair(&e->pair, &e->pbc, &e->nonlocal, e->x, e->f, acc);
+    hxi_md_force_pair(&e->pair, &e->pbc, &e->nonlocal, e->x, e->types, e->f, acc);
     t2 = hxi_now();
     st = hx_transport_reverse(e->t);
     hxi_md_stage(&e->stats, HX_MD_LOCAL, t0, t1);
@@ -386,8 +426,33 @@ static void cpu_kick(hx_md_engine *e)
     const double dtf = e->dtf;
     double *v = e->sys->v;
     const double *f = e->f;
+    if (e->types) {
+        for (int i = 0; i < e->nhome; i++) {
+            const double d = e->dtf_t[e->types[i] - 1];
+            for (int k = 3 * i; k < 3 * i + 3; k++)
+                v[k] += d * f[k];
+        }
+        return;
+    }
     for (int i = 0; i < 3 * e->nhome; i++)
         v[i] += dtf * f[i];
+}
+
+/* sum m v.v over the home atoms. */
+static double cpu_mv2(const hx_md_engine *e)
+{
+    const double *v = e->sys->v;
+    double mv2 = 0.0;
+    if (e->types) {
+        for (int i = 0; i < e->nhome; i++)
+            mv2 += e->mass_t[e->types[i] - 1] * (v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] +
+                                                 v[3 * i + 2] * v[3 * i + 2]);
+        return mv2;
+    }
+    for (int i = 0; i < e->nhome; i++)
+        mv2 += e->cfg.mass *
+               (v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] + v[3 * i + 2] * v[3 * i + 2]);
+    return mv2;
 }
 
 /* fix langevin's forces on the home atoms, `done` steps into the run. */
@@ -398,8 +463,9 @@ static void cpu_langevin(hx_md_engine *e, int64_t done)
     if (!l->on)
         return;
     t0 = hxi_now();
-    hxi_md_langevin_forces(l, e->cfg.mass, e->cfg.dt, hxi_md_langevin_target(l, done, e->cfg.steps),
-                           e->cfg.first_step + done, e->sys->id, e->sys->v, e->f, e->nhome);
+    hxi_md_langevin_forces(l, e->types ? e->mass_t : &e->cfg.mass, e->types, e->cfg.dt,
+                           hxi_md_langevin_target(l, done, e->cfg.steps), e->cfg.first_step + done,
+                           e->sys->id, e->sys->v, e->f, e->nhome);
     hxi_md_stage(&e->stats, HX_MD_INTEGRATE, t0, hxi_now());
 }
 
@@ -407,12 +473,8 @@ static void cpu_langevin(hx_md_engine *e, int64_t done)
  * and fix nvt's compute temp. Collective. */
 static hx_status cpu_temperature(hx_md_engine *e, double *t)
 {
-    const double *v = e->sys->v;
     const double dof = 3.0 * (double) e->sys->natoms - 3.0;
-    double mv2 = 0.0;
-    for (int i = 0; i < e->nhome; i++)
-        mv2 += e->cfg.mass *
-               (v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] + v[3 * i + 2] * v[3 * i + 2]);
+    double mv2 = cpu_mv2(e);
     HXI_CHECK(hxi_allreduce_double(e->comm, &mv2, 1, 0));
     *t = dof > 0 ? mv2 * (1.0 / dof) : 0.0;
     return HX_OK;
@@ -463,25 +525,25 @@ static hx_status cpu_step(hx_md_engine *e, int want_thermo)
 
 static hx_status cpu_thermo(hx_md_engine *e, hx_md_thermo *out)
 {
-    double t0 = hxi_now(), sums[4] = {0, 0, 0, 0};
-    const double *v = e->sys->v;
+    double t0 = hxi_now(), sums[5] = {0, 0, 0, 0, 0};
     if (!e->acc_valid)
         return hxi_error(HX_ERR_STATE,
                          "thermo at step %lld, but that step's force pass did "
                          "not sum energies: pass want_thermo to step()",
                          (long long) (e->cfg.first_step + e->step));
-    for (int i = 0; i < e->nhome; i++)
-        sums[0] += e->cfg.mass * (v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] +
-                                  v[3 * i + 2] * v[3 * i + 2]);
+    sums[0] = cpu_mv2(e);
     sums[1] = e->acc[0];
     sums[2] = e->acc[1];
     sums[3] = e->nhome; /* the atoms still held, summed with the rest */
-    HXI_CHECK(hxi_allreduce_double(e->comm, sums, 4, 0));
+    for (int i = 0; e->types && i < e->nhome; i++)
+        sums[4] += e->mass_t[e->types[i] - 1];
+    HXI_CHECK(hxi_allreduce_double(e->comm, sums, e->types ? 5 : 4, 0));
     if ((long long) sums[3] != (long long) e->sys->natoms)
         return hxi_error(HX_ERR_STATE, "Lost atoms at step %lld: original %lld current %lld",
                          (long long) (e->cfg.first_step + e->step), (long long) e->sys->natoms,
                          (long long) sums[3]);
     hx_md_thermo_from_sums(out, e->step, e->sys->natoms, e->volume, sums[0], sums[1], sums[2]);
+    out->mass_sum = sums[4];
     e->stats.stage[HX_MD_OTHER] += hxi_now() - t0;
     return HX_OK;
 }
@@ -500,6 +562,11 @@ static hx_status cpu_gather(hx_md_engine *e, hx_md_system *sys, double **f)
         }
         memcpy(sys->v, s->v, n3 * sizeof(double));
         memcpy(sys->id, s->id, (size_t) e->nhome * sizeof(int64_t));
+        if (s->type) {
+            HXI_CHECK(hxi_grow((void **) &sys->type, (size_t) (sys->capacity + 1) * sizeof(int32_t),
+                               "gathered types"));
+            memcpy(sys->type, s->type, (size_t) e->nhome * sizeof(int32_t));
+        }
         sys->decomp = s->decomp;
         sys->natoms = s->natoms;
     }
@@ -571,6 +638,7 @@ static void cpu_destroy(hx_md_engine *e)
     hxi_md_nlist_free(&e->nonlocal);
     free(e->xhold);
     free(e->fout);
+    free(e->types);
     free(e->order);
     free(e->scratch);
     free(e);
@@ -625,15 +693,30 @@ static hx_status cpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     e->cfg = *cfg;
     e->sys = sys;
     e->cutneigh = hxi_md_list_cutoff(cfg);
+    e->rc_max = cfg->types.ntypes > 1 ? hxi_pair_max_cutoff(cfg) : cfg->rc;
     e->dtf = 0.5 * cfg->dt / cfg->mass;
     e->volume = sys->decomp.box_len[0] * sys->decomp.box_len[1] * sys->decomp.box_len[2];
-    hxi_md_pair_init(&e->pair, cfg);
+    for (int t = 0; t < HX_MD_MAX_TYPES; t++) {
+        e->mass_t[t] = t < cfg->types.ntypes ? hxi_md_mass_of(cfg, t + 1) : 1.0;
+        e->dtf_t[t] = 0.5 * cfg->dt / e->mass_t[t];
+    }
     hxi_md_pbc_init(&e->pbc, &sys->decomp);
 
     hx_transport_opts_init(&o);
     o.name = "cpu";
     o.dtype = HX_DOUBLE;
-    st = hx_transport_create(&e->t, comm, &o);
+    st = hxi_md_pair_init(&e->pair, cfg);
+    if (st == HX_OK && (cfg->types.ntypes > 1) != (sys->type != NULL))
+        st = hxi_error(HX_ERR_STATE, "cpu engine: %d atom types, but the atoms %s types",
+                       cfg->types.ntypes, sys->type ? "have" : "lack");
+    if (st == HX_OK)
+        st = hx_transport_create(&e->t, comm, &o);
+    if (st == HX_OK && sys->type) {
+        const hx_field tf = {(void **) &e->types, sizeof(int32_t)};
+        st = hxi_grow((void **) &e->types, sizeof(int32_t), "atom types");
+        if (st == HX_OK)
+            st = hx_transport_field_add(e->t, &tf, HX_FIELD_INT32, 1, &e->type_field);
+    }
     if (st == HX_OK)
         st = sys->has_ref && sys->xref && sys->ref_ago >= 0 ? cpu_build_from_ref(e)
                                                             : cpu_build(e, NULL);

@@ -9,11 +9,24 @@
 #include "md/cpu/md_cpu.h"
 #include "md/pair/pair_styles.h"
 
-void hxi_md_pair_init(hxi_md_pair *p, const hx_md_config *cfg)
+hx_status hxi_md_pair_init(hxi_md_pair *p, const hx_md_config *cfg)
 {
+    hxi_pair_types t;
     p->style = cfg->pair_style;
     p->cut2 = cfg->rc * cfg->rc;
     hxi_pair_setup(cfg->pair_style, cfg->pair, cfg->rc, cfg->shift_energy, p->c, &p->offset);
+    p->ntypes = cfg->types.ntypes > 1 ? cfg->types.ntypes : 1;
+    if (p->ntypes == 1)
+        return HX_OK;
+    HXI_CHECK(hxi_pair_resolve(cfg, &t, HX_ERR_INVALID, "cpu engine: "));
+    for (int i = 0; i < t.n; i++)
+        for (int j = 0; j < t.n; j++) {
+            hxi_md_pair_ij *q = &p->tab[i * t.n + j];
+            q->cut2 = t.rc[i][j] * t.rc[i][j];
+            hxi_pair_setup(cfg->pair_style, t.p[i][j], t.rc[i][j], cfg->shift_energy, q->c,
+                           &q->offset);
+        }
+    return HX_OK;
 }
 
 /* Pairs are taken in chunks: the distances are gathered (with the minimum
@@ -26,7 +39,10 @@ void hxi_md_pair_init(hxi_md_pair *p, const hx_md_config *cfg)
  * is the same bit for bit on any x86-64 (no fused multiply-add is used).
  * The style is a constant in each instantiation below (HXI_PAIR_KERNELS),
  * so the formula is inlined into the chunk loop with no test of the style
- * inside it. */
+ * inside it. With several atom types a second instantiation (`typed`)
+ * gathers each pair's partner type with its distance and takes the pair's
+ * coefficients, cutoff and offset from the table of i's type; with one
+ * type the loop is the one-type loop, unchanged. */
 #define HXI_LJ_CHUNK 64
 
 /* Inlined into each clone below, so that each is compiled for its target. */
@@ -39,6 +55,7 @@ void hxi_md_pair_init(hxi_md_pair *p, const hx_md_config *cfg)
 typedef struct hxi_lj_chunk {
     double dx[HXI_LJ_CHUNK], dy[HXI_LJ_CHUNK], dz[HXI_LJ_CHUNK];
     double r2[HXI_LJ_CHUNK], fp[HXI_LJ_CHUNK], en[HXI_LJ_CHUNK];
+    int tj[HXI_LJ_CHUNK]; /* typed: the partners' types, 0-based */
 } hxi_lj_chunk;
 
 /* F(r)/r and E(r) of the style; `style` is a constant where this is
@@ -76,9 +93,48 @@ HXI_LJ_INLINE void hxi_lj_chunk_eval(int style, const hxi_md_pair *p, hxi_lj_chu
     }
 }
 
-HXI_LJ_INLINE void hxi_lj_rows(int style, const hxi_md_pair *p, const hxi_md_pbc *b,
-                               const hxi_md_nlist *l, const double *restrict x, double *restrict f,
-                               int energy, double *acc)
+/* The coefficients each style's formula reads (pair_formulas.h): the
+ * typed loop gathers only those. */
+HXI_LJ_INLINE int hxi_pair_ncoef(int style)
+{
+    return style == HX_PAIR_LJ_SMOOTH_LINEAR                   ? 7
+           : style == HX_PAIR_LJ_CUT || style == HX_PAIR_MORSE ? 4
+                                                               : 2;
+}
+
+/* The same with each pair's own coefficients (row: i's type's pairs),
+ * gathered by the partners' types first, so that the formula's loop runs
+ * over arrays as the one-type loop does and vectorises alike. */
+HXI_LJ_INLINE void hxi_lj_chunk_eval_typed(int style, const hxi_md_pair_ij *row, hxi_lj_chunk *c,
+                                           int n, int energy)
+{
+    const int nc = hxi_pair_ncoef(style);
+    double kc[HX_PAIR_NCOEF][HXI_LJ_CHUNK], cut2[HXI_LJ_CHUNK], off[HXI_LJ_CHUNK];
+    for (int q = 0; q < n; q++) {
+        const hxi_md_pair_ij *t = &row[c->tj[q]];
+        for (int i = 0; i < nc; i++)
+            kc[i][q] = t->c[i];
+        cut2[q] = t->cut2;
+        off[q] = t->offset;
+    }
+    for (int q = 0; q < n; q++) {
+        const double r2 = c->dx[q] * c->dx[q] + c->dy[q] * c->dy[q] + c->dz[q] * c->dz[q];
+        double e, k[HX_PAIR_NCOEF];
+        for (int i = 0; i < nc; i++)
+            k[i] = kc[i][q];
+        c->r2[q] = r2;
+        const double fp = hxi_pair_formula(style, k, r2, &e);
+        const int in = r2 < cut2[q];
+        c->fp[q] = in ? fp : 0.0;
+        if (energy)
+            c->en[q] = in ? e - off[q] : 0.0;
+    }
+}
+
+HXI_LJ_INLINE void hxi_lj_rows(int style, int typed, const hxi_md_pair *p, const hxi_md_pbc *b,
+                               const hxi_md_nlist *l, const double *restrict x,
+                               const int32_t *restrict type, double *restrict f, int energy,
+                               double *acc)
 {
     double e = 0.0, w = 0.0;
     hxi_lj_chunk c;
@@ -111,8 +167,13 @@ HXI_LJ_INLINE void hxi_lj_rows(int style, const hxi_md_pair *p, const hxi_md_pbc
                 c.dx[k] = dx;
                 c.dy[k] = dy;
                 c.dz[k] = dz;
+                if (typed)
+                    c.tj[k] = type[j] - 1;
             }
-            hxi_lj_chunk_eval(style, p, &c, n, energy);
+            if (typed)
+                hxi_lj_chunk_eval_typed(style, p->tab + (type[i] - 1) * p->ntypes, &c, n, energy);
+            else
+                hxi_lj_chunk_eval(style, p, &c, n, energy);
             for (int k = 0; k < n; k++) {
                 const int j = js[q0 + k];
                 const double fpair = c.fp[k];
@@ -147,29 +208,47 @@ HXI_LJ_INLINE void hxi_lj_rows(int style, const hxi_md_pair *p, const hxi_md_pbc
 #define HXI_LJ_CLONES
 #endif
 
-/* An energy and a force-only kernel for each style, each cloned. */
+/* An energy and a force-only kernel for each style, each cloned, and the
+ * same pair for several types (typed). */
 #define HXI_PAIR_KERNELS(ID, name)                                                                 \
+    HXI_LJ_INLINE void hxi_rows_##name(int typed, const hxi_md_pair *p, const hxi_md_pbc *b,       \
+                                       const hxi_md_nlist *l, const double *x,                     \
+                                       const int32_t *type, double *f, int energy, double *acc)    \
+    {                                                                                              \
+        hxi_lj_rows(HX_PAIR_##ID, typed, p, b, l, x, type, f, energy, acc);                        \
+    }                                                                                              \
     HXI_LJ_CLONES static void hxi_energy_##name(const hxi_md_pair *p, const hxi_md_pbc *b,         \
                                                 const hxi_md_nlist *l, const double *x, double *f, \
                                                 double *acc)                                       \
     {                                                                                              \
-        hxi_lj_rows(HX_PAIR_##ID, p, b, l, x, f, 1, acc);                                          \
+        hxi_rows_##name(0, p, b, l, x, NULL, f, 1, acc);                                           \
     }                                                                                              \
     HXI_LJ_CLONES static void hxi_force_##name(const hxi_md_pair *p, const hxi_md_pbc *b,          \
                                                const hxi_md_nlist *l, const double *x, double *f)  \
     {                                                                                              \
-        hxi_lj_rows(HX_PAIR_##ID, p, b, l, x, f, 0, NULL);                                         \
+        hxi_rows_##name(0, p, b, l, x, NULL, f, 0, NULL);                                          \
+    }                                                                                              \
+    HXI_LJ_CLONES static void hxi_typed_##name(const hxi_md_pair *p, const hxi_md_pbc *b,          \
+                                               const hxi_md_nlist *l, const double *x,             \
+                                               const int32_t *type, double *f, double *acc)        \
+    {                                                                                              \
+        if (acc)                                                                                   \
+            hxi_rows_##name(1, p, b, l, x, type, f, 1, acc);                                       \
+        else                                                                                       \
+            hxi_rows_##name(1, p, b, l, x, type, f, 0, NULL);                                      \
     }
 HX_PAIR_STYLES(HXI_PAIR_KERNELS)
 #undef HXI_PAIR_KERNELS
 
 void hxi_md_force_pair(const hxi_md_pair *p, const hxi_md_pbc *b, const hxi_md_nlist *l,
-                       const double *x, double *f, double *acc)
+                       const double *x, const int32_t *type, double *f, double *acc)
 {
     switch (p->style) {
 #define HXI_PAIR_CALL(ID, name)                                                                    \
     case HX_PAIR_##ID:                                                                             \
-        if (acc)                                                                                   \
+        if (p->ntypes > 1)                                                                         \
+            hxi_typed_##name(p, b, l, x, type, f, acc);                                            \
+        else if (acc)                                                                              \
             hxi_energy_##name(p, b, l, x, f, acc);                                                 \
         else                                                                                       \
             hxi_force_##name(p, b, l, x, f);                                                       \

@@ -89,18 +89,31 @@ int64_t hxi_md_nlist_within(const hxi_md_nlist *l, const hxi_md_pbc *b, double c
 
 /* ---------------------------------------------------------- pair forces */
 
-/* The pair style as the force loop takes it (force_pair.c). */
+/* One pair of types as the force loop takes it. */
+typedef struct hxi_md_pair_ij {
+    double c[HX_PAIR_NCOEF]; /* the formula's coefficients (md/pair/pair_eval.h) */
+    double cut2;
+    double offset; /* energy at the cutoff when shifted, else 0 */
+} hxi_md_pair_ij;
+
+/* The pair style as the force loop takes it (force_pair.c). With one
+ * atom type the loop reads cut2, c and offset, as before types came;
+ * with more, the table of every pair of types (ntypes x ntypes). */
 typedef struct hxi_md_pair {
     int style; /* HX_PAIR_* */
     double cut2;
-    double c[HX_PAIR_NCOEF]; /* the formula's coefficients (md/pair/pair_eval.h) */
-    double offset;           /* energy at the cutoff when shifted, else 0 */
+    double c[HX_PAIR_NCOEF];
+    double offset;
+    int ntypes;
+    hxi_md_pair_ij tab[HX_MD_MAX_TYPES * HX_MD_MAX_TYPES];
 } hxi_md_pair;
 
-void hxi_md_pair_init(hxi_md_pair *p, const hx_md_config *cfg);
+/* HX_ERR_INVALID where the pairs of cfg's types do not resolve. */
+hx_status hxi_md_pair_init(hxi_md_pair *p, const hx_md_config *cfg);
 /* Adds the forces of the list's pairs to f (both atoms of each pair). With
- * acc != NULL, adds the pair energy to acc[0] and sum r.F to acc[1]. */
+ * acc != NULL, adds the pair energy to acc[0] and sum r.F to acc[1].
+ * type: every atom's type (home and halo), read where p->ntypes > 1. */
 void hxi_md_force_pair(const hxi_md_pair *p, const hxi_md_pbc *b, const hxi_md_nlist *l,
-                       const double *x, double *f, double *acc);
+                       const double *x, const int32_t *type, double *f, double *acc);
 
 #endif /* HALOX_MD_CPU_H */

@@ -74,14 +74,21 @@ double hxi_md_langevin_uniform(int seed, int64_t id, int64_t step, int k)
     return hxi_md_langevin_u(seed, id, step, k);
 }
 
-void hxi_md_langevin_forces(const hx_md_langevin *l, double m, double dt, double t, int64_t step,
-                            const int64_t *id, const double *v, double *f, int n)
+void hxi_md_langevin_forces(const hx_md_langevin *l, const double *mass, const int32_t *type,
+                            double dt, double t, int64_t step, const int64_t *id, const double *v,
+                            double *f, int n)
 {
-    const double gamma1 = -m / l->damp;
-    const double gamma2 = sqrt(m) * sqrt(24.0 / l->damp / dt) * sqrt(t);
-    for (int i = 0; i < n; i++)
+    double gamma1 = -mass[0] / l->damp;
+    double gamma2 = sqrt(mass[0]) * sqrt(24.0 / l->damp / dt) * sqrt(t);
+    for (int i = 0; i < n; i++) {
+        if (type) { /* LAMMPS's per-type gfactor1 and gfactor2 */
+            const double m = mass[type[i] - 1];
+            gamma1 = -m / l->damp;
+            gamma2 = sqrt(m) * sqrt(24.0 / l->damp / dt) * sqrt(t);
+        }
         for (int k = 0; k < 3; k++) {
             const double fran = gamma2 * (hxi_md_langevin_uniform(l->seed, id[i], step, k) - 0.5);
             f[3 * i + k] += gamma1 * v[3 * i + k] + fran;
         }
+    }
 }

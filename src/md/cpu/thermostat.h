@@ -36,12 +36,14 @@ void hxi_md_nh_half(hxi_md_nh *nh, double *v, int n);
 
 /* The target of fix langevin `done` steps into a run of `steps`. */
 double hxi_md_langevin_target(const hx_md_langevin *l, int64_t done, int64_t steps);
-/* FixLangevin::post_force for n atoms of mass m at temperature t:
+/* FixLangevin::post_force for n atoms at temperature t, of mass
+ * mass[type[i] - 1] (mass[0] where type is NULL):
  * f += -m v / damp + sqrt(24 k t m / (dt damp)) (u - 1/2) per component,
  * u uniform in (0, 1) from the seed, the atom's id and the step, so that
  * the forces do not depend on which rank holds the atom. */
-void hxi_md_langevin_forces(const hx_md_langevin *l, double m, double dt, double t, int64_t step,
-                            const int64_t *id, const double *v, double *f, int n);
+void hxi_md_langevin_forces(const hx_md_langevin *l, const double *mass, const int32_t *type,
+                            double dt, double t, int64_t step, const int64_t *id, const double *v,
+                            double *f, int n);
 /* The uniform number of component k (0..2) of atom id at step. */
 double hxi_md_langevin_uniform(int seed, int64_t id, int64_t step, int k);
 
