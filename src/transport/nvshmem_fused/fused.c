@@ -46,11 +46,11 @@
 
 typedef struct hxi_fz {
     hxi_shm s;
-    hxi_fz_core c;    /* the kernels' state, descriptors and launches */
+    hxi_fz_core c; /* the kernels' state, descriptors and launches */
     int tma;
-    int fmode;        /* requested force mode, the same on every rank */
-    uint64_t *ack;    /* symmetric: HX_MAX_PULSES ack slots, zero at start */
-    int *d_pmaps; /* atomic: the receivers' maps, concatenated */
+    int fmode;     /* requested force mode, the same on every rank */
+    uint64_t *ack; /* symmetric: HX_MAX_PULSES ack slots, zero at start */
+    int *d_pmaps;  /* atomic: the receivers' maps, concatenated */
     size_t pmaps_cap;
     int nfmode[3];       /* pulses (either end) per agreed force mode */
     int nxdirect, nxput; /* coordinate pulses by path */
@@ -393,7 +393,7 @@ static hx_status fz_set_plan(hx_transport *t)
         unpack_atomic |= fz_pulse_forces(t, z, d, p);
     }
     hxi_fz_order(&z->c, np, t->plan);
-    HXI_CHECK_GOTO(hxi_fzf_adopt(t, &z->fzf, z->nxput), st, done);
+    hxi_fzf_new_plan(&z->fzf, z->nxput);
     HXI_CHECK_GOTO(fz_upload(t, z, pmaps, pmap_total, segs, nseg, unpack_atomic), st, done);
     fz_describe(t, z);
 done:

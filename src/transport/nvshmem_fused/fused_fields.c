@@ -21,13 +21,24 @@
 
 _Static_assert(HXI_FZF_PULSES >= HX_MAX_PULSES, "a peer landing pointer for every pulse");
 
-hx_status hxi_fzf_adopt(hx_transport *t, hxi_fzf *s, int nxput)
+void hxi_fzf_new_plan(hxi_fzf *s, int nxput)
 {
-    int put = nxput, cap = t->capacity;
+    s->nxput = nxput;
+    s->adopted = 0;
+}
+
+/* Collective, at the first fields forward of a plan: whether every rank's
+ * pulses all store straight into their peers, and the largest capacity.
+ * Left out of set_plan so that a run without fields pays nothing at its
+ * rebuilds. */
+static hx_status fzf_adopt(hx_transport *t, hxi_fzf *s)
+{
+    int put = s->nxput, cap = t->capacity;
     HXI_CHECK(hxi_allreduce_int(t->comm, &put, 1, 0));
     HXI_CHECK(hxi_allreduce_int(t->comm, &cap, 1, 1));
     s->direct = put == 0;
     s->cap = cap;
+    s->adopted = 1;
     return HX_OK;
 }
 
@@ -100,8 +111,12 @@ hx_status hxi_fzf_forward(hx_transport *t, hxi_fzf *s, hxi_fz_core *c, hxi_gpu *
                           const hxi_field *f, int n, int *done)
 {
     *done = 0;
-    if (n < 2 || n - 1 > HXI_FZF_MAX || !f[0].shift || !s->direct ||
-        t->plan->npulses > HXI_FZF_PULSES)
+    /* The same on every rank: the call's fields and the plan's pulses. */
+    if (n < 2 || n - 1 > HXI_FZF_MAX || !f[0].shift || t->plan->npulses > HXI_FZF_PULSES)
+        return HX_OK;
+    if (!s->adopted)
+        HXI_CHECK(fzf_adopt(t, s));
+    if (!s->direct)
         return HX_OK;
     *done = 1;
     /* The arrays are checked outside a capture (the call made there first

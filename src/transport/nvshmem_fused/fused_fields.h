@@ -11,15 +11,18 @@
 typedef struct hxi_fzf {
     void *land;      /* symmetric landing buffer, NULL until a call needs one */
     size_t land_cap; /* its bytes, the same on every rank */
+    int nxput;       /* this rank's pulses on the put path, this plan */
+    int adopted;     /* direct and cap agreed for this plan */
     int direct;      /* the plan's coordinate pulses all store straight into
-                        their peers, on every rank (agreed at set_plan) */
+                        their peers, on every rank (agreed at the plan's
+                        first fields forward) */
     int cap;         /* atoms per field in the landing buffer: the largest
-                        rank's capacity (agreed at set_plan) */
+                        rank's capacity (agreed with direct) */
 } hxi_fzf;
 
-/* Collective, at set_plan: records whether fields may ride in the fused
- * kernel with this plan (nxput: this rank's pulses on the put path). */
-hx_status hxi_fzf_adopt(hx_transport *t, hxi_fzf *s, int nxput);
+/* At set_plan, local: a new plan, whose agreement waits for its first
+ * fields forward (nxput: this rank's pulses on the put path). */
+void hxi_fzf_new_plan(hxi_fzf *s, int nxput);
 /* Collective: frees the landing buffer (at destroy, before NVSHMEM closes). */
 void hxi_fzf_close(hxi_fzf *s);
 /* Forward of the coordinates f[0] and the fields f[1 .. n) in one fused
