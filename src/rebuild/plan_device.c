@@ -226,9 +226,10 @@ static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *strea
     const hxr_sel sel = hxr_sel_of(d, dim);
     pu->dim = dim;
     pu->index = index;
+    pu->dir = -1;
     pu->send_rank = d->down[dim];
     pu->recv_rank = d->up[dim];
-    hxi_pulse_shift(d, dim, pu->shift);
+    hxi_pulse_shift(d, dim, -1, pu->shift);
     pu->map = NULL;
     pu->map_offset = *map_total;
     hxr_ranges rg;
