@@ -329,7 +329,8 @@ int hxt_walk_plans(hx_comm *comm, const hxt_walk *w, hxt_case_fn fn, void *ctx, 
             hxt_sys_random(&c.s, c.spec.natoms, lo, len, c.seed);
             hxt_sys_tilt(&c.s, &c.d);
             hxt_local_take(&c.l, &c.s, &c.d);
-            int ok = HXT_OK(hx_plan_create(&c.plan, comm, &c.d, c.l.n, c.l.x));
+            int ok = HXT_OK(w->full ? hx_plan_create_full(&c.plan, comm, &c.d, c.l.n, c.l.x)
+                                    : hx_plan_create(&c.plan, comm, &c.d, c.l.n, c.l.x));
             if (hxt_agree(comm, ok)) {
                 fn(comm, &c, ctx);
                 ran++;

@@ -106,6 +106,7 @@ typedef struct hxt_walk {
     int keep;
     const double *tilt_frac; /* NULL: orthorhombic; else a triclinic box with
                                 tilts xy, xz, yz of these fractions of lx, lx, ly */
+    int full;                /* 1: full-shell plans (hx_plan_create_full) */
 } hxt_walk;
 
 /* The walk every plan-based test shares: for each grid and each spec, the
