@@ -570,6 +570,12 @@ HX_API hx_status hx_rebuild_keep_order(hx_rebuild *r, int keep);
  * forward exchange of the transport gives. */
 HX_API hx_status hx_plan_create_device(hx_plan **plan, hx_rebuild *r, int nhome, const float *x,
                                        int xstride);
+/* Collective: the full-shell plan (hx_plan_create_full's pulses) of the
+ * same atoms, as hx_plan_create_device makes the eighth shell's: equal to
+ * hx_plan_create_full's on the same float coordinates, by the same rules.
+ * hx_plan_count_device serves it as well (its first pulse is the same). */
+HX_API hx_status hx_plan_create_device_full(hx_plan **plan, hx_rebuild *r, int nhome,
+                                            const float *x, int xstride);
 /* Optional, rank-local, before hx_plan_create_device: queues on the
  * transport's stream the count of the first pulse's atoms among the nhome
  * home atoms at x (and their check), which does not depend on their order,
