@@ -46,11 +46,11 @@
 
 typedef struct hxi_fz {
     hxi_shm s;
-    hxi_fz_core c;    /* the kernels' state, descriptors and launches */
+    hxi_fz_core c; /* the kernels' state, descriptors and launches */
     int tma;
-    int fmode;        /* requested force mode, the same on every rank */
-    uint64_t *ack;    /* symmetric: HX_MAX_PULSES ack slots, zero at start */
-    int *d_pmaps; /* atomic: the receivers' maps, concatenated */
+    int fmode;     /* requested force mode, the same on every rank */
+    uint64_t *ack; /* symmetric: HX_MAX_PULSES ack slots, zero at start */
+    int *d_pmaps;  /* atomic: the receivers' maps, concatenated */
     size_t pmaps_cap;
     int nfmode[3];       /* pulses (either end) per agreed force mode */
     int nxdirect, nxput; /* coordinate pulses by path */
@@ -405,6 +405,7 @@ done:
 static hx_status fz_forward(hx_transport *t)
 {
     hxi_fz *z = t->impl;
+    HXI_CHECK(hxi_shm_order(t));
     return hxi_fz_core_forward(&z->c, &z->s.g);
 }
 
