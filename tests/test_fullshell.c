@@ -48,61 +48,47 @@ static uint64_t mix(int64_t id)
     return hxt_next(&r);
 }
 
-/* a - b reduced by whole edges to its minimum image along the dimensions
- * with mi[k] set (heights along z, y, x); squared length. */
+/* a - b at its minimum image along the dimensions with mi[k] set;
+ * squared length. */
 static double dist2(const hx_decomp *d, const int mi[3], const double *a, const double *b)
 {
     double v[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
-    for (int k = 2; k >= 0; k--) {
-        if (!mi[k])
-            continue;
-        double h = d->normal[k][0] * v[0] + d->normal[k][1] * v[1] + d->normal[k][2] * v[2];
-        double n = nearbyint(h / d->height[k]);
-        for (int c = 0; c < 3; c++)
-            v[c] -= n * d->edge[k][c];
-    }
+    hxt_min_image(d, mi, v);
     return v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
 }
 
-/* Every local atom's id, forwarded through the cpu transport with the
- * coordinates, which must be the plan's; the reverse calls refused. */
-static int64_t *halo_ids(hx_comm *comm, const hx_plan *plan, const int64_t *home_id,
-                         const char *what)
+/* Every local atom's id, forwarded with the coordinates through the cpu
+ * transport, which must give the plan's coordinates, by a plain forward
+ * as well; the reverse calls refused. */
+static int *halo_ids(hx_comm *comm, const hxt_case *c, const char *what)
 {
-    int ntotal = hx_plan_ntotal(plan), nhome = hx_plan_nhome(plan), fid = -1;
-    int64_t *ids = hxt_xmalloc((size_t) (ntotal + 1) * sizeof(int64_t));
-    hx_transport *t = hxt_cpu_transport(comm, HX_DOUBLE);
-    hx_field f = {(void **) &ids, sizeof(int64_t)};
-    for (int i = 0; i < ntotal; i++)
-        ids[i] = i < nhome ? home_id[i] : -1;
+    const hx_plan *plan = c->plan;
+    int nhome = hx_plan_nhome(plan), ntotal = hx_plan_ntotal(plan);
+    int *home = hxt_xmalloc((size_t) (nhome + 1) * sizeof(int)), nbad = 0;
+    hx_transport *t = NULL;
+    for (int i = 0; i < nhome; i++)
+        home[i] = (int) c->l.id[i];
+    int *ids = hxt_forward_ids(comm, plan, home, what, &t);
+    free(home);
     if (!t)
         return ids;
-    if (HXT_OK(hx_transport_field_add(t, &f, HX_FIELD_INT32, 2, &fid)) &&
-        HXT_OK(hx_transport_set_plan(t, plan))) {
-        double *x = hx_transport_coords(t);
-        const double *px = hx_plan_coords(plan);
-        memcpy(x, px, (size_t) nhome * 3 * sizeof(double));
-        if (HXT_OK(hx_transport_fields_forward(t, &fid, 1, 1)) && HXT_OK(hx_transport_sync(t))) {
-            int nbad = 0;
-            for (size_t i = 3 * (size_t) nhome; i < 3 * (size_t) ntotal; i++)
-                nbad += !hxt_same_d(x[i], px[i]);
-            HXT_CHECK(nbad == 0, "%s: %d halo coordinates of the cpu transport differ", what, nbad);
-            HXT_OK(hx_transport_forward(t));
-            nbad = 0;
-            for (size_t i = 3 * (size_t) nhome; i < 3 * (size_t) ntotal; i++)
-                nbad += !hxt_same_d(x[i], px[i]);
-            HXT_CHECK(nbad == 0, "%s: %d halo coordinates of the forward differ", what, nbad);
-        }
-        HXT_FAILS(hx_transport_reverse(t), HX_ERR_STATE, "newton off");
-        HXT_FAILS(hx_transport_fields_reverse(t, &fid, 1, 0), HX_ERR_STATE, "newton off");
-    }
+    double *x = hx_transport_coords(t);
+    const double *px = hx_plan_coords(plan);
+    for (size_t i = 3 * (size_t) nhome; i < 3 * (size_t) ntotal; i++)
+        x[i] = NAN;
+    if (HXT_OK(hx_transport_forward(t)))
+        for (size_t i = 3 * (size_t) nhome; i < 3 * (size_t) ntotal; i++)
+            nbad += !hxt_same_d(x[i], px[i]);
+    HXT_CHECK(nbad == 0, "%s: %d halo coordinates of the forward differ", what, nbad);
+    HXT_FAILS(hx_transport_reverse(t), HX_ERR_STATE, "newton off");
+    HXT_FAILS(hx_transport_fields_reverse(t, NULL, 0, 1), HX_ERR_STATE, "newton off");
     hx_transport_destroy(t);
     return ids;
 }
 
 /* Each halo atom is an image of its atom, with zone offsets that are the
  * signed grid distance to its owner; home atoms have zero offsets. */
-static void check_halo(const hxt_case *c, const int64_t *ids, const char *what)
+static void check_halo(const hxt_case *c, const int *ids, const char *what)
 {
     const hx_decomp *d = &c->d;
     const hx_plan *plan = c->plan;
@@ -110,7 +96,7 @@ static void check_halo(const hxt_case *c, const int64_t *ids, const char *what)
     const uint8_t *z = hx_plan_zones(plan);
     int nbad = 0, nzone = 0;
     for (int i = 0; i < hx_plan_ntotal(plan); i++) {
-        int64_t a = ids[i];
+        int a = ids[i];
         double v[3];
         int nonzero = 0;
         if (a < 0 || a >= c->s.n) {
@@ -161,7 +147,7 @@ static void check_pulses(const hx_plan *plan, const char *what)
 }
 
 /* Per home atom: partners among all local atoms within rc. */
-static void local_pairs(const hxt_case *c, const int64_t *ids, int *cnt, uint64_t *hs)
+static void local_pairs(const hxt_case *c, const int *ids, int *cnt, uint64_t *hs)
 {
     const hx_decomp *d = &c->d;
     const int mi[3] = {d->grid[0] == 1, d->grid[1] == 1, d->grid[2] == 1};
@@ -209,7 +195,7 @@ static void full_case(hx_comm *comm, const hxt_case *c, void *ctx)
     snprintf(what, sizeof what, "grid %s%s rh %g (pulses %d %d %d)", c->gs,
              c->d.triclinic ? " triclinic" : "", c->spec.rh, c->d.npulse[0], c->d.npulse[1],
              c->d.npulse[2]);
-    int64_t *ids = halo_ids(comm, c->plan, c->l.id, what);
+    int *ids = halo_ids(comm, c, what);
     int *cnt = hxt_xcalloc((size_t) N, sizeof(int));
     uint64_t *hs = hxt_xcalloc((size_t) N, sizeof(uint64_t));
     uint64_t *hs_all = hxt_xmalloc((size_t) N * nr * sizeof(uint64_t));
