@@ -1,6 +1,6 @@
 /*
  * test_fullshell: the full-shell plan (hx_plan_create_full, `newton off`)
- * on the grids 1x1x2, 2x1x1, 1x2x2, 2x2x2, three domains along a
+ * on the grids 1x1x1, 1x1x2, 2x1x1, 1x2x2, 2x2x2, three domains along a
  * dimension and more (1 to 4 pulses per direction), orthorhombic and
  * triclinic (a small tilt and LAMMPS's limits).
  *
@@ -32,9 +32,9 @@
 static const double box_lo[3] = {0.5, -2.0, 3.0};
 static const double box_len[3] = {12.0, 13.25, 11.5};
 
-static const int grids_all[][3] = {{1, 1, 2}, {2, 1, 1}, {3, 1, 1}, {1, 3, 1}, {1, 1, 3},
-                                   {1, 2, 2}, {2, 2, 1}, {4, 1, 1}, {6, 1, 1}, {1, 2, 3},
-                                   {2, 2, 2}, {8, 1, 1}, {1, 1, 8}};
+static const int grids_all[][3] = {{1, 1, 1}, {1, 1, 2}, {2, 1, 1}, {3, 1, 1}, {1, 3, 1},
+                                   {1, 1, 3}, {1, 2, 2}, {2, 2, 1}, {4, 1, 1}, {6, 1, 1},
+                                   {1, 2, 3}, {2, 2, 2}, {8, 1, 1}, {1, 1, 8}};
 
 /* Halo cutoff, atoms, pair cutoff (aux). */
 static const hxt_spec specs[2] = {{2.8, 700, 2.5, 0}, {4.2, 700, 4.0, 0}};
