@@ -392,7 +392,12 @@ HX_API hx_status hx_transport_write(hx_transport *t, hx_array which, int first, 
                                     const double *src);
 HX_API hx_status hx_transport_read(hx_transport *t, hx_array which, int first, int n, double *dst);
 /* Halo coordinates: fills [nhome, ntotal) of the coordinate array from the
- * home coordinates of the other ranks. GPU transports enqueue on their stream. */
+ * home coordinates of the other ranks. GPU transports enqueue on their stream.
+ * On a full-shell plan, where no reverse orders the steps, the transports
+ * that store into their peers first make sure no peer still reads its
+ * previous halo: the nvshmem-* ones with a vote on the stream (as
+ * hx_transport_vote; capturable), nccl-dev by draining its stream and a
+ * barrier (blocking; not capturable). */
 HX_API hx_status hx_transport_forward(hx_transport *t);
 /* Forces on halo atoms are added to their owners' home (or forwarded) atoms,
  * in reverse pulse order. On a full-shell plan (hx_plan_full_shell; `newton
