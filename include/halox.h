@@ -179,8 +179,10 @@ HX_API int hx_decomp_owner(const hx_decomp *d, const double x[3]);
 
 /* ------------------------------------------------------------------ plan */
 
-/* One pulse of the coordinate exchange. Coordinates go to send_rank (the
- * lower neighbour along dim) and come from recv_rank (the upper one). */
+/* One pulse of the coordinate exchange. Coordinates go to send_rank and
+ * come from recv_rank: the lower and the upper neighbour along dim (dir -1,
+ * every pulse of hx_plan_create), or the upper and the lower one (dir +1,
+ * half the pulses of hx_plan_create_full). */
 typedef struct hx_pulse {
     int dim;         /* HX_X, HX_Y or HX_Z */
     int index;       /* pulse number within its dimension, from 0 */
@@ -201,6 +203,9 @@ typedef struct hx_pulse {
                         maps (pulses in order): for device plans */
     uint64_t share;  /* bit r set (r > this pulse): pulse r's map holds an
                         atom this map holds too */
+    int dir;         /* -1: to the lower neighbour (shift edge[dim] where
+                        coord[dim] == 0); +1: to the upper one (full shell;
+                        shift -edge[dim] where coord[dim] == grid[dim] - 1) */
 } hx_pulse;
 
 typedef struct hx_plan hx_plan;
@@ -209,6 +214,27 @@ typedef struct hx_plan hx_plan;
  * each inside this rank's domain (call hx_migrate first). */
 HX_API hx_status hx_plan_create(hx_plan **plan, hx_comm *comm, const hx_decomp *d, int nhome,
                                 const double *x);
+/* Collective, as hx_plan_create: the full-shell plan (LAMMPS's `newton
+ * off`). Along Z, then Y, then X, each decomposed dimension has pulses in
+ * both directions: atoms within the cutoff of the domain's lower face go
+ * down (dir -1), those within the cutoff of its upper face go up (dir +1),
+ * pulse k of each direction right after pulse k of the other; the first
+ * pulses of a dimension send from every atom held before it (home and
+ * earlier dimensions' halo, so edges and corners arrive), pulse k > 0 of a
+ * direction forwards what pulse k - 1 of that direction delivered. The two
+ * directions of a dimension read nothing of each other (hx_pulse.deps).
+ * A rank then holds every atom within the cutoff of each home atom, once:
+ * it computes the pairs with at least one home atom (index < nhome), each
+ * pair across a boundary on both of its ranks (each counting half its
+ * energy and virial), forces on its home atoms only. Nothing goes back:
+ * hx_transport_reverse refuses such a plan. Zones: hx_plan_zones holds
+ * signed offsets (int8_t; -1 for an atom of the lower neighbour), all zero
+ * for home atoms exactly; hx_zone_pair does not apply. Twice the
+ * decomposition's pulses must fit in HX_MAX_PULSES (else HX_ERR_INVALID). */
+HX_API hx_status hx_plan_create_full(hx_plan **plan, hx_comm *comm, const hx_decomp *d, int nhome,
+                                     const double *x);
+/* 1 for a plan of hx_plan_create_full or hx_plan_create_device_full. */
+HX_API int hx_plan_full_shell(const hx_plan *plan);
 HX_API void hx_plan_destroy(hx_plan *plan);
 HX_API const hx_decomp *hx_plan_decomp(const hx_plan *plan);
 HX_API int hx_plan_nhome(const hx_plan *plan);
@@ -228,7 +254,8 @@ HX_API int hx_plan_from_pulse(const hx_plan *plan, int p, int q);
  * plan built on the device (hx_plan_device_coords). */
 HX_API const double *hx_plan_coords(const hx_plan *plan);
 /* Zone offsets: 4 bytes per atom (ox, oy, oz, 0), 0 for home. A pair (i, j)
- * belongs to this rank iff min(oi, oj) == 0 in every dimension. NULL for a
+ * belongs to this rank iff min(oi, oj) == 0 in every dimension (a full-shell
+ * plan: see hx_plan_create_full). NULL for a
  * plan built on the device (hx_plan_device_zones). */
 HX_API const uint8_t *hx_plan_zones(const hx_plan *plan);
 /* 1 when the pair (i, j) of local atoms is this rank's to compute. */
@@ -365,10 +392,17 @@ HX_API hx_status hx_transport_write(hx_transport *t, hx_array which, int first, 
                                     const double *src);
 HX_API hx_status hx_transport_read(hx_transport *t, hx_array which, int first, int n, double *dst);
 /* Halo coordinates: fills [nhome, ntotal) of the coordinate array from the
- * home coordinates of the other ranks. GPU transports enqueue on their stream. */
+ * home coordinates of the other ranks. GPU transports enqueue on their stream.
+ * On a full-shell plan, where no reverse orders the steps, the transports
+ * that store into their peers first make sure no peer still reads its
+ * previous halo: the nvshmem-* ones with a vote on the stream (as
+ * hx_transport_vote; capturable), nccl-dev by draining its stream and a
+ * barrier (blocking; not capturable). */
 HX_API hx_status hx_transport_forward(hx_transport *t);
 /* Forces on halo atoms are added to their owners' home (or forwarded) atoms,
- * in reverse pulse order. */
+ * in reverse pulse order. On a full-shell plan (hx_plan_full_shell; `newton
+ * off`: nothing goes back) HX_ERR_STATE, as are hx_transport_fields_reverse
+ * and hx_transport_step_graph there. */
 HX_API hx_status hx_transport_reverse(hx_transport *t);
 /* Waits for the transport's work and reports any device-side timeout. */
 HX_API hx_status hx_transport_sync(hx_transport *t);
@@ -541,6 +575,12 @@ HX_API hx_status hx_rebuild_keep_order(hx_rebuild *r, int keep);
  * forward exchange of the transport gives. */
 HX_API hx_status hx_plan_create_device(hx_plan **plan, hx_rebuild *r, int nhome, const float *x,
                                        int xstride);
+/* Collective: the full-shell plan (hx_plan_create_full's pulses) of the
+ * same atoms, as hx_plan_create_device makes the eighth shell's: equal to
+ * hx_plan_create_full's on the same float coordinates, by the same rules.
+ * hx_plan_count_device serves it as well (its first pulse is the same). */
+HX_API hx_status hx_plan_create_device_full(hx_plan **plan, hx_rebuild *r, int nhome,
+                                            const float *x, int xstride);
 /* Optional, rank-local, before hx_plan_create_device: queues on the
  * transport's stream the count of the first pulse's atoms among the nhome
  * home atoms at x (and their check), which does not depend on their order,

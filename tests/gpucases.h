@@ -49,8 +49,9 @@ typedef struct hxt_gpu_set {
  * home atoms moving a little each step, every live entry against a float
  * cpu transport. Halo coordinates must be bitwise equal (unwritten entries
  * are poisoned with NaN first), and home forces after the reverse of
- * random forces equal to 1e-6 relative (of max(|f|, 1)). An entry that
- * fails on any rank is dropped from later cases. */
+ * random forces equal to 1e-6 relative (of max(|f|, 1)); on a full-shell
+ * plan the reverse is refused (HX_ERR_STATE) instead. An entry that fails
+ * on any rank is dropped from later cases. */
 void hxt_gpu_check_plan(hx_comm *comm, const hxt_case *c, void *ctx);
 
 #endif /* HALOX_TESTS_GPUCASES_H */

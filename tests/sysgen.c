@@ -245,6 +245,51 @@ hx_transport *hxt_cpu_transport(hx_comm *c, hx_dtype dtype)
     return t;
 }
 
+void hxt_min_image(const hx_decomp *d, const int mi[3], double v[3])
+{
+    for (int k = 2; k >= 0; k--) {
+        if (!mi[k])
+            continue;
+        double h = d->normal[k][0] * v[0] + d->normal[k][1] * v[1] + d->normal[k][2] * v[2];
+        double n = nearbyint(h / d->height[k]);
+        for (int c = 0; c < 3; c++)
+            v[c] -= n * d->edge[k][c];
+    }
+}
+
+int *hxt_forward_ids(hx_comm *comm, const hx_plan *plan, const int *home_id, const char *what,
+                     hx_transport **keep)
+{
+    int ntotal = hx_plan_ntotal(plan), nhome = hx_plan_nhome(plan), id = -1;
+    int *ids = hxt_xmalloc((size_t) (ntotal + 1) * sizeof(int));
+    hx_transport *t = hxt_cpu_transport(comm, HX_DOUBLE);
+    hx_field f = {(void **) &ids, sizeof(int)};
+    for (int i = 0; i < ntotal; i++)
+        ids[i] = i < nhome ? home_id[i] : -1;
+    if (t && HXT_OK(hx_transport_field_add(t, &f, HX_FIELD_INT32, 1, &id)) &&
+        HXT_OK(hx_transport_set_plan(t, plan))) {
+        double *x = hx_transport_coords(t);
+        const double *px = hx_plan_coords(plan);
+        memcpy(x, px, (size_t) nhome * 3 * sizeof(double));
+        if (HXT_OK(hx_transport_fields_forward(t, &id, 1, 1)) && HXT_OK(hx_transport_sync(t))) {
+            int nbad = 0;
+            for (size_t i = 3 * (size_t) nhome; i < 3 * (size_t) ntotal; i++)
+                nbad += !hxt_same_d(x[i], px[i]);
+            HXT_CHECK(nbad == 0,
+                      "%s: %d halo coordinates of the cpu transport differ from the "
+                      "plan's",
+                      what, nbad);
+        }
+    }
+    if (keep && t && id >= 0) /* the field points at a local variable: gone */
+        HXT_OK(hx_transport_field_remove(t, id));
+    if (keep)
+        *keep = t;
+    else
+        hx_transport_destroy(t);
+    return ids;
+}
+
 void hxt_sys_tilt(hxt_sys *s, const hx_decomp *d)
 {
     if (!d->triclinic)
@@ -329,7 +374,8 @@ int hxt_walk_plans(hx_comm *comm, const hxt_walk *w, hxt_case_fn fn, void *ctx, 
             hxt_sys_random(&c.s, c.spec.natoms, lo, len, c.seed);
             hxt_sys_tilt(&c.s, &c.d);
             hxt_local_take(&c.l, &c.s, &c.d);
-            int ok = HXT_OK(hx_plan_create(&c.plan, comm, &c.d, c.l.n, c.l.x));
+            int ok = HXT_OK(w->full ? hx_plan_create_full(&c.plan, comm, &c.d, c.l.n, c.l.x)
+                                    : hx_plan_create(&c.plan, comm, &c.d, c.l.n, c.l.x));
             if (hxt_agree(comm, ok)) {
                 fn(comm, &c, ctx);
                 ran++;

@@ -106,6 +106,7 @@ typedef struct hxt_walk {
     int keep;
     const double *tilt_frac; /* NULL: orthorhombic; else a triclinic box with
                                 tilts xy, xz, yz of these fractions of lx, lx, ly */
+    int full;                /* 1: full-shell plans (hx_plan_create_full) */
 } hxt_walk;
 
 /* The walk every plan-based test shares: for each grid and each spec, the
@@ -124,6 +125,19 @@ int hxt_for_each_plan(hx_comm *comm, const double box_lo[3], const double box_le
 
 /* A cpu transport of the given data type, or NULL (after a failed check). */
 hx_transport *hxt_cpu_transport(hx_comm *c, hx_dtype dtype);
+
+/* v reduced by whole edges of d's box along the dimensions with mi[k] set,
+ * to its minimum image there (by heights, along z, y, x). */
+void hxt_min_image(const hx_decomp *d, const int mi[3], double v[3]);
+
+/* Every local atom's id (home_id for home atoms, then the halo), forwarded
+ * as an int32 field with the coordinates through a double cpu transport
+ * made here; its halo coordinates must be the plan's, bitwise (a failed
+ * check names `what`). Returns ntotal + 1 ints (malloc'd). keep NULL: the
+ * transport is destroyed; else *keep gets it (NULL if it could not be
+ * made), still holding the plan, its field removed. Collective. */
+int *hxt_forward_ids(hx_comm *comm, const hx_plan *plan, const int *home_id, const char *what,
+                     hx_transport **keep);
 
 /* One transport to test: a built transport's name, with or without the
  * put path (force_put), and its label ("name" or "name(put)"). */

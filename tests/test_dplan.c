@@ -29,6 +29,12 @@
  *    than were counted ahead is HX_ERR_INVALID, and one given other atoms
  *    (same number, another count) is HX_ERR_INVALID at the next wait of
  *    the context (the census).
+ * With --full, the same for full-shell plans (hx_plan_create_full against
+ * hx_plan_create_device_full; atoms also kept off the upward pulses'
+ * limits, a domain's upper bound less the cutoff): structure, maps, zones
+ * and coordinates equal, every device transport's forward on the device
+ * plan bitwise the cpu transport's on the host plan, and every reverse
+ * refused (HX_ERR_STATE); the misuse cases run without --full only.
  * Exits 77 where there is no GPU or no grid for the rank count.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -43,6 +49,20 @@
 #define RH     2.8
 #define MARGIN 1e-3
 #define MAXT   16
+
+/* --full: full-shell plans (hx_plan_create_full, _device_full). */
+static int full;
+
+static hx_status plan_host(hx_plan **p, hx_comm *comm, const hx_decomp *d, int n, const double *x)
+{
+    return full ? hx_plan_create_full(p, comm, d, n, x) : hx_plan_create(p, comm, d, n, x);
+}
+
+static hx_status plan_device(hx_plan **p, hx_rebuild *rb, int n, const float *x, int xs)
+{
+    return full ? hx_plan_create_device_full(p, rb, n, x, xs)
+                : hx_plan_create_device(p, rb, n, x, xs);
+}
 
 /* Box length along a dimension of g domains: width 3.6 (1 pulse) for 2,
  * 2.0 and 1.9 (2 pulses) for 3 and 4, 1.2 (3 pulses) for 8; 8.0 where the
@@ -126,13 +146,16 @@ static void sys_prepare(hxt_sys *s, const hx_decomp *d)
         for (int k = 0; k < 3; k++) {
             double v = hx_decomp_height(d, k, s->x + 3 * i);
             double L = d->height[k], lo = d->face_lo[k];
-            for (int c = 0; c < d->grid[k] && d->grid[k] > 1; c++) {
-                double t = fmod(lo + L * c / d->grid[k] + RH - lo, L);
-                double dist = fabs(v - lo - t);
-                if (dist > L / 2)
-                    dist = L - dist;
-                near |= dist < MARGIN;
-            }
+            for (int c = 0; c < d->grid[k] && d->grid[k] > 1; c++)
+                for (int up = 0; up <= full; up++) {
+                    /* down: a lower bound plus RH; up: an upper bound less RH */
+                    double t = up ? fmod(L * (c + 1) / d->grid[k] - RH + L, L)
+                                  : fmod(L * c / d->grid[k] + RH, L);
+                    double dist = fabs(v - lo - t);
+                    if (dist > L / 2)
+                        dist = L - dist;
+                    near |= dist < MARGIN;
+                }
         }
         if (!near) {
             memmove(s->x + 3 * keep, s->x + 3 * i, 3 * sizeof(double));
@@ -144,18 +167,21 @@ static void sys_prepare(hxt_sys *s, const hx_decomp *d)
 
 static int same_pulse(const hx_pulse *a, const hx_pulse *b)
 {
-    return a->dim == b->dim && a->index == b->index && a->send_rank == b->send_rank &&
-           a->recv_rank == b->recv_rank && a->nsend == b->nsend && a->nsend_home == b->nsend_home &&
-           a->nrecv == b->nrecv && a->recv_offset == b->recv_offset &&
-           a->peer_offset == b->peer_offset && hxt_same_d(a->shift[0], b->shift[0]) &&
-           hxt_same_d(a->shift[1], b->shift[1]) && hxt_same_d(a->shift[2], b->shift[2]) &&
-           a->deps == b->deps && a->map_offset == b->map_offset && a->share == b->share;
+    return a->dim == b->dim && a->index == b->index && a->dir == b->dir &&
+           a->send_rank == b->send_rank && a->recv_rank == b->recv_rank && a->nsend == b->nsend &&
+           a->nsend_home == b->nsend_home && a->nrecv == b->nrecv &&
+           a->recv_offset == b->recv_offset && a->peer_offset == b->peer_offset &&
+           hxt_same_d(a->shift[0], b->shift[0]) && hxt_same_d(a->shift[1], b->shift[1]) &&
+           hxt_same_d(a->shift[2], b->shift[2]) && a->deps == b->deps &&
+           a->map_offset == b->map_offset && a->share == b->share;
 }
 
 /* Structure, maps and zones of the two plans. */
 static void compare_plans(const hx_plan *hp, const hx_plan *dp, const char *label)
 {
-    HXT_CHECK(hx_plan_on_device(dp) && !hx_plan_on_device(hp), "%s: plan kinds", label);
+    HXT_CHECK(hx_plan_on_device(dp) && !hx_plan_on_device(hp) && hx_plan_full_shell(hp) == full &&
+                  hx_plan_full_shell(dp) == full,
+              "%s: plan kinds", label);
     HXT_CHECK(hx_plan_nhome(hp) == hx_plan_nhome(dp) && hx_plan_ntotal(hp) == hx_plan_ntotal(dp) &&
                   hx_plan_npulses(hp) == hx_plan_npulses(dp) &&
                   hx_plan_max_ntotal(hp) == hx_plan_max_ntotal(dp),
@@ -203,19 +229,23 @@ static void compare_plans(const hx_plan *hp, const hx_plan *dp, const char *labe
     free(zones);
 }
 
-/* Forward (and, with f, reverse) on t: coordinates of all atoms into xo,
- * home forces into fo. */
+/* Forward, then reverse on t: coordinates of all atoms into xo, home
+ * forces into fo. A full-shell plan's reverse is refused, and fo is then
+ * fall's home part. */
 static int run_transport(hx_transport *t, const hx_plan *plan, const double *xhome,
                          const double *fall, double *xo, double *fo)
 {
     int nh = hx_plan_nhome(plan), nt = hx_plan_ntotal(plan);
-    return HXT_OK(hx_transport_set_plan(t, plan)) &&
-           HXT_OK(hx_transport_write(t, HX_COORDS, 0, nh, xhome)) &&
-           HXT_OK(hx_transport_forward(t)) && HXT_OK(hx_transport_sync(t)) &&
-           HXT_OK(hx_transport_read(t, HX_COORDS, 0, nt, xo)) &&
-           HXT_OK(hx_transport_write(t, HX_FORCES, 0, nt, fall)) &&
-           HXT_OK(hx_transport_reverse(t)) && HXT_OK(hx_transport_sync(t)) &&
-           HXT_OK(hx_transport_read(t, HX_FORCES, 0, nh, fo));
+    int ok = HXT_OK(hx_transport_set_plan(t, plan)) &&
+             HXT_OK(hx_transport_write(t, HX_COORDS, 0, nh, xhome)) &&
+             HXT_OK(hx_transport_forward(t)) && HXT_OK(hx_transport_sync(t)) &&
+             HXT_OK(hx_transport_read(t, HX_COORDS, 0, nt, xo)) &&
+             HXT_OK(hx_transport_write(t, HX_FORCES, 0, nt, fall));
+    if (ok && full)
+        ok = HXT_FAILS(hx_transport_reverse(t), HX_ERR_STATE, "newton off");
+    else if (ok)
+        ok = HXT_OK(hx_transport_reverse(t));
+    return ok && HXT_OK(hx_transport_sync(t)) && HXT_OK(hx_transport_read(t, HX_FORCES, 0, nh, fo));
 }
 
 typedef struct tset {
@@ -261,7 +291,7 @@ static void check_ahead(hx_comm *comm, hx_rebuild *rb, const hx_plan *hp, const 
     HXT_CHECK(ok, "%s: upload", lab);
     hx_plan *ap = NULL;
     ok = hxt_agree(comm, ok) && HXT_OK(hx_plan_count_device(rb, n, drev, xs));
-    ok = hxt_agree(comm, ok) && HXT_OK(hx_plan_create_device(&ap, rb, n, dx, xs));
+    ok = hxt_agree(comm, ok) && HXT_OK(plan_device(&ap, rb, n, dx, xs));
     if (hxt_agree(comm, ok)) {
         compare_plans(hp, ap, lab);
         int nt = hx_plan_ntotal(dp);
@@ -310,8 +340,8 @@ static void run_case(hx_comm *comm, const int grid[3], const double *tilt_frac, 
     sys_prepare(&s, &d);
     hxt_local l;
     hxt_local_take(&l, &s, &d);
-    snprintf(label, sizeof label, "%s %s%s, %d pulses, stride %d", hxt_grid_str(grid, gs),
-             lattice ? "lattice" : "random", d.triclinic ? " triclinic" : "",
+    snprintf(label, sizeof label, "%s %s%s%s, %d pulses, stride %d", hxt_grid_str(grid, gs),
+             lattice ? "lattice" : "random", d.triclinic ? " triclinic" : "", full ? " full" : "",
              d.npulse[0] + d.npulse[1] + d.npulse[2], xstride);
 
     /* The transport the rebuild moves its bytes with: the first one. */
@@ -325,9 +355,9 @@ static void run_case(hx_comm *comm, const int grid[3], const double *tilt_frac, 
              cudaMemcpy(dx, hx4, (size_t) l.n * xstride * sizeof(float), cudaMemcpyHostToDevice) ==
                  cudaSuccess;
     HXT_CHECK(ok, "%s: upload", label);
-    ok = hxt_agree(comm, ok) && HXT_OK(hx_plan_create(&hp, comm, &d, l.n, l.x));
+    ok = hxt_agree(comm, ok) && HXT_OK(plan_host(&hp, comm, &d, l.n, l.x));
     ok = hxt_agree(comm, ok) && HXT_OK(hx_rebuild_create(&rb, ts->t[0], &d));
-    ok = hxt_agree(comm, ok) && HXT_OK(hx_plan_create_device(&dp, rb, l.n, dx, xstride));
+    ok = hxt_agree(comm, ok) && HXT_OK(plan_device(&dp, rb, l.n, dx, xstride));
     if (hxt_agree(comm, ok))
         check_ahead(comm, rb, hp, dp, hx4, dx, l.n, xstride, label);
     if (hxt_agree(comm, ok)) {
@@ -518,6 +548,8 @@ static void run_ahead_misuse(hx_comm *comm, const int grid[3], hx_transport *t)
 int main(int argc, char **argv)
 {
     hx_comm *comm = hxt_init(&argc, &argv, "test_dplan");
+    for (int i = 1; i < argc; i++)
+        full |= strcmp(argv[i], "--full") == 0;
     int grids[8][3], ngrids = 0, ndev = 0;
     cudaError_t e = cudaGetDeviceCount(&ndev);
     if (!hxt_agree(comm, e == cudaSuccess && ndev > 0))
@@ -541,8 +573,10 @@ int main(int argc, char **argv)
             for (int lattice = 0; lattice < 2; lattice++)
                 run_case(comm, grids[g], t < 0 ? NULL : hxt_gpu_tilts[t], lattice, lattice ? 3 : 4,
                          seed++, tf, &ts, &keep_h, &keep_d);
-    run_outside(comm, grids[0], ts.t[0]);
-    run_ahead_misuse(comm, grids[0], ts.t[0]);
+    if (!full) {
+        run_outside(comm, grids[0], ts.t[0]);
+        run_ahead_misuse(comm, grids[0], ts.t[0]);
+    }
     for (int k = 0; k < ts.n; k++)
         hx_transport_destroy(ts.t[k]);
     hx_transport_destroy(tf);

@@ -9,7 +9,9 @@
  * put path forced. Then the same in triclinic boxes (hxt_gpu_tilts), where
  * a pulse's shift has up to three non-zero components. Grids: per rank count (2: 1x1x2 and 2x1x1;
  * 4: 2x2x1 and 1x1x4 with 2 pulses; 8: 2x2x2 and 2x1x4) or --grid AxBxC (repeatable).
- * --transport NAME limits the run to one transport.
+ * --transport NAME limits the run to one transport. --full: full-shell
+ * plans (hx_plan_create_full): the forwards bitwise as above, and every
+ * reverse refused (HX_ERR_STATE) instead of compared.
  *
  * All GPU transports are created up front and live together: NVSHMEM can
  * start only once per process.
@@ -32,9 +34,12 @@ int main(int argc, char **argv)
     int rank = hx_comm_rank(comm);
     int grids[8][3], ngrids = 0;
     const char *only = NULL;
-    for (int i = 1; i < argc; i++)
+    int full = 0;
+    for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--transport") == 0 && i + 1 < argc)
             only = argv[++i];
+        full |= strcmp(argv[i], "--full") == 0;
+    }
     int skip = hxt_gpu_setup(comm, argc, argv, grids, &ngrids);
     if (skip)
         return skip;
@@ -66,6 +71,7 @@ int main(int argc, char **argv)
     hxt_gpu_set set = {gt, ngt};
     if (ngt > 0) {
         hxt_walk w = hxt_gpu_walk((const int(*)[3]) grids, ngrids, 1234u);
+        w.full = full;
         hxt_walk_plans(comm, &w, hxt_gpu_check_plan, &set, &previous);
         for (int k = 0; k < HXT_GPU_NTILTS; k++) {
             hx_plan *last = NULL;

@@ -66,24 +66,10 @@ static void frac_to_x(const hx_decomp *d, const double s[3], double x[3])
         x[k] = d->box_lo[k] + s[0] * d->edge[0][k] + s[1] * d->edge[1][k] + s[2] * d->edge[2][k];
 }
 
-/* v reduced by whole edges along the dimensions with mi[k] set, to its
- * minimum image there (heights along z, y, x). */
-static void min_image(const hx_decomp *d, const int mi[3], double v[3])
-{
-    for (int k = 2; k >= 0; k--) {
-        if (!mi[k])
-            continue;
-        double h = d->normal[k][0] * v[0] + d->normal[k][1] * v[1] + d->normal[k][2] * v[2];
-        double n = nearbyint(h / d->height[k]);
-        for (int c = 0; c < 3; c++)
-            v[c] -= n * d->edge[k][c];
-    }
-}
-
 static double dist2(const hx_decomp *d, const int mi[3], const double *a, const double *b)
 {
     double v[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
-    min_image(d, mi, v);
+    hxt_min_image(d, mi, v);
     return v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
 }
 
@@ -114,37 +100,6 @@ static int take_local(const hx_decomp *d, const double *X, int n, int **id, doub
             m++;
         }
     return m;
-}
-
-/* Every local atom's global id, forwarded through the cpu transport with
- * the coordinates; the transport's coordinates must be the plan's. */
-static int *halo_ids(hx_comm *comm, const hx_plan *plan, const int *home_id, const char *what)
-{
-    int ntotal = hx_plan_ntotal(plan), nhome = hx_plan_nhome(plan), fid = -1;
-    int *ids = hxt_xmalloc((size_t) (ntotal + 1) * sizeof(int));
-    hx_transport *t = hxt_cpu_transport(comm, HX_DOUBLE);
-    hx_field f = {(void **) &ids, sizeof(int)};
-    for (int i = 0; i < ntotal; i++)
-        ids[i] = i < nhome ? home_id[i] : -1;
-    if (!t)
-        return ids;
-    if (HXT_OK(hx_transport_field_add(t, &f, HX_FIELD_INT32, 1, &fid)) &&
-        HXT_OK(hx_transport_set_plan(t, plan))) {
-        double *x = hx_transport_coords(t);
-        const double *px = hx_plan_coords(plan);
-        memcpy(x, px, (size_t) nhome * 3 * sizeof(double));
-        if (HXT_OK(hx_transport_fields_forward(t, &fid, 1, 1)) && HXT_OK(hx_transport_sync(t))) {
-            int nbad = 0;
-            for (size_t i = 3 * (size_t) nhome; i < 3 * (size_t) ntotal; i++)
-                nbad += !hxt_same_d(x[i], px[i]);
-            HXT_CHECK(nbad == 0,
-                      "%s: %d halo coordinates of the cpu transport differ from the "
-                      "plan's",
-                      what, nbad);
-        }
-    }
-    hx_transport_destroy(t);
-    return ids;
 }
 
 /* Per atom: pairs on this rank (count and partner hash) by the zone rule. */
@@ -240,7 +195,7 @@ static void pairs_case(hx_comm *comm, const hx_decomp *d, const double *X, int N
     hx_plan *plan = NULL;
     int nhome = take_local(d, X, N, &hid, &hx);
     if (HXT_OK(hxi_agree(comm, hx_plan_create(&plan, comm, d, nhome, hx)))) {
-        int *ids = halo_ids(comm, plan, hid, what);
+        int *ids = hxt_forward_ids(comm, plan, hid, what, NULL);
         int *cnt = hxt_xcalloc((size_t) N, sizeof(int));
         uint64_t *hs = hxt_xcalloc((size_t) N, sizeof(uint64_t));
         int *cnt_all = hxt_xmalloc((size_t) N * nr * sizeof(int));

@@ -8,7 +8,9 @@
  * atoms the previous pulse of that dimension delivered; a candidate is sent
  * when its height along the dimension (its coordinate there for an
  * orthorhombic box, hx_decomp_height), in the sender's frame, is below the
- * sender's lower domain face plus the halo cutoff.
+ * sender's lower domain face plus the halo cutoff. The full-shell plan
+ * (plan_full.c) runs the same pulses in both directions, through the same
+ * hxi_plan_pulse_run.
  */
 #include "core/hxi.h"
 #include "core/plan.h"
@@ -141,42 +143,43 @@ HXI_PULSE_PACK(double)
 HXI_PULSE_PACK(float)
 #undef HXI_PULSE_PACK
 
-void hxi_pulse_shift(const hx_decomp *d, int dim, double shift[3])
+void hxi_pulse_shift(const hx_decomp *d, int dim, int dir, double shift[3])
 {
+    const int wraps = dir < 0 ? d->coord[dim] == 0 : d->coord[dim] == d->grid[dim] - 1;
     for (int k = 0; k < 3; k++)
-        shift[k] = d->coord[dim] == 0 ? d->edge[dim][k] : 0.0;
+        shift[k] = wraps ? (dir < 0 ? d->edge[dim][k] : -d->edge[dim][k]) : 0.0;
 }
 
-/* Selects, packs and exchanges one pulse; appends what arrives. */
-static hx_status hxi_plan_pulse(hx_plan *p, hx_comm *comm, int dim, int index, int cand_lo,
-                                int cand_hi, int *cap, double **sbuf, uint8_t **zbuf)
+hx_status hxi_plan_pulse_run(hx_plan *p, hxi_plan_work *w, int dim, int dir, int index, int cand_lo,
+                             int cand_hi)
 {
     const hx_decomp *d = &p->decomp;
     hx_pulse *pu = &p->pulse[p->npulses];
-    double limit = d->dom_lo[dim] + d->cutoff;
+    double limit = hxi_pulse_limit(d, dim, dir);
     int nsend = 0, nhome = 0, nrecv = 0, offsets[2];
     int *map = NULL;
     hx_status st;
 
     pu->dim = dim;
+    pu->dir = dir;
     pu->index = index;
-    pu->send_rank = d->down[dim];
-    pu->recv_rank = d->up[dim];
-    hxi_pulse_shift(d, dim, pu->shift);
+    pu->send_rank = dir < 0 ? d->down[dim] : d->up[dim];
+    pu->recv_rank = dir < 0 ? d->up[dim] : d->down[dim];
+    hxi_pulse_shift(d, dim, dir, pu->shift);
 
     st = hxi_alloc((void **) &map, (size_t) (cand_hi - cand_lo) * sizeof(int), "a pulse map");
     if (st == HX_OK) {
         for (int i = cand_lo; i < cand_hi; i++)
-            if (hx_decomp_height(d, dim, p->x + 3 * (size_t) i) < limit) {
+            if (hxi_pulse_selects(dir, hx_decomp_height(d, dim, p->x + 3 * (size_t) i), limit)) {
                 map[nsend++] = i;
                 nhome += i < p->nhome;
             }
-        st =
-            hxi_grow((void **) sbuf, (size_t) (nsend + 1) * 3 * sizeof(double), "plan send buffer");
+        st = hxi_grow((void **) &w->sbuf, (size_t) (nsend + 1) * 3 * sizeof(double),
+                      "plan send buffer");
     }
     if (st == HX_OK)
-        st = hxi_grow((void **) zbuf, (size_t) (nsend + 1) * 4, "plan zone buffer");
-    st = hxi_agree(comm, st);
+        st = hxi_grow((void **) &w->zbuf, (size_t) (nsend + 1) * 4, "plan zone buffer");
+    st = hxi_agree(w->comm, st);
     if (st != HX_OK) {
         free(map);
         return st;
@@ -187,29 +190,48 @@ static hx_status hxi_plan_pulse(hx_plan *p, hx_comm *comm, int dim, int index, i
     pu->nsend_home = nhome;
     p->npulses++;
 
-    hxi_pulse_pack_double(pu, p->x, *sbuf);
+    hxi_pulse_pack_double(pu, p->x, w->sbuf);
     for (int i = 0; i < nsend; i++) {
-        memcpy(*zbuf + 4 * i, p->zones + 4 * (size_t) map[i], 4);
-        (*zbuf)[4 * i + dim]++;
+        memcpy(w->zbuf + 4 * i, p->zones + 4 * (size_t) map[i], 4);
+        /* The receiver sees the atom one domain further along -dir. */
+        w->zbuf[4 * i + dim] = (uint8_t) (w->zbuf[4 * i + dim] - dir);
     }
 
-    HXI_CHECK(hxi_sendrecv(comm, &nsend, sizeof nsend, pu->send_rank, &nrecv, sizeof nrecv,
+    HXI_CHECK(hxi_sendrecv(w->comm, &nsend, sizeof nsend, pu->send_rank, &nrecv, sizeof nrecv,
                            pu->recv_rank, HXI_TAG_COUNT));
     pu->nrecv = nrecv;
     pu->recv_offset = p->ntotal;
-    HXI_CHECK(hxi_agree(comm, hxi_plan_reserve(p, p->ntotal + nrecv, cap)));
-    HXI_CHECK(hxi_sendrecv(comm, *sbuf, (size_t) nsend * 3 * sizeof(double), pu->send_rank,
+    HXI_CHECK(hxi_agree(w->comm, hxi_plan_reserve(p, p->ntotal + nrecv, &w->cap)));
+    HXI_CHECK(hxi_sendrecv(w->comm, w->sbuf, (size_t) nsend * 3 * sizeof(double), pu->send_rank,
                            p->x + 3 * (size_t) p->ntotal, (size_t) nrecv * 3 * sizeof(double),
                            pu->recv_rank, HXI_TAG_X));
-    HXI_CHECK(hxi_sendrecv(comm, *zbuf, (size_t) nsend * 4, pu->send_rank,
+    HXI_CHECK(hxi_sendrecv(w->comm, w->zbuf, (size_t) nsend * 4, pu->send_rank,
                            p->zones + 4 * (size_t) p->ntotal, (size_t) nrecv * 4, pu->recv_rank,
                            HXI_TAG_ZONE));
     /* The sender learns once where its atoms land on the receiver. */
     offsets[0] = pu->recv_offset;
-    HXI_CHECK(hxi_sendrecv(comm, &offsets[0], sizeof(int), pu->recv_rank, &offsets[1], sizeof(int),
-                           pu->send_rank, HXI_TAG_OFFSET));
+    HXI_CHECK(hxi_sendrecv(w->comm, &offsets[0], sizeof(int), pu->recv_rank, &offsets[1],
+                           sizeof(int), pu->send_rank, HXI_TAG_OFFSET));
     pu->peer_offset = offsets[1];
     p->ntotal += nrecv;
+    return HX_OK;
+}
+
+/* The eighth shell's pulses: along Z, Y, X, every pulse to the lower
+ * neighbour; pulse k > 0 forwards what pulse k - 1 delivered. */
+static hx_status hxi_plan_eighth_pulses(hx_plan *p, hxi_plan_work *w)
+{
+    for (int dim = HX_Z; dim >= HX_X; dim--) {
+        for (int k = 0; k < p->decomp.npulse[dim]; k++) {
+            int lo = 0, hi = p->ntotal;
+            if (k > 0) {
+                const hx_pulse *prev = &p->pulse[p->npulses - 1];
+                lo = prev->recv_offset;
+                hi = prev->recv_offset + prev->nrecv;
+            }
+            HXI_CHECK(hxi_plan_pulse_run(p, w, dim, -1, k, lo, hi));
+        }
+    }
     return HX_OK;
 }
 
@@ -226,13 +248,12 @@ void hx_plan_destroy(hx_plan *plan)
     free(plan);
 }
 
-hx_status hx_plan_create(hx_plan **out, hx_comm *comm, const hx_decomp *d, int nhome,
-                         const double *x)
+hx_status hxi_plan_build(hx_plan **out, hx_comm *comm, const hx_decomp *d, int nhome,
+                         const double *x, int full)
 {
     hx_plan *p = NULL;
-    double *sbuf = NULL;
-    uint8_t *zbuf = NULL;
-    int cap = 0, sizes[2];
+    hxi_plan_work w = {comm, 0, NULL, NULL};
+    int sizes[2];
     hx_status st;
 
     if (out)
@@ -246,34 +267,29 @@ hx_status hx_plan_create(hx_plan **out, hx_comm *comm, const hx_decomp *d, int n
                       "decomposition is for rank %d of %d but the communicator has rank %d "
                       "of %d: initialise it with hx_comm_rank and hx_comm_size",
                       d ? d->rank : -1, d ? d->nranks : -1, hx_comm_rank(comm), hx_comm_size(comm));
+    else if (full)
+        st = hxi_plan_full_check(d);
     else
+        st = HX_OK;
+    if (st == HX_OK)
         st = hxi_check_home(d, nhome, x);
     if (st == HX_OK)
         st = hxi_alloc((void **) &p, sizeof *p, "a plan");
     if (st == HX_OK) {
         memset(p, 0, sizeof *p);
         p->decomp = *d;
+        p->full_shell = full;
         p->nhome = p->ntotal = nhome;
         /* Room for a halo of half the home atoms at once, so that a usual
          * plan grows its arrays once or not at all. */
-        st = hxi_plan_reserve(p, nhome + nhome / 2 + 64, &cap);
+        st = hxi_plan_reserve(p, nhome + nhome / 2 + 64, &w.cap);
     }
     HXI_CHECK_GOTO(hxi_agree(comm, st), st, fail);
     if (nhome)
         memcpy(p->x, x, (size_t) nhome * 3 * sizeof(double));
     memset(p->zones, 0, (size_t) nhome * 4);
 
-    for (int dim = HX_Z; dim >= HX_X; dim--) {
-        for (int k = 0; k < d->npulse[dim]; k++) {
-            int lo = 0, hi = p->ntotal;
-            if (k > 0) {
-                const hx_pulse *prev = &p->pulse[p->npulses - 1];
-                lo = prev->recv_offset;
-                hi = prev->recv_offset + prev->nrecv;
-            }
-            HXI_CHECK_GOTO(hxi_plan_pulse(p, comm, dim, k, lo, hi, &cap, &sbuf, &zbuf), st, fail);
-        }
-    }
+    HXI_CHECK_GOTO(full ? hxi_plan_full_pulses(p, &w) : hxi_plan_eighth_pulses(p, &w), st, fail);
     p->nhalo = p->ntotal - p->nhome;
     hxi_plan_summarise(p);
     sizes[0] = p->ntotal;
@@ -284,15 +300,21 @@ hx_status hx_plan_create(hx_plan **out, hx_comm *comm, const hx_decomp *d, int n
     HXI_CHECK_GOTO(hxi_allreduce_int(comm, sizes, 2, 1), st, fail);
     p->max_ntotal = sizes[0];
     p->max_nsend = sizes[1];
-    free(sbuf);
-    free(zbuf);
+    free(w.sbuf);
+    free(w.zbuf);
     *out = p;
     return HX_OK;
 fail:
-    free(sbuf);
-    free(zbuf);
+    free(w.sbuf);
+    free(w.zbuf);
     hx_plan_destroy(p);
     return st;
+}
+
+hx_status hx_plan_create(hx_plan **out, hx_comm *comm, const hx_decomp *d, int nhome,
+                         const double *x)
+{
+    return hxi_plan_build(out, comm, d, nhome, x, 0);
 }
 
 const hx_decomp *hx_plan_decomp(const hx_plan *plan)
@@ -333,6 +355,11 @@ int hx_plan_from_pulse(const hx_plan *plan, int p, int q)
     if (p < 0 || p >= plan->npulses || q < 0 || q >= p)
         return 0;
     return plan->from[p][q];
+}
+
+int hx_plan_full_shell(const hx_plan *plan)
+{
+    return plan->full_shell;
 }
 
 int hx_plan_on_device(const hx_plan *plan)

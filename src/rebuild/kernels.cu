@@ -394,12 +394,22 @@ __device__ __forceinline__ void hxr_check_home(const hxr_pdom &d, int i, const f
 
 /* Whether the candidate at p (3 floats) is sent: the one rule of the count
  * and the place passes. Orthorhombic: its coordinate along the dimension,
- * widened to double, below the limit; triclinic: its height. */
+ * widened to double, below the limit (above it for dir +1); triclinic:
+ * its height. */
 __device__ __forceinline__ bool hxr_selected(const float *p, const hxr_sel &s)
 {
     const double v =
         s.tri ? hxr_height3(s.normal[0], s.normal[1], s.normal[2], p) : (double) p[s.dim];
-    return v < s.limit;
+    return s.dir < 0 ? v < s.limit : v > s.limit;
+}
+
+/* The zone word z with byte dim moved by -dir (modulo 256, that byte
+ * alone: an offset is a signed byte), as core/plan.c moves it. */
+__device__ __forceinline__ uint32_t hxr_zone_step(uint32_t z, int dim, int dir)
+{
+    const int sh = 8 * dim;
+    const uint32_t b = ((z >> sh) - (uint32_t) dir) & 0xffu;
+    return (z & ~(0xffu << sh)) | (b << sh);
 }
 
 /* Home atom i: checked, and copied into the plan's arrays with zone 0.
@@ -514,7 +524,7 @@ __global__ void hxr_k_select_place(const float *px, const uint32_t *pz, int lo, 
             map[at] = i;
             float v0, v1, v2; /* shifted in float, as the GPU transports pack */
             hxi_dev_load_shifted(px, i, shift, v0, v1, v2);
-            const uint32_t z = pz[i] + (1u << (8 * s.dim));
+            const uint32_t z = hxr_zone_step(pz[i], s.dim, s.dir);
             send[at] = make_float4(v0, v1, v2, __uint_as_float(z));
         }
     }

@@ -45,6 +45,12 @@ hx_status hx_plan_create_device(hx_plan **plan, hx_rebuild *r, int nhome, const 
     return hxr_none();
 }
 
+hx_status hx_plan_create_device_full(hx_plan **plan, hx_rebuild *r, int nhome, const float *x,
+                                     int xstride)
+{
+    return hx_plan_create_device(plan, r, nhome, x, xstride);
+}
+
 hx_status hx_plan_count_device(hx_rebuild *r, int nhome, const float *x, int xstride)
 {
     (void) r, (void) nhome, (void) x, (void) xstride;

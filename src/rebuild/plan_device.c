@@ -166,13 +166,14 @@ static hx_status hxr_bad_home(hx_rebuild *r, const hxr_result *res, const float 
 /* The rule of a pulse along dim: a candidate whose height is below the
  * domain's lower face plus the cutoff is sent (hxr_selected). One rule for
  * the pulse and for the count taken ahead of it. */
-static hxr_sel hxr_sel_of(const hx_decomp *d, int dim)
+static hxr_sel hxr_sel_of(const hx_decomp *d, int dim, int dir)
 {
     hxr_sel s;
     memset(&s, 0, sizeof s);
     memcpy(s.normal, d->normal[dim], sizeof s.normal);
-    s.limit = d->dom_lo[dim] + d->cutoff;
+    s.limit = hxi_pulse_limit(d, dim, dir);
     s.dim = dim;
+    s.dir = dir;
     s.tri = d->triclinic;
     return s;
 }
@@ -204,17 +205,18 @@ static hx_status hxr_await_ahead(hx_rebuild *r, hxr_result *out)
  * (the first pulse, counted by hx_plan_count_device), the host waits for
  * that count only: the selection is queued behind whatever came after it
  * (a cell sort) and checked against it on the device. */
-static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *stream, int dim,
+static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *stream, int dim, int dir,
                            int index, int lo, int hi, const hxr_home_in *home, int ahead,
                            hx_status st, int *map_total)
 {
     const hx_decomp *d = &r->d;
+    const int down = dir < 0 ? d->down[dim] : d->up[dim], up = dir < 0 ? d->up[dim] : d->down[dim];
     if (!p || !a) {
         /* This rank failed before its plan had arrays (st says why): it
          * takes part in the pulse's messages up to the agreement, which
          * gives every rank the error. */
-        const int out[2] = {0, 0}, to[2] = {d->down[dim], d->up[dim]};
-        const int from[2] = {d->up[dim], d->down[dim]};
+        const int out[2] = {0, 0}, to[2] = {down, up};
+        const int from[2] = {up, down};
         int in[2], v[2] = {0, 0};
         HXI_CHECK(hxr_swap2(r, out, to, in, from, HXR_TAG_PCOUNT));
         if (st == HX_OK)
@@ -223,12 +225,13 @@ static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *strea
     }
     hx_pulse *pu = &p->pulse[p->npulses];
     const int np = p->npulses, ncand = hi - lo;
-    const hxr_sel sel = hxr_sel_of(d, dim);
+    const hxr_sel sel = hxr_sel_of(d, dim, dir);
     pu->dim = dim;
     pu->index = index;
-    pu->send_rank = d->down[dim];
-    pu->recv_rank = d->up[dim];
-    hxi_pulse_shift(d, dim, pu->shift);
+    pu->dir = dir;
+    pu->send_rank = down;
+    pu->recv_rank = up;
+    hxi_pulse_shift(d, dim, dir, pu->shift);
     pu->map = NULL;
     pu->map_offset = *map_total;
     hxr_ranges rg;
@@ -310,6 +313,37 @@ static hx_status hxr_pulse(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *strea
     p->ntotal += nrecv;
     p->npulses++;
     *map_total += nsend;
+    return HX_OK;
+}
+
+/* Every pulse, Z then Y then X, in core/plan.c's order (a full-shell
+ * plan: core/plan_full.c's, down and up in turn, each direction's first
+ * pulse from the atoms held before the dimension, a later one from what
+ * the previous pulse of its direction delivered). The first pulse checks
+ * and copies the home atoms (its candidates), and carries this rank's
+ * errors so far (st) into its agreement. */
+static hx_status hxr_pulses(hx_rebuild *r, hx_plan *p, hxr_arrays *a, void *stream,
+                            const hxr_home_in *home, int ahead, hx_status st, int *map_total)
+{
+    const int ndir = p && p->full_shell ? 2 : 1;
+    for (int dim = HX_Z; dim >= HX_X; dim--) {
+        int held = p ? p->ntotal : 0, prev[2] = {0, 0};
+        for (int k = 0; k < r->d.npulse[dim]; k++)
+            for (int s = 0; s < ndir; s++) {
+                int lo = 0, hi = held;
+                if (k > 0) { /* p is there: a failed first pulse ends the plan */
+                    const hx_pulse *q = &p->pulse[prev[s]];
+                    lo = q->recv_offset;
+                    hi = q->recv_offset + q->nrecv;
+                }
+                const int first = p == NULL || p->npulses == 0;
+                if (p)
+                    prev[s] = p->npulses;
+                HXI_CHECK(hxr_pulse(r, p, a, stream, dim, s ? 1 : -1, k, lo, hi,
+                                    first ? home : NULL, first && ahead, first ? st : HX_OK,
+                                    map_total));
+            }
+    }
     return HX_OK;
 }
 
@@ -422,16 +456,17 @@ hx_status hx_plan_count_device(hx_rebuild *r, int nhome, const float *x, int xst
         r->ev_early = ev;
     }
     const hxr_home_in home = hxr_home_of(r, x, xstride, NULL);
-    HXR_CU(hxr_first_count(stream, home, nhome, hxr_sel_of(&r->d, dim), r->d_counter, r->d_early,
-                           r->p_early),
+    HXR_CU(hxr_first_count(stream, home, nhome, hxr_sel_of(&r->d, dim, -1), r->d_counter,
+                           r->d_early, r->p_early),
            "the first pulse's count");
     HXR_CU(cudaEventRecord((cudaEvent_t) r->ev_early, (cudaStream_t) stream), "an event");
     r->early_n = nhome;
     return HX_OK;
 }
 
-hx_status hx_plan_create_device(hx_plan **out, hx_rebuild *r, int nhome, const float *x,
-                                int xstride)
+/* hx_plan_create_device (full 0) and hx_plan_create_device_full (1). */
+static hx_status hxr_plan_create(hx_plan **out, hx_rebuild *r, int nhome, const float *x,
+                                 int xstride, int full)
 {
     hx_plan *p = NULL;
     hxr_plan_mem *m = NULL;
@@ -441,6 +476,8 @@ hx_status hx_plan_create_device(hx_plan **out, hx_rebuild *r, int nhome, const f
         return hxi_error(HX_ERR_INVALID, "device plan: give a place for the plan and a context");
     *out = NULL;
     st = hxr_bad_args(nhome, x, xstride, "device plan");
+    if (st == HX_OK && full)
+        st = hxi_plan_full_check(&r->d);
     if (st == HX_OK)
         st = hxr_stream(r, &stream);
     if (st == HX_OK)
@@ -458,6 +495,7 @@ hx_status hx_plan_create_device(hx_plan **out, hx_rebuild *r, int nhome, const f
         p->free_device = hxr_plan_free;
         p->on_device = 1;
         p->decomp = r->d;
+        p->full_shell = full;
         p->nhome = p->ntotal = nhome;
         /* Room for a halo of half the home atoms at once, as core/plan.c. */
         size_t atoms = (size_t) nhome + (size_t) nhome / 2 + 64;
@@ -489,23 +527,9 @@ hx_status hx_plan_create_device(hx_plan **out, hx_rebuild *r, int nhome, const f
         HXI_CHECK_GOTO(hxi_agree(r->comm, st), st, fail);
     }
 
-    /* The first pulse checks and copies the home atoms (its candidates),
-     * and carries this rank's errors so far into its agreement. */
     int map_total = 0;
-    for (int dim = HX_Z; dim >= HX_X; dim--)
-        for (int k = 0; k < r->d.npulse[dim]; k++) {
-            int lo = 0, hi = p ? p->ntotal : 0;
-            if (k > 0) {
-                const hx_pulse *prev = &p->pulse[p->npulses - 1];
-                lo = prev->recv_offset;
-                hi = prev->recv_offset + prev->nrecv;
-            }
-            const int first = p == NULL || p->npulses == 0;
-            HXI_CHECK_GOTO(hxr_pulse(r, p, m ? &m->a : NULL, stream, dim, k, lo, hi,
-                                     first ? &home : NULL, first && ahead, first ? st : HX_OK,
-                                     &map_total),
-                           st, fail);
-        }
+    HXI_CHECK_GOTO(hxr_pulses(r, p, m ? &m->a : NULL, stream, &home, ahead, st, &map_total), st,
+                   fail);
     if (st == HX_OK)
         st = hxr_share(r, p, &m->a, stream);
     p->nhalo = p->ntotal - p->nhome;
@@ -530,4 +554,16 @@ fail:
         free(m);
     }
     return st;
+}
+
+hx_status hx_plan_create_device(hx_plan **out, hx_rebuild *r, int nhome, const float *x,
+                                int xstride)
+{
+    return hxr_plan_create(out, r, nhome, x, xstride, 0);
+}
+
+hx_status hx_plan_create_device_full(hx_plan **out, hx_rebuild *r, int nhome, const float *x,
+                                     int xstride)
+{
+    return hxr_plan_create(out, r, nhome, x, xstride, 1);
 }

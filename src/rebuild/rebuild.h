@@ -134,11 +134,12 @@ typedef struct hxr_home_in {
 int hxr_home(void *stream, hxr_home_in h, int nhome, float *px, hxr_result *res);
 /* Which candidates a pulse along dim sends: those whose height (the
  * coordinate along dim widened to double; triclinic: its height along
- * normal) is below limit. */
+ * normal) is below limit (dir -1, to the lower neighbour) or above it
+ * (dir +1, to the upper one: full shell), as hxi_pulse_selects. */
 typedef struct hxr_sel {
     double normal[3];
     double limit;
-    int32_t dim, tri;
+    int32_t dim, tri, dir;
 } hxr_sel;
 /* One pulse over candidates [lo, hi), in two launches: an atom is sent
  * by the rule of sel.
@@ -146,7 +147,8 @@ typedef struct hxr_sel {
  * lo = 0, hi = nhome) counts per block, and its last block scans the
  * counts into boff (total into res->count[0]; counter as for
  * hxr_classify); select_place writes the map (candidate indices in order)
- * and the 16-byte records (shift added, zone + 1 along sel.dim), and
+ * and the 16-byte records (shift added, zone - sel.dir along sel.dim, in
+ * that byte alone), and
  * the running count at each candidate into spos (blocks that select none,
  * by the count kernel's bcnt, only take part in the last block's
  * election); its last block counts

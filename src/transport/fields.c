@@ -205,6 +205,7 @@ hx_status hx_transport_fields_reverse(hx_transport *t, const int *ids, int n, in
     int nf;
     HXI_CHECK(
         hxi_fields_gather(t, "hx_transport_fields_reverse", ids, n, with_forces ? 1 : 0, f, &nf));
+    HXI_CHECK(hxi_transport_no_reverse(t, "hx_transport_fields_reverse"));
     return nf > 0 ? t->ops->fields_reverse(t, f, nf) : HX_OK;
 }
 

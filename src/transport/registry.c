@@ -271,10 +271,22 @@ hx_status hx_transport_forward(hx_transport *t)
     return t->ops->forward(t);
 }
 
+hx_status hxi_transport_no_reverse(const hx_transport *t, const char *call)
+{
+    if (t->plan && t->plan->full_shell)
+        return hxi_error(HX_ERR_STATE,
+                         "%s on a full-shell plan (hx_plan_create_full, `newton off`): nothing "
+                         "goes back, each rank computes the forces on its home atoms itself; "
+                         "build the plan with hx_plan_create for a reverse exchange",
+                         call);
+    return HX_OK;
+}
+
 hx_status hx_transport_reverse(hx_transport *t)
 {
     if (!t->plan)
         return hxi_error(HX_ERR_STATE, "reverse before a plan: call hx_transport_set_plan");
+    HXI_CHECK(hxi_transport_no_reverse(t, "hx_transport_reverse"));
     return t->ops->reverse(t);
 }
 
@@ -293,6 +305,7 @@ hx_status hx_transport_step_graph(hx_transport *t)
                          t->ops->name);
     if (!t->plan)
         return hxi_error(HX_ERR_STATE, "step before a plan: call hx_transport_set_plan first");
+    HXI_CHECK(hxi_transport_no_reverse(t, "hx_transport_step_graph (forward and reverse)"));
     t->step++;
     return t->ops->step_graph(t);
 }

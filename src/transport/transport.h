@@ -94,6 +94,9 @@ int hxi_capacity_for(int need, int floor);
  * fit a fixed capacity; otherwise *grow says whether buffers must grow to
  * *new_capacity (agreed over all ranks). Collective. */
 hx_status hxi_transport_fit(hx_transport *t, int *grow, int *new_capacity);
+/* HX_ERR_STATE naming `call` where the plan is full shell (nothing goes
+ * back: hx_plan_create_full), else HX_OK. */
+hx_status hxi_transport_no_reverse(const hx_transport *t, const char *call);
 
 /* Fields (fields.c): frees t's registrations (hx_transport_destroy). */
 void hxi_fields_free(hx_transport *t);

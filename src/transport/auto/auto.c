@@ -5,7 +5,8 @@
  * At the first plan, and again when a new plan's largest rank differs by
  * more than a quarter from the one measured, every candidate (the device
  * transports built here; `cpu` where none is) adopts the plan and runs a few
- * forward + reverse steps; the slowest rank's median decides. Candidates
+ * forward + reverse steps (forwards alone on a full-shell plan, which has
+ * no reverse); the slowest rank's median decides. Candidates
  * stay alive once created: NVSHMEM cannot start again in a process once it
  * has been finalised, and a later re-measurement needs them. Each candidate
  * owns its arrays, so the arrays handed out are the chosen one's and move
@@ -106,7 +107,7 @@ static hx_status auto_trial(hx_transport *t, int i, double *us)
         HXI_CHECK(hxi_barrier(t->comm));
         t0 = hxi_now();
         st = hx_transport_forward(c);
-        if (st == HX_OK)
+        if (st == HX_OK && !plan->full_shell) /* a full-shell plan has no reverse */
             st = hx_transport_reverse(c);
         if (st == HX_OK)
             st = hx_transport_sync(c);

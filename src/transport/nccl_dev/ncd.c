@@ -72,8 +72,8 @@ typedef struct hxi_ncd {
     int stride;
 } hxi_ncd;
 
-#define NCD_FSIG HX_MAX_PULSES
-#define NCD_ACK  (2 * HX_MAX_PULSES)
+#define NCD_FSIG   HX_MAX_PULSES
+#define NCD_ACK    (2 * HX_MAX_PULSES)
 #define NCD_NFLAGS (3 * HX_MAX_PULSES)
 
 /* Releases a window. Collective where it was registered (deregistration
@@ -228,8 +228,8 @@ static void ncd_free(hx_transport *t, hxi_ncd *m, int registered)
 static hx_status ncd_grow_arrays(hx_transport *t, hxi_ncd *m, int cap)
 {
     const size_t bytes = (size_t) cap * 3 * sizeof(float);
-    size_t keep = m->x.ptr ? (size_t) (t->capacity < cap ? t->capacity : cap) * 3 * sizeof(float)
-                           : 0;
+    size_t keep =
+        m->x.ptr ? (size_t) (t->capacity < cap ? t->capacity : cap) * 3 * sizeof(float) : 0;
     ncd_win *arr[2] = {&m->x, &m->f};
     const char *what[2] = {"coordinates", "forces"};
     for (int k = 0; k < 2; k++) {
@@ -357,7 +357,8 @@ static void ncd_describe_pulses(hx_transport *t, hxi_ncd *m, const int seg_range
         d->xmode = HXI_FZ_X_DIRECT;
         d->xhead = -1;
         if (q->nsend > 0) {
-            d->xdst = (float *) ncd_peer(m, &m->x, t->x, q->send_rank) + (size_t) q->peer_offset * 3;
+            d->xdst =
+                (float *) ncd_peer(m, &m->x, t->x, q->send_rank) + (size_t) q->peer_offset * 3;
             d->xsig = ncd_peer(m, &m->flags, sig + p, q->send_rank);
         }
         /* Forces we send (our halo entries of p, to recv_rank), and those
@@ -452,9 +453,30 @@ static hx_status ncd_set_plan(hx_transport *t)
     return HX_OK;
 }
 
+/* A full-shell plan has no reverse to order the steps (a sender has this
+ * step's forces only after the receiver read its halo), and this transport
+ * has no device-side vote to stand in (the nvshmem-* transports'
+ * hxi_shm_order): the host orders them, once the stream has drained, with
+ * a barrier, so that no rank stores a step's halo into a peer that still
+ * reads the previous one. Such a forward blocks and cannot be captured. */
+static hx_status ncd_order(hx_transport *t, hxi_ncd *m)
+{
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (!t->plan->full_shell)
+        return HX_OK;
+    HXI_CUDA(cudaStreamIsCapturing(m->g.stream, &cs));
+    if (cs != cudaStreamCaptureStatusNone)
+        return hxi_error(HX_ERR_STATE,
+                         "nccl-dev: a forward on a full-shell plan (newton off) waits for the "
+                         "host and cannot be captured in a CUDA graph: use nvshmem-fused");
+    HXI_CHECK(hxi_gpu_sync(&m->g));
+    return hxi_barrier(t->comm);
+}
+
 static hx_status ncd_forward(hx_transport *t)
 {
     hxi_ncd *m = t->impl;
+    HXI_CHECK(ncd_order(t, m));
     return hxi_fz_core_forward(&m->c, &m->g);
 }
 

@@ -57,6 +57,7 @@ static hx_status pulse_forward(hx_transport *t)
 {
     hxi_shm *s = t->impl;
     hxi_gpu *g = &s->g;
+    HXI_CHECK(hxi_shm_order(t));
     HXI_CHECK(hxi_gpu_begin_forward(g));
     int withhold = hxi_gpu_withhold(g);
     float *x = t->x;

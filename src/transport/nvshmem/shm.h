@@ -47,6 +47,7 @@ typedef struct hxi_shm {
     uint64_t *vslot;
     uint64_t **d_vpeer;
     uint64_t *d_vseq;
+    int32_t *d_order; /* device: a vote's in (0) and out, for hxi_shm_order */
 
     /* In: an int of the caller of hxi_shm_set_plan; out: its largest
      * value over the ranks, taken with set_plan's own agreement. */
@@ -97,6 +98,14 @@ hx_status hxi_shm_xchg(hx_transport *t, hxi_xchg_msg *m, int n);
 hx_status hxi_shm_vote_open(hxi_shm *s, hx_transport *t);
 void hxi_shm_vote_close(hxi_shm *s);
 hx_status hxi_shm_vote(hx_transport *t, const int32_t *in, int32_t *out);
+/* Before a forward on a full-shell plan (nothing else on it): a vote on
+ * the stream, so that no rank stores a step's halo into a peer that still
+ * reads the previous one. The eighth shell's reverse orders the steps (a
+ * sender has this step's forces only after the receiver read its halo);
+ * a full-shell plan has no reverse, and the vote, which waits for every
+ * rank's, stands in: each rank votes once its stream has passed what came
+ * before its forward. Graph-capturable, as the vote is. */
+hx_status hxi_shm_order(hx_transport *t);
 /* The vote kernel's launcher (vote_kernels.cu). */
 cudaError_t hxi_shm_vote_launch(cudaStream_t s, const int32_t *in, int32_t *out, uint64_t *slots,
                                 uint64_t *const *peer, uint64_t *seq, hxi_gpu_wait_info w,

@@ -40,6 +40,7 @@ static hx_status stream_forward(hx_transport *t)
 {
     hxi_shm *s = t->impl;
     hxi_gpu *g = &s->g;
+    HXI_CHECK(hxi_shm_order(t));
     HXI_CHECK(hxi_gpu_begin_forward(g));
     int withhold = hxi_gpu_withhold(g);
     float *x = t->x;
@@ -76,8 +77,7 @@ static hx_status stream_reverse(hx_transport *t)
         if (q->nsend > 0) {
             HXI_CUDA(hxi_gpu_wait_signal(g->stream, s->sig + HXI_SHM_FSIG + p,
                                          hxi_gpu_wait_for(g, p, 1), g->d_hit, g->rec_d));
-            HXI_CUDA(
-                hxi_gpu_unpack_add(g->stream, f, slot, g->maps + q->map_offset, q->nsend, 0));
+            HXI_CUDA(hxi_gpu_unpack_add(g->stream, f, slot, g->maps + q->map_offset, q->nsend, 0));
         }
     }
     return HX_OK;

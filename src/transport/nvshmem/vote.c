@@ -28,6 +28,8 @@ hx_status hxi_shm_vote_open(hxi_shm *s, hx_transport *t)
     }
     if (st == HX_OK)
         st = hxi_gpu_malloc((void **) &s->d_vseq, sizeof(uint64_t), "the vote counter");
+    if (st == HX_OK)
+        st = hxi_gpu_malloc((void **) &s->d_order, 2 * sizeof(int32_t), "the ordering vote");
     if (st == HX_OK) {
         cudaError_t e =
             cudaMemcpy(s->d_vpeer, peers, (size_t) n * sizeof *peers, cudaMemcpyHostToDevice);
@@ -35,6 +37,8 @@ hx_status hxi_shm_vote_open(hxi_shm *s, hx_transport *t)
             e = cudaMemset(s->vslot, 0, (size_t) n * sizeof(uint64_t));
         if (e == cudaSuccess)
             e = cudaMemset(s->d_vseq, 0, sizeof(uint64_t));
+        if (e == cudaSuccess)
+            e = cudaMemset(s->d_order, 0, 2 * sizeof(int32_t));
         if (e != cudaSuccess)
             st = hxi_cuda_error(e, "setting up the vote", __FILE__, __LINE__);
     }
@@ -49,8 +53,19 @@ void hxi_shm_vote_close(hxi_shm *s)
         cudaFree(s->d_vpeer);
     if (s->d_vseq)
         cudaFree(s->d_vseq);
+    if (s->d_order)
+        cudaFree(s->d_order);
     s->d_vpeer = NULL;
     s->d_vseq = NULL;
+    s->d_order = NULL;
+}
+
+hx_status hxi_shm_order(hx_transport *t)
+{
+    hxi_shm *s = t->impl;
+    if (!t->plan || !t->plan->full_shell)
+        return HX_OK;
+    return hxi_shm_vote(t, s->d_order, s->d_order + 1);
 }
 
 hx_status hxi_shm_vote(hx_transport *t, const int32_t *in, int32_t *out)

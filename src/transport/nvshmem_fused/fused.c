@@ -405,6 +405,7 @@ done:
 static hx_status fz_forward(hx_transport *t)
 {
     hxi_fz *z = t->impl;
+    HXI_CHECK(hxi_shm_order(t));
     return hxi_fz_core_forward(&z->c, &z->s.g);
 }
 
