@@ -561,6 +561,16 @@ typedef struct hx_rebuild hx_rebuild;
  * its stream and its byte exchange; d: the decomposition (copied). */
 HX_API hx_status hx_rebuild_create(hx_rebuild **r, hx_transport *t, const hx_decomp *d);
 HX_API void hx_rebuild_destroy(hx_rebuild *r);
+/* Rank-local. New cuts for r (hx_decomp_set_cuts): d must have r's ranks
+ * and grid. The next hx_rebuild_migrate moves the atoms to it and the
+ * next hx_plan_create_device plans on it (plans made before keep their
+ * own); a count taken ahead is dropped. Since the device migration moves
+ * an atom at most one domain along each dimension, along a dimension of
+ * four domains or more each new bound must lie between the old bounds on
+ * either side of it (bound k + 1 of one no lower than bound k of the
+ * other, both ways; move the cuts in steps, or migrate on the host);
+ * beyond that, and for another grid, HX_ERR_INVALID. */
+HX_API hx_status hx_rebuild_set_decomp(hx_rebuild *r, const hx_decomp *d);
 
 /* A per-atom payload array in device memory carried by hx_rebuild_migrate:
  * *data points to capacity * size bytes from cudaMalloc (size a multiple of

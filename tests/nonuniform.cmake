@@ -9,3 +9,10 @@ target_link_libraries(hxzonecheck PUBLIC hxsysgen)
 target_compile_options(hxzonecheck PRIVATE $<$<COMPILE_LANGUAGE:C>:${HALOX_C_WARNINGS}>)
 hx_test(test_nonuniform SOURCES test_nonuniform.c nonuniform_balance.c LIBS hxzonecheck
         RANKS 1 2 3 4 6 8 LABELS cpu)
+if(HALOX_HAVE_CUDA AND HALOX_HAVE_MPI)
+  # Every GPU transport against cpu through changes of cuts and pulse
+  # counts, the device plan against the host plan, device migration to
+  # nudged cuts (label gpu; exits 77 without a GPU).
+  hx_test(test_nonuniform_gpu SOURCES test_nonuniform_gpu.c LIBS hxzonecheck hxgpucases
+          RANKS 2 4 8 LABELS gpu TIMEOUT 600)
+endif()
