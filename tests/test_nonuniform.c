@@ -14,8 +14,8 @@
  *  - Cuts changed mid-run: the atoms migrate to the new decomposition, a
  *    new plan (with another pulse count) is set on the same transport, and
  *    the checks hold again; then back.
- *  - Ranks holding different cuts: hx_plan_create fails on every rank with
- *    HX_ERR_INVALID naming the rank, no hang.
+ *  - Ranks holding different cuts: hx_plan_create and hx_migrate fail on
+ *    every rank with HX_ERR_INVALID naming the rank, no hang.
  *  - Bad input: cuts not increasing, a domain too thin for the cutoff, too
  *    many pulses: one clear error each. NULL cuts: hx_decomp_init's
  *    decomposition, bitwise.
@@ -256,6 +256,11 @@ static void disagree(hx_comm *comm)
     HXT_FAILS(hx_plan_create(&plan, comm, &d, 0, NULL), HX_ERR_INVALID,
               "holds another decomposition");
     hx_plan_destroy(plan);
+    int n = 0, cap = 1;
+    double *x = hxt_xmalloc(3 * sizeof(double));
+    HXT_FAILS(hx_migrate(comm, &d, &n, &cap, &x, NULL, 0), HX_ERR_INVALID,
+              "holds another decomposition");
+    free(x);
 }
 
 static void bad_input(void)

@@ -31,11 +31,6 @@ struct hx_plan {
     void *device_owner; /* the rebuild context that made it */
 };
 
-/* Collective: HX_OK on every rank when every rank of comm holds the same
- * decomposition (grid, box, cutoff and cuts, compared by a checksum),
- * else HX_ERR_INVALID on every rank naming the lowest rank that differs. */
-hx_status hxi_decomp_agree(hx_comm *comm, const hx_decomp *d);
-
 /* Fills from[][] and every pulse's deps, map_offset and share from the
  * host maps. */
 void hxi_plan_summarise(hx_plan *p);
