@@ -162,7 +162,8 @@ HX_API hx_status hx_decomp_init_tilted(hx_decomp *d, const double box_lo[3],
 /* Non-uniform domains (LAMMPS's brick after `balance shift`): the cuts
  * along dim become cuts[0 .. grid[dim]], increasing fractions of the face
  * distance h_dim with cuts[0] == 0 and cuts[grid[dim]] == 1, the same on
- * every rank (hx_plan_create checks that they are). Domain c along dim is
+ * every rank (hx_plan_create, hx_plan_create_device and hx_migrate check
+ * that they are: HX_ERR_INVALID naming the rank). Domain c along dim is
  * then [face_lo + h cuts[c], face_lo + h cuts[c + 1]) in height (the last
  * one ends exactly at face_lo + h); dom_lo, dom_hi and npulse[dim] follow,
  * and ownership, migration and the plans use them. cuts NULL: equal
@@ -172,8 +173,8 @@ HX_API hx_status hx_decomp_init_tilted(hx_decomp *d, const double box_lo[3],
  * or cuts not finite, not increasing, or not from 0 to 1.
  * HX_ERR_CUTOFF_TOO_LARGE: a domain too thin for the cutoff, i.e. the
  * halo above some domain would reach round the box into that domain
- * itself, or the pulses of all dimensions would exceed HX_MAX_PULSES.
- * On error *d is unchanged. */
+ * itself, the pulses of all dimensions would exceed HX_MAX_PULSES, or a
+ * domain rounds to no thickness. On error *d is unchanged. */
 HX_API hx_status hx_decomp_set_cuts(hx_decomp *d, int dim, const double *cuts);
 /* Height of the lower face of domain c along dim (c == grid[dim]: the
  * box's upper face, face_lo + height exactly): the bounds that decide
@@ -209,7 +210,8 @@ HX_API hx_status hx_balance_shift(int n, double *cuts, hx_balance_count_fn count
 /* A count for hx_balance_shift over atoms spread over the ranks of comm
  * (collective): each rank's nlocal positions x (3 doubles each) are taken
  * to fractional coordinates along dim as LAMMPS's x2lamda computes them
- * (box and tilt of d), counted per slab and summed over the ranks. */
+ * (box and tilt of d), counted per slab and summed over the ranks (comm
+ * NULL: this process's atoms alone). */
 typedef struct hx_balance_local {
     hx_comm *comm;
     const hx_decomp *d;
