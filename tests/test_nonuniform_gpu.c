@@ -98,11 +98,14 @@ static int nudge_cuts(hx_decomp *d, hxt_rng *r)
 }
 
 /* 1 when x lies within MARGIN of a pulse limit of some domain of d (its
- * lower bound plus the cutoff, over the periodic images). */
+ * lower bound plus the cutoff, over the periodic images) or of the box's
+ * faces (which float rounding could cross). */
 static int near_limit(const hx_decomp *d, const double *x)
 {
     for (int k = 0; k < 3; k++) {
         const double v = hx_decomp_height(d, k, x), L = d->height[k], lo = d->face_lo[k];
+        if (v - lo < MARGIN || lo + L - v < MARGIN)
+            return 1;
         for (int c = 0; c < d->grid[k] && d->grid[k] > 1; c++) {
             double t = fmod(hx_decomp_bound(d, k, c) + RH - lo, L), dist = fabs(v - lo - t);
             if (dist > L / 2)
@@ -217,14 +220,16 @@ static void migrate_nudged(hx_comm *comm, hx_rebuild *rb, const hx_decomp *e, de
                            const char *label)
 {
     hx_dfield f = {(void **) &a->id, sizeof(int64_t)};
-    int64_t natoms = 0;
-    uint64_t sum = 0;
-    if (!hxt_agree(comm, HXT_OK(hx_rebuild_set_decomp(rb, e))) ||
+    int64_t natoms = 0, before = 0;
+    uint64_t sum = 0, sum0 = 0;
+    if (!hxt_agree(comm, HXT_OK(hx_rebuild_census(rb, a->n, a->id, &before, &sum0))) ||
+        !hxt_agree(comm, HXT_OK(hx_rebuild_set_decomp(rb, e))) ||
         !hxt_agree(comm, HXT_OK(hx_rebuild_migrate(rb, &a->n, &a->cap, &a->x, 3, &f, 1))) ||
         !hxt_agree(comm, HXT_OK(hx_rebuild_census(rb, a->n, a->id, &natoms, &sum))))
         return;
-    HXT_CHECK(natoms == N, "%s: %lld atoms after the migration, %d before", label,
-              (long long) natoms, N);
+    HXT_CHECK(natoms == N && before == N && sum == sum0,
+              "%s: %lld atoms after the migration, %lld before (%d made), ids %s", label,
+              (long long) natoms, (long long) before, N, sum == sum0 ? "kept" : "changed");
     float *hx = malloc(((size_t) a->n + 1) * 3 * sizeof(float));
     int nbad = 0;
     if (cudaMemcpy(hx, a->x, (size_t) a->n * 3 * sizeof(float), cudaMemcpyDeviceToHost) ==
