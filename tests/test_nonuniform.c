@@ -295,6 +295,14 @@ static void bad_input(void)
     sliver[40] = 1;
     if (HXT_OK(hx_decomp_init(&d40, box_lo, box_len, RH, g40, 40, 0)))
         HXT_FAILS(hx_decomp_set_cuts(&d40, HX_Z, sliver), HX_ERR_CUTOFF_TOO_LARGE, "pulses");
+    /* More domains than cuts can be set for (equal ones are fine). */
+    const int gbig[3] = {1, 1, HX_MAX_CUT_DOMAINS + 1};
+    const double tall[3] = {12.0, 13.25, 1000.0};
+    double many[HX_MAX_CUT_DOMAINS + 2];
+    for (int i = 0; i <= HX_MAX_CUT_DOMAINS + 1; i++)
+        many[i] = (double) i / (HX_MAX_CUT_DOMAINS + 1);
+    if (HXT_OK(hx_decomp_init(&d40, box_lo, tall, RH, gbig, HX_MAX_CUT_DOMAINS + 1, 0)))
+        HXT_FAILS(hx_decomp_set_cuts(&d40, HX_Z, many), HX_ERR_INVALID, "whose cuts can be set");
     /* Equal cuts set and then reset: hx_decomp_init's decomposition. */
     const double equal[5] = {0, 0.25, 0.5, 0.75, 1};
     if (HXT_OK(hx_decomp_set_cuts(&d, HX_Z, equal)) && HXT_OK(hx_decomp_set_cuts(&d, HX_Z, NULL)))
