@@ -99,6 +99,9 @@ enum { HX_X = 0, HX_Y = 1, HX_Z = 2 };
 
 /* Longest pulse list a plan may have (all dimensions together). */
 #define HX_MAX_PULSES 32
+/* Most domains along one dimension whose cuts a caller may set
+ * (hx_decomp_set_cuts); equal domains have no such limit. */
+#define HX_MAX_CUT_DOMAINS 128
 
 /* The decomposition seen from one rank. Plain data: fill with
  * hx_decomp_init (orthorhombic box) or hx_decomp_init_tilted (LAMMPS's
@@ -130,6 +133,10 @@ typedef struct hx_decomp {
                                     (box_len[d] when orthorhombic) */
     double face_lo[3];           /* height of the box's lower face along d
                                     (box_lo[d] when orthorhombic) */
+    int cuts_set[3];             /* 1: the cuts along d were set (hx_decomp_set_cuts);
+                                    0: grid[d] equal domains */
+    double cut[3][HX_MAX_CUT_DOMAINS + 1]; /* cuts_set[d]: the fractions
+                        0 = cut[d][0] < ... < cut[d][grid[d]] = 1 of h_d */
 } hx_decomp;
 
 /* "2x2x1" -> {2,2,1}. */
@@ -152,6 +159,68 @@ HX_API hx_status hx_decomp_init(hx_decomp *d, const double box_lo[3], const doub
 HX_API hx_status hx_decomp_init_tilted(hx_decomp *d, const double box_lo[3],
                                        const double box_len[3], const double tilt[3], double cutoff,
                                        const int grid[3], int nranks, int rank);
+/* Non-uniform domains (LAMMPS's brick after `balance shift`): the cuts
+ * along dim become cuts[0 .. grid[dim]], increasing fractions of the face
+ * distance h_dim with cuts[0] == 0 and cuts[grid[dim]] == 1, the same on
+ * every rank (hx_plan_create, hx_plan_create_device and hx_migrate check
+ * that they are: HX_ERR_INVALID naming the rank). Domain c along dim is
+ * then [face_lo + h cuts[c], face_lo + h cuts[c + 1]) in height (the last
+ * one ends exactly at face_lo + h); dom_lo, dom_hi and npulse[dim] follow,
+ * and ownership, migration and the plans use them. cuts NULL: equal
+ * domains again. The pulse count along dim is the most any domain needs
+ * (the fewest upper neighbours whose widths together exceed the cutoff).
+ * HX_ERR_INVALID: dim out of range, more than HX_MAX_CUT_DOMAINS domains,
+ * or cuts not finite, not increasing, or not from 0 to 1.
+ * HX_ERR_CUTOFF_TOO_LARGE: a domain too thin for the cutoff, i.e. the
+ * halo above some domain would reach round the box into that domain
+ * itself, the pulses of all dimensions would exceed HX_MAX_PULSES, or a
+ * domain rounds to no thickness. On error *d is unchanged. */
+HX_API hx_status hx_decomp_set_cuts(hx_decomp *d, int dim, const double *cuts);
+/* Height of the lower face of domain c along dim (c == grid[dim]: the
+ * box's upper face, face_lo + height exactly): the bounds that decide
+ * ownership. */
+HX_API double hx_decomp_bound(const hx_decomp *d, int dim, int c);
+
+/* LAMMPS's `balance shift` along one dimension (Balance::shift, tally,
+ * adjust and the spreading of duplicate cuts, as in LAMMPS 29 Sep 2021,
+ * unweighted): moves the n - 1 inner cuts of cuts[0 .. n] (fractions,
+ * cuts[0] == 0, cuts[n] == 1) so that the n slabs between them hold
+ * near-equal atom counts. count(cuts, n, counts, arg) fills counts[0 .. n)
+ * with the atoms of the whole system in each slab, an atom with
+ * fractional coordinate f in slab k where cuts[k] <= f < cuts[k + 1]
+ * (below cuts[0]: slab 0; at or above cuts[n - 1]: slab n - 1; the same
+ * on every rank: hx_balance_count does it for atoms spread over ranks).
+ * niter and stopthresh are the command's Niter (>= 1) and stopthresh
+ * (>= 1); ndims is how many dimensions the command's string names (LAMMPS
+ * stops a dimension when every cut's cumulative count is within
+ * stopthresh^(1/ndims) - 1 of its target). On return cuts holds the new
+ * cuts and *out the iterations and the slab loads before and after. The
+ * caller does what LAMMPS does around it: the `thresh` test before, the
+ * loop over the dimensions named, the migration after. */
+typedef hx_status (*hx_balance_count_fn)(const double *cuts, int n, double *counts, void *arg);
+typedef struct hx_balance_result {
+    int iterations;
+    double max_before, max_after;             /* largest slab count */
+    double imbalance_before, imbalance_after; /* max / average: LAMMPS's
+                        imbalance factor when the grid is 1 along the
+                        other dimensions */
+} hx_balance_result;
+HX_API hx_status hx_balance_shift(int n, double *cuts, hx_balance_count_fn count, void *arg,
+                                  int niter, double stopthresh, int ndims, hx_balance_result *out);
+/* A count for hx_balance_shift over atoms spread over the ranks of comm
+ * (collective): each rank's nlocal positions x (3 doubles each) are taken
+ * to fractional coordinates along dim as LAMMPS's x2lamda computes them
+ * (box and tilt of d), counted per slab and summed over the ranks (comm
+ * NULL: this process's atoms alone). */
+typedef struct hx_balance_local {
+    hx_comm *comm;
+    const hx_decomp *d;
+    int dim;
+    int nlocal;
+    const double *x;
+} hx_balance_local;
+HX_API hx_status hx_balance_count(const double *cuts, int n, double *counts, void *arg);
+
 /* Height of the point x along dimension dim: dot(normal[dim], x), summed
  * in this order with each product and sum rounded on its own (separate
  * statements, so that a compiler contracting within an expression fuses
@@ -528,6 +597,16 @@ typedef struct hx_rebuild hx_rebuild;
  * its stream and its byte exchange; d: the decomposition (copied). */
 HX_API hx_status hx_rebuild_create(hx_rebuild **r, hx_transport *t, const hx_decomp *d);
 HX_API void hx_rebuild_destroy(hx_rebuild *r);
+/* Rank-local. New cuts for r (hx_decomp_set_cuts): d must have r's ranks
+ * and grid. The next hx_rebuild_migrate moves the atoms to it and the
+ * next hx_plan_create_device plans on it (plans made before keep their
+ * own); a count taken ahead is dropped. Since the device migration moves
+ * an atom at most one domain along each dimension, along a dimension of
+ * four domains or more each new bound must lie between the old bounds on
+ * either side of it (bound k + 1 of one no lower than bound k of the
+ * other, both ways; move the cuts in steps, or migrate on the host);
+ * beyond that, and for another grid, HX_ERR_INVALID. */
+HX_API hx_status hx_rebuild_set_decomp(hx_rebuild *r, const hx_decomp *d);
 
 /* A per-atom payload array in device memory carried by hx_rebuild_migrate:
  * *data points to capacity * size bytes from cudaMalloc (size a multiple of

@@ -169,6 +169,31 @@ int hx_decomp_rank_at(const hx_decomp *d, const int coord[3])
     return c[0] + d->grid[0] * (c[1] + d->grid[1] * c[2]);
 }
 
+double hx_decomp_bound(const hx_decomp *d, int dim, int c)
+{
+    const int n = d->grid[dim];
+    const double lo = d->face_lo[dim], h = d->height[dim];
+    if (c <= 0)
+        return lo;
+    if (c >= n) /* exactly the box face (h * n / n need not round to h) */
+        return lo + h;
+    return d->cuts_set[dim] ? lo + h * d->cut[dim][c] : lo + h * c / n;
+}
+
+/* The cell of height x among set cuts: the last bound at or below x. */
+static int hxi_cell_cuts(const hx_decomp *d, int dim, double x)
+{
+    int a = 0, b = d->grid[dim] - 1;
+    while (a < b) {
+        int m = (a + b + 1) / 2;
+        if (x >= hx_decomp_bound(d, dim, m))
+            a = m;
+        else
+            b = m - 1;
+    }
+    return a;
+}
+
 int hx_decomp_cell(const hx_decomp *d, int dim, double x)
 {
     int n = d->grid[dim];
@@ -177,6 +202,8 @@ int hx_decomp_cell(const hx_decomp *d, int dim, double x)
     int c;
     if (!(s >= 0)) /* also NaN */
         return 0;
+    if (d->cuts_set[dim])
+        return hxi_cell_cuts(d, dim, x);
     c = s >= n ? n - 1 : (int) floor(s);
     /* The quotient can land one cell off next to a bound; the bounds are
      * what hx_decomp_init computes (lo + len * c / n), so that a point
@@ -270,12 +297,126 @@ static hx_status hxi_decomp_grid(hx_decomp *r, const int grid[3], int nranks)
     return HX_OK;
 }
 
+/* Pulses along dim for set cuts: for each domain, the fewest domains
+ * above it whose widths together exceed the cutoff (its halo lies within
+ * them), the most over the domains; or -1 - c where domain c's halo
+ * reaches round the box into domain c itself. */
+static int hxi_pulses_cuts(const hx_decomp *r, int dim)
+{
+    const int n = r->grid[dim];
+    int most = 0;
+    for (int c = 0; c < n; c++) {
+        const double top = hx_decomp_bound(r, dim, c + 1);
+        double reach = 0;
+        int m = 0;
+        while (!(reach > r->cutoff)) {
+            int j = c + 1 + m;
+            if (m == n - 1)
+                return -1 - c;
+            reach = j < n ? hx_decomp_bound(r, dim, j + 1) - top
+                          : hx_decomp_bound(r, dim, n) - top + hx_decomp_bound(r, dim, j + 1 - n) -
+                                hx_decomp_bound(r, dim, 0);
+            m++;
+        }
+        most = m > most ? m : most;
+    }
+    return most;
+}
+
+/* The domain bounds and pulse counts of r from its grid, coord and cuts;
+ * HX_ERR_CUTOFF_TOO_LARGE where set cuts leave a domain too thin. */
+static hx_status hxi_decomp_domains(hx_decomp *r)
+{
+    int npulses = 0;
+    for (int k = 0; k < 3; k++) {
+        r->dom_lo[k] = hx_decomp_bound(r, k, r->coord[k]);
+        r->dom_hi[k] = hx_decomp_bound(r, k, r->coord[k] + 1);
+        if (!r->cuts_set[k] || r->grid[k] == 1) {
+            r->npulse[k] = hxi_pulses(r->height[k], r->grid[k], r->cutoff);
+        } else {
+            int m = hxi_pulses_cuts(r, k);
+            if (m < 0)
+                return hxi_error(
+                    HX_ERR_CUTOFF_TOO_LARGE,
+                    "cuts along %c leave the domains other than %d (of %d) %g thick together, "
+                    "not more than the halo cutoff %g: the halo above domain %d would reach "
+                    "round the box into itself; make it thinner or its neighbours thicker",
+                    hxi_dim_name[k], -1 - m, r->grid[k],
+                    r->height[k] - (hx_decomp_bound(r, k, -m) - hx_decomp_bound(r, k, -1 - m)),
+                    r->cutoff, -1 - m);
+            r->npulse[k] = m;
+        }
+        npulses += r->npulse[k];
+    }
+    if (npulses > HX_MAX_PULSES)
+        return hxi_error(r->cuts_set[0] || r->cuts_set[1] || r->cuts_set[2]
+                             ? HX_ERR_CUTOFF_TOO_LARGE
+                             : HX_ERR_UNSUPPORTED,
+                         "grid %dx%dx%d with cutoff %g needs %d pulses (%d, %d, %d along x, y, "
+                         "z), more than the %d a plan holds: use fewer domains along the long "
+                         "dimension%s",
+                         r->grid[0], r->grid[1], r->grid[2], r->cutoff, npulses, r->npulse[0],
+                         r->npulse[1], r->npulse[2], HX_MAX_PULSES,
+                         r->cuts_set[0] || r->cuts_set[1] || r->cuts_set[2]
+                             ? ", or cuts whose thinnest domains are thicker"
+                             : "");
+    return HX_OK;
+}
+
+/* Why cuts cannot be the cuts along dim of d, or HX_OK. */
+static hx_status hxi_check_cuts(const hx_decomp *d, int dim, const double *cuts)
+{
+    const int n = d->grid[dim];
+    if (n > HX_MAX_CUT_DOMAINS)
+        return hxi_error(HX_ERR_INVALID,
+                         "cuts along %c: the grid has %d domains there, more than the %d whose "
+                         "cuts can be set; use fewer domains along %c",
+                         hxi_dim_name[dim], n, HX_MAX_CUT_DOMAINS, hxi_dim_name[dim]);
+    if (cuts[0] != 0.0 || cuts[n] != 1.0)
+        return hxi_error(HX_ERR_INVALID,
+                         "cuts along %c run from %g to %g: the first must be 0 and the last "
+                         "(entry %d) 1",
+                         hxi_dim_name[dim], cuts[0], cuts[n], n);
+    for (int c = 0; c < n; c++)
+        if (!(cuts[c + 1] > cuts[c]) || !isfinite(cuts[c + 1]))
+            return hxi_error(HX_ERR_INVALID,
+                             "cuts along %c are not increasing: entry %d is %.17g after %.17g; "
+                             "give %d + 1 increasing fractions from 0 to 1",
+                             hxi_dim_name[dim], c + 1, cuts[c + 1], cuts[c], n);
+    return HX_OK;
+}
+
+hx_status hx_decomp_set_cuts(hx_decomp *d, int dim, const double *cuts)
+{
+    hx_decomp r;
+    if (!d || dim < HX_X || dim > HX_Z)
+        return hxi_error(HX_ERR_INVALID,
+                         "set cuts: give a decomposition and a dimension 0, 1 or 2 (not %d)", dim);
+    r = *d;
+    if (cuts) {
+        HXI_CHECK(hxi_check_cuts(&r, dim, cuts));
+        memset(r.cut[dim], 0, sizeof r.cut[dim]);
+        memcpy(r.cut[dim], cuts, (size_t) (r.grid[dim] + 1) * sizeof(double));
+    } else {
+        memset(r.cut[dim], 0, sizeof r.cut[dim]);
+    }
+    r.cuts_set[dim] = cuts != NULL;
+    for (int c = 0; c < r.grid[dim]; c++)
+        if (!(hx_decomp_bound(&r, dim, c + 1) > hx_decomp_bound(&r, dim, c)))
+            return hxi_error(HX_ERR_CUTOFF_TOO_LARGE,
+                             "cuts along %c leave domain %d without thickness (%.17g to %.17g "
+                             "of the box rounds to nothing): make it thicker",
+                             hxi_dim_name[dim], c, cuts[c], cuts[c + 1]);
+    HXI_CHECK(hxi_decomp_domains(&r));
+    *d = r;
+    return HX_OK;
+}
+
 hx_status hx_decomp_init_tilted(hx_decomp *d, const double box_lo[3], const double box_len[3],
                                 const double tilt[3], double cutoff, const int grid[3], int nranks,
                                 int rank)
 {
     hx_decomp r;
-    int npulses = 0;
     memset(&r, 0, sizeof r);
     if (nranks < 1 || rank < 0 || rank >= nranks)
         return hxi_error(HX_ERR_INVALID, "rank %d of %d: need 0 <= rank < ranks", rank, nranks);
@@ -302,24 +443,13 @@ hx_status hx_decomp_init_tilted(hx_decomp *d, const double box_lo[3], const doub
     r.coord[2] = rank / (r.grid[0] * r.grid[1]);
     for (int k = 0; k < 3; k++) {
         int c[3];
-        double lo = r.face_lo[k], h = r.height[k];
-        r.dom_lo[k] = lo + h * r.coord[k] / r.grid[k];
-        /* The last domain ends exactly at the box face (h * n / n need
-         * not round back to h), so that the bounds tile the box. */
-        r.dom_hi[k] = r.coord[k] == r.grid[k] - 1 ? lo + h : lo + h * (r.coord[k] + 1) / r.grid[k];
         memcpy(c, r.coord, sizeof c);
         c[k] = r.coord[k] + 1;
         r.up[k] = hx_decomp_rank_at(&r, c);
         c[k] = r.coord[k] - 1;
         r.down[k] = hx_decomp_rank_at(&r, c);
-        r.npulse[k] = hxi_pulses(h, r.grid[k], cutoff);
-        npulses += r.npulse[k];
     }
-    if (npulses > HX_MAX_PULSES)
-        return hxi_error(HX_ERR_UNSUPPORTED,
-                         "grid %dx%dx%d with cutoff %g needs %d pulses, more than the %d a "
-                         "plan holds: use fewer domains along the long dimension",
-                         r.grid[0], r.grid[1], r.grid[2], cutoff, npulses, HX_MAX_PULSES);
+    HXI_CHECK(hxi_decomp_domains(&r));
     *d = r;
     return HX_OK;
 }

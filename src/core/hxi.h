@@ -105,6 +105,11 @@ void hxi_comm_abort(hx_comm *c, int code);
  * by its number, so that one bad rank fails a collective call everywhere
  * instead of leaving the others waiting. */
 hx_status hxi_agree(hx_comm *c, hx_status local);
+/* Collective (core/plan.c): HX_OK on every rank when every rank of comm
+ * holds the same decomposition (grid, box, cutoff and cuts, compared by a
+ * checksum), else HX_ERR_INVALID on every rank naming the lowest rank that
+ * differs. */
+hx_status hxi_decomp_agree(hx_comm *comm, const hx_decomp *d);
 /* Every wait above for another rank is bounded by HALOX_TIMEOUT_S: one
  * that runs out is HX_ERR_TIMEOUT naming what it waited for and from
  * whom; the communicator is then not to be used again (hxi_agree returns

@@ -242,6 +242,8 @@ hx_status hx_migrate(hx_comm *comm, const hx_decomp *d, int *n, int *capacity, d
     for (int i = 0; st == HX_OK && i < *n; i++)
         st = hxi_wrap_atom(d, i, *x + 3 * (size_t) i);
     HXI_CHECK(hxi_agree(comm, st));
+    /* Ranks with other cuts would pass atoms back and forth: say so. */
+    HXI_CHECK(hxi_decomp_agree(comm, d));
 
     for (int dim = HX_Z; dim >= HX_X; dim--) {
         if (d->grid[dim] == 1)

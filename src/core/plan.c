@@ -67,6 +67,43 @@ static hx_status hxi_check_home(const hx_decomp *d, int nhome, const double *x)
     return HX_OK;
 }
 
+static uint64_t hxi_fnv(uint64_t h, const void *data, size_t bytes)
+{
+    const unsigned char *b = data;
+    for (size_t i = 0; i < bytes; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+hx_status hxi_decomp_agree(hx_comm *comm, const hx_decomp *d)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    double v[2];
+    h = hxi_fnv(h, d->grid, sizeof d->grid);
+    h = hxi_fnv(h, d->box_lo, sizeof d->box_lo);
+    h = hxi_fnv(h, d->box_len, sizeof d->box_len);
+    h = hxi_fnv(h, d->tilt, sizeof d->tilt);
+    h = hxi_fnv(h, &d->cutoff, sizeof d->cutoff);
+    h = hxi_fnv(h, d->cuts_set, sizeof d->cuts_set);
+    for (int k = 0; k < 3; k++)
+        if (d->cuts_set[k])
+            h = hxi_fnv(h, d->cut[k], (size_t) (d->grid[k] + 1) * sizeof(double));
+    v[0] = (double) (h >> 11); /* exact in a double */
+    v[1] = -v[0];
+    HXI_CHECK(hxi_allreduce_double(comm, v, 2, 1));
+    if (v[0] == -v[1])
+        return HX_OK;
+    /* Some rank differs: those not holding the largest checksum say so. */
+    return hxi_agree(comm, (double) (h >> 11) == v[0]
+                               ? HX_OK
+                               : hxi_error(HX_ERR_INVALID,
+                                           "rank %d holds another decomposition than rank(s) "
+                                           "with checksum %.0f (grid, box, cutoff or the cuts "
+                                           "of hx_decomp_set_cuts differ): give every rank the "
+                                           "same cuts before a plan",
+                                           d->rank, v[0]));
+}
+
 /* Grows the per-atom arrays to hold n atoms. */
 static hx_status hxi_plan_reserve(hx_plan *p, int n, int *cap)
 {
@@ -285,6 +322,7 @@ hx_status hxi_plan_build(hx_plan **out, hx_comm *comm, const hx_decomp *d, int n
         st = hxi_plan_reserve(p, nhome + nhome / 2 + 64, &w.cap);
     }
     HXI_CHECK_GOTO(hxi_agree(comm, st), st, fail);
+    HXI_CHECK_GOTO(hxi_decomp_agree(comm, d), st, fail);
     if (nhome)
         memcpy(p->x, x, (size_t) nhome * 3 * sizeof(double));
     memset(p->zones, 0, (size_t) nhome * 4);

@@ -37,7 +37,7 @@ __device__ __forceinline__ float hxr_wrap(float x, double lo, double len)
  * (docs/performance.md, "The list build's rows and flushes, the
  * migration's class kernel"). */
 struct hxr_dim1 {
-    double box_lo, box_len, lo, hi;
+    double box_lo, box_len, lo, hi, below_lo, above_hi;
     double n0, n1, n2; /* triclinic: the face normal */
     int grid, coord;
 };
@@ -50,6 +50,8 @@ __device__ __forceinline__ hxr_dim1 hxr_dim_of(const hxr_dom &d, int k)
     r.box_len = HXR_PICK(box_len);
     r.lo = HXR_PICK(lo);
     r.hi = HXR_PICK(hi);
+    r.below_lo = HXR_PICK(below_lo);
+    r.above_hi = HXR_PICK(above_hi);
     r.grid = HXR_PICK(grid);
     r.coord = HXR_PICK(coord);
 #undef HXR_PICK
@@ -100,37 +102,33 @@ __device__ __forceinline__ bool hxr_wrap_tilted(const hxr_dom &d, float v[3])
     return moved;
 }
 
-/* Domain index of a coordinate inside the box along one dimension, as
- * hx_decomp_cell: the estimate floor((x - lo) n / L), corrected against
- * the bounds lo + L c / n that decide ownership. */
-__device__ __forceinline__ int hxr_owner(double x, const hxr_dim1 &d)
+/* Whether x lies in domain c (of g) with faces lo and hi, the first
+ * domain reaching down and the last up without end: hx_decomp_cell
+ * clamps a height beyond the box into them. */
+__device__ __forceinline__ bool hxr_in(double x, double lo, double hi, int c, int g)
 {
-    const int n = d.grid;
-    const double lo = d.box_lo, len = d.box_len;
-    int c = (int) floor((x - lo) * n / len);
-    c = c < 0 ? 0 : (c >= n ? n - 1 : c);
-    if (c > 0 && x < lo + len * c / n)
-        c--;
-    else if (c + 1 < n && x >= lo + len * (c + 1) / n)
-        c++;
-    return c;
+    return (c == 0 || x >= lo) && (c == g - 1 || x < hi);
 }
 
-/* Class of a coordinate along one dimension: 0 inside the domain, 1 below
- * (to the lower neighbour), 2 at or above (to the upper one), -1 more than
- * one hop away (only where the dimension has four domains or more). */
+/* Class of a coordinate along one dimension: 0 in the domain, 1 in the
+ * lower neighbour's (to it), 2 in the upper neighbour's, -1 further (only
+ * where the dimension has four domains or more). The neighbours' domains
+ * come from their outer faces, the bounds that decide ownership
+ * (hx_decomp_bound: equal domains or set cuts): the lower neighbour of
+ * the first domain is the last one, up to the box's upper face, and the
+ * upper neighbour of the last is the first, from the box's lower face. */
 __device__ __forceinline__ int hxr_class(double x, const hxr_dim1 &d)
 {
-    if (x >= d.lo && x < d.hi)
+    const int g = d.grid, cb = (d.coord + g - 1) % g, ca = (d.coord + 1) % g;
+    if (hxr_in(x, d.lo, d.hi, d.coord, g))
         return 0;
-    const int g = d.grid, delta = (hxr_owner(x, d) - d.coord + g) % g;
     if (g == 2)
         return x < d.lo ? 1 : 2;
-    if (delta == g - 1)
+    const double below_hi = d.coord > 0 ? d.lo : d.box_lo + d.box_len;
+    const double above_lo = d.coord < g - 1 ? d.hi : d.box_lo;
+    if (hxr_in(x, d.below_lo, below_hi, cb, g))
         return 1;
-    if (delta == 1)
-        return 2;
-    return delta == 0 ? 0 : -1;
+    return hxr_in(x, above_lo, d.above_hi, ca, g) ? 2 : -1;
 }
 
 #endif /* HALOX_REBUILD_BOX_DEV_CUH */

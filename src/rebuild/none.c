@@ -23,6 +23,12 @@ void hx_rebuild_destroy(hx_rebuild *r)
     (void) r;
 }
 
+hx_status hx_rebuild_set_decomp(hx_rebuild *r, const hx_decomp *d)
+{
+    (void) r, (void) d;
+    return hxr_none();
+}
+
 hx_status hx_rebuild_keep_order(hx_rebuild *r, int keep)
 {
     (void) r, (void) keep;

@@ -510,6 +510,12 @@ static hx_status hxr_plan_create(hx_plan **out, hx_rebuild *r, int nhome, const 
                        "hx_plan_create_device was given %d: give both the same atoms",
                        r->early_n, nhome);
     r->early_n = -1;
+    /* Every rank's decomposition the same (cuts included): collective, so
+     * that it is reached whatever this rank's status; a failure travels in
+     * the first agreement below. */
+    const hx_status same = hxi_decomp_agree(r->comm, &r->d);
+    if (st == HX_OK)
+        st = same;
     const hxr_home_in home = hxr_home_of(r, x, xstride, m ? m->a.z : NULL);
     int npulses = 0;
     for (int dim = HX_X; dim <= HX_Z; dim++)

@@ -357,9 +357,49 @@ void hx_rebuild_destroy(hx_rebuild *r)
     hxr_unref(r);
 }
 
-/* ------------------------------------------------------------ migration */
-
 static const char hxr_axis[3] = {'x', 'y', 'z'};
+
+/* Why the device migration cannot take atoms from o's domains to d's
+ * along dim (an atom's owner further than one domain), or HX_OK. */
+static hx_status hxr_cuts_step(const hx_decomp *o, const hx_decomp *d, int dim)
+{
+    const int g = d->grid[dim];
+    if (g < 4)
+        return HX_OK;
+    for (int k = 0; k < g; k++) {
+        double on = hx_decomp_bound(o, dim, k + 1), dn = hx_decomp_bound(d, dim, k + 1);
+        if (hx_decomp_bound(d, dim, k) > on || hx_decomp_bound(o, dim, k) > dn)
+            return hxi_error(HX_ERR_INVALID,
+                             "device rebuild: the new cuts along %c move bound %d or %d past "
+                             "an old neighbouring bound, so that some atom's owner would be "
+                             "more than one domain away; move the cuts in smaller steps, or "
+                             "migrate on the host (hx_migrate)",
+                             hxr_axis[dim], k, k + 1);
+    }
+    return HX_OK;
+}
+
+hx_status hx_rebuild_set_decomp(hx_rebuild *r, const hx_decomp *d)
+{
+    if (!r || !d)
+        return hxi_error(HX_ERR_INVALID, "hx_rebuild_set_decomp needs a context and a "
+                                         "decomposition");
+    if (d->nranks != r->d.nranks || d->rank != r->d.rank ||
+        memcmp(d->grid, r->d.grid, sizeof d->grid) != 0)
+        return hxi_error(HX_ERR_INVALID,
+                         "device rebuild: the new decomposition has grid %dx%dx%d for rank %d "
+                         "of %d, the context %dx%dx%d for rank %d of %d: only the cuts (and "
+                         "the box) may change; create a new context for another grid",
+                         d->grid[0], d->grid[1], d->grid[2], d->rank, d->nranks, r->d.grid[0],
+                         r->d.grid[1], r->d.grid[2], r->d.rank, r->d.nranks);
+    for (int dim = 0; dim < 3; dim++)
+        HXI_CHECK(hxr_cuts_step(&r->d, d, dim));
+    r->d = *d;
+    r->early_n = -1;
+    return HX_OK;
+}
+
+/* ------------------------------------------------------------ migration */
 
 /* The error for a bad atom the kernels reported (rank-local). */
 static hx_status hxr_bad_atom(hx_rebuild *r, const float *x, int xs)
@@ -376,12 +416,16 @@ static hx_status hxr_bad_atom(hx_rebuild *r, const float *x, int xs)
                          "atom %d on rank %d has position (%g, %g, %g): coordinates must be "
                          "finite (the time step may be too large)",
                          i, d->rank, p[0], p[1], p[2]);
-    /* Too far: the distance to the reach of one hop, [lo - w, hi + w),
-     * over the periodic images. */
+    /* Too far: the distance to the reach of one hop, [lo - wb, hi + wa)
+     * (wb, wa: the lower and upper neighbours' widths), over the periodic
+     * images. */
     const double q[3] = {p[0], p[1], p[2]};
-    double w = d->height[dim] / d->grid[dim], v = hx_decomp_height(d, dim, q), beyond = -1.0;
+    const int g = d->grid[dim], cb = (d->coord[dim] + g - 1) % g, ca = (d->coord[dim] + 1) % g;
+    const double wb = hx_decomp_bound(d, dim, cb + 1) - hx_decomp_bound(d, dim, cb);
+    const double wa = hx_decomp_bound(d, dim, ca + 1) - hx_decomp_bound(d, dim, ca);
+    double v = hx_decomp_height(d, dim, q), beyond = -1.0;
     for (int k = -1; k <= 1; k++) {
-        double vv = v + k * d->height[dim], a = d->dom_lo[dim] - w, b = d->dom_hi[dim] + w;
+        double vv = v + k * d->height[dim], a = d->dom_lo[dim] - wb, b = d->dom_hi[dim] + wa;
         double dd = vv < a ? a - vv : (vv >= b ? vv - b : 0.0);
         if (beyond < 0.0 || dd < beyond)
             beyond = dd;
@@ -390,11 +434,11 @@ static hx_status hxr_bad_atom(hx_rebuild *r, const float *x, int xs)
     int hops = up < d->grid[dim] - up ? up : d->grid[dim] - up;
     return hxi_error(HX_ERR_COORD_OUTSIDE,
                      "atom %d on rank %d is at %s%c = %g, %d domains from its domain [%g, %g), "
-                     "%g beyond the one-domain move allowed between two migrations (domains "
-                     "are %g wide along %c); nothing was moved: migrate more often, or check "
-                     "the time step",
+                     "%g beyond the one-domain move allowed between two migrations (the "
+                     "neighbours' domains are %g and %g wide along %c); nothing was moved: "
+                     "migrate more often, or check the time step",
                      i, d->rank, d->triclinic ? "height along " : "", hxr_axis[dim], v, hops,
-                     d->dom_lo[dim], d->dom_hi[dim], beyond, w, hxr_axis[dim]);
+                     d->dom_lo[dim], d->dom_hi[dim], beyond, wb, wa, hxr_axis[dim]);
 }
 
 static hx_status hxr_check_fields(const int *n, const int *capacity, float **x, int xstride,
@@ -491,6 +535,8 @@ static hxr_dom hxr_dom_of(const hx_decomp *d, int dim)
         dom.box_len[k] = d->height[k];
         dom.lo[k] = d->dom_lo[k];
         dom.hi[k] = d->dom_hi[k];
+        dom.below_lo[k] = hx_decomp_bound(d, k, (d->coord[k] + d->grid[k] - 1) % d->grid[k]);
+        dom.above_hi[k] = hx_decomp_bound(d, k, (d->coord[k] + 1) % d->grid[k] + 1);
         dom.grid[k] = d->grid[k];
         dom.coord[k] = d->coord[k];
     }

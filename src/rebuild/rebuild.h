@@ -51,6 +51,8 @@ typedef struct hxr_layout {
 typedef struct hxr_dom {
     double box_lo[3], box_len[3]; /* heights of the lower faces, face distances */
     double lo[3], hi[3];          /* this rank's domain */
+    double below_lo[3];           /* the lower face of the lower neighbour's domain */
+    double above_hi[3];           /* the upper face of the upper neighbour's domain */
     int32_t grid[3], coord[3];    /* domains along each dimension, this rank's place */
     int32_t dim;                  /* -1: wrap only */
     int32_t tri;                  /* 1: triclinic (normal and edge below) */
