@@ -11,6 +11,8 @@
  *    once over the ranks by the zone rule, against brute force; the cpu
  *    transport's halo is the plan's; migration after random moves keeps
  *    every atom exactly once, with its payload, at its owner.
+ *  - Full-shell plans (hx_plan_create_full) on the same cuts: each home
+ *    atom's partners within the cutoff among its rank's atoms, each once.
  *  - Cuts changed mid-run: the atoms migrate to the new decomposition, a
  *    new plan (with another pulse count) is set on the same transport, and
  *    the checks hold again; then back.
@@ -155,8 +157,49 @@ static void migrate_to(hx_comm *comm, const hx_decomp *d, int *n, int **id, doub
     free(pay);
 }
 
-/* Plan on the atoms held, the cpu transport's halo and the pairs. The
- * positions of the atoms (by id) are want. Collective. */
+static uint64_t id_hash(int id)
+{
+    uint64_t h = (uint64_t) id * 0x9E3779B97F4A7C15u;
+    return h ^ (h >> 29);
+}
+
+/* A full-shell plan on the same cuts: each home atom's partners within
+ * RC among the local atoms (minimum image only along undecomposed
+ * dimensions), each exactly once, against brute force over all N atoms
+ * (count and a hash of the ids). Collective. */
+static void full_check(hx_comm *comm, hxt_idt *it, const hx_decomp *d, int n, const int *id,
+                       const double *x, const double *want, int N, const char *what)
+{
+    hx_plan *plan = NULL;
+    int nbad = 0;
+    if (HXT_OK(hxi_agree(comm, hx_plan_create_full(&plan, comm, d, n, x)))) {
+        const int *ids = hxt_idt_run(it, plan, id, what);
+        if (hxt_agree(comm, ids != NULL)) {
+            const double *px = hx_plan_coords(plan);
+            const int nt = hx_plan_ntotal(plan), all[3] = {1, 1, 1};
+            const int mi[3] = {d->grid[0] == 1, d->grid[1] == 1, d->grid[2] == 1};
+            for (int i = 0; i < n; i++) {
+                int got = 0, ref = 0;
+                uint64_t hg = 0, hr = 0;
+                for (int j = 0; j < nt; j++)
+                    if (j != i && hxt_dist2(d, mi, px + 3 * i, px + 3 * j) < RC * RC)
+                        got++, hg += id_hash(ids[j]);
+                for (int j = 0; j < N; j++)
+                    if (j != id[i] && hxt_dist2(d, all, want + 3 * (size_t) id[i],
+                                                want + 3 * (size_t) j) < RC * RC)
+                        ref++, hr += id_hash(j);
+                nbad += got != ref || hg != hr;
+            }
+        }
+    }
+    HXT_CHECK(nbad == 0, "%s, full shell: %d home atoms with partners missing or twice", what,
+              nbad);
+    hx_plan_destroy(plan);
+}
+
+/* Plan on the atoms held, the cpu transport's halo and the pairs; the
+ * same for a full-shell plan. The positions of the atoms (by id) are
+ * want. Collective. */
 static void plan_check(hx_comm *comm, hxt_idt *it, const hx_decomp *d, int n, const int *id,
                        const double *x, const double *want, int N, const char *what)
 {
@@ -168,6 +211,7 @@ static void plan_check(hx_comm *comm, hxt_idt *it, const hx_decomp *d, int n, co
     }
     /* The transport keeps no pointer to a plan it no longer runs. */
     hx_plan_destroy(plan);
+    full_check(comm, it, d, n, id, x, want, N, what);
 }
 
 /* One case: cuts A, plan and checks; migrate to cuts B (another pulse

@@ -300,7 +300,10 @@ static hx_status hxi_decomp_grid(hx_decomp *r, const int grid[3], int nranks)
 /* Pulses along dim for set cuts: for each domain, the fewest domains
  * above it whose widths together exceed the cutoff (its halo lies within
  * them), the most over the domains; or -1 - c where domain c's halo
- * reaches round the box into domain c itself. */
+ * reaches round the box into domain c itself. Counted from below, the most
+ * is the same (the runs of consecutive domains are the same runs), so a
+ * full-shell plan, which imports from both sides, is served by it too
+ * (test_nonuniform checks full-shell plans on random cuts). */
 static int hxi_pulses_cuts(const hx_decomp *r, int dim)
 {
     const int n = r->grid[dim];
