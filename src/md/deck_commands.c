@@ -145,24 +145,63 @@ static hx_status cmd_lattice(deck *d)
     return HX_OK;
 }
 
+/* One bound of a region in lattice cells: 0 for a lower bound, a whole
+ * number of cells for an upper one (scale: the lattice constant with
+ * `units box`, 1 with lattice units). */
+static hx_status region_bound(deck *d, int k, int hi, double scale, const char *usage, int *out)
+{
+    char what[16];
+    const char *w = d->words[3 + 2 * k + hi];
+    double v, c;
+    snprintf(what, sizeof what, "%c%s", "xyz"[k], hi ? "hi" : "lo");
+    HXI_CHECK(deck_get_double(d, what, w, &v));
+    c = v / scale;
+    if (!hi) {
+        if (v != 0.0)
+            return deck_error(d, "region: %s is %s; the box must start at 0 (%s)", what,
+                              deck_show(w).s, usage);
+        return HX_OK;
+    }
+    if (fabs(c - floor(c + 0.5)) > 1e-9 * fabs(c))
+        c = -1; /* not whole */
+    c = floor(c + 0.5);
+    if (c < 1.0 || c > DECK_MAX_CELLS)
+        return deck_error(d,
+                          "region: %s %s must be a whole number of lattice cells, 1 to %d "
+                          "(%s)",
+                          what, deck_show(w).s, DECK_MAX_CELLS, usage);
+    *out = (int) c;
+    return HX_OK;
+}
+
+/* `region ID block 0 NX 0 NY 0 NZ` and `region ID prism 0 NX 0 NY 0 NZ XY
+ * XZ YZ`, each with `units lattice` (LAMMPS's default: lengths and tilts
+ * in lattice constants) or `units box`. */
 static hx_status cmd_region(deck *d)
 {
     HXI_CHECK(not_restarted(d));
-    static const char usage[] = "region ID block 0 NX 0 NY 0 NZ";
-    static const char *const axis = "xyz";
+    static const char usage[] = "region ID block 0 NX 0 NY 0 NZ [units lattice|box] or region "
+                                "ID prism 0 NX 0 NY 0 NZ XY XZ YZ [units lattice|box]";
     deck_region *r;
-    HXI_CHECK(nargs(d, 9, 11, usage));
+    int prism, nw;
+    double a, scale;
+    HXI_CHECK(nargs(d, 3, 14, usage));
     if (!deck_is_name(d->words[1], strlen(d->words[1])))
         return deck_error(d, "region ID '%s' must be letters, digits and _",
                           deck_show(d->words[1]).s);
-    if (strcmp(d->words[2], "block") != 0)
-        return deck_error(d, "region style '%s': halox-md reads block regions only (%s)",
+    prism = strcmp(d->words[2], "prism") == 0;
+    if (!prism && strcmp(d->words[2], "block") != 0)
+        return deck_error(d, "region style '%s': halox-md reads block and prism regions (%s)",
                           deck_show(d->words[2]).s, usage);
-    if (d->nwords > 9) {
-        if (d->nwords != 11 || strcmp(d->words[9], "units") != 0 ||
-            strcmp(d->words[10], "lattice") != 0)
-            return deck_error(d, "region keyword '%s' is not supported (only `units lattice`)",
-                              deck_show(d->words[9]).s);
+    nw = prism ? 12 : 9;
+    HXI_CHECK(nargs(d, nw, nw + 2, usage));
+    if (d->nwords > nw) {
+        if (d->nwords != nw + 2 || strcmp(d->words[nw], "units") != 0 ||
+            (strcmp(d->words[nw + 1], "lattice") != 0 && strcmp(d->words[nw + 1], "box") != 0))
+            return deck_error(d,
+                              "region keyword '%s' is not supported (only `units lattice` or "
+                              "`units box`)",
+                              deck_show(d->words[nw]).s);
     }
     HXI_CHECK(need(d, d->have_lattice, "lattice"));
     for (int i = 0; i < d->nregions; i++)
@@ -171,23 +210,24 @@ static hx_status cmd_region(deck *d)
     if (d->nregions == DECK_MAX_REGIONS)
         return deck_error(d, "more than %d regions", DECK_MAX_REGIONS);
     r = &d->regions[d->nregions];
+    memset(r, 0, sizeof *r);
+    a = pow(4.0 / d->c.density, 1.0 / 3.0); /* hx_md_lattice_constant */
+    /* LAMMPS scales lengths and tilts by the lattice spacings: all a for fcc. */
+    scale = d->nwords > nw && strcmp(d->words[nw + 1], "box") == 0 ? 1.0 : a;
     for (int k = 0; k < 3; k++) {
-        char what[16];
-        double lo, hi;
-        snprintf(what, sizeof what, "%clo", axis[k]);
-        HXI_CHECK(deck_get_double(d, what, d->words[3 + 2 * k], &lo));
-        snprintf(what, sizeof what, "%chi", axis[k]);
-        HXI_CHECK(deck_get_double(d, what, d->words[4 + 2 * k], &hi));
-        if (lo != 0.0)
-            return deck_error(d, "region: %clo is %s; the box must start at 0 (%s)", axis[k],
-                              deck_show(d->words[3 + 2 * k]).s, usage);
-        if (hi != floor(hi) || hi < 1.0 || hi > DECK_MAX_CELLS)
-            return deck_error(d,
-                              "region: %chi %s must be a whole number of lattice cells, "
-                              "1 to %d",
-                              axis[k], deck_show(d->words[4 + 2 * k]).s, DECK_MAX_CELLS);
-        r->cells[k] = (int) hi;
+        HXI_CHECK(region_bound(d, k, 0, scale / a, usage, NULL));
+        HXI_CHECK(region_bound(d, k, 1, a / scale, usage, &r->cells[k]));
     }
+    for (int k = 0; prism && k < 3; k++) {
+        static const char *const tilt_name[3] = {"xy", "xz", "yz"};
+        double t;
+        HXI_CHECK(deck_get_double(d, tilt_name[k], d->words[9 + k], &t));
+        r->tilt[k] = t * scale;
+        if (!isfinite(r->tilt[k]))
+            return deck_error(d, "region: tilt %s %s is not finite", tilt_name[k],
+                              deck_show(d->words[9 + k]).s);
+    }
+    r->prism = prism;
     snprintf(r->id, sizeof r->id, "%s", d->words[1]);
     d->nregions++;
     return HX_OK;
@@ -199,6 +239,43 @@ static const deck_region *region_find(const deck *d, const char *id)
         if (strcmp(d->regions[i].id, id) == 0)
             return &d->regions[i];
     return NULL;
+}
+
+/* A prism region's tilts for the box: within LAMMPS's limits (its
+ * Domain::set_initial_box: |xy| and |xz| at most half of lx, |yz| half of
+ * ly), and making the box's edges fcc lattice vectors, so that the
+ * lattice fills the periodic box (xy a whole number of lattice cells, xz
+ * and yz halves whose sum is whole). */
+static hx_status box_tilt(deck *d, const deck_region *r)
+{
+    static const char *const name[3] = {"xy", "xz", "yz"};
+    const double a = pow(4.0 / d->c.density, 1.0 / 3.0);
+    double len[3], half[3];
+    for (int k = 0; k < 3; k++) {
+        len[k] = r->cells[k] * a;
+        half[k] = 2.0 * r->tilt[k] / a; /* the tilt in half cells */
+    }
+    d->c.triclinic = r->prism;
+    memcpy(d->c.tilt, r->tilt, sizeof d->c.tilt);
+    for (int k = 0; k < 3; k++) {
+        const double l = len[k == 2 ? 1 : 0];
+        if (fabs(r->tilt[k] / l) > 0.5)
+            return deck_error(d,
+                              "create_box: region %s's tilt %s = %g is beyond LAMMPS's limit "
+                              "|%s| <= %s / 2 = %g (LAMMPS: triclinic box skew is too large)",
+                              r->id, name[k], r->tilt[k], name[k], k == 2 ? "ly" : "lx", 0.5 * l);
+    }
+    for (int k = 0; k < 3; k++)
+        if (fabs(half[k] - floor(half[k] + 0.5)) > 1e-9 * (1.0 + fabs(half[k])))
+            half[0] = 0.5; /* not a lattice vector: refused below */
+    if (fmod(floor(half[0] + 0.5), 2.0) != 0.0 ||
+        fmod(floor(half[1] + 0.5) + floor(half[2] + 0.5), 2.0) != 0.0)
+        return deck_error(d,
+                          "create_box: region %s's tilts xy %g, xz %g, yz %g do not fit the fcc "
+                          "lattice: halox-md fills the periodic box with it, so xy must be a "
+                          "whole number of lattice cells and xz, yz halves with a whole sum",
+                          r->id, r->tilt[0] / a, r->tilt[1] / a, r->tilt[2] / a);
+    return HX_OK;
 }
 
 static hx_status cmd_create_box(deck *d)
@@ -220,6 +297,7 @@ static hx_status cmd_create_box(deck *d)
                           "create_box: no region '%s' (define it with `region %s block 0 "
                           "NX 0 NY 0 NZ`)",
                           deck_show(d->words[2]).s, deck_show(d->words[2]).s);
+    HXI_CHECK(box_tilt(d, r));
     memcpy(d->c.cells, r->cells, sizeof d->c.cells);
     snprintf(d->box_region, sizeof d->box_region, "%s", r->id);
     d->c.types.ntypes = (int) ntypes;
@@ -246,6 +324,11 @@ static hx_status cmd_create_atoms(deck *d)
     if (d->nwords == 4 && strcmp(d->words[2], "region") != 0)
         return deck_error(d, "create_atoms style '%s' is not supported (%s or %s)",
                           deck_show(d->words[2]).s, usage, "create_atoms T region BOXREGION");
+    if (d->nwords == 4 && d->c.triclinic)
+        return deck_error(d,
+                          "create_atoms %s region %s: in a prism box halox-md fills the whole "
+                          "box as LAMMPS's create_atoms box does (%s)",
+                          deck_show(d->words[1]).s, deck_show(d->words[3]).s, usage);
     if (d->nwords == 4 && strcmp(d->words[3], d->box_region) != 0)
         return deck_error(d,
                           "create_atoms region '%s': halox-md fills the whole box "

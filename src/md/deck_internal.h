@@ -40,6 +40,8 @@ typedef struct deck_var {
 typedef struct deck_region {
     char id[DECK_MAX_NAME];
     int cells[3];
+    int prism;      /* region ID prism ...: a triclinic box */
+    double tilt[3]; /* its xy, xz, yz in box units */
 } deck_region;
 
 /* The fix styles read (deck_fix.c). */

@@ -130,7 +130,12 @@ typedef struct hx_md_config {
     /* system */
     double density; /* reduced density of the fcc lattice (lattice fcc RHO) */
     int cells[3];   /* unit cells along x, y, z (region block 0 nx 0 ny 0 nz) */
-    double mass;    /* mass of type 1 */
+    /* LAMMPS's restricted triclinic box (region ID prism ...): the tilts
+     * xy, xz, yz in box units (0 orthorhombic); triclinic 1 for a prism
+     * box, as LAMMPS's domain->triclinic, even with every tilt 0. */
+    int triclinic;
+    double tilt[3];
+    double mass; /* mass of type 1 */
     /* velocities */
     double temperature; /* velocity create T */
     uint64_t seed;      /* velocity create ... SEED */
