@@ -41,6 +41,12 @@ typedef enum hx_md_thermo_col {
     HX_MD_TH_VOL,      /* vol:     Volume */
     HX_MD_TH_DENSITY,  /* density: Density (mass / volume) */
     HX_MD_TH_ATOMS,    /* atoms:   Atoms */
+    HX_MD_TH_XY,       /* xy:      Xy (the box's tilts, 0 orthorhombic) */
+    HX_MD_TH_XZ,       /* xz:      Xz */
+    HX_MD_TH_YZ,       /* yz:      Yz */
+    HX_MD_TH_LX,       /* lx:      Lx (the box's lengths) */
+    HX_MD_TH_LY,       /* ly:      Ly */
+    HX_MD_TH_LZ,       /* lz:      Lz */
     HX_MD_TH_NKEYS
 } hx_md_thermo_col;
 
