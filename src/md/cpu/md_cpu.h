@@ -49,6 +49,11 @@ hx_status hxi_md_cells_build(hxi_md_cells *c, const hx_decomp *d, double cut, in
                              const double *x, int n);
 void hxi_md_cells_free(hxi_md_cells *c);
 
+/* In a triclinic box (d->triclinic), x[0 .. n) through lamda coordinates
+ * and back, wrapped into the box there, as LAMMPS's Domain::pbc at each
+ * reneighbouring (remap.c); nothing otherwise. */
+void hxi_md_remap_tilted(const hx_decomp *d, double *x, int n);
+
 /* ------------------------------------------------------- neighbour lists */
 
 /* Half list in rows: each pair once, in the row of one of its atoms. Row
