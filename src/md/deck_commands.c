@@ -275,6 +275,10 @@ static hx_status box_tilt(deck *d, const deck_region *r)
                           "lattice: halox-md fills the periodic box with it, so xy must be a "
                           "whole number of lattice cells and xz, yz halves with a whole sum",
                           r->id, r->tilt[0] / a, r->tilt[1] / a, r->tilt[2] / a);
+    /* Whole half cells, as a restart file holds them: the very value of
+     * LAMMPS's lattice units (n / 2 times a), the nearest for units box. */
+    for (int k = 0; k < 3; k++)
+        d->c.tilt[k] = floor(half[k] + 0.5) * 0.5 * a;
     return HX_OK;
 }
 
