@@ -4,6 +4,7 @@
  * halox-md reads.
  */
 #include "md/deck_internal.h"
+#include "md/md_driver.h"
 
 #include <limits.h>
 #include <math.h>
@@ -636,6 +637,44 @@ static hx_status cmd_dump_modify(deck *d)
     return HX_OK;
 }
 
+/* At the first run: a triclinic box must be thicker than twice the halo
+ * cutoff (rc + skin) between every pair of faces, as libhalox asks
+ * (hx_decomp_init_tilted); a tilt makes a face distance shorter than the
+ * box's length, so the deck's run line names it. */
+static hx_status box_thick_enough(deck *d)
+{
+    static const int one[3] = {1, 1, 1};
+    const double a = pow(4.0 / d->c.density, 1.0 / 3.0), lo[3] = {0, 0, 0};
+    const double cut = hxi_md_list_cutoff(&d->c);
+    double len[3];
+    hx_decomp dc;
+    if (d->restarted || !d->c.triclinic)
+        return HX_OK;
+    for (int k = 0; k < 3; k++)
+        len[k] = d->c.cells[k] * a;
+    if (hx_decomp_init_tilted(&dc, lo, len, d->c.tilt, cut, one, 1, 0) != HX_ERR_CUTOFF_TOO_LARGE)
+        return HX_OK;
+    {
+        /* the face distances: 1 / |row k of H^-1| (H's columns the edges) */
+        const double xy = d->c.tilt[0], xz = d->c.tilt[1], yz = d->c.tilt[2];
+        const double r0[3] = {1.0 / len[0], -xy / (len[0] * len[1]),
+                              (xy * yz - len[1] * xz) / (len[0] * len[1] * len[2])};
+        dc.height[0] = 1.0 / sqrt(r0[0] * r0[0] + r0[1] * r0[1] + r0[2] * r0[2]);
+        dc.height[1] = 1.0 / hypot(1.0 / len[1], yz / (len[1] * len[2]));
+        dc.height[2] = len[2];
+    }
+    for (int k = 0; k < 3; k++)
+        if (!(cut < 0.5 * dc.height[k]))
+            return deck_error(d,
+                              "run: the triclinic box is %g thick along %c (the distance "
+                              "between its faces; lengths %g %g %g, tilts %g %g %g): the halo "
+                              "cutoff rc + skin = %g must be below half of it; use more "
+                              "lattice cells, less tilt, or a smaller cutoff or skin",
+                              dc.height[k], "xyz"[k], len[0], len[1], len[2], d -> c.tilt[0],
+                              d->c.tilt[1], d->c.tilt[2], cut);
+    return HX_OK;
+}
+
 static hx_status cmd_run(deck *d)
 {
     int n;
@@ -665,6 +704,7 @@ static hx_status cmd_run(deck *d)
          * and rc is pair_style's, for the pairs that gave none. */
         if (d->c.types.ntypes > 1 && d->rc_global > 0.0)
             d->c.rc = d->rc_global;
+        HXI_CHECK(box_thick_enough(d));
         d->c.steps = 0;
         d->ran = 1;
     } else {
