@@ -91,6 +91,12 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
     /* The GPU engine runs only if every rank has a device: min over ranks. */
     HXI_CHECK(hxi_allreduce_int(comm, &lowest, 1, 1));
     gpus = -lowest;
+    /* A triclinic box (region prism): refused on the GPU engine, built or not. */
+    if (cfg->use_gpu == 1 && cfg->triclinic)
+        return hxi_error(HX_ERR_UNSUPPORTED,
+                         "region prism: a triclinic box (tilts %g %g %g): the GPU engine runs "
+                         "orthorhombic boxes so far: run with --cpu",
+                         cfg->tilt[0], cfg->tilt[1], cfg->tilt[2]);
     if (cfg->use_gpu == 1) {
         if (!built)
             return hxi_error(HX_ERR_UNSUPPORTED,
@@ -106,12 +112,7 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
     /* Left to choose, a deck of several types runs on the CPU engine. */
     if (cfg->use_gpu == 1 && cfg->types.ntypes > 1)
         return hxi_error(HX_ERR_UNSUPPORTED, HXI_MD_GPU_TYPES_MSG, cfg->types.ntypes);
-    /* A triclinic box runs on the CPU engine (left to choose, it is taken). */
-    if (cfg->use_gpu == 1 && cfg->triclinic)
-        return hxi_error(HX_ERR_UNSUPPORTED,
-                         "region prism: a triclinic box (tilts %g %g %g): the GPU engine runs "
-                         "orthorhombic boxes so far: run with --cpu",
-                         cfg->tilt[0], cfg->tilt[1], cfg->tilt[2]);
+    /* Left to choose, a triclinic box runs on the CPU engine. */
     if (cfg->triclinic) {
         HXI_CHECK(hxi_cpu_transport_ok(tr));
         *ops = &hx_md_engine_cpu;

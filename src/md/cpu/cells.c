@@ -43,7 +43,11 @@ static double hxi_bin_coord(const hxi_md_cells *c, int k, const double *x)
 static int hxi_bin_index(const hxi_md_cells *c, int k, double x)
 {
     int b = (int) floor((x - c->lo[k]) * c->inv[k]);
-    if (c->wrap[k]) {
+    /* A triclinic box's heights are computed, not kept: an atom on a face
+     * (a lattice site, or a halo atom moved by another dimension's edge)
+     * may come out a rounding outside. It stays in the bin at its own side,
+     * as its coordinates say, rather than wrapping to the far side. */
+    if (c->wrap[k] && !c->tri) {
         b %= c->nb[k];
         if (b < 0)
             b += c->nb[k];
