@@ -9,6 +9,9 @@ tests/triclinic_decks/):
                 bounds and the tilts) equal to LAMMPS's, and the whole file
                 (lamda coordinates xs ys zs; x y z) byte for byte, at 1 and
                 3 ranks against LAMMPS on 1 process
+  loop all      `velocity all create ... dist gaussian rot yes` (loop all,
+                LAMMPS's default: the ids of create_atoms' loop) at 1 and 3
+                ranks against LAMMPS on 1 process, lammps_match.py's bound
   units box     the same box given in box units prints the rows of the
                 lattice-units deck
   restart       a run of 60 steps writing a checkpoint every 30, and one of
@@ -99,6 +102,25 @@ def dumps(r, ranks, lmp):
                   "bytes)" % (style, n, len(got), len(want)))
 
 
+def loop_all(r, ranks, lmp):
+    name = deck(r.tmp, "in.all", "thermo 50\nrun 100\n")
+    path = os.path.join(r.tmp, name)
+    with open(path) as f:
+        text = f.read().replace("87287 loop geom", "87287 dist gaussian rot yes")
+    with open(path, "w") as f:
+        f.write(text)
+    rc, out, _ = r.run(r.launch(1, lmp) + ["-in", name, "-log", "none", "-echo", "none"])
+    want = thermo_rows(out)
+    for n in ranks:
+        rc2, out2, err = r.halox(n, ["-in", name])
+        got = thermo_rows(out2)
+        ok = rc == rc2 == 0 and len(got) == len(want) == 3 and got[0] == want[0]
+        for g, w in zip(got[1:], want[1:]):
+            ok = ok and all(abs(float(x) - float(y)) <= 1e-6 * max(abs(float(x)), abs(float(y)), 1)
+                            for x, y in zip(g, w))
+        check(ok, "loop all at %d rank(s): LAMMPS's rows (1 process) %s" % (n, err.strip()[-200:]))
+
+
 def units_box(r):
     a = (4 / 0.8442) ** (1.0 / 3.0)
     lat = deck(r.tmp, "in.lat", "thermo 50\nrun 100\n", tilt="-1 1.5 0.5 units lattice")
@@ -184,6 +206,7 @@ def main():
         r = Runner(a, tmp)
         if lmp:
             dumps(r, ranks, lmp)
+            loop_all(r, ranks, lmp)
         else:
             print("SKIPPED (dumps against LAMMPS): no LAMMPS program '%s'" % a.lmp)
         units_box(r)
