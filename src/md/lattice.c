@@ -226,6 +226,24 @@ static void hxi_cell_range(double lo, double hi, double a, int n, int *c0, int *
     *c1 = f1 > n - 1 ? n - 1 : (int) f1;
 }
 
+/* The new atoms (positions x, ids, room for cap; v zeroed here) replace
+ * sys's, with their types. */
+static hx_status hxi_lattice_install(hx_md_system *sys, const hx_md_config *cfg, double *x,
+                                     double *v, int64_t *id, int n, int cap, int64_t natoms)
+{
+    memset(v, 0, (size_t) cap * 3 * sizeof(double));
+    free(sys->x);
+    free(sys->v);
+    free(sys->id);
+    sys->x = x;
+    sys->v = v;
+    sys->id = id;
+    sys->n = n;
+    sys->capacity = cap;
+    sys->natoms = natoms;
+    return hxi_md_types_assign(sys, cfg);
+}
+
 /* This rank's atoms of a triclinic box: every row of the loop in order,
  * the sites its domain owns kept (the loop's sites on the lower faces may
  * lie a rounding outside; hx_decomp_owner clamps them and the engine's
@@ -286,17 +304,7 @@ static hx_status hxi_md_lattice_tri(hx_md_system *sys, const hx_md_config *cfg)
         free(ids);
         return st;
     }
-    memset(v, 0, (size_t) cap * 3 * sizeof(double));
-    free(sys->x);
-    free(sys->v);
-    free(sys->id);
-    sys->x = x;
-    sys->v = v;
-    sys->id = ids;
-    sys->n = n;
-    sys->capacity = cap;
-    sys->natoms = natoms;
-    return hxi_md_types_assign(sys, cfg);
+    return hxi_lattice_install(sys, cfg, x, v, ids, n, cap, natoms);
 }
 
 hx_status hx_md_lattice(hx_md_system *sys, const hx_md_config *cfg)
@@ -391,18 +399,7 @@ hx_status hx_md_lattice(hx_md_system *sys, const hx_md_config *cfg)
         }
         free(count);
     }
-    memset(v, 0, (size_t) cap * 3 * sizeof(double));
-
-    free(sys->x);
-    free(sys->v);
-    free(sys->id);
-    sys->x = x;
-    sys->v = v;
-    sys->id = id;
-    sys->n = n;
-    sys->capacity = cap;
-    sys->natoms = natoms;
-    return hxi_md_types_assign(sys, cfg);
+    return hxi_lattice_install(sys, cfg, x, v, id, n, cap, natoms);
 fail:
     free(x);
     free(v);
