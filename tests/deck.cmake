@@ -2,7 +2,8 @@
 # its fuzz target. The tests compile the reader from source, so they need
 # libhalox only (errors, hx_grid_parse), not the engine.
 set(HX_DECK_SOURCES ${PROJECT_SOURCE_DIR}/src/md/deck.c ${PROJECT_SOURCE_DIR}/src/md/deck_lex.c
-                     ${PROJECT_SOURCE_DIR}/src/md/deck_commands.c ${PROJECT_SOURCE_DIR}/src/md/deck_pair.c
+                     ${PROJECT_SOURCE_DIR}/src/md/deck_commands.c ${PROJECT_SOURCE_DIR}/src/md/deck_box.c
+                     ${PROJECT_SOURCE_DIR}/src/md/deck_pair.c
                      ${PROJECT_SOURCE_DIR}/src/md/pair/pair_styles.c ${PROJECT_SOURCE_DIR}/src/md/config.c
                      ${PROJECT_SOURCE_DIR}/src/md/pair/pair_mix.c ${PROJECT_SOURCE_DIR}/src/md/types.c
                      ${PROJECT_SOURCE_DIR}/src/md/deck_fix.c ${PROJECT_SOURCE_DIR}/src/md/thermo.c)

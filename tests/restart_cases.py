@@ -417,14 +417,14 @@ def bad_files(r):
     variant("payload.rst", flip(len(data) - 1000))
     variant("header.rst", flip(30))
     ver = bytearray(data)
-    ver[8] = 5
+    ver[8] = 6
     variant("version.rst", bytes(ver))
     variant("text.rst", b"units lj\n")
     cases = [
         (["--restart", "trunc.rst"], "truncated"),
         (["--restart", "payload.rst"], "atoms' checksum does not match"),
         (["--restart", "header.rst"], "header's checksum does not match"),
-        (["--restart", "version.rst"], "version 5; this halox-md reads versions 1 to 4"),
+        (["--restart", "version.rst"], "version 6; this halox-md reads versions 1 to 5"),
         (["--restart", "text.rst"], "not a restart file"),
         (["--restart", "missing.rst"], "cannot open restart file missing.rst"),
         (["--restart", "half1.rst", "--size", "9"], "but the run asks for 9x9x9 cells"),

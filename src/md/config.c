@@ -116,6 +116,10 @@ hx_status hx_md_config_check(const hx_md_config *c)
         return hxi_error(HX_ERR_INVALID,
                          "velocity mode %d is unknown (--velocity lammps|halox|minimd)",
                          (int) c->velocity_mode);
+    if (c->velocity_mode == HX_MD_VEL_MINIMD && c->triclinic)
+        return hxi_error(HX_ERR_INVALID,
+                         "--velocity minimd draws by miniMD's orthorhombic lattice sites; a "
+                         "triclinic box (region prism) takes --velocity lammps or halox");
     if (c->velocity_loop != HX_MD_LOOP_ALL && c->velocity_loop != HX_MD_LOOP_LOCAL &&
         c->velocity_loop != HX_MD_LOOP_GEOM)
         return hxi_error(HX_ERR_INVALID, "velocity loop %d is unknown", (int) c->velocity_loop);

@@ -8,7 +8,10 @@
  * The deck subset (anything else is HX_ERR_PARSE, naming file, line and
  * command):
  *   units lj                      atom_style atomic
- *   lattice fcc RHO               region ID block 0 NX 0 NY 0 NZ [units lattice]
+ *   lattice fcc RHO               region ID block 0 NX 0 NY 0 NZ [units lattice|box]
+ *   region ID prism 0 NX 0 NY 0 NZ XY XZ YZ [units lattice|box] (a triclinic
+ *     box: LAMMPS's tilt limits, tilts that make the edges fcc lattice
+ *     vectors; docs/md-triclinic.md)
  *   create_box N ID               create_atoms T box | create_atoms T region ID
  *   mass I M                      velocity all create T SEED [dist uniform|gaussian]
  *                                   [loop all|local|geom] [mom yes|no] [rot yes|no]
@@ -23,7 +26,7 @@
  *   fix ID all langevin TSTART TSTOP DAMP SEED
  *   thermo N                      dump ID all atom|xyz N FILE
  *   thermo_style one | custom step temp epair emol pe ke etotal press vol
- *                                   density atoms
+ *                                   density atoms xy xz yz lx ly lz
  *   thermo_modify norm yes|no [flush yes|no]
  *   dump_modify ID sort id        run N [pre yes|no] [post yes|no]
  *   read_restart FILE             write_restart FILE

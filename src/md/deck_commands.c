@@ -85,7 +85,7 @@ hx_status deck_need(deck *d, int have, const char *first)
 
 /* Commands that make the box, the atoms or their velocities: the restart
  * file has them. */
-static hx_status not_restarted(deck *d)
+hx_status deck_not_restarted(deck *d)
 {
     if (d->restarted)
         return deck_error(d,
@@ -118,143 +118,6 @@ static hx_status cmd_atom_style(deck *d)
                           "atom_style '%s': halox-md has point atoms only "
                           "(atom_style atomic)",
                           deck_show(d->words[1]).s);
-    return HX_OK;
-}
-
-static hx_status cmd_lattice(deck *d)
-{
-    HXI_CHECK(not_restarted(d));
-    double rho;
-    if (d->nwords >= 2 && strcmp(d->words[1], "fcc") != 0)
-        return deck_error(d,
-                          "lattice '%s': halox-md builds fcc lattices only "
-                          "(lattice fcc RHO)",
-                          deck_show(d->words[1]).s);
-    if (d->nwords > 3)
-        return deck_error(d, "lattice keyword '%s' is not supported; write `lattice fcc RHO`",
-                          deck_show(d->words[3]).s);
-    HXI_CHECK(nargs(d, 3, 3, "lattice fcc RHO"));
-    if (d->nregions > 0 || d->have_box)
-        return deck_error(d, "lattice after region: halox-md builds the box and the atoms "
-                             "from one lattice; put lattice before region");
-    HXI_CHECK(deck_get_double(d, "density", d->words[2], &rho));
-    if (rho <= 0.0)
-        return deck_error(d, "lattice: density %s must be > 0", deck_show(d->words[2]).s);
-    d->c.density = rho;
-    d->have_lattice = 1;
-    return HX_OK;
-}
-
-static hx_status cmd_region(deck *d)
-{
-    HXI_CHECK(not_restarted(d));
-    static const char usage[] = "region ID block 0 NX 0 NY 0 NZ";
-    static const char *const axis = "xyz";
-    deck_region *r;
-    HXI_CHECK(nargs(d, 9, 11, usage));
-    if (!deck_is_name(d->words[1], strlen(d->words[1])))
-        return deck_error(d, "region ID '%s' must be letters, digits and _",
-                          deck_show(d->words[1]).s);
-    if (strcmp(d->words[2], "block") != 0)
-        return deck_error(d, "region style '%s': halox-md reads block regions only (%s)",
-                          deck_show(d->words[2]).s, usage);
-    if (d->nwords > 9) {
-        if (d->nwords != 11 || strcmp(d->words[9], "units") != 0 ||
-            strcmp(d->words[10], "lattice") != 0)
-            return deck_error(d, "region keyword '%s' is not supported (only `units lattice`)",
-                              deck_show(d->words[9]).s);
-    }
-    HXI_CHECK(need(d, d->have_lattice, "lattice"));
-    for (int i = 0; i < d->nregions; i++)
-        if (strcmp(d->regions[i].id, d->words[1]) == 0)
-            return deck_error(d, "region ID '%s' is already defined", deck_show(d->words[1]).s);
-    if (d->nregions == DECK_MAX_REGIONS)
-        return deck_error(d, "more than %d regions", DECK_MAX_REGIONS);
-    r = &d->regions[d->nregions];
-    for (int k = 0; k < 3; k++) {
-        char what[16];
-        double lo, hi;
-        snprintf(what, sizeof what, "%clo", axis[k]);
-        HXI_CHECK(deck_get_double(d, what, d->words[3 + 2 * k], &lo));
-        snprintf(what, sizeof what, "%chi", axis[k]);
-        HXI_CHECK(deck_get_double(d, what, d->words[4 + 2 * k], &hi));
-        if (lo != 0.0)
-            return deck_error(d, "region: %clo is %s; the box must start at 0 (%s)", axis[k],
-                              deck_show(d->words[3 + 2 * k]).s, usage);
-        if (hi != floor(hi) || hi < 1.0 || hi > DECK_MAX_CELLS)
-            return deck_error(d,
-                              "region: %chi %s must be a whole number of lattice cells, "
-                              "1 to %d",
-                              axis[k], deck_show(d->words[4 + 2 * k]).s, DECK_MAX_CELLS);
-        r->cells[k] = (int) hi;
-    }
-    snprintf(r->id, sizeof r->id, "%s", d->words[1]);
-    d->nregions++;
-    return HX_OK;
-}
-
-static const deck_region *region_find(const deck *d, const char *id)
-{
-    for (int i = 0; i < d->nregions; i++)
-        if (strcmp(d->regions[i].id, id) == 0)
-            return &d->regions[i];
-    return NULL;
-}
-
-static hx_status cmd_create_box(deck *d)
-{
-    HXI_CHECK(not_restarted(d));
-    const deck_region *r;
-    long long ntypes;
-    HXI_CHECK(nargs(d, 3, 3, "create_box N REGION"));
-    HXI_CHECK(deck_get_int(d, "the number of atom types", d->words[1], 0, LLONG_MAX, &ntypes));
-    if (ntypes < 1 || ntypes > HX_MD_MAX_TYPES)
-        return deck_error(d,
-                          "create_box %s: halox-md runs 1 to %d atom types (create_box N REGION)",
-                          deck_show(d->words[1]).s, HX_MD_MAX_TYPES);
-    if (d->have_box)
-        return deck_error(d, "the box is already created");
-    r = region_find(d, d->words[2]);
-    if (!r)
-        return deck_error(d,
-                          "create_box: no region '%s' (define it with `region %s block 0 "
-                          "NX 0 NY 0 NZ`)",
-                          deck_show(d->words[2]).s, deck_show(d->words[2]).s);
-    memcpy(d->c.cells, r->cells, sizeof d->c.cells);
-    snprintf(d->box_region, sizeof d->box_region, "%s", r->id);
-    d->c.types.ntypes = (int) ntypes;
-    d->c.types.create_type = 1;
-    d->c.types.nsets = 0;
-    d->have_box = 1;
-    return HX_OK;
-}
-
-static hx_status cmd_create_atoms(deck *d)
-{
-    HXI_CHECK(not_restarted(d));
-    static const char usage[] = "create_atoms T box";
-    long long type;
-    HXI_CHECK(nargs(d, 3, 4, usage));
-    HXI_CHECK(need(d, d->have_box, "create_box"));
-    HXI_CHECK(deck_get_int(d, "the atom type", d->words[1], 0, LLONG_MAX, &type));
-    if (type < 1 || type > d->c.types.ntypes)
-        return deck_error(d, "create_atoms %s: the box has atom types 1 to %d (%s)",
-                          deck_show(d->words[1]).s, d->c.types.ntypes, usage);
-    if (d->nwords == 3 && strcmp(d->words[2], "box") != 0)
-        return deck_error(d, "create_atoms style '%s': halox-md fills the whole box (%s)",
-                          deck_show(d->words[2]).s, usage);
-    if (d->nwords == 4 && strcmp(d->words[2], "region") != 0)
-        return deck_error(d, "create_atoms style '%s' is not supported (%s or %s)",
-                          deck_show(d->words[2]).s, usage, "create_atoms T region BOXREGION");
-    if (d->nwords == 4 && strcmp(d->words[3], d->box_region) != 0)
-        return deck_error(d,
-                          "create_atoms region '%s': halox-md fills the whole box "
-                          "(region %s)",
-                          deck_show(d->words[3]).s, d->box_region);
-    if (d->have_atoms)
-        return deck_error(d, "atoms are already created; halox-md fills the box once");
-    d->c.types.create_type = (int) type;
-    d->have_atoms = 1;
     return HX_OK;
 }
 
@@ -296,7 +159,7 @@ static hx_status cmd_set(deck *d)
     hx_md_types *t = &d->c.types;
     hx_md_type_set s = {1, t->ntypes, 0, 1.0, 0};
     long long to, seed = 0;
-    HXI_CHECK(not_restarted(d));
+    HXI_CHECK(deck_not_restarted(d));
     HXI_CHECK(nargs(d, 5, 7, usage));
     HXI_CHECK(need(d, d->have_atoms, "create_atoms"));
     if (strcmp(d->words[1], "type") == 0)
@@ -339,7 +202,7 @@ static hx_status cmd_set(deck *d)
  * `sum` over two creates, which halox-md does not keep. */
 static hx_status cmd_velocity(deck *d)
 {
-    HXI_CHECK(not_restarted(d));
+    HXI_CHECK(deck_not_restarted(d));
     static const char usage[] = "velocity all create T SEED [dist uniform|gaussian] "
                                 "[loop all|local|geom] [mom yes|no] [rot yes|no] [sum no|yes] "
                                 "[units box|lattice]";
@@ -578,6 +441,7 @@ static hx_status cmd_run(deck *d)
          * and rc is pair_style's, for the pairs that gave none. */
         if (d->c.types.ntypes > 1 && d->rc_global > 0.0)
             d->c.rc = d->rc_global;
+        HXI_CHECK(deck_box_ready(d));
         d->c.steps = 0;
         d->ran = 1;
     } else {
@@ -725,10 +589,10 @@ typedef struct deck_command {
 static const deck_command commands[] = {
     {"units", cmd_units},
     {"atom_style", cmd_atom_style},
-    {"lattice", cmd_lattice},
-    {"region", cmd_region},
-    {"create_box", cmd_create_box},
-    {"create_atoms", cmd_create_atoms},
+    {"lattice", deck_cmd_lattice},
+    {"region", deck_cmd_region},
+    {"create_box", deck_cmd_create_box},
+    {"create_atoms", deck_cmd_create_atoms},
     {"mass", cmd_mass},
     {"velocity", cmd_velocity},
     {"set", cmd_set},

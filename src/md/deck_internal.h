@@ -1,7 +1,8 @@
 /*
  * deck_internal.h - what the deck reader's files share (deck.c: reading
  * lines; deck_lex.c: words, numbers, variables, formulas, substitution;
- * deck_commands.c: the commands; deck_pair.c: the pair commands). Not installed.
+ * deck_commands.c: the commands; deck_box.c: the box and its atoms;
+ * deck_pair.c: the pair commands). Not installed.
  */
 #ifndef HALOX_MD_DECK_INTERNAL_H
 #define HALOX_MD_DECK_INTERNAL_H
@@ -40,6 +41,8 @@ typedef struct deck_var {
 typedef struct deck_region {
     char id[DECK_MAX_NAME];
     int cells[3];
+    int prism;      /* region ID prism ...: a triclinic box */
+    double tilt[3]; /* its xy, xz, yz in box units */
 } deck_region;
 
 /* The fix styles read (deck_fix.c). */
@@ -112,6 +115,19 @@ hx_status deck_nargs(deck *d, int min, int max, const char *usage);
 hx_status deck_type_range(deck *d, const char *w, int *lo, int *hi);
 /* HX_ERR_PARSE naming `first` unless have. */
 hx_status deck_need(deck *d, int have, const char *first);
+
+/* HX_ERR_PARSE for a command that makes the box after read_restart. */
+hx_status deck_not_restarted(deck *d);
+
+/* ----------------------------------------------- deck_box.c */
+
+hx_status deck_cmd_lattice(deck *d);
+/* region ID block|prism ... [units lattice|box] */
+hx_status deck_cmd_region(deck *d);
+hx_status deck_cmd_create_box(deck *d);
+hx_status deck_cmd_create_atoms(deck *d);
+/* At the first run: a triclinic box thick enough for rc + skin. */
+hx_status deck_box_ready(deck *d);
 
 /* --------------------------------------------- deck_pair.c */
 

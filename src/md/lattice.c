@@ -9,6 +9,15 @@
  *   id = ((k * NY + j) * NX + i) * 4 + m      (0-based; LAMMPS's tag is id + 1).
  * Each rank keeps the atoms its domain owns (hx_decomp_owner) and loops only
  * over the cells that can touch its domain.
+ *
+ * A triclinic box (cfg->tilt not zero: LAMMPS's `region ID prism`) is
+ * filled as LAMMPS's CreateAtoms::loop_lattice does on one process: cells
+ * k, j, i and basis atoms m over a range of cells that covers the box, a
+ * site kept when its lamda coordinates (Domain::x2lamda) lie in
+ * [-1e-6, 1 - 2e-6) along every dimension (LAMMPS's EPSILON, which keeps
+ * one of two periodic images on the faces). Ids count the kept sites in
+ * that order. A table of the kept sites per row of cells (k, j) finds the
+ * site of an id without the whole loop (hx_md_site_at).
  */
 #include "md/md.h"
 
@@ -18,12 +27,140 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 static const double hxi_fcc_basis[4][3] = {
     {0.0, 0.0, 0.0}, {0.5, 0.5, 0.0}, {0.5, 0.0, 0.5}, {0.0, 0.5, 0.5}};
 
 double hx_md_lattice_constant(const hx_md_config *cfg)
 {
     return pow(4.0 / cfg->density, 1.0 / 3.0);
+}
+
+/* LAMMPS's create_atoms in a triclinic box: the box matrix h and its
+ * inverse (Domain::set_global_box's h, h_inv), the loop's cell range, and
+ * the kept sites before each row of cells (k, j). */
+typedef struct hxi_tri {
+    double a, h[6], hinv[6];
+    int lo[3], hi[3];
+    int nrows;
+    int64_t *before; /* nrows + 1 */
+    /* what the table was made for */
+    double density, tilt[3];
+    int cells[3];
+} hxi_tri;
+
+static hxi_tri hxi_tri_table;
+
+static const double hxi_tri_eps = 1e-6; /* CreateAtoms' EPSILON */
+
+/* Site (i, j, k, m) into x; 1 when LAMMPS's one process keeps it. */
+static int hxi_tri_site(const hxi_tri *t, int i, int j, int k, int m, double x[3])
+{
+    double l[3];
+    x[0] = ((double) i + hxi_fcc_basis[m][0]) * t->a;
+    x[1] = ((double) j + hxi_fcc_basis[m][1]) * t->a;
+    x[2] = ((double) k + hxi_fcc_basis[m][2]) * t->a;
+    /* Domain::x2lamda with boxlo 0 */
+    l[0] = t->hinv[0] * x[0] + t->hinv[5] * x[1] + t->hinv[4] * x[2];
+    l[1] = t->hinv[1] * x[1] + t->hinv[3] * x[2];
+    l[2] = t->hinv[2] * x[2];
+    for (int d = 0; d < 3; d++)
+        if (l[d] < -hxi_tri_eps || l[d] >= 1.0 - 2.0 * hxi_tri_eps)
+            return 0;
+    return 1;
+}
+
+static int hxi_tri_matches(const hxi_tri *t, const hx_md_config *c)
+{
+    return t->before && t->density == c->density && !memcmp(t->cells, c->cells, sizeof t->cells) &&
+           !memcmp(t->tilt, c->tilt, sizeof t->tilt);
+}
+
+/* The box matrix, the loop range (the box's bounding box in cells, one
+ * more each side) and the rows' table for c. */
+static hx_status hxi_tri_build(hxi_tri *t, const hx_md_config *c)
+{
+    const double a = hx_md_lattice_constant(c);
+    double lx = c->cells[0] * a, ly = c->cells[1] * a, lz = c->cells[2] * a;
+    double xy = c->tilt[0], xz = c->tilt[1], yz = c->tilt[2];
+    double xmin = fmin(fmin(0.0, xy), fmin(xz, xy + xz)),
+           xmax = fmax(fmax(0.0, xy), fmax(xz, xy + xz));
+    int nj, nk;
+    free(t->before);
+    memset(t, 0, sizeof *t);
+    t->a = a;
+    t->h[0] = lx, t->h[1] = ly, t->h[2] = lz, t->h[3] = yz, t->h[4] = xz, t->h[5] = xy;
+    t->hinv[0] = 1.0 / lx;
+    t->hinv[1] = 1.0 / ly;
+    t->hinv[2] = 1.0 / lz;
+    t->hinv[3] = -yz / (ly * lz);
+    t->hinv[4] = (yz * xy - ly * xz) / (lx * ly * lz);
+    t->hinv[5] = -xy / (lx * ly);
+    t->lo[0] = (int) floor(xmin / a) - 1, t->hi[0] = (int) ceil((lx + xmax) / a) + 1;
+    t->lo[1] = (int) floor(fmin(0.0, yz) / a) - 1,
+    t->hi[1] = (int) ceil((ly + fmax(0.0, yz)) / a) + 1;
+    t->lo[2] = -1, t->hi[2] = c->cells[2] + 1;
+    nj = t->hi[1] - t->lo[1] + 1;
+    nk = t->hi[2] - t->lo[2] + 1;
+    t->nrows = nj * nk;
+    HXI_CHECK(hxi_alloc((void **) &t->before, sizeof(int64_t) * (size_t) (t->nrows + 1),
+                        "triclinic lattice rows"));
+    t->before[0] = 0;
+    for (int r = 0; r < t->nrows; r++) {
+        const int j = t->lo[1] + r % nj, k = t->lo[2] + r / nj;
+        int64_t n = 0;
+        double x[3];
+        for (int i = t->lo[0]; i <= t->hi[0]; i++)
+            for (int m = 0; m < 4; m++)
+                n += hxi_tri_site(t, i, j, k, m, x);
+        t->before[r + 1] = t->before[r] + n;
+    }
+    t->density = c->density;
+    memcpy(t->cells, c->cells, sizeof t->cells);
+    memcpy(t->tilt, c->tilt, sizeof t->tilt);
+    return HX_OK;
+}
+
+/* The table for c, made where it is not (once, before threads read it). */
+static const hxi_tri *hxi_tri_get(const hx_md_config *c)
+{
+    hxi_tri *t = &hxi_tri_table;
+    int ok = 1;
+#ifdef _OPENMP
+#pragma omp critical(hxi_md_tri_table)
+#endif
+    if (!hxi_tri_matches(t, c))
+        ok = hxi_tri_build(t, c) == HX_OK;
+    return ok ? t : NULL;
+}
+
+static int hxi_tri_on(const hx_md_config *c)
+{
+    return c->tilt[0] != 0.0 || c->tilt[1] != 0.0 || c->tilt[2] != 0.0;
+}
+
+/* The site of id in the triclinic loop: its row by bisection, then the
+ * row's kept sites in order. */
+static void hxi_tri_site_of(const hxi_tri *t, int64_t id, double x[3])
+{
+    int lo = 0, hi = t->nrows - 1;
+    const int nj = t->hi[1] - t->lo[1] + 1;
+    int64_t left;
+    while (lo < hi) { /* the last row with before[r] <= id */
+        const int mid = (lo + hi + 1) / 2;
+        if (t->before[mid] <= id)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    left = id - t->before[lo];
+    for (int i = t->lo[0]; i <= t->hi[0]; i++)
+        for (int m = 0; m < 4; m++)
+            if (hxi_tri_site(t, i, t->lo[1] + lo % nj, t->lo[2] + lo / nj, m, x) && left-- == 0)
+                return;
 }
 
 hx_status hx_md_box(const hx_md_config *cfg, double box_lo[3], double box_len[3])
@@ -60,6 +197,14 @@ void hx_md_site(const hx_md_config *cfg, int64_t id, double x[3])
 void hx_md_site_at(const hx_md_config *cfg, double a, int64_t id, double x[3])
 {
     const double lo = 0.0;
+    if (hxi_tri_on(cfg)) {
+        const hxi_tri *t = hxi_tri_get(cfg);
+        if (t)
+            hxi_tri_site_of(t, id, x);
+        else
+            x[0] = x[1] = x[2] = NAN;
+        return;
+    }
     int m = (int) (id % 4);
     int64_t c = id / 4;
     int64_t cell[3];
@@ -79,6 +224,87 @@ static void hxi_cell_range(double lo, double hi, double a, int n, int *c0, int *
     double f0 = floor(lo / a) - 1, f1 = floor(hi / a) + 1;
     *c0 = f0 < 0 ? 0 : (int) f0;
     *c1 = f1 > n - 1 ? n - 1 : (int) f1;
+}
+
+/* The new atoms (positions x, ids, room for cap; v zeroed here) replace
+ * sys's, with their types. */
+static hx_status hxi_lattice_install(hx_md_system *sys, const hx_md_config *cfg, double *x,
+                                     double *v, int64_t *id, int n, int cap, int64_t natoms)
+{
+    memset(v, 0, (size_t) cap * 3 * sizeof(double));
+    free(sys->x);
+    free(sys->v);
+    free(sys->id);
+    sys->x = x;
+    sys->v = v;
+    sys->id = id;
+    sys->n = n;
+    sys->capacity = cap;
+    sys->natoms = natoms;
+    return hxi_md_types_assign(sys, cfg);
+}
+
+/* This rank's atoms of a triclinic box: every row of the loop in order,
+ * the sites its domain owns kept (the loop's sites on the lower faces may
+ * lie a rounding outside; hx_decomp_owner clamps them and the engine's
+ * first migration wraps them, as LAMMPS's first pbc()). */
+static hx_status hxi_md_lattice_tri(hx_md_system *sys, const hx_md_config *cfg)
+{
+    const hx_decomp *d = &sys->decomp;
+    const hxi_tri *t = hxi_tri_get(cfg);
+    const int64_t want = 4 * (int64_t) cfg->cells[0] * cfg->cells[1] * cfg->cells[2];
+    int64_t id = 0, natoms;
+    int n = 0, cap;
+    double *x = NULL, *v = NULL;
+    int64_t *ids = NULL;
+    hx_status st;
+    if (!t)
+        return hxi_error(HX_ERR_NOMEM, "no memory for the triclinic lattice's rows");
+    natoms = t->before[t->nrows];
+    if (natoms != want)
+        return hxi_error(HX_ERR_INVALID,
+                         "the triclinic box (tilts %g %g %g) holds %lld lattice sites, not the "
+                         "%lld of its %dx%dx%d cells: the tilts must make the box's edges "
+                         "lattice vectors (xy whole lattice cells, xz and yz half cells with a "
+                         "whole sum)",
+                         cfg->tilt[0], cfg->tilt[1], cfg->tilt[2], (long long) natoms,
+                         (long long) want, cfg->cells[0], cfg->cells[1], cfg->cells[2]);
+    cap = (int) ((natoms / d->nranks < (1 << 24) ? natoms / d->nranks : (1 << 24)) + 64);
+    st = hxi_alloc((void **) &x, (size_t) cap * 3 * sizeof(double), "lattice coordinates");
+    if (st == HX_OK)
+        st = hxi_alloc((void **) &ids, (size_t) cap * sizeof(int64_t), "lattice ids");
+    for (int r = 0; st == HX_OK && r < t->nrows; r++) {
+        const int nj = t->hi[1] - t->lo[1] + 1, j = t->lo[1] + r % nj, k = t->lo[2] + r / nj;
+        for (int i = t->lo[0]; st == HX_OK && i <= t->hi[0]; i++)
+            for (int m = 0; m < 4; m++) {
+                double p[3];
+                if (!hxi_tri_site(t, i, j, k, m, p))
+                    continue;
+                if (d->nranks == 1 || hx_decomp_owner(d, p) == d->rank) {
+                    if (n == cap) {
+                        cap += cap / 2 + 64;
+                        st = hxi_grow((void **) &x, (size_t) cap * 3 * sizeof(double),
+                                      "lattice coordinates");
+                        if (st == HX_OK)
+                            st = hxi_grow((void **) &ids, (size_t) cap * sizeof(int64_t),
+                                          "lattice ids");
+                        if (st != HX_OK)
+                            break;
+                    }
+                    memcpy(x + 3 * (size_t) n, p, sizeof p);
+                    ids[n++] = id;
+                }
+                id++;
+            }
+    }
+    if (st == HX_OK)
+        st = hxi_alloc((void **) &v, (size_t) cap * 3 * sizeof(double), "lattice velocities");
+    if (st != HX_OK) {
+        free(x);
+        free(ids);
+        return st;
+    }
+    return hxi_lattice_install(sys, cfg, x, v, ids, n, cap, natoms);
 }
 
 hx_status hx_md_lattice(hx_md_system *sys, const hx_md_config *cfg)
@@ -104,6 +330,8 @@ hx_status hx_md_lattice(hx_md_system *sys, const hx_md_config *cfg)
     if (natoms > ((int64_t) 1 << 40))
         return hxi_error(HX_ERR_INVALID, "%lld atoms are too many: use fewer lattice cells",
                          (long long) natoms);
+    if (hxi_tri_on(cfg))
+        return hxi_md_lattice_tri(sys, cfg);
 
     for (int k = 0; k < 3; k++)
         hxi_cell_range(d->dom_lo[k] - lo[k], d->dom_hi[k] - lo[k], a, cfg->cells[k], &r0[k],
@@ -171,18 +399,7 @@ hx_status hx_md_lattice(hx_md_system *sys, const hx_md_config *cfg)
         }
         free(count);
     }
-    memset(v, 0, (size_t) cap * 3 * sizeof(double));
-
-    free(sys->x);
-    free(sys->v);
-    free(sys->id);
-    sys->x = x;
-    sys->v = v;
-    sys->id = id;
-    sys->n = n;
-    sys->capacity = cap;
-    sys->natoms = natoms;
-    return hxi_md_types_assign(sys, cfg);
+    return hxi_lattice_install(sys, cfg, x, v, id, n, cap, natoms);
 fail:
     free(x);
     free(v);

@@ -41,6 +41,12 @@ typedef enum hx_md_thermo_col {
     HX_MD_TH_VOL,      /* vol:     Volume */
     HX_MD_TH_DENSITY,  /* density: Density (mass / volume) */
     HX_MD_TH_ATOMS,    /* atoms:   Atoms */
+    HX_MD_TH_XY,       /* xy:      Xy (the box's tilts, 0 orthorhombic) */
+    HX_MD_TH_XZ,       /* xz:      Xz */
+    HX_MD_TH_YZ,       /* yz:      Yz */
+    HX_MD_TH_LX,       /* lx:      Lx (the box's lengths) */
+    HX_MD_TH_LY,       /* ly:      Ly */
+    HX_MD_TH_LZ,       /* lz:      Lz */
     HX_MD_TH_NKEYS
 } hx_md_thermo_col;
 
@@ -130,7 +136,12 @@ typedef struct hx_md_config {
     /* system */
     double density; /* reduced density of the fcc lattice (lattice fcc RHO) */
     int cells[3];   /* unit cells along x, y, z (region block 0 nx 0 ny 0 nz) */
-    double mass;    /* mass of type 1 */
+    /* LAMMPS's restricted triclinic box (region ID prism ...): the tilts
+     * xy, xz, yz in box units (0 orthorhombic); triclinic 1 for a prism
+     * box, as LAMMPS's domain->triclinic, even with every tilt 0. */
+    int triclinic;
+    double tilt[3];
+    double mass; /* mass of type 1 */
     /* velocities */
     double temperature; /* velocity create T */
     uint64_t seed;      /* velocity create ... SEED */

@@ -2,10 +2,10 @@
  * restart.c - halox-md's restart files: write (write_restart, restart N,
  * --checkpoint) and read (read_restart, --restart).
  *
- * Layout, version 4 (fields in the writer's byte order; the endianness
+ * Layout, version 5 (fields in the writer's byte order; the endianness
  * mark says which):
  *   bytes   0..7    "HALOXRST"
- *           8..11   version (uint32, 4)
+ *           8..11   version (uint32, 5)
  *          12..15   endianness mark (uint32 0x01020304)
  *          16..23   header size (uint64, 256)
  *          24..31   step (int64)
@@ -15,12 +15,13 @@
  *          56..151  density, box origin (3), box lengths (3), mass, pair
  *                   cutoff, pair parameters 0 and 1 (lj/cut: epsilon,
  *                   sigma), timestep (12 x double)
- *         152..159  zero
+ *         152..159  the box's tilts xy and xz (2 x int32), in half lattice
+ *                   cells (a tilt is n a / 2, a = (4 / density)^(1/3))
  *         160..167  payload size (uint64, 8 W N)
  *         168..175  payload checksum (uint64)
  *         176..179  W, doubles a record (uint32, 6 or 9; 7 or 10 with
  *                   several atom types, the type last)
- *         180..183  zero
+ *         180..183  the tilt yz (int32, half lattice cells)
  *         184..191  steps since the last neighbour-list build (int64;
  *                   -1 where the file holds no list positions, W 6)
  *         192..199  neighbour skin of that build (double)
@@ -47,7 +48,8 @@
  *   state (as LAMMPS's fix nvt writes it into its restart files).
  * Versions 1 (W 6 and zeros at 176..199) and 2 (zeros at 200..247) are
  * still read: their pair style is lj/cut; they and version 3 (zeros at
- * 204..207 and 240..247) hold one atom type.
+ * 204..207 and 240..247) hold one atom type; versions 1 to 4 (zeros at
+ * 152..159 and 180..183) an orthorhombic box.
  * Checksums: FNV-1a over 64-bit words (the bytes in file order, 8 at a
  * time, as little-endian words), so a flipped bit anywhere is found.
  *
@@ -85,7 +87,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { RST_HEADER = 256, RST_VERSION = 4, RST_CHUNK = 65536 };
+enum { RST_HEADER = 256, RST_VERSION = 5, RST_CHUNK = 65536 };
 #define RST_ENDIAN 0x01020304u
 static const char rst_magic[8] = {'H', 'A', 'L', 'O', 'X', 'R', 'S', 'T'};
 
@@ -120,6 +122,19 @@ static void get(const unsigned char *buf, size_t at, void *v, size_t n)
     memcpy(v, buf + at, n);
 }
 
+/* The fcc lattice constant, as hx_md_lattice_constant makes it. */
+static double rst_lattice_a(double density)
+{
+    return pow(4.0 / density, 1.0 / 3.0);
+}
+
+/* Tilt k in half lattice cells (the deck's tilts are whole halves). */
+static int32_t rst_half_cells(const hxi_md_restart *h, int k)
+{
+    const double n = floor(2.0 * h->tilt[k] / rst_lattice_a(h->density) + 0.5);
+    return fabs(n) < (1 << 30) ? (int32_t) n : 0;
+}
+
 static void rst_encode(unsigned char *buf, const hxi_md_restart *h, uint64_t payload_sum)
 {
     const uint32_t version = RST_VERSION, endian = RST_ENDIAN, width = (uint32_t) h->width;
@@ -142,6 +157,10 @@ static void rst_encode(unsigned char *buf, const hxi_md_restart *h, uint64_t pay
     }
     put(buf, 52, &shift, 4);
     put(buf, 56, d, sizeof d);
+    for (int k = 0; k < 3; k++) {
+        const int32_t half = rst_half_cells(h, k);
+        put(buf, k < 2 ? 152 + 4 * (size_t) k : 180, &half, 4);
+    }
     put(buf, 160, &psize, 8);
     put(buf, 168, &payload_sum, 8);
     put(buf, 176, &width, 4);
@@ -212,6 +231,11 @@ static void rst_fields(const unsigned char *buf, uint32_t version, hxi_md_restar
         h->box_lo[k] = d[1 + k];
         h->box_len[k] = d[4 + k];
     }
+    for (int k = 0; k < 3; k++) { /* zeros before version 5 */
+        int32_t half;
+        get(buf, k < 2 ? 152 + 4 * (size_t) k : 180, &half, 4);
+        h->tilt[k] = half == 0 ? 0.0 : (double) half * 0.5 * rst_lattice_a(h->density);
+    }
     h->mass = d[7];
     h->rc = d[8];
     h->pair[0] = d[9];
@@ -255,6 +279,12 @@ static hx_status rst_fields_agree(const hxi_md_restart *h, const char *path)
                              "restart file %s: the box (origin %g, length %g along dimension %d) "
                              "is not that of %d cells at density %g",
                              path, h->box_lo[k], h->box_len[k], k, h->cells[k], h->density);
+    if (!(fabs(h->tilt[0]) <= 0.5 * h->box_len[0] && fabs(h->tilt[1]) <= 0.5 * h->box_len[0] &&
+          fabs(h->tilt[2]) <= 0.5 * h->box_len[1]))
+        return hxi_error(HX_ERR_PARSE,
+                         "restart file %s: tilts %g %g %g beyond LAMMPS's limits (|xy|, |xz| "
+                         "<= lx / 2, |yz| <= ly / 2)",
+                         path, h->tilt[0], h->tilt[1], h->tilt[2]);
     if (!rst_positive(h->mass) || !rst_positive(h->dt) || (h->shift_energy & ~1) ||
         !isfinite(h->skin) || h->skin < 0)
         return hxi_error(HX_ERR_PARSE,
@@ -532,6 +562,7 @@ hx_status hxi_md_restart_write(hxi_md_gather *g, hx_comm *comm, const char *path
         h.density = cfg->density;
         memcpy(h.box_lo, sys->decomp.box_lo, sizeof h.box_lo);
         memcpy(h.box_len, sys->decomp.box_len, sizeof h.box_len);
+        memcpy(h.tilt, sys->decomp.tilt, sizeof h.tilt);
         h.mass = cfg->mass;
         h.rc = cfg->rc;
         h.pair_style = cfg->pair_style;
@@ -636,16 +667,19 @@ hx_status hxi_md_restart_read_header(hx_comm *comm, const char *path, hxi_md_res
 
 /* Whether record r (width w) is a finite atom near the box: its position
  * within a box length of it, its list position (w 9) inside it. */
-static int rst_atom_ok(const hxi_md_restart *h, const double *r, int w)
+static int rst_atom_ok(const hx_decomp *d, const double *r, int w)
 {
     for (int k = 0; k < w; k++)
         if (!isfinite(r[k]))
             return 0;
+    /* By heights (the coordinates themselves in an orthorhombic box). */
     for (int k = 0; k < 3; k++) {
-        const double lo = h->box_lo[k], len = h->box_len[k], tol = 1e-9 * len;
-        if (r[k] < lo - len || r[k] > lo + 2 * len)
+        const double lo = d->face_lo[k], len = d->height[k], tol = 1e-9 * len;
+        const double x = hx_decomp_height(d, k, r);
+        if (x < lo - len || x > lo + 2 * len)
             return 0;
-        if (w >= 9 && (r[6 + k] < lo - tol || r[6 + k] > lo + len + tol))
+        if (w >= 9 && (hx_decomp_height(d, k, r + 6) < lo - tol ||
+                       hx_decomp_height(d, k, r + 6) > lo + len + tol))
             return 0;
     }
     return 1;
@@ -677,7 +711,7 @@ static hx_status rst_keep(hx_md_system *sys, const hxi_md_restart *h, const doub
             return hxi_error(HX_ERR_PARSE,
                              "restart file %s: atom %lld has type %g; the file has types 1 to %d",
                              path, (long long) (first + k), r[w - 1], h->types.ntypes);
-        if (!rst_atom_ok(h, r, w))
+        if (!rst_atom_ok(&sys->decomp, r, w))
             return hxi_error(
                 HX_ERR_PARSE,
                 "restart file %s: atom %lld is not finite or lies far outside the "
@@ -793,6 +827,8 @@ void hxi_md_restart_apply(const hxi_md_restart *h, hx_md_config *cfg)
 {
     memcpy(cfg->cells, h->cells, sizeof cfg->cells);
     cfg->density = h->density;
+    memcpy(cfg->tilt, h->tilt, sizeof cfg->tilt);
+    cfg->triclinic = h->tilt[0] != 0.0 || h->tilt[1] != 0.0 || h->tilt[2] != 0.0;
     if (!(cfg->given & HX_MD_GIVEN_MASS))
         cfg->mass = h->mass;
     if (!(cfg->given & HX_MD_GIVEN_RC))

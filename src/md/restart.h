@@ -14,6 +14,7 @@ typedef struct hxi_md_restart {
     int cells[3];   /* the lattice it was made from */
     double density;
     double box_lo[3], box_len[3];
+    double tilt[3]; /* xy, xz, yz (version 5; 0 before): whole half lattice cells */
     double mass, rc, dt;
     int pair_style;                 /* HX_PAIR_* (versions 1 and 2: lj/cut) */
     double pair[HX_MD_PAIR_NPARAM]; /* its parameters (hx_md_config.pair) */

@@ -91,6 +91,12 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
     /* The GPU engine runs only if every rank has a device: min over ranks. */
     HXI_CHECK(hxi_allreduce_int(comm, &lowest, 1, 1));
     gpus = -lowest;
+    /* A triclinic box (region prism): refused on the GPU engine, built or not. */
+    if (cfg->use_gpu == 1 && cfg->triclinic)
+        return hxi_error(HX_ERR_UNSUPPORTED,
+                         "region prism: a triclinic box (tilts %g %g %g): the GPU engine runs "
+                         "orthorhombic boxes so far: run with --cpu",
+                         cfg->tilt[0], cfg->tilt[1], cfg->tilt[2]);
     if (cfg->use_gpu == 1) {
         if (!built)
             return hxi_error(HX_ERR_UNSUPPORTED,
@@ -106,6 +112,12 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
     /* Left to choose, a deck of several types runs on the CPU engine. */
     if (cfg->use_gpu == 1 && cfg->types.ntypes > 1)
         return hxi_error(HX_ERR_UNSUPPORTED, HXI_MD_GPU_TYPES_MSG, cfg->types.ntypes);
+    /* Left to choose, a triclinic box runs on the CPU engine. */
+    if (cfg->triclinic) {
+        HXI_CHECK(hxi_cpu_transport_ok(tr));
+        *ops = &hx_md_engine_cpu;
+        return HX_OK;
+    }
     if (cfg->use_gpu == 1 || (cfg->use_gpu < 0 && gpus > 0 && cfg->types.ntypes <= 1)) {
         *ops = &hx_md_engine_gpu;
         return HX_OK;
@@ -156,8 +168,9 @@ static hx_status hxi_setup_restart(hx_comm *comm, hx_md_config *cfg, hx_md_syste
     hxi_md_restart_apply(&h, cfg);
     HXI_CHECK(hx_md_config_check(cfg));
     const double cut = hxi_md_list_cutoff(cfg);
-    HXI_CHECK(hxi_agree(comm, hx_decomp_init(&sys->decomp, h.box_lo, h.box_len, cut, grid,
-                                             hx_comm_size(comm), hx_comm_rank(comm))));
+    HXI_CHECK(
+        hxi_agree(comm, hx_decomp_init_tilted(&sys->decomp, h.box_lo, h.box_len, cfg->tilt, cut,
+                                              grid, hx_comm_size(comm), hx_comm_rank(comm))));
     HXI_CHECK(hxi_md_restart_read_atoms(comm, cfg->restart_file, &h, sys));
     HXI_CHECK(hxi_agree(comm, hxi_check_atoms_per_rank(comm, sys)));
     *first_step = h.step;
@@ -178,8 +191,9 @@ static hx_status hxi_setup(hx_comm *comm, hx_md_config *cfg, hx_md_system *sys, 
     if (cfg->restart_file[0])
         return hxi_setup_restart(comm, cfg, sys, first_step);
     HXI_CHECK(hxi_agree(comm, hx_md_box(cfg, lo, len)));
-    HXI_CHECK(hxi_agree(comm, hx_decomp_init(&sys->decomp, lo, len, hxi_md_list_cutoff(cfg), grid,
-                                             hx_comm_size(comm), hx_comm_rank(comm))));
+    HXI_CHECK(hxi_agree(comm, hx_decomp_init_tilted(&sys->decomp, lo, len, cfg->tilt,
+                                                    hxi_md_list_cutoff(cfg), grid,
+                                                    hx_comm_size(comm), hx_comm_rank(comm))));
     double t0 = hxi_now();
     HXI_CHECK(hxi_agree(comm, hx_md_lattice(sys, cfg)));
     HXI_CHECK(hxi_agree(comm, hxi_check_atoms_per_rank(comm, sys)));

@@ -45,12 +45,23 @@ void hx_md_thermo_from_sums(hx_md_thermo *out, int64_t step, int64_t natoms, dou
 
 /* LAMMPS's keyword and column name of each hx_md_thermo_col. */
 static const char *const keys[HX_MD_TH_NKEYS][2] = {
-    [HX_MD_TH_STEP] = {"step", "Step"},       [HX_MD_TH_TEMP] = {"temp", "Temp"},
-    [HX_MD_TH_EPAIR] = {"epair", "E_pair"},   [HX_MD_TH_EMOL] = {"emol", "E_mol"},
-    [HX_MD_TH_PE] = {"pe", "PotEng"},         [HX_MD_TH_KE] = {"ke", "KinEng"},
-    [HX_MD_TH_ETOTAL] = {"etotal", "TotEng"}, [HX_MD_TH_PRESS] = {"press", "Press"},
-    [HX_MD_TH_VOL] = {"vol", "Volume"},       [HX_MD_TH_DENSITY] = {"density", "Density"},
+    [HX_MD_TH_STEP] = {"step", "Step"},
+    [HX_MD_TH_TEMP] = {"temp", "Temp"},
+    [HX_MD_TH_EPAIR] = {"epair", "E_pair"},
+    [HX_MD_TH_EMOL] = {"emol", "E_mol"},
+    [HX_MD_TH_PE] = {"pe", "PotEng"},
+    [HX_MD_TH_KE] = {"ke", "KinEng"},
+    [HX_MD_TH_ETOTAL] = {"etotal", "TotEng"},
+    [HX_MD_TH_PRESS] = {"press", "Press"},
+    [HX_MD_TH_VOL] = {"vol", "Volume"},
+    [HX_MD_TH_DENSITY] = {"density", "Density"},
     [HX_MD_TH_ATOMS] = {"atoms", "Atoms"},
+    [HX_MD_TH_XY] = {"xy", "Xy"},
+    [HX_MD_TH_XZ] = {"xz", "Xz"},
+    [HX_MD_TH_YZ] = {"yz", "Yz"},
+    [HX_MD_TH_LX] = {"lx", "Lx"},
+    [HX_MD_TH_LY] = {"ly", "Ly"},
+    [HX_MD_TH_LZ] = {"lz", "Lz"},
 };
 
 void hx_md_config_thermo_one(hx_md_config *c)
@@ -73,7 +84,7 @@ int hxi_md_thermo_keyword(const char *word)
 
 const char *hxi_md_thermo_keywords(void)
 {
-    static char names[160];
+    static char names[200];
     if (!names[0])
         for (int k = 0; k < HX_MD_TH_NKEYS; k++)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", k ? " " : "",
@@ -126,6 +137,14 @@ static double value(const hx_md_config *c, const hx_md_thermo *t, int col)
         return t->volume;
     case HX_MD_TH_DENSITY:
         return (t->mass_sum > 0.0 ? t->mass_sum : (double) t->natoms * c->mass) / t->volume;
+    case HX_MD_TH_XY:
+    case HX_MD_TH_XZ:
+    case HX_MD_TH_YZ:
+        return c->tilt[col - HX_MD_TH_XY];
+    case HX_MD_TH_LX:
+    case HX_MD_TH_LY:
+    case HX_MD_TH_LZ: /* fixed: the lattice's box (hx_md_box, hx_md_lattice_constant) */
+        return c->cells[col - HX_MD_TH_LX] * pow(4.0 / c->density, 1.0 / 3.0);
     default: /* E_mol: no bonds */
         return 0.0;
     }

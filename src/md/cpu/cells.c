@@ -10,6 +10,7 @@
  * decomposed dimension the bins span the atoms present (home atoms plus the
  * halo above), and an index outside is clamped: with bins at least the
  * cutoff wide a clamped atom still finds its partners in the stencil.
+ * In a triclinic box the bins are made along heights (md_cpu.h).
  */
 #include "md/cpu/md_cpu.h"
 
@@ -32,10 +33,21 @@ void hxi_md_cells_free(hxi_md_cells *c)
     memset(c, 0, sizeof *c);
 }
 
+/* The coordinate bins are made along: x[k], or the height along k. */
+static double hxi_bin_coord(const hxi_md_cells *c, int k, const double *x)
+{
+    const double *n = c->normal[k];
+    return c->tri ? n[0] * x[0] + n[1] * x[1] + n[2] * x[2] : x[k];
+}
+
 static int hxi_bin_index(const hxi_md_cells *c, int k, double x)
 {
     int b = (int) floor((x - c->lo[k]) * c->inv[k]);
-    if (c->wrap[k]) {
+    /* A triclinic box's heights are computed, not kept: an atom on a face
+     * (a lattice site, or a halo atom moved by another dimension's edge)
+     * may come out a rounding outside. It stays in the bin at its own side,
+     * as its coordinates say, rather than wrapping to the far side. */
+    if (c->wrap[k] && !c->tri) {
         b %= c->nb[k];
         if (b < 0)
             b += c->nb[k];
@@ -57,8 +69,8 @@ static int64_t hxi_bin_layout(hxi_md_cells *c, const hx_decomp *d, double width,
         double lo, len;
         int nb;
         if (d->grid[k] == 1) {
-            lo = d->box_lo[k];
-            len = d->box_len[k];
+            lo = d->triclinic ? d->face_lo[k] : d->box_lo[k];
+            len = d->triclinic ? d->height[k] : d->box_len[k];
             nb = (int) floor(len / width);
             if (nb < 2 * reach + 1)
                 nb = 1;
@@ -67,7 +79,7 @@ static int64_t hxi_bin_layout(hxi_md_cells *c, const hx_decomp *d, double width,
             double hi = -INFINITY;
             lo = INFINITY;
             for (int i = 0; i < n; i++) {
-                double v = x[3 * (size_t) i + k];
+                double v = hxi_bin_coord(c, k, x + 3 * (size_t) i);
                 lo = v < lo ? v : lo;
                 hi = v > hi ? v : hi;
             }
@@ -103,7 +115,10 @@ hx_status hxi_md_cells_build(hxi_md_cells *c, const hx_decomp *d, double cut, in
     const int64_t most = 64 * (int64_t) n > (1 << 20) ? 64 * (int64_t) n : (1 << 20);
     const int64_t limit = most < INT32_MAX / 2 ? most : INT32_MAX / 2;
     double width = cut / reach;
-    int64_t nbins = hxi_bin_layout(c, d, width, reach, x, n);
+    int64_t nbins;
+    c->tri = d->triclinic;
+    memcpy(c->normal, d->normal, sizeof c->normal);
+    nbins = hxi_bin_layout(c, d, width, reach, x, n);
     for (int tries = 0; nbins > limit && tries < 64; tries++) {
         width *= 1.01 * cbrt((double) nbins / (double) limit);
         nbins = hxi_bin_layout(c, d, width, reach, x, n);
@@ -133,8 +148,9 @@ hx_status hxi_md_cells_build(hxi_md_cells *c, const hx_decomp *d, double cut, in
     memset(c->start, 0, (size_t) (c->nbins + 1) * sizeof(int));
     for (int i = 0; i < n; i++) {
         const double *p = x + 3 * (size_t) i;
-        int b = hxi_bin_index(c, 0, p[0]) +
-                c->nb[0] * (hxi_bin_index(c, 1, p[1]) + c->nb[1] * hxi_bin_index(c, 2, p[2]));
+        int b = hxi_bin_index(c, 0, hxi_bin_coord(c, 0, p)) +
+                c->nb[0] * (hxi_bin_index(c, 1, hxi_bin_coord(c, 1, p)) +
+                            c->nb[1] * hxi_bin_index(c, 2, hxi_bin_coord(c, 2, p)));
         c->bin[i] = b;
         c->start[b + 1]++;
     }

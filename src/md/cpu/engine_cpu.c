@@ -239,6 +239,7 @@ static hx_status cpu_place(hx_md_engine *e, double **carry)
         fields[2] = fields[3];
     if (carry)
         nf++;
+    hxi_md_remap_tilted(&s->decomp, s->x, s->n);
     HXI_CHECK(hx_migrate(e->comm, &s->decomp, &s->n, &s->capacity, &s->x, fields, nf));
     HXI_CHECK(hxi_agree(e->comm, cpu_sort_by_id(e, carry ? *carry : NULL)));
     HXI_CHECK(hx_plan_create(&plan, e->comm, &s->decomp, s->n, s->x));

@@ -150,7 +150,11 @@ HXI_LJ_INLINE void hxi_lj_rows(int style, int typed, const hxi_md_pair *p, const
             for (int k = 0; k < n; k++) {
                 const int j = js[q0 + k];
                 double dx = xi - x[3 * j + 0], dy = yi - x[3 * j + 1], dz = zi - x[3 * j + 2];
-                if (q0 + k >= plain) {
+                if (q0 + k >= plain && b->tri) {
+                    double rv[3] = {dx, dy, dz};
+                    hxi_md_image_tri(b, rv);
+                    dx = rv[0], dy = rv[1], dz = rv[2];
+                } else if (q0 + k >= plain) {
                     if (dx > b->half[0])
                         dx -= b->len[0];
                     else if (dx < -b->half[0])

@@ -25,6 +25,12 @@ typedef struct hxi_md_cells {
     int wrap[3];   /* 1: periodic along this dimension */
     double lo[3];  /* origin of bin 0 */
     double inv[3]; /* bins per unit length */
+    /* Triclinic box: atoms are binned by their heights dot(normal[k], x)
+     * (hx_decomp_height), lo and inv are heights, and a wrap along k
+     * crosses edge k. Two atoms within r differ by at most r in every
+     * height, so the stencil holds every partner as in an orthorhombic box. */
+    int tri;
+    double normal[3][3];
     int nbins;
     int *start;     /* nbins + 1: atoms of bin b are atoms[start[b] .. start[b+1]) */
     int *atoms;     /* atom indices, bin by bin, ascending within a bin */
@@ -42,6 +48,11 @@ typedef struct hxi_md_cells {
 hx_status hxi_md_cells_build(hxi_md_cells *c, const hx_decomp *d, double cut, int reach,
                              const double *x, int n);
 void hxi_md_cells_free(hxi_md_cells *c);
+
+/* In a triclinic box (d->triclinic), x[0 .. n) through lamda coordinates
+ * and back, wrapped into the box there, as LAMMPS's Domain::pbc at each
+ * reneighbouring (remap.c); nothing otherwise. */
+void hxi_md_remap_tilted(const hx_decomp *d, double *x, int n);
 
 /* ------------------------------------------------------- neighbour lists */
 
@@ -65,13 +76,35 @@ typedef struct hxi_md_nlist {
 } hxi_md_nlist;
 
 /* Minimum image along the dimensions with grid 1; half is +inf elsewhere,
- * so that the same code leaves decomposed dimensions alone. */
+ * so that the same code leaves decomposed dimensions alone. In a
+ * triclinic box (tri) the image is taken by fractional coordinates: the
+ * difference's height along d (dot(normal[d], r)) brought within half the
+ * face distance by whole edges edge[d], each of which changes that height
+ * alone; half[d] is then half the face distance. */
 typedef struct hxi_md_pbc {
     double len[3];
     double half[3];
+    int tri;
+    double normal[3][3], edge[3][3];
 } hxi_md_pbc;
 
 void hxi_md_pbc_init(hxi_md_pbc *b, const hx_decomp *d);
+
+/* The minimum image of r in a triclinic box (b->tri); 1 when it moved. */
+static inline int hxi_md_image_tri(const hxi_md_pbc *b, double r[3])
+{
+    int moved = 0;
+    for (int k = 2; k >= 0; k--) {
+        const double *n = b->normal[k], *e = b->edge[k];
+        const double s = n[0] * r[0] + n[1] * r[1] + n[2] * r[2];
+        const double w = s > b->half[k] ? -1.0 : s < -b->half[k] ? 1.0 : 0.0;
+        if (w != 0.0) {
+            r[0] += w * e[0], r[1] += w * e[1], r[2] += w * e[2];
+            moved = 1;
+        }
+    }
+    return moved;
+}
 
 /* Every pair (i, j) of this rank within `cut` whose zones say the pair is
  * ours (hx_zone_pair), once: home-home pairs into `local` (a row for each

@@ -32,9 +32,14 @@ void hxi_md_nlist_free(hxi_md_nlist *l)
 
 void hxi_md_pbc_init(hxi_md_pbc *b, const hx_decomp *d)
 {
+    memset(b, 0, sizeof *b);
+    b->tri = d->triclinic;
+    memcpy(b->normal, d->normal, sizeof b->normal);
+    memcpy(b->edge, d->edge, sizeof b->edge);
     for (int k = 0; k < 3; k++) {
+        const double h = d->triclinic ? d->height[k] : d->box_len[k];
         b->len[k] = d->box_len[k];
-        b->half[k] = d->grid[k] == 1 ? 0.5 * d->box_len[k] : INFINITY;
+        b->half[k] = d->grid[k] == 1 ? 0.5 * h : INFINITY;
     }
 }
 
@@ -119,7 +124,9 @@ static int hxi_stencil(const hxi_md_cells *c, double cut, int off[][3])
                 for (int k = 0; k < 3; k++) {
                     int a = o[k] < 0 ? -o[k] : o[k];
                     double g = a > 1 ? (a - 1) / c->inv[k] : 0.0;
-                    gap2 += g * g;
+                    /* Bins by heights (triclinic): only one gap bounds
+                     * the distance. */
+                    gap2 = c->tri ? fmax(gap2, g * g) : gap2 + g * g;
                 }
                 if (gap2 >= cut * cut)
                     continue;
@@ -237,7 +244,9 @@ static void hxi_search_min_image(const hxi_md_pbc *pbc, const double half[3], co
         const double *xj = c->xs + 3 * (size_t) p;
         double d[3] = {xi[0] - xj[0], xi[1] - xj[1], xi[2] - xj[2]};
         int image = 0;
-        for (int k = 0; k < 3; k++) {
+        if (pbc->tri)
+            image = hxi_md_image_tri(pbc, d);
+        for (int k = 0; k < 3 && !pbc->tri; k++) {
             if (d[k] > half[k])
                 d[k] -= pbc->len[k], image = 1;
             else if (d[k] < -half[k])
@@ -298,16 +307,16 @@ static int hxi_stencil_bins(const hxi_md_cells *cells, const hxi_md_pbc *pbc, in
     shift[0][0] = shift[0][1] = shift[0][2] = 0.0;
     for (int o = 0; o < noff; o++) {
         int t[3], ok = 1;
+        double w[3] = {0.0, 0.0, 0.0}; /* the edges crossed along each dimension */
         for (int k = 0; k < 3 && ok; k++) {
             t[k] = bxyz[k] + off[o][k];
-            shift[nbins][k] = 0.0;
             if (cells->wrap[k]) {
                 if (t[k] < 0) {
                     t[k] += cells->nb[k];
-                    shift[nbins][k] = pbc->len[k];
+                    w[k] = 1.0;
                 } else if (t[k] >= cells->nb[k]) {
                     t[k] -= cells->nb[k];
-                    shift[nbins][k] = -pbc->len[k];
+                    w[k] = -1.0;
                 }
             } else {
                 ok = t[k] >= 0 && t[k] < cells->nb[k];
@@ -315,6 +324,12 @@ static int hxi_stencil_bins(const hxi_md_cells *cells, const hxi_md_pbc *pbc, in
         }
         if (!ok)
             continue;
+        /* A wrap along k crosses edge k: (len, 0, 0) and its like when
+         * orthorhombic, where the sum is exactly the old per-axis shift. */
+        for (int k = 0; k < 3; k++)
+            shift[nbins][k] =
+                pbc->tri ? w[0] * pbc->edge[0][k] + w[1] * pbc->edge[1][k] + w[2] * pbc->edge[2][k]
+                         : w[k] * pbc->len[k];
         bins[nbins] = t[0] + cells->nb[0] * (t[1] + cells->nb[1] * t[2]);
         first[nbins] = cells->start[bins[nbins]];
         nbins++;
@@ -421,7 +436,9 @@ int64_t hxi_md_nlist_within(const hxi_md_nlist *l, const hxi_md_pbc *b, double c
         for (int q = l->start[r]; q < l->start[r + 1]; q++) {
             const double *xj = x + 3 * (size_t) l->j[q];
             double d[3] = {xi[0] - xj[0], xi[1] - xj[1], xi[2] - xj[2]};
-            if (q >= l->wrap[r])
+            if (q >= l->wrap[r] && b->tri)
+                hxi_md_image_tri(b, d);
+            else if (q >= l->wrap[r])
                 for (int k = 0; k < 3; k++)
                     d[k] = hxi_image(d[k], b->half[k], b->len[k]);
             n += d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < cut2;

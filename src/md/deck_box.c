@@ -1,0 +1,276 @@
+/*
+ * deck_box.c - the commands that make the box and its atoms: lattice,
+ * region (block, and prism: LAMMPS's restricted triclinic box),
+ * create_box and create_atoms, and the box's check at the first run
+ * (docs/md-triclinic.md).
+ */
+#include "md/deck_internal.h"
+#include "md/md_driver.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+hx_status deck_cmd_lattice(deck *d)
+{
+    HXI_CHECK(deck_not_restarted(d));
+    double rho;
+    if (d->nwords >= 2 && strcmp(d->words[1], "fcc") != 0)
+        return deck_error(d,
+                          "lattice '%s': halox-md builds fcc lattices only "
+                          "(lattice fcc RHO)",
+                          deck_show(d->words[1]).s);
+    if (d->nwords > 3)
+        return deck_error(d, "lattice keyword '%s' is not supported; write `lattice fcc RHO`",
+                          deck_show(d->words[3]).s);
+    HXI_CHECK(deck_nargs(d, 3, 3, "lattice fcc RHO"));
+    if (d->nregions > 0 || d->have_box)
+        return deck_error(d, "lattice after region: halox-md builds the box and the atoms "
+                             "from one lattice; put lattice before region");
+    HXI_CHECK(deck_get_double(d, "density", d->words[2], &rho));
+    if (rho <= 0.0)
+        return deck_error(d, "lattice: density %s must be > 0", deck_show(d->words[2]).s);
+    d->c.density = rho;
+    d->have_lattice = 1;
+    return HX_OK;
+}
+
+/* One bound of a region in lattice cells: 0 for a lower bound, a whole
+ * number of cells for an upper one (scale: the lattice constant with
+ * `units box`, 1 with lattice units). */
+static hx_status region_bound(deck *d, int k, int hi, double scale, const char *usage, int *out)
+{
+    char what[16];
+    const char *w = d->words[3 + 2 * k + hi];
+    double v, c;
+    snprintf(what, sizeof what, "%c%s", "xyz"[k], hi ? "hi" : "lo");
+    HXI_CHECK(deck_get_double(d, what, w, &v));
+    c = v / scale;
+    if (!hi) {
+        if (v != 0.0)
+            return deck_error(d, "region: %s is %s; the box must start at 0 (%s)", what,
+                              deck_show(w).s, usage);
+        return HX_OK;
+    }
+    if (fabs(c - floor(c + 0.5)) > 1e-9 * fabs(c))
+        c = -1; /* not whole */
+    c = floor(c + 0.5);
+    if (c < 1.0 || c > DECK_MAX_CELLS)
+        return deck_error(d,
+                          "region: %s %s must be a whole number of lattice cells, 1 to %d "
+                          "(%s)",
+                          what, deck_show(w).s, DECK_MAX_CELLS, usage);
+    *out = (int) c;
+    return HX_OK;
+}
+
+/* `region ID block 0 NX 0 NY 0 NZ` and `region ID prism 0 NX 0 NY 0 NZ XY
+ * XZ YZ`, each with `units lattice` (LAMMPS's default: lengths and tilts
+ * in lattice constants) or `units box`. */
+hx_status deck_cmd_region(deck *d)
+{
+    HXI_CHECK(deck_not_restarted(d));
+    static const char usage[] = "region ID block 0 NX 0 NY 0 NZ [units lattice|box] or region "
+                                "ID prism 0 NX 0 NY 0 NZ XY XZ YZ [units lattice|box]";
+    deck_region *r;
+    int prism, nw;
+    double a, scale;
+    HXI_CHECK(deck_nargs(d, 3, 14, usage));
+    if (!deck_is_name(d->words[1], strlen(d->words[1])))
+        return deck_error(d, "region ID '%s' must be letters, digits and _",
+                          deck_show(d->words[1]).s);
+    prism = strcmp(d->words[2], "prism") == 0;
+    if (!prism && strcmp(d->words[2], "block") != 0)
+        return deck_error(d, "region style '%s': halox-md reads block and prism regions (%s)",
+                          deck_show(d->words[2]).s, usage);
+    nw = prism ? 12 : 9;
+    HXI_CHECK(deck_nargs(d, nw, nw + 2, usage));
+    if (d->nwords > nw) {
+        if (d->nwords != nw + 2 || strcmp(d->words[nw], "units") != 0 ||
+            (strcmp(d->words[nw + 1], "lattice") != 0 && strcmp(d->words[nw + 1], "box") != 0))
+            return deck_error(d,
+                              "region keyword '%s' is not supported (only `units lattice` or "
+                              "`units box`)",
+                              deck_show(d->words[nw]).s);
+    }
+    HXI_CHECK(deck_need(d, d->have_lattice, "lattice"));
+    for (int i = 0; i < d->nregions; i++)
+        if (strcmp(d->regions[i].id, d->words[1]) == 0)
+            return deck_error(d, "region ID '%s' is already defined", deck_show(d->words[1]).s);
+    if (d->nregions == DECK_MAX_REGIONS)
+        return deck_error(d, "more than %d regions", DECK_MAX_REGIONS);
+    r = &d->regions[d->nregions];
+    memset(r, 0, sizeof *r);
+    a = pow(4.0 / d->c.density, 1.0 / 3.0); /* hx_md_lattice_constant */
+    /* LAMMPS scales lengths and tilts by the lattice spacings: all a for fcc. */
+    scale = d->nwords > nw && strcmp(d->words[nw + 1], "box") == 0 ? 1.0 : a;
+    for (int k = 0; k < 3; k++) {
+        HXI_CHECK(region_bound(d, k, 0, scale / a, usage, NULL));
+        HXI_CHECK(region_bound(d, k, 1, a / scale, usage, &r->cells[k]));
+    }
+    for (int k = 0; prism && k < 3; k++) {
+        static const char *const tilt_name[3] = {"xy", "xz", "yz"};
+        double t;
+        HXI_CHECK(deck_get_double(d, tilt_name[k], d->words[9 + k], &t));
+        r->tilt[k] = t * scale;
+        if (!isfinite(r->tilt[k]))
+            return deck_error(d, "region: tilt %s %s is not finite", tilt_name[k],
+                              deck_show(d->words[9 + k]).s);
+    }
+    r->prism = prism;
+    snprintf(r->id, sizeof r->id, "%s", d->words[1]);
+    d->nregions++;
+    return HX_OK;
+}
+
+static const deck_region *region_find(const deck *d, const char *id)
+{
+    for (int i = 0; i < d->nregions; i++)
+        if (strcmp(d->regions[i].id, id) == 0)
+            return &d->regions[i];
+    return NULL;
+}
+
+/* A prism region's tilts for the box: within LAMMPS's limits (its
+ * Domain::set_initial_box: |xy| and |xz| at most half of lx, |yz| half of
+ * ly), and making the box's edges fcc lattice vectors, so that the
+ * lattice fills the periodic box (xy a whole number of lattice cells, xz
+ * and yz halves whose sum is whole). */
+static hx_status box_tilt(deck *d, const deck_region *r)
+{
+    static const char *const name[3] = {"xy", "xz", "yz"};
+    const double a = pow(4.0 / d->c.density, 1.0 / 3.0);
+    double len[3], half[3];
+    for (int k = 0; k < 3; k++) {
+        len[k] = r->cells[k] * a;
+        half[k] = 2.0 * r->tilt[k] / a; /* the tilt in half cells */
+    }
+    d->c.triclinic = r->prism;
+    memcpy(d->c.tilt, r->tilt, sizeof d->c.tilt);
+    for (int k = 0; k < 3; k++) {
+        const double l = len[k == 2 ? 1 : 0];
+        if (fabs(r->tilt[k] / l) > 0.5)
+            return deck_error(d,
+                              "create_box: region %s's tilt %s = %g is beyond LAMMPS's limit "
+                              "|%s| <= %s / 2 = %g (LAMMPS: triclinic box skew is too large)",
+                              r->id, name[k], r->tilt[k], name[k], k == 2 ? "ly" : "lx", 0.5 * l);
+    }
+    for (int k = 0; k < 3; k++)
+        if (fabs(half[k] - floor(half[k] + 0.5)) > 1e-9 * (1.0 + fabs(half[k])))
+            half[0] = 0.5; /* not a lattice vector: refused below */
+    if (fmod(floor(half[0] + 0.5), 2.0) != 0.0 ||
+        fmod(floor(half[1] + 0.5) + floor(half[2] + 0.5), 2.0) != 0.0)
+        return deck_error(d,
+                          "create_box: region %s's tilts xy %g, xz %g, yz %g do not fit the fcc "
+                          "lattice: halox-md fills the periodic box with it, so xy must be a "
+                          "whole number of lattice cells and xz, yz halves with a whole sum",
+                          r->id, r->tilt[0] / a, r->tilt[1] / a, r->tilt[2] / a);
+    /* Whole half cells, as a restart file holds them: the very value of
+     * LAMMPS's lattice units (n / 2 times a), the nearest for units box. */
+    for (int k = 0; k < 3; k++)
+        d->c.tilt[k] = floor(half[k] + 0.5) * 0.5 * a;
+    return HX_OK;
+}
+
+hx_status deck_cmd_create_box(deck *d)
+{
+    HXI_CHECK(deck_not_restarted(d));
+    const deck_region *r;
+    long long ntypes;
+    HXI_CHECK(deck_nargs(d, 3, 3, "create_box N REGION"));
+    HXI_CHECK(deck_get_int(d, "the number of atom types", d->words[1], 0, LLONG_MAX, &ntypes));
+    if (ntypes < 1 || ntypes > HX_MD_MAX_TYPES)
+        return deck_error(d,
+                          "create_box %s: halox-md runs 1 to %d atom types (create_box N REGION)",
+                          deck_show(d->words[1]).s, HX_MD_MAX_TYPES);
+    if (d->have_box)
+        return deck_error(d, "the box is already created");
+    r = region_find(d, d->words[2]);
+    if (!r)
+        return deck_error(d,
+                          "create_box: no region '%s' (define it with `region %s block 0 "
+                          "NX 0 NY 0 NZ`)",
+                          deck_show(d->words[2]).s, deck_show(d->words[2]).s);
+    HXI_CHECK(box_tilt(d, r));
+    memcpy(d->c.cells, r->cells, sizeof d->c.cells);
+    snprintf(d->box_region, sizeof d->box_region, "%s", r->id);
+    d->c.types.ntypes = (int) ntypes;
+    d->c.types.create_type = 1;
+    d->c.types.nsets = 0;
+    d->have_box = 1;
+    return HX_OK;
+}
+
+hx_status deck_cmd_create_atoms(deck *d)
+{
+    HXI_CHECK(deck_not_restarted(d));
+    static const char usage[] = "create_atoms T box";
+    long long type;
+    HXI_CHECK(deck_nargs(d, 3, 4, usage));
+    HXI_CHECK(deck_need(d, d->have_box, "create_box"));
+    HXI_CHECK(deck_get_int(d, "the atom type", d->words[1], 0, LLONG_MAX, &type));
+    if (type < 1 || type > d->c.types.ntypes)
+        return deck_error(d, "create_atoms %s: the box has atom types 1 to %d (%s)",
+                          deck_show(d->words[1]).s, d->c.types.ntypes, usage);
+    if (d->nwords == 3 && strcmp(d->words[2], "box") != 0)
+        return deck_error(d, "create_atoms style '%s': halox-md fills the whole box (%s)",
+                          deck_show(d->words[2]).s, usage);
+    if (d->nwords == 4 && strcmp(d->words[2], "region") != 0)
+        return deck_error(d, "create_atoms style '%s' is not supported (%s or %s)",
+                          deck_show(d->words[2]).s, usage, "create_atoms T region BOXREGION");
+    if (d->nwords == 4 && d->c.triclinic)
+        return deck_error(d,
+                          "create_atoms %s region %s: in a prism box halox-md fills the whole "
+                          "box as LAMMPS's create_atoms box does (%s)",
+                          deck_show(d->words[1]).s, deck_show(d->words[3]).s, usage);
+    if (d->nwords == 4 && strcmp(d->words[3], d->box_region) != 0)
+        return deck_error(d,
+                          "create_atoms region '%s': halox-md fills the whole box "
+                          "(region %s)",
+                          deck_show(d->words[3]).s, d->box_region);
+    if (d->have_atoms)
+        return deck_error(d, "atoms are already created; halox-md fills the box once");
+    d->c.types.create_type = (int) type;
+    d->have_atoms = 1;
+    return HX_OK;
+}
+
+/* At the first run: a triclinic box must be thicker than twice the halo
+ * cutoff (rc + skin) between every pair of faces, as libhalox asks
+ * (hx_decomp_init_tilted); a tilt makes a face distance shorter than the
+ * box's length, so the deck's run line names it. */
+hx_status deck_box_ready(deck *d)
+{
+    static const int one[3] = {1, 1, 1};
+    const double a = pow(4.0 / d->c.density, 1.0 / 3.0), lo[3] = {0, 0, 0};
+    const double cut = hxi_md_list_cutoff(&d->c);
+    double len[3];
+    hx_decomp dc;
+    if (d->restarted || !d->c.triclinic)
+        return HX_OK;
+    for (int k = 0; k < 3; k++)
+        len[k] = d->c.cells[k] * a;
+    if (hx_decomp_init_tilted(&dc, lo, len, d->c.tilt, cut, one, 1, 0) != HX_ERR_CUTOFF_TOO_LARGE)
+        return HX_OK;
+    {
+        /* the face distances: 1 / |row k of H^-1| (H's columns the edges) */
+        const double xy = d->c.tilt[0], xz = d->c.tilt[1], yz = d->c.tilt[2];
+        const double r0[3] = {1.0 / len[0], -xy / (len[0] * len[1]),
+                              (xy * yz - len[1] * xz) / (len[0] * len[1] * len[2])};
+        dc.height[0] = 1.0 / sqrt(r0[0] * r0[0] + r0[1] * r0[1] + r0[2] * r0[2]);
+        dc.height[1] = 1.0 / hypot(1.0 / len[1], yz / (len[1] * len[2]));
+        dc.height[2] = len[2];
+    }
+    for (int k = 0; k < 3; k++)
+        if (!(cut < 0.5 * dc.height[k]))
+            return deck_error(d,
+                              "run: the triclinic box is %g thick along %c (the distance "
+                              "between its faces; lengths %g %g %g, tilts %g %g %g): the halo "
+                              "cutoff rc + skin = %g must be below half of it; use more "
+                              "lattice cells, less tilt, or a smaller cutoff or skin",
+                              dc.height[k], "xyz"[k], len[0], len[1], len[2], d -> c.tilt[0],
+                              d->c.tilt[1], d->c.tilt[2], cut);
+    return HX_OK;
+}
