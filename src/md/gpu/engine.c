@@ -34,7 +34,8 @@
  * rebuild with several ranks), chain.c (a rebuild's runs of launches as
  * one graph each), step.c (the step schedules and their CUDA graphs),
  * step_single.c (one rank's device-resident step), vote.c (the rebuild
- * decision voted on the device), staging.c (copies through pinned host
+ * decision voted on the device), types.c (atom types: masses, the pairs'
+ * table, the halo's types), staging.c (copies through pinned host
  * memory), timers.c (stage timers), stretch.c (the driver's timed
  * stretches), trace_cupti.c (CUPTI's records in the trace). engine.h is
  * what they share; engine_parts.h the parts of the engine's state, one
