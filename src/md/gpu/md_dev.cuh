@@ -46,6 +46,18 @@ __device__ __forceinline__ float3 hxg_xload(const float *__restrict__ x, int i)
     return make_float3(__ldcg(p), __ldcg(p + 1), __ldcg(p + 2));
 }
 
+/* a[t] of a kernel parameter's per-type table (t < HXG_MAX_TYPES) by a
+ * chain of selects: an index into a parameter that is not a constant
+ * would copy the whole table into each thread's local memory first. */
+template <typename T> __device__ __forceinline__ T hxg_by_type(const T (&a)[HXG_MAX_TYPES], int t)
+{
+    T v = a[0];
+#pragma unroll
+    for (int k = 1; k < HXG_MAX_TYPES; k++)
+        v = t == k ? a[k] : v;
+    return v;
+}
+
 /* Blocks of `block` threads for n items. */
 static inline int hxg_blocks(long long n, int block)
 {

@@ -115,7 +115,7 @@ __global__ void hxg_k_kickdrift(int n, float4 *__restrict__ x, float4 *__restric
         float4 vi = v[i], xi = x[i];
         float4 fi = f[i];
         if (TYPED) /* the atom's type in the w of its position */
-            dtf = ty.dtf[__float_as_int(xi.w)];
+            dtf = hxg_by_type(ty.dtf, __float_as_int(xi.w));
         if (fclose) /* the step before's closing kick */
             hxg_close_kick(i, f, fclose, dtf, fi, vi);
         if (vscale) { /* fix nvt's first half step */
@@ -168,8 +168,8 @@ __global__ void hxg_k_kick(int n, float4 *__restrict__ v, float4 *__restrict__ f
         float4 fi = f[i], vi = v[i];
         if (TYPED) {
             const int t = __float_as_int(x[i].w);
-            dtf = ty.dtf[t];
-            mass = ty.mass[t];
+            dtf = hxg_by_type(ty.dtf, t);
+            mass = hxg_by_type(ty.mass, t);
         }
         hxg_close_kick(i, f, f3, dtf, fi, vi);
         if (dtf != 0.0f)
@@ -530,8 +530,8 @@ __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, ROOM, MINB))
         }
         if (KICK) {
             if (TYPED) {
-                dtf = ty.dtf[ti];
-                mass = ty.mass[ti];
+                dtf = hxg_by_type(ty.dtf, ti);
+                mass = hxg_by_type(ty.mass, ti);
             }
             float4 vi = v[i];
             vi.x += dtf * fx;

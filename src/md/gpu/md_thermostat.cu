@@ -52,7 +52,7 @@ __global__ void hxg_k_nh_ke(int n, const float4 *__restrict__ v, float mass, hxg
     if (i < n) {
         const float4 vi = v[i];
         if (ty.n > 1)
-            mass = ty.mass[__float_as_int(x[i].w)];
+            mass = hxg_by_type(ty.mass, __float_as_int(x[i].w));
         s = (double) mass * ((double) vi.x * vi.x + (double) vi.y * vi.y + (double) vi.z * vi.z);
     }
     for (int o = 16; o > 0; o >>= 1)
@@ -115,7 +115,7 @@ __global__ void hxg_k_langevin(int n, const float4 *__restrict__ v, float4 *__re
     if (done < 0)
         done = flags->cur - 1;
     const double t = hxi_md_langevin_target_at(p.t_start, p.t_stop, done, p.steps);
-    const double mass = p.ntypes > 1 ? p.masses[__float_as_int(x[i].w)] : p.mass;
+    const double mass = p.ntypes > 1 ? hxg_by_type(p.masses, __float_as_int(x[i].w)) : p.mass;
     const double gamma1 = -mass / p.damp;
     const double gamma2 = sqrt(mass) * sqrt(24.0 / p.damp / p.dt) * sqrt(t);
     const long long step = p.first_step + done;
