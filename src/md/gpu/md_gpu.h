@@ -68,14 +68,20 @@ typedef struct hxg_lj {
 } hxg_lj;
 
 /* Atom types the engine holds (hx_md_config's HX_MD_MAX_TYPES, which
- * setup.c checks it against). */
+ * types.c checks it against). */
 #define HXG_MAX_TYPES 8
 
 /* One pair of types as the typed force kernels take it: the formula's
  * coefficients, the pair's cutoff squared and its energy at the cutoff
- * when shifted (48 bytes, so that a row of them stays 16-byte aligned). */
+ * when shifted. 16-byte aligned (48 bytes): the kernels then load the
+ * coefficients two or four at a time from shared memory. */
+#ifdef __cplusplus
+#define HXG_ALIGN16 alignas(16)
+#else
+#define HXG_ALIGN16 _Alignas(16)
+#endif
 typedef struct hxg_pair_ij {
-    float c[HX_PAIR_NCOEF];
+    HXG_ALIGN16 float c[HX_PAIR_NCOEF];
     float rc2, eoff, pad[2];
 } hxg_pair_ij;
 
