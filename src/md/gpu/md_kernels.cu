@@ -273,7 +273,10 @@ __device__ __forceinline__ float3 hxg_xtload(const float *__restrict__ x,
  * block (every thread loads its share and waits for the rest): a row's
  * pairs are read by type, by threads of different types at once, which
  * the constant cache would serialise and shared memory serves in one
- * pass. Without TYPED: no table, no shared memory. */
+ * pass. The launch gives it ntypes^2 entries of dynamic shared memory
+ * (hxg_tab_bytes: 192 bytes for two types), so that the L1 cache the
+ * position loads go through keeps its size. Without TYPED: no table, no
+ * shared memory. */
 template <bool TYPED> struct hxg_tab {
     __device__ static __forceinline__ const hxg_pair_ij *load(const hxg_types &) { return nullptr; }
 };
@@ -281,7 +284,8 @@ template <bool TYPED> struct hxg_tab {
 template <> struct hxg_tab<true> {
     __device__ static __forceinline__ const hxg_pair_ij *load(const hxg_types &ty)
     {
-        __shared__ hxg_pair_ij tab[HXG_MAX_TYPES * HXG_MAX_TYPES];
+        extern __shared__ float4 hxg_tab_dyn[];
+        hxg_pair_ij *tab = reinterpret_cast<hxg_pair_ij *>(hxg_tab_dyn);
         const int words = ty.n * ty.n * (int) (sizeof(hxg_pair_ij) / sizeof(float));
         const float *__restrict__ src = reinterpret_cast<const float *>(ty.pairs);
         float *dst = reinterpret_cast<float *>(tab);
@@ -291,6 +295,12 @@ template <> struct hxg_tab<true> {
         return tab;
     }
 };
+
+/* Dynamic shared memory a force launch gives the table. */
+static inline size_t hxg_tab_bytes(bool typed, const hxg_types &ty)
+{
+    return typed ? sizeof(hxg_pair_ij) * (size_t) (ty.n * ty.n) : 0;
+}
 
 /* Neighbours a thread loads before it computes their pairs (its
  * neighbours k, k + TPP, ... k + (U-1) TPP): U independent chains of a list
@@ -575,9 +585,11 @@ static cudaError_t hxg_launch_force_style(cudaStream_t s, const hxg_force_k &k)
     const int block = 128;
     const long long threads = (long long) (k.n > 0 ? k.n : 1) * TPP;
     const int grid = (int) ((threads + block - 1) / block);
+    const size_t smem = hxg_tab_bytes(TYPED, k.ty);
     if (!PDL) {
-        hxg_k_force<TPP, XS, THERMO, WRITE, KICK, false, ROOM, STYLE, TYPED><<<grid, block, 0, s>>>(
-            k.n, k.idx, k.x, k.l, k.lj, k.g, k.f, k.v, k.dtf, k.mass, k.acc, k.flags, k.ty);
+        hxg_k_force<TPP, XS, THERMO, WRITE, KICK, false, ROOM, STYLE, TYPED>
+            <<<grid, block, smem, s>>>(k.n, k.idx, k.x, k.l, k.lj, k.g, k.f, k.v, k.dtf, k.mass,
+                                       k.acc, k.flags, k.ty);
         return cudaGetLastError();
     }
     cudaLaunchConfig_t cfg = {};
@@ -586,6 +598,7 @@ static cudaError_t hxg_launch_force_style(cudaStream_t s, const hxg_force_k &k)
     at[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.gridDim = dim3(grid);
     cfg.blockDim = dim3(block);
+    cfg.dynamicSmemBytes = smem;
     cfg.stream = s;
     cfg.attrs = at;
     cfg.numAttrs = 1;
