@@ -39,7 +39,7 @@
  * memory), timers.c (stage timers), stretch.c (the driver's timed
  * stretches), trace_cupti.c (CUPTI's records in the trace). engine.h is
  * what they share; engine_parts.h the parts of the engine's state, one
- * job each, and which files own them; md_gpu.h with md_kernels.cu,
+ * job each, and which files own them; md_gpu.h with md_kernels.cu, md_small.cu,
  * md_cells.cu and md_lists.cu the kernels and their launchers.
  */
 #include "md/gpu/engine.h"

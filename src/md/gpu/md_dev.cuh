@@ -1,5 +1,5 @@
 /*
- * md_dev.cuh - what the GPU engine's kernel files (md_kernels.cu,
+ * md_dev.cuh - what the GPU engine's kernel files (md_kernels.cu, md_small.cu,
  * md_cells.cu, md_lists.cu) share: the warp mask, position loads and grid
  * sizes.
  * Device code, included by .cu files only.
