@@ -70,6 +70,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "md_gpu_util.h"
 #include "md_util.h"
 
 #include "core/hxi.h"
@@ -648,36 +649,11 @@ int main(int argc, char **argv)
                 return hxt_skip(comm, "bad --grid");
         }
     }
-    {
-        /* The smallest device count over the ranks: max of the negatives. */
-        int ndev = 0;
-        if (cudaGetDeviceCount(&ndev) != cudaSuccess)
-            ndev = 0;
-        int neg = -ndev;
-        if (!HXT_OK(hxi_allreduce_int(comm, &neg, 1, 1)))
-            return hxt_finish(comm);
-        if (-neg <= 0)
-            return hxt_skip(comm, "no CUDA device visible to every rank: the GPU engine "
-                                  "needs a GPU");
-    }
-
-    /* NVSHMEM cannot start again in a process once its last transport is
-     * gone, so one stays alive while the engines come and go. */
+    const int unavailable = hxt_gpu_unavailable(comm);
+    if (unavailable)
+        return unavailable;
     memset(&ref, 0, sizeof ref);
-    for (int t = 0; t < hx_transport_count() && !keeper; t++) {
-        const char *name = hx_transport_name_at(t);
-        if (hx_transport_caps_of(name) & HX_CAP_PEER) {
-            hx_transport_opts o;
-            hx_transport_opts_init(&o);
-            o.name = name;
-            if (hx_transport_create(&keeper, comm, &o) != HX_OK) {
-                keeper = NULL;
-                if (rank == 0)
-                    printf("no NVSHMEM transport here: %s\n", hx_last_error());
-                break;
-            }
-        }
-    }
+    keeper = hxt_gpu_keeper(comm); /* kept while the engines come and go */
 
     if (compare) {
         hx_md_config cfg;

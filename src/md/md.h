@@ -160,9 +160,6 @@ void hx_md_site_at(const hx_md_config *cfg, double a, int64_t id, double x[3]);
 hx_status hx_md_velocities(hx_md_system *sys, const hx_md_config *cfg, hx_comm *comm);
 
 /* Atom types (types.c). */
-/* What a run with several types on the GPU engine is told (%d: the types). */
-#define HXI_MD_GPU_TYPES_MSG                                                                       \
-    "create_box %d: the GPU engine runs one atom type so far: run with --cpu"
 /* The types, masses, set commands and pairs of c: HX_ERR_INVALID for one
  * no engine can run (the pairs as hxi_pair_resolve). */
 hx_status hxi_md_types_check(const hx_md_config *c);

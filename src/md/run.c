@@ -109,16 +109,13 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
                              "a GPU, or use --cpu");
     }
 #ifdef HALOX_MD_GPU_ENGINE
-    /* Left to choose, a deck of several types runs on the CPU engine. */
-    if (cfg->use_gpu == 1 && cfg->types.ntypes > 1)
-        return hxi_error(HX_ERR_UNSUPPORTED, HXI_MD_GPU_TYPES_MSG, cfg->types.ntypes);
     /* Left to choose, a triclinic box runs on the CPU engine. */
     if (cfg->triclinic) {
         HXI_CHECK(hxi_cpu_transport_ok(tr));
         *ops = &hx_md_engine_cpu;
         return HX_OK;
     }
-    if (cfg->use_gpu == 1 || (cfg->use_gpu < 0 && gpus > 0 && cfg->types.ntypes <= 1)) {
+    if (cfg->use_gpu == 1 || (cfg->use_gpu < 0 && gpus > 0)) {
         *ops = &hx_md_engine_gpu;
         return HX_OK;
     }

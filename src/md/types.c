@@ -44,8 +44,6 @@ hx_status hxi_md_types_check(const hx_md_config *c)
                          t->ntypes, HX_MD_MAX_TYPES);
     if (t->ntypes == 1)
         return HX_OK;
-    if (c->use_gpu == 1)
-        return hxi_error(HX_ERR_UNSUPPORTED, HXI_MD_GPU_TYPES_MSG, t->ntypes);
     if (t->create_type < 1 || t->create_type > t->ntypes)
         return hxi_error(HX_ERR_INVALID, "create_atoms type %d: the box has types 1 to %d",
                          t->create_type, t->ntypes);

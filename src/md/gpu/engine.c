@@ -34,11 +34,12 @@
  * rebuild with several ranks), chain.c (a rebuild's runs of launches as
  * one graph each), step.c (the step schedules and their CUDA graphs),
  * step_single.c (one rank's device-resident step), vote.c (the rebuild
- * decision voted on the device), staging.c (copies through pinned host
+ * decision voted on the device), types.c (atom types: masses, the pairs'
+ * table, the halo's types), staging.c (copies through pinned host
  * memory), timers.c (stage timers), stretch.c (the driver's timed
  * stretches), trace_cupti.c (CUPTI's records in the trace). engine.h is
  * what they share; engine_parts.h the parts of the engine's state, one
- * job each, and which files own them; md_gpu.h with md_kernels.cu,
+ * job each, and which files own them; md_gpu.h with md_kernels.cu, md_small.cu,
  * md_cells.cu and md_lists.cu the kernels and their launchers.
  */
 #include "md/gpu/engine.h"
@@ -162,6 +163,7 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     tc[1] = hxi_now();
     st = hxg_eng_make_transport(e);
     HXI_CHECK_GOTO(hxi_agree(comm, st), st, fail);
+    HXI_CHECK_GOTO(hxg_eng_types_start(e), st, fail);
     tc[2] = hxi_now();
     e->step = 0;
     HXI_CHECK_GOTO(hxg_eng_rebuild_host(e, 1), st, fail);
@@ -252,6 +254,7 @@ static hx_status gpu_thermo(hx_md_engine *e, hx_md_thermo *out)
     const double *L = e->decomp.box_len;
     hx_md_thermo_from_sums(out, e->step, e->sys->natoms, L[0] * L[1] * L[2], sums[HXG_ACC_MV2],
                            sums[HXG_ACC_E], sums[HXG_ACC_W]);
+    out->mass_sum = e->phys.mass_sum; /* several types: the density's mass (types.c) */
     hxg_eng_tm_harvest_all(&e->timers);
     e->timers.stats.stage[HX_MD_OTHER] += hxi_now() - t0;
     return HX_OK;
@@ -278,7 +281,7 @@ static hx_status gpu_gather(hx_md_engine *e, hx_md_system *sys, double **f)
             HXI_CHECK(hxi_grow((void **) &e->host.fout, sizeof(double) * 3 * (size_t) n, "forces"));
             e->host.fout_cap = n;
         }
-        HXI_CHECK(hxg_eng_get(&e->host, e->host.fout, e->atoms.f4, n, 4, e->dev.s_loc));
+        HXI_CHECK(hxg_eng_get(&e->host, e->host.fout, NULL, e->atoms.f4, n, 4, e->dev.s_loc));
         *f = e->host.fout;
     }
     return HX_OK;
@@ -310,7 +313,7 @@ static size_t engine_bytes(const hx_md_engine *e)
            e->atoms.b_sv4 + e->atoms.b_id + e->atoms.b_sid + e->atoms.b_zones + e->cells.b_xsort +
            e->cells.b_cellof + e->cells.b_atoms + e->lists.b_locnb + e->lists.b_loccnt +
            e->lists.b_nlnb + e->lists.b_nlcnt + e->lists.b_nlrow + e->lists.b_nlatom +
-           e->lists.b_nlidx + e->lists.b_nlpos +
+           e->lists.b_nlidx + e->lists.b_nlpos + e->atoms.b_type +
            sizeof(int32_t) * (2 * (size_t) e->cells.grid.ncell + 1);
 }
 
@@ -359,6 +362,7 @@ static void gpu_destroy(hx_md_engine *e)
     if (e->xport.plan)
         hx_plan_destroy(e->xport.plan);
     hx_rebuild_destroy(e->rebuild.rb);
+    hxg_eng_types_free(e);
     void *dev[] = {e->atoms.x4,      e->atoms.v4,         e->atoms.f4,       e->atoms.xold4,
                    e->atoms.sx4,     e->atoms.sv4,        e->atoms.id,       e->atoms.sid,
                    e->atoms.zones,   e->cells.xsort,      e->cells.cellof,   e->cells.atoms,

@@ -120,6 +120,10 @@ static inline hxg_consts hxg_eng_consts(const hx_md_engine *e)
     k.tpp_nl = p->tpp_nl;
     k.room = p->room;
     k.vscale = e->therm.nh && e->cfg.nve ? &e->therm.nh->scale : NULL;
+    k.ty = p->ty;
+    k.ty.type = e->multi ? e->atoms.type : NULL;
+    for (int t = 0; t < HXG_MAX_TYPES; t++)
+        k.ty.dtf[t] = e->cfg.nve ? p->ty.dtf[t] : 0.0f;
     return k;
 }
 
@@ -179,13 +183,16 @@ hx_status hxg_eng_download_home(hx_md_engine *e, hx_md_system *s);
 
 /* n atoms from host to device on stream s, through the pinned staging
  * buffer: w 3 or 4, host doubles (3 per atom) into w floats per atom (the
- * fourth 0); w 0, `size` bytes per atom as they are. Waits for the copy. */
-hx_status hxg_eng_put(struct hxg_host *host, void *dst, const void *src, int n, int w, size_t size,
-                      cudaStream_t s);
+ * fourth 0, or with w 4 and type given, the bits of type - 1: the atom's
+ * type as the kernels read it, md_gpu.h); w 0, `size` bytes per atom as
+ * they are. Waits for the copy. */
+hx_status hxg_eng_put(struct hxg_host *host, void *dst, const void *src, const int32_t *type, int n,
+                      int w, size_t size, cudaStream_t s);
 /* n atoms from device floats (w per atom, the first 3 taken) into host
- * doubles (3 per atom). Waits for the copy. */
-hx_status hxg_eng_get(struct hxg_host *host, double *dst, const float *src, int n, int w,
-                      cudaStream_t s);
+ * doubles (3 per atom), and with w 4 and type given, the fourth's bits
+ * plus 1 into type. Waits for the copy. */
+hx_status hxg_eng_get(struct hxg_host *host, double *dst, int32_t *type, const float *src, int n,
+                      int w, cudaStream_t s);
 hx_status hxg_eng_stage_create(struct hxg_host *host);
 void hxg_eng_stage_destroy(struct hxg_host *host);
 /* Rebuild phase times: adds the time since *t to phase[k] (traced as
@@ -318,6 +325,21 @@ hx_status hxg_eng_therm_end_multi(hx_md_engine *e, double *acc);
 hx_status hxg_eng_therm_gather(hx_md_engine *e, hx_md_system *sys);
 /* Appends the thermostats to the description buf (n bytes). */
 void hxg_eng_therm_describe(const hx_md_engine *e, char *buf, size_t n);
+
+/* ----------------------------------------------------------- types.c */
+
+/* Rank-local, after the physics: the per-type masses and the pairs' table
+ * (e->phys.ty; one type: ty.n 1 and nothing more). */
+hx_status hxg_eng_types_setup(hx_md_engine *e);
+/* Collective, after the transport is made and the first atoms are in
+ * e->sys: the field the halo's types travel in (several types and ranks)
+ * and the mass of all atoms. */
+hx_status hxg_eng_types_start(hx_md_engine *e);
+/* The forward exchange of a rebuild on the transport's stream: with
+ * several types the home atoms' types (from x4) go with the coordinates
+ * to the halo (hx_transport_fields_forward), else the coordinates alone. */
+hx_status hxg_eng_forward_rebuild(hx_md_engine *e);
+void hxg_eng_types_free(hx_md_engine *e);
 
 /* ----------------------------------------------------- trace_cupti.c */
 

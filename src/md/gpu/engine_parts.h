@@ -66,6 +66,12 @@ struct hxg_phys {
     double rh;
     int tpp, tpp_nl;
     int room; /* local forces compiled to leave room beside them (setup.c) */
+    /* Several atom types (types.c): the masses and the pairs' table (pairs,
+     * device memory, which ty.pairs reads), and the mass of all atoms
+     * (thermo's density; 0 with one type). */
+    hxg_types ty;
+    hxg_pair_ij *pairs;
+    double mass_sum;
 };
 
 /* The atoms on the device (setup.c sizes them, the rebuilds in rebuild.c
@@ -79,7 +85,11 @@ struct hxg_atoms {
     float *x4, *v4, *f4, *xold4, *sx4, *sv4;
     int64_t *id, *sid;
     uint8_t *zones;
-    size_t b_x4, b_v4, b_f4, b_xold4, b_sx4, b_sv4, b_id, b_sid, b_zones;
+    /* Several types and ranks: the local atoms' types (the home atoms'
+     * from the w of x4, the halo's from the transport's field exchange;
+     * types.c), cap_total of them. */
+    int32_t *type;
+    size_t b_x4, b_v4, b_f4, b_xold4, b_sx4, b_sv4, b_id, b_sid, b_zones, b_type;
 };
 
 /* The cell lists (setup.c sizes them; the sorts and list builds fill
@@ -247,6 +257,7 @@ struct hxg_xport {
     hx_plan *plan;
     float *tx, *tf;
     int blocking;
+    int type_field; /* the field id of atoms.type (several types and ranks), else -1 */
 };
 
 /* Host memory (staging.c, rebuild.c, engine.c): the pinned staging halves

@@ -1,5 +1,5 @@
 /*
- * md_dev.cuh - what the GPU engine's kernel files (md_kernels.cu,
+ * md_dev.cuh - what the GPU engine's kernel files (md_kernels.cu, md_small.cu,
  * md_cells.cu, md_lists.cu) share: the warp mask, position loads and grid
  * sizes.
  * Device code, included by .cu files only.
@@ -44,6 +44,18 @@ __device__ __forceinline__ float3 hxg_xload(const float *__restrict__ x, int i)
     }
     const float *p = x + 3 * (size_t) i;
     return make_float3(__ldcg(p), __ldcg(p + 1), __ldcg(p + 2));
+}
+
+/* a[t] of a kernel parameter's per-type table (t < HXG_MAX_TYPES) by a
+ * chain of selects: an index into a parameter that is not a constant
+ * would copy the whole table into each thread's local memory first. */
+template <typename T> __device__ __forceinline__ T hxg_by_type(const T (&a)[HXG_MAX_TYPES], int t)
+{
+    T v = a[0];
+#pragma unroll
+    for (int k = 1; k < HXG_MAX_TYPES; k++)
+        v = t == k ? a[k] : v;
+    return v;
 }
 
 /* Blocks of `block` threads for n items. */

@@ -3,7 +3,7 @@
  * (md_kernels.cu, md_lists.cu) share: plain structs of fixed-width types and the thin
  * launchers. Compiles as C11 and as CUDA C++; needs no CUDA header.
  *
- * Arrays: x4, v4, f4 are float4 per home atom (w unused) owned by the
+ * Arrays: x4, v4, f4 are float4 per home atom (x4's w: the atom's type, hxg_types) owned by the
  * engine; x3/f3 are the transport's float3 arrays (home, then halo). A
  * neighbour list keeps atom i's k-th neighbour at nb[k * stride + i], so
  * that the threads of a warp, one atom each, read one row together.
@@ -67,6 +67,38 @@ typedef struct hxg_lj {
     float eoff;             /* energy at rc when shifted, else 0 */
 } hxg_lj;
 
+/* Atom types the engine holds (hx_md_config's HX_MD_MAX_TYPES, which
+ * types.c checks it against). */
+#define HXG_MAX_TYPES 8
+
+/* One pair of types as the typed force kernels take it: the formula's
+ * coefficients, the pair's cutoff squared and its energy at the cutoff
+ * when shifted. 16-byte aligned (48 bytes): the kernels then load the
+ * coefficients two or four at a time from shared memory. */
+#ifdef __cplusplus
+#define HXG_ALIGN16 alignas(16)
+#else
+#define HXG_ALIGN16 _Alignas(16)
+#endif
+typedef struct hxg_pair_ij {
+    HXG_ALIGN16 float c[HX_PAIR_NCOEF];
+    float rc2, eoff, pad[2];
+} hxg_pair_ij;
+
+/* Atom types as the step kernels take them. A home atom's type (0-based)
+ * is the bits of an int in the w of its position (x4, xold4, sx4: every
+ * sort, wrap and migration moves it with the position); with several
+ * ranks `type` holds the types of the local atoms, home then halo, for the
+ * non-local forces (the halo's from the transport's field exchange at each
+ * rebuild). n 1: one type, and nothing here is read. */
+typedef struct hxg_types {
+    int32_t n;
+    float dtf[HXG_MAX_TYPES];  /* the kick's dt / 2m of each type (0: atoms do not move) */
+    float mass[HXG_MAX_TYPES]; /* each type's mass */
+    const hxg_pair_ij *pairs;  /* device, n * n: types ti, tj at ti * n + tj */
+    const int32_t *type;       /* device: the local atoms' types (several ranks), else NULL */
+} hxg_types;
+
 /* Neighbour list: nb[k * stride + r] for k < cnt[i] <= max, where r = i
  * (row NULL: a row for every atom) or r = row[i] (the compact non-local
  * list of the device rebuild: rows only for the atoms that can have
@@ -124,7 +156,7 @@ enum { HXG_ACC_E = 0, HXG_ACC_W = 1, HXG_ACC_MV2 = 2, HXG_NACC = 3 };
  * call, and passes the kernels the fields they read (the host code builds
  * the views from its engine, engine.h). */
 
-/* The atoms. Home atoms: x4, v4, f4 (float4 each, w unused), xold4 (the
+/* The atoms. Home atoms: x4, v4, f4 (float4 each; the w of x4 the type, else unused), xold4 (the
  * positions at the last list build), id; sx4, sv4, sid: the scratch a
  * cell sort permutes them into. x3, f3: the transport's positions and
  * forces, home then halo atoms (3 floats each); zones: 4 bytes per local
@@ -172,12 +204,15 @@ typedef struct hxg_lists_view {
  * half-skin; the threads per atom of the local and the non-local forces,
  * and whether the local forces leave room beside them (hxg_force_local);
  * vscale (device, NULL: none): the factor the kick-drift scales the
- * velocities by first (fix nvt's first half step, md_thermostat.h). */
+ * velocities by first (fix nvt's first half step, md_thermostat.h); ty:
+ * the atom types (ty.n > 1: each atom's mass and each pair's potential by
+ * type, the force kernels' typed instantiation). */
 typedef struct hxg_consts {
     hxg_lj lj;
     float dtf, dt, mass, trig2;
     int32_t tpp, tpp_nl, room;
     const float *vscale;
+    hxg_types ty; /* several types: the masses and pairs by type (dtf, mass, lj unused) */
 } hxg_consts;
 
 /* When a step rebuilds its lists, as LAMMPS's Neighbor::decide: step %
@@ -353,6 +388,11 @@ int hxg_sort_home(void *stream, hxg_atoms_view a, hxg_cells_view c, const int32_
  * (hxg_build_sorted) and finishes the step. */
 int hxg_rebuild_single(void *stream, hxg_atoms_view a, hxg_cells_view c, hxg_lists_view l,
                        hxg_decide d, hxg_report *report);
+
+/* type[i] = the type in the w of x4[i] (the bits of an int) for the n
+ * home atoms: the home part of the array the transport's field exchange
+ * forwards to the halo. */
+int hxg_types_of(void *stream, const float *x4, int32_t *type, int n);
 
 /* Steps the GPU engine has replayed from CUDA graphs so far,
  * on this rank, for tests and logs. */

@@ -2,7 +2,8 @@
  * md_kernels.cu - the GPU engine's step kernels: the integrator and the
  * Lennard-Jones forces over full neighbour lists, with thin extern "C"
  * launchers; all set-up arithmetic is done on the host (src/md/gpu/*.c).
- * The cell and list builds and the single-rank rebuild are in md_lists.cu.
+ * The cell and list builds and the single-rank rebuild are in md_lists.cu,
+ * the small kernels beside the step (vote, copies, types) in md_small.cu.
  *
  * Why full lists: every pair appears in the lists of both of its atoms, so
  * each thread (group) owns the force of one atom and writes it once: no
@@ -93,13 +94,14 @@ __device__ __forceinline__ void hxg_close_kick(int i, float4 *__restrict__ f,
  * `cond`, reading the flags past the L1 (volatile), which may still hold
  * the line read for halt. While flags->halt no block counts, and the
  * condition keeps its default, 0. */
-template <bool DECIDE>
+template <bool DECIDE, bool TYPED>
 __global__ void hxg_k_kickdrift(int n, float4 *__restrict__ x, float4 *__restrict__ v,
                                 float4 *__restrict__ f, const float4 *__restrict__ xold,
                                 float *__restrict__ x3, const float *__restrict__ fclose, float dtf,
                                 float dt, const float *__restrict__ vscale, int neigh_check,
                                 int every, float trig2, long long step, hxg_flags *flags,
-                                double *acc_zero, int delay, cudaGraphConditionalHandle cond)
+                                double *acc_zero, int delay, cudaGraphConditionalHandle cond,
+                                hxg_types ty)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     hxi_dev_launch_dependents(); /* the local forces with PDL (hxg_force_local) */
@@ -113,6 +115,8 @@ __global__ void hxg_k_kickdrift(int n, float4 *__restrict__ x, float4 *__restric
     if (i < n) {
         float4 vi = v[i], xi = x[i];
         float4 fi = f[i];
+        if (TYPED) /* the atom's type in the w of its position */
+            dtf = hxg_by_type(ty.dtf, __float_as_int(xi.w));
         if (fclose) /* the step before's closing kick */
             hxg_close_kick(i, f, fclose, dtf, fi, vi);
         if (vscale) { /* fix nvt's first half step */
@@ -152,9 +156,10 @@ __global__ void hxg_k_kickdrift(int n, float4 *__restrict__ x, float4 *__restric
 /* One thread per home atom: combines the local force with the halo-side
  * force the transport has reduced into f3, kicks, and optionally sums
  * m v^2 (block reduction, one double atomic per block and value). */
+template <bool TYPED>
 __global__ void hxg_k_kick(int n, float4 *__restrict__ v, float4 *__restrict__ f,
                            const float *__restrict__ f3, float dtf, float mass, double *acc,
-                           const hxg_flags *flags)
+                           const hxg_flags *flags, const float4 *__restrict__ x, hxg_types ty)
 {
     if (flags && *(const volatile int32_t *) &flags->halt)
         return; /* the whole grid alike */
@@ -162,6 +167,11 @@ __global__ void hxg_k_kick(int n, float4 *__restrict__ v, float4 *__restrict__ f
     double mv2 = 0.0;
     if (i < n) {
         float4 fi = f[i], vi = v[i];
+        if (TYPED) {
+            const int t = __float_as_int(x[i].w);
+            dtf = hxg_by_type(ty.dtf, t);
+            mass = hxg_by_type(ty.mass, t);
+        }
         hxg_close_kick(i, f, f3, dtf, fi, vi);
         if (dtf != 0.0f)
             v[i] = vi;
@@ -188,11 +198,11 @@ __device__ __forceinline__ float hxg_rcp(float r2)
 /* F(r)/r and E(r) of style STYLE (pair_eval.h's float formulas): one
  * instantiation a style, so that no thread tests a style. */
 template <int STYLE>
-__device__ __forceinline__ float hxg_formula(const hxg_lj &lj, float r2, float &e)
+__device__ __forceinline__ float hxg_formula(const float *c, float r2, float &e)
 {
 #define HXG_FORMULA(ID, name)                                                                      \
     if (STYLE == HX_PAIR_##ID)                                                                     \
-        return hxp_##name##_f(lj.c, r2, &e);
+        return hxp_##name##_f(c, r2, &e);
     HX_PAIR_STYLES(HXG_FORMULA)
 #undef HXG_FORMULA
     e = 0.0f;
@@ -205,25 +215,29 @@ __device__ __forceinline__ float hxg_formula(const hxg_lj &lj, float r2, float &
  * division), any other STYLE by its formula. Without branches: a pair
  * beyond the cutoff, or one that is not there (!ok, xj == xi), adds
  * zeros, so that the loads of the next pairs need not wait for this one's
- * test, and the sums are those without it, bit for bit. */
-template <bool THERMO, int STYLE>
+ * test, and the sums are those without it, bit for bit. TYPED: the pair's
+ * coefficients, cutoff and offset from pij (the types' entry of the
+ * table), else from lj. */
+template <bool THERMO, int STYLE, bool TYPED = false>
 __device__ __forceinline__ void hxg_pair(float3 xi, float3 xj, const hxg_lj &lj, const hxg_geom &g,
-                                         float3 &f, float &e, float &w, bool ok = true)
+                                         float3 &f, float &e, float &w, bool ok = true,
+                                         const hxg_pair_ij *pij = nullptr)
 {
     float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z;
     dx -= g.per_len[0] * rintf(dx * g.per_inv[0]);
     dy -= g.per_len[1] * rintf(dy * g.per_inv[1]);
     dz -= g.per_len[2] * rintf(dz * g.per_inv[2]);
     const float r2 = dx * dx + dy * dy + dz * dz;
-    const bool in = ok && r2 < lj.rc2;
+    const float *c = TYPED ? pij->c : lj.c;
+    const bool in = ok && r2 < (TYPED ? pij->rc2 : lj.rc2);
     float fp, en = 0.0f, r6i = 0.0f;
     if (STYLE == HX_PAIR_LJ_CUT) {
         const float r2i = in ? hxg_rcp(r2) : 0.0f;
         r6i = r2i * r2i * r2i;
-        fp = r6i * (lj.c[0] * r6i - lj.c[1]) * r2i;
+        fp = r6i * (c[0] * r6i - c[1]) * r2i;
     } else {
         /* r^2 1 for a pair that is out, so that no formula meets r = 0. */
-        const float f1 = hxg_formula<STYLE>(lj, in ? r2 : 1.0f, en);
+        const float f1 = hxg_formula<STYLE>(c, in ? r2 : 1.0f, en);
         fp = in ? f1 : 0.0f;
     }
     f.x += dx * fp;
@@ -231,10 +245,62 @@ __device__ __forceinline__ void hxg_pair(float3 xi, float3 xj, const hxg_lj &lj,
     f.z += dz * fp;
     if (THERMO) {
         if (STYLE == HX_PAIR_LJ_CUT)
-            en = r6i * (lj.c[2] * r6i - lj.c[3]);
-        e += in ? en - lj.eoff : 0.0f;
+            en = r6i * (c[2] * r6i - c[3]);
+        e += in ? en - (TYPED ? pij->eoff : lj.eoff) : 0.0f;
         w += r2 * fp;
     }
+}
+
+/* The position of atom j and, TYPED, its type: from the w of a position
+ * array of stride 4 (the same load), else from type[] (the local atoms'
+ * types, several ranks). Without TYPED, t is left alone. */
+template <int XS, bool CG, bool TYPED>
+__device__ __forceinline__ float3 hxg_xtload(const float *__restrict__ x,
+                                             const int32_t *__restrict__ type, int j, int &t)
+{
+    if (!TYPED)
+        return hxg_xload<XS, CG>(x, j);
+    if (XS == 4) {
+        const float4 *p = reinterpret_cast<const float4 *>(x) + j;
+        const float4 q = CG ? __ldcg(p) : __ldg(p);
+        t = __float_as_int(q.w);
+        return make_float3(q.x, q.y, q.z);
+    }
+    t = __ldg(type + j); /* made at the rebuild: read-only while the step runs */
+    return hxg_xload<XS, CG>(x, j);
+}
+
+/* The typed kernels' table of pairs, copied into shared memory by the
+ * block (every thread loads its share and waits for the rest): a row's
+ * pairs are read by type, by threads of different types at once, which
+ * the constant cache would serialise and shared memory serves in one
+ * pass. The launch gives it ntypes^2 entries of dynamic shared memory
+ * (hxg_tab_bytes: 192 bytes for two types), so that the L1 cache the
+ * position loads go through keeps its size. Without TYPED: no table, no
+ * shared memory. */
+template <bool TYPED> struct hxg_tab {
+    __device__ static __forceinline__ const hxg_pair_ij *load(const hxg_types &) { return nullptr; }
+};
+
+template <> struct hxg_tab<true> {
+    __device__ static __forceinline__ const hxg_pair_ij *load(const hxg_types &ty)
+    {
+        extern __shared__ float4 hxg_tab_dyn[];
+        hxg_pair_ij *tab = reinterpret_cast<hxg_pair_ij *>(hxg_tab_dyn);
+        const int words = ty.n * ty.n * (int) (sizeof(hxg_pair_ij) / sizeof(float));
+        const float *__restrict__ src = reinterpret_cast<const float *>(ty.pairs);
+        float *dst = reinterpret_cast<float *>(tab);
+        for (int k = threadIdx.x; k < words; k += blockDim.x)
+            dst[k] = __ldg(src + k);
+        __syncthreads();
+        return tab;
+    }
+};
+
+/* Dynamic shared memory a force launch gives the table. */
+static inline size_t hxg_tab_bytes(bool typed, const hxg_types &ty)
+{
+    return typed ? sizeof(hxg_pair_ij) * (size_t) (ty.n * ty.n) : 0;
 }
 
 /* Neighbours a thread loads before it computes their pairs (its
@@ -356,11 +422,17 @@ __device__ __forceinline__ void hxg_force_meet(float &fx, float &fy, float &fz, 
     }
 }
 
-template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL, bool ROOM, int STYLE>
+/* TYPED (several atom types): each pair's coefficients, cutoff and offset
+ * from the table of ty.pairs (in shared memory, hxg_pair_tab) by the two
+ * atoms' types, the kick's dtf and mass by atom i's type; one type keeps
+ * the kernel without it (TYPED false: no test in the loop, the loads and
+ * arithmetic as before types came). */
+template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL, bool ROOM, int STYLE,
+          bool TYPED>
 __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, ROOM, MINB))
     hxg_k_force(int n, const int32_t *__restrict__ idx, const float *__restrict__ x, hxg_list l,
                 hxg_lj lj, hxg_geom g, float *__restrict__ f, float4 *__restrict__ v, float dtf,
-                float mass, double *acc, hxg_flags *flags)
+                float mass, double *acc, hxg_flags *flags, hxg_types ty)
 {
     constexpr int U = HXG_SET(TPP, XS, ROOM, UNROLL);
     constexpr bool TAIL = HXG_SET(TPP, XS, ROOM, TAIL);
@@ -373,11 +445,15 @@ __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, ROOM, MINB))
         if (t == 0 && XS == 4)
             flags->cur += 1; /* the local forces count steps; nothing here reads it */
     }
+    /* Made at the set-up: no wait for the kernel before it (PDL). */
+    const hxg_pair_ij *const tab = hxg_tab<TYPED>::load(ty);
     const int sub = t % TPP;
     const bool active = t / TPP < n;
     const int i = idx && active ? __ldg(idx + t / TPP) : t / TPP;
     float3 fi = make_float3(0.0f, 0.0f, 0.0f);
     float e = 0.0f, w = 0.0f;
+    int ti = 0;                    /* TYPED: atom i's type */
+    const hxg_pair_ij *row = NULL; /* TYPED: its row of the table */
     /* PDL: the kernel runs while the one before it on the stream (the
      * forward exchange, or the kick-drift) still does: the list's count and
      * row (made at the rebuild) are read first, the positions after that kernel's end, and
@@ -395,7 +471,9 @@ __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, ROOM, MINB))
             hxi_dev_grid_wait();
     }
     if (active) {
-        const float3 xi = hxg_xload<XS, PDL>(x, i);
+        const float3 xi = hxg_xtload<XS, PDL, TYPED>(x, ty.type, i, ti);
+        if (TYPED)
+            row = tab + ti * ty.n;
         const int cnt = PDL ? pre_cnt : __ldg(l.cnt + i);
         const size_t stride = (size_t) l.stride;
         /* A compact list's row is read beside the count, not after it
@@ -406,7 +484,7 @@ __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, ROOM, MINB))
             l.nb + (l.row ? (PDL ? pre_row : __ldg(l.row + i)) : i) + (size_t) sub * stride;
         int k = sub;
         for (; k + (U - 1) * TPP < cnt; k += U * TPP) {
-            int j[U];
+            int j[U], tj[U];
             float3 xj[U];
 #pragma unroll
             for (int u = 0; u < U; u++)
@@ -414,28 +492,35 @@ __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, ROOM, MINB))
             nb += (size_t) U * TPP * stride;
 #pragma unroll
             for (int u = 0; u < U; u++)
-                xj[u] = hxg_xload<XS, PDL>(x, j[u]);
+                xj[u] = hxg_xtload<XS, PDL, TYPED>(x, ty.type, j[u], tj[u]);
 #pragma unroll
             for (int u = 0; u < U; u++)
-                hxg_pair<THERMO, STYLE>(xi, xj[u], lj, g, fi, e, w);
+                hxg_pair<THERMO, STYLE, TYPED>(xi, xj[u], lj, g, fi, e, w, true,
+                                               TYPED ? row + tj[u] : nullptr);
         }
         if (TAIL) {
             if (k < cnt) { /* fewer than U left: entries k + u TPP < cnt */
-                int j[U];
+                int j[U], tj[U];
                 float3 xj[U];
 #pragma unroll
                 for (int u = 0; u < U; u++)
                     j[u] = k + u * TPP < cnt ? __ldg(nb + (size_t) u * TPP * stride) : -1;
 #pragma unroll
-                for (int u = 0; u < U; u++)
-                    xj[u] = j[u] >= 0 ? hxg_xload<XS, PDL>(x, j[u]) : xi;
+                for (int u = 0; u < U; u++) {
+                    tj[u] = ti;
+                    xj[u] = j[u] >= 0 ? hxg_xtload<XS, PDL, TYPED>(x, ty.type, j[u], tj[u]) : xi;
+                }
 #pragma unroll
                 for (int u = 0; u < U; u++)
-                    hxg_pair<THERMO, STYLE>(xi, xj[u], lj, g, fi, e, w, j[u] >= 0);
+                    hxg_pair<THERMO, STYLE, TYPED>(xi, xj[u], lj, g, fi, e, w, j[u] >= 0,
+                                                   TYPED ? row + tj[u] : nullptr);
             }
         } else {
             for (; k < cnt; k += TPP) {
-                hxg_pair<THERMO, STYLE>(xi, hxg_xload<XS, PDL>(x, __ldg(nb)), lj, g, fi, e, w);
+                int tj = ti;
+                const float3 xj = hxg_xtload<XS, PDL, TYPED>(x, ty.type, __ldg(nb), tj);
+                hxg_pair<THERMO, STYLE, TYPED>(xi, xj, lj, g, fi, e, w, true,
+                                               TYPED ? row + tj : nullptr);
                 nb += (size_t) TPP * stride;
             }
         }
@@ -455,6 +540,10 @@ __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, ROOM, MINB))
             }
         }
         if (KICK) {
+            if (TYPED) {
+                dtf = hxg_by_type(ty.dtf, ti);
+                mass = hxg_by_type(ty.mass, ti);
+            }
             float4 vi = v[i];
             vi.x += dtf * fx;
             vi.y += dtf * fy;
@@ -483,21 +572,25 @@ struct hxg_force_k {
     float dtf, mass;
     double *acc;
     hxg_flags *flags;
+    hxg_types ty;
 };
 
 /* PDL: launched with programmatic stream serialisation, so that the
  * kernel's blocks may start once the kernel before it on the stream lets
  * them (griddepcontrol.launch_dependents, the fused forward exchange does
  * at entry) and wait inside for its end (hxi_dev_grid_wait). */
-template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL, bool ROOM, int STYLE>
+template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL, bool ROOM, int STYLE,
+          bool TYPED>
 static cudaError_t hxg_launch_force_style(cudaStream_t s, const hxg_force_k &k)
 {
     const int block = 128;
     const long long threads = (long long) (k.n > 0 ? k.n : 1) * TPP;
     const int grid = (int) ((threads + block - 1) / block);
+    const size_t smem = hxg_tab_bytes(TYPED, k.ty);
     if (!PDL) {
-        hxg_k_force<TPP, XS, THERMO, WRITE, KICK, false, ROOM, STYLE><<<grid, block, 0, s>>>(
-            k.n, k.idx, k.x, k.l, k.lj, k.g, k.f, k.v, k.dtf, k.mass, k.acc, k.flags);
+        hxg_k_force<TPP, XS, THERMO, WRITE, KICK, false, ROOM, STYLE, TYPED>
+            <<<grid, block, smem, s>>>(k.n, k.idx, k.x, k.l, k.lj, k.g, k.f, k.v, k.dtf, k.mass,
+                                       k.acc, k.flags, k.ty);
         return cudaGetLastError();
     }
     cudaLaunchConfig_t cfg = {};
@@ -506,22 +599,28 @@ static cudaError_t hxg_launch_force_style(cudaStream_t s, const hxg_force_k &k)
     at[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.gridDim = dim3(grid);
     cfg.blockDim = dim3(block);
+    cfg.dynamicSmemBytes = smem;
     cfg.stream = s;
     cfg.attrs = at;
     cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, hxg_k_force<TPP, XS, THERMO, WRITE, KICK, PDL, ROOM, STYLE>,
-                              k.n, k.idx, k.x, k.l, k.lj, k.g, k.f, k.v, k.dtf, k.mass, k.acc,
-                              k.flags);
+    return cudaLaunchKernelEx(
+        &cfg, hxg_k_force<TPP, XS, THERMO, WRITE, KICK, PDL, ROOM, STYLE, TYPED>, k.n, k.idx, k.x,
+        k.l, k.lj, k.g, k.f, k.v, k.dtf, k.mass, k.acc, k.flags, k.ty);
 }
 
-/* The kernels of the run's pair style: each style its own. */
+/* The kernels of the run's pair style: each style its own, and each its
+ * typed one for several atom types. */
 template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL, bool ROOM>
 static cudaError_t hxg_launch_force(cudaStream_t s, const hxg_force_k &k)
 {
+    const bool typed = k.ty.n > 1;
     switch (k.lj.style) {
 #define HXG_STYLE_CASE(ID, name)                                                                   \
     case HX_PAIR_##ID:                                                                             \
-        return hxg_launch_force_style<TPP, XS, THERMO, WRITE, KICK, PDL, ROOM, HX_PAIR_##ID>(s, k);
+        return typed ? hxg_launch_force_style<TPP, XS, THERMO, WRITE, KICK, PDL, ROOM,             \
+                                              HX_PAIR_##ID, true>(s, k)                            \
+                     : hxg_launch_force_style<TPP, XS, THERMO, WRITE, KICK, PDL, ROOM,             \
+                                              HX_PAIR_##ID, false>(s, k);
         HX_PAIR_STYLES(HXG_STYLE_CASE)
 #undef HXG_STYLE_CASE
     }
@@ -577,63 +676,35 @@ static cudaError_t hxg_force(cudaStream_t s, int tpp, int xs, const hxg_force_k 
 
 /* ------------------------------------------------------------ launchers */
 
-extern "C" int hxg_kickdrift(void *stream, hxg_atoms_view a, const float *fclose, hxg_consts k,
-                             hxg_decide d, double *acc_zero, unsigned long long cond)
+/* The kick-drift's kernel of DECIDE (and TYPED: several atom types). */
+template <bool DECIDE, bool TYPED>
+static void hxg_launch_kickdrift(cudaStream_t s, const hxg_atoms_view &a, const float *fclose,
+                                 const hxg_consts &k, const hxg_decide &d, double *acc_zero,
+                                 unsigned long long cond)
 {
     const int block = 256;
     const int n = a.nhome;
     const int grid = hxg_blocks(n > HXG_NACC ? n : HXG_NACC, block);
     const int every = d.every > 0 ? d.every : 1;
-    if (cond)
-        hxg_k_kickdrift<true><<<grid, block, 0, (cudaStream_t) stream>>>(
-            n, (float4 *) a.x4, (float4 *) a.v4, (float4 *) a.f4, (const float4 *) a.xold4, a.x3,
-            fclose, k.dtf, k.dt, k.vscale, d.check, every, k.trig2, (long long) d.step, d.flags,
-            acc_zero, d.delay, (cudaGraphConditionalHandle) cond);
+    hxg_k_kickdrift<DECIDE, TYPED><<<grid, block, 0, s>>>(
+        n, (float4 *) a.x4, (float4 *) a.v4, (float4 *) a.f4, (const float4 *) a.xold4, a.x3,
+        fclose, k.dtf, k.dt, k.vscale, d.check, every, k.trig2, (long long) d.step, d.flags,
+        acc_zero, d.delay, (cudaGraphConditionalHandle) cond, k.ty);
+}
+
+extern "C" int hxg_kickdrift(void *stream, hxg_atoms_view a, const float *fclose, hxg_consts k,
+                             hxg_decide d, double *acc_zero, unsigned long long cond)
+{
+    cudaStream_t s = (cudaStream_t) stream;
+    const bool typed = k.ty.n > 1;
+    if (cond && typed)
+        hxg_launch_kickdrift<true, true>(s, a, fclose, k, d, acc_zero, cond);
+    else if (cond)
+        hxg_launch_kickdrift<true, false>(s, a, fclose, k, d, acc_zero, cond);
+    else if (typed)
+        hxg_launch_kickdrift<false, true>(s, a, fclose, k, d, acc_zero, 0);
     else
-        hxg_k_kickdrift<false><<<grid, block, 0, (cudaStream_t) stream>>>(
-            n, (float4 *) a.x4, (float4 *) a.v4, (float4 *) a.f4, (const float4 *) a.xold4, a.x3,
-            fclose, k.dtf, k.dt, k.vscale, d.check, every, k.trig2, (long long) d.step, d.flags,
-            acc_zero, d.delay, 0);
-    return (int) cudaGetLastError();
-}
-
-__global__ void hxg_k_vote_in(const hxg_flags *flags, int32_t *vin)
-{
-    const volatile hxg_flags *f = flags;
-    *vin = f->halt ? -1 : (f->moved_step == f->cur ? 1 : 0);
-}
-
-__global__ void hxg_k_vote_out(hxg_flags *flags, const int32_t *vout, hxg_report *report)
-{
-    volatile hxg_flags *f = flags;
-    if (f->halt || !*(const volatile int32_t *) vout)
-        return;
-    f->halt = 1;
-    report->halted = f->cur + 1;
-    __threadfence_system();
-}
-
-__global__ void hxg_k_set_cur(hxg_flags *flags, long long cur)
-{
-    flags->cur = cur;
-    flags->halt = 0;
-}
-
-extern "C" int hxg_vote_in(void *stream, hxg_flags *flags, int32_t *vin)
-{
-    hxg_k_vote_in<<<1, 1, 0, (cudaStream_t) stream>>>(flags, vin);
-    return (int) cudaGetLastError();
-}
-
-extern "C" int hxg_vote_out(void *stream, hxg_flags *flags, const int32_t *vout, hxg_report *report)
-{
-    hxg_k_vote_out<<<1, 1, 0, (cudaStream_t) stream>>>(flags, vout, report);
-    return (int) cudaGetLastError();
-}
-
-extern "C" int hxg_set_cur(void *stream, hxg_flags *flags, int64_t cur)
-{
-    hxg_k_set_cur<<<1, 1, 0, (cudaStream_t) stream>>>(flags, (long long) cur);
+        hxg_launch_kickdrift<false, false>(s, a, fclose, k, d, acc_zero, 0);
     return (int) cudaGetLastError();
 }
 
@@ -644,8 +715,14 @@ extern "C" int hxg_kick(void *stream, hxg_atoms_view a, const float *f3, hxg_con
     if (n <= 0)
         return 0;
     const int block = 256;
-    hxg_k_kick<<<hxg_blocks(n, block), block, 0, (cudaStream_t) stream>>>(
-        n, (float4 *) a.v4, (float4 *) a.f4, f3, k.dtf, k.mass, acc, flags);
+    if (k.ty.n > 1)
+        hxg_k_kick<true><<<hxg_blocks(n, block), block, 0, (cudaStream_t) stream>>>(
+            n, (float4 *) a.v4, (float4 *) a.f4, f3, k.dtf, k.mass, acc, flags,
+            (const float4 *) a.x4, k.ty);
+    else
+        hxg_k_kick<false><<<hxg_blocks(n, block), block, 0, (cudaStream_t) stream>>>(
+            n, (float4 *) a.v4, (float4 *) a.f4, f3, k.dtf, k.mass, acc, flags,
+            (const float4 *) a.x4, k.ty);
     return (int) cudaGetLastError();
 }
 
@@ -666,6 +743,7 @@ extern "C" int hxg_force_local(void *stream, hxg_atoms_view a, hxg_lists_view l,
     f.mass = k.mass;
     f.acc = acc;
     f.flags = flags;
+    f.ty = k.ty;
     return (int) hxg_force((cudaStream_t) stream, k.tpp, 4, f, (how & HXG_FORCE_PDL) && !flags,
                            k.room != 0);
 }
@@ -686,36 +764,7 @@ extern "C" int hxg_force_nonlocal(void *stream, hxg_atoms_view a, hxg_lists_view
     f.mass = 0.0f;
     f.acc = acc;
     f.flags = flags;
+    f.ty = k.ty;
     return (int) hxg_force((cudaStream_t) stream, k.tpp_nl, 3, f, (how & HXG_FORCE_PDL) && !flags,
                            false);
-}
-
-/* dst[0 .. n) = src[0 .. n), or zeros where src is NULL: a kernel instead
- * of cudaMemcpyAsync / cudaMemsetAsync into the transport's arrays, whose
- * calls took the host about twice a launch's time in a rebuild
- * (HALOX_TRACE_API, docs/performance.md). Four floats a thread where both
- * arrays are 16-byte aligned. */
-__global__ void hxg_k_copy(long long n, float *__restrict__ dst, const float *__restrict__ src)
-{
-    const long long stride = (long long) gridDim.x * blockDim.x;
-    const long long t = (long long) blockIdx.x * blockDim.x + threadIdx.x;
-    const bool v4 = (((uintptr_t) dst | (uintptr_t) src) & 15) == 0;
-    const long long n4 = v4 ? n / 4 : 0;
-    for (long long k = t; k < n4; k += stride)
-        reinterpret_cast<float4 *>(dst)[k] =
-            src ? reinterpret_cast<const float4 *>(src)[k] : make_float4(0.f, 0.f, 0.f, 0.f);
-    for (long long k = 4 * n4 + t; k < n; k += stride)
-        dst[k] = src ? src[k] : 0.0f;
-}
-
-extern "C" int hxg_copy(void *stream, float *dst, const float *src, long long n)
-{
-    if (n <= 0)
-        return 0;
-    const long long per = 256LL * 4;
-    long long nb = (n + per - 1) / per;
-    if (nb > 65536)
-        nb = 65536;
-    hxg_k_copy<<<(unsigned) nb, 256, 0, (cudaStream_t) stream>>>(n, dst, src);
-    return (int) cudaGetLastError();
 }

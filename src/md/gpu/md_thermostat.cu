@@ -38,10 +38,11 @@ __global__ void hxg_k_nh_begin(hxg_nh_dev *nh, const hxg_flags *flags, long long
 
 /* One thread per home atom; each block adds its sum with one double
  * atomic. CHAIN: the last block to finish (hxi_last_block, which orders
- * the other blocks' atomics before its read) runs the second half. */
+ * the other blocks' atomics before its read) runs the second half.
+ * ty.n > 1: each atom's mass by its type (the w of its position). */
 template <bool CHAIN>
 __global__ void hxg_k_nh_ke(int n, const float4 *__restrict__ v, float mass, hxg_nh_dev *nh,
-                            const hxg_flags *flags)
+                            const hxg_flags *flags, const float4 *__restrict__ x, hxg_types ty)
 {
     __shared__ double part[32];
     if (hxg_halted(flags))
@@ -50,6 +51,8 @@ __global__ void hxg_k_nh_ke(int n, const float4 *__restrict__ v, float mass, hxg
     double s = 0.0;
     if (i < n) {
         const float4 vi = v[i];
+        if (ty.n > 1)
+            mass = hxg_by_type(ty.mass, __float_as_int(x[i].w));
         s = (double) mass * ((double) vi.x * vi.x + (double) vi.y * vi.y + (double) vi.z * vi.z);
     }
     for (int o = 16; o > 0; o >>= 1)
@@ -98,10 +101,11 @@ __global__ void hxg_k_nh_scale(int n, float4 *__restrict__ v, const hxg_nh_dev *
 }
 
 /* One thread per home atom: the CPU engine's hxi_md_langevin_forces, in
- * double, added to the float force. */
+ * double, added to the float force; p.ntypes > 1: the mass of the atom's
+ * type (the w of its position). */
 __global__ void hxg_k_langevin(int n, const float4 *__restrict__ v, float4 *__restrict__ f,
                                const int64_t *__restrict__ id, hxg_langevin p,
-                               const hxg_flags *flags, long long done)
+                               const hxg_flags *flags, long long done, const float4 *__restrict__ x)
 {
     if (hxg_halted(flags))
         return;
@@ -111,8 +115,9 @@ __global__ void hxg_k_langevin(int n, const float4 *__restrict__ v, float4 *__re
     if (done < 0)
         done = flags->cur - 1;
     const double t = hxi_md_langevin_target_at(p.t_start, p.t_stop, done, p.steps);
-    const double gamma1 = -p.mass / p.damp;
-    const double gamma2 = sqrt(p.mass) * sqrt(24.0 / p.damp / p.dt) * sqrt(t);
+    const double mass = p.ntypes > 1 ? hxg_by_type(p.masses, __float_as_int(x[i].w)) : p.mass;
+    const double gamma1 = -mass / p.damp;
+    const double gamma2 = sqrt(mass) * sqrt(24.0 / p.damp / p.dt) * sqrt(t);
     const long long step = p.first_step + done;
     const float4 vi = v[i];
     float4 fi = f[i];
@@ -134,18 +139,19 @@ extern "C" int hxg_nh_begin(void *stream, hxg_nh_dev *nh, const hxg_flags *flags
     return (int) cudaGetLastError();
 }
 
-extern "C" int hxg_nh_ke(void *stream, hxg_atoms_view a, float mass, hxg_nh_dev *nh, int chain,
-                         const hxg_flags *flags)
+extern "C" int hxg_nh_ke(void *stream, hxg_atoms_view a, float mass, hxg_types ty, hxg_nh_dev *nh,
+                         int chain, const hxg_flags *flags)
 {
     const int block = 256;
     /* One block at least, so that the chain runs with no home atoms too. */
     const int grid = a.nhome > 0 ? hxg_blocks(a.nhome, block) : 1;
+    const float4 *x = (const float4 *) a.x4;
     if (chain)
         hxg_k_nh_ke<true><<<grid, block, 0, (cudaStream_t) stream>>>(a.nhome, (const float4 *) a.v4,
-                                                                     mass, nh, flags);
+                                                                     mass, nh, flags, x, ty);
     else
         hxg_k_nh_ke<false><<<grid, block, 0, (cudaStream_t) stream>>>(
-            a.nhome, (const float4 *) a.v4, mass, nh, flags);
+            a.nhome, (const float4 *) a.v4, mass, nh, flags, x, ty);
     return (int) cudaGetLastError();
 }
 
@@ -172,6 +178,7 @@ extern "C" int hxg_langevin_forces(void *stream, hxg_atoms_view a, hxg_langevin 
         return 0;
     const int block = 256;
     hxg_k_langevin<<<hxg_blocks(a.nhome, block), block, 0, (cudaStream_t) stream>>>(
-        a.nhome, (const float4 *) a.v4, (float4 *) a.f4, a.id, p, flags, (long long) done);
+        a.nhome, (const float4 *) a.v4, (float4 *) a.f4, a.id, p, flags, (long long) done,
+        (const float4 *) a.x4);
     return (int) cudaGetLastError();
 }

@@ -46,6 +46,8 @@ typedef struct hxg_langevin {
     double t_start, t_stop, damp, dt, mass;
     int64_t first_step, steps;
     int32_t seed;
+    int32_t ntypes; /* > 1: each atom's mass by its type, from masses */
+    double masses[HXG_MAX_TYPES];
 } hxg_langevin;
 
 /* done: the step of the run (1 for its first); done < 0: flags->cur, the
@@ -56,9 +58,10 @@ typedef struct hxg_langevin {
  * half of the chain; nh->scale = its factor. */
 int hxg_nh_begin(void *stream, hxg_nh_dev *nh, const hxg_flags *flags, int64_t done);
 
-/* nh->mv2 += sum mass v^2 over the a.nhome home atoms. chain: the last
- * block to finish also runs hxg_nh_end's work from nh->mv2 (one rank). */
-int hxg_nh_ke(void *stream, hxg_atoms_view a, float mass, hxg_nh_dev *nh, int chain,
+/* nh->mv2 += sum mass v^2 over the a.nhome home atoms (ty.n > 1: the
+ * mass of each atom's type). chain: the last block to finish also runs
+ * hxg_nh_end's work from nh->mv2 (one rank). */
+int hxg_nh_ke(void *stream, hxg_atoms_view a, float mass, hxg_types ty, hxg_nh_dev *nh, int chain,
               const hxg_flags *flags);
 
 /* One thread: t_current = nh->mv2_all / tdof, the second half of the

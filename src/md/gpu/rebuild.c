@@ -69,6 +69,16 @@ static hx_status sort_home_by_cell(hx_md_engine *e)
     for (int i = 0; i < n; i++)
         e->host.htmp_id[start[cell[i] + 1]++] = s->id[i];
     memcpy(s->id, e->host.htmp_id, sizeof(int64_t) * (size_t) n);
+    if (!s->type)
+        return HX_OK;
+    /* The types likewise, through the positions' scratch (free by now). */
+    int32_t *tt = (int32_t *) e->host.htmp;
+    for (int c = nc; c > 0; c--)
+        start[c] = start[c - 1];
+    start[0] = 0;
+    for (int i = 0; i < n; i++)
+        tt[start[cell[i] + 1]++] = s->type[i];
+    memcpy(s->type, tt, sizeof(int32_t) * (size_t) n);
     return HX_OK;
 }
 
@@ -314,16 +324,21 @@ hx_status hxg_eng_build_lists(hx_md_engine *e)
 hx_status hxg_eng_download_home(hx_md_engine *e, hx_md_system *s)
 {
     int n = e->atoms.nhome;
-    if (n > s->capacity || !s->x || !s->v || !s->id) {
-        size_t m = (size_t) (n > 0 ? n : 1);
+    const int typed = e->phys.ty.n > 1;
+    if (n > s->capacity || !s->x || !s->v || !s->id || (typed && !s->type)) {
+        size_t m = (size_t) (n > s->capacity ? n : s->capacity);
+        m = m > 0 ? m : 1;
         HXI_CHECK(hxi_grow((void **) &s->x, sizeof(double) * 3 * m, "positions"));
         HXI_CHECK(hxi_grow((void **) &s->v, sizeof(double) * 3 * m, "velocities"));
         HXI_CHECK(hxi_grow((void **) &s->id, sizeof(int64_t) * m, "atom ids"));
+        if (typed) /* the types travel in the w of the positions */
+            HXI_CHECK(hxi_grow((void **) &s->type, sizeof(int32_t) * m, "atom types"));
         s->capacity = (int) m;
     }
     if (n > 0) {
-        HXI_CHECK(hxg_eng_get(&e->host, s->x, e->atoms.x4, n, 4, e->dev.s_nl));
-        HXI_CHECK(hxg_eng_get(&e->host, s->v, e->atoms.v4, n, 4, e->dev.s_nl));
+        HXI_CHECK(
+            hxg_eng_get(&e->host, s->x, typed ? s->type : NULL, e->atoms.x4, n, 4, e->dev.s_nl));
+        HXI_CHECK(hxg_eng_get(&e->host, s->v, NULL, e->atoms.v4, n, 4, e->dev.s_nl));
         CU(cudaMemcpy(s->id, e->atoms.id, 8 * (size_t) n, cudaMemcpyDeviceToHost), "download id");
     }
     s->n = n;
@@ -338,15 +353,15 @@ static hx_status upload_home(hx_md_engine *e)
     const hx_md_system *s = e->sys;
     int n = e->atoms.nhome;
     cudaStream_t q = e->dev.s_nl;
-    HXI_CHECK(hxg_eng_put(&e->host, e->atoms.x4, s->x, n, 4, 0, q));
+    HXI_CHECK(hxg_eng_put(&e->host, e->atoms.x4, s->x, s->type, n, 4, 0, q));
     if (n > 0)
         CU(cudaMemcpyAsync(e->atoms.xold4, e->atoms.x4, 16 * (size_t) n, cudaMemcpyDeviceToDevice,
                            q),
            "copy x");
     if (e->multi) /* the transport's coordinates: 3 floats per atom */
-        HXI_CHECK(hxg_eng_put(&e->host, e->xport.tx, s->x, n, 3, 0, q));
-    HXI_CHECK(hxg_eng_put(&e->host, e->atoms.v4, s->v, n, 4, 0, q));
-    HXI_CHECK(hxg_eng_put(&e->host, e->atoms.id, s->id, n, 0, sizeof(int64_t), q));
+        HXI_CHECK(hxg_eng_put(&e->host, e->xport.tx, s->x, NULL, n, 3, 0, q));
+    HXI_CHECK(hxg_eng_put(&e->host, e->atoms.v4, s->v, NULL, n, 4, 0, q));
+    HXI_CHECK(hxg_eng_put(&e->host, e->atoms.id, s->id, NULL, n, 0, sizeof(int64_t), q));
     if (e->multi && e->atoms.ntotal > 0)
         CU(cudaMemcpyAsync(e->atoms.zones, hx_plan_zones(e->xport.plan),
                            4 * (size_t) e->atoms.ntotal, cudaMemcpyHostToDevice, q),
@@ -410,9 +425,12 @@ hx_status hxg_eng_rebuild_host(hx_md_engine *e, int initial)
         st = hxg_eng_download_home(e, s);
     HXI_CHECK(hxi_agree(e->comm, st));
     hxg_eng_phase_mark(e->rebuild.rb_phase, rebuild_phase_names, 1, &tp);
-    hx_field fields[2] = {{(void **) &s->v, 3 * sizeof(double)},
-                          {(void **) &s->id, sizeof(int64_t)}};
-    HXI_CHECK(hx_migrate(e->comm, &e->decomp, &s->n, &s->capacity, &s->x, fields, 2));
+    /* The types (several of them) travel with the atoms. */
+    hx_field fields[3] = {{(void **) &s->v, 3 * sizeof(double)},
+                          {(void **) &s->id, sizeof(int64_t)},
+                          {(void **) &s->type, sizeof(int32_t)}};
+    HXI_CHECK(hx_migrate(e->comm, &e->decomp, &s->n, &s->capacity, &s->x, fields,
+                         e->phys.ty.n > 1 ? 3 : 2));
     hxg_eng_phase_mark(e->rebuild.rb_phase, rebuild_phase_names, 2, &tp);
     /* One rank with device rebuilds sorts on the device (build_single). */
     const int single = !e->multi && !e->host_rebuild;
@@ -466,7 +484,7 @@ hx_status hxg_eng_rebuild_host(hx_md_engine *e, int initial)
     double t1 = tp;
     e->timers.stats.stage[HX_MD_MIGRATE] += t1 - t0;
     if (e->multi) {
-        st = hx_transport_forward(e->xport.t);
+        st = hxg_eng_forward_rebuild(e);
         if (st == HX_OK)
             st = hx_transport_sync(e->xport.t);
         HXI_CHECK(hxi_agree(e->comm, st));

@@ -262,7 +262,7 @@ static hx_status adopt_coords(hx_md_engine *e)
     if (cerr != 0)
         st = cuda_fail(cerr, "adopting the plan's coordinates");
     if (st == HX_OK)
-        st = hx_transport_forward(e->xport.t);
+        st = hxg_eng_forward_rebuild(e);
     return st;
 }
 

@@ -438,6 +438,8 @@ hx_status hxg_eng_ensure_capacity(hx_md_engine *e, int nhome, int ntotal)
             HXI_CHECK(hxg_eng_dev_grow(&e->lists.nl_pos, &e->lists.b_nlpos, 4 * (t + 1),
                                        "non-local atoms"));
         }
+        if (e->multi && e->phys.ty.n > 1) /* the transport's field of types (types.c) */
+            HXI_CHECK(hxg_eng_dev_grow(&e->atoms.type, &e->atoms.b_type, 4 * t, "atom types"));
         if (e->multi) {
             HXI_CHECK(hxg_eng_dev_grow(&e->atoms.zones, &e->atoms.b_zones, 4 * t, "zones"));
             HXI_CHECK(
@@ -493,6 +495,7 @@ hx_status hxg_eng_create_local(hx_md_engine *e)
     CU(cudaEventCreateWithFlags(&e->lists.ev_list, cudaEventDisableTiming), "event");
     CU(cudaEventCreateWithFlags(&e->lists.ev_nlq, cudaEventDisableTiming), "event");
     setup_physics(e);
+    HXI_CHECK(hxg_eng_types_setup(e));
     double vol = e->decomp.box_len[0] * e->decomp.box_len[1] * e->decomp.box_len[2];
     int m = neigh_max_for(e, (double) e->sys->natoms / vol);
     e->lists.loc.max = m;

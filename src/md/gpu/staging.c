@@ -44,11 +44,20 @@ void hxg_eng_stage_destroy(struct hxg_host *host)
     }
 }
 
+/* The fourth float of a position: the bits of the 0-based type. */
+static float type_bits(int32_t t)
+{
+    float f;
+    memcpy(&f, &t, sizeof f);
+    return f;
+}
+
 /* One chunk, atoms [a, b): host doubles (3 per atom) into w floats per
- * atom (3, or 4 with w = 0), or raw bytes (w == 0: `size` bytes per atom).
- * And back: floats (w per atom, the first 3 kept) into doubles. */
-static void to_stage(const struct hxg_host *host, void *buf, const void *src, size_t a, size_t b,
-                     int w, size_t size)
+ * atom (3, or 4 with w = 0 or the type's bits), or raw bytes (w == 0:
+ * `size` bytes per atom). And back: floats (w per atom, the first 3 kept)
+ * into doubles, the fourth's bits into type. */
+static void to_stage(const struct hxg_host *host, void *buf, const void *src, const int32_t *type,
+                     size_t a, size_t b, int w, size_t size)
 {
     if (w == 0) {
         memcpy(buf, (const char *) src + a * size, (b - a) * size);
@@ -64,21 +73,28 @@ static void to_stage(const struct hxg_host *host, void *buf, const void *src, si
         for (int k = 0; k < 3; k++)
             q[k] = (float) s[3 * i + k];
         if (w == 4)
-            q[3] = 0.0f;
+            q[3] = type ? type_bits(type[i] - 1) : 0.0f;
     }
 }
 
-static void from_stage(const struct hxg_host *host, void *dst, const void *buf, size_t a, size_t b,
-                       int w)
+static void from_stage(const struct hxg_host *host, void *dst, int32_t *type, const void *buf,
+                       size_t a, size_t b, int w)
 {
     const float *s = (const float *) buf;
     double *d = (double *) dst;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) if (!host->serial)
 #endif
-    for (size_t i = a; i < b; i++)
+    for (size_t i = a; i < b; i++) {
+        const float *q = s + (i - a) * (size_t) w;
         for (int k = 0; k < 3; k++)
-            d[3 * i + k] = (double) s[(i - a) * (size_t) w + k];
+            d[3 * i + k] = (double) q[k];
+        if (type && w == 4) {
+            int32_t t;
+            memcpy(&t, q + 3, sizeof t);
+            type[i] = t + 1;
+        }
+    }
 }
 
 /* Bytes per atom on the device side of a copy. */
@@ -87,8 +103,8 @@ static size_t dev_size(int w, size_t size)
     return w == 0 ? size : sizeof(float) * (size_t) w;
 }
 
-hx_status hxg_eng_put(struct hxg_host *host, void *dst, const void *src, int n, int w, size_t size,
-                      cudaStream_t s)
+hx_status hxg_eng_put(struct hxg_host *host, void *dst, const void *src, const int32_t *type, int n,
+                      int w, size_t size, cudaStream_t s)
 {
     const size_t per = dev_size(w, size), chunk = HXG_STAGE_BYTES / per;
     HXI_CHECK(hxg_eng_stage_create(host));
@@ -98,7 +114,7 @@ hx_status hxg_eng_put(struct hxg_host *host, void *dst, const void *src, int n, 
         /* The copy that last read this half must be done. */
         if (c >= 2)
             CU(cudaEventSynchronize(host->ev_stage[h]), "staging upload");
-        to_stage(host, host->stage[h], src, a, b, w, size);
+        to_stage(host, host->stage[h], src, type, a, b, w, size);
         CU(cudaMemcpyAsync((char *) dst + a * per, host->stage[h], (b - a) * per,
                            cudaMemcpyHostToDevice, s),
            "staging upload");
@@ -109,8 +125,8 @@ hx_status hxg_eng_put(struct hxg_host *host, void *dst, const void *src, int n, 
     return HX_OK;
 }
 
-hx_status hxg_eng_get(struct hxg_host *host, double *dst, const float *src, int n, int w,
-                      cudaStream_t s)
+hx_status hxg_eng_get(struct hxg_host *host, double *dst, int32_t *type, const float *src, int n,
+                      int w, cudaStream_t s)
 {
     const size_t per = sizeof(float) * (size_t) w, chunk = HXG_STAGE_BYTES / per;
     const size_t total = (size_t) (n > 0 ? n : 0);
@@ -127,7 +143,7 @@ hx_status hxg_eng_get(struct hxg_host *host, double *dst, const float *src, int 
         if (c > 0) {
             const size_t pa = a - chunk, pb = pa + chunk < total ? pa + chunk : total;
             CU(cudaEventSynchronize(host->ev_stage[(c - 1) & 1]), "staging download");
-            from_stage(host, dst, host->stage[(c - 1) & 1], pa, pb, w);
+            from_stage(host, dst, type, host->stage[(c - 1) & 1], pa, pb, w);
         }
     }
     return HX_OK;

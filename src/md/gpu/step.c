@@ -658,6 +658,8 @@ hx_status hxg_eng_force_pass(hx_md_engine *e, int write, double *acc)
     }
     /* Combine the halo-side forces (multi) and sum m v^2, without a kick. */
     kc.dtf = 0.0f; /* no kick */
+    for (int t = 0; t < HXG_MAX_TYPES; t++)
+        kc.ty.dtf[t] = 0.0f;
     CU(hxg_kick((void *) e->dev.s_loc, a, (e->multi && write) ? e->xport.tf : NULL, kc, acc, NULL),
        "kick launch");
     CU(cudaStreamSynchronize(e->dev.s_loc), "force pass");

@@ -33,7 +33,7 @@ static hx_status host_temperature(hx_md_engine *e, double *t)
     const double dof = 3.0 * (double) s->natoms - 3.0;
     double mv2 = 0.0;
     for (int i = 0; i < 3 * s->n; i++)
-        mv2 += e->cfg.mass * s->v[i] * s->v[i];
+        mv2 += hxi_md_mass_of(&e->cfg, s->type ? s->type[i / 3] : 1) * s->v[i] * s->v[i];
     HXI_CHECK(hxi_allreduce_double(e->comm, &mv2, 1, 0));
     *t = dof > 0 ? mv2 / dof : 0.0;
     return HX_OK;
@@ -77,8 +77,17 @@ hx_status hxg_eng_therm_setup(hx_md_engine *e)
     if (c->langevin.on) {
         const hx_md_langevin *l = &c->langevin;
         e->therm.lang_on = 1;
-        e->therm.lang = (hxg_langevin){l->t_start, l->t_stop,     l->damp,  c->dt,
-                                       c->mass,    c->first_step, c->steps, l->seed};
+        e->therm.lang = (hxg_langevin){.t_start = l->t_start,
+                                       .t_stop = l->t_stop,
+                                       .damp = l->damp,
+                                       .dt = c->dt,
+                                       .mass = c->mass,
+                                       .first_step = c->first_step,
+                                       .steps = c->steps,
+                                       .seed = l->seed};
+        e->therm.lang.ntypes = c->types.ntypes > 1 ? c->types.ntypes : 1;
+        for (int t = 0; t < e->therm.lang.ntypes && t < HXG_MAX_TYPES; t++)
+            e->therm.lang.masses[t] = hxi_md_mass_of(c, t + 1);
         /* LAMMPS's fix langevin setup(): the term at step 0 joins the
          * first forces, which the first kick reads. */
         HXI_CHECK(hxg_eng_therm_langevin(e, NULL, 0));
@@ -122,7 +131,7 @@ hx_status hxg_eng_therm_close_single(hx_md_engine *e, double *acc, const hxg_fla
         CU(hxg_kick((void *) e->dev.s_loc, a, NULL, hxg_eng_consts(e), acc, gate), "kick launch");
     }
     if (e->therm.nh && e->cfg.nve) {
-        CU(hxg_nh_ke((void *) e->dev.s_loc, a, e->phys.mass, e->therm.nh, 1, gate),
+        CU(hxg_nh_ke((void *) e->dev.s_loc, a, e->phys.mass, e->phys.ty, e->therm.nh, 1, gate),
            "fix nvt launch");
         CU(hxg_nh_scale((void *) e->dev.s_loc, a, e->therm.nh, acc, gate), "fix nvt launch");
     }
@@ -133,7 +142,8 @@ hx_status hxg_eng_therm_close_single(hx_md_engine *e, double *acc, const hxg_fla
 static hx_status local_mv2(hx_md_engine *e, double *mv2)
 {
     hxg_nh_dev *nh = e->therm.nh;
-    CU(hxg_nh_ke((void *) e->dev.s_loc, hxg_eng_atoms_view(e), e->phys.mass, nh, 0, NULL),
+    CU(hxg_nh_ke((void *) e->dev.s_loc, hxg_eng_atoms_view(e), e->phys.mass, e->phys.ty, nh, 0,
+                 NULL),
        "fix nvt launch");
     CU(cudaMemcpyAsync(e->therm.host, &nh->mv2, sizeof(double), cudaMemcpyDeviceToHost,
                        e->dev.s_loc),
