@@ -31,54 +31,40 @@ enum { NSTEPS = 20, NGRIDS = 3 };
 #define TOL       1e-12
 #define TOL_LATER 1e-10
 
-static const char *const deck_melt = "units lj\n"
-                                     "atom_style atomic\n"
-                                     "lattice fcc 0.8442\n"
-                                     "region box block 0 8 0 8 0 8\n"
-                                     "create_box 1 box\n"
-                                     "create_atoms 1 box\n"
-                                     "mass 1 1.0\n"
-                                     "velocity all create 1.44 87287 loop geom\n"
-                                     "pair_style lj/cut 2.5\n"
-                                     "pair_coeff 1 1 1.0 1.0 2.5\n"
-                                     "neighbor 0.3 bin\n"
-                                     "neigh_modify delay 0 every 5 check no\n"
-                                     "fix 1 all nve\n"
-                                     "run 20\n";
+/* The decks' shared lines: the lattice before the box, the lists and the
+ * integrator after the pairs. */
+#define DECK_HEAD "units lj\natom_style atomic\nlattice fcc 0.8442\n"
+#define DECK_TAIL "neighbor 0.3 bin\nneigh_modify delay 0 every 5 check no\nfix 1 all nve\nrun 20\n"
 
-static const char *const deck_types = "units lj\n"
-                                      "atom_style atomic\n"
-                                      "lattice fcc 0.8442\n"
-                                      "region box block 0 8 0 7 0 8\n"
-                                      "create_box 2 box\n"
-                                      "create_atoms 1 box\n"
-                                      "set type 1 type/fraction 2 0.3 12345\n"
-                                      "mass 1 1.0\n"
-                                      "mass 2 2.0\n"
-                                      "velocity all create 1.44 87287 loop geom\n"
-                                      "pair_style lj/cut 2.5\n"
-                                      "pair_coeff 1 1 1.0 1.0\n"
-                                      "pair_coeff 2 2 0.5 1.2 2.8\n"
-                                      "pair_modify shift yes mix arithmetic\n"
-                                      "neighbor 0.3 bin\n"
-                                      "neigh_modify delay 0 every 5 check no\n"
-                                      "fix 1 all nve\n"
-                                      "run 20\n";
+static const char *const deck_melt = DECK_HEAD "region box block 0 8 0 8 0 8\n"
+                                               "create_box 1 box\n"
+                                               "create_atoms 1 box\n"
+                                               "mass 1 1.0\n"
+                                               "velocity all create 1.44 87287 loop geom\n"
+                                               "pair_style lj/cut 2.5\n"
+                                               "pair_coeff 1 1 1.0 1.0 2.5\n" DECK_TAIL;
 
-static const char *const deck_tri = "units lj\n"
-                                    "atom_style atomic\n"
-                                    "lattice fcc 0.8442\n"
-                                    "region box prism 0 8 0 7 0 8 -1 1.5 0.5 units lattice\n"
-                                    "create_box 1 box\n"
-                                    "create_atoms 1 box\n"
-                                    "mass 1 1.0\n"
-                                    "velocity all create 1.44 4711 dist gaussian loop geom\n"
-                                    "pair_style lj/cut 2.5\n"
-                                    "pair_coeff 1 1 1.0 1.0 2.5\n"
-                                    "neighbor 0.3 bin\n"
-                                    "neigh_modify delay 0 every 5 check no\n"
-                                    "fix 1 all nve\n"
-                                    "run 20\n";
+static const char *const deck_types = DECK_HEAD "region box block 0 8 0 7 0 8\n"
+                                                "create_box 2 box\n"
+                                                "create_atoms 1 box\n"
+                                                "set type 1 type/fraction 2 0.3 12345\n"
+                                                "mass 1 1.0\n"
+                                                "mass 2 2.0\n"
+                                                "velocity all create 1.44 87287 loop geom\n"
+                                                "pair_style lj/cut 2.5\n"
+                                                "pair_coeff 1 1 1.0 1.0\n"
+                                                "pair_coeff 2 2 0.5 1.2 2.8\n"
+                                                "pair_modify shift yes mix arithmetic\n" DECK_TAIL;
+
+/* Tilted in xy, xz and yz; pairs as the melt's. */
+static const char *const deck_tri =
+    DECK_HEAD "region box prism 0 8 0 7 0 8 -1 1.5 0.5 units lattice\n"
+              "create_box 1 box\n"
+              "create_atoms 1 box\n"
+              "mass 1 1.0\n"
+              "velocity all create 1.44 4711 dist gaussian loop geom\n"
+              "pair_style lj/cut 2.5\n"
+              "pair_coeff 1 1 1.0 1.0 2.5\n" DECK_TAIL;
 
 /* A run's record: thermo rows of every step, forces by id at steps 0, 1
  * and the last. */
