@@ -10,6 +10,9 @@ on tests/newton_decks/) and the forces that test_newton compares:
   banner        without a newton line the run says `newton on`; with
                 `newton off` it says `newton off` and the engine line names
                 the full shell; --newton on|off overrides the deck
+  restart       a newton off run of 60 steps writing a checkpoint every
+                30, and one of 30 steps continued from the step-30 file of
+                another: the step-60 files equal byte for byte
   bad input     `newton`, `newton maybe`, `newton on off on`, `newton off
                 of`, --newton yes, and newton off on the GPU engine: each
                 one ERROR line naming what to change (the deck's file and
@@ -103,6 +106,23 @@ def banner(r, ranks):
           "--newton=off without a newton line (exit %d)" % rc)
 
 
+def restart(r, ranks):
+    n = ranks[-1]
+    off = r.write("in.restart", SMALL.format(newton="newton off"))
+    base = ["-in", off, "--thermo", "30", "--checkpoint-every", "30"]
+    rc1, _, _ = r.halox(n, base + ["--steps", "60", "--checkpoint", "a.restart"])
+    rc2, _, _ = r.halox(n, base + ["--steps", "30", "--checkpoint", "b.restart"])
+    rc3, _, err = r.halox(n, ["--restart", "b.restart", "--newton", "off", "--steps", "30",
+                              "--checkpoint", "c.restart", "--checkpoint-every", "30"])
+    same = False
+    if rc1 == rc2 == rc3 == 0:
+        with open(os.path.join(r.tmp, "a.restart"), "rb") as a, \
+                open(os.path.join(r.tmp, "c.restart"), "rb") as c:
+            same = a.read() == c.read()
+    check(same, "newton off at %d rank(s): a continued run's step-60 file is the original's "
+          "(exit %d %d %d %s)" % (n, rc1, rc2, rc3, err.strip()[-200:]))
+
+
 def bad_input(r):
     cases = [
         ("in.none", "newton", [], "--cpu",
@@ -135,6 +155,7 @@ def main():
         r = Runner(a, tmp)
         on_vs_off(r, ranks)
         banner(r, ranks)
+        restart(r, ranks)
         bad_input(r)
     return finish()
 
