@@ -351,6 +351,25 @@ static int hxi_stencil_bins(const hxi_md_cells *cells, const hxi_md_pbc *pbc, in
     return nbins;
 }
 
+/* The other half's bins, bins[nfwd .. nbins), for newton off: those with
+ * halo atoms alone are kept, each from its first halo atom. Returns how
+ * many bins there are then. */
+static int hxi_halo_bins(const hxi_md_cells *cells, int nfwd, int nbins, int *bins, int *first,
+                         double (*shift)[3])
+{
+    int n = nfwd;
+    for (int q = nfwd; q < nbins; q++) {
+        const int b = bins[q];
+        if (cells->split[b] == cells->start[b + 1])
+            continue;
+        bins[n] = b;
+        first[n] = cells->split[b];
+        memcpy(shift[n], shift[q], sizeof shift[n]);
+        n++;
+    }
+    return n;
+}
+
 hx_status hxi_md_neigh_build(hxi_md_nlist *local, hxi_md_nlist *nonlocal, hxi_md_cells *cells,
                              const hx_decomp *d, double cut, const double *x, const uint8_t *zones,
                              int full, int nhome, int ntotal)
@@ -402,8 +421,7 @@ hx_status hxi_md_neigh_build(hxi_md_nlist *local, hxi_md_nlist *nonlocal, hxi_md
         nfwd = hxi_stencil_bins(cells, &pbc, off, noff, b, 1, bins, first, shift);
         nbins = full ? hxi_stencil_bins(cells, &pbc, off + noff, noff, b, nfwd, bins, first, shift)
                      : nfwd;
-        for (int q = nfwd; q < nbins; q++)
-            first[q] = split[bins[q]]; /* the other half: halo atoms alone */
+        nbins = hxi_halo_bins(cells, nfwd, nbins, bins, first, shift);
         if (!per_pair)
             HXI_CHECK(hxi_gather(cells, split, bins, shift, nbins, nfwd, group));
         for (int pi = cells->start[b]; pi < cells->start[b + 1]; pi++) {
