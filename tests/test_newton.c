@@ -16,6 +16,8 @@
  * 1e-10: the two runs' positions part by rounding (each sums in its own
  * order), which the liquid's chaos amplifies (about 1e-12 by then; the
  * thermo averages stay near 1e-14).
+ * First the deck's forms: no newton line, newton on|off and newton
+ * PAIR BOND set the pair setting alone.
  */
 #include "md_util.h"
 
@@ -160,6 +162,29 @@ static void compare(const char *what, const run_out *on, const run_out *off, int
                what, worst, fw0, fw1, fwn, NSTEPS);
 }
 
+/* The deck's newton line sets hx_md_config.newton_off from its first word. */
+static void deck_forms(void)
+{
+    static const struct {
+        const char *line;
+        int off;
+    } forms[] = {{"", 0},
+                 {"newton on\n", 0},
+                 {"newton off\n", 1},
+                 {"newton off on\n", 1},
+                 {"newton on off\n", 0},
+                 {"newton off off\n", 1}};
+    for (size_t k = 0; k < sizeof forms / sizeof forms[0]; k++) {
+        char text[2048];
+        hx_md_config cfg;
+        hx_md_config_defaults(&cfg);
+        snprintf(text, sizeof text, "%s%s", forms[k].line, deck_melt);
+        if (HXT_OK(hx_md_deck_parse(text, strlen(text), "forms", &cfg, NULL, 0)))
+            HXT_CHECK(cfg.newton_off == forms[k].off, "'%s': newton_off %d, want %d", forms[k].line,
+                      cfg.newton_off, forms[k].off);
+    }
+}
+
 /* Grids of `size` ranks along one, two and three dimensions (as many as
  * the count allows; {0,0,0} where it has no such grid). */
 static void grids(int size, int g[NGRIDS][3])
@@ -184,6 +209,7 @@ int main(int argc, char **argv)
     const char *const names[3] = {"melt", "two types", "triclinic"};
     int g[NGRIDS][3];
 
+    deck_forms();
     grids(size, g);
     for (int d = 0; d < 3; d++) {
         hx_md_config cfg;
