@@ -429,8 +429,9 @@ hx_status hxi_md_neigh_build(hxi_md_nlist *local, hxi_md_nlist *nonlocal, hxi_md
             const double *xi = cells->xs + 3 * (size_t) pi;
             const int own_end = cells->start[b + 1];
             size_t most = 0, sl = 0, sn = 0;
+            /* newton off: rows of home atoms alone (they come first). */
             if (full && i >= nhome)
-                break;         /* newton off: rows of home atoms alone (they come first) */
+                break;
             first[0] = pi + 1; /* in its own bin, the atoms after it */
             /* Room for every candidate at once, so the search only appends. */
             for (int q = 0; q < nbins; q++)
