@@ -230,6 +230,7 @@ typedef enum opt_id {
     OPT_EVERY,
     OPT_CHECK,
     OPT_SHIFT,
+    OPT_NEWTON,
     OPT_THERMO,
     OPT_SEED,
     OPT_NO_PROGRESS,
@@ -270,6 +271,7 @@ static const cli_option options[] = {
     {"--every", NULL, 1, OPT_EVERY},
     {"--check", NULL, 1, OPT_CHECK},
     {"--shift", NULL, 1, OPT_SHIFT},
+    {"--newton", NULL, 1, OPT_NEWTON},
     {"--thermo", NULL, 1, OPT_THERMO},
     {"--seed", NULL, 1, OPT_SEED},
     {"--no-progress", NULL, 0, OPT_NO_PROGRESS},
@@ -316,6 +318,8 @@ void hx_md_config_usage(FILE *out, const char *prog)
             "  --skin S              neighbour skin (neighbor S bin)\n"
             "  --every N             rebuild lists every N steps (neigh_modify every N)\n"
             "  --check yes|no        rebuild only when an atom moved half the skin\n"
+            "  --newton on|off       newton off: full-shell halo, no force exchange (CPU\n"
+            "                        engine; newton on|off in a deck) (default on)\n"
             "  --dt DT               time step (timestep DT)\n"
             "output\n"
             "  --thermo N            thermo row every N steps (0: first and last only)\n"
@@ -495,6 +499,11 @@ static hx_status apply_option(hx_md_config *c, const cli_option *o, char **v, in
     case OPT_SHIFT:
         c->given |= HX_MD_GIVEN_SHIFT;
         return opt_yes_no(n, v[0], &c->shift_energy);
+    case OPT_NEWTON:
+        if (strcmp(v[0], "on") != 0 && strcmp(v[0], "off") != 0)
+            return hxi_error(HX_ERR_INVALID, "%s: '%s' must be on or off", n, v[0]);
+        c->newton_off = strcmp(v[0], "off") == 0;
+        return HX_OK;
     case OPT_THERMO:
         return opt_int(n, v[0], 0, INT_MAX, &c->thermo_every);
     case OPT_SEED: {

@@ -336,6 +336,20 @@ static hx_status cmd_neigh_modify(deck *d)
     return HX_OK;
 }
 
+/* LAMMPS's newton FLAG or newton PAIR BOND (on|off each): the pair
+ * setting is the first; halox-md has no bonds, so the second is read and
+ * has nothing to set. */
+static hx_status cmd_newton(deck *d)
+{
+    HXI_CHECK(nargs(d, 2, 3, "newton on|off [on|off]"));
+    for (int i = 1; i < d->nwords; i++)
+        if (strcmp(d->words[i], "on") != 0 && strcmp(d->words[i], "off") != 0)
+            return deck_error(d, "newton: '%s' must be on or off (newton on|off [on|off])",
+                              deck_show(d->words[i]).s);
+    d->c.newton_off = strcmp(d->words[1], "off") == 0;
+    return HX_OK;
+}
+
 static hx_status cmd_timestep(deck *d)
 {
     double dt;
@@ -602,6 +616,7 @@ static const deck_command commands[] = {
     {"processors", cmd_processors},
     {"neighbor", cmd_neighbor},
     {"neigh_modify", cmd_neigh_modify},
+    {"newton", cmd_newton},
     {"fix", deck_cmd_fix},
     {"timestep", cmd_timestep},
     {"thermo", deck_cmd_thermo},

@@ -162,6 +162,10 @@ typedef struct hx_md_config {
     int neigh_every; /* neigh_modify every N */
     int neigh_delay; /* neigh_modify delay N */
     int neigh_check; /* neigh_modify check yes|no */
+    /* newton off (LAMMPS's newton pair setting; 0: newton on, the
+     * default): the CPU engine's full-shell plan, every pair with a halo
+     * atom computed on both of its ranks and no force exchange. */
+    int newton_off;
     /* integration */
     double dt;          /* timestep */
     int steps;          /* run N */

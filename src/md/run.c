@@ -97,6 +97,10 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
                          "region prism: a triclinic box (tilts %g %g %g): the GPU engine runs "
                          "orthorhombic boxes so far: run with --cpu",
                          cfg->tilt[0], cfg->tilt[1], cfg->tilt[2]);
+    /* newton off (the full-shell plan): refused on the GPU engine, built or not. */
+    if (cfg->use_gpu == 1 && cfg->newton_off)
+        return hxi_error(HX_ERR_UNSUPPORTED,
+                         "newton off: the GPU engine runs newton on so far: run with --cpu");
     if (cfg->use_gpu == 1) {
         if (!built)
             return hxi_error(HX_ERR_UNSUPPORTED,
@@ -109,13 +113,10 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
                              "a GPU, or use --cpu");
     }
 #ifdef HALOX_MD_GPU_ENGINE
-    /* Left to choose, a triclinic box runs on the CPU engine. */
-    if (cfg->triclinic) {
-        HXI_CHECK(hxi_cpu_transport_ok(tr));
-        *ops = &hx_md_engine_cpu;
-        return HX_OK;
-    }
-    if (cfg->use_gpu == 1 || (cfg->use_gpu < 0 && gpus > 0)) {
+    /* Left to choose, a triclinic box or newton off runs on the CPU engine
+     * (the refusals above stop --gpu). */
+    if (cfg->use_gpu == 1 ||
+        (cfg->use_gpu < 0 && gpus > 0 && !cfg->triclinic && !cfg->newton_off)) {
         *ops = &hx_md_engine_gpu;
         return HX_OK;
     }
@@ -277,9 +278,10 @@ static void hxi_banner(hx_comm *comm, const hx_md_config *cfg, const hx_md_syste
            HX_VERSION_MAJOR, HX_VERSION_MINOR, HX_VERSION_PATCH, (long long) sys->natoms,
            cfg->density, L[0], L[1], L[2], hx_comm_size(comm));
     const hxi_pair_style *ps = hxi_pair_style_of(cfg->pair_style);
-    printf("  %s %g%s, skin %g, neigh_modify every %d delay %d check %s, dt %g, %s\n",
+    printf("  %s %g%s, skin %g, neigh_modify every %d delay %d check %s, newton %s, dt %g, %s\n",
            ps ? ps->name : "?", cfg->rc, cfg->shift_energy && ps && ps->shifts ? " shifted" : "",
-           cfg->skin, cfg->neigh_every, cfg->neigh_delay, cfg->neigh_check ? "yes" : "no", cfg->dt,
+           cfg->skin, cfg->neigh_every, cfg->neigh_delay, cfg->neigh_check ? "yes" : "no",
+           cfg->newton_off ? "off" : "on", cfg->dt,
            cfg->nve ? "nve" : "no integrator (atoms stay put)");
     fflush(stdout);
 }

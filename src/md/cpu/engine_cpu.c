@@ -19,6 +19,11 @@
  *   f = 0; local pairs; non-local pairs; reverse
  *   f += fix langevin's drag and noise (home atoms)
  *   v += dt/2m f
+ * newton off (cfg.newton_off, LAMMPS's newton pair setting): the plan is
+ * the full shell (hx_plan_create_full), the lists hold every pair of a
+ * home atom (neighbor.c), forces are computed on home atoms alone, each
+ * pair with a halo atom counting half its energy and virial on each of
+ * its two ranks, and no reverse exchange follows.
  * After a migration the home atoms are in a new order; the lists, the
  * saved positions of the distance check and everything else indexed by atom
  * are rebuilt from it, and the forces are recomputed before they are used.
@@ -89,18 +94,22 @@ static hx_status cpu_forward(hx_md_engine *e)
 #define HXI_MD_MISSED_SHARE 1e-3
 
 /* Pairs within the pair cutoff in this rank's lists, at the current
- * positions (halo included). */
+ * positions (halo included); with newton off a pair with a halo atom
+ * counts half, as it is listed on both of its ranks, so that summed over
+ * the ranks each pair counts once, whichever ranks own its atoms. */
 static double cpu_pairs_within(const hx_md_engine *e)
 {
-    return (double) (hxi_md_nlist_within(&e->local, &e->pbc, e->rc_max, e->x) +
-                     hxi_md_nlist_within(&e->nonlocal, &e->pbc, e->rc_max, e->x));
+    const double w = e->cfg.newton_off ? 0.5 : 1.0;
+    return (double) hxi_md_nlist_within(&e->local, &e->pbc, e->rc_max, e->x) +
+           w * (double) hxi_md_nlist_within(&e->nonlocal, &e->pbc, e->rc_max, e->x);
 }
 
 /* After a rebuild that followed a move over half the skin: the pairs within
  * rc that the new lists hold against those the replaced lists still held
  * at the same positions (cpu_pairs_before), each summed over the ranks:
  * the local lists are half lists and the non-local lists hold each
- * cross-rank pair on one rank, so each pair counts once. The new lists are
+ * cross-rank pair on one rank (with newton off on both, each counting
+ * half), so each pair counts once. The new lists are
  * complete; more pairs in them means the old lists had lost some, which
  * is counted. A few are the price of a fixed schedule (LAMMPS's own LJ
  * melt, every 20 check no, loses about 1 pair in 8,000 per rebuild, all
@@ -242,7 +251,8 @@ static hx_status cpu_place(hx_md_engine *e, double **carry)
     hxi_md_remap_tilted(&s->decomp, s->x, s->n);
     HXI_CHECK(hx_migrate(e->comm, &s->decomp, &s->n, &s->capacity, &s->x, fields, nf));
     HXI_CHECK(hxi_agree(e->comm, cpu_sort_by_id(e, carry ? *carry : NULL)));
-    HXI_CHECK(hx_plan_create(&plan, e->comm, &s->decomp, s->n, s->x));
+    HXI_CHECK(e->cfg.newton_off ? hx_plan_create_full(&plan, e->comm, &s->decomp, s->n, s->x)
+                                : hx_plan_create(&plan, e->comm, &s->decomp, s->n, s->x));
     st = hx_transport_set_plan(e->t, plan);
     if (st != HX_OK) {
         hx_plan_destroy(plan);
@@ -279,7 +289,7 @@ static hx_status cpu_build(hx_md_engine *e, double **carry)
 
     t0 = hxi_now();
     st = hxi_md_neigh_build(&e->local, &e->nonlocal, &e->cells, &e->sys->decomp, e->cutneigh, e->x,
-                            hx_plan_zones(e->plan), e->nhome, e->ntotal);
+                            hx_plan_zones(e->plan), e->cfg.newton_off, e->nhome, e->ntotal);
     if (st == HX_OK && e->nhome > e->cap_hold) {
         int cap = e->nhome + e->nhome / 4 + 16;
         st = hxi_grow((void **) &e->xhold, (size_t) cap * 3 * sizeof(double), "saved positions");
@@ -335,20 +345,23 @@ static hx_status cpu_build_from_ref(hx_md_engine *e)
     return HX_OK;
 }
 
-/* Forces on every atom of this rank, then the force halo exchange. */
+/* Forces on every atom of this rank, then the force halo exchange (with
+ * newton off: forces on the home atoms alone, and no exchange). */
 static hx_status cpu_forces(hx_md_engine *e, int energy)
 {
     double t0 = hxi_now(), t1, t2;
     double *acc = energy ? e->acc : NULL;
-    hx_status st;
+    const int newton = !e->cfg.newton_off;
+    hx_status st = HX_OK;
 
     e->acc[0] = e->acc[1] = 0.0;
-    memset(e->f, 0, (size_t) e->ntotal * 3 * sizeof(double));
+    memset(e->f, 0, (size_t) (newton ? e->ntotal : e->nhome) * 3 * sizeof(double));
     hxi_md_force_pair(&e->pair, &e->pbc, &e->local, e->x, e->types, e->f, acc);
     t1 = hxi_now();
     hxi_md_force_pair(&e->pair, &e->pbc, &e->nonlocal, e->x, e->types, e->f, acc);
     t2 = hxi_now();
-    st = hx_transport_reverse(e->t);
+    if (newton)
+        st = hx_transport_reverse(e->t);
     hxi_md_stage(&e->stats, HX_MD_LOCAL, t0, t1);
     hxi_md_stage(&e->stats, HX_MD_NONLOCAL, t1, t2);
     hxi_md_stage(&e->stats, HX_MD_HALO_REV, t2, hxi_now());
@@ -613,8 +626,9 @@ static const char *cpu_describe(const hx_md_engine *e)
     hx_md_engine *m = (hx_md_engine *) e;
     const hx_decomp *d = &e->sys->decomp;
     snprintf(m->describe, sizeof m->describe,
-             "cpu engine (double): grid %dx%dx%d, halo cutoff %g, %d pulses; %s", d->grid[0],
+             "cpu engine (double): grid %dx%dx%d, halo cutoff %g, %d pulses%s; %s", d->grid[0],
              d->grid[1], d->grid[2], d->cutoff, e->plan ? hx_plan_npulses(e->plan) : 0,
+             e->cfg.newton_off ? " (newton off: full shell, no force exchange)" : "",
              e->t ? hx_transport_describe(e->t) : "no transport");
     if (e->cfg.nvt.on)
         snprintf(m->describe + strlen(m->describe), sizeof m->describe - strlen(m->describe),

@@ -4,7 +4,11 @@
  * rc when shifted (pair_modify shift yes). Each pair is computed once and
  * its force added to both atoms (halo atoms' forces go back to their
  * owners in the force halo exchange). The virial is sum r.F over pairs, which is what LAMMPS's
- * fdotr sum over owned and ghost atoms amounts to.
+ * fdotr sum over owned and ghost atoms amounts to. newton off's non-local
+ * list (one_sided) gives each pair's force to the row's home atom alone
+ * and counts half its energy and virial, as LAMMPS's ev_tally does for a
+ * pair with a ghost atom under newton off: the other half is counted on
+ * the halo atom's own rank, which computes the same pair.
  */
 #include "md/cpu/md_cpu.h"
 #include "md/pair/pair_styles.h"
@@ -131,8 +135,8 @@ HXI_LJ_INLINE void hxi_lj_chunk_eval_typed(int style, const hxi_md_pair_ij *row,
     }
 }
 
-HXI_LJ_INLINE void hxi_lj_rows(int style, int typed, const hxi_md_pair *p, const hxi_md_pbc *b,
-                               const hxi_md_nlist *l, const double *restrict x,
+HXI_LJ_INLINE void hxi_lj_rows(int style, int typed, int one, const hxi_md_pair *p,
+                               const hxi_md_pbc *b, const hxi_md_nlist *l, const double *restrict x,
                                const int32_t *restrict type, double *restrict f, int energy,
                                double *acc)
 {
@@ -185,9 +189,11 @@ HXI_LJ_INLINE void hxi_lj_rows(int style, int typed, const hxi_md_pair *p, const
                 fx += dx * fpair;
                 fy += dy * fpair;
                 fz += dz * fpair;
-                f[3 * j + 0] -= dx * fpair;
-                f[3 * j + 1] -= dy * fpair;
-                f[3 * j + 2] -= dz * fpair;
+                if (!one) {
+                    f[3 * j + 0] -= dx * fpair;
+                    f[3 * j + 1] -= dy * fpair;
+                    f[3 * j + 2] -= dz * fpair;
+                }
                 if (energy) {
                     e += c.en[k];
                     w += c.r2[k] * fpair;
@@ -198,9 +204,9 @@ HXI_LJ_INLINE void hxi_lj_rows(int style, int typed, const hxi_md_pair *p, const
         f[3 * i + 1] += fy;
         f[3 * i + 2] += fz;
     }
-    if (energy) {
-        acc[0] += e;
-        acc[1] += w;
+    if (energy) { /* halving is exact: the sums are those of newton on */
+        acc[0] += one ? 0.5 * e : e;
+        acc[1] += one ? 0.5 * w : w;
     }
 }
 
@@ -213,13 +219,17 @@ HXI_LJ_INLINE void hxi_lj_rows(int style, int typed, const hxi_md_pair *p, const
 #endif
 
 /* An energy and a force-only kernel for each style, each cloned, and the
- * same pair for several types (typed). */
+ * same pair for several types (typed); each with both atoms' forces and
+ * with the row's atom's alone (newton off's non-local list). */
 #define HXI_PAIR_KERNELS(ID, name)                                                                 \
     HXI_LJ_INLINE void hxi_rows_##name(int typed, const hxi_md_pair *p, const hxi_md_pbc *b,       \
                                        const hxi_md_nlist *l, const double *x,                     \
                                        const int32_t *type, double *f, int energy, double *acc)    \
     {                                                                                              \
-        hxi_lj_rows(HX_PAIR_##ID, typed, p, b, l, x, type, f, energy, acc);                        \
+        if (l->one_sided)                                                                          \
+            hxi_lj_rows(HX_PAIR_##ID, typed, 1, p, b, l, x, type, f, energy, acc);                 \
+        else                                                                                       \
+            hxi_lj_rows(HX_PAIR_##ID, typed, 0, p, b, l, x, type, f, energy, acc);                 \
     }                                                                                              \
     HXI_LJ_CLONES static void hxi_energy_##name(const hxi_md_pair *p, const hxi_md_pbc *b,         \
                                                 const hxi_md_nlist *l, const double *x, double *f, \

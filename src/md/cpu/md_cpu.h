@@ -73,6 +73,10 @@ typedef struct hxi_md_nlist {
     size_t cap_j;
     int *spill; /* a row's image pairs while the row is built */
     size_t cap_spill;
+    /* newton off's non-local list: each pair of a home atom (the row's)
+     * and a halo atom, which the halo atom's rank computes too: the force
+     * goes to the row's atom alone, half the energy and virial count. */
+    int one_sided;
 } hxi_md_nlist;
 
 /* Minimum image along the dimensions with grid 1; half is +inf elsewhere,
@@ -109,10 +113,13 @@ static inline int hxi_md_image_tri(const hxi_md_pbc *b, double r[3])
 /* Every pair (i, j) of this rank within `cut` whose zones say the pair is
  * ours (hx_zone_pair), once: home-home pairs into `local` (a row for each
  * home atom), pairs with a halo atom into `nonlocal` (a row for every
- * atom). */
+ * atom). With full (newton off, a plan of hx_plan_create_full; zones are
+ * not read): home-home pairs into `local` as before, and every pair of a
+ * home atom and a halo atom into the home atom's row of `nonlocal` (rows
+ * for home atoms alone, one_sided); pairs of two halo atoms nowhere. */
 hx_status hxi_md_neigh_build(hxi_md_nlist *local, hxi_md_nlist *nonlocal, hxi_md_cells *cells,
                              const hx_decomp *d, double cut, const double *x, const uint8_t *zones,
-                             int nhome, int ntotal);
+                             int full, int nhome, int ntotal);
 void hxi_md_nlist_free(hxi_md_nlist *l);
 /* The list's pairs within `cut` at positions x (halo included), with the
  * minimum image where the force loop takes it: the pairs that the list
@@ -143,8 +150,10 @@ typedef struct hxi_md_pair {
 
 /* HX_ERR_INVALID where the pairs of cfg's types do not resolve. */
 hx_status hxi_md_pair_init(hxi_md_pair *p, const hx_md_config *cfg);
-/* Adds the forces of the list's pairs to f (both atoms of each pair). With
- * acc != NULL, adds the pair energy to acc[0] and sum r.F to acc[1].
+/* Adds the forces of the list's pairs to f (both atoms of each pair; the
+ * row's atom alone where l->one_sided, whose energy and virial then count
+ * half). With acc != NULL, adds the pair energy to acc[0] and sum r.F to
+ * acc[1].
  * type: every atom's type (home and halo), read where p->ntypes > 1. */
 void hxi_md_force_pair(const hxi_md_pair *p, const hxi_md_pbc *b, const hxi_md_nlist *l,
                        const double *x, const int32_t *type, double *f, double *acc);

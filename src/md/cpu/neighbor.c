@@ -9,6 +9,12 @@
  * halo atom) to the non-local list, so the force pass can time them apart
  * (and a GPU engine could overlap the non-local part with the halo exchange).
  *
+ * newton off (a full-shell plan): the local list as above; the non-local
+ * list holds, in the row of each home atom, every halo atom within the
+ * cutoff, searched over the whole stencil (both halves, the second for
+ * halo atoms alone); no zones are read and no halo atom has a row. Each
+ * pair across a boundary is then listed on both of its ranks.
+ *
  * Distances: coordinates as they are along decomposed dimensions (halo
  * atoms arrive shifted into this rank's frame), the minimum image along
  * dimensions with grid 1. With the cutoff under half the box, at most one
@@ -187,23 +193,30 @@ static void hxi_take_own(const hxi_md_cells *c, const uint8_t *zmask, int p0, in
 }
 
 /* Gathers the atoms of bins[1 .. nbins) (bin b's stencil, its own bin
- * left out) into c->cand, each moved by its bin's shift, in four groups:
- * group[g] .. group[g+1] for g = 2 image + halo (image: the bin wrapped
- * across a periodic face; halo: the atom is not a home atom). */
+ * left out) into c->cand, each moved by its bin's shift, in six groups:
+ * group[g] .. group[g+1] for g = 2 image + halo for the half stencil's
+ * bins[1 .. nfwd) (image: the bin wrapped across a periodic face; halo:
+ * the atom is not a home atom), and g = 4 + image for the halo atoms of
+ * the other half's bins[nfwd .. nbins) (newton off only; none else). */
 static hx_status hxi_gather(hxi_md_cells *c, const int *split, const int *bins, double (*shift)[3],
-                            int nbins, int group[5])
+                            int nbins, int nfwd, int group[7])
 {
-    int count[4] = {0, 0, 0, 0}, pos[4];
+    int count[6] = {0, 0, 0, 0, 0, 0}, pos[6];
     for (int q = 1; q < nbins; q++) {
         const int img = shift[q][0] != 0.0 || shift[q][1] != 0.0 || shift[q][2] != 0.0;
+        const int halo = c->start[bins[q] + 1] - split[bins[q]];
+        if (q >= nfwd) {
+            count[4 + img] += halo;
+            continue;
+        }
         count[2 * img] += split[bins[q]] - c->start[bins[q]];
-        count[2 * img + 1] += c->start[bins[q] + 1] - split[bins[q]];
+        count[2 * img + 1] += halo;
     }
     group[0] = 0;
-    for (int g = 0; g < 4; g++)
+    for (int g = 0; g < 6; g++)
         group[g + 1] = group[g] + count[g];
-    if (group[4] > c->cap_cand) {
-        int cap = group[4] + group[4] / 2 + 64;
+    if (group[6] > c->cap_cand) {
+        int cap = group[6] + group[6] / 2 + 64;
         HXI_CHECK(hxi_grow((void **) &c->cand, (size_t) cap * 3 * sizeof(double),
                            "neighbour candidates"));
         HXI_CHECK(
@@ -211,12 +224,13 @@ static hx_status hxi_gather(hxi_md_cells *c, const int *split, const int *bins, 
         HXI_CHECK(hxi_grow((void **) &c->cand_zm, (size_t) cap, "neighbour candidates"));
         c->cap_cand = cap;
     }
-    for (int g = 0; g < 4; g++)
+    for (int g = 0; g < 6; g++)
         pos[g] = group[g];
     for (int q = 1; q < nbins; q++) {
         const int img = shift[q][0] != 0.0 || shift[q][1] != 0.0 || shift[q][2] != 0.0;
-        for (int p = c->start[bins[q]]; p < c->start[bins[q] + 1]; p++) {
-            const int g = 2 * img + (p >= split[bins[q]]);
+        const int back = q >= nfwd;
+        for (int p = back ? split[bins[q]] : c->start[bins[q]]; p < c->start[bins[q] + 1]; p++) {
+            const int g = back ? 4 + img : 2 * img + (p >= split[bins[q]]);
             const double *xj = c->xs + 3 * (size_t) p;
             const int t = pos[g]++;
             c->cand[t] = xj[0] - shift[q][0];
@@ -267,9 +281,12 @@ static void hxi_search_min_image(const hxi_md_pbc *pbc, const double half[3], co
     }
 }
 
-/* Each atom's zone bits (cells->zmask, in bin order) and where each bin's
- * home atoms end (cells->split: they come first, as atoms ascend). */
-static hx_status hxi_bin_masks(hxi_md_cells *cells, const uint8_t *zones, int nhome, int ntotal)
+/* Each atom's zone bits (cells->zmask, in bin order; all 0 for newton
+ * off, full, whose halo pairs come by the rows of home atoms alone) and
+ * where each bin's home atoms end (cells->split: they come first, as atoms
+ * ascend). */
+static hx_status hxi_bin_masks(hxi_md_cells *cells, const uint8_t *zones, int full, int nhome,
+                               int ntotal)
 {
     if (ntotal > cells->cap_zmask) {
         HXI_CHECK(hxi_grow((void **) &cells->zmask, (size_t) cells->cap_atoms, "atom zones"));
@@ -277,7 +294,7 @@ static hx_status hxi_bin_masks(hxi_md_cells *cells, const uint8_t *zones, int nh
     }
     uint8_t *zmask = cells->zmask;
     for (int p = 0; p < ntotal; p++)
-        zmask[p] = (uint8_t) hxi_zone_bits(zones + 4 * (size_t) cells->atoms[p]);
+        zmask[p] = full ? 0 : (uint8_t) hxi_zone_bits(zones + 4 * (size_t) cells->atoms[p]);
     if (cells->nbins > cells->cap_split) {
         HXI_CHECK(hxi_grow((void **) &cells->split, (size_t) cells->cap_bins * sizeof(int),
                            "neighbour bins"));
@@ -293,18 +310,15 @@ static hx_status hxi_bin_masks(hxi_md_cells *cells, const uint8_t *zones, int nh
     return HX_OK;
 }
 
-/* The bins bin b searches: itself (bins[0]), then those of the stencil
- * offsets that exist, each with the shift that brings its atoms to the
- * image nearest bin b (across a periodic face) and its first atom.
- * Returns how many. */
+/* The bins bin b searches, after bins[0 .. nbins) (bins[0] is b itself):
+ * those of the stencil offsets that exist, each with the shift that
+ * brings its atoms to the image nearest bin b (across a periodic face) and
+ * its first atom. Returns how many there are then. */
 static int hxi_stencil_bins(const hxi_md_cells *cells, const hxi_md_pbc *pbc, int (*off)[3],
-                            int noff, int b, int *bins, int *first, double (*shift)[3])
+                            int noff, int b, int nbins, int *bins, int *first, double (*shift)[3])
 {
     const int bxyz[3] = {b % cells->nb[0], (b / cells->nb[0]) % cells->nb[1],
                          b / (cells->nb[0] * cells->nb[1])};
-    int nbins = 1;
-    bins[0] = b;
-    shift[0][0] = shift[0][1] = shift[0][2] = 0.0;
     for (int o = 0; o < noff; o++) {
         int t[3], ok = 1;
         double w[3] = {0.0, 0.0, 0.0}; /* the edges crossed along each dimension */
@@ -337,23 +351,48 @@ static int hxi_stencil_bins(const hxi_md_cells *cells, const hxi_md_pbc *pbc, in
     return nbins;
 }
 
+/* The other half's bins, bins[nfwd .. nbins), for newton off: those with
+ * halo atoms alone are kept, each from its first halo atom. Returns how
+ * many bins there are then. */
+static int hxi_halo_bins(const hxi_md_cells *cells, int nfwd, int nbins, int *bins, int *first,
+                         double (*shift)[3])
+{
+    int n = nfwd;
+    for (int q = nfwd; q < nbins; q++) {
+        const int b = bins[q];
+        if (cells->split[b] == cells->start[b + 1])
+            continue;
+        bins[n] = b;
+        first[n] = cells->split[b];
+        memcpy(shift[n], shift[q], sizeof shift[n]);
+        n++;
+    }
+    return n;
+}
+
 hx_status hxi_md_neigh_build(hxi_md_nlist *local, hxi_md_nlist *nonlocal, hxi_md_cells *cells,
                              const hx_decomp *d, double cut, const double *x, const uint8_t *zones,
-                             int nhome, int ntotal)
+                             int full, int nhome, int ntotal)
 {
     const double cut2 = cut * cut;
     hxi_md_pbc pbc;
     size_t nl = 0, nn = 0;
-    int off[HXI_MAX_STENCIL][3], noff, per_pair = 0;
-    int bins[HXI_MAX_STENCIL + 1], first[HXI_MAX_STENCIL + 1], nbins, group[5] = {0, 0, 0, 0, 0};
-    double shift[HXI_MAX_STENCIL + 1][3], mi_half[3];
+    int off[2 * HXI_MAX_STENCIL][3], noff, per_pair = 0, nfwd;
+    int bins[2 * HXI_MAX_STENCIL + 1], first[2 * HXI_MAX_STENCIL + 1], nbins;
+    int group[7] = {0, 0, 0, 0, 0, 0, 0};
+    double shift[2 * HXI_MAX_STENCIL + 1][3], mi_half[3];
     uint8_t *zmask;
     int *split;
 
     hxi_md_pbc_init(&pbc, d);
     HXI_CHECK(hxi_md_cells_build(cells, d, cut, HXI_REACH, x, ntotal));
     noff = hxi_stencil(cells, cut, off);
-    HXI_CHECK(hxi_bin_masks(cells, zones, nhome, ntotal));
+    /* newton off: the other half of the stencil too, searched for halo
+     * atoms alone (a home atom's halo partners are all in its own row). */
+    for (int o = 0; full && o < noff; o++)
+        for (int k = 0; k < 3; k++)
+            off[noff + o][k] = -off[o][k];
+    HXI_CHECK(hxi_bin_masks(cells, zones, full, nhome, ntotal));
     zmask = cells->zmask;
     split = cells->split;
     /* A periodic dimension whose bins collapsed into one (a box under
@@ -366,6 +405,8 @@ hx_status hxi_md_neigh_build(hxi_md_nlist *local, hxi_md_nlist *nonlocal, hxi_md
         mi_half[k] = pbc.half[k];
     HXI_CHECK(hxi_rows(local, nhome));
     HXI_CHECK(hxi_rows(nonlocal, ntotal));
+    local->one_sided = 0;
+    nonlocal->one_sided = full;
     /* A first guess of the list sizes; grown below when it falls short. */
     HXI_CHECK(hxi_room(local, (size_t) nhome * 48 + 64));
     HXI_CHECK(hxi_room(nonlocal, (size_t) (ntotal - nhome) * 48 + 64));
@@ -375,14 +416,22 @@ hx_status hxi_md_neigh_build(hxi_md_nlist *local, hxi_md_nlist *nonlocal, hxi_md
     for (int b = 0; b < cells->nbins; b++) {
         if (cells->start[b] == cells->start[b + 1])
             continue;
-        nbins = hxi_stencil_bins(cells, &pbc, off, noff, b, bins, first, shift);
+        bins[0] = b;
+        shift[0][0] = shift[0][1] = shift[0][2] = 0.0;
+        nfwd = hxi_stencil_bins(cells, &pbc, off, noff, b, 1, bins, first, shift);
+        nbins = full ? hxi_stencil_bins(cells, &pbc, off + noff, noff, b, nfwd, bins, first, shift)
+                     : nfwd;
+        nbins = hxi_halo_bins(cells, nfwd, nbins, bins, first, shift);
         if (!per_pair)
-            HXI_CHECK(hxi_gather(cells, split, bins, shift, nbins, group));
+            HXI_CHECK(hxi_gather(cells, split, bins, shift, nbins, nfwd, group));
         for (int pi = cells->start[b]; pi < cells->start[b + 1]; pi++) {
             const int i = cells->atoms[pi];
             const double *xi = cells->xs + 3 * (size_t) pi;
             const int own_end = cells->start[b + 1];
             size_t most = 0, sl = 0, sn = 0;
+            /* newton off: rows of home atoms alone (they come first). */
+            if (full && i >= nhome)
+                break;
             first[0] = pi + 1; /* in its own bin, the atoms after it */
             /* Room for every candidate at once, so the search only appends. */
             for (int q = 0; q < nbins; q++)
@@ -402,8 +451,10 @@ hx_status hxi_md_neigh_build(hxi_md_nlist *local, hxi_md_nlist *nonlocal, hxi_md
                 hxi_take_own(cells, zmask, mid, own_end, xi, cut2, 0u, nonlocal->j, &nn);
                 hxi_take(cells, group[0], group[1], xi, cut2, 0u, local->j, &nl);
                 hxi_take(cells, group[1], group[2], xi, cut2, 0u, nonlocal->j, &nn);
+                hxi_take(cells, group[4], group[5], xi, cut2, 0u, nonlocal->j, &nn);
                 hxi_take(cells, group[2], group[3], xi, cut2, 0u, local->spill, &sl);
                 hxi_take(cells, group[3], group[4], xi, cut2, 0u, nonlocal->spill, &sn);
+                hxi_take(cells, group[5], group[6], xi, cut2, 0u, nonlocal->spill, &sn);
             } else {
                 const unsigned mi = zmask[pi];
                 hxi_take_own(cells, zmask, pi + 1, own_end, xi, cut2, mi, nonlocal->j, &nn);
