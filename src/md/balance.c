@@ -211,7 +211,13 @@ hx_status hxi_md_balance_fix(hx_comm *comm, const hx_md_balance *b, hx_md_system
     double before[2];
     int iters;
     wrap_into_box(&sys->decomp, sys->x, sys->n);
-    return rebalance(comm, b, sys, "fix balance", before, &iters, changed);
+    HXI_CHECK(rebalance(comm, b, sys, "fix balance", before, &iters, changed));
+    if (*changed && hx_comm_rank(comm) == 0) {
+        const hx_decomp *d = &sys->decomp;
+        hxi_info("fix balance: imbalance %.4f, %d iterations, pulses %d %d %d", before[1], iters,
+                 d->npulse[0], d->npulse[1], d->npulse[2]);
+    }
+    return HX_OK;
 }
 
 int hxi_md_balance_due(const hx_md_balance *b, int64_t step)

@@ -98,6 +98,12 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
                          "region prism: a triclinic box (tilts %g %g %g): the GPU engine runs "
                          "orthorhombic boxes so far: run with --cpu",
                          cfg->tilt[0], cfg->tilt[1], cfg->tilt[2]);
+    /* Domains of their own widths (balance shift or cuts, fix balance):
+     * refused on the GPU engine, built or not. */
+    if (cfg->use_gpu == 1 && hxi_md_balance_nonuniform(cfg))
+        return hxi_error(
+            HX_ERR_UNSUPPORTED, "%s: the GPU engine runs uniform domains so far: run with --cpu",
+            cfg->fix_balance.style ? "fix balance" : "balance with cuts other than uniform");
     if (cfg->use_gpu == 1) {
         if (!built)
             return hxi_error(HX_ERR_UNSUPPORTED,
@@ -109,25 +115,18 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
                              "--gpu: some rank sees no CUDA device: run where every rank has "
                              "a GPU, or use --cpu");
     }
-    /* Domains of their own widths (balance shift or cuts, fix balance):
-     * refused on the GPU engine; left to choose, the CPU engine runs them. */
-    if (hxi_md_balance_nonuniform(cfg)) {
-        if (cfg->use_gpu == 1)
-            return hxi_error(HX_ERR_UNSUPPORTED,
-                             "%s: the GPU engine runs uniform domains so far: run with --cpu",
-                             cfg->fix_balance.style ? "fix balance"
-                                                    : "balance with cuts other "
-                                                      "than uniform");
-        HXI_CHECK(hxi_cpu_transport_ok(tr));
-        *ops = &hx_md_engine_cpu;
-        return HX_OK;
-    }
 #ifdef HALOX_MD_GPU_ENGINE
     /* Left to choose, a deck of several types runs on the CPU engine. */
     if (cfg->use_gpu == 1 && cfg->types.ntypes > 1)
         return hxi_error(HX_ERR_UNSUPPORTED, HXI_MD_GPU_TYPES_MSG, cfg->types.ntypes);
     /* Left to choose, a triclinic box runs on the CPU engine. */
     if (cfg->triclinic) {
+        HXI_CHECK(hxi_cpu_transport_ok(tr));
+        *ops = &hx_md_engine_cpu;
+        return HX_OK;
+    }
+    /* Left to choose, balanced domains run on the CPU engine. */
+    if (hxi_md_balance_nonuniform(cfg)) {
         HXI_CHECK(hxi_cpu_transport_ok(tr));
         *ops = &hx_md_engine_cpu;
         return HX_OK;
