@@ -97,25 +97,25 @@ static hx_status shift_cuts(hx_comm *comm, const hx_md_balance *b, hx_decomp *d,
 }
 
 /* balance THRESH x|y|z uniform|FRACS...: the deck's cuts into d. */
-static hx_status user_cuts(const hx_md_balance *b, hx_decomp *d)
+static hx_status user_cuts(const hx_md_balance *b, hx_decomp *d, const char *cmd)
 {
     double cuts[HX_MAX_CUT_DOMAINS + 1];
     for (int dim = 0; dim < 3; dim++) {
         const int n = d->grid[dim];
         if (b->user[dim] == 1)
-            HXI_CHECK(set_cuts(d, dim, NULL, "balance"));
+            HXI_CHECK(set_cuts(d, dim, NULL, cmd));
         if (b->user[dim] != 2)
             continue;
         if (b->nfrac[dim] != n - 1)
             return hxi_error(HX_ERR_INVALID,
-                             "balance %c: %d fraction%s for %d domains along %c (the grid is "
+                             "%s %c: %d fraction%s for %d domains along %c (the grid is "
                              "%dx%dx%d): give %d",
-                             'x' + dim, b->nfrac[dim], b->nfrac[dim] == 1 ? "" : "s", n, 'x' + dim,
-                             d->grid[0], d->grid[1], d->grid[2], n - 1);
+                             cmd, 'x' + dim, b->nfrac[dim], b->nfrac[dim] == 1 ? "" : "s", n,
+                             'x' + dim, d->grid[0], d->grid[1], d->grid[2], n - 1);
         cuts[0] = 0.0;
         cuts[n] = 1.0;
         memcpy(cuts + 1, b->frac[dim], (size_t) (n - 1) * sizeof(double));
-        HXI_CHECK(set_cuts(d, dim, cuts, "balance"));
+        HXI_CHECK(set_cuts(d, dim, cuts, cmd));
     }
     return HX_OK;
 }
@@ -158,9 +158,11 @@ static void report(const hx_decomp *d, double seconds, int iters, const double b
 
 /* New cuts into sys->decomp when the imbalance is at or above THRESH. */
 static hx_status rebalance(hx_comm *comm, const hx_md_balance *b, hx_md_system *sys,
-                           const char *cmd, double before[2], int *iters, int *changed)
+                           const char *name, double before[2], int *iters, int *changed)
 {
     hx_decomp d = sys->decomp;
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "%s (deck line %d)", name, b->line);
     *iters = 0;
     *changed = 0;
     HXI_CHECK(rank_loads(comm, sys->n, &before[0], &before[1]));
@@ -169,7 +171,7 @@ static hx_status rebalance(hx_comm *comm, const hx_md_balance *b, hx_md_system *
     if (b->style == HX_MD_BAL_SHIFT)
         HXI_CHECK(shift_cuts(comm, b, &d, sys, cmd, iters));
     else
-        HXI_CHECK(user_cuts(b, &d));
+        HXI_CHECK(user_cuts(b, &d, cmd));
     sys->decomp = d;
     *changed = 1;
     return HX_OK;

@@ -114,6 +114,7 @@ hx_status deck_cmd_balance(deck *d)
             HXI_CHECK(parse_user_dim(d, &i, &b));
             b.style = HX_MD_BAL_USER;
         }
+    b.line = d->line;
     d->c.balance[d->c.nbalance++] = b;
     return HX_OK;
 }
@@ -134,6 +135,7 @@ hx_status deck_cmd_fix_balance(deck *d)
     if (strcmp(d->words[6], "shift") != 0)
         return refuse(d, "fix balance", d->words[6], fix_balance_usage);
     HXI_CHECK(parse_shift(d, "fix balance", 6, fix_balance_usage, &b));
+    b.line = d->line;
     d->c.fix_balance = b;
     return HX_OK;
 }

@@ -153,6 +153,7 @@ typedef struct hx_md_balance {
     int niter;         /* shift: NITER */
     double stopthresh; /* shift: STOPTHRESH */
     int nfreq;         /* fix balance: every NFREQ steps (0: at the start only) */
+    int line;          /* the deck's line, for messages at the run */
     /* user: per dimension 0 unchanged, 1 uniform, 2 the fractions given */
     int user[3];
     int nfrac[3];
