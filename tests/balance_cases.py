@@ -13,7 +13,9 @@ the same as printed, and the thermo rows within lammps_match.py's bound
 
 --part md: `fix lb all balance 100 1.0 shift z 10 1.05` over 300 steps at
 2, 3 and 4 ranks: the thermo rows within the bound of the run without it,
-the atom count intact, and the log (HALOX_LOG=1) showing the rebalances.
+the atom count intact, and the log (HALOX_LOG=1) showing the rebalances;
+a run continued from a restart file written after rebalances gives the
+straight run's rows.
 
 --part bad: bad input fails with one clear message each, within a
 timeout (never a hang): cuts not increasing, a cut count that does not
@@ -146,6 +148,19 @@ def part_md(r, failures):
             failures.append("%s: %d rebalances logged (want the set-up's and more)" % (what,
                                                                                         count))
         print("%s: %d rebalances, thermo alike" % (what, count))
+    # A run continued from a restart file written after rebalances: the
+    # file holds no cuts; the continued run's fix balance balances again
+    # at its set-up, and its rows are the straight run's.
+    _, straight, _ = r.run(3, r.a.halox, deck("1 1 *", [fix], 300, 50), ["--cpu"])
+    r.run(3, r.a.halox, deck("1 1 *", [fix], 150, 50) + "write_restart r.bin\n", ["--cpu"])
+    cont = "\n".join(["read_restart r.bin", "processors 1 1 *",
+                      "neigh_modify every 20 delay 0 check no", "fix 1 all nve", fix,
+                      "thermo 50", "run 150"]) + "\n"
+    _, after, _ = r.run(3, r.a.halox, cont, ["--cpu"])
+    rows = thermo_rows(straight)
+    compare_rows("fix balance continued from a restart file", thermo_rows(after),
+                 rows[:1] + [row for row in rows[1:] if int(row[0]) >= 150], failures)
+    print("fix balance continued from a restart file: thermo alike")
 
 
 BAD = [

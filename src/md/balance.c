@@ -120,9 +120,7 @@ static hx_status user_cuts(const hx_md_balance *b, hx_decomp *d, const char *cmd
     return HX_OK;
 }
 
-/* Domain::pbc for an orthorhombic box (a triclinic one is remapped by the
- * engine): every home atom inside the box before it is counted. */
-static void wrap_into_box(const hx_decomp *d, double *x, int n)
+void hxi_md_balance_wrap(const hx_decomp *d, double *x, int n)
 {
     if (d->triclinic)
         return;
@@ -191,7 +189,6 @@ hx_status hxi_md_balance_setup(hx_comm *comm, const hx_md_balance *b, hx_md_syst
         printf("Balancing ...\n");
         fflush(stdout);
     }
-    wrap_into_box(&sys->decomp, sys->x, sys->n);
     HXI_CHECK(rebalance(comm, b, sys, "balance", before, &iters, &changed));
     if (!changed)
         return HX_OK;
@@ -212,7 +209,6 @@ hx_status hxi_md_balance_fix(hx_comm *comm, const hx_md_balance *b, hx_md_system
 {
     double before[2];
     int iters;
-    wrap_into_box(&sys->decomp, sys->x, sys->n);
     HXI_CHECK(rebalance(comm, b, sys, "fix balance", before, &iters, changed));
     if (*changed && hx_comm_rank(comm) == 0) {
         const hx_decomp *d = &sys->decomp;

@@ -16,11 +16,15 @@
 hx_status hxi_md_balance_setup(hx_comm *comm, const hx_md_balance *b, hx_md_system *sys);
 
 /* fix balance at a rebalancing step (collective): the home atoms' positions
- * in sys->x, wrapped into the box here as LAMMPS's Domain::pbc; at or
- * above THRESH, new cuts in sys->decomp (*changed 1). The caller migrates
- * and plans. */
+ * in sys->x (inside the box: hxi_md_balance_wrap); at or above THRESH,
+ * new cuts in sys->decomp (*changed 1). The caller migrates and plans. */
 hx_status hxi_md_balance_fix(hx_comm *comm, const hx_md_balance *b, hx_md_system *sys,
                              int *changed);
+
+/* Domain::pbc for an orthorhombic box (a triclinic one is the engine's
+ * remap): every atom of x inside the box, so that it is counted where
+ * LAMMPS counts it. */
+void hxi_md_balance_wrap(const hx_decomp *d, double *x, int n);
 
 /* fix balance rebalances at this absolute step (a multiple of NFREQ, as
  * LAMMPS's FixBalance forces a reneighbouring there). */

@@ -428,6 +428,7 @@ static hx_status cpu_balance(hx_md_engine *e, int *rebuild)
     if (e->nhome > 0)
         memcpy(s->x, e->x, (size_t) e->nhome * 3 * sizeof(double));
     hxi_md_remap_tilted(&s->decomp, s->x, s->n);
+    hxi_md_balance_wrap(&s->decomp, s->x, s->n);
     return hxi_agree(e->comm, hxi_md_balance_fix(e->comm, &e->cfg.fix_balance, s, &changed));
 }
 
