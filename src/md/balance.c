@@ -235,3 +235,14 @@ int hxi_md_balance_nonuniform(const hx_md_config *cfg)
     }
     return 0;
 }
+
+void hxi_md_balance_thermo(hx_md_config *c)
+{
+    hx_md_config one;
+    if (c->fix_balance.style == HX_MD_BAL_NONE)
+        return;
+    hx_md_config_thermo_one(&one);
+    if (c->thermo_ncols == one.thermo_ncols &&
+        memcmp(c->thermo_cols, one.thermo_cols, (size_t) one.thermo_ncols) == 0)
+        c->thermo_cols[c->thermo_ncols++] = HX_MD_TH_VOL;
+}

@@ -30,6 +30,11 @@ void hxi_md_balance_wrap(const hx_decomp *d, double *x, int n);
  * LAMMPS's FixBalance forces a reneighbouring there). */
 int hxi_md_balance_due(const hx_md_balance *b, int64_t step);
 
+/* LAMMPS's thermo_style one adds a Volume column where a fix may change
+ * the domains (fix balance): the same in c's columns, if they are
+ * thermo_style one's. */
+void hxi_md_balance_thermo(hx_md_config *c);
+
 /* The deck's balance settings that need the GPU engine to run domains of
  * their own widths (cuts other than uniform, or fix balance). */
 int hxi_md_balance_nonuniform(const hx_md_config *cfg);

@@ -223,9 +223,10 @@ static hx_status hxi_setup(hx_comm *comm, hx_md_config *cfg, hx_md_system *sys, 
 /* The deck's balance, then fix balance's first rebalancing (LAMMPS's
  * FixBalance::setup_pre_exchange, at the start of the run; the engine's
  * first build migrates to its cuts). */
-static hx_status hxi_setup_balance(hx_comm *comm, const hx_md_config *cfg, hx_md_system *sys)
+static hx_status hxi_setup_balance(hx_comm *comm, hx_md_config *cfg, hx_md_system *sys)
 {
     int changed;
+    hxi_md_balance_thermo(cfg);
     for (int k = 0; k < cfg->nbalance; k++)
         HXI_CHECK(hxi_agree(comm, hxi_md_balance_setup(comm, &cfg->balance[k], sys)));
     if (cfg->fix_balance.style == HX_MD_BAL_NONE)
