@@ -7,7 +7,7 @@
 fills the whole box) then `balance 1.0 shift z 20 1.0`; the same split
 along x and y (`balance 1.0 x ... y ...`, then `shift xy 10 1.05`); a
 `balance 9.5 ...` below its threshold; `fix balance` every 50 steps after
-uneven cuts. Every line of the balance reports
+uneven cuts, in the orthorhombic box and in a triclinic one. Every line of the balance reports
 (iteration count, loads, imbalance factors, cuts; not the time) must be
 the same as printed, and the thermo rows within lammps_match.py's bound
 (step 0 as printed).
@@ -55,6 +55,10 @@ LINE = HEAD.count("\n") + 1  # the deck line of the first balance or fix balance
 
 # name: ranks -> (processors, balance lines)
 Z_CUTS = {2: "0.3", 3: "0.2 0.4", 4: "0.15 0.3 0.45"}
+# Off the lattice planes (every 0.05 of 10 cells): an atom exactly on a cut
+# is owned by its height here and by its lamda coordinate in LAMMPS, which
+# may round to either side in a triclinic box.
+TRI_CUTS = {2: "0.32", 3: "0.22 0.41", 4: "0.17 0.32 0.47"}
 XY = {2: ("2 1 1", "x 0.3"), 3: ("3 1 1", "x 0.2 0.4"), 4: ("2 2 1", "x 0.3 y 0.6")}
 
 
@@ -68,7 +72,32 @@ def lammps_decks(n):
         "below": ("1 1 *", ["balance 1.0 z %s" % Z_CUTS[n], "balance 9.5 shift z 20 1.0"]),
         "fix_z": ("1 1 *", ["balance 1.0 z %s" % Z_CUTS[n],
                             "fix lb all balance 50 1.0 shift z 10 1.05"]),
+        "tri_fix": (None, None),
     }
+
+
+def tri_deck(n):
+    """tests/decks/in.tri_melt, 10 cells tilted by 2, split along z with
+    uneven cuts, then fix balance every 50 steps: a rebuild forced off the
+    every-20 schedule (as LAMMPS's), in a triclinic box."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "decks", "in.tri_melt")
+    out = []
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if not w or w[0].startswith("#"):
+                continue
+            if w[0] == "variable":
+                line = line.replace("index 40", "index 10").replace("index 8", "index 2")
+            if w[0] == "run":
+                line = "run 200\n"
+            out.append(line)
+            if w[0] == "units":
+                out.append("processors 1 1 *\n")
+            if w[0] == "fix":
+                out.append("balance 1.0 z %s\nfix lb all balance 50 1.0 shift z 10 1.02\n" %
+                           TRI_CUTS[n])
+    return "".join(out)
 
 
 def deck(procs, lines, steps=100, thermo=50):
@@ -126,7 +155,7 @@ def part_lammps(r, lmp, failures):
     worst = 0.0
     for n in (2, 3, 4):
         for name, (procs, lines) in lammps_decks(n).items():
-            text = deck(procs, lines)
+            text = tri_deck(n) if name == "tri_fix" else deck(procs, lines)
             _, lam, _ = r.run(n, lmp, text, ["-log", "none", "-echo", "none"])
             _, mine, _ = r.run(n, r.a.halox, text, ["--cpu"])
             what = "%s at %d ranks" % (name, n)
