@@ -99,11 +99,18 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
                          "orthorhombic boxes so far: run with --cpu",
                          cfg->tilt[0], cfg->tilt[1], cfg->tilt[2]);
     /* Domains of their own widths (balance shift or cuts, fix balance):
-     * refused on the GPU engine, built or not. */
-    if (cfg->use_gpu == 1 && hxi_md_balance_nonuniform(cfg))
-        return hxi_error(
-            HX_ERR_UNSUPPORTED, "%s: the GPU engine runs uniform domains so far: run with --cpu",
-            cfg->fix_balance.style ? "fix balance" : "balance with cuts other than uniform");
+     * refused on the GPU engine, built or not; left to choose, the CPU
+     * engine runs them. */
+    if (hxi_md_balance_nonuniform(cfg)) {
+        if (cfg->use_gpu == 1)
+            return hxi_error(HX_ERR_UNSUPPORTED,
+                             "%s: the GPU engine runs uniform domains so far: run with --cpu",
+                             cfg->fix_balance.style ? "fix balance"
+                                                    : "balance with cuts other than uniform");
+        HXI_CHECK(hxi_cpu_transport_ok(tr));
+        *ops = &hx_md_engine_cpu;
+        return HX_OK;
+    }
     if (cfg->use_gpu == 1) {
         if (!built)
             return hxi_error(HX_ERR_UNSUPPORTED,
@@ -121,12 +128,6 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
         return hxi_error(HX_ERR_UNSUPPORTED, HXI_MD_GPU_TYPES_MSG, cfg->types.ntypes);
     /* Left to choose, a triclinic box runs on the CPU engine. */
     if (cfg->triclinic) {
-        HXI_CHECK(hxi_cpu_transport_ok(tr));
-        *ops = &hx_md_engine_cpu;
-        return HX_OK;
-    }
-    /* Left to choose, balanced domains run on the CPU engine. */
-    if (hxi_md_balance_nonuniform(cfg)) {
         HXI_CHECK(hxi_cpu_transport_ok(tr));
         *ops = &hx_md_engine_cpu;
         return HX_OK;
