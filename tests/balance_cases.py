@@ -5,12 +5,14 @@
 4 ranks: an 8x8x8 fcc melt split along z (`processors 1 1 *`) with first
 `balance 1.0 z FRACS` (uneven cuts: the uneven system, since halox-md
 fills the whole box) then `balance 1.0 shift z 20 1.0`; the same split
-along x and y (`balance 1.0 x ... y ...`, then `shift xy 10 1.05`); a
-`balance 9.5 ...` below its threshold; `fix balance` every 50 steps after
-uneven cuts, in the orthorhombic box and in a triclinic one. Every line of the balance reports
-(iteration count, loads, imbalance factors, cuts; not the time) must be
-the same as printed, and the thermo rows within lammps_match.py's bound
-(step 0 as printed).
+along x and y (`balance 1.0 x ... y ...`, then `shift xy 10 1.05`);
+`shift xyz` over a grid of one domain along x and y (LAMMPS counts its
+rounds there too); a `balance 9.5 ...` below its threshold; `fix
+balance` every 50 steps after uneven cuts, in the orthorhombic box and in
+a triclinic one. Every line of the balance reports (iteration count,
+loads, imbalance factors, cuts; not the time) must be the same as
+printed, and the thermo rows within lammps_match.py's bound (step 0 as
+printed).
 
 --part md: `fix lb all balance 100 1.0 shift z 10 1.05` over 300 steps at
 2, 3 and 4 ranks: the thermo rows within the bound of the run without it,
@@ -69,6 +71,7 @@ def lammps_decks(n):
         "slab_z": ("1 1 *", ["balance 1.0 z %s" % Z_CUTS[n], "balance 1.0 shift z 20 1.0"]),
         "block_xy": (px, ["balance 1.0 %s" % cuts, "balance 1.0 shift %s 10 1.05" % xy]),
         "lattice_z": ("1 1 *", ["balance 1.0 shift z 20 1.0"]),
+        "xyz": ("1 1 *", ["balance 1.0 z %s" % Z_CUTS[n], "balance 1.0 shift xyz 20 1.01"]),
         "below": ("1 1 *", ["balance 1.0 z %s" % Z_CUTS[n], "balance 9.5 shift z 20 1.0"]),
         "fix_z": ("1 1 *", ["balance 1.0 z %s" % Z_CUTS[n],
                             "fix lb all balance 50 1.0 shift z 10 1.05"]),

@@ -79,8 +79,6 @@ static hx_status shift_cuts(hx_comm *comm, const hx_md_balance *b, hx_decomp *d,
         const int dim = b->dims[k] - 'x', n = d->grid[dim];
         hx_balance_local loc = {comm, d, dim, s->n, s->x};
         hx_balance_result res;
-        if (n == 1)
-            continue;
         if (n > HX_MAX_CUT_DOMAINS)
             return hxi_error(HX_ERR_INVALID, "%s: %d domains along %c (at most %d)", cmd, n,
                              b->dims[k], HX_MAX_CUT_DOMAINS);
