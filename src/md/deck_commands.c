@@ -614,6 +614,7 @@ static const deck_command commands[] = {
     {"pair_coeff", deck_pair_coeff},
     {"pair_modify", deck_pair_modify},
     {"processors", cmd_processors},
+    {"balance", deck_cmd_balance},
     {"neighbor", cmd_neighbor},
     {"neigh_modify", cmd_neigh_modify},
     {"newton", cmd_newton},

@@ -135,6 +135,8 @@ static hx_status fix_ids(deck *d, int style)
 hx_status deck_cmd_fix(deck *d)
 {
     int style = d->nwords >= 4 ? fix_style(d->words[3]) : DECK_FIX_NVE;
+    if (style < 0 && strcmp(d->words[3], "balance") == 0)
+        return deck_cmd_fix_balance(d);
     if (style < 0)
         return deck_error(d, "fix style '%s' is not supported: halox-md reads `%s`, `%s` and `%s`",
                           deck_show(d->words[3]).s, fix_usage[0], fix_usage[1], fix_usage[2]);

@@ -145,6 +145,13 @@ hx_status deck_cmd_fix(deck *d);
 hx_status deck_cmd_thermo(deck *d);
 hx_status deck_cmd_thermo_style(deck *d);
 hx_status deck_cmd_thermo_modify(deck *d);
+/* ------------------------------------------- deck_balance.c */
+
+/* balance THRESH shift ... | x ... y ... z ... */
+hx_status deck_cmd_balance(deck *d);
+/* fix ID all balance NFREQ THRESH shift DIMS NITER STOPTHRESH */
+hx_status deck_cmd_fix_balance(deck *d);
+
 /* At a run after the first: what a thermostat cannot carry over (a ramped
  * target starts again at each LAMMPS run). */
 hx_status deck_fix_next_run(deck *d);

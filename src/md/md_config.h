@@ -131,6 +131,35 @@ typedef struct hx_md_types {
     double rc_style; /* the deck's pair_style cutoff (0: none), for a restart file's types */
 } hx_md_types;
 
+/* Most domains along one dimension whose cuts a `balance` may set
+ * (libhalox's HX_MAX_CUT_DOMAINS). */
+#define HX_MD_BALANCE_MAX 128
+/* `balance` commands a deck may give before its run, done in turn. */
+#define HX_MD_MAX_BALANCES 4
+
+typedef enum hx_md_balance_style {
+    HX_MD_BAL_NONE = 0,
+    HX_MD_BAL_SHIFT = 1, /* balance THRESH shift DIMS NITER STOPTHRESH */
+    HX_MD_BAL_USER = 2   /* balance THRESH x uniform|FRACS... y ... z ... */
+} hx_md_balance_style;
+
+/* LAMMPS's `balance` (once, before the run: `balance`) and `fix ID all
+ * balance NFREQ ...` (during the run, shift only). Loads are atoms per
+ * rank, LAMMPS's default. */
+typedef struct hx_md_balance {
+    int style;         /* hx_md_balance_style */
+    double thresh;     /* THRESH: nothing is done below this imbalance */
+    char dims[4];      /* shift: the dimensions in the command's order ("z", "xy") */
+    int niter;         /* shift: NITER */
+    double stopthresh; /* shift: STOPTHRESH */
+    int nfreq;         /* fix balance: every NFREQ steps (0: at the start only) */
+    int line;          /* the deck's line, for messages at the run */
+    /* user: per dimension 0 unchanged, 1 uniform, 2 the fractions given */
+    int user[3];
+    int nfrac[3];
+    double frac[3][HX_MD_BALANCE_MAX];
+} hx_md_balance;
+
 /* One `run N` of the deck, with the settings in force when it was read. */
 typedef struct hx_md_config {
     /* system */
@@ -176,6 +205,9 @@ typedef struct hx_md_config {
     int nve;            /* velocity Verlet moves the atoms: fix nve or fix nvt */
     hx_md_nvt nvt;
     hx_md_langevin langevin;
+    int nbalance;                              /* the deck's `balance` commands */
+    hx_md_balance balance[HX_MD_MAX_BALANCES]; /* ... in the deck's order */
+    hx_md_balance fix_balance;                 /* fix ID all balance (style NONE: none) */
     /* thermo output */
     int thermo_ncols; /* thermo_style: the columns (HX_MD_TH_*) */
     unsigned char thermo_cols[HX_MD_THERMO_MAX_COLS];

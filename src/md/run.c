@@ -12,6 +12,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "md/balance.h"
 #include "md/deck.h"
 #include "md/md_driver.h"
 #include "md/pair/pair_styles.h"
@@ -101,6 +102,19 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
     if (cfg->use_gpu == 1 && cfg->newton_off)
         return hxi_error(HX_ERR_UNSUPPORTED,
                          "newton off: the GPU engine runs newton on so far: run with --cpu");
+    /* Domains of their own widths (balance shift or cuts, fix balance):
+     * refused on the GPU engine, built or not; left to choose, the CPU
+     * engine runs them. */
+    if (hxi_md_balance_nonuniform(cfg)) {
+        if (cfg->use_gpu == 1)
+            return hxi_error(HX_ERR_UNSUPPORTED,
+                             "%s: the GPU engine runs uniform domains so far: run with --cpu",
+                             cfg->fix_balance.style ? "fix balance"
+                                                    : "balance with cuts other than uniform");
+        HXI_CHECK(hxi_cpu_transport_ok(tr));
+        *ops = &hx_md_engine_cpu;
+        return HX_OK;
+    }
     if (cfg->use_gpu == 1) {
         if (!built)
             return hxi_error(HX_ERR_UNSUPPORTED,
@@ -203,6 +217,20 @@ static hx_status hxi_setup(hx_comm *comm, hx_md_config *cfg, hx_md_system *sys, 
     if (hx_comm_rank(comm) == 0)
         hxi_info("set-up on rank 0: lattice %.3f s, velocities %.3f s", t1 - t0, t2 - t1);
     return HX_OK;
+}
+
+/* The deck's balance, then fix balance's first rebalancing (LAMMPS's
+ * FixBalance::setup_pre_exchange, at the start of the run; the engine's
+ * first build migrates to its cuts). */
+static hx_status hxi_setup_balance(hx_comm *comm, hx_md_config *cfg, hx_md_system *sys)
+{
+    int changed;
+    hxi_md_balance_thermo(cfg);
+    for (int k = 0; k < cfg->nbalance; k++)
+        HXI_CHECK(hxi_agree(comm, hxi_md_balance_setup(comm, &cfg->balance[k], sys)));
+    if (cfg->fix_balance.style == HX_MD_BAL_NONE)
+        return HX_OK;
+    return hxi_agree(comm, hxi_md_balance_fix(comm, &cfg->fix_balance, sys, &changed));
 }
 
 static void hxi_hms(char *buf, size_t n, double s)
@@ -673,6 +701,8 @@ int hx_md_main(int argc, char **argv)
         st = hxi_trace_open(comm);
     if (st == HX_OK)
         st = hxi_setup(comm, &cfg, &sys, &first);
+    if (st == HX_OK)
+        st = hxi_setup_balance(comm, &cfg, &sys);
     if (st == HX_OK)
         st = hxi_run(comm, &cfg, &sys, first, &stop);
     rc = st == HX_OK ? 0 : 1;

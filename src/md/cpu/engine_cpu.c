@@ -29,6 +29,7 @@
  * are rebuilt from it, and the forces are recomputed before they are used.
  */
 #include "md/cpu/md_cpu.h"
+#include "md/balance.h"
 #include "md/cpu/thermostat.h"
 #include "md/md_driver.h"
 #include "md/pair/pair_styles.h"
@@ -427,6 +428,23 @@ static hx_status cpu_decide(hx_md_engine *e, int *rebuild)
     return cpu_pairs_before(e);
 }
 
+/* fix balance: at a multiple of NFREQ a rebuild is forced (LAMMPS's
+ * FixBalance sets next_reneighbor) and the cuts move before it migrates
+ * the atoms and plans the halo again (the pulse count may change). */
+static hx_status cpu_balance(hx_md_engine *e, int *rebuild)
+{
+    hx_md_system *s = e->sys;
+    int changed;
+    if (!hxi_md_balance_due(&e->cfg.fix_balance, e->cfg.first_step + e->step + 1))
+        return HX_OK;
+    *rebuild = 1;
+    if (e->nhome > 0)
+        memcpy(s->x, e->x, (size_t) e->nhome * 3 * sizeof(double));
+    hxi_md_remap_tilted(&s->decomp, s->x, s->n);
+    hxi_md_balance_wrap(&s->decomp, s->x, s->n);
+    return hxi_agree(e->comm, hxi_md_balance_fix(e->comm, &e->cfg.fix_balance, s, &changed));
+}
+
 static double cpu_stage_sum(const hx_md_engine *e)
 {
     double s = 0;
@@ -514,6 +532,8 @@ static hx_status cpu_step(hx_md_engine *e, int want_thermo)
         hxi_md_stage(&e->stats, HX_MD_INTEGRATE, t0, hxi_now());
     }
     st = cpu_decide(e, &rebuild);
+    if (st == HX_OK)
+        st = cpu_balance(e, &rebuild);
     if (st == HX_OK)
         st = rebuild ? cpu_rebuild(e) : cpu_forward(e);
     if (st == HX_OK)
