@@ -135,7 +135,7 @@ def invisible(r, ranks):
                   (" ".join(sched), n))
 
 
-# Restart files as restart.c lays them out: header fields and checksums.
+# Restart files as src/md/restart_header.c lays them out: header fields and checksums.
 HDR = 256
 FNV0, FNVP = 0xcbf29ce484222325, 0x100000001b3
 

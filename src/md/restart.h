@@ -1,5 +1,5 @@
 /*
- * restart.h - halox-md's restart files (restart.c has the layout). Not
+ * restart.h - halox-md's restart files (restart_header.c has the layout). Not
  * installed.
  */
 #ifndef HALOX_MD_RESTART_H

@@ -1,6 +1,6 @@
 /*
  * restart_types.c - the atom types' block of a version 4 restart file
- * (restart.c has the layout): after the header where the file has more
+ * (restart_header.c has the layout): after the header where the file has more
  * than one type, HXI_MD_RST_TYPES bytes in the writer's byte order:
  *     0..3     atom types N (int32, 2 to HX_MD_MAX_TYPES)
  *     4..7     pair_modify mix (int32, hx_md_mix)
