@@ -10,7 +10,7 @@ set(HX_DECK_SOURCES ${PROJECT_SOURCE_DIR}/src/md/deck.c ${PROJECT_SOURCE_DIR}/sr
                      ${PROJECT_SOURCE_DIR}/src/md/deck_balance.c)
 file(GLOB HX_DECK_CORPUS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/decks/*)
 
-hx_test(test_deck SOURCES test_deck.c ${HX_DECK_SOURCES}
+hx_test(test_deck SOURCES test_deck.c test_deck_errors.c ${HX_DECK_SOURCES}
         ARGS ${CMAKE_CURRENT_SOURCE_DIR}/decks LABELS cpu)
 hx_test(test_deck_pair SOURCES test_deck_pair.c ${HX_DECK_SOURCES} LABELS cpu)
 

@@ -6,13 +6,12 @@
  *
  * Usage: test_deck DECKDIR (the folder of tests/decks).
  */
-#include "hxtest.h"
-#include "md/deck.h"
+#include "test_deck.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static const char *deck_dir = ".";
+const char *deck_dir = ".";
 
 static const char *deck_path(const char *name)
 {
@@ -23,8 +22,7 @@ static const char *deck_path(const char *name)
     return p;
 }
 
-/* Parses text as deck "t.in" over the defaults. */
-static hx_status parse(const char *text, hx_md_config *c, const char *const *vars, int nvars)
+hx_status deck_parse_text(const char *text, hx_md_config *c, const char *const *vars, int nvars)
 {
     hx_md_config_defaults(c);
     return hx_md_deck_parse(text, strlen(text), "t.in", c, vars, nvars);
@@ -164,22 +162,12 @@ static void test_all_and_vars(void)
 }
 
 /* Lines 1-9 of a deck that needs only a run. */
-#define HEAD                                                                                       \
-    "units lj\n"                                                                                   \
-    "atom_style atomic\n"                                                                          \
-    "lattice fcc 0.8442\n"                                                                         \
-    "region box block 0 4 0 4 0 4\n"                                                               \
-    "create_box 1 box\n"                                                                           \
-    "create_atoms 1 box\n"                                                                         \
-    "mass 1 1.0\n"                                                                                 \
-    "pair_style lj/cut 2.5\n"                                                                      \
-    "pair_coeff 1 1 1.0 1.0\n"
 
 /* A deck of 3 x 4 x 5 cells and 3 steps, however its lines are written. */
 static void parses_345(const char *text, const char *what)
 {
     hx_md_config c;
-    if (HXT_OK(parse(text, &c, NULL, 0)))
+    if (HXT_OK(deck_parse_text(text, &c, NULL, 0)))
         HXT_CHECK(c.cells[0] == 3 && c.cells[1] == 4 && c.cells[2] == 5 && c.steps == 3, "%s",
                   what);
 }
@@ -205,20 +193,23 @@ static void test_lexical(void)
              "create_atoms 1 box\rmass * 1\rpair_style lj/cut 2.5\r"
              "pair_coeff * * 1 1\rrun 3\r");
     parses_345(text, "bom + cr deck");
-    HXT_FAILS(parse("\xEF\xBB\xBFunits lj\r\ratom_style atomik\rrun 1", &c, NULL, 0), HX_ERR_PARSE,
-              "t.in:3: atom_style");
+    HXT_FAILS(deck_parse_text("\xEF\xBB\xBFunits lj\r\ratom_style atomik\rrun 1", &c, NULL, 0),
+              HX_ERR_PARSE, "t.in:3: atom_style");
 
     /* '#' inside quotes is no comment; $ inside quotes is not substituted. */
-    if (HXT_OK(parse(HEAD "dump d all atom 7 \"a#b$x.xyz\" # comment\nrun 1", &c, NULL, 0)))
+    if (HXT_OK(
+            deck_parse_text(HEAD "dump d all atom 7 \"a#b$x.xyz\" # comment\nrun 1", &c, NULL, 0)))
         HXT_CHECK(strcmp(c.dump_file, "a#b$x.xyz") == 0 && c.dump_every == 7, "file %s",
                   c.dump_file);
-    if (HXT_OK(parse(HEAD "dump t all xyz 3 t.xyz\ndump_modify t sort id\nrun 1", &c, NULL, 0)))
+    if (HXT_OK(deck_parse_text(HEAD "dump t all xyz 3 t.xyz\ndump_modify t sort id\nrun 1", &c,
+                               NULL, 0)))
         HXT_CHECK(c.dump_style == HX_MD_DUMP_XYZ && c.dump_every == 3, "xyz style %d",
                   (int) c.dump_style);
     /* read_restart: the file's system; what comes after it is the deck's. */
-    if (HXT_OK(parse("read_restart a.rst\ntimestep 0.002\nfix 1 all nve\nrestart 25 c.rst\n"
-                     "run 50\nwrite_restart w.rst\nrun 10\n",
-                     &c, NULL, 0)))
+    if (HXT_OK(
+            deck_parse_text("read_restart a.rst\ntimestep 0.002\nfix 1 all nve\nrestart 25 c.rst\n"
+                            "run 50\nwrite_restart w.rst\nrun 10\n",
+                            &c, NULL, 0)))
         HXT_CHECK(strcmp(c.restart_file, "a.rst") == 0 && c.dt == 0.002 &&
                       c.given == HX_MD_GIVEN_DT && c.checkpoint_every == 25 &&
                       strcmp(c.checkpoint_file, "c.rst") == 0 &&
@@ -229,51 +220,53 @@ static void test_lexical(void)
                   c.write_restart_file, c.write_restart_after);
 
     /* $(formula), precedence, v_ of index and equal variables. */
-    if (HXT_OK(parse(HEAD "variable a index 4\nvariable b equal v_a*2+1\n"
-                          "thermo $(v_b - 4*(1+1) / 2 ^ 2)\nrun ${b}",
-                     &c, NULL, 0)))
+    if (HXT_OK(deck_parse_text(HEAD "variable a index 4\nvariable b equal v_a*2+1\n"
+                                    "thermo $(v_b - 4*(1+1) / 2 ^ 2)\nrun ${b}",
+                               &c, NULL, 0)))
         HXT_CHECK(c.thermo_every == 7 && c.steps == 9, "thermo %d steps %d", c.thermo_every,
                   c.steps);
-    if (HXT_OK(parse(HEAD "thermo $(-2^2)\nrun $(2*-+-3)", &c, NULL, 0)))
+    if (HXT_OK(deck_parse_text(HEAD "thermo $(-2^2)\nrun $(2*-+-3)", &c, NULL, 0)))
         HXT_CHECK(c.thermo_every == 4 && c.steps == 6, "signs: thermo %d steps %d", c.thermo_every,
                   c.steps);
     /* A value with spaces splits into words, as in LAMMPS. */
-    if (HXT_OK(parse("variable b index \"0 2 0 3 0 4\"\n" HEAD "region r2 block ${b}\nrun 0", &c,
-                     NULL, 0)))
+    if (HXT_OK(deck_parse_text(
+            "variable b index \"0 2 0 3 0 4\"\n" HEAD "region r2 block ${b}\nrun 0", &c, NULL, 0)))
         HXT_CHECK(c.steps == 0 && c.cells[0] == 4, "run 0 accepted");
     /* An equal variable redefined is looked up anew. */
-    if (HXT_OK(parse(HEAD "variable a equal 2\nvariable b equal v_a*3\nvariable a equal 5\n"
-                          "run ${b}",
-                     &c, NULL, 0)))
+    if (HXT_OK(deck_parse_text(HEAD
+                               "variable a equal 2\nvariable b equal v_a*3\nvariable a equal 5\n"
+                               "run ${b}",
+                               &c, NULL, 0)))
         HXT_CHECK(c.steps == 15, "steps %d", c.steps);
 
     /* As in LAMMPS, a trailing & continues a comment too (in.melt's
      * commented dump lines rely on it): "thermo x" is part of the comment. */
-    if (HXT_OK(parse(HEAD "processors * 2 *\nrun 1", &c, NULL, 0)))
+    if (HXT_OK(deck_parse_text(HEAD "processors * 2 *\nrun 1", &c, NULL, 0)))
         HXT_CHECK(c.grid[0] == 0 && c.grid[1] == 2 && c.grid[2] == 0, "processors * 2 *: %d %d %d",
                   c.grid[0], c.grid[1], c.grid[2]);
-    if (HXT_OK(parse(HEAD "# a comment &\nthermo x\nrun 1\n", &c, NULL, 0)))
+    if (HXT_OK(deck_parse_text(HEAD "# a comment &\nthermo x\nrun 1\n", &c, NULL, 0)))
         HXT_CHECK(c.thermo_every == 0 && c.steps == 1, "continued comment");
 
     /* pair_coeff's own cutoff wins over pair_style's before it; a later
      * pair_style's cutoff replaces it, as in LAMMPS (the same style keeps
      * its coefficients). */
-    if (HXT_OK(parse(HEAD "pair_coeff 1 1 1 1 3.5\nrun 1", &c, NULL, 0)))
+    if (HXT_OK(deck_parse_text(HEAD "pair_coeff 1 1 1 1 3.5\nrun 1", &c, NULL, 0)))
         HXT_CHECK(c.rc == 3.5, "rc %g", c.rc);
-    if (HXT_OK(parse(HEAD "pair_coeff 1 1 1 1 3.5\npair_style lj/cut 2.0\nrun 1", &c, NULL, 0)))
+    if (HXT_OK(deck_parse_text(HEAD "pair_coeff 1 1 1 1 3.5\npair_style lj/cut 2.0\nrun 1", &c,
+                               NULL, 0)))
         HXT_CHECK(c.rc == 2.0, "rc %g", c.rc);
-    if (HXT_OK(parse(HEAD "pair_style lj/cut 2.0\nrun 1", &c, NULL, 0)))
+    if (HXT_OK(deck_parse_text(HEAD "pair_style lj/cut 2.0\nrun 1", &c, NULL, 0)))
         HXT_CHECK(c.rc == 2.0, "rc %g", c.rc);
 
     /* Several runs add up; variables may still change between them. */
-    if (HXT_OK(
-            parse(HEAD "run 10\nrun 5\nvariable a equal 2\nrun ${a} pre no post yes", &c, NULL, 0)))
+    if (HXT_OK(deck_parse_text(HEAD "run 10\nrun 5\nvariable a equal 2\nrun ${a} pre no post yes",
+                               &c, NULL, 0)))
         HXT_CHECK(c.steps == 17, "steps %d", c.steps);
 
     /* The same fix ID again replaces; neigh_modify keywords in any order. */
-    if (HXT_OK(parse(HEAD "fix 1 all nve\nfix 1 all nve\nneigh_modify check no delay 6 "
-                          "every 3\nrun 1",
-                     &c, NULL, 0)))
+    if (HXT_OK(deck_parse_text(HEAD "fix 1 all nve\nfix 1 all nve\nneigh_modify check no delay 6 "
+                                    "every 3\nrun 1",
+                               &c, NULL, 0)))
         HXT_CHECK(c.nve == 1 && c.neigh_every == 3 && c.neigh_delay == 6 && c.neigh_check == 0,
                   "fix/neigh_modify");
 
@@ -307,295 +300,6 @@ static void test_lexical(void)
         HXT_CHECK(strstr(text, "-in") && strstr(text, "--steps") && strstr(text, "--grid") &&
                       strstr(text, "32000 atoms"),
                   "usage text");
-    }
-}
-
-typedef struct bad_case {
-    const char *text;
-    hx_status want;
-    const char *needle;
-} bad_case;
-
-/* Each line goes at line 10, after HEAD, followed by "run 10". */
-static const bad_case bad_lines[] = {
-    {"fix_modify 1 energy yes", HX_ERR_PARSE,
-     "t.in:10: unsupported command 'fix_modify' (halox-md reads: units, atom_style"},
-    {"include other.in", HX_ERR_PARSE, "t.in:10: unsupported command 'include'"},
-    {"pair_coeff 1 2 1.0 1.0", HX_ERR_PARSE, "t.in:10: pair_coeff: atom type '2'"},
-    {"pair_coeff 1 1 1.0 0", HX_ERR_PARSE, "t.in:10: pair_coeff: sigma 0 must be > 0"},
-    {"pair_coeff 1 1 -1 1", HX_ERR_PARSE, "t.in:10: pair_coeff: epsilon -1 must be >= 0"},
-    {"pair_coeff 1 1 1 1 0", HX_ERR_PARSE, "t.in:10: pair_coeff: cutoff 0 must be > 0"},
-    {"pair_style lj/cut 0", HX_ERR_PARSE, "t.in:10: pair_style: cutoff 0 must be > 0"},
-    {"pair_style lj/cut/coul/long 2.5", HX_ERR_PARSE, "t.in:10: pair_style 'lj/cut/coul/long'"},
-    {"pair_modify tail yes", HX_ERR_PARSE, "t.in:10: pair_modify keyword 'tail'"},
-    {"pair_modify shift", HX_ERR_PARSE, "t.in:10: pair_modify takes more arguments"},
-    {"neighbor -0.1 bin", HX_ERR_PARSE, "t.in:10: neighbor: skin -0.1 must be >= 0"},
-    {"processors 2 0 *", HX_ERR_PARSE, "t.in:10: processors: processors count (or *) must be"},
-    {"processors 2 2", HX_ERR_PARSE, "t.in:10: processors takes more arguments"},
-    {"neighbor 0.3 nsq", HX_ERR_PARSE, "t.in:10: neighbor style 'nsq'"},
-    {"neigh_modify every 0", HX_ERR_PARSE, "t.in:10: neigh_modify: every must be between 1"},
-    {"neigh_modify delay 3 every 2", HX_ERR_PARSE, "t.in:10: neigh_modify: delay 3 must be 0 or"},
-    {"neigh_modify once yes", HX_ERR_PARSE, "t.in:10: neigh_modify keyword 'once'"},
-    {"neigh_modify every 2 delay", HX_ERR_PARSE, "t.in:10: neigh_modify delay has no value"},
-    {"neigh_modify check maybe", HX_ERR_PARSE, "t.in:10: neigh_modify: check must be yes or no"},
-    {"timestep 0", HX_ERR_PARSE, "t.in:10: timestep 0 must be > 0"},
-    {"timestep -1e-3", HX_ERR_PARSE, "t.in:10: timestep -1e-3 must be > 0"},
-    {"timestep 1e999", HX_ERR_PARSE, "t.in:10: timestep: timestep '1e999' is not a finite"},
-    {"timestep nan", HX_ERR_PARSE, "t.in:10: timestep: timestep 'nan' is not a number"},
-    {"timestep 0.005 0.001", HX_ERR_PARSE, "t.in:10: timestep takes fewer arguments"},
-    {"thermo -1", HX_ERR_PARSE, "t.in:10: thermo: the thermo interval must be between 0"},
-    {"thermo 50.0", HX_ERR_PARSE, "t.in:10: thermo: the thermo interval '50.0' is not a whole"},
-    {"thermo 99999999999999999999", HX_ERR_PARSE, "t.in:10: thermo: the thermo interval must"},
-    {"run -5", HX_ERR_PARSE, "t.in:10: run: the number of steps must be between 0"},
-    {"run 10 every 5 NULL", HX_ERR_PARSE, "t.in:10: run keyword 'every'"},
-    {"mass 1 0", HX_ERR_PARSE, "t.in:10: mass 0 must be > 0"},
-    {"mass 2 1.0", HX_ERR_PARSE, "t.in:10: mass: atom type '2'"},
-    {"velocity all create 1.0 0", HX_ERR_PARSE, "t.in:10: velocity: seed must be between 1"},
-    {"velocity all create -1 5", HX_ERR_PARSE, "t.in:10: velocity: temperature -1 must be"},
-    {"velocity all create 1.0 5 mom maybe", HX_ERR_PARSE, "t.in:10: velocity: mom must be yes"},
-    {"velocity all create 1.0 5 rot 1", HX_ERR_PARSE, "t.in:10: velocity: rot must be yes"},
-    {"velocity all create 1.0 5 sum x", HX_ERR_PARSE, "t.in:10: velocity: sum must be yes"},
-    {"velocity all create 1.0 5 units cm", HX_ERR_PARSE, "t.in:10: velocity: units must be"},
-    {"velocity all create 1.0 5 dist normal", HX_ERR_PARSE, "t.in:10: velocity: dist must be"},
-    {"velocity all create 1.0 5 loop geo", HX_ERR_PARSE, "t.in:10: velocity: loop must be"},
-    {"velocity all create 1.0 5 temp foo", HX_ERR_PARSE, "t.in:10: velocity keyword 'temp'"},
-    {"velocity all create 1.0 5 bias yes", HX_ERR_PARSE, "t.in:10: velocity keyword 'bias'"},
-    {"velocity all create 1.0 5 rigid r", HX_ERR_PARSE, "t.in:10: velocity keyword 'rigid'"},
-    {"velocity all create 1.0 5 spin yes", HX_ERR_PARSE, "t.in:10: velocity keyword 'spin'"},
-    {"velocity all create 1.0 5\nvelocity all create 1.0 6", HX_ERR_PARSE,
-     "t.in:11: a second velocity command"},
-    {"velocity all create 1.0 2147483648", HX_ERR_PARSE, "t.in:10: velocity: seed must be"},
-    {"velocity all create 1.0 5 loop", HX_ERR_PARSE, "t.in:10: velocity keyword 'loop' has no"},
-    {"velocity all set 1 0 0", HX_ERR_PARSE, "t.in:10: velocity style 'set'"},
-    {"velocity mobile create 1.0 5", HX_ERR_PARSE, "t.in:10: velocity group 'mobile'"},
-    {"fix 1 all npt temp 1 1 0.1 iso 1 1 1", HX_ERR_PARSE, "t.in:10: fix style 'npt'"},
-    {"fix 1 all nvt", HX_ERR_PARSE, "t.in:10: fix nvt needs its target first"},
-    {"fix 1 all nvt tchain 3", HX_ERR_PARSE, "t.in:10: fix nvt needs its target first"},
-    {"fix 1 all nvt temp 1 1", HX_ERR_PARSE, "t.in:10: fix nvt temp takes TSTART TSTOP TDAMP"},
-    {"fix 1 all nvt temp 1 1 0", HX_ERR_PARSE, "t.in:10: fix nvt: the damping TDAMP 0 must be > 0"},
-    {"fix 1 all nvt temp 1 1 -0.5", HX_ERR_PARSE, "the damping TDAMP -0.5 must be > 0"},
-    {"fix 1 all nvt temp 0 1 0.5", HX_ERR_PARSE,
-     "fix nvt: the target temperature TSTART 0 must be > 0"},
-    {"fix 1 all nvt temp 1 1 0.5 iso 1 1 1", HX_ERR_PARSE, "fix nvt keyword 'iso'"},
-    {"fix 1 all nvt temp 1 1 0.5 tchain 0", HX_ERR_PARSE, "tchain"},
-    {"fix 1 all nvt temp 1 1 0.5 tchain 33", HX_ERR_PARSE,
-     "t.in:10: fix: tchain must be between 1 and 32, not '33'"},
-    {"fix 1 all nvt temp 1 1 0.5 drag", HX_ERR_PARSE, "fix nvt drag has no value"},
-    {"fix 1 all nve\nfix 2 all nvt temp 1 1 0.5", HX_ERR_PARSE,
-     "t.in:11: fix 2 nvt with fix 1 nve: both integrate"},
-    {"fix 2 all nvt temp 1 1 0.5\nfix 1 all nve", HX_ERR_PARSE,
-     "t.in:11: fix 1 nve with fix 2 nvt: both integrate"},
-    {"fix 1 all nve\nfix 1 all langevin 1 1 1 5", HX_ERR_PARSE, "t.in:11: fix 1: it is fix nve"},
-    {"fix 1 all langevin 1 1 1", HX_ERR_PARSE, "t.in:10: fix langevin takes TSTART TSTOP"},
-    {"fix 1 all langevin 1 1 1 0", HX_ERR_PARSE,
-     "t.in:10: fix: the langevin SEED must be between 1"},
-    {"fix 1 all langevin 1 1 0 5", HX_ERR_PARSE, "fix langevin: the damping DAMP 0 must be > 0"},
-    {"fix 1 all langevin -1 1 1 5", HX_ERR_PARSE, "temperatures must be >= 0"},
-    {"fix 1 all langevin 1 1 1 5 zero yes", HX_ERR_PARSE, "fix langevin zero yes is not"},
-    {"fix 1 all langevin 1 1 1 5 gjf vhalf", HX_ERR_PARSE, "fix langevin gjf vhalf is not"},
-    {"fix 1 all nve\nfix 2 all langevin 1 1 1 5\nrun 5", HX_ERR_PARSE,
-     "t.in:13: a second run with fix langevin"},
-    {"thermo_style custom step temp foo", HX_ERR_PARSE,
-     "t.in:10: thermo_style custom keyword 'foo' is not supported (step temp"},
-    {"thermo_style custom", HX_ERR_PARSE, "t.in:10: thermo_style custom takes keywords"},
-    {"thermo_style multi", HX_ERR_PARSE, "t.in:10: thermo_style multi is not supported"},
-    {"thermo_modify norm maybe", HX_ERR_PARSE, "t.in:10: thermo_modify: norm must be yes"},
-    {"thermo_modify lost warn", HX_ERR_PARSE, "t.in:10: thermo_modify keyword 'lost'"},
-    {"thermo_modify norm", HX_ERR_PARSE, "t.in:10: thermo_modify takes keywords with values"},
-    {"fix 1 mobile nve", HX_ERR_PARSE, "t.in:10: fix group 'mobile'"},
-    {"dump d all custom 10 f id x", HX_ERR_PARSE, "t.in:10: dump style 'custom'"},
-    {"dump_modify d sort id", HX_ERR_PARSE, "t.in:10: dump_modify: no dump 'd'"},
-    {"read_restart a.rst", HX_ERR_PARSE, "t.in:10: read_restart after create_box"},
-    {"restart 10 a.rst b.rst", HX_ERR_PARSE, "t.in:10: restart N FILE1 FILE2"},
-    {"restart 10 a.*.rst", HX_ERR_PARSE, "t.in:10: restart: file names with '*'"},
-    {"restart -5 a.rst", HX_ERR_PARSE, "t.in:10: restart: the restart interval"},
-    {"write_restart a.rst\nwrite_restart b.rst", HX_ERR_PARSE, "t.in:11: a second write_restart"},
-    {"dump d all atom 5 f\ndump_modify d sort 2", HX_ERR_PARSE,
-     "t.in:11: dump_modify sort 2: halox-md writes atoms in id order only"},
-    {"dump d all atom 5 f\ndump_modify d scale no", HX_ERR_PARSE,
-     "t.in:11: dump_modify keyword 'scale'"},
-    {"dump d all atom 5 f\ndump_modify d", HX_ERR_PARSE, "t.in:11: dump_modify takes a keyword"},
-    {"dump d all atom 0 f.xyz", HX_ERR_PARSE, "t.in:10: dump: the dump interval must be"},
-    {"dump d all atom 10 f.*.xyz", HX_ERR_PARSE, "t.in:10: dump file 'f.*.xyz'"},
-    {"variable v string hello", HX_ERR_PARSE, "t.in:10: variable style 'string'"},
-    {"variable 1-x index 1", HX_ERR_PARSE, "t.in:10: variable name '1-x'"},
-    {"variable a equal 1 + 2", HX_ERR_PARSE, "t.in:10: variable a equal takes one formula"},
-    {"variable a", HX_ERR_PARSE, "t.in:10: variable takes a name"},
-    {"thermo ${nope}", HX_ERR_PARSE, "t.in:10: undefined variable 'nope'"},
-    {"thermo $q", HX_ERR_PARSE, "t.in:10: undefined variable 'q'"},
-    {"thermo $", HX_ERR_PARSE, "t.in:10: '$' ends the line"},
-    {"thermo $%", HX_ERR_PARSE, "t.in:10: '$%' is not a variable reference"},
-    {"thermo ${abc", HX_ERR_PARSE, "t.in:10: '${' without its '}'"},
-    {"thermo ${a-b}", HX_ERR_PARSE, "t.in:10: '${...}' must hold a variable name"},
-    {"thermo $(1+", HX_ERR_PARSE, "t.in:10: '$(' without its ')'"},
-    {"thermo $((((1)))", HX_ERR_PARSE, "t.in:10: '$(' without its ')'"},
-    {"thermo $(1/0)", HX_ERR_PARSE, "t.in:10: formula '1/0': division by zero"},
-    {"thermo $(sqrt(4))", HX_ERR_PARSE, "t.in:10: formula 'sqrt(4)': 'sqrt(4)' is not understood"},
-    {"thermo $(2^2000)", HX_ERR_PARSE, "t.in:10: formula '2^2000': the result is not a finite"},
-    {"thermo $(1 2)", HX_ERR_PARSE, "t.in:10: formula '1 2': unexpected '2'"},
-    {"thermo $(1+)", HX_ERR_PARSE, "t.in:10: formula '1+': a number, v_name or '(' is missing"},
-    {"thermo $(v_)", HX_ERR_PARSE, "t.in:10: formula 'v_': v_ must be followed"},
-    {"thermo $(v_zz)", HX_ERR_PARSE, "t.in:10: undefined variable 'zz'"},
-    {"thermo $(1.2.3)", HX_ERR_PARSE, "t.in:10: formula '1.2.3': a number is malformed"},
-    {"thermo \"50", HX_ERR_PARSE, "t.in:10: unterminated \" quote"},
-    {"thermo '50", HX_ERR_PARSE, "t.in:10: unterminated ' quote"},
-    {"lattice fcc 0.9", HX_ERR_PARSE, "t.in:10: lattice after region"},
-    {"create_atoms 1 box", HX_ERR_PARSE, "t.in:10: atoms are already created"},
-    {"create_atoms 1 region other", HX_ERR_PARSE, "t.in:10: create_atoms region 'other'"},
-    {"create_atoms 1 random 10 5 NULL", HX_ERR_PARSE, "t.in:10: create_atoms takes fewer"},
-    {"create_box 1 box", HX_ERR_PARSE, "t.in:10: the box is already created"},
-    {"region r2 block 0 4 0 4 0 4 units cells", HX_ERR_PARSE, "t.in:10: region keyword 'units'"},
-    {"region r2 block 0 4 0 4 0 4 units box", HX_ERR_PARSE,
-     "t.in:10: region: xhi 4 must be a whole number of lattice cells"},
-    {"region r2 prism 0 4 0 4 0 4 1 0", HX_ERR_PARSE, "t.in:10: region takes more arguments"},
-    {"region r2 block 1 4 0 4 0 4", HX_ERR_PARSE, "t.in:10: region: xlo is 1; the box must"},
-    {"region r2 block 0 4 -2 4 0 4", HX_ERR_PARSE, "t.in:10: region: ylo is -2; the box must"},
-    {"region r2 block 0 4 0 4.5 0 4", HX_ERR_PARSE,
-     "t.in:10: region: yhi 4.5 must be a whole number of lattice cells"},
-    {"region r2 block 0 4 0 4 0 0", HX_ERR_PARSE, "t.in:10: region: zhi 0 must be a whole"},
-    {"region r2 block 0 4 0 4 0 INF", HX_ERR_PARSE, "t.in:10: region: zhi 'INF' is not a number"},
-    {"region r2 sphere 0 0 0 4 0 0 0", HX_ERR_PARSE, "t.in:10: region style 'sphere'"},
-    {"region box block 0 4 0 4 0 4", HX_ERR_PARSE, "t.in:10: region ID 'box' is already"},
-    {"atom_style full", HX_ERR_PARSE, "t.in:10: atom_style after create_box"},
-    {"units lj", HX_ERR_PARSE, "t.in:10: units after create_box"},
-};
-
-static const bad_case bad_decks[] = {
-    {"units metal\n", HX_ERR_PARSE, "t.in:1: units 'metal': halox-md runs reduced"},
-    {"units lj\natom_style full\n", HX_ERR_PARSE, "t.in:2: atom_style 'full'"},
-    {"units lj\nlattice bcc 0.8442\n", HX_ERR_PARSE, "t.in:2: lattice 'bcc'"},
-    {"units lj\nlattice fcc 0\n", HX_ERR_PARSE, "t.in:2: lattice: density 0 must be > 0"},
-    {"units lj\nlattice fcc -1\n", HX_ERR_PARSE, "t.in:2: lattice: density -1 must be > 0"},
-    {"units lj\nlattice fcc 1e400\n", HX_ERR_PARSE,
-     "t.in:2: lattice: density '1e400' is not a finite"},
-    {"units lj\nlattice fcc\n", HX_ERR_PARSE, "t.in:2: lattice takes more arguments"},
-    {"lattice fcc 0.8 orient x 1 0 0\n", HX_ERR_PARSE, "t.in:1: lattice keyword 'orient'"},
-    {"units lj\nregion box block 0 4 0 4 0 4\n", HX_ERR_PARSE,
-     "t.in:2: region comes before lattice"},
-    {"lattice fcc 0.8\nregion box block 0 4 0 4 0 4\ncreate_box 9 box\n", HX_ERR_PARSE,
-     "t.in:3: create_box 9: halox-md runs 1 to 8 atom types"},
-    {"lattice fcc 0.8\ncreate_box 1 box\n", HX_ERR_PARSE, "t.in:2: create_box: no region 'box'"},
-    {"mass 1 1.0\n", HX_ERR_PARSE, "t.in:1: mass comes before create_box"},
-    {"read_restart a.rst\nlattice fcc 0.8\n", HX_ERR_PARSE,
-     "t.in:2: lattice after read_restart: the restart file holds"},
-    {"read_restart a.rst\nvelocity all create 1 5\n", HX_ERR_PARSE,
-     "t.in:2: velocity after read_restart"},
-    {"read_restart a.rst\nread_restart b.rst\n", HX_ERR_PARSE, "t.in:2: a second read_restart"},
-    {"lattice fcc 0.8\nregion box block 0 4 0 4 0 4\ncreate_box 1 box\n"
-     "velocity all create 1 1\n",
-     HX_ERR_PARSE, "t.in:4: velocity comes before create_atoms"},
-    {"lattice fcc 0.8\nregion box block 0 4 0 4 0 4\ncreate_box 1 box\ncreate_atoms 1 box\n"
-     "velocity all create 1 1\n",
-     HX_ERR_PARSE, "t.in:5: velocity comes before mass"},
-    {HEAD "velocity all create 1 1\nmass 1 2.0\nrun 1\n", HX_ERR_PARSE,
-     "t.in:11: mass after velocity"},
-    {"lattice fcc 0.8\nregion box block 0 4 0 4 0 4\ncreate_box 1 box\ncreate_atoms 1 sphere\n",
-     HX_ERR_PARSE, "t.in:4: create_atoms style 'sphere'"},
-    {"pair_modify shift yes\n", HX_ERR_PARSE, "t.in:1: pair_modify comes before pair_style"},
-    {HEAD, HX_ERR_PARSE, "t.in:9: no run command"},
-    {"", HX_ERR_PARSE, "t.in:1: no run command"},
-    {"# nothing\n\n   \n", HX_ERR_PARSE, "t.in:3: no run command"},
-    {"units lj\natom_style atomic\nlattice fcc 0.8442\nregion box block 0 4 0 4 0 4\n"
-     "create_box 1 box\ncreate_atoms 1 box\nmass 1 1.0\npair_style lj/cut 2.5\nrun 1\n",
-     HX_ERR_PARSE, "t.in:9: run comes before pair_coeff"},
-    {"units lj\natom_style atomic\nlattice fcc 0.8442\nregion box block 0 4 0 4 0 4\n"
-     "create_box 1 box\nmass 1 1.0\nrun 1\n",
-     HX_ERR_PARSE, "t.in:7: run comes before create_atoms"},
-    {HEAD "fix 1 all nve\nfix 2 all nve\nrun 1\n", HX_ERR_PARSE,
-     "t.in:11: fix 2 nve: a second fix nve (besides 1)"},
-    {HEAD "dump a all atom 1 a.xyz\ndump b all atom 1 b.xyz\nrun 1\n", HX_ERR_PARSE,
-     "t.in:11: a second dump"},
-    {HEAD "run 10\ntimestep 0.001\n", HX_ERR_PARSE, "t.in:11: timestep after the first run"},
-    {HEAD "run 2147483647\nrun 1\n", HX_ERR_PARSE, "t.in:11: runs add up to more than"},
-    /* A continued command is reported at its first line. */
-    {HEAD "neigh_modify every 2 &\n  delay 3\nrun 1\n", HX_ERR_PARSE,
-     "t.in:10: neigh_modify: delay 3 must be 0 or a multiple of every 2"},
-    {"variable x index 1\nvariable x equal 2\n", HX_ERR_PARSE, "t.in:2: variable x is index-style"},
-    {"variable x equal 1\nvariable x index 2\n", HX_ERR_PARSE, "t.in:2: variable x is equal-style"},
-    /* Defined through itself: bounded, and said so. */
-    {"variable a equal v_a+1\nthermo ${a}\n", HX_ERR_PARSE,
-     "t.in:2: formula 'v_a+1': nested too deeply (is a variable defined through itself?)"},
-    {"variable a equal v_b\nvariable b equal v_a\nrun $(v_a)\n", HX_ERR_PARSE,
-     "t.in:3: formula 'v_a': nested too deeply"},
-    {"variable a index $a\n", HX_ERR_PARSE, "t.in:1: undefined variable 'a'"},
-    {"thermo 1\n\x01\x02\n", HX_ERR_PARSE, "t.in:2: unsupported command '?\?'"},
-};
-
-static void test_errors(void)
-{
-    char text[8192];
-    hx_md_config c, before;
-    for (size_t i = 0; i < sizeof bad_lines / sizeof bad_lines[0]; i++) {
-        snprintf(text, sizeof text, HEAD "%s\nrun 10\n", bad_lines[i].text);
-        hx_md_config_defaults(&c);
-        memcpy(&before, &c, sizeof c);
-        if (!HXT_FAILS(hx_md_deck_parse(text, strlen(text), "t.in", &c, NULL, 0), bad_lines[i].want,
-                       bad_lines[i].needle))
-            fprintf(stderr, "  (line 10: %s)\n", bad_lines[i].text);
-        HXT_CHECK(memcmp(&c, &before, sizeof c) == 0, "config changed by a failed parse (%s)",
-                  bad_lines[i].text);
-    }
-    for (size_t i = 0; i < sizeof bad_decks / sizeof bad_decks[0]; i++) {
-        hx_md_config_defaults(&c);
-        if (!HXT_FAILS(
-                hx_md_deck_parse(bad_decks[i].text, strlen(bad_decks[i].text), "t.in", &c, NULL, 0),
-                bad_decks[i].want, bad_decks[i].needle))
-            fprintf(stderr, "  (deck %zu)\n", i);
-    }
-
-    /* A NUL byte, and a -var that an equal variable cannot replace. */
-    {
-        static const char nul[] = "thermo 1\nthermo 2\0\nrun 1\n";
-        static const char *const x2[] = {"x=2"};
-        static const char *const bad1[] = {"=3"};
-        static const char *const bad2[] = {"noequals"};
-        static const char *const twice[] = {"x=1", "x=2"};
-        HXT_FAILS(hx_md_deck_parse(nul, sizeof nul - 1, "t.in", &c, NULL, 0), HX_ERR_PARSE,
-                  "t.in:2: a NUL byte");
-        HXT_FAILS(parse("variable x equal 3\nrun 1\n", &c, x2, 1), HX_ERR_PARSE,
-                  "t.in:1: variable x is index-style (perhaps from -var)");
-        HXT_FAILS(parse(HEAD "run 1", &c, bad1, 1), HX_ERR_INVALID, "-var '=3'");
-        HXT_FAILS(parse(HEAD "run 1", &c, bad2, 1), HX_ERR_INVALID, "-var 'noequals'");
-        HXT_FAILS(parse(HEAD "run 1", &c, twice, 2), HX_ERR_INVALID, "-var x is given twice");
-    }
-
-    /* Count bounds: variables and regions. */
-    {
-        size_t n = 0;
-        for (int i = 0; i < 257; i++)
-            n += (size_t) snprintf(text + n, sizeof text - n, "variable v%d index %d\n", i, i);
-        HXT_FAILS(parse(text, &c, NULL, 0), HX_ERR_PARSE, "t.in:257: more than 256 variables");
-        n = (size_t) snprintf(text, sizeof text, "lattice fcc 1\n");
-        for (int i = 0; i < 17; i++)
-            n += (size_t) snprintf(text + n, sizeof text - n, "region r%d block 0 1 0 1 0 1\n", i);
-        HXT_FAILS(parse(text, &c, NULL, 0), HX_ERR_PARSE, "t.in:18: more than 16 regions");
-    }
-    /* A folder is no deck. */
-    HXT_FAILS(hx_md_deck_read(deck_dir, &c, NULL, 0), HX_ERR_IO, deck_dir);
-
-    /* Work bounds: a doubling chain of 40 variables would take 2^40 terms;
-     * a line that substitutes past 64 KiB is refused. */
-    {
-        size_t n = 0;
-        n += (size_t) snprintf(text + n, sizeof text - n, "variable a0 equal 1\n");
-        for (int i = 1; i <= 40; i++)
-            n += (size_t) snprintf(text + n, sizeof text - n, "variable a%d equal v_a%d+v_a%d\n", i,
-                                   i - 1, i - 1);
-        snprintf(text + n, sizeof text - n, "run ${a40}\n");
-        HXT_FAILS(parse(text, &c, NULL, 0), HX_ERR_PARSE, "too much work");
-        HXT_CHECK(strstr(hx_last_error(), "t.in:42: formula '"), "message: %s", hx_last_error());
-    }
-    {
-        size_t n = 0;
-        n += (size_t) snprintf(text + n, sizeof text - n, "variable a index \"");
-        for (int i = 0; i < 1000; i++)
-            text[n++] = 'a';
-        n += (size_t) snprintf(text + n, sizeof text - n, "\"\nthermo ");
-        for (int i = 0; i < 70; i++)
-            n += (size_t) snprintf(text + n, sizeof text - n, "${a}");
-        snprintf(text + n, sizeof text - n, "\n");
-        HXT_FAILS(parse(text, &c, NULL, 0), HX_ERR_PARSE,
-                  "t.in:2: the command grows past 65536 bytes");
     }
 }
 
@@ -773,10 +477,11 @@ static void test_args(void)
 static void test_fixes(void)
 {
     hx_md_config c;
-    if (HXT_OK(parse(HEAD "fix n all nvt temp 1.5 1.0 0.5 tchain 4 tloop 2 drag 0.1\n"
-                          "thermo_style custom step temp pe ke etotal press vol density atoms\n"
-                          "thermo_modify norm no\nrun 10\n",
-                     &c, NULL, 0))) {
+    if (HXT_OK(deck_parse_text(
+            HEAD "fix n all nvt temp 1.5 1.0 0.5 tchain 4 tloop 2 drag 0.1\n"
+                 "thermo_style custom step temp pe ke etotal press vol density atoms\n"
+                 "thermo_modify norm no\nrun 10\n",
+            &c, NULL, 0))) {
         HXT_CHECK(c.nvt.on && c.nve == 1 && c.nvt.t_start == 1.5 && c.nvt.t_stop == 1.0 &&
                       c.nvt.t_damp == 0.5 && c.nvt.tchain == 4 && c.nvt.tloop == 2 &&
                       c.nvt.drag == 0.1 && !c.langevin.on,
@@ -795,16 +500,18 @@ static void test_fixes(void)
         HXT_OK(hx_md_config_check(&c));
     }
     /* nvt's defaults (tchain 3, tloop 1, drag 0); thermo_style resets norm. */
-    if (HXT_OK(parse(HEAD "thermo_modify norm no\nthermo_style one\nfix 1 all nvt temp 1 1 0.5\n"
-                          "fix 1 all nvt temp 2 2 0.5\nrun 10\n",
-                     &c, NULL, 0)))
+    if (HXT_OK(deck_parse_text(
+            HEAD "thermo_modify norm no\nthermo_style one\nfix 1 all nvt temp 1 1 0.5\n"
+                 "fix 1 all nvt temp 2 2 0.5\nrun 10\n",
+            &c, NULL, 0)))
         HXT_CHECK(c.nvt.tchain == 3 && c.nvt.tloop == 1 && c.nvt.drag == 0.0 &&
                       c.nvt.t_start == 2.0 && c.thermo_norm == 1 && c.thermo_ncols == 6 &&
                       c.thermo_cols[2] == HX_MD_TH_EPAIR,
                   "nvt defaults: tchain %d tloop %d drag %g; norm %d", c.nvt.tchain, c.nvt.tloop,
                   c.nvt.drag, c.thermo_norm);
-    if (HXT_OK(parse(HEAD "fix 1 all nve\nfix t all langevin 1.0 2.0 0.1 48279 zero no\nrun 10\n",
-                     &c, NULL, 0))) {
+    if (HXT_OK(deck_parse_text(
+            HEAD "fix 1 all nve\nfix t all langevin 1.0 2.0 0.1 48279 zero no\nrun 10\n", &c, NULL,
+            0))) {
         HXT_CHECK(c.nve == 1 && c.langevin.on && c.langevin.t_start == 1.0 &&
                       c.langevin.t_stop == 2.0 && c.langevin.damp == 0.1 &&
                       c.langevin.seed == 48279 && !c.nvt.on,
