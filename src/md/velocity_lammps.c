@@ -170,7 +170,7 @@ static void draw_block(const hx_md_config *cfg, double a, double *raw, unsigned 
         if (cfg->velocity_loop == HX_MD_LOOP_GEOM)
             ran_reset_geom(&r, seed, x);
         if (tix) { /* LAMMPS: 1 / sqrt(mass[type[m]]) */
-            const int t = hxi_md_type_at(cfg, x);
+            const int t = hxi_md_type_of(cfg, id, x);
             tix[id] = (unsigned char) (t - 1);
             factor = 1.0 / sqrt(hxi_md_mass_of(cfg, t));
         }
