@@ -287,17 +287,17 @@ hx_status deck_cmd_create_atoms(deck *d)
         (d->nwords == 4 && strcmp(d->words[2], "region") != 0))
         return deck_error(d, "create_atoms style '%s' is not supported (%s)",
                           deck_show(d->words[2]).s, usage);
-    if (d->nwords == 4 && d->c.triclinic && strcmp(d->words[3], d->box_region) != 0)
+    if (d->nwords == 4 && d->c.triclinic)
         return deck_error(d,
                           "create_atoms %s region %s: in a prism box halox-md fills the whole "
                           "box as LAMMPS's create_atoms box does (create_atoms T box)",
                           deck_show(d->words[1]).s, deck_show(d->words[3]).s);
     if (d->nwords == 4 && strcmp(d->words[3], d->box_region) != 0)
         HXI_CHECK(fill_of_region(d, type, &f));
+    else if (d->have_atoms)
+        return deck_error(d, "atoms are already created: a second create_atoms of the whole "
+                             "box would put two atoms on every site");
     f.type = (int) type;
-    if (d->have_atoms && d->c.triclinic)
-        return deck_error(d, "atoms are already created; in a prism box halox-md fills the box "
-                             "once");
     if (d->have_atoms && t->nfills == 0) { /* the first command filled the whole box */
         t->fills[0] = (hx_md_fill){
             t->create_type, {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL}, {HUGE_VAL, HUGE_VAL, HUGE_VAL}};
