@@ -10,6 +10,10 @@
  * Each rank keeps the atoms its domain owns (hx_decomp_owner) and loops only
  * over the cells that can touch its domain.
  *
+ * `create_atoms T region ID` of part of the box (cfg->types.nfills > 0,
+ * orthorhombic box) keeps the sites inside each command's block, ids in
+ * the same loop order command after command (hxi_fill_tab below).
+ *
  * A triclinic box (cfg->tilt not zero: LAMMPS's `region ID prism`) is
  * filled as LAMMPS's CreateAtoms::loop_lattice does on one process: cells
  * k, j, i and basis atoms m over a range of cells that covers the box, a
