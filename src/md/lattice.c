@@ -146,21 +146,28 @@ static int hxi_tri_on(const hx_md_config *c)
     return c->tilt[0] != 0.0 || c->tilt[1] != 0.0 || c->tilt[2] != 0.0;
 }
 
-/* The site of id in the triclinic loop: its row by bisection, then the
- * row's kept sites in order. */
-static void hxi_tri_site_of(const hxi_tri *t, int64_t id, double x[3])
+/* The row of id in a table of the sites before each of nrows rows: the
+ * last row r with before[r] <= id, by bisection. */
+static int hxi_row_of(const int64_t *before, int nrows, int64_t id)
 {
-    int lo = 0, hi = t->nrows - 1;
-    const int nj = t->hi[1] - t->lo[1] + 1;
-    int64_t left;
-    while (lo < hi) { /* the last row with before[r] <= id */
+    int lo = 0, hi = nrows - 1;
+    while (lo < hi) {
         const int mid = (lo + hi + 1) / 2;
-        if (t->before[mid] <= id)
+        if (before[mid] <= id)
             lo = mid;
         else
             hi = mid - 1;
     }
-    left = id - t->before[lo];
+    return lo;
+}
+
+/* The site of id in the triclinic loop: its row by bisection, then the
+ * row's kept sites in order. */
+static void hxi_tri_site_of(const hxi_tri *t, int64_t id, double x[3])
+{
+    const int lo = hxi_row_of(t->before, t->nrows, id);
+    const int nj = t->hi[1] - t->lo[1] + 1;
+    int64_t left = id - t->before[lo];
     for (int i = t->lo[0]; i <= t->hi[0]; i++)
         for (int m = 0; m < 4; m++)
             if (hxi_tri_site(t, i, t->lo[1] + lo % nj, t->lo[2] + lo / nj, m, x) && left-- == 0)
@@ -248,18 +255,9 @@ static const hxi_fill_tab *hxi_fill_get(const hx_md_config *c)
     return ok ? t : NULL;
 }
 
-/* The row of id: the last with before[r] <= id. */
 static int hxi_fill_row(const hxi_fill_tab *t, int64_t id)
 {
-    int lo = 0, hi = t->nfills * t->nrows - 1;
-    while (lo < hi) {
-        const int mid = (lo + hi + 1) / 2;
-        if (t->before[mid] <= id)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
+    return hxi_row_of(t->before, t->nfills * t->nrows, id);
 }
 
 static void hxi_fill_site_of(const hxi_fill_tab *t, const hx_md_config *c, int64_t id, double x[3])
