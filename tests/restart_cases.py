@@ -189,7 +189,7 @@ def sealed_cases(r, data):
     far[HDR:HDR + 8] = struct.pack("<d", 1e9)
     made = {
         "box.rst": (put("<d", 80, 1e300), "is not that of 8 cells"),
-        "cells.rst": (put("<i", 40, 9), "fcc cells hold"),
+        "cells.rst": (put("<i", 40, 7), "fcc cells hold at most"),
         "far.rst": (reseal(far), "atom 0 is not finite or lies far outside the box"),
         "step.rst": (put("<q", 24, (1 << 63) - 10), "the step must be at most"),
         "style.rst": (put("<i", 200, 99), "pair style 99 is unknown"),

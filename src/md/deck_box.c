@@ -66,6 +66,38 @@ static hx_status region_bound(deck *d, int k, int hi, double scale, const char *
     return HX_OK;
 }
 
+/* The bounds of a region defined after create_box (LAMMPS's RegBlock:
+ * INF for no bound, EDGE for the box's, else a number times scale). */
+static hx_status region_free_bounds(deck *d, deck_region *r, double scale)
+{
+    const double a = pow(4.0 / d->c.density, 1.0 / 3.0);
+    for (int k = 0; k < 6; k++) {
+        const char *w = d->words[3 + k];
+        const int dim = k / 2, hi = k % 2;
+        double v;
+        char what[16];
+        snprintf(what, sizeof what, "%c%s", "xyz"[dim], hi ? "hi" : "lo");
+        if (strcmp(w, "INF") == 0)
+            v = hi ? HUGE_VAL : -HUGE_VAL;
+        else if (strcmp(w, "EDGE") == 0)
+            v = hi ? d->c.cells[dim] * a : 0.0;
+        else {
+            HXI_CHECK(deck_get_double(d, what, w, &v));
+            if (!isfinite(v))
+                return deck_error(d, "region: %s %s is not finite (write INF)", what,
+                                  deck_show(w).s);
+            v *= scale;
+        }
+        *(hi ? &r->hi[dim] : &r->lo[dim]) = v;
+    }
+    for (int k = 0; k < 3; k++)
+        if (r->lo[k] > r->hi[k])
+            return deck_error(d, "region: %clo %s is above %chi %s", "xyz"[k],
+                              deck_show(d->words[3 + 2 * k]).s, "xyz"[k],
+                              deck_show(d->words[4 + 2 * k]).s);
+    return HX_OK;
+}
+
 /* `region ID block 0 NX 0 NY 0 NZ` and `region ID prism 0 NX 0 NY 0 NZ XY
  * XZ YZ`, each with `units lattice` (LAMMPS's default: lengths and tilts
  * in lattice constants) or `units box`. */
@@ -106,9 +138,13 @@ hx_status deck_cmd_region(deck *d)
     a = pow(4.0 / d->c.density, 1.0 / 3.0); /* hx_md_lattice_constant */
     /* LAMMPS scales lengths and tilts by the lattice spacings: all a for fcc. */
     scale = d->nwords > nw && strcmp(d->words[nw + 1], "box") == 0 ? 1.0 : a;
-    for (int k = 0; k < 3; k++) {
+    if (d->have_box) /* a region to fill: any bounds */
+        HXI_CHECK(region_free_bounds(d, r, scale));
+    for (int k = 0; !d->have_box && k < 3; k++) {
         HXI_CHECK(region_bound(d, k, 0, scale / a, usage, NULL));
         HXI_CHECK(region_bound(d, k, 1, a / scale, usage, &r->cells[k]));
+        r->lo[k] = 0.0;
+        r->hi[k] = r->cells[k] * a;
     }
     for (int k = 0; prism && k < 3; k++) {
         static const char *const tilt_name[3] = {"xy", "xz", "yz"};
@@ -199,40 +235,81 @@ hx_status deck_cmd_create_box(deck *d)
     d->c.types.ntypes = (int) ntypes;
     d->c.types.create_type = 1;
     d->c.types.nsets = 0;
+    d->c.types.nfills = 0;
     d->have_box = 1;
     return HX_OK;
 }
 
+/* The fill of create_atoms T region ID: a block region defined after
+ * create_box that reaches into the box. */
+static hx_status fill_of_region(deck *d, long long type, hx_md_fill *f)
+{
+    const deck_region *r = region_find(d, d->words[3]);
+    const double a = pow(4.0 / d->c.density, 1.0 / 3.0);
+    if (!r)
+        return deck_error(d,
+                          "create_atoms: no region '%s' (define it with `region %s block XLO "
+                          "XHI YLO YHI ZLO ZHI` after create_box)",
+                          deck_show(d->words[3]).s, deck_show(d->words[3]).s);
+    if (r->prism)
+        return deck_error(d,
+                          "create_atoms %lld region %s: halox-md fills block regions only, not "
+                          "a prism",
+                          type, r->id);
+    for (int k = 0; k < 3; k++)
+        if (r->hi[k] < 0.0 || r->lo[k] >= d->c.cells[k] * a)
+            return deck_error(d,
+                              "create_atoms %lld region %s: the region (%c from %g to %g) lies "
+                              "outside the box (0 to %g): it holds no atom",
+                              type, r->id, "xyz"[k], r -> lo[k], r -> hi[k], d -> c.cells[k] * a);
+    f->type = (int) type;
+    memcpy(f->lo, r->lo, sizeof f->lo);
+    memcpy(f->hi, r->hi, sizeof f->hi);
+    return HX_OK;
+}
+
+/* `create_atoms T box` and `create_atoms T region ID`, several in turn:
+ * one of the whole box alone keeps nfills 0 (the whole-box lattice). */
 hx_status deck_cmd_create_atoms(deck *d)
 {
     HXI_CHECK(deck_not_restarted(d));
-    static const char usage[] = "create_atoms T box";
+    static const char usage[] = "create_atoms T box or create_atoms T region ID";
+    hx_md_types *t = &d->c.types;
+    hx_md_fill f = {0, {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL}, {HUGE_VAL, HUGE_VAL, HUGE_VAL}};
     long long type;
     HXI_CHECK(deck_nargs(d, 3, 4, usage));
     HXI_CHECK(deck_need(d, d->have_box, "create_box"));
     HXI_CHECK(deck_get_int(d, "the atom type", d->words[1], 0, LLONG_MAX, &type));
-    if (type < 1 || type > d->c.types.ntypes)
+    if (type < 1 || type > t->ntypes)
         return deck_error(d, "create_atoms %s: the box has atom types 1 to %d (%s)",
-                          deck_show(d->words[1]).s, d->c.types.ntypes, usage);
-    if (d->nwords == 3 && strcmp(d->words[2], "box") != 0)
-        return deck_error(d, "create_atoms style '%s': halox-md fills the whole box (%s)",
+                          deck_show(d->words[1]).s, t->ntypes, usage);
+    if ((d->nwords == 3 && strcmp(d->words[2], "box") != 0) ||
+        (d->nwords == 4 && strcmp(d->words[2], "region") != 0))
+        return deck_error(d, "create_atoms style '%s' is not supported (%s)",
                           deck_show(d->words[2]).s, usage);
-    if (d->nwords == 4 && strcmp(d->words[2], "region") != 0)
-        return deck_error(d, "create_atoms style '%s' is not supported (%s or %s)",
-                          deck_show(d->words[2]).s, usage, "create_atoms T region BOXREGION");
     if (d->nwords == 4 && d->c.triclinic)
         return deck_error(d,
                           "create_atoms %s region %s: in a prism box halox-md fills the whole "
-                          "box as LAMMPS's create_atoms box does (%s)",
-                          deck_show(d->words[1]).s, deck_show(d->words[3]).s, usage);
+                          "box as LAMMPS's create_atoms box does (create_atoms T box)",
+                          deck_show(d->words[1]).s, deck_show(d->words[3]).s);
     if (d->nwords == 4 && strcmp(d->words[3], d->box_region) != 0)
-        return deck_error(d,
-                          "create_atoms region '%s': halox-md fills the whole box "
-                          "(region %s)",
-                          deck_show(d->words[3]).s, d->box_region);
-    if (d->have_atoms)
-        return deck_error(d, "atoms are already created; halox-md fills the box once");
-    d->c.types.create_type = (int) type;
+        HXI_CHECK(fill_of_region(d, type, &f));
+    else if (d->have_atoms)
+        return deck_error(d, "atoms are already created: a second create_atoms of the whole "
+                             "box would put two atoms on every site");
+    f.type = (int) type;
+    if (d->have_atoms && t->nfills == 0) { /* the first command filled the whole box */
+        t->fills[0] = (hx_md_fill){
+            t->create_type, {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL}, {HUGE_VAL, HUGE_VAL, HUGE_VAL}};
+        t->nfills = 1;
+    }
+    if (t->nfills == HX_MD_MAX_FILLS)
+        return deck_error(d, "more than %d create_atoms commands", HX_MD_MAX_FILLS);
+    t->fills[t->nfills++] = f;
+    t->create_type = t->fills[0].type;
+    if (t->nfills == 1 && f.lo[0] == -HUGE_VAL && f.lo[1] == -HUGE_VAL && f.lo[2] == -HUGE_VAL &&
+        f.hi[0] == HUGE_VAL && f.hi[1] == HUGE_VAL && f.hi[2] == HUGE_VAL)
+        t->nfills = 0; /* the whole box */
     d->have_atoms = 1;
     return HX_OK;
 }

@@ -43,6 +43,9 @@ typedef struct deck_region {
     int cells[3];
     int prism;      /* region ID prism ...: a triclinic box */
     double tilt[3]; /* its xy, xz, yz in box units */
+    /* its bounds in box units (+-HUGE_VAL for INF): a region defined
+     * after create_box, for create_atoms T region ID */
+    double lo[3], hi[3];
 } deck_region;
 
 /* The fix styles read (deck_fix.c). */

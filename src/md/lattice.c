@@ -10,6 +10,10 @@
  * Each rank keeps the atoms its domain owns (hx_decomp_owner) and loops only
  * over the cells that can touch its domain.
  *
+ * `create_atoms T region ID` of part of the box (cfg->types.nfills > 0,
+ * orthorhombic box) keeps the sites inside each command's block, ids in
+ * the same loop order command after command (hxi_fill_tab below).
+ *
  * A triclinic box (cfg->tilt not zero: LAMMPS's `region ID prism`) is
  * filled as LAMMPS's CreateAtoms::loop_lattice does on one process: cells
  * k, j, i and basis atoms m over a range of cells that covers the box, a
@@ -142,25 +146,157 @@ static int hxi_tri_on(const hx_md_config *c)
     return c->tilt[0] != 0.0 || c->tilt[1] != 0.0 || c->tilt[2] != 0.0;
 }
 
-/* The site of id in the triclinic loop: its row by bisection, then the
- * row's kept sites in order. */
-static void hxi_tri_site_of(const hxi_tri *t, int64_t id, double x[3])
+/* The row of id in a table of the sites before each of nrows rows: the
+ * last row r with before[r] <= id, by bisection. */
+static int hxi_row_of(const int64_t *before, int nrows, int64_t id)
 {
-    int lo = 0, hi = t->nrows - 1;
-    const int nj = t->hi[1] - t->lo[1] + 1;
-    int64_t left;
-    while (lo < hi) { /* the last row with before[r] <= id */
+    int lo = 0, hi = nrows - 1;
+    while (lo < hi) {
         const int mid = (lo + hi + 1) / 2;
-        if (t->before[mid] <= id)
+        if (before[mid] <= id)
             lo = mid;
         else
             hi = mid - 1;
     }
-    left = id - t->before[lo];
+    return lo;
+}
+
+/* The site of id in the triclinic loop: its row by bisection, then the
+ * row's kept sites in order. */
+static void hxi_tri_site_of(const hxi_tri *t, int64_t id, double x[3])
+{
+    const int lo = hxi_row_of(t->before, t->nrows, id);
+    const int nj = t->hi[1] - t->lo[1] + 1;
+    int64_t left = id - t->before[lo];
     for (int i = t->lo[0]; i <= t->hi[0]; i++)
         for (int m = 0; m < 4; m++)
             if (hxi_tri_site(t, i, t->lo[1] + lo % nj, t->lo[2] + lo / nj, m, x) && left-- == 0)
                 return;
+}
+
+/* create_atoms T region ID (cfg->types.nfills > 0, orthorhombic box):
+ * each command's sites of the box inside its block, in LAMMPS's loop
+ * order (k, j, i, m), one command after the other, as CreateAtoms'
+ * add_lattice appends them and tags them on one process. A table of the
+ * sites before each row (command f, cells k, j) finds an id's site. */
+typedef struct hxi_fill_tab {
+    double a;
+    int nrows;       /* rows of one command: cells[1] * cells[2] */
+    int64_t *before; /* nfills * nrows + 1 */
+    /* what the table was made for */
+    double density;
+    int cells[3], nfills;
+    hx_md_fill fills[HX_MD_MAX_FILLS];
+} hxi_fill_tab;
+
+static hxi_fill_tab hxi_fill_table;
+
+static int hxi_fill_on(const hx_md_config *c)
+{
+    return c->types.nfills > 0;
+}
+
+/* Site (i, j, k, m) into x; 1 when f's block holds it (RegBlock::inside). */
+static int hxi_fill_site(const hx_md_fill *f, double a, int i, int j, int k, int m, double x[3])
+{
+    const int cell[3] = {i, j, k};
+    for (int d = 0; d < 3; d++) {
+        x[d] = 0.0 + ((double) cell[d] + hxi_fcc_basis[m][d]) * a;
+        if (!(x[d] >= f->lo[d] && x[d] <= f->hi[d]))
+            return 0;
+    }
+    return 1;
+}
+
+static int hxi_fill_matches(const hxi_fill_tab *t, const hx_md_config *c)
+{
+    return t->before && t->density == c->density && !memcmp(t->cells, c->cells, sizeof t->cells) &&
+           t->nfills == c->types.nfills &&
+           !memcmp(t->fills, c->types.fills, sizeof(hx_md_fill) * (size_t) t->nfills);
+}
+
+static hx_status hxi_fill_build(hxi_fill_tab *t, const hx_md_config *c)
+{
+    const int nf = c->types.nfills;
+    free(t->before);
+    memset(t, 0, sizeof *t);
+    t->a = hx_md_lattice_constant(c);
+    t->nrows = c->cells[1] * c->cells[2];
+    HXI_CHECK(hxi_alloc((void **) &t->before, sizeof(int64_t) * ((size_t) nf * t->nrows + 1),
+                        "create_atoms rows"));
+    t->before[0] = 0;
+    for (int r = 0; r < nf * t->nrows; r++) {
+        const hx_md_fill *f = &c->types.fills[r / t->nrows];
+        const int j = (r % t->nrows) % c->cells[1], k = (r % t->nrows) / c->cells[1];
+        int64_t n = 0;
+        double x[3];
+        for (int i = 0; i < c->cells[0]; i++)
+            for (int m = 0; m < 4; m++)
+                n += hxi_fill_site(f, t->a, i, j, k, m, x);
+        t->before[r + 1] = t->before[r] + n;
+    }
+    t->density = c->density;
+    memcpy(t->cells, c->cells, sizeof t->cells);
+    t->nfills = nf;
+    memcpy(t->fills, c->types.fills, sizeof(hx_md_fill) * (size_t) nf);
+    return HX_OK;
+}
+
+/* The table for c, made where it is not (once, before threads read it). */
+static const hxi_fill_tab *hxi_fill_get(const hx_md_config *c)
+{
+    hxi_fill_tab *t = &hxi_fill_table;
+    int ok = 1;
+#ifdef _OPENMP
+#pragma omp critical(hxi_md_fill_table)
+#endif
+    if (!hxi_fill_matches(t, c))
+        ok = hxi_fill_build(t, c) == HX_OK;
+    return ok ? t : NULL;
+}
+
+static int hxi_fill_row(const hxi_fill_tab *t, int64_t id)
+{
+    return hxi_row_of(t->before, t->nfills * t->nrows, id);
+}
+
+static void hxi_fill_site_of(const hxi_fill_tab *t, const hx_md_config *c, int64_t id, double x[3])
+{
+    const int r = hxi_fill_row(t, id), rr = r % t->nrows;
+    const hx_md_fill *f = &c->types.fills[r / t->nrows];
+    int64_t left = id - t->before[r];
+    for (int i = 0; i < c->cells[0]; i++)
+        for (int m = 0; m < 4; m++)
+            if (hxi_fill_site(f, t->a, i, rr % c->cells[1], rr / c->cells[1], m, x) && left-- == 0)
+                return;
+    x[0] = x[1] = x[2] = NAN;
+}
+
+int hxi_md_type_of(const hx_md_config *c, int64_t id, const double x[3])
+{
+    const hxi_fill_tab *t = hxi_fill_on(c) ? hxi_fill_get(c) : NULL;
+    const int type = t ? c->types.fills[hxi_fill_row(t, id) / t->nrows].type : c->types.create_type;
+    return hxi_md_type_sets(c, type, x);
+}
+
+hx_status hxi_md_types_assign(hx_md_system *sys, const hx_md_config *c)
+{
+    free(sys->type);
+    sys->type = NULL;
+    if (c->types.ntypes <= 1)
+        return HX_OK;
+    HXI_CHECK(hxi_alloc((void **) &sys->type,
+                        sizeof(int32_t) * (size_t) (sys->capacity > 0 ? sys->capacity : 1),
+                        "atom types"));
+    /* the table before the threads read it */
+    if (hxi_fill_on(c) && !hxi_fill_get(c))
+        return hxi_error(HX_ERR_NOMEM, "no memory for the create_atoms rows");
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+    for (int i = 0; i < sys->n; i++)
+        sys->type[i] = hxi_md_type_of(c, sys->id[i], sys->x + 3 * (size_t) i);
+    return HX_OK;
 }
 
 hx_status hx_md_box(const hx_md_config *cfg, double box_lo[3], double box_len[3])
@@ -201,6 +337,14 @@ void hx_md_site_at(const hx_md_config *cfg, double a, int64_t id, double x[3])
         const hxi_tri *t = hxi_tri_get(cfg);
         if (t)
             hxi_tri_site_of(t, id, x);
+        else
+            x[0] = x[1] = x[2] = NAN;
+        return;
+    }
+    if (hxi_fill_on(cfg)) {
+        const hxi_fill_tab *t = hxi_fill_get(cfg);
+        if (t)
+            hxi_fill_site_of(t, cfg, id, x);
         else
             x[0] = x[1] = x[2] = NAN;
         return;
@@ -307,6 +451,66 @@ static hx_status hxi_md_lattice_tri(hx_md_system *sys, const hx_md_config *cfg)
     return hxi_lattice_install(sys, cfg, x, v, ids, n, cap, natoms);
 }
 
+/* One site into this rank's arrays (grown as needed). */
+static hx_status hxi_keep(double **x, int64_t **ids, int *n, int *cap, const double p[3],
+                          int64_t id)
+{
+    if (*n == *cap) {
+        *cap += *cap / 2 + 64;
+        HXI_CHECK(hxi_grow((void **) x, (size_t) *cap * 3 * sizeof(double), "lattice coordinates"));
+        HXI_CHECK(hxi_grow((void **) ids, (size_t) *cap * sizeof(int64_t), "lattice ids"));
+    }
+    memcpy(*x + 3 * (size_t) *n, p, 3 * sizeof(double));
+    (*ids)[(*n)++] = id;
+    return HX_OK;
+}
+
+/* This rank's atoms of create_atoms T region ID: each command's rows
+ * that can touch the domain (cells r0..r1 along y and z), every site of
+ * a row counted for its id, the owned ones kept. An empty rank is fine. */
+static hx_status hxi_md_lattice_fill(hx_md_system *sys, const hx_md_config *cfg, const int r0[3],
+                                     const int r1[3])
+{
+    const hx_decomp *d = &sys->decomp;
+    const hxi_fill_tab *t = hxi_fill_get(cfg);
+    int n = 0, cap = 64;
+    double *x = NULL, *v = NULL;
+    int64_t *ids = NULL, natoms;
+    hx_status st;
+    if (!t)
+        return hxi_error(HX_ERR_NOMEM, "no memory for the create_atoms rows");
+    natoms = t->before[t->nfills * t->nrows];
+    if (natoms < 1)
+        return hxi_error(HX_ERR_INVALID,
+                         "create_atoms: its regions hold no lattice site of the box (LAMMPS "
+                         "creates 0 atoms): widen the region");
+    st = hxi_alloc((void **) &x, (size_t) cap * 3 * sizeof(double), "lattice coordinates");
+    if (st == HX_OK)
+        st = hxi_alloc((void **) &ids, (size_t) cap * sizeof(int64_t), "lattice ids");
+    for (int f = 0; st == HX_OK && f < t->nfills; f++)
+        for (int k = r0[2]; st == HX_OK && k <= r1[2]; k++)
+            for (int j = r0[1]; st == HX_OK && j <= r1[1]; j++) {
+                int64_t id = t->before[f * t->nrows + k * cfg->cells[1] + j];
+                for (int i = 0; st == HX_OK && i < cfg->cells[0]; i++)
+                    for (int m = 0; st == HX_OK && m < 4; m++) {
+                        double p[3];
+                        if (!hxi_fill_site(&cfg->types.fills[f], t->a, i, j, k, m, p))
+                            continue;
+                        if (d->nranks == 1 || hx_decomp_owner(d, p) == d->rank)
+                            st = hxi_keep(&x, &ids, &n, &cap, p, id);
+                        id++;
+                    }
+            }
+    if (st == HX_OK)
+        st = hxi_alloc((void **) &v, (size_t) cap * 3 * sizeof(double), "lattice velocities");
+    if (st != HX_OK) {
+        free(x);
+        free(ids);
+        return st;
+    }
+    return hxi_lattice_install(sys, cfg, x, v, ids, n, cap, natoms);
+}
+
 hx_status hx_md_lattice(hx_md_system *sys, const hx_md_config *cfg)
 {
     const hx_decomp *d = &sys->decomp;
@@ -336,6 +540,8 @@ hx_status hx_md_lattice(hx_md_system *sys, const hx_md_config *cfg)
     for (int k = 0; k < 3; k++)
         hxi_cell_range(d->dom_lo[k] - lo[k], d->dom_hi[k] - lo[k], a, cfg->cells[k], &r0[k],
                        &r1[k]);
+    if (hxi_fill_on(cfg))
+        return hxi_md_lattice_fill(sys, cfg, r0, r1);
     /* Room for the cells scanned; each holds at most 4 of our atoms. */
     {
         int64_t scan = 4;

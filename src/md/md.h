@@ -167,13 +167,18 @@ hx_status hxi_md_types_check(const hx_md_config *c);
  * commands in order, type/fraction drawn as LAMMPS's Set from a
  * generator reset from its seed and x): the same on any rank count. */
 int hxi_md_type_at(const hx_md_config *c, const double x[3]);
+/* The type an atom created as type at x has after the set commands. */
+int hxi_md_type_sets(const hx_md_config *c, int type, const double x[3]);
+/* The type of the atom of id at x: its create_atoms command's (several
+ * with create_atoms T region ID), then the set commands (lattice.c). */
+int hxi_md_type_of(const hx_md_config *c, int64_t id, const double x[3]);
 /* The mass of type t (1-based). */
 static inline double hxi_md_mass_of(const hx_md_config *c, int t)
 {
     return c->types.ntypes > 1 ? c->types.masses[t - 1] : c->mass;
 }
-/* sys->type for this rank's atoms at their positions (hxi_md_type_at;
- * NULL with one type). */
+/* sys->type for this rank's atoms (hxi_md_type_of; NULL with one type;
+ * lattice.c). */
 hx_status hxi_md_types_assign(hx_md_system *sys, const hx_md_config *c);
 
 /* The halox-md program (run.c): options and deck as deck.h describes;

@@ -91,6 +91,8 @@ enum {
 /* Atom types (create_box N) and the deck's `set` commands halox-md holds. */
 #define HX_MD_MAX_TYPES 8
 #define HX_MD_MAX_SETS  16
+/* create_atoms commands a deck may give (one per region or type). */
+#define HX_MD_MAX_FILLS 8
 
 /* pair_modify mix: LAMMPS's rules for the coefficients of unlike types. */
 typedef enum hx_md_mix {
@@ -109,6 +111,15 @@ typedef struct hx_md_type_set {
     int seed;        /* type/fraction's seed (type: 0, every selected atom) */
 } hx_md_type_set;
 
+/* One `create_atoms T region ID` of a block region: the lattice sites
+ * of the box with lo <= x <= hi along every dimension (LAMMPS's
+ * RegBlock::inside, upper planes included; box units, +-HUGE_VAL for
+ * INF), of type T. */
+typedef struct hx_md_fill {
+    int type;
+    double lo[3], hi[3];
+} hx_md_fill;
+
 /* Atom types and their pairs. With one type (ntypes 1) the run reads
  * only hx_md_config.mass, pair and rc, as before types came; with more,
  * masses[] and the pairs' tables below (type t is index t - 1): mass and
@@ -116,7 +127,12 @@ typedef struct hx_md_type_set {
  * parameters, and rc pair_style's cutoff, that of the pairs without one. */
 typedef struct hx_md_types {
     int ntypes;      /* create_box N */
-    int create_type; /* create_atoms T */
+    int create_type; /* create_atoms T (the whole box when nfills is 0) */
+    /* create_atoms T region ID, in the deck's order (0: create_atoms T
+     * box once): ids count each one's sites in LAMMPS's loop order, one
+     * command after the other (lattice.c). */
+    int nfills;
+    hx_md_fill fills[HX_MD_MAX_FILLS];
     int nsets;
     hx_md_type_set sets[HX_MD_MAX_SETS];
     double masses[HX_MD_MAX_TYPES]; /* mass I M */

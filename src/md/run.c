@@ -140,17 +140,24 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
     return HX_OK;
 }
 
-/* Every rank must own atoms: an empty domain means the system is too small
- * for the rank count (or the grid), which is a set-up mistake. */
-static hx_status hxi_check_atoms_per_rank(hx_comm *comm, const hx_md_system *sys)
+/* A rank may own no atoms (create_atoms T region ID leaves part of the
+ * box empty, as LAMMPS allows): the CPU engine runs it. The GPU engine
+ * needs atoms on every rank, so where it may run (--gpu, or left to
+ * choose with a device on every rank) an empty rank is refused, named. */
+static hx_status hxi_check_atoms_per_rank(hx_comm *comm, const hx_md_config *cfg,
+                                          const hx_md_system *sys)
 {
-    int size = hx_comm_size(comm), v[1];
+    int size = hx_comm_size(comm), v[2];
     v[0] = sys->n == 0 ? -hx_comm_rank(comm) : -size;
-    HXI_CHECK(hxi_allreduce_int(comm, v, 1, 1));
+    v[1] = -hxi_gpu_count(); /* the fewest devices of a rank */
+    HXI_CHECK(hxi_allreduce_int(comm, v, 2, 1));
+    if (cfg->use_gpu == 0 || (cfg->use_gpu < 0 && v[1] == 0))
+        return HX_OK;
     if (-v[0] < size)
         return hxi_error(HX_ERR_INVALID,
                          "too few atoms per rank: rank %d of %d owns none of the %lld atoms "
-                         "(grid %dx%dx%d): use fewer ranks, another --grid, or a larger system",
+                         "(grid %dx%dx%d), which the GPU engine cannot run: use --cpu, fewer "
+                         "ranks, another --grid, balance, or a larger system",
                          -v[0], size, (long long) sys->natoms, sys->decomp.grid[0],
                          sys->decomp.grid[1], sys->decomp.grid[2]);
     return HX_OK;
@@ -184,7 +191,7 @@ static hx_status hxi_setup_restart(hx_comm *comm, hx_md_config *cfg, hx_md_syste
         hxi_agree(comm, hx_decomp_init_tilted(&sys->decomp, h.box_lo, h.box_len, cfg->tilt, cut,
                                               grid, hx_comm_size(comm), hx_comm_rank(comm))));
     HXI_CHECK(hxi_md_restart_read_atoms(comm, cfg->restart_file, &h, sys));
-    HXI_CHECK(hxi_agree(comm, hxi_check_atoms_per_rank(comm, sys)));
+    HXI_CHECK(hxi_agree(comm, hxi_check_atoms_per_rank(comm, cfg, sys)));
     *first_step = h.step;
     cfg->first_step = h.step;
     if (hx_comm_rank(comm) == 0) {
@@ -208,7 +215,7 @@ static hx_status hxi_setup(hx_comm *comm, hx_md_config *cfg, hx_md_system *sys, 
                                                     hx_comm_size(comm), hx_comm_rank(comm))));
     double t0 = hxi_now();
     HXI_CHECK(hxi_agree(comm, hx_md_lattice(sys, cfg)));
-    HXI_CHECK(hxi_agree(comm, hxi_check_atoms_per_rank(comm, sys)));
+    HXI_CHECK(hxi_agree(comm, hxi_check_atoms_per_rank(comm, cfg, sys)));
     double t1 = hxi_now();
     HXI_CHECK(hxi_agree(comm, hx_md_velocities(sys, cfg, comm)));
     double t2 = hxi_now();

@@ -65,8 +65,12 @@ hx_status hxi_md_types_check(const hx_md_config *c)
 
 int hxi_md_type_at(const hx_md_config *c, const double x[3])
 {
+    return hxi_md_type_sets(c, c->types.create_type, x);
+}
+
+int hxi_md_type_sets(const hx_md_config *c, int type, const double x[3])
+{
     const hx_md_types *t = &c->types;
-    int type = t->create_type;
     for (int k = 0; k < t->nsets; k++) {
         const hx_md_type_set *s = &t->sets[k];
         if (type < s->lo || type > s->hi)
@@ -79,21 +83,4 @@ int hxi_md_type_at(const hx_md_config *c, const double x[3])
         type = s->to;
     }
     return type;
-}
-
-hx_status hxi_md_types_assign(hx_md_system *sys, const hx_md_config *c)
-{
-    free(sys->type);
-    sys->type = NULL;
-    if (c->types.ntypes <= 1)
-        return HX_OK;
-    HXI_CHECK(hxi_alloc((void **) &sys->type,
-                        sizeof(int32_t) * (size_t) (sys->capacity > 0 ? sys->capacity : 1),
-                        "atom types"));
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static)
-#endif
-    for (int i = 0; i < sys->n; i++)
-        sys->type[i] = hxi_md_type_at(c, sys->x + 3 * (size_t) i);
-    return HX_OK;
 }

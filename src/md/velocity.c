@@ -192,6 +192,10 @@ hx_status hx_md_velocities(hx_md_system *sys, const hx_md_config *cfg, hx_comm *
         memset(sys->v, 0, (size_t) sys->n * 3 * sizeof(double));
     else if (cfg->velocity_mode == HX_MD_VEL_LAMMPS)
         st = hx_md_velocities_lammps(sys, cfg, comm);
+    else if (cfg->velocity_mode == HX_MD_VEL_MINIMD && cfg->types.nfills > 0)
+        st = hxi_error(HX_ERR_INVALID,
+                       "--velocity minimd walks every site of the box: with create_atoms T "
+                       "region ID use --velocity lammps (LAMMPS's velocity create)");
     else if (cfg->velocity_mode == HX_MD_VEL_MINIMD)
         st = hxi_vel_minimd(sys, cfg);
     else if (cfg->velocity_mode == HX_MD_VEL_HALOX)

@@ -15,8 +15,8 @@
  *                that is 0, then 5 uniform() discarded.
  * A raw velocity is (uniform() - 1/2) per component for `dist uniform`, or
  * gaussian() per component for `dist gaussian`, times 1 / sqrt(mass) of
- * the atom's type (with several types: the type its lattice site takes,
- * hxi_md_type_at, in a sweep; sys->type for loop local).
+ * the atom's type (with several types: the type of its id and lattice
+ * site, hxi_md_type_of, in a sweep; sys->type for loop local).
  *
  * loop all:   one generator seeded with SEED over atom ids 1..N, three
  *             components per id; each rank keeps those of its own atoms.
@@ -170,7 +170,7 @@ static void draw_block(const hx_md_config *cfg, double a, double *raw, unsigned 
         if (cfg->velocity_loop == HX_MD_LOOP_GEOM)
             ran_reset_geom(&r, seed, x);
         if (tix) { /* LAMMPS: 1 / sqrt(mass[type[m]]) */
-            const int t = hxi_md_type_at(cfg, x);
+            const int t = hxi_md_type_of(cfg, id, x);
             tix[id] = (unsigned char) (t - 1);
             factor = 1.0 / sqrt(hxi_md_mass_of(cfg, t));
         }

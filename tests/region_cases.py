@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""halox-md's `create_atoms T region ID` (CPU engine), in three parts.
+
+--part lammps: the same decks in halox-md and LAMMPS (`lmp`) at 1, 2 and
+3 ranks: a liquid slab filling 8 of 20 cells along z (`region slab block
+INF INF INF INF 0 8`, `processors 1 1 *`: at 3 ranks the top rank starts
+with no atom), a block in x and y (`units box` bounds, a grid along x and
+y), and two types in two regions (two create_atoms commands), each with
+`velocity ... loop geom` and `loop all` (the latter with the ranks
+along z: LAMMPS's ids are those of one process's loop there). The thermo rows within
+lammps_match.py's bound (step 0 as printed), and a `dump ... atom` with
+`dump_modify sort id` of step 0 equal to LAMMPS's byte for byte.
+
+--part balance: the slab with `balance 1.1 shift z 20 1.0` at 2, 3 and 4
+ranks: every line of the balance reports (cuts, imbalance factors, not
+the time) as LAMMPS prints it, and the thermo rows within the bound.
+
+--part bad: a region not defined and a region outside the box: one clear
+error each, naming the deck's line.
+
+--part restart: the slab's restart file, written at step 100 on 2 ranks,
+continued to step 200 on 2 and 3 ranks: the rows of steps 100-200 as the
+run that went straight through printed them (the file holds fewer atoms
+than the lattice's sites).
+
+--part lammps and --part balance print SKIPPED (exit 0) when lmp is not
+installed.
+"""
+import os
+import shutil
+import sys
+import tempfile
+
+from balance_cases import Runner, compare_rows, reports
+from checks import md_parser
+from lammps_match import TOL, thermo_rows
+
+HEAD = """units lj
+atom_style atomic
+processors {procs}
+lattice fcc 0.8442
+region box block 0 {nx} 0 {ny} 0 {nz}
+create_box {ntypes} box
+"""
+
+TAIL = """velocity all create 1.44 87287 loop {loop}
+pair_style lj/cut 2.5
+{coeffs}
+neighbor 0.3 bin
+neigh_modify every 20 delay 0 check no
+fix 1 all nve
+"""
+
+ONE = "pair_coeff 1 1 1.0 1.0 2.5"
+TWO = "pair_coeff 1 1 1.0 1.0 2.5\npair_coeff 2 2 0.5 0.88 2.5\npair_coeff 1 2 1.5 0.8 2.5"
+
+# name: (cells, grid at 1/2/3 ranks, ntypes, region and create_atoms lines, masses, coeffs)
+SYSTEMS = {
+    "slab": ((8, 8, 20), ("1 1 *",) * 3, 1,
+             ["region slab block INF INF INF INF 0 8", "create_atoms 1 region slab"],
+             ["mass 1 1.0"], ONE),
+    "block_xy": ((10, 10, 6), ("1 1 1", "2 1 1", "3 1 1"), 1,
+                 ["region blk block 0 9.0 2.5 12.0 INF INF units box",
+                  "create_atoms 1 region blk"], ["mass 1 1.0"], ONE),
+    "two_types": ((8, 8, 16), ("1 1 *",) * 3, 2,
+                  ["region lo block INF INF INF INF 0 4", "region hi block INF INF INF INF 8 12",
+                   "create_atoms 1 region lo", "create_atoms 2 region hi"],
+                  ["mass 1 1.0", "mass 2 2.0"], TWO),
+}
+
+
+def deck(name, nranks, loop="geom", extra=(), steps=200):
+    cells, grids, ntypes, fill, masses, coeffs = SYSTEMS[name]
+    procs = grids[nranks - 1] if nranks <= 3 else grids[-1]
+    if loop == "all":
+        # LAMMPS tags each process's new atoms in turn: the ids are those
+        # of one process's loop (halox-md's) when the ranks split z alone.
+        procs = "1 1 *"
+    text = HEAD.format(procs=procs, nx=cells[0], ny=cells[1], nz=cells[2], ntypes=ntypes)
+    text += "\n".join(fill + masses) + "\n" + TAIL.format(loop=loop, coeffs=coeffs)
+    return text + "\n".join(list(extra) + ["thermo 50", "run %d" % steps]) + "\n"
+
+
+def part_lammps(r, lmp, failures):
+    worst = 0.0
+    for name in SYSTEMS:
+        for loop in ("geom", "all"):
+            for n in (1, 2, 3):
+                text = deck(name, n, loop)
+                _, lam, _ = r.run(n, lmp, text, ["-log", "none", "-echo", "none"])
+                _, mine, _ = r.run(n, r.a.halox, text, ["--cpu"])
+                what = "%s loop %s at %d ranks" % (name, loop, n)
+                worst = max(worst, compare_rows(what, thermo_rows(mine), thermo_rows(lam),
+                                                failures))
+                print("%-9s loop %-4s %d ranks: thermo alike" % (name, loop, n))
+        dump = ["dump d all atom 10 dump.atom", "dump_modify d sort id"]
+        r.run(1, lmp, deck(name, 1, extra=dump, steps=0), ["-log", "none", "-echo", "none"])
+        want = open(os.path.join(r.tmp, "dump.atom"), "rb").read()
+        for n in (1, 3):
+            os.remove(os.path.join(r.tmp, "dump.atom"))
+            r.run(n, r.a.halox, deck(name, n, extra=dump, steps=0), ["--cpu"])
+            got = open(os.path.join(r.tmp, "dump.atom"), "rb").read()
+            if got != want:
+                failures.append("%s: the dump at step 0 on %d ranks differs from LAMMPS's "
+                                "(%d vs %d bytes)" % (name, n, len(got), len(want)))
+        print("%-9s dump at step 0 alike at 1 and 3 ranks" % name)
+    print("largest relative thermo difference: %.2e (bound %.0e)" % (worst, TOL))
+
+
+def part_balance(r, lmp, failures):
+    for n in (2, 3, 4):
+        text = deck("slab", n, extra=["balance 1.1 shift z 20 1.0"])
+        _, lam, _ = r.run(n, lmp, text, ["-log", "none", "-echo", "none"])
+        _, mine, _ = r.run(n, r.a.halox, text, ["--cpu"])
+        what = "slab balanced at %d ranks" % n
+        if reports(mine) != reports(lam) or len(reports(lam)) < 4:
+            failures.append("%s: balance reports differ:\n  %s\nLAMMPS:\n  %s" %
+                            (what, "\n  ".join(reports(mine)), "\n  ".join(reports(lam))))
+        compare_rows(what, thermo_rows(mine), thermo_rows(lam), failures)
+        print("%s: %d report lines alike" % (what, len(reports(lam))))
+
+
+BAD = [
+    (["create_atoms 1 region nowhere"], 7, "create_atoms: no region 'nowhere'"),
+    (["region far block INF INF INF INF 25 30", "create_atoms 1 region far"], 8,
+     "create_atoms 1 region far: the region (z from"),
+]
+
+
+def part_bad(r, failures):
+    for lines, line, want in BAD:
+        text = HEAD.format(procs="1 1 *", nx=8, ny=8, nz=20, ntypes=1) + "\n".join(lines)
+        text += "\nmass 1 1.0\n" + TAIL.format(loop="geom", coeffs=ONE) + "run 10\n"
+        rc, out, path = r.run(2, r.a.halox, text, ["--cpu"], ok=False)
+        errors = set(l for l in out.splitlines() if "ERROR" in l)
+        where = "%s:%d:" % (os.path.basename(path), line)
+        if rc == 0 or len(errors) != 1 or want not in out or where not in out:
+            failures.append("%s: exit %d, want one error at %s with %r:\n%s" %
+                            (lines, rc, where, want, out[-1200:]))
+        print("refused: %s" % " / ".join(lines))
+
+
+def part_restart(r, failures):
+    straight = thermo_rows(r.run(2, r.a.halox, deck("slab", 2, steps=200), ["--cpu"])[1])
+    r.run(2, r.a.halox, deck("slab", 2, steps=100) + "write_restart slab.rst\n", ["--cpu"])
+    cont = "read_restart slab.rst\n" + "\n".join(TAIL.format(loop="geom", coeffs=ONE).split(
+        "\n")[1:]) + "thermo 50\nrun 100\n"
+    for n in (2, 3):
+        rows = thermo_rows(r.run(n, r.a.halox, cont, ["--cpu"])[1])[1:]
+        want = [row for row in straight[1:] if float(row[0]) >= 100]
+        if rows != want or len(want) < 3:
+            failures.append("slab restart continued on %d ranks: rows %s, want %s" %
+                            (n, rows, want))
+        print("slab restart continued on %d ranks: %d rows as the straight run" % (n, len(rows)))
+
+
+def main():
+    ap = md_parser(__doc__.split("\n\n")[0])
+    ap.add_argument("--lmp", default=os.environ.get("HALOX_LMP", "lmp"))
+    ap.add_argument("--part", choices=("lammps", "balance", "bad", "restart"), required=True)
+    a = ap.parse_args()
+    if not a.mpiexec:
+        print("SKIPPED: no MPI launcher (1 to 4 ranks needed)")
+        return 0
+    lmp = shutil.which(a.lmp)
+    if a.part in ("lammps", "balance") and not lmp:
+        print("SKIPPED: no LAMMPS program '%s' (apt-get install lammps)" % a.lmp)
+        return 0
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="halox-region-") as tmp:
+        r = Runner(a, tmp)
+        if a.part == "lammps":
+            part_lammps(r, lmp, failures)
+        elif a.part == "balance":
+            part_balance(r, lmp, failures)
+        elif a.part == "restart":
+            part_restart(r, failures)
+        else:
+            part_bad(r, failures)
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
