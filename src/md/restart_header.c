@@ -54,6 +54,8 @@
  * time, as little-endian words), so a flipped bit anywhere is found.
 
  */
+#define _XOPEN_SOURCE 700 /* PATH_MAX */
+
 #include "md/restart_header.h"
 #include "md/pair/pair_styles.h"
 
