@@ -23,7 +23,7 @@
  *    box's face distance: one clear error each. No tilt: hx_decomp_init's
  *    result, bitwise.
  */
-#include "sysgen.h"
+#include "zone_check.h"
 
 #include "core/hxi.h"
 #include "core/plan.h"
@@ -53,166 +53,18 @@ static const tri_tilt tilts[] = {
     {"limits2", {-6.0, 6.0, -6.625}},
 };
 
-static uint64_t mix(int64_t id)
-{
-    hxt_rng r = {(uint64_t) id * 0x2545f4914f6cdd1dull + 17};
-    return hxt_next(&r);
-}
-
-/* x = box_lo + s0 a + s1 b + s2 c. */
-static void frac_to_x(const hx_decomp *d, const double s[3], double x[3])
-{
-    for (int k = 0; k < 3; k++)
-        x[k] = d->box_lo[k] + s[0] * d->edge[0][k] + s[1] * d->edge[1][k] + s[2] * d->edge[2][k];
-}
-
-static double dist2(const hx_decomp *d, const int mi[3], const double *a, const double *b)
-{
-    double v[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
-    hxt_min_image(d, mi, v);
-    return v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
-}
-
-/* n atoms at uniform fractional coordinates, strictly inside the box. */
-static double *random_system(const hx_decomp *d, int n, uint64_t seed)
-{
-    hxt_rng r = {seed};
-    double *x = hxt_xmalloc((size_t) n * 3 * sizeof(double));
-    for (int i = 0; i < n; i++) {
-        double s[3];
-        for (int k = 0; k < 3; k++)
-            s[k] = 1e-9 + (1 - 2e-9) * hxt_uniform(&r);
-        frac_to_x(d, s, &x[3 * i]);
-    }
-    return x;
-}
-
-/* This rank's atoms of the system: ids and coordinates. */
-static int take_local(const hx_decomp *d, const double *X, int n, int **id, double **x)
-{
-    int m = 0;
-    *id = hxt_xmalloc((size_t) n * sizeof(int));
-    *x = hxt_xmalloc((size_t) n * 3 * sizeof(double));
-    for (int i = 0; i < n; i++)
-        if (hx_decomp_owner(d, &X[3 * i]) == d->rank) {
-            (*id)[m] = i;
-            memcpy(&(*x)[3 * m], &X[3 * i], 3 * sizeof(double));
-            m++;
-        }
-    return m;
-}
-
-/* Per atom: pairs on this rank (count and partner hash) by the zone rule. */
-static void local_pairs(const hx_plan *plan, const int *ids, int N, double rc, int *cnt,
-                        uint64_t *hs, int *nbad)
-{
-    const hx_decomp *d = hx_plan_decomp(plan);
-    const int mi[3] = {d->grid[0] == 1, d->grid[1] == 1, d->grid[2] == 1};
-    const double *X = hx_plan_coords(plan);
-    const uint8_t *Z = hx_plan_zones(plan);
-    int ntotal = hx_plan_ntotal(plan);
-    for (int i = 0; i < ntotal; i++)
-        for (int j = i + 1; j < ntotal; j++) {
-            if (!hx_zone_pair(&Z[4 * i], &Z[4 * j]) ||
-                dist2(d, mi, &X[3 * i], &X[3 * j]) >= rc * rc)
-                continue;
-            int a = ids[i], b = ids[j];
-            if (a < 0 || b < 0 || a >= N || b >= N || a == b) {
-                (*nbad)++;
-                continue;
-            }
-            cnt[a]++;
-            cnt[b]++;
-            hs[a] += mix(b);
-            hs[b] += mix(a);
-        }
-}
-
-/* Rank 0: the summed counts and hashes against brute force. */
-static void check_pairs(const hx_decomp *d, const double *X, int N, double rc, const int *cnt_all,
-                        const uint64_t *hs_all, int nr, const char *what)
-{
-    const int mi[3] = {1, 1, 1};
-    long npairs = 0, got = 0;
-    int nbad = 0;
-    int *bc = hxt_xcalloc((size_t) N, sizeof(int));
-    uint64_t *bh = hxt_xcalloc((size_t) N, sizeof(uint64_t));
-    for (int i = 0; i < N; i++)
-        for (int j = i + 1; j < N; j++)
-            if (dist2(d, mi, &X[3 * i], &X[3 * j]) < rc * rc) {
-                bc[i]++;
-                bc[j]++;
-                bh[i] += mix(j);
-                bh[j] += mix(i);
-                npairs++;
-            }
-    for (int a = 0; a < N; a++) {
-        int na = 0;
-        uint64_t h = 0;
-        for (int r = 0; r < nr; r++) {
-            na += cnt_all[(size_t) r * N + a];
-            h += hs_all[(size_t) r * N + a];
-        }
-        got += na;
-        nbad += na != bc[a] || h != bh[a];
-    }
-    HXT_CHECK(npairs > 0, "%s: brute force finds no pair", what);
-    HXT_CHECK(got == 2 * npairs && nbad == 0,
-              "%s: ranks compute %ld pairs, brute force %ld; %d atoms with wrong pairs", what,
-              got / 2, npairs, nbad);
-    free(bc);
-    free(bh);
-}
-
-/* Each halo atom is its owner's atom moved by a lattice vector. */
-static void check_halo_images(const hx_plan *plan, const int *ids, const double *X, int N,
-                              const char *what)
-{
-    const hx_decomp *d = hx_plan_decomp(plan);
-    const double *x = hx_plan_coords(plan);
-    int nbad = 0;
-    for (int i = hx_plan_nhome(plan); i < hx_plan_ntotal(plan); i++) {
-        int a = ids[i];
-        double v[3];
-        if (a < 0 || a >= N) {
-            nbad++;
-            continue;
-        }
-        for (int k = 0; k < 3; k++)
-            v[k] = x[3 * i + k] - X[3 * a + k];
-        nbad += !hxt_is_lattice(d, v, 1e-9);
-    }
-    HXT_CHECK(nbad == 0, "%s: %d halo atoms are no image of their atom", what, nbad);
-}
-
 /* One case: decomposition, plan, pairs and halo images. */
 static void pairs_case(hx_comm *comm, const hx_decomp *d, const double *X, int N, double rc,
                        const char *what)
 {
-    const int nr = hx_comm_size(comm);
-    int *hid = NULL, nbad = 0;
+    int *hid = NULL;
     double *hx = NULL;
     hx_plan *plan = NULL;
-    int nhome = take_local(d, X, N, &hid, &hx);
+    int nhome = hxt_take_owned(d, X, N, &hid, &hx);
     if (HXT_OK(hxi_agree(comm, hx_plan_create(&plan, comm, d, nhome, hx)))) {
         int *ids = hxt_forward_ids(comm, plan, hid, what, NULL);
-        int *cnt = hxt_xcalloc((size_t) N, sizeof(int));
-        uint64_t *hs = hxt_xcalloc((size_t) N, sizeof(uint64_t));
-        int *cnt_all = hxt_xmalloc((size_t) N * nr * sizeof(int));
-        uint64_t *hs_all = hxt_xmalloc((size_t) N * nr * sizeof(uint64_t));
-        check_halo_images(plan, ids, X, N, what);
-        local_pairs(plan, ids, N, rc, cnt, hs, &nbad);
-        HXT_CHECK(nbad == 0, "%s: %d pairs with an unknown atom or an atom's own image", what,
-                  nbad);
-        HXT_OK(hxi_allgather(comm, cnt, (size_t) N * sizeof(int), cnt_all));
-        HXT_OK(hxi_allgather(comm, hs, (size_t) N * sizeof(uint64_t), hs_all));
-        if (hx_comm_rank(comm) == 0)
-            check_pairs(d, X, N, rc, cnt_all, hs_all, nr, what);
+        hxt_check_zone_pairs(comm, plan, ids, X, N, rc, what);
         free(ids);
-        free(cnt);
-        free(hs);
-        free(cnt_all);
-        free(hs_all);
     }
     hx_plan_destroy(plan);
     free(hid);
@@ -254,7 +106,7 @@ static void migrate_case(hx_comm *comm, const hx_decomp *d, const double *X, int
 {
     int *hid = NULL;
     double *hx = NULL;
-    int n = take_local(d, X, N, &hid, &hx), cap = n > 0 ? n : 1;
+    int n = hxt_take_owned(d, X, N, &hid, &hx), cap = n > 0 ? n : 1;
     int64_t *id = hxt_xmalloc((size_t) cap * sizeof(int64_t));
     double *pay = hxt_xmalloc((size_t) cap * 3 * sizeof(double));
     double *want = hxt_xmalloc((size_t) N * 3 * sizeof(double));
@@ -271,7 +123,7 @@ static void migrate_case(hx_comm *comm, const hx_decomp *d, const double *X, int
     /* Atoms on the faces and corners: lo + c, lo + a + b + c, lo - tiny. */
     const double s_at[3][3] = {{0, 0, 1}, {1, 1, 1}, {-1e-17, 0.5, -1e-17}};
     for (int e = 0; e < 3 && e < N; e++)
-        frac_to_x(d, s_at[e], &want[3 * e]);
+        hxt_frac_to_x(d, s_at[e], &want[3 * e]);
     for (int i = 0; i < n; i++) {
         id[i] = hid[i];
         memcpy(&hx[3 * i], &want[3 * hid[i]], 3 * sizeof(double));
@@ -398,7 +250,7 @@ int main(int argc, char **argv)
                 snprintf(what, sizeof what, "grid %s tilt %s rh %g (pulses %d %d %d)",
                          hxt_grid_str(grid, gs), tilts[t].name, rhs[c][0], d.npulse[0], d.npulse[1],
                          d.npulse[2]);
-                double *X = random_system(&d, N, seed);
+                double *X = hxt_frac_system(&d, N, seed);
                 pairs_case(comm, &d, X, N, rhs[c][1], what);
                 migrate_case(comm, &d, X, N, c == 0 ? 0.3 : 1.7, seed * 7, what);
                 if (hx_comm_rank(comm) == 0)
