@@ -241,30 +241,35 @@ def part_bad(r, failures):
         print("refused: %s %s" % (" ".join(lines), " ".join(args)))
 
 
-def main():
-    ap = md_parser(__doc__.split("\n\n")[0])
+def run_parts(doc, parts, lammps_parts, prefix, ranks):
+    """A cases script's main: --part NAME runs parts[NAME](r, lmp, failures)
+    with a Runner in a temporary folder, prints every failure and returns
+    the exit status. SKIPPED (exit 0) without an MPI launcher, or without
+    lmp for a part in lammps_parts."""
+    ap = md_parser(doc.split("\n\n")[0])
     ap.add_argument("--lmp", default=os.environ.get("HALOX_LMP", "lmp"))
-    ap.add_argument("--part", choices=("lammps", "md", "bad"), required=True)
+    ap.add_argument("--part", choices=tuple(parts), required=True)
     a = ap.parse_args()
     if not a.mpiexec:
-        print("SKIPPED: no MPI launcher (2 to 4 ranks needed)")
+        print("SKIPPED: no MPI launcher (%s ranks needed)" % ranks)
         return 0
     lmp = shutil.which(a.lmp)
-    if a.part == "lammps" and not lmp:
+    if a.part in lammps_parts and not lmp:
         print("SKIPPED: no LAMMPS program '%s' (apt-get install lammps)" % a.lmp)
         return 0
     failures = []
-    with tempfile.TemporaryDirectory(prefix="halox-balance-") as tmp:
-        r = Runner(a, tmp)
-        if a.part == "lammps":
-            part_lammps(r, lmp, failures)
-        elif a.part == "md":
-            part_md(r, failures)
-        else:
-            part_bad(r, failures)
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        parts[a.part](Runner(a, tmp), lmp, failures)
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
+
+
+def main():
+    return run_parts(__doc__, {"lammps": part_lammps,
+                               "md": lambda r, lmp, failures: part_md(r, failures),
+                               "bad": lambda r, lmp, failures: part_bad(r, failures)},
+                     ("lammps",), "halox-balance-", "2 to 4")
 
 
 if __name__ == "__main__":

@@ -27,12 +27,9 @@ than the lattice's sites).
 installed.
 """
 import os
-import shutil
 import sys
-import tempfile
 
-from balance_cases import Runner, compare_rows, reports
-from checks import md_parser
+from balance_cases import compare_rows, reports, run_parts
 from lammps_match import TOL, thermo_rows
 
 HEAD = """units lj
@@ -155,31 +152,10 @@ def part_restart(r, failures):
 
 
 def main():
-    ap = md_parser(__doc__.split("\n\n")[0])
-    ap.add_argument("--lmp", default=os.environ.get("HALOX_LMP", "lmp"))
-    ap.add_argument("--part", choices=("lammps", "balance", "bad", "restart"), required=True)
-    a = ap.parse_args()
-    if not a.mpiexec:
-        print("SKIPPED: no MPI launcher (1 to 4 ranks needed)")
-        return 0
-    lmp = shutil.which(a.lmp)
-    if a.part in ("lammps", "balance") and not lmp:
-        print("SKIPPED: no LAMMPS program '%s' (apt-get install lammps)" % a.lmp)
-        return 0
-    failures = []
-    with tempfile.TemporaryDirectory(prefix="halox-region-") as tmp:
-        r = Runner(a, tmp)
-        if a.part == "lammps":
-            part_lammps(r, lmp, failures)
-        elif a.part == "balance":
-            part_balance(r, lmp, failures)
-        elif a.part == "restart":
-            part_restart(r, failures)
-        else:
-            part_bad(r, failures)
-    for f in failures:
-        print("FAIL:", f)
-    return 1 if failures else 0
+    return run_parts(__doc__, {"lammps": part_lammps, "balance": part_balance,
+                               "bad": lambda r, lmp, failures: part_bad(r, failures),
+                               "restart": lambda r, lmp, failures: part_restart(r, failures)},
+                     ("lammps", "balance"), "halox-region-", "1 to 4")
 
 
 if __name__ == "__main__":

@@ -106,11 +106,6 @@ static void check_cells(const hx_decomp *d, hxt_rng *r, const char *what)
     HXT_CHECK(nbad == 0, "%s: %d cells or bounds off", what, nbad);
 }
 
-static double payload(int id, int k)
-{
-    return (double) id * 0.5 + k - 1.25;
-}
-
 /* Random moves of up to `reach` of each edge, one migration to d: every
  * atom held once, by its owner, with its payload, at its moved position up
  * to a lattice vector. On return *n, *id and *x are the migrated atoms
@@ -122,20 +117,12 @@ static void migrate_to(hx_comm *comm, const hx_decomp *d, int *n, int **id, doub
     int cap = *n > 0 ? *n : 1, nbad = 0;
     int64_t *id64 = hxt_xmalloc((size_t) cap * sizeof(int64_t));
     double *pay = hxt_xmalloc((size_t) cap * 3 * sizeof(double));
-    hxt_rng r = {seed};
-    for (int a = 0; a < N; a++) {
-        double s[3];
-        for (int k = 0; k < 3; k++)
-            s[k] = reach * (2 * hxt_uniform(&r) - 1);
-        for (int k = 0; k < 3; k++)
-            want[3 * a + k] =
-                X[3 * a + k] + s[0] * d->edge[0][k] + s[1] * d->edge[1][k] + s[2] * d->edge[2][k];
-    }
+    hxt_random_moves(d, X, N, reach, seed, want);
     for (int i = 0; i < *n; i++) {
         id64[i] = (*id)[i];
         memcpy(&(*x)[3 * i], &want[3 * (*id)[i]], 3 * sizeof(double));
         for (int k = 0; k < 3; k++)
-            pay[3 * i + k] = payload((*id)[i], k);
+            pay[3 * i + k] = hxt_payload((*id)[i], k);
     }
     hx_field f[2] = {{(void **) &id64, sizeof(int64_t)}, {(void **) &pay, 3 * sizeof(double)}};
     if (HXT_OK(hx_migrate(comm, d, n, &cap, x, f, 2))) {
@@ -144,7 +131,7 @@ static void migrate_to(hx_comm *comm, const hx_decomp *d, int *n, int **id, doub
             double v[3];
             int ok = id64[i] >= 0 && id64[i] < N && hx_decomp_owner(d, &(*x)[3 * i]) == d->rank;
             for (int k = 0; k < 3 && ok; k++) {
-                ok &= pay[3 * i + k] == payload((int) id64[i], k);
+                ok &= pay[3 * i + k] == hxt_payload((int) id64[i], k);
                 v[k] = (*x)[3 * i + k] - want[3 * id64[i] + k];
             }
             nbad += !ok || !hxt_is_lattice(d, v, 1e-9);

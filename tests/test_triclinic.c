@@ -73,11 +73,6 @@ static void pairs_case(hx_comm *comm, const hx_decomp *d, const double *X, int N
 
 /* ---------------------------------------------------------- migration */
 
-static double payload(int id, int k)
-{
-    return (double) id * 0.5 + k - 1.25;
-}
-
 /* The migrated atoms gathered by id: each once, owned where held, inside
  * the box, payload intact, at its displaced position up to a lattice
  * vector. Returns the number of violations. */
@@ -91,7 +86,7 @@ static int check_migrated(hx_comm *comm, const hx_decomp *d, int n, const int64_
         for (int k = 0; k < 3; k++) {
             double h = hx_decomp_height(d, k, &x[3 * i]);
             ok &= h >= d->face_lo[k] && h < d->face_lo[k] + d->height[k];
-            ok &= id[i] >= 0 && id[i] < N && pay[3 * i + k] == payload((int) id[i], k);
+            ok &= id[i] >= 0 && id[i] < N && pay[3 * i + k] == hxt_payload((int) id[i], k);
             v[k] = id[i] >= 0 && id[i] < N ? x[3 * i + k] - want[3 * id[i] + k] : NAN;
         }
         nbad += !ok || !hxt_is_lattice(d, v, 1e-9);
@@ -110,16 +105,7 @@ static void migrate_case(hx_comm *comm, const hx_decomp *d, const double *X, int
     int64_t *id = hxt_xmalloc((size_t) cap * sizeof(int64_t));
     double *pay = hxt_xmalloc((size_t) cap * 3 * sizeof(double));
     double *want = hxt_xmalloc((size_t) N * 3 * sizeof(double));
-    hxt_rng r = {seed};
-    /* Every rank draws every atom's move, so that all know where it goes. */
-    for (int a = 0; a < N; a++) {
-        double s[3];
-        for (int k = 0; k < 3; k++)
-            s[k] = reach * (2 * hxt_uniform(&r) - 1);
-        for (int k = 0; k < 3; k++)
-            want[3 * a + k] =
-                X[3 * a + k] + s[0] * d->edge[0][k] + s[1] * d->edge[1][k] + s[2] * d->edge[2][k];
-    }
+    hxt_random_moves(d, X, N, reach, seed, want);
     /* Atoms on the faces and corners: lo + c, lo + a + b + c, lo - tiny. */
     const double s_at[3][3] = {{0, 0, 1}, {1, 1, 1}, {-1e-17, 0.5, -1e-17}};
     for (int e = 0; e < 3 && e < N; e++)
@@ -128,7 +114,7 @@ static void migrate_case(hx_comm *comm, const hx_decomp *d, const double *X, int
         id[i] = hid[i];
         memcpy(&hx[3 * i], &want[3 * hid[i]], 3 * sizeof(double));
         for (int k = 0; k < 3; k++)
-            pay[3 * i + k] = payload(hid[i], k);
+            pay[3 * i + k] = hxt_payload(hid[i], k);
     }
     hx_field f[2] = {{(void **) &id, sizeof(int64_t)}, {(void **) &pay, 3 * sizeof(double)}};
     if (HXT_OK(hx_migrate(comm, d, &n, &cap, &hx, f, 2))) {

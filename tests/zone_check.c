@@ -43,6 +43,25 @@ int hxt_take_owned(const hx_decomp *d, const double *X, int n, int **id, double 
     return m;
 }
 
+void hxt_random_moves(const hx_decomp *d, const double *X, int N, double reach, uint64_t seed,
+                      double *want)
+{
+    hxt_rng r = {seed};
+    for (int a = 0; a < N; a++) {
+        double s[3];
+        for (int k = 0; k < 3; k++)
+            s[k] = reach * (2 * hxt_uniform(&r) - 1);
+        for (int k = 0; k < 3; k++)
+            want[3 * a + k] =
+                X[3 * a + k] + s[0] * d->edge[0][k] + s[1] * d->edge[1][k] + s[2] * d->edge[2][k];
+    }
+}
+
+double hxt_payload(int id, int k)
+{
+    return (double) id * 0.5 + k - 1.25;
+}
+
 double hxt_dist2(const hx_decomp *d, const int mi[3], const double *a, const double *b)
 {
     double v[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};

@@ -18,6 +18,13 @@ double *hxt_frac_system(const hx_decomp *d, int n, uint64_t seed);
 /* The atoms of X (n) that d->rank owns: their ids and coordinates
  * (malloc'd); returns how many. */
 int hxt_take_owned(const hx_decomp *d, const double *X, int n, int **id, double **x);
+/* want: each of the N atoms X moved by up to `reach` of each edge of d's
+ * box, drawn from seed (the same on every rank, so all know where each
+ * atom goes). */
+void hxt_random_moves(const hx_decomp *d, const double *X, int N, double reach, uint64_t seed,
+                      double *want);
+/* The payload component k that atom id carries through a migration. */
+double hxt_payload(int id, int k);
 /* |a - b|^2 with the minimum image of d's box along the dimensions with
  * mi[k] set. */
 double hxt_dist2(const hx_decomp *d, const int mi[3], const double *a, const double *b);
