@@ -34,6 +34,21 @@ if(HALOX_HAVE_CUDA AND TARGET halox_md AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/g
   # The default system, 32,000 atoms.
   hx_test(test_md_gpu_default SOURCES test_md_gpu.c LIBS hxmd RANKS 1 2 LABELS gpu
           ARGS --cells 20 TIMEOUT 900)
+  # newton: the runs above leave it to the GPU engine, which takes newton
+  # off at their sizes (fewer than 100,000 atoms per rank: the full-shell
+  # plan, no reverse exchange). The same checks with each said outright:
+  # newton on (the eighth shell) at 2 and 4 ranks and with two pulses
+  # along x, newton off at 3 ranks (a 3x1x1 grid); the step-0 forces of
+  # either against the CPU engine's newton on. Then 1,000 steps of 32,000
+  # atoms, newton on against newton off (--compare-newton).
+  hx_test(test_md_gpu_newton_on SOURCES test_md_gpu.c LIBS hxmd RANKS 2 4 LABELS gpu
+          ARGS --newton on TIMEOUT 900)
+  hx_test(test_md_gpu_pulses_on SOURCES test_md_gpu.c LIBS hxmd RANKS 4 LABELS gpu
+          ARGS --newton on --cells 6 --grid 4x1x1 TIMEOUT 900)
+  hx_test(test_md_gpu_newton_off SOURCES test_md_gpu.c LIBS hxmd RANKS 3 LABELS gpu
+          ARGS --newton off TIMEOUT 900)
+  hx_test(test_md_gpu_newton_series SOURCES test_md_gpu.c LIBS hxmd RANKS 2 4 LABELS gpu
+          ARGS --compare-newton --cells 20 --steps 1000 TIMEOUT 900)
   # The cell lists' one-launch scan against the host's prefix sum.
   hx_test(test_gpu_scan SOURCES test_gpu_scan.c LIBS hxmd LABELS gpu TIMEOUT 300)
   # Graph mode (nvshmem-fused) with a rank that withholds one replayed step:

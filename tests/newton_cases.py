@@ -14,8 +14,7 @@ on tests/newton_decks/) and the forces that test_newton compares:
                 30, and one of 30 steps continued from the step-30 file of
                 another: the step-60 files equal byte for byte
   bad input     `newton`, `newton maybe`, `newton on off on`, `newton off
-                of`, --newton yes, and newton off on the GPU engine: each
-                one ERROR line naming what to change (the deck's file and
+                of`, --newton yes: each one ERROR line naming what to change (the deck's file and
                 line where it is the deck's)
 
 Exit 0 when every check holds.
@@ -134,8 +133,6 @@ def bad_input(r):
         ("in.of", "newton off of", [], "--cpu",
          "in.of:3: newton: 'of' must be on or off"),
         ("in.opt", "", ["--newton", "yes"], "--cpu", "--newton: 'yes' must be on or off"),
-        ("in.gpu", "newton off", [], "--gpu",
-         "newton off: the GPU engine runs newton on so far: run with --cpu"),
     ]
     for name, line, extra, engine, want in cases:
         r.write(name, SMALL.format(newton=line))

@@ -318,8 +318,9 @@ void hx_md_config_usage(FILE *out, const char *prog)
             "  --skin S              neighbour skin (neighbor S bin)\n"
             "  --every N             rebuild lists every N steps (neigh_modify every N)\n"
             "  --check yes|no        rebuild only when an atom moved half the skin\n"
-            "  --newton on|off       newton off: full-shell halo, no force exchange (CPU\n"
-            "                        engine; newton on|off in a deck) (default on)\n"
+            "  --newton on|off       newton off: full-shell halo, no force exchange (newton\n"
+            "                        on|off in a deck) (default: on; the GPU engine with\n"
+            "                        several ranks: off below 100,000 atoms per rank)\n"
             "  --dt DT               time step (timestep DT)\n"
             "output\n"
             "  --thermo N            thermo row every N steps (0: first and last only)\n"
@@ -503,6 +504,7 @@ static hx_status apply_option(hx_md_config *c, const cli_option *o, char **v, in
         if (strcmp(v[0], "on") != 0 && strcmp(v[0], "off") != 0)
             return hxi_error(HX_ERR_INVALID, "%s: '%s' must be on or off", n, v[0]);
         c->newton_off = strcmp(v[0], "off") == 0;
+        c->given |= HX_MD_GIVEN_NEWTON;
         return HX_OK;
     case OPT_THERMO:
         return opt_int(n, v[0], 0, INT_MAX, &c->thermo_every);

@@ -21,8 +21,8 @@
  *   set type I|group all type J | type/fraction J FRAC SEED
  *                                 neighbor SKIN bin
  *   neigh_modify [every N] [delay N] [check yes|no]
- *   newton on|off [on|off]        (the pair setting; off: the CPU engine's full
- *                                   shell, no force exchange)
+ *   newton on|off [on|off]        (the pair setting; off: the full shell, no
+ *                                   force exchange; unset: see --newton)
  *   fix ID all nve                timestep DT
  *   fix ID all nvt temp TSTART TSTOP TDAMP [tchain N] [tloop N] [drag D]
  *   fix ID all langevin TSTART TSTOP DAMP SEED

@@ -347,6 +347,7 @@ static hx_status cmd_newton(deck *d)
             return deck_error(d, "newton: '%s' must be on or off (newton on|off [on|off])",
                               deck_show(d->words[i]).s);
     d->c.newton_off = strcmp(d->words[1], "off") == 0;
+    d->c.given |= HX_MD_GIVEN_NEWTON;
     return HX_OK;
 }
 

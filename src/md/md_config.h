@@ -82,7 +82,8 @@ enum {
     HX_MD_GIVEN_DT = 1 << 4,      /* timestep, --dt */
     HX_MD_GIVEN_SIZE = 1 << 5,    /* --size, --cells (must match the file) */
     HX_MD_GIVEN_DENSITY = 1 << 6, /* --density (must match the file) */
-    HX_MD_GIVEN_MIX = 1 << 7      /* pair_modify mix */
+    HX_MD_GIVEN_MIX = 1 << 7,     /* pair_modify mix */
+    HX_MD_GIVEN_NEWTON = 1 << 8   /* newton, --newton */
 };
 
 /* Parameters a pair style may have (lj/cut: epsilon, sigma). */
@@ -207,9 +208,11 @@ typedef struct hx_md_config {
     int neigh_every; /* neigh_modify every N */
     int neigh_delay; /* neigh_modify delay N */
     int neigh_check; /* neigh_modify check yes|no */
-    /* newton off (LAMMPS's newton pair setting; 0: newton on, the
-     * default): the CPU engine's full-shell plan, every pair with a halo
-     * atom computed on both of its ranks and no force exchange. */
+    /* newton off (LAMMPS's newton pair setting; 0: newton on): the
+     * full-shell plan, every pair with a halo atom computed on both of its
+     * ranks and no force exchange. Unless given (HX_MD_GIVEN_NEWTON) the
+     * CPU engine runs newton on, as LAMMPS, and the GPU engine chooses by
+     * its atoms per rank (src/md/gpu/setup.c, hxg_eng_choose_newton). */
     int newton_off;
     /* integration */
     double dt;          /* timestep */

@@ -98,10 +98,6 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
                          "region prism: a triclinic box (tilts %g %g %g): the GPU engine runs "
                          "orthorhombic boxes so far: run with --cpu",
                          cfg->tilt[0], cfg->tilt[1], cfg->tilt[2]);
-    /* newton off (the full-shell plan): refused on the GPU engine, built or not. */
-    if (cfg->use_gpu == 1 && cfg->newton_off)
-        return hxi_error(HX_ERR_UNSUPPORTED,
-                         "newton off: the GPU engine runs newton on so far: run with --cpu");
     /* Domains of their own widths (balance shift or cuts, fix balance):
      * refused on the GPU engine, built or not; left to choose, the CPU
      * engine runs them. */
@@ -127,10 +123,9 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
                              "a GPU, or use --cpu");
     }
 #ifdef HALOX_MD_GPU_ENGINE
-    /* Left to choose, a triclinic box or newton off runs on the CPU engine
-     * (the refusals above stop --gpu). */
-    if (cfg->use_gpu == 1 ||
-        (cfg->use_gpu < 0 && gpus > 0 && !cfg->triclinic && !cfg->newton_off)) {
+    /* Left to choose, a triclinic box runs on the CPU engine (the refusal
+     * above stops --gpu). */
+    if (cfg->use_gpu == 1 || (cfg->use_gpu < 0 && gpus > 0 && !cfg->triclinic)) {
         *ops = &hx_md_engine_gpu;
         return HX_OK;
     }
@@ -306,18 +301,23 @@ typedef struct hxi_run_state {
     int seg_clean;
 } hxi_run_state;
 
-static void hxi_banner(hx_comm *comm, const hx_md_config *cfg, const hx_md_system *sys)
+static void hxi_banner(hx_comm *comm, const hx_md_config *cfg, const hx_md_system *sys,
+                       int gpu_engine)
 {
     const double *L = sys->decomp.box_len;
     printf("halox-md %d.%d.%d: %lld atoms, fcc density %g, box %g x %g x %g, %d rank(s)\n",
            HX_VERSION_MAJOR, HX_VERSION_MINOR, HX_VERSION_PATCH, (long long) sys->natoms,
            cfg->density, L[0], L[1], L[2], hx_comm_size(comm));
     const hxi_pair_style *ps = hxi_pair_style_of(cfg->pair_style);
+    /* newton: as given, else on (the CPU engine, as LAMMPS) or the GPU
+     * engine's choice (its description, printed next, says which). */
+    const char *newton = (cfg->given & HX_MD_GIVEN_NEWTON) ? (cfg->newton_off ? "off" : "on")
+                         : gpu_engine                      ? "chosen by the engine"
+                                                           : "on";
     printf("  %s %g%s, skin %g, neigh_modify every %d delay %d check %s, newton %s, dt %g, %s\n",
            ps ? ps->name : "?", cfg->rc, cfg->shift_energy && ps && ps->shifts ? " shifted" : "",
-           cfg->skin, cfg->neigh_every, cfg->neigh_delay, cfg->neigh_check ? "yes" : "no",
-           cfg->newton_off ? "off" : "on", cfg->dt,
-           cfg->nve ? "nve" : "no integrator (atoms stay put)");
+           cfg->skin, cfg->neigh_every, cfg->neigh_delay, cfg->neigh_check ? "yes" : "no", newton,
+           cfg->dt, cfg->nve ? "nve" : "no integrator (atoms stay put)");
     fflush(stdout);
 }
 
@@ -329,7 +329,7 @@ static hx_status hxi_run_open(hxi_run_state *r)
     const hx_md_config *cfg = r->cfg;
     HXI_CHECK(hxi_agree(comm, hxi_choose_engine(comm, cfg, &r->ops)));
     if (r->rank == 0)
-        hxi_banner(comm, cfg, r->sys);
+        hxi_banner(comm, cfg, r->sys, r->ops != &hx_md_engine_cpu && hx_comm_size(comm) > 1);
     const double t = hxi_now();
     const hx_status st = hxi_agree(comm, r->ops->create(&r->eng, comm, cfg, r->sys));
     if (st != HX_OK) {

@@ -68,18 +68,26 @@ static void describe(hx_md_engine *e)
                                        : "";
     /* One rank has no halo: its transport (cpu) never moves anything,
      * and naming it would only puzzle. */
-    char halo[700];
+    char halo[700], newton[160] = "";
     if (e->multi)
         snprintf(halo, sizeof halo, "%s [%s]", hx_transport_name(e->xport.t),
                  hx_transport_describe(e->xport.t));
     else
         snprintf(halo, sizeof halo, "one rank, no halo exchange");
+    if (e->multi && e->newton_chosen)
+        snprintf(newton, sizeof newton,
+                 ", newton %s (chosen: %s %d atoms per rank; newton on|off in a deck decides)",
+                 e->full ? "off, a full-shell halo and no force exchange" : "on",
+                 e->full ? "fewer than" : "at least", HXG_FULL_BELOW);
+    else if (e->multi)
+        snprintf(newton, sizeof newton, ", newton %s",
+                 e->full ? "off, a full-shell halo and no force exchange" : "on");
     snprintf(e->desc, sizeof e->desc,
              "gpu engine (float): %s, grid %dx%dx%d, rank %d on GPU %d of %d (%s, %d "
-             "rank(s) on this host), %d thread(s) per atom%s, lists of up to %d, %.0f bytes "
+             "rank(s) on this host)%s, %d thread(s) per atom%s, lists of up to %d, %.0f bytes "
              "per atom on the GPU, %s%s%s%s%s",
              halo, g[0], g[1], g[2], e->rank, e->dev.device, e->dev.ndevices, e->dev.name,
-             e->dev.local_size, e->phys.tpp,
+             e->dev.local_size, newton, e->phys.tpp,
              e->phys.room && (e->phys.tpp == 2 || e->phys.tpp == 4)
                  ? " (local forces leave room beside them)"
                  : "",
@@ -129,6 +137,7 @@ static hx_status gpu_create(hx_md_engine **out, hx_comm *comm, const hx_md_confi
     e->rank = hx_comm_rank(comm);
     e->nranks = hx_comm_size(comm);
     e->multi = e->nranks > 1;
+    hxg_eng_choose_newton(e);
     e->host.serial = e->multi; /* several ranks on a host share its cores */
     const struct hxi_knobs *knobs = hxi_knobs();
     e->host_rebuild = knobs->md_rebuild == HXK_REBUILD_HOST;

@@ -27,9 +27,14 @@ struct hx_md_engine {
     hx_md_system *sys;
     hx_decomp decomp;
     int rank, nranks;
-    int multi;        /* more than one rank: halo exchange */
-    int host_rebuild; /* rebuild through the host (HALOX_MD_REBUILD=host) */
-    int tight;        /* capacities without margin (HALOX_MD_TIGHT=1, for tests) */
+    int multi; /* more than one rank: halo exchange */
+    /* newton off with several ranks (hxg_eng_choose_newton): the full-shell
+     * plan, halo atoms from both sides, home atoms' forces from all their
+     * neighbours on this rank, no reverse exchange. */
+    int full;
+    int newton_chosen; /* the engine chose (the deck did not say) */
+    int host_rebuild;  /* rebuild through the host (HALOX_MD_REBUILD=host) */
+    int tight;         /* capacities without margin (HALOX_MD_TIGHT=1, for tests) */
     int64_t step;
     int ago; /* steps since the last build (host path) */
     int acc_valid;
@@ -98,9 +103,11 @@ static inline hxg_lists_view hxg_eng_lists_view(const hx_md_engine *e)
     for (int k = 0; k < 3; k++) {
         l.near[k] = ls->near[k];
         l.near_rows[k] = ls->near_rows[k];
+        l.near_lo[k] = ls->near_lo[k];
     }
     l.rh2 = e->phys.lj.rh2;
     l.halo_pairs = ls->halo_pairs;
+    l.full = e->full;
     l.nl_n = hxg_eng_nl_count(e);
     return l;
 }
@@ -161,6 +168,15 @@ static inline hx_status cuda_fail(int err, const char *what)
 /* ----------------------------------------------------------- setup.c */
 
 hx_status hxg_eng_local_rank(hx_md_engine *e);
+/* Atoms per rank below which the GPU engine runs newton off when the deck
+ * does not say: there the reverse exchange, the longest link of a small
+ * system's step, costs more than the second half of the halo and the
+ * pairs across a boundary computed twice (docs/performance.md, "newton
+ * off on the GPU engine"). */
+#define HXG_FULL_BELOW 100000
+/* e->full and e->newton_chosen: newton as the deck says, else by the atoms
+ * per rank; several ranks only (one rank has no halo either way). */
+void hxg_eng_choose_newton(hx_md_engine *e);
 const char *hxg_eng_default_transport(const hx_md_engine *e);
 hx_status hxg_eng_make_transport(hx_md_engine *e);
 hx_status hxg_eng_create_local(hx_md_engine *e);
@@ -272,6 +288,9 @@ void hxg_eng_defer(hx_md_engine *e, hx_status st);
 hx_status hxg_eng_check_local(hx_md_engine *e, hx_status st);
 hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent_t join,
                                     hxg_flags *gate, int close);
+/* The reverse exchange on the non-local stream, timed; nothing with
+ * newton off (e->full). */
+hx_status hxg_eng_reverse(hx_md_engine *e);
 /* The closing kick the last step left open (kick_fuse), on the local stream. */
 hx_status hxg_eng_close_kick(hx_md_engine *e);
 void hxg_eng_capture_multi(hx_md_engine *e);

@@ -119,6 +119,7 @@ struct hxg_lists {
      * orders the two halves. */
     float near[3];
     float near_rows[3]; /* the same bound, never moved by tests: the compact list's rows */
+    float near_lo[3];   /* full shell: the lower faces' bound (-FLT_MAX: no halo below) */
     int halo_pairs;     /* pulses along two dimensions or more: halo atoms pair among them */
     int loc_queued, nl_queued;
     cudaEvent_t ev_list, ev_nlq;

@@ -190,13 +190,19 @@ typedef struct hxg_cells_view {
  * compact nl's rows: pos (scratch, ntotal + 1 ints), rowatom (the atom of
  * each row), near, near_rows and halo_pairs (hxg_build_nonlocal). The
  * atoms the non-local forces visit: nl_idx[0 .. nl_n), or with nl_idx
- * NULL atoms 0 .. nl_n - 1 (hxg_nl_atoms). */
+ * NULL atoms 0 .. nl_n - 1 (hxg_nl_atoms). full (newton off: a
+ * full-shell plan, halo atoms on both sides along each decomposed
+ * dimension): home atoms list every halo neighbour, halo atoms nothing
+ * (no row, count 0), and a home atom may have halo neighbours at or below
+ * near_lo too. */
 typedef struct hxg_lists_view {
     hxg_list loc, nl;
     int32_t *pos, *rowatom, *nl_idx;
     float near[3], near_rows[3];
+    float near_lo[3]; /* full: the lower faces' bound (-FLT_MAX where no halo lies below) */
     float rh2;
     int32_t halo_pairs, nl_n;
+    int32_t full; /* a full-shell plan's halo: halo atoms list nothing */
 } hxg_lists_view;
 
 /* The step kernels' constants: the pair potential; the half-step kick dtf

@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(HXG_BUILD_BLOCK, LANES == 1 ? HXG_BUILD_MINB1 
     hxg_k_build(hxg_gate gate, int nhome, int ntotal, const float *__restrict__ x,
                 const float4 *__restrict__ xsort, const uint8_t *__restrict__ zones,
                 hxg_cellgrid cg_, hxg_geom g, float rh2, const int32_t *__restrict__ start,
-                bool indexed, hxg_list loc, hxg_list nl, hxg_flags *flags)
+                bool indexed, bool full, hxg_list loc, hxg_list nl, hxg_flags *flags)
 {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (!hxg_open(gate) || (t & ~31) / LANES >= ntotal)
@@ -94,8 +94,10 @@ __global__ void __launch_bounds__(HXG_BUILD_BLOCK, LANES == 1 ? HXG_BUILD_MINB1 
     int ci[3];
     unsigned mi;
     hxg_build_atom<XS>(i, active, ihome, x, zones, cg_, &xi, ci, &mi);
-    /* The atom's row in nl (a compact nl: -1 where it can have no entry). */
+    /* The atom's row in nl (a compact nl: -1 where it can have no entry).
+     * full: a halo atom lists nothing (its count is still set). */
     const int nlr = !nl.row ? i : (active ? __ldg(nl.row + i) : -1);
+    const bool walk = active && (ihome || !full);
     if (LANES == 1) {
         __shared__ int32_t ring[HXG_BUILD_BLOCK / 32][HXG_RING][32];
         int32_t(*wr)[32] = ring[threadIdx.x >> 5];
@@ -103,7 +105,7 @@ __global__ void __launch_bounds__(HXG_BUILD_BLOCK, LANES == 1 ? HXG_BUILD_MINB1 
         if (HOME)
             hxg_walk_home(i, active, xi, ci, xsort, cg_, g, rh2, start, loc, wr, s);
         else
-            hxg_walk_thread(i, active, ihome, nhome, xi, ci, mi, xsort, zones, cg_, g, rh2, start,
+            hxg_walk_thread(i, walk, ihome, nhome, xi, ci, mi, xsort, zones, cg_, g, rh2, start,
                             indexed, loc, nl, nlr, wr, s);
         hxg_store_staged(i, ihome, s, s.flushed,
                          __reduce_max_sync(HXG_FULL, ihome ? min(s.nloc, s.direct) : 0), loc, wr);
@@ -112,27 +114,30 @@ __global__ void __launch_bounds__(HXG_BUILD_BLOCK, LANES == 1 ? HXG_BUILD_MINB1 
         return;
     }
     int nloc = 0, nnl = 0;
-    hxg_walk_group<LANES, HOME>(i, active, ihome, nhome, xi, ci, mi, xsort, zones, cg_, g, rh2,
-                                start, indexed, loc, nl, nlr, nloc, nnl);
+    hxg_walk_group<LANES, HOME>(i, walk, ihome, nhome, xi, ci, mi, xsort, zones, cg_, g, rh2, start,
+                                indexed, loc, nl, nlr, nloc, nnl);
     if (active && (threadIdx.x & (LANES - 1)) == 0)
         hxg_list_counts(i, ihome, nloc, nnl, nlr, loc, nl, flags);
 }
 
-/* Whether home atom at xi lies at or past near along some dimension, so
- * that it may have halo neighbours (see hxg_k_build_nl). */
-__device__ __forceinline__ bool hxg_near(float3 xi, float3 near)
+/* Whether home atom at xi lies at or past near, or at or below lo (a
+ * full-shell halo; -FLT_MAX otherwise), along some dimension, so that it
+ * may have halo neighbours (see hxg_k_build_nl). */
+__device__ __forceinline__ bool hxg_near(float3 xi, float3 near, float3 lo)
 {
-    return xi.x >= near.x || xi.y >= near.y || xi.z >= near.z;
+    return xi.x >= near.x || xi.y >= near.y || xi.z >= near.z || xi.x <= lo.x || xi.y <= lo.y ||
+           xi.z <= lo.z;
 }
 
 /* One thread per local atom: 1 where it may have a non-local list (a halo
- * atom, or a home atom near a face the halo lies beyond), into row. */
+ * atom, unless full, or a home atom near a face the halo lies beyond),
+ * into row. */
 __global__ void hxg_k_nl_reach(int nhome, int ntotal, const float *__restrict__ x, float3 near,
-                               int32_t *__restrict__ row)
+                               float3 lo, bool full, int32_t *__restrict__ row)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < ntotal)
-        row[i] = i >= nhome || hxg_near(hxg_load<3>(x, i), near);
+        row[i] = i >= nhome ? !full : hxg_near(hxg_load<3>(x, i), near, lo);
 }
 
 /* One thread per local atom, and one more: the flags in row become rows
@@ -175,14 +180,17 @@ __global__ void hxg_k_nl_rows(int ntotal, const int32_t *__restrict__ pos, int32
  * partners first. halo_pairs 0: no two halo atoms make a pair of this
  * rank's (pulses along one dimension only: every halo atom is off home
  * along it, so the zone rule owns none of their pairs), and halo atoms
- * skip the halo's cells, half their walk. */
+ * skip the halo's cells, half their walk. A full-shell halo lies below
+ * the domain too (near_lo, the lower bound plus rh) and its atoms have no
+ * rows (hxg_k_nl_reach): only home atoms walk. */
 template <int LANES>
 __global__ void __launch_bounds__(HXG_BUILD_BLOCK, HXG_BUILD_MINB)
     hxg_k_build_nl(int nhome, const float *__restrict__ x, const float4 *__restrict__ xhome,
                    const int32_t *__restrict__ hstart, const float4 *__restrict__ xhalo,
                    const int32_t *__restrict__ start, const uint8_t *__restrict__ zones,
-                   hxg_cellgrid cg_, hxg_geom g, float rh2, float3 near, bool halo_pairs,
-                   const int32_t *__restrict__ rowatom, hxg_list nl, hxg_flags *flags)
+                   hxg_cellgrid cg_, hxg_geom g, float rh2, float3 near, float3 near_lo,
+                   bool halo_pairs, const int32_t *__restrict__ rowatom, hxg_list nl,
+                   hxg_flags *flags)
 {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     /* Lane groups take the rows of the compact list (the atoms that may
@@ -200,7 +208,7 @@ __global__ void __launch_bounds__(HXG_BUILD_BLOCK, HXG_BUILD_MINB)
     hxg_build_atom<3>(i, active, ihome, x, zones, cg_, &xi, ci, &mi);
     const int nlr = active ? w : -1;
     const bool halo = active && !ihome;
-    const bool reach = (halo && halo_pairs) || (ihome && hxg_near(xi, near));
+    const bool reach = (halo && halo_pairs) || (ihome && hxg_near(xi, near, near_lo));
     const hxg_list none = {nullptr, nullptr, 0, 0, nullptr, 0};
     int nnl = 0;
     if (LANES == 1) {
@@ -287,7 +295,9 @@ static cudaError_t hxg_nl_rows(cudaStream_t s, const float *x, const hxg_atoms_v
         return cudaSuccess;
     const hxg_gate open = {flags, 0, 1, 0, 0, 0};
     const float3 near = make_float3(l.near_rows[0], l.near_rows[1], l.near_rows[2]);
-    hxg_k_nl_reach<<<hxg_blocks(ntotal, 256), 256, 0, s>>>(nhome, ntotal, x, near, l.nl.row);
+    const float3 lo = make_float3(l.near_lo[0], l.near_lo[1], l.near_lo[2]);
+    hxg_k_nl_reach<<<hxg_blocks(ntotal, 256), 256, 0, s>>>(nhome, ntotal, x, near, lo, l.full != 0,
+                                                           l.nl.row);
     cudaError_t err = hxg_scan_cells(s, open, l.nl.row, l.pos, ntotal, scan_tmp);
     if (err != cudaSuccess)
         return err;
@@ -308,7 +318,7 @@ struct hxg_build_k {
     hxg_geom g;
     float rh2;
     const int32_t *start;
-    bool indexed;
+    bool indexed, full;
     hxg_list loc, nl;
     hxg_flags *flags;
 };
@@ -325,7 +335,7 @@ struct hxg_build_nl_k {
     hxg_cellgrid cg_;
     hxg_geom g;
     float rh2;
-    float3 near;
+    float3 near, near_lo;
     bool hp;
     const int32_t *rowatom;
     hxg_list nl;
@@ -350,6 +360,7 @@ static hxg_build_k hxg_build_args(hxg_gate gate, const hxg_atoms_view &a, const 
     k.rh2 = l.rh2;
     k.start = c.start;
     k.indexed = false;
+    k.full = l.full != 0;
     k.loc = l.loc;
     k.nl = l.nl;
     k.flags = flags;
@@ -362,7 +373,7 @@ static void hxg_launch_build_l(cudaStream_t s, const hxg_build_k &k)
     hxg_k_build<XS, L, HOME>
         <<<hxg_blocks((long long) k.ntotal * L, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
             k.gate, k.nhome, k.ntotal, k.x, k.xsort, k.zones, k.cg_, k.g, k.rh2, k.start, k.indexed,
-            k.loc, k.nl, k.flags);
+            k.full, k.loc, k.nl, k.flags);
 }
 
 template <int L> static void hxg_launch_build_nl(cudaStream_t s, const hxg_build_nl_k &k)
@@ -372,7 +383,7 @@ template <int L> static void hxg_launch_build_nl(cudaStream_t s, const hxg_build
     hxg_k_build_nl<L>
         <<<hxg_blocks((long long) k.nl.stride * L, HXG_BUILD_BLOCK), HXG_BUILD_BLOCK, 0, s>>>(
             k.nhome, k.x, k.xhome, k.hstart, k.xhalo, k.start, k.zones, k.cg_, k.g, k.rh2, k.near,
-            k.hp, k.rowatom, k.nl, k.flags);
+            k.near_lo, k.hp, k.rowatom, k.nl, k.flags);
 }
 
 /* HOME: as hxg_walk_group's (and hxg_walk_home where one thread an atom
@@ -467,6 +478,7 @@ extern "C" int hxg_build_nonlocal(void *stream, const float *x, hxg_atoms_view a
     k.g = a.geom;
     k.rh2 = l.rh2;
     k.near = make_float3(l.near[0], l.near[1], l.near[2]);
+    k.near_lo = make_float3(l.near_lo[0], l.near_lo[1], l.near_lo[2]);
     k.hp = l.halo_pairs != 0;
     k.rowatom = l.rowatom;
     k.nl = l.nl;

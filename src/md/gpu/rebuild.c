@@ -123,8 +123,11 @@ static hx_status ensure_nl_rows(hx_md_engine *e)
     for (int k = 0; k < 3; k++)
         if (d->npulse[k] > 0)
             near_frac += (d->dom_hi[k] - e->lists.near_rows[k]) / (d->dom_hi[k] - d->dom_lo[k]);
-    double want =
-        (double) e->atoms.nhalo + (near_frac < 1.0 ? near_frac : 1.0) * (double) e->atoms.nhome;
+    /* A full-shell halo: home atoms near both faces, and no halo atom, take rows. */
+    if (e->full)
+        near_frac *= 2.0;
+    double want = (e->full ? 0.0 : (double) e->atoms.nhalo) +
+                  (near_frac < 1.0 ? near_frac : 1.0) * (double) e->atoms.nhome;
     /* HALOX_MD_TIGHT=1: too few, so that the first build overflows them
      * and builds again (tests of that path). */
     long long rows = e->tight ? (long long) (want / 2) + 1 : (long long) (1.25 * want) + 1024;
@@ -218,9 +221,10 @@ static int nonlocal_chain(hx_md_engine *e, const void *arg, cudaStream_t s)
     const hxg_lists_view l = hxg_eng_lists_view(e);
     a.zones = hx_plan_device_zones(plan);
     int err = hxg_build_nonlocal((void *) s, hx_plan_device_coords(plan), a, c, l, e->dev.flags);
+    /* No reverse exchange adds into a full-shell plan's map targets. */
     if (err == 0 && e->lists.nl_on)
-        err = hxg_nl_atoms((void *) s, a, c, l, hx_plan_device_maps(plan),
-                           hxg_eng_map_entries(plan), e->dev.flags);
+        err = hxg_nl_atoms((void *) s, a, c, l, e->full ? NULL : hx_plan_device_maps(plan),
+                           e->full ? 0 : hxg_eng_map_entries(plan), e->dev.flags);
     return err;
 }
 
@@ -448,7 +452,8 @@ hx_status hxg_eng_rebuild_host(hx_md_engine *e, int initial)
         hxg_eng_phase_mark(e->rebuild.rb_phase, rebuild_phase_names, 5, &tp);
     } else {
         hx_plan *plan = NULL;
-        HXI_CHECK(hx_plan_create(&plan, e->comm, &e->decomp, s->n, s->x));
+        HXI_CHECK(e->full ? hx_plan_create_full(&plan, e->comm, &e->decomp, s->n, s->x)
+                          : hx_plan_create(&plan, e->comm, &e->decomp, s->n, s->x));
         hxg_eng_phase_mark(e->rebuild.rb_phase, rebuild_phase_names, 4, &tp);
         st = hxi_agree(e->comm, hx_transport_set_plan(e->xport.t, plan));
         hxg_eng_phase_mark(e->rebuild.rb_phase, rebuild_phase_names, 5, &tp);

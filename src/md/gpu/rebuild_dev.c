@@ -210,7 +210,9 @@ static hx_status migrate_and_sort(hx_md_engine *e, double *tp)
 static hx_status make_plan(hx_md_engine *e, double *tp)
 {
     hx_plan *plan = NULL;
-    HXI_CHECK(hx_plan_create_device(&plan, e->rebuild.rb, e->atoms.nhome, e->atoms.x4, 4));
+    HXI_CHECK(e->full
+                  ? hx_plan_create_device_full(&plan, e->rebuild.rb, e->atoms.nhome, e->atoms.x4, 4)
+                  : hx_plan_create_device(&plan, e->rebuild.rb, e->atoms.nhome, e->atoms.x4, 4));
     /* The plan holds the halo's coordinates already: the non-local lists
      * can build from them while the transport adopts the plan. That pays
      * while the local list leaves room on the GPU; with two fills of home

@@ -102,11 +102,13 @@ static hx_status check_fit(const hx_md_engine *e, int nhome)
     if (asked > 0 && asked < avail)
         avail = asked;
     /* The halo of a slab of thickness rh on each face along decomposed
-     * dimensions, as a fraction of the home atoms. */
+     * dimensions, as a fraction of the home atoms (with a margin; a
+     * full-shell halo lies on both faces). */
     double halo = 0.0;
     for (int k = 0; k < 3; k++)
         if (e->decomp.grid[k] > 1)
-            halo += 2.0 * e->phys.rh / (e->decomp.dom_hi[k] - e->decomp.dom_lo[k]);
+            halo +=
+                (e->full ? 3.0 : 2.0) * e->phys.rh / (e->decomp.dom_hi[k] - e->decomp.dom_lo[k]);
     double per = bytes_per_atom(e, e->lists.loc.max, halo);
     double cap = (double) hxg_eng_cap_for(e, nhome); /* the arrays' room, margin included */
     double cells = 8.0 * (double) e->cells.grid.ncell;
@@ -126,6 +128,16 @@ static hx_status check_fit(const hx_md_engine *e, int nhome)
 }
 
 /* --------------------------------------------------------------- set-up */
+
+void hxg_eng_choose_newton(hx_md_engine *e)
+{
+    const hx_md_config *c = &e->cfg;
+    e->newton_chosen = !(c->given & HX_MD_GIVEN_NEWTON);
+    if (!e->newton_chosen)
+        e->full = e->multi && c->newton_off;
+    else
+        e->full = e->multi && e->sys->natoms < (int64_t) HXG_FULL_BELOW * e->nranks;
+}
 
 /* Rank among the processes of this host: the communicator's node map,
  * which the GPU transports read too, so that engine and transport pick the
@@ -302,7 +314,8 @@ hx_status hxg_eng_make_transport(hx_md_engine *e)
 /* Where a home atom may have halo neighbours (hxg_build_nonlocal): within
  * rh of the domain's upper face along a dimension with pulses (every halo
  * atom came in through a pulse and lies at or above that face, up to the
- * rounding of its shift, which the margin covers many times over).
+ * rounding of its shift, which the margin covers many times over), and
+ * with a full-shell halo (newton off) within rh of its lower face too.
  * HALOX_MD_CHECK=bad-reach moves that bound up by rh, wrongly, so that the
  * tests see the list check catch it; the rows of the compact non-local
  * list (near_rows) keep the true bound. */
@@ -313,8 +326,10 @@ static void set_reach(hx_md_engine *e)
     int dims = 0;
     for (int k = 0; k < 3; k++) {
         double at = d->dom_hi[k] - e->phys.rh - 1e-4 * (fabs(d->dom_hi[k]) + e->phys.rh);
+        double lo = d->dom_lo[k] + e->phys.rh + 1e-4 * (fabs(d->dom_lo[k]) + e->phys.rh);
         e->lists.near_rows[k] = d->npulse[k] > 0 ? (float) at : FLT_MAX;
         e->lists.near[k] = d->npulse[k] > 0 ? (float) (at + shift) : FLT_MAX;
+        e->lists.near_lo[k] = d->npulse[k] > 0 && e->full ? (float) lo : -FLT_MAX;
         dims += d->npulse[k] > 0;
     }
     /* With pulses along one dimension every halo atom is off home along
@@ -357,16 +372,17 @@ static void setup_physics(hx_md_engine *e)
         /* Cells a little over (rc + skin) / 2 wide along y and z, and
          * split times narrower along x, over home atoms and, along a
          * decomposed dimension, the halo above them (up to the halo
-         * cutoff). The list build looks at 25 rows of cells along x, each
-         * cut to the atom's reach: a third of the candidates that cells
-         * of width rc + skin give, and narrower cells along x cut the rows
-         * closer to it without adding rows (docs/md-gpu.md). */
-        ext[k] = periodic ? d->box_len[k] : d->dom_hi[k] - d->dom_lo[k] + d->cutoff;
+         * cutoff), and below them too with a full-shell halo. The list build looks at 25 rows of
+         * cells along x, each cut to the atom's reach: a third of the candidates that cells of
+         * width rc + skin give, and narrower cells along x cut the rows closer to it without adding
+         * rows (docs/md-gpu.md). */
+        const double below = periodic || !e->full ? 0.0 : d->cutoff;
+        ext[k] = periodic ? d->box_len[k] : d->dom_hi[k] - d->dom_lo[k] + d->cutoff + below;
         double w = 0.5 * e->phys.rh * (1.0 + 1e-5) / (k == 0 ? split : 1);
         int n = (int) floor(ext[k] / w);
         e->cells.grid.n[k] = n < 1 ? 1 : n;
         e->cells.grid.periodic[k] = periodic;
-        e->cells.grid.lo[k] = (float) (periodic ? d->box_lo[k] : d->dom_lo[k]);
+        e->cells.grid.lo[k] = (float) (periodic ? d->box_lo[k] : d->dom_lo[k] - below);
     }
     /* Wider cells (still correct, a little slower) where the grid would
      * outgrow the cell scan. */

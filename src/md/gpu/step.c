@@ -102,9 +102,7 @@ hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent
                           HXG_FORCE_WRITE | ((pdl & 1) ? HXG_FORCE_PDL : 0)),
        "non-local force launch");
     hxg_eng_tm_close(&e->timers, k, e->dev.s_nl);
-    k = hxg_eng_tm_open(&e->timers, HX_MD_HALO_REV, e->dev.s_nl);
-    HXI_CHECK(hx_transport_reverse(e->xport.t));
-    hxg_eng_tm_close(&e->timers, k, e->dev.s_nl);
+    HXI_CHECK(hxg_eng_reverse(e));
     CU(cudaEventRecord(join, e->dev.s_nl), "event");
     CU(cudaStreamWaitEvent(e->dev.s_loc, join, 0), "event wait");
     if (!close)
@@ -113,6 +111,16 @@ hx_status hxg_eng_launch_multi_rest(hx_md_engine *e, cudaEvent_t fork, cudaEvent
     CU(hxg_kick((void *) e->dev.s_loc, a, e->xport.tf, kc, NULL, gate), "kick launch");
     hxg_eng_tm_close(&e->timers, k, e->dev.s_loc);
     return HX_OK;
+}
+
+hx_status hxg_eng_reverse(hx_md_engine *e)
+{
+    if (e->full)
+        return HX_OK; /* newton off: every home atom's force is whole here */
+    const int k = hxg_eng_tm_open(&e->timers, HX_MD_HALO_REV, e->dev.s_nl);
+    const hx_status st = hx_transport_reverse(e->xport.t);
+    hxg_eng_tm_close(&e->timers, k, e->dev.s_nl);
+    return st;
 }
 
 hx_status hxg_eng_close_kick(hx_md_engine *e)
@@ -447,11 +455,8 @@ static hx_status step_forces(hx_md_engine *e, int rebuild, double *acc, hx_statu
             st = cuda_fail(cudaGetLastError(), "non-local force launch");
         hxg_eng_tm_close(&e->timers, k, e->dev.s_nl);
     }
-    if (st == HX_OK) {
-        k = hxg_eng_tm_open(&e->timers, HX_MD_HALO_REV, e->dev.s_nl);
-        st = hx_transport_reverse(e->xport.t);
-        hxg_eng_tm_close(&e->timers, k, e->dev.s_nl);
-    }
+    if (st == HX_OK)
+        st = hxg_eng_reverse(e);
     /* fix langevin's term on the local forces, beside the halo's. */
     if (st == HX_OK)
         st = hxg_eng_therm_langevin(e, NULL, e->step);
@@ -652,7 +657,7 @@ hx_status hxg_eng_force_pass(hx_md_engine *e, int write, double *acc)
         CU(hxg_force_nonlocal((void *) e->dev.s_nl, a, l, kc, acc, NULL, how),
            "non-local force launch");
         if (write)
-            HXI_CHECK(hx_transport_reverse(e->xport.t));
+            HXI_CHECK(hxg_eng_reverse(e));
         CU(cudaEventRecord(e->dev.ev_rev, e->dev.s_nl), "event");
         CU(cudaStreamWaitEvent(e->dev.s_loc, e->dev.ev_rev, 0), "event wait");
     }
