@@ -91,6 +91,10 @@ typedef struct hxi_fz_pulse {
      * reading; atomic: ready for adds). */
     const float *fsrc;
     uint64_t *ack_peer;
+    /* A full-shell plan ordered in the forward kernel (hxi_fz_args.order):
+     * recv_rank's ack slot p, where we say at each forward that our halo of
+     * this pulse is free (read by what ran before on our stream). */
+    uint64_t *free_peer;
 } hxi_fz_pulse;
 
 /* Kernel arguments: fixed for a plan, so a captured graph replays them. */
@@ -113,6 +117,9 @@ typedef struct hxi_fz_args {
     int32_t fsig_base;     /* HXI_SHM_FSIG */
     int32_t unpack_atomic; /* 1: force unpacks use atomic adds (a peer adds
                               into our array remotely in this plan) */
+    int32_t order;         /* 1: a full-shell plan whose forward kernel waits, before
+                              storing into a peer's halo, for the peer's word that it
+                              is free (hxi_fz_pulse.free_peer, our ack slots) */
     hxi_fz_fields fld;     /* forward: fields with the coordinates (n 0: none) */
 } hxi_fz_args;
 

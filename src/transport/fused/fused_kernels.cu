@@ -262,23 +262,35 @@ static __device__ void fz_row_tma(const hxi_fz_args &a, const hxi_fz_pulse *P, i
  * block (plain) or warp (TMA) publishes to send_rank: one st.release.sys
  * of the step into its slot after direct stores, or a put with signal from
  * the staging slot. Thread 0 of block 0 of each row then waits for our own
- * incoming pulse, so the kernel's completion means the halo is complete. */
+ * incoming pulse, so the kernel's completion means the halo is complete.
+ * a.order (a full-shell plan, where no reverse exchange tells a rank that
+ * its peer has read the last halo): at entry each row that receives tells
+ * its sender that the halo is free (whatever read it ran before this
+ * kernel on the stream), and each row that sends waits for that word from
+ * its receiver before its first store: a pairwise vote inside the kernel
+ * (hxi_shm_order's vote is a kernel of its own before this one). */
 template <bool TMA>
 __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_forward(const hxi_fz_args a)
 {
     __shared__ uint64_t s_step;
-    __shared__ int s_last;
+    __shared__ int s_last, s_free;
     __shared__ __align__(128) float s_buf[HXI_FZ_WARPS][TMA ? 2 : 1][96];
     const int p = blockIdx.y;
     const hxi_fz_pulse *P = a.pulses + p;
     hxi_dev_launch_dependents(); /* every block resident: the next kernel may start */
     if (a.gate && *(const volatile int32_t *) a.gate)
         return; /* gated: every block alike, the step not counted */
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0) {
         s_step = hxi_dev_ld_relaxed_gpu(a.step) + 1;
+        s_free = 1;
+        if (a.order && P->g.nrecv > 0 && blockIdx.x == 0)
+            hxi_dev_st_release_sys(P->free_peer, s_step);
+        if (a.order && P->g.nsend > 0)
+            s_free = fz_wait(a, a.ack + p, s_step, p, P->g.dim, 0, P->g.send_rank);
+    }
     __syncthreads();
     const uint64_t step = s_step;
-    if (P->g.nsend > 0 && step != a.withhold_step) {
+    if (P->g.nsend > 0 && step != a.withhold_step && s_free) {
         if (a.fld.n > 0)
             fz_fields_row(a, P, p, step);
         if (TMA && P->xmode == HXI_FZ_X_DIRECT && P->xhead >= 0)

@@ -53,6 +53,7 @@ typedef struct hxi_fz {
     int *d_pmaps;  /* atomic: the receivers' maps, concatenated */
     size_t pmaps_cap;
     int nfmode[3];       /* pulses (either end) per agreed force mode */
+    int order;           /* a full-shell plan ordered in the kernel (fz_order_in_kernel) */
     int nxdirect, nxput; /* coordinate pulses by path */
     /* Which ends of each pulse reach the other by load/store (set_plan),
      * kept while the pulses and their peers stay the same (peers_np -1:
@@ -363,6 +364,26 @@ static void fz_describe(hx_transport *t, const hxi_fz *z)
              hxi_shm_mode(&z->s), g->device, g->ranks_on_device, g->mps ? ", MPS" : "");
 }
 
+/* A full-shell plan orders its forwards inside the kernel (hxi_k_fz_forward,
+ * a.order) where every rank reaches each of its senders' ack slots by
+ * store (unused on such a plan: it has no reverse), else through
+ * hxi_shm_order's vote. The same on every rank. Collective. */
+static hx_status fz_order_in_kernel(hx_transport *t, hxi_fz *z)
+{
+    int order = t->plan->full_shell && !z->s.force_put;
+    for (int p = 0; p < z->s.g.npulses; p++) {
+        const hxi_gpu_pulse *q = &z->s.g.pulse[p];
+        hxi_fz_pulse *d = &z->c.hp[p];
+        d->free_peer = order && q->nrecv > 0 ? hxi_shm_api_ptr(z->ack + p, q->recv_rank) : NULL;
+        if (q->nrecv > 0 && !d->free_peer)
+            order = 0;
+    }
+    int no = !order;
+    HXI_CHECK(hxi_allreduce_int(t->comm, &no, 1, 1));
+    z->order = !no;
+    return HX_OK;
+}
+
 /* A new plan: its pulses' reach, the peer maps (atomic mode), every
  * pulse's descriptor, and their device copies. */
 static hx_status fz_set_plan(hx_transport *t)
@@ -393,8 +414,10 @@ static hx_status fz_set_plan(hx_transport *t)
         unpack_atomic |= fz_pulse_forces(t, z, d, p);
     }
     hxi_fz_order(&z->c, np, t->plan);
+    HXI_CHECK_GOTO(fz_order_in_kernel(t, z), st, done);
     hxi_fzf_new_plan(&z->fzf, z->nxput);
     HXI_CHECK_GOTO(fz_upload(t, z, pmaps, pmap_total, segs, nseg, unpack_atomic), st, done);
+    z->c.args.order = z->order;
     fz_describe(t, z);
 done:
     free(segs);
@@ -405,7 +428,8 @@ done:
 static hx_status fz_forward(hx_transport *t)
 {
     hxi_fz *z = t->impl;
-    HXI_CHECK(hxi_shm_order(t));
+    if (!z->order)
+        HXI_CHECK(hxi_shm_order(t));
     return hxi_fz_core_forward(&z->c, &z->s.g);
 }
 

@@ -127,7 +127,8 @@ hx_status hxi_fzf_forward(hx_transport *t, hxi_fzf *s, hxi_fz_core *c, hxi_gpu *
         HXI_CHECK(hxi_fdev_check(t, "hx_transport_fields_forward", f + 1, n - 1));
     hxi_fz_args a = c->args;
     HXI_CHECK(fzf_describe(t, s, g, f + 1, n - 1, &a.fld));
-    HXI_CHECK(hxi_shm_order(t));
+    if (!a.order) /* else the kernel orders itself (hxi_k_fz_forward) */
+        HXI_CHECK(hxi_shm_order(t));
     HXI_CHECK(hxi_gpu_begin_forward(g));
     if (g->npulses == 0)
         return HX_OK;
