@@ -42,6 +42,8 @@ BAD = [
     (["md", "--procs", "0"], "argument --procs: 0 must be at least 1"),
     (["md", "--sizes", "abc"], "argument --sizes: 'abc' is not a whole number"),
     (["md", "--steps", "0"], "argument --steps: 0 must be at least 1"),
+    (["md", "--newton", "on,on"], "argument --newton: 'on,on' is not on, off or on,off"),
+    (["md", "--newton", "yes"], "argument --newton: 'yes' is not on, off or on,off"),
 ]
 
 

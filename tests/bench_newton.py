@@ -3,9 +3,12 @@
 row comes in both modes, the full-shell rows (newton off: forward alone)
 with twice the eighth shell's pulses and about twice its halo atoms on a
 1x1x2 grid, the CSV saying each row's mode; with off alone, no row of on;
-at 1 rank and, with a launcher, at 2.
+at 1 rank and, with a launcher, at 2. Then halox-bench md on the CPU
+engine with --newton on,off (a row of each mode, column newton) and its
+--report of a CSV from before the column (newton "default").
 
-  bench_newton.py --bench PATH/halox-bench [--mpiexec CMD --mpiflags FLAGS]
+  bench_newton.py --bench PATH/halox-bench --halox PATH/halox-md
+                  [--mpiexec CMD --mpiflags FLAGS]
 """
 import argparse
 import csv
@@ -69,9 +72,45 @@ def case_off(launch, ranks, tmp):
               "%s: the header names the full shell alone" % what)
 
 
+def md_rows(out):
+    """The report's rows: (procs, newton, transport) of each."""
+    rows = []
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) > 4 and f[0].isdigit() and f[1].isdigit():
+            rows.append((int(f[0]), f[2], f[3]))
+    return rows
+
+
+def case_md(a, tmp):
+    """halox-bench md --cpu --newton on,off at 1 and 2 ranks; the report of
+    its CSV with the newton column taken out."""
+    path = os.path.join(tmp, "md.csv")
+    mpirun = " ".join([shlex.quote(a.mpiexec)] + shlex.split(a.mpiflags))
+    rc, out, err = run([a.bench], ["md", "--cpu", "--md", a.halox, "--sizes", "4000", "--procs",
+                                   "1,2", "--steps", "20", "--newton", "on,off", "--csv", path,
+                                   "--mpirun", mpirun])
+    if not check(rc == 0, "md --newton on,off runs (exit %d: %s)" % (rc, err.strip()[-300:])):
+        return
+    want = [(p, n, "default") for p in (1, 2) for n in ("off", "on")]
+    check(md_rows(out) == want, "md: a row per process count and mode %s" % md_rows(out))
+    rows = rows_of(path)
+    check([r["newton"] for r in rows] == ["on", "off", "on", "off"],
+          "md: the CSV's newton column %s" % [r.get("newton") for r in rows])
+    check("newton off: full shell" in rows[1]["how"] and "newton off" not in rows[0]["how"],
+          "md: halox-md ran each mode (its how column)")
+    old = os.path.join(tmp, "old.csv")
+    with open(path) as f, open(old, "w", newline="") as g:
+        csv.writer(g).writerows(r[:-1] for r in csv.reader(f))
+    rc, out, err = run([a.bench], ["md", "--report", old])
+    check(rc == 0 and md_rows(out) == [(1, "default", "default"), (2, "default", "default")],
+          "md --report of a CSV without the column (exit %d, %s)" % (rc, md_rows(out)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", required=True)
+    ap.add_argument("--halox", required=True)
     ap.add_argument("--mpiexec", default="")
     ap.add_argument("--mpiflags", default="")
     a = ap.parse_args()
@@ -84,6 +123,10 @@ def main():
         for ranks, launch in launches:
             case_both(launch, ranks, tmp)
             case_off(launch, ranks, tmp)
+        if a.mpiexec:
+            case_md(a, tmp)
+        else:
+            print("SKIPPED: halox-bench md: no MPI launcher")
     return finish()
 
 
