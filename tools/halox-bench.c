@@ -13,7 +13,8 @@
  * (default 2.8), then iterations of forward + reverse. --newton off times
  * LAMMPS's `newton off` instead: the full-shell plan (hx_plan_create_full)
  * and the forward alone per step (nothing goes back); --newton on,off runs
- * both, every transport's rows of each mode in one table (column newton).
+ * both, every transport's rows of each mode in one table (column newton);
+ * without --grid such a run takes hx_grid_choose_full's grid for both.
  * Graph rows of newton off replay the forward captured by the bench
  * (hx_transport_step_graph replays a reverse too), where it can be
  * captured (HX_CAP_VOTE: not nccl-dev's); nvshmem-fused's force modes,
@@ -689,6 +690,23 @@ static void print_floor(const bench_opts *o, const hx_decomp *d, int size, doubl
     printf("\n");
 }
 
+/* The decomposition of the cubic (or sheared) box of side len. Without
+ * --grid, where newton off is timed, the grid is hx_grid_choose_full's
+ * (valid for both plans; hx_grid_choose's may have too many pulses for
+ * the full shell). */
+static hx_status bench_decomp(const bench_opts *o, double len, int size, int rank, hx_decomp *d)
+{
+    const double lo[3] = {0, 0, 0}, box[3] = {len, len, len};
+    const double tilt[3] = {o->tilt * len, o->tilt * len, o->tilt * len};
+    int grid[3];
+    memcpy(grid, o->grid, sizeof grid);
+    HXI_CHECK(hx_decomp_init_tilted(d, lo, box, tilt, o->cutoff, grid, size, rank));
+    if (grid[0] || grid[1] || grid[2] || !(o->newton[0] == 0 || o->newton[o->nnewton - 1] == 0))
+        return HX_OK;
+    HXI_CHECK(hx_grid_choose_full(size, d->height, o->cutoff, grid));
+    return hx_decomp_init_tilted(d, lo, box, tilt, o->cutoff, grid, size, rank);
+}
+
 int main(int argc, char **argv)
 {
     bench_opts o;
@@ -769,11 +787,7 @@ int main(int argc, char **argv)
         o.atoms = 4L * k * k * k;
     }
     len = cbrt(o.atoms / o.density);
-    {
-        double lo[3] = {0, 0, 0}, box[3] = {len, len, len};
-        double tilt[3] = {o.tilt * len, o.tilt * len, o.tilt * len};
-        st = hx_decomp_init_tilted(&d, lo, box, tilt, o.cutoff, o.grid, size, rank);
-    }
+    st = bench_decomp(&o, len, size, rank, &d);
     if (st == HX_OK)
         st = make_system(&o, &d, &n, &x);
     /* One plan per newton mode: plans[1] eighth shell, plans[0] full shell. */
