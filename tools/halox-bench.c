@@ -23,15 +23,16 @@
  * --tilt T makes the box triclinic (LAMMPS's restricted triclinic: tilts
  * xy = xz = yz = T times the box length, |T| <= 0.5), the same system
  * sheared with it (its fractional coordinates kept), so that it can be
- * timed against T = 0. Each iteration is timed on every rank and the
- * slowest rank's time kept; the table gives the median, minimum and 90th
- * percentile over iterations, then b2b_us: the time per step of as many
- * steps enqueued back to back with one sync at the end (slowest rank), as
- * an MD loop runs them. LIST is comma separated. The nvshmem transports also run with the put path
- * forced (rows "NAME/put") unless --no-put. `mpi` runs once per mode: "mpi (staged)", "mpi (ipc)"
- * and "mpi (cuda-aware)" (a mode the machine cannot run is listed with the reason), each followed
- * after the table by a per-pulse breakdown (pack, sync, MPI, peer copy, unpack; mean over the timed
- * iterations, slowest rank).
+ * timed against T = 0. Each iteration is timed on every rank and the slowest
+ * rank's time kept; the table gives the median, minimum and 90th percentile
+ * over iterations, then b2b_us: the time per step of as many steps enqueued
+ * back to back with one sync at the end (slowest rank), as an MD loop runs
+ * them. LIST is comma separated. The nvshmem transports also run with the
+ * put path forced (rows "NAME/put") unless --no-put. `mpi` runs once per
+ * mode: "mpi (staged)", "mpi (ipc)" and "mpi (cuda-aware)" (a mode the
+ * machine cannot run is listed with the reason), each followed after the
+ * table by a per-pulse breakdown (pack, sync, MPI, peer copy, unpack; mean
+ * over the timed iterations, slowest rank).
  *
  * nvshmem-fused and nvshmem-fused-tma also run whole steps replayed from a
  * CUDA graph (rows "NAME (graph)", opts.graph = 1), and nvshmem-fused runs
