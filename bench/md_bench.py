@@ -11,8 +11,15 @@ rebuilds), tau/day, the speed-up of each transport over `mpi` and over
 `nccl`, the strong-scaling efficiency against one process, the mean against
 one process's mean, and what a rebuild costs in median steps.
 
+--newton on,off runs each size, process count and transport once per mode
+(halox-md --newton X; the CSV's and the table's column `newton`, which says
+"default" where none was passed: the engine's own, newton on), so that the
+full shell (off: forward alone) can be set beside the eighth shell (on:
+forward + reverse); speed-ups and efficiencies compare rows of one mode.
+
     halox-bench md [--sizes 4000,32000,...] [--procs 1,2] [--transports all]
                    [--steps N] [--csv FILE] [--plots DIR] [--mpirun CMD]
+                   [--newton on|off|on,off]
 """
 import argparse
 import csv
@@ -35,6 +42,7 @@ SIZES = {
 GPU_TRANSPORTS = ["mpi-staged", "mpi", "nccl", "nvshmem-stream", "nvshmem-pulse",
                   "nvshmem-fused", "nvshmem-fused-tma", "auto"]
 ONE = "none (1 process)"
+DEFAULT = "default"  # the newton column where no --newton was passed
 # Names for a transport in one of its modes: (transport, environment).
 VARIANTS = {"mpi-staged": ("mpi", "HALOX_MPI_MODE=staged"),
             "mpi-ipc": ("mpi", "HALOX_MPI_MODE=ipc")}
@@ -60,6 +68,14 @@ def positives(text):
     return [positive(x) for x in text.split(",")]
 
 
+def newtons(text):
+    """on, off or both, comma separated, each once (argparse type)."""
+    modes = text.split(",")
+    if not modes or any(m not in ("on", "off") for m in modes) or len(set(modes)) != len(modes):
+        raise argparse.ArgumentTypeError(f"'{text}' is not on, off or on,off")
+    return modes
+
+
 def parse():
     p = argparse.ArgumentParser(prog="halox-bench md", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -76,6 +92,8 @@ def parse():
     p.add_argument("--md", default=None, help="path of halox-md")
     p.add_argument("--extra", default="", help="extra halox-md arguments")
     p.add_argument("--cpu", action="store_true", help="the CPU engine instead of the GPU one")
+    p.add_argument("--newton", type=newtons, default=[DEFAULT],
+                   help="on, off or on,off: halox-md --newton per run (default: none passed)")
     p.add_argument("--report", metavar="CSV", help="only print the table of an existing CSV")
     return p.parse_args()
 
@@ -120,14 +138,14 @@ def main():
         for s in sizes:
             # One process has no halo: every transport would time the same run.
             for t in ([ONE] if p == 1 and not a.cpu else transports):
-                configs.append((p, s, t))
+                configs += [(p, s, t, n) for n in a.newton]
     if os.path.exists(a.csv):
         os.remove(a.csv)
     print(f"halox-bench md: {len(configs)} runs, {a.steps} steps each, GPUs seen: {ngpu}, "
           f"processes {procs}", flush=True)
     started = time.time()
     failures = []
-    for i, (p, s, t) in enumerate(configs):
+    for i, (p, s, t, newton) in enumerate(configs):
         cells = SIZES[s]
         cmd = shlex.split(a.mpirun) + ["-n", str(p)]
         for var in ("NVSHMEM_DISABLE_NVLS", "NCCL_NVLS_ENABLE", "CUDA_MPS_PIPE_DIRECTORY",
@@ -145,18 +163,21 @@ def main():
             cmd += ["--gpu"]  # one process: no halo, the engine's own choice
         else:
             cmd += ["--gpu", "--transport", name]
+        if newton != DEFAULT:
+            cmd += ["--newton", newton]
         cmd += shlex.split(a.extra)
         done = time.time() - started
         eta = "" if i == 0 else f", ETA {done / i * (len(configs) - i):.0f} s"
-        print(f"[{i + 1}/{len(configs)}] {p} proc, {s} atoms, {t}{eta}", flush=True)
+        mode = "" if newton == DEFAULT else f", newton {newton}"
+        print(f"[{i + 1}/{len(configs)}] {p} proc, {s} atoms, {t}{mode}{eta}", flush=True)
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             lines = (r.stderr + r.stdout).strip().splitlines()
             tail = [x for x in lines if "ERROR" in x][:1] or lines[-3:]
-            failures.append((p, s, t, " | ".join(tail)))
+            failures.append((p, s, t, newton, " | ".join(tail)))
             print(f"    failed: {' | '.join(tail)}", flush=True)
-        elif name != t or t == ONE:
-            relabel_last(a.csv, t)
+        else:
+            label_last(a.csv, t if name != t or t == ONE else None, newton)
     rows = list(csv.DictReader(open(a.csv))) if os.path.exists(a.csv) else []
     report(rows, failures)
     if a.plots and rows:
@@ -164,11 +185,20 @@ def main():
     return 1 if not rows else 0
 
 
-def relabel_last(path, label):
-    """Names the last row after the variant that made it (mpi-staged...)."""
-    rows = list(csv.reader(open(path)))
-    col = rows[0].index("transport")
-    rows[-1][col] = label
+def label_last(path, label, newton):
+    """Gives the last row (halox-md's, of the run just made) its newton
+    mode, in a column `newton` that halox-md does not write, and names it
+    after the variant that made it (mpi-staged...) where label is given."""
+    with open(path) as f:
+        rows = list(csv.reader(f))
+    if "newton" not in rows[0]:
+        rows[0].append("newton")
+    width = len(rows[0])
+    for r in rows[1:-1]:
+        r += [DEFAULT] * (width - len(r))
+    rows[-1] += [newton] * (width - len(rows[-1]))
+    if label:
+        rows[-1][rows[0].index("transport")] = label
     with open(path, "w", newline="") as f:
         csv.writer(f).writerows(rows)
 
@@ -183,37 +213,49 @@ def rebuild_steps(r):
     return f"{(mean - median) * steps / rebuilds / median:.1f}"
 
 
+def newton_of(r):
+    """A row's newton mode; "default" in a CSV of before the column."""
+    return r.get("newton") or DEFAULT
+
+
 def report(rows, failures):
     def key(r):
-        return (int(r["ranks"]), int(r["atoms"]), r["transport"])
+        return (int(r["ranks"]), int(r["atoms"]), newton_of(r), r["transport"])
     by = {key(r): r for r in rows}
-    one = {int(r["atoms"]): float(r["us_step_median"]) for r in rows if int(r["ranks"]) == 1}
-    one_mean = {int(r["atoms"]): float(r["us_step_mean"]) for r in rows if int(r["ranks"]) == 1}
+    # One process's run of the same size and mode (any mode where that has none).
+    one, one_mean = {}, {}
+    for r in sorted(rows, key=lambda r: newton_of(r) == DEFAULT):
+        if int(r["ranks"]) == 1:
+            for k in ((int(r["atoms"]), newton_of(r)), int(r["atoms"])):
+                one.setdefault(k, float(r["us_step_median"]))
+                one_mean.setdefault(k, float(r["us_step_mean"]))
     print()
-    print(f"{'procs':>5} {'atoms':>9} {'transport':<18} {'us/step':>9} {'mean':>9} "
-          f"{'tau/day':>9} {'vs mpi':>7} {'vs nccl':>7} {'eff':>6} {'mean/1':>7} {'rebuild':>8}")
+    print(f"{'procs':>5} {'atoms':>9} {'newton':<7} {'transport':<18} {'us/step':>9} "
+          f"{'mean':>9} {'tau/day':>9} {'vs mpi':>7} {'vs nccl':>7} {'eff':>6} {'mean/1':>7} "
+          f"{'rebuild':>8}")
     for k in sorted(by):
         r = by[k]
-        p, n, t = k
+        p, n, nm, t = k
         us = float(r["us_step_median"])
         # The baseline is the fastest CPU-orchestrated mpi mode measured.
-        cands = [by[k] for k in ((p, n, "mpi"), (p, n, "mpi-staged"), (p, n, "mpi-ipc"))
-                 if k in by]
+        cands = [by[k] for k in ((p, n, nm, "mpi"), (p, n, nm, "mpi-staged"),
+                                 (p, n, nm, "mpi-ipc")) if k in by]
         mpi = min(cands, key=lambda r: float(r["us_step_median"])) if cands else None
-        nccl = by.get((p, n, "nccl"))
+        nccl = by.get((p, n, nm, "nccl"))
         vs_mpi = f"{float(mpi['us_step_median']) / us:.2f}" if mpi and p > 1 else "-"
         vs_nccl = f"{float(nccl['us_step_median']) / us:.2f}" if nccl and p > 1 else "-"
-        eff = f"{one[n] / (p * us) * 100:.0f}%" if n in one and p > 1 else "-"
+        base = (n, nm) if (n, nm) in one else n
+        eff = f"{one[base] / (p * us) * 100:.0f}%" if base in one and p > 1 else "-"
         # What a user sees: the mean with rebuilds against one process's.
-        vs_one = (f"{float(r['us_step_mean']) / one_mean[n]:.2f}"
-                  if n in one_mean and p > 1 else "-")
-        print(f"{p:>5} {n:>9} {t:<18} {us:>9.1f} {float(r['us_step_mean']):>9.1f} "
+        vs_one = (f"{float(r['us_step_mean']) / one_mean[base]:.2f}"
+                  if base in one_mean and p > 1 else "-")
+        print(f"{p:>5} {n:>9} {nm:<7} {t:<18} {us:>9.1f} {float(r['us_step_mean']):>9.1f} "
               f"{float(r['tau_day']):>9.0f} {vs_mpi:>7} {vs_nccl:>7} {eff:>6} {vs_one:>7} "
               f"{rebuild_steps(r):>8}")
-    for p, n, t, why in failures:
-        print(f"{p:>5} {n:>9} {t:<18} failed: {why}")
-    print("(mean/1: the mean us/step with rebuilds against one process's; rebuild: what one "
-          "rebuild costs, in median steps)")
+    for p, n, t, nm, why in failures:
+        print(f"{p:>5} {n:>9} {nm:<7} {t:<18} failed: {why}")
+    print("(mean/1: the mean us/step with rebuilds against one process's of the same newton "
+          "mode; rebuild: what one rebuild costs, in median steps)")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Plots of a halox-bench md CSV: us/step against atoms per transport, and
-the speed-up over `mpi` against atoms, one panel per process count.
+the speed-up over `mpi` against atoms, one panel per process count. Rows of
+a newton mode (column `newton`, halox-bench md --newton) make series of
+their own ("nvshmem-fused newton off"), set against `mpi` of that mode.
 
     plot_md.py md-bench.csv OUTDIR
 """
@@ -14,26 +16,36 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
+def mode(r):
+    """The row's newton mode, "" where none was passed (or before the column)."""
+    n = r.get("newton") or "default"
+    return "" if n == "default" else f" newton {n}"
+
+
 def main(path, outdir):
     rows = list(csv.DictReader(open(path)))
+    for r in rows:
+        r["series"] = r["transport"] + mode(r)
     os.makedirs(outdir, exist_ok=True)
     procs = sorted({int(r["ranks"]) for r in rows})
     # One colour per transport in every panel.
-    names = sorted({r["transport"] for r in rows})
+    names = sorted({r["series"] for r in rows})
     colour = {t: f"C{i % 10}" for i, t in enumerate(names)}
     for p in procs:
         sub = [r for r in rows if int(r["ranks"]) == p]
-        trans = sorted({r["transport"] for r in sub})
+        trans = sorted({r["series"] for r in sub})
         fig, ax = plt.subplots(1, 2, figsize=(11, 4.2))
         for t in trans:
             pts = sorted((int(r["atoms"]), float(r["us_step_median"]))
-                         for r in sub if r["transport"] == t)
+                         for r in sub if r["series"] == t)
             ax[0].plot([a for a, _ in pts], [u for _, u in pts], marker="o", label=t,
                        color=colour[t])
-            # Baseline: the fastest CPU-orchestrated mpi mode at each size.
+            # Baseline: the fastest CPU-orchestrated mpi mode at each size,
+            # of the same newton mode.
+            m = next(mode(r) for r in sub if r["series"] == t)
             base = {}
             for r in sub:
-                if r["transport"] in ("mpi", "mpi-staged", "mpi-ipc"):
+                if r["transport"] in ("mpi", "mpi-staged", "mpi-ipc") and mode(r) == m:
                     a, u = int(r["atoms"]), float(r["us_step_median"])
                     base[a] = min(base.get(a, u), u)
             sp = [(a, base[a] / u) for a, u in pts if a in base]

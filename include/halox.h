@@ -146,6 +146,14 @@ HX_API hx_status hx_grid_parse(const char *text, int grid[3]);
  * box are chosen. box_len: the box lengths, or for a triclinic box its face
  * distances (hx_decomp.height). */
 HX_API hx_status hx_grid_choose(int nranks, const double box_len[3], double cutoff, int grid[3]);
+/* The same for a full-shell plan (hx_plan_create_full, `newton off`): the
+ * halo grows by the cutoff towards both neighbours along each decomposed
+ * dimension, and twice the grid's pulses must fit in HX_MAX_PULSES, so a
+ * grid hx_grid_choose gives may have too many pulses for it (HX_ERR_GRID
+ * where none fits). hx_decomp_init chooses as hx_grid_choose does: a
+ * full-shell user passes this grid to it. */
+HX_API hx_status hx_grid_choose_full(int nranks, const double box_len[3], double cutoff,
+                                     int grid[3]);
 /* grid == NULL or {0,0,0}: chosen with hx_grid_choose; a grid with some
  * entries 0 (LAMMPS's `processors 2 * *`): those chosen, the others kept.
  * Checks the box, the cutoff and the grid, each with its own status. */

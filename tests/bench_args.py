@@ -27,6 +27,11 @@ BAD = [
     (["--tilt", "0.6"], "--tilt: 0.6 is beyond LAMMPS's limit"),
     (["--tilt", "x"], "--tilt: 'x' is not a finite number"),
     (["--grid", "1x1"], "cannot read grid \"1x1\""),
+    (["--newton", "yes"], "--newton takes on, off or on,off, not yes"),
+    (["--newton", "on,on"], "--newton takes on, off or on,off, not on,on"),
+    (["--newton", "on,off,on"], "--newton takes on, off or on,off, not on,off,on"),
+    (["--newton", ""], "--newton takes on, off or on,off, not "),
+    (["--newton"], "option --newton needs a value"),
     (["--bogus"], "unknown option --bogus"),
     (["--transports", "cpu"], "unknown option --transports"),
     (["--atoms"], "option --atoms needs a value"),
@@ -37,6 +42,8 @@ BAD = [
     (["md", "--procs", "0"], "argument --procs: 0 must be at least 1"),
     (["md", "--sizes", "abc"], "argument --sizes: 'abc' is not a whole number"),
     (["md", "--steps", "0"], "argument --steps: 0 must be at least 1"),
+    (["md", "--newton", "on,on"], "argument --newton: 'on,on' is not on, off or on,off"),
+    (["md", "--newton", "yes"], "argument --newton: 'yes' is not on, off or on,off"),
 ]
 
 
@@ -56,10 +63,11 @@ def main():
     # Good values run: a small exchange on the cpu transport, every option given.
     args = ["--atoms", "2000", "--iters", "3", "--warmup", "0", "--density", "0.8442",
             "--cutoff", "2.8", "--dtype", "double", "--seed", "7", "--lattice", "fcc",
-            "--tilt", "0.2", "--transport", "cpu"]
+            "--tilt", "0.2", "--transport", "cpu", "--newton", "off,on"]
     p = subprocess.run([a.bench] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        text=True, timeout=120)
-    check(p.returncode == 0 and "\ncpu " in p.stdout,
+    check(p.returncode == 0 and "\ncpu                            off " in p.stdout
+          and "\ncpu                            on " in p.stdout,
           "halox-bench %s runs (exit %d)" % (" ".join(args), p.returncode))
     return finish()
 

@@ -19,6 +19,10 @@
  *    their own direction (deps), never the other direction.
  *  - hx_transport_reverse, fields_reverse: HX_ERR_STATE naming newton off.
  *  - A decomposition whose pulses, doubled, exceed HX_MAX_PULSES: refused.
+ *  - hx_grid_choose_full: a grid whose pulses, doubled, fit where
+ *    hx_grid_choose's do not; the halo grown towards both neighbours
+ *    (a slab where the eighth shell takes a pencil); none that fits:
+ *    HX_ERR_GRID, the grid untouched.
  */
 #include "sysgen.h"
 
@@ -214,6 +218,38 @@ static void full_case(hx_comm *comm, const hxt_case *c, void *ctx)
     free(hs_all);
 }
 
+/* The grid of hx_grid_choose_full and its pulses against the full
+ * shell's limit (rank-local). */
+static void grid_choose_full(void)
+{
+    const double cube[3] = {10, 10, 10}, lo[3] = {0, 0, 0};
+    int g[3], e[3];
+    hx_decomp d;
+    /* 34 ranks, rc 4.9: the eighth shell's 1x1x34 has 17 pulses, 34 in
+     * full shell; 1x2x17 has 10. */
+    HXT_OK(hx_grid_choose(34, cube, 4.9, e));
+    HXT_OK(hx_decomp_init(&d, lo, cube, 4.9, e, 34, 0));
+    HXT_CHECK(e[0] == 1 && e[1] == 1 && e[2] == 34, "hx_grid_choose(34): %dx%dx%d", e[0], e[1],
+              e[2]);
+    HXT_FAILS(hxi_plan_full_check(&d), HX_ERR_INVALID, "hx_grid_choose_full");
+    HXT_OK(hx_grid_choose_full(34, cube, 4.9, g));
+    HXT_CHECK(g[0] == 1 && g[1] == 2 && g[2] == 17, "hx_grid_choose_full(34): %dx%dx%d", g[0], g[1],
+              g[2]);
+    HXT_OK(hx_decomp_init(&d, lo, cube, 4.9, g, 34, 0));
+    HXT_OK(hxi_plan_full_check(&d));
+    /* 12 ranks, rc 2.5: the halo grown by rc both ways prefers the slab. */
+    HXT_OK(hx_grid_choose(12, cube, 2.5, e));
+    HXT_OK(hx_grid_choose_full(12, cube, 2.5, g));
+    HXT_CHECK(e[0] == 1 && e[1] == 3 && e[2] == 4 && g[0] == 1 && g[1] == 1 && g[2] == 12,
+              "12 ranks: eighth %dx%dx%d, full %dx%dx%d", e[0], e[1], e[2], g[0], g[1], g[2]);
+    /* 37 ranks: 1x1x37 alone, 19 pulses, too many for the full shell. */
+    g[0] = g[1] = g[2] = -3;
+    HXT_OK(hx_grid_choose(37, cube, 4.9, e));
+    HXT_FAILS(hx_grid_choose_full(37, cube, 4.9, g), HX_ERR_GRID, "per direction (full shell)");
+    HXT_CHECK(g[0] == -3 && g[1] == -3 && g[2] == -3, "hx_grid_choose_full wrote on failure");
+    HXT_FAILS(hx_grid_choose_full(8, cube, 5.0, g), HX_ERR_CUTOFF_TOO_LARGE, "half the box");
+}
+
 int main(int argc, char **argv)
 {
     hx_comm *comm = hxt_init(&argc, &argv, "test_fullshell");
@@ -228,6 +264,7 @@ int main(int argc, char **argv)
         memset(&d, 0, sizeof d);
         d.npulse[0] = 6, d.npulse[1] = 6, d.npulse[2] = 5;
         HXT_FAILS(hxi_plan_full_check(&d), HX_ERR_INVALID, "full-shell plan needs 34 pulses");
+        grid_choose_full();
     }
     if (ng == 0)
         return hxt_skip(comm, "no full-shell grid for this rank count");

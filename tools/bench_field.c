@@ -52,77 +52,82 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* A graph-mode row's step with the field: the forward with the field and
- * the reverse captured once on the transport's stream, then replayed. */
-typedef struct field_graph {
-#ifdef HALOX_HAVE_CUDA
-    cudaGraph_t graph;
-    cudaGraphExec_t exec;
-#endif
-    int on;
-} field_graph;
-
-static hx_status field_step_enqueue(hx_transport *t, int id, const field_graph *g)
+hx_status bench_graph_launch(hx_transport *t, const bench_graph *g)
 {
 #ifdef HALOX_HAVE_CUDA
-    if (g->on)
-        return cudaGraphLaunch(g->exec, (cudaStream_t) t->stream) == cudaSuccess
-                   ? HX_OK
-                   : hxi_error(HX_ERR_CUDA, "halox-bench --field: cudaGraphLaunch failed");
+    return cudaGraphLaunch((cudaGraphExec_t) g->exec, (cudaStream_t) t->stream) == cudaSuccess
+               ? HX_OK
+               : hxi_error(HX_ERR_CUDA, "halox-bench: cudaGraphLaunch failed");
+#else
+    (void) t, (void) g;
+    return hxi_error(HX_ERR_UNSUPPORTED, "halox-bench: graphs need CUDA");
 #endif
-    (void) g;
-    hx_status st = hx_transport_fields_forward(t, &id, 1, 1);
-    return st == HX_OK ? hx_transport_reverse(t) : st;
 }
 
-/* Captures the step (after one launched step has sized what it needs). */
-static hx_status field_capture(hx_transport *t, int id, field_graph *g)
+hx_status bench_graph_capture(hx_transport *t, bench_enqueue fn, void *ctx, bench_graph *g)
 {
 #ifdef HALOX_HAVE_CUDA
     cudaStream_t s = (cudaStream_t) t->stream;
-    hx_status st = field_step_enqueue(t, id, g);
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    hx_status st = fn(t, ctx);
     if (st == HX_OK)
         st = hx_transport_sync(t);
     if (st != HX_OK || cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) != cudaSuccess)
-        return st != HX_OK ? st : hxi_error(HX_ERR_CUDA, "halox-bench --field: capture");
-    st = field_step_enqueue(t, id, g);
+        return st != HX_OK ? st : hxi_error(HX_ERR_CUDA, "halox-bench: cannot begin a capture");
+    st = fn(t, ctx);
     char why[256];
     snprintf(why, sizeof why, "%s", hx_last_error());
-    const cudaError_t e = cudaStreamEndCapture(s, &g->graph);
-    if (st == HX_OK && e == cudaSuccess &&
-        cudaGraphInstantiate(&g->exec, g->graph, 0) == cudaSuccess)
+    const cudaError_t e = cudaStreamEndCapture(s, &graph);
+    g->graph = graph;
+    if (st == HX_OK && e == cudaSuccess && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
+        g->exec = exec;
         g->on = 1;
-    else if (st == HX_OK)
-        st = hxi_error(HX_ERR_CUDA, "halox-bench --field: the captured step failed (%s)",
+    } else if (st == HX_OK) {
+        st = hxi_error(HX_ERR_CUDA, "halox-bench: the captured step failed (%s)",
                        cudaGetErrorString(e));
-    else
+    } else {
         st = hxi_error(st, "not captured: %s", why);
+    }
     return st;
 #else
-    (void) t, (void) id, (void) g;
-    return hxi_error(HX_ERR_UNSUPPORTED, "halox-bench --field: graphs need CUDA");
+    (void) t, (void) fn, (void) ctx, (void) g;
+    return hxi_error(HX_ERR_UNSUPPORTED, "halox-bench: graphs need CUDA");
 #endif
 }
 
-static void field_graph_free(field_graph *g)
+void bench_graph_free(bench_graph *g)
 {
 #ifdef HALOX_HAVE_CUDA
     if (g->exec)
-        cudaGraphExecDestroy(g->exec);
+        cudaGraphExecDestroy((cudaGraphExec_t) g->exec);
     if (g->graph)
-        cudaGraphDestroy(g->graph);
+        cudaGraphDestroy((cudaGraph_t) g->graph);
 #endif
-    g->on = 0;
+    memset(g, 0, sizeof *g);
+}
+
+/* The step with the field: its id, and whether a reverse follows (not on
+ * a full-shell plan). */
+typedef struct field_ctx {
+    int id, reverse;
+} field_ctx;
+
+static hx_status field_enqueue(hx_transport *t, void *ctx)
+{
+    const field_ctx *c = ctx;
+    hx_status st = hx_transport_fields_forward(t, &c->id, 1, 1);
+    return st == HX_OK && c->reverse ? hx_transport_reverse(t) : st;
 }
 
 /* One step from a barrier to the sync: the slowest rank's seconds. */
-static hx_status field_step(hx_comm *comm, hx_transport *t, int id, const field_graph *g,
+static hx_status field_step(hx_comm *comm, hx_transport *t, field_ctx *c, const bench_graph *g,
                             double *dt)
 {
     hx_status st = hxi_barrier(comm);
     const double t0 = hxi_now();
     if (st == HX_OK)
-        st = field_step_enqueue(t, id, g);
+        st = g->on ? bench_graph_launch(t, g) : field_enqueue(t, c);
     if (st == HX_OK)
         st = hx_transport_sync(t);
     *dt = hxi_now() - t0;
@@ -135,8 +140,8 @@ hx_status bench_field_time(hx_comm *comm, hx_transport *t, const hx_plan *plan, 
 {
     void *a = NULL;
     double *times = NULL;
-    int id = -1;
-    field_graph g;
+    field_ctx c = {-1, !hx_plan_full_shell(plan)};
+    bench_graph g;
     memset(&g, 0, sizeof g);
     hx_field f = {&a, sizeof(float)};
     hx_status st = (hx_transport_caps(t) & HX_CAP_FIELDS)
@@ -147,13 +152,13 @@ hx_status bench_field_time(hx_comm *comm, hx_transport *t, const hx_plan *plan, 
     if (st == HX_OK)
         st = hxi_alloc((void **) &times, (size_t) iters * sizeof(double), "timings");
     if (st == HX_OK)
-        st = hx_transport_field_add(t, &f, HX_FIELD_FLOAT, 1, &id);
+        st = hx_transport_field_add(t, &f, HX_FIELD_FLOAT, 1, &c.id);
     st = hxi_agree(comm, st);
     if (st == HX_OK && graph)
-        st = hxi_agree(comm, field_capture(t, id, &g));
+        st = hxi_agree(comm, bench_graph_capture(t, field_enqueue, &c, &g));
     for (int it = 0; st == HX_OK && it < warmup + iters; it++) {
         double dt = 0.0;
-        st = field_step(comm, t, id, &g, &dt);
+        st = field_step(comm, t, &c, &g, &dt);
         if (it >= warmup)
             times[it - warmup] = dt;
     }
@@ -166,9 +171,9 @@ hx_status bench_field_time(hx_comm *comm, hx_transport *t, const hx_plan *plan, 
     } else {
         snprintf(err, errlen, "%s: %s", hx_status_string(st), hx_last_error());
     }
-    field_graph_free(&g);
-    if (id >= 0)
-        hx_transport_field_remove(t, id);
+    bench_graph_free(&g);
+    if (c.id >= 0)
+        hx_transport_field_remove(t, c.id);
     field_free(t, a);
     free(times);
     return st;

@@ -17,6 +17,7 @@ static void usage(void)
            "                   [--iters N] [--warmup N] [--cutoff RH] [--density RHO]\n"
            "                   [--lattice random|fcc] [--dtype float|double] [--seed S]\n"
            "                   [--csv FILE] [--no-put] [--floor] [--tilt T] [--field]\n"
+           "                   [--newton on|off|on,off]\n"
            "       halox-bench pingpong [--bytes N,N,...] [--iters N]\n"
            "       halox-bench md ...   (whole MD steps; halox-bench md --help)\n"
            "       halox-bench --list   (every transport: built, or what a build needs)\n"
@@ -67,6 +68,25 @@ static hx_status check_transports(const char *list)
     }
 }
 
+/* --newton: "on", "off", or both in either order ("on,off"). */
+static hx_status parse_newton(const char *v, bench_opts *o)
+{
+    o->nnewton = 0;
+    for (const char *p = v;;) {
+        const char *e = strchr(p, ',');
+        const size_t len = e ? (size_t) (e - p) : strlen(p);
+        int mode = len == 2 && strncmp(p, "on", 2) == 0    ? 1
+                   : len == 3 && strncmp(p, "off", 3) == 0 ? 0
+                                                           : -1;
+        if (mode < 0 || o->nnewton == 2 || (o->nnewton == 1 && o->newton[0] == mode))
+            return hxi_error(HX_ERR_INVALID, "--newton takes on, off or on,off, not %s", v);
+        o->newton[o->nnewton++] = mode;
+        if (!e)
+            return HX_OK;
+        p = e + 1;
+    }
+}
+
 /* One option's value into o: HX_OK, or an error naming the option
  * (hx_last_error); *known 0 where `a` is no option of a value. */
 static hx_status parse_value(bench_opts *o, const char *a, const char *v, int *known)
@@ -107,6 +127,8 @@ static hx_status parse_value(bench_opts *o, const char *a, const char *v, int *k
                              "--tilt: %s is beyond LAMMPS's limit: give a fraction of the box "
                              "length between -0.5 and 0.5",
                              v);
+    } else if (strcmp(a, "--newton") == 0) {
+        HXI_CHECK(parse_newton(v, o));
     } else if (strcmp(a, "--lattice") == 0) {
         if (strcmp(v, "fcc") != 0 && strcmp(v, "random") != 0)
             return hxi_error(HX_ERR_INVALID, "--lattice takes random or fcc, not %s", v);
@@ -128,6 +150,8 @@ int parse_args(int argc, char **argv, bench_opts *o, int rank)
     o->density = 0.8442;
     o->dtype = HX_FLOAT;
     o->seed = 12345;
+    o->newton[0] = 1;
+    o->nnewton = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "exchange") == 0)

@@ -24,6 +24,10 @@ typedef struct bench_opts {
     int floor;   /* --floor: measure the ping-pong floor too */
     double tilt; /* --tilt T: triclinic box, xy = xz = yz = T times the box length */
     int field;   /* --field: time a forward with one 4-byte field too */
+    /* --newton on|off|on,off: the modes timed, in order; 1 on (eighth-shell
+     * plan, forward + reverse), 0 off (full-shell plan, forward alone). */
+    int newton[2];
+    int nnewton;
 } bench_opts;
 
 /* The exchange benchmark's options into o: 0, 1 after --help (printed),

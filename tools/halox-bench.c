@@ -5,24 +5,34 @@
  *               [--iters N] [--warmup N] [--cutoff RH] [--density RHO]
  *               [--lattice random|fcc] [--dtype float|double] [--seed S]
  *               [--csv FILE] [--no-put] [--floor] [--tilt T] [--field]
+ *               [--newton on|off|on,off]
  *
  * For each transport: a system of N atoms at the given density (LJ units,
  * default 0.8442) in a cubic periodic box, uniform random or an fcc lattice
  * (4 k^3 atoms, k = round((N/4)^(1/3))), one plan with halo cutoff RH
- * (default 2.8), then iterations of forward + reverse. --tilt T makes the
- * box triclinic (LAMMPS's restricted triclinic: tilts xy = xz = yz = T
- * times the box length, |T| <= 0.5), the same system sheared with it (its
- * fractional coordinates kept), so that it can be timed against T = 0. Each iteration is
- * timed on every rank and the slowest rank's time kept; the table gives the
- * median, minimum and 90th percentile over iterations, then b2b_us: the
- * time per step of as many steps enqueued back to back with one sync at the
- * end (slowest rank), as an MD loop runs them. LIST is comma
- * separated. The nvshmem transports also run with the put path forced
- * (rows "NAME/put") unless --no-put. `mpi` runs once per mode: "mpi
- * (staged)", "mpi (ipc)" and "mpi (cuda-aware)" (a mode the machine cannot
- * run is listed with the reason), each followed after the table by a
- * per-pulse breakdown (pack, sync, MPI, peer copy, unpack; mean over the
- * timed iterations, slowest rank).
+ * (default 2.8), then iterations of forward + reverse. --newton off times
+ * LAMMPS's `newton off` instead: the full-shell plan (hx_plan_create_full)
+ * and the forward alone per step (nothing goes back); --newton on,off runs
+ * both, every transport's rows of each mode in one table (column newton);
+ * without --grid such a run takes hx_grid_choose_full's grid for both.
+ * Graph rows of newton off replay the forward captured by the bench
+ * (hx_transport_step_graph replays a reverse too), where it can be
+ * captured (HX_CAP_VOTE: not nccl-dev's); nvshmem-fused's force modes,
+ * which change the reverse alone, are listed as skipped there.
+ *
+ * --tilt T makes the box triclinic (LAMMPS's restricted triclinic: tilts
+ * xy = xz = yz = T times the box length, |T| <= 0.5), the same system
+ * sheared with it (its fractional coordinates kept), so that it can be
+ * timed against T = 0. Each iteration is timed on every rank and the slowest
+ * rank's time kept; the table gives the median, minimum and 90th percentile
+ * over iterations, then b2b_us: the time per step of as many steps enqueued
+ * back to back with one sync at the end (slowest rank), as an MD loop runs
+ * them. LIST is comma separated. The nvshmem transports also run with the
+ * put path forced (rows "NAME/put") unless --no-put. `mpi` runs once per
+ * mode: "mpi (staged)", "mpi (ipc)" and "mpi (cuda-aware)" (a mode the
+ * machine cannot run is listed with the reason), each followed after the
+ * table by a per-pulse breakdown (pack, sync, MPI, peer copy, unpack; mean
+ * over the timed iterations, slowest rank).
  *
  * nvshmem-fused and nvshmem-fused-tma also run whole steps replayed from a
  * CUDA graph (rows "NAME (graph)", opts.graph = 1), and nvshmem-fused runs
@@ -70,6 +80,9 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Rows of a run: every variant of every transport, per newton mode. */
+#define BENCH_MAX_ROWS 80
+
 typedef struct bench_row {
     const char *name;
     char label[48];
@@ -77,6 +90,10 @@ typedef struct bench_row {
     hx_mpi_mode mpi_mode; /* `mpi` only */
     int graph;            /* replayed from a CUDA graph (opts.graph) */
     const char *fmode;    /* nvshmem-fused force mode (NULL: default) */
+    int newton;           /* 1: eighth-shell plan, forward + reverse; 0: full shell, forward */
+    const hx_plan *plan;  /* the plan of its newton mode */
+    const char *skip;     /* not run, and why */
+    bench_graph fwd;      /* newton off, graph rows: the forward the bench captured */
     hx_transport *t;
     char describe[256];
     double median_us, min_us, p90_us;
@@ -156,12 +173,23 @@ static hx_status make_system(const bench_opts *o, const hx_decomp *d, int *n, do
     return HX_OK;
 }
 
-/* Creates and prepares the row's transport; errors stay in the row. */
-static void prepare(hx_comm *comm, const bench_opts *o, const hx_plan *plan, const double *x,
-                    bench_row *row)
+static hx_status forward_enqueue(hx_transport *t, void *ctx)
 {
+    (void) ctx;
+    return hx_transport_forward(t);
+}
+
+/* Creates and prepares the row's transport; errors stay in the row. A
+ * graph row of newton off gets its forward captured here:
+ * hx_transport_step_graph replays forward + reverse, which a full-shell
+ * plan refuses. */
+static void prepare(hx_comm *comm, const bench_opts *o, const double *x, bench_row *row)
+{
+    const hx_plan *plan = row->plan;
     hx_transport_opts to;
     hx_status st;
+    if (row->skip)
+        return;
     hx_transport_opts_init(&to);
     to.name = row->name;
     to.dtype = (hx_transport_caps_of(row->name) & HX_CAP_DOUBLE) ? o->dtype : HX_FLOAT;
@@ -180,6 +208,8 @@ static void prepare(hx_comm *comm, const bench_opts *o, const hx_plan *plan, con
         snprintf(row->describe, sizeof row->describe, "%s", hx_transport_describe(row->t));
         st = hx_transport_write(row->t, HX_COORDS, 0, hx_plan_nhome(plan), x);
     }
+    if (st == HX_OK && row->graph && !row->newton)
+        st = bench_graph_capture(row->t, forward_enqueue, NULL, &row->fwd);
     st = hxi_agree(comm, st);
     row->status = st;
     if (st != HX_OK)
@@ -194,9 +224,9 @@ static char bench_breakdown[16384];
 static size_t bench_breakdown_len;
 
 /* Mean per-pulse host times of the mpi transport over the timed iterations,
- * slowest rank per entry. */
+ * slowest rank per entry (the forces' rows with newton on only). */
 static void mpi_breakdown(hx_comm *comm, hx_transport *t, const hx_plan *plan, int iters,
-                          const char *label)
+                          const char *label, int newton)
 {
     enum { NS = 5 };
     hxi_mpi_pulse_times fwd[HX_MAX_PULSES], rev[HX_MAX_PULSES];
@@ -224,13 +254,13 @@ static void mpi_breakdown(hx_comm *comm, hx_transport *t, const hx_plan *plan, i
     size_t cap = sizeof bench_breakdown, len = bench_breakdown_len;
     if (len < cap)
         len += (size_t) snprintf(b + len, cap - len,
-                                 "# %s per pulse (us, mean of %d iterations, slowest rank): host "
-                                 "time of each stage\n%-6s %-4s %-6s %10s %10s %10s %10s %10s "
-                                 "%10s\n",
-                                 label, iters, "pulse", "dim", "dir", "pack", "sync", "mpi", "copy",
-                                 "unpack", "total");
+                                 "# %s, newton %s, per pulse (us, mean of %d iterations, slowest "
+                                 "rank): host time of each stage\n%-6s %-4s %-6s %10s %10s %10s "
+                                 "%10s %10s %10s\n",
+                                 label, newton ? "on" : "off", iters, "pulse", "dim", "dir", "pack",
+                                 "sync", "mpi", "copy", "unpack", "total");
     for (int p = 0; p < np && len < cap; p++)
-        for (int k = 0; k < 2 && len < cap; k++) {
+        for (int k = 0; k < 1 + newton && len < cap; k++) {
             const double *o = v + 2 * NS * p + NS * k;
             len += (size_t) snprintf(
                 b + len, cap - len, "%-6d %-4c %-6s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", p,
@@ -241,37 +271,38 @@ static void mpi_breakdown(hx_comm *comm, hx_transport *t, const hx_plan *plan, i
 }
 #endif
 
-/* One exchange step: forward then reverse, or the two replayed from the
- * transport's CUDA graph (row.graph). */
-static hx_status bench_step(hx_transport *t, int graph)
+/* One exchange step: forward then reverse (newton on), the forward alone
+ * (off); a graph row's replayed from the transport's CUDA graph (on) or
+ * the bench's (off). */
+static hx_status bench_step(const bench_row *r)
 {
-    if (graph)
-        return hx_transport_step_graph(t);
-    hx_status st = hx_transport_forward(t);
-    return st == HX_OK ? hx_transport_reverse(t) : st;
+    if (r->graph)
+        return r->newton ? hx_transport_step_graph(r->t) : bench_graph_launch(r->t, &r->fwd);
+    hx_status st = hx_transport_forward(r->t);
+    return st == HX_OK && r->newton ? hx_transport_reverse(r->t) : st;
 }
 
 /* n steps from a barrier to the transport's sync, timed on the host: the
  * slowest rank's seconds into *dt (agreed; every rank returns the same). */
-static hx_status timed_steps(hx_comm *comm, hx_transport *t, int graph, int n, double *dt)
+static hx_status timed_steps(hx_comm *comm, const bench_row *r, int n, double *dt)
 {
     hx_status st = hxi_barrier(comm);
     const double t0 = hxi_now();
     for (int it = 0; st == HX_OK && it < n; it++)
-        st = bench_step(t, graph);
+        st = bench_step(r);
     if (st == HX_OK)
-        st = hx_transport_sync(t);
+        st = hx_transport_sync(r->t);
     *dt = hxi_now() - t0;
     st = hxi_agree(comm, st);
     return st == HX_OK ? hxi_allreduce_double(comm, dt, 1, 1) : st;
 }
 
-static void run_one(hx_comm *comm, const bench_opts *o, const hx_plan *plan, bench_row *row)
+static void run_one(hx_comm *comm, const bench_opts *o, bench_row *row)
 {
     hx_transport *t = row->t;
     double *times = NULL;
     hx_status st = row->status;
-    if (st != HX_OK)
+    if (st != HX_OK || row->skip)
         return;
     st = hxi_alloc((void **) &times, (size_t) o->iters * sizeof(double), "timings");
     for (int it = 0; st == HX_OK && it < o->warmup + o->iters; it++) {
@@ -280,7 +311,7 @@ static void run_one(hx_comm *comm, const bench_opts *o, const hx_plan *plan, ben
         if (it == o->warmup)
             hxi_mpi_times_reset(t);
 #endif
-        st = timed_steps(comm, t, row->graph, 1, &dt);
+        st = timed_steps(comm, row, 1, &dt);
         if (it >= o->warmup)
             times[it - o->warmup] = dt;
     }
@@ -296,12 +327,12 @@ static void run_one(hx_comm *comm, const bench_opts *o, const hx_plan *plan, ben
         row->p90_us = 1e6 * times[(int) (0.9 * (o->iters - 1))];
 #ifdef BENCH_MPI_BREAKDOWN
         if (strcmp(row->name, "mpi") == 0)
-            mpi_breakdown(comm, t, plan, o->iters, row->label);
+            mpi_breakdown(comm, t, row->plan, o->iters, row->label, row->newton);
 #endif
         /* Steps back to back, as an MD loop enqueues them: no barrier and
          * no host synchronisation between steps, one sync at the end. */
         double dt = 0.0;
-        st = timed_steps(comm, t, row->graph, o->iters, &dt);
+        st = timed_steps(comm, row, o->iters, &dt);
         row->b2b_us = st == HX_OK ? 1e6 * dt / o->iters : 0.0;
         if (st != HX_OK) {
             row->status = st;
@@ -309,21 +340,20 @@ static void run_one(hx_comm *comm, const bench_opts *o, const hx_plan *plan, ben
                      hx_last_error());
         }
     }
-    (void) plan;
+    (void) t;
     free(times);
 }
 
 /* --field: the step with one 4-byte field beside each row (a graph row's
  * captured in a graph of its own). */
-static void bench_fields(hx_comm *comm, const bench_opts *o, const hx_plan *plan, bench_row *rows,
-                         int nrows)
+static void bench_fields(hx_comm *comm, const bench_opts *o, bench_row *rows, int nrows)
 {
     for (int i = 0; i < nrows; i++) {
         bench_row *r = &rows[i];
-        if (r->status != HX_OK)
+        if (r->status != HX_OK || r->skip)
             continue;
         r->field_ran = 1;
-        r->field_status = bench_field_time(comm, r->t, plan, r->graph, o->warmup, o->iters,
+        r->field_status = bench_field_time(comm, r->t, r->plan, r->graph, o->warmup, o->iters,
                                            r->field_us, r->field_error, sizeof r->field_error);
     }
 }
@@ -331,23 +361,26 @@ static void bench_fields(hx_comm *comm, const bench_opts *o, const hx_plan *plan
 static void print_fields(const bench_opts *o, const hx_decomp *d, int size, const bench_row *rows,
                          int nrows, FILE *csv)
 {
-    printf("# --field: forward of the coordinates with one 4-byte field per atom, then reverse; "
-           "field_x = its median / the median above\n");
-    printf("%-30s %10s %10s %10s %10s\n", "transport", "field_us", "min_us", "p90_us", "field_x");
+    printf("# --field: forward of the coordinates with one 4-byte field per atom, then reverse "
+           "(newton on); field_x = its median / the median above\n");
+    printf("%-30s %-6s %10s %10s %10s %10s\n", "transport", "newton", "field_us", "min_us",
+           "p90_us", "field_x");
     for (int i = 0; i < nrows; i++) {
         const bench_row *r = &rows[i];
+        const char *nm = r->newton ? "on" : "off";
         if (!r->field_ran)
             continue;
         if (r->field_status == HX_OK)
-            printf("%-30s %10.2f %10.2f %10.2f %10.2f\n", r->label, r->field_us[0], r->field_us[1],
-                   r->field_us[2], r->field_us[0] / r->median_us);
+            printf("%-30s %-6s %10.2f %10.2f %10.2f %10.2f\n", r->label, nm, r->field_us[0],
+                   r->field_us[1], r->field_us[2], r->field_us[0] / r->median_us);
         else
-            printf("%-30s %10s %10s %10s %10s  %s\n", r->label, "-", "-", "-", "-", r->field_error);
+            printf("%-30s %-6s %10s %10s %10s %10s  %s\n", r->label, nm, "-", "-", "-", "-",
+                   r->field_error);
         if (csv)
-            fprintf(csv, "%s +field,%ld,%dx%dx%d,%d,%d,%ld,%.3f,%.3f,%.3f,%s,%.3f\n", r->label,
+            fprintf(csv, "%s +field,%ld,%dx%dx%d,%d,%d,%ld,%.3f,%.3f,%.3f,%s,%.3f,%s\n", r->label,
                     o->atoms, d->grid[0], d->grid[1], d->grid[2], size, r->npulses, r->halo_atoms,
                     r->field_us[0], r->field_us[1], r->field_us[2],
-                    hx_status_string(r->field_status), 0.0);
+                    hx_status_string(r->field_status), 0.0, nm);
     }
 }
 
@@ -370,15 +403,19 @@ static int wanted(const char *list, const char *name)
 }
 
 /* The floor of a step (see the header): through the first live
- * nvshmem-fused row's transport. */
-static void bench_floor(hx_comm *comm, const hx_plan *plan, bench_row *rows, int nrows,
-                        double *floor_us, char *text, size_t cap)
+ * nvshmem-fused row's transport of newton on, with its plan. */
+static void bench_floor(hx_comm *comm, bench_row *rows, int nrows, double *floor_us, char *text,
+                        size_t cap)
 {
 #ifdef HALOX_HAVE_NVSHMEM
     hx_transport *t = NULL;
+    const hx_plan *plan = NULL;
     for (int i = 0; i < nrows && !t; i++)
-        if (rows[i].status == HX_OK && (hx_transport_caps_of(rows[i].name) & HX_CAP_GRAPH))
+        if (rows[i].status == HX_OK && !rows[i].skip && rows[i].newton &&
+            (hx_transport_caps_of(rows[i].name) & HX_CAP_GRAPH)) {
             t = rows[i].t;
+            plan = rows[i].plan;
+        }
     if (!t || hx_comm_size(comm) < 2)
         return;
     int halo = hx_plan_nhalo(plan);
@@ -400,7 +437,7 @@ static void bench_floor(hx_comm *comm, const hx_plan *plan, bench_row *rows, int
              "of ranks 0 and 1 (one kernel each, last-block st.release.sys, ld.acquire.sys)\n",
              *floor_us, bytes, data, np > 1 ? np - 1 : 0, sig);
 #else
-    (void) comm, (void) plan, (void) rows, (void) nrows, (void) floor_us, (void) text, (void) cap;
+    (void) comm, (void) rows, (void) nrows, (void) floor_us, (void) text, (void) cap;
 #endif
 }
 
@@ -508,15 +545,178 @@ static int bench_outputs_done(hxi_outfile *csv)
     return rc;
 }
 
+/* A new row of transport name in newton mode `newton` on plan: its halo
+ * atoms summed over ranks (collective); NULL where rows are full. */
+static bench_row *new_row(hx_comm *comm, const hx_plan *plan, int newton, const char *name,
+                          bench_row *rows, int *nrows)
+{
+    if (*nrows >= BENCH_MAX_ROWS)
+        return NULL;
+    bench_row *r = &rows[(*nrows)++];
+    memset(r, 0, sizeof *r);
+    r->name = name;
+    r->newton = newton;
+    r->plan = plan;
+    r->npulses = hx_plan_npulses(plan);
+    int h = hx_plan_nhalo(plan);
+    hxi_allreduce_int(comm, &h, 1, 0);
+    r->halo_atoms = h;
+    return r;
+}
+
+/* The fused transports' rows: the put path and, for nvshmem-fused, the
+ * other force modes, launched; then all of them replayed from a graph.
+ * With newton off the force modes (they differ in the reverse alone) and
+ * a forward that cannot be captured are listed, not run. */
+static void add_graph_rows(hx_comm *comm, const bench_opts *o, const hx_plan *plan, int newton,
+                           const char *name, bench_row *rows, int *nrows)
+{
+    const char *fmodes[2];
+    int nf = 0;
+#ifdef HALOX_HAVE_NVSHMEM
+    static const char *all_modes[] = {"push", "pull", "atomic"};
+    for (int m = 0; m < 3 && strcmp(name, "nvshmem-fused") == 0; m++)
+        if (strcmp(all_modes[m], hxi_fused_default_force_mode()) != 0)
+            fmodes[nf++] = all_modes[m];
+#endif
+    for (int graph = 0; graph < 2; graph++)
+        for (int v = graph ? 0 : 2; v < 2 + nf; v++) {
+            bench_row *r =
+                v == 1 && o->no_put ? NULL : new_row(comm, plan, newton, name, rows, nrows);
+            if (!r)
+                continue;
+            r->force_put = v == 1;
+            r->graph = graph;
+            r->fmode = v >= 2 ? fmodes[v - 2] : NULL;
+            if (r->fmode && !newton)
+                r->skip = "skipped: a force mode changes the reverse alone, which newton off has "
+                          "not";
+            else if (graph && !newton && !(hx_transport_caps_of(name) & HX_CAP_VOTE))
+                r->skip = "skipped: with no device-side vote (HX_CAP_VOTE) its forward on a "
+                          "full-shell plan waits for the host and cannot be captured";
+            snprintf(r->label, sizeof r->label, "%s%s%s%s%s", name, v == 1 ? "/put" : "",
+                     r->fmode ? "[" : "", r->fmode ? r->fmode : "", r->fmode ? "]" : "");
+            if (graph)
+                strncat(r->label, " (graph)", sizeof r->label - strlen(r->label) - 1);
+        }
+}
+
+/* Every wanted transport's rows on plan, of newton mode `newton`. `mpi`
+ * runs in each of its modes, side by side. */
+static void add_rows(hx_comm *comm, const bench_opts *o, const hx_plan *plan, int newton,
+                     bench_row *rows, int *nrows)
+{
+    static const hx_mpi_mode mpi_modes[] = {HX_MPI_STAGED, HX_MPI_IPC, HX_MPI_CUDA_AWARE};
+    static const char *mpi_labels[] = {"mpi (staged)", "mpi (ipc)", "mpi (cuda-aware)"};
+    for (int i = 0; i < hx_transport_count(); i++) {
+        const char *name = hx_transport_name_at(i);
+        if (!wanted(o->transport, name))
+            continue;
+        int is_mpi = strcmp(name, "mpi") == 0;
+        const unsigned caps = hx_transport_caps_of(name);
+        int variants = ((caps & HX_CAP_PEER) && !o->no_put) ? 2 : is_mpi ? 3 : 1;
+        for (int v = 0; v < variants; v++) {
+            bench_row *r = new_row(comm, plan, newton, name, rows, nrows);
+            if (!r)
+                break;
+            r->force_put = is_mpi ? 0 : v;
+            r->mpi_mode = is_mpi ? mpi_modes[v] : HX_MPI_AUTO;
+            if (is_mpi)
+                snprintf(r->label, sizeof r->label, "%s", mpi_labels[v]);
+            else
+                snprintf(r->label, sizeof r->label, "%s%s", name, v ? "/put" : "");
+        }
+        if (caps & HX_CAP_GRAPH)
+            add_graph_rows(comm, o, plan, newton, name, rows, nrows);
+    }
+}
+
+/* Rank 0: the table and its CSV rows (csv may be NULL). */
+static void print_table(const bench_opts *o, const hx_decomp *d, int size, double len,
+                        const hx_plan *const plans[2], const bench_row *rows, int nrows, FILE *csv)
+{
+    if (d->triclinic)
+        printf("# triclinic box: tilts xy = xz = yz = %g (%g of the box length)\n", d->tilt[0],
+               o->tilt);
+    printf("# halox-bench exchange: %ld atoms (%s), box %.3f^3, halo cutoff %.2f, grid "
+           "%dx%dx%d, %d ranks, %d iterations (+%d warm-up), slowest rank per iteration\n",
+           o->atoms, o->fcc ? "fcc" : "random", len, o->cutoff, d->grid[0], d->grid[1], d->grid[2],
+           size, o->iters, o->warmup);
+    for (int m = 1; m >= 0; m--)
+        if (plans[m])
+            printf("# newton %s: %s, %d pulses, one step = %s\n", m ? "on" : "off",
+                   m ? "eighth-shell plan (hx_plan_create)"
+                     : "full-shell plan (hx_plan_create_full)",
+                   hx_plan_npulses(plans[m]), m ? "forward + reverse" : "forward alone");
+    printf("%-30s %-6s %10s %10s %10s %10s %10s  %s\n", "transport", "newton", "median_us",
+           "min_us", "p90_us", "b2b_us", "halo_atoms", "how");
+    if (csv)
+        fprintf(csv, "transport,atoms,grid,ranks,pulses,halo_atoms,median_us,min_us,p90_us,"
+                     "status,b2b_us,newton\n");
+    for (int i = 0; i < nrows; i++) {
+        const bench_row *r = &rows[i];
+        const char *nm = r->newton ? "on" : "off";
+        if (r->status == HX_OK && !r->skip)
+            printf("%-30s %-6s %10.2f %10.2f %10.2f %10.2f %10ld  %s\n", r->label, nm, r->median_us,
+                   r->min_us, r->p90_us, r->b2b_us, r->halo_atoms, r->describe);
+        else
+            printf("%-30s %-6s %10s %10s %10s %10s %10ld  %s\n", r->label, nm, "-", "-", "-", "-",
+                   r->halo_atoms, r->skip ? r->skip : r->error);
+        if (csv)
+            fprintf(csv, "%s,%ld,%dx%dx%d,%d,%d,%ld,%.3f,%.3f,%.3f,%s,%.3f,%s\n", r->label,
+                    o->atoms, d->grid[0], d->grid[1], d->grid[2], size, r->npulses, r->halo_atoms,
+                    r->median_us, r->min_us, r->p90_us,
+                    r->skip ? "skipped" : hx_status_string(r->status), r->b2b_us, nm);
+    }
+}
+
+/* Rank 0: the floor, its CSV row and the rows of newton on against it. */
+static void print_floor(const bench_opts *o, const hx_decomp *d, int size, double floor_us,
+                        const char *text, const bench_row *rows, int nrows, FILE *csv)
+{
+    const bench_row *on = rows;
+    while (on < rows + nrows - 1 && !on->newton)
+        on++;
+    printf("%s", text);
+    if (csv)
+        fprintf(csv, "floor,%ld,%dx%dx%d,%d,%d,%ld,%.3f,%.3f,%.3f,HX_OK,%.3f,on\n", o->atoms,
+                d->grid[0], d->grid[1], d->grid[2], size, on->npulses, on->halo_atoms, floor_us,
+                floor_us, floor_us, floor_us);
+    printf("# (median, back to back) / floor, newton on:");
+    for (int i = 0; i < nrows; i++)
+        if (rows[i].status == HX_OK && !rows[i].skip && rows[i].newton &&
+            strncmp(rows[i].name, "nvshmem", 7) == 0)
+            printf(" %s %.2fx %.2fx;", rows[i].label, rows[i].median_us / floor_us,
+                   rows[i].b2b_us / floor_us);
+    printf("\n");
+}
+
+/* The decomposition of the cubic (or sheared) box of side len. Without
+ * --grid, where newton off is timed, the grid is hx_grid_choose_full's
+ * (valid for both plans; hx_grid_choose's may have too many pulses for
+ * the full shell). */
+static hx_status bench_decomp(const bench_opts *o, double len, int size, int rank, hx_decomp *d)
+{
+    const double lo[3] = {0, 0, 0}, box[3] = {len, len, len};
+    const double tilt[3] = {o->tilt * len, o->tilt * len, o->tilt * len};
+    int grid[3];
+    memcpy(grid, o->grid, sizeof grid);
+    HXI_CHECK(hx_decomp_init_tilted(d, lo, box, tilt, o->cutoff, grid, size, rank));
+    if (grid[0] || grid[1] || grid[2] || !(o->newton[0] == 0 || o->newton[o->nnewton - 1] == 0))
+        return HX_OK;
+    HXI_CHECK(hx_grid_choose_full(size, d->height, o->cutoff, grid));
+    return hx_decomp_init_tilted(d, lo, box, tilt, o->cutoff, grid, size, rank);
+}
+
 int main(int argc, char **argv)
 {
     bench_opts o;
     hx_comm *comm = NULL;
     hx_decomp d;
-    hx_plan *plan = NULL;
+    hx_plan *plans[2] = {NULL, NULL};
     double *x = NULL, len;
     int n = 0, rank, size, rc;
-    bench_row rows[40];
+    static bench_row rows[BENCH_MAX_ROWS];
     int nrows = 0;
     hx_status st;
 
@@ -588,144 +788,55 @@ int main(int argc, char **argv)
         o.atoms = 4L * k * k * k;
     }
     len = cbrt(o.atoms / o.density);
-    {
-        double lo[3] = {0, 0, 0}, box[3] = {len, len, len};
-        double tilt[3] = {o.tilt * len, o.tilt * len, o.tilt * len};
-        st = hx_decomp_init_tilted(&d, lo, box, tilt, o.cutoff, o.grid, size, rank);
-    }
+    st = bench_decomp(&o, len, size, rank, &d);
     if (st == HX_OK)
         st = make_system(&o, &d, &n, &x);
-    if (st == HX_OK)
-        st = hx_plan_create(&plan, comm, &d, n, x);
+    /* One plan per newton mode: plans[1] eighth shell, plans[0] full shell. */
+    for (int m = 0; m < o.nnewton && st == HX_OK; m++)
+        st = o.newton[m] ? hx_plan_create(&plans[1], comm, &d, n, x)
+                         : hx_plan_create_full(&plans[0], comm, &d, n, x);
     st = hxi_agree(comm, st);
     if (st != HX_OK) {
         if (rank == 0)
             fprintf(stderr, "halox-bench: %s\n", hx_last_error());
         hxi_out_abort(&csvf);
+        for (int m = 0; m < 2; m++)
+            hx_plan_destroy(plans[m]);
         free(x);
         hx_comm_destroy(comm);
         hx_finalize();
         return 1;
     }
-
-    /* `mpi` runs in each of its modes, side by side. */
-    static const hx_mpi_mode mpi_modes[] = {HX_MPI_STAGED, HX_MPI_IPC, HX_MPI_CUDA_AWARE};
-    static const char *mpi_labels[] = {"mpi (staged)", "mpi (ipc)", "mpi (cuda-aware)"};
-    for (int i = 0; i < hx_transport_count(); i++) {
-        const char *name = hx_transport_name_at(i);
-        if (!wanted(o.transport, name))
-            continue;
-        int is_mpi = strcmp(name, "mpi") == 0;
-        const unsigned caps = hx_transport_caps_of(name);
-        int variants = ((caps & HX_CAP_PEER) && !o.no_put) ? 2 : is_mpi ? 3 : 1;
-        for (int v = 0; v < variants && nrows < (int) (sizeof rows / sizeof rows[0]); v++) {
-            bench_row *r = &rows[nrows++];
-            memset(r, 0, sizeof *r);
-            r->name = name;
-            r->force_put = is_mpi ? 0 : v;
-            r->mpi_mode = is_mpi ? mpi_modes[v] : HX_MPI_AUTO;
-            if (is_mpi)
-                snprintf(r->label, sizeof r->label, "%s", mpi_labels[v]);
-            else
-                snprintf(r->label, sizeof r->label, "%s%s", name, v ? "/put" : "");
-            r->npulses = hx_plan_npulses(plan);
-            int h = hx_plan_nhalo(plan);
-            hxi_allreduce_int(comm, &h, 1, 0);
-            r->halo_atoms = h;
-        }
-        /* The fused transports: the put path and, for nvshmem-fused, the
-         * other force modes, launched; then all of them replayed from a
-         * graph (the first launched rows above are the default mode). */
-        if (caps & HX_CAP_GRAPH) {
-            const char *fmodes[2];
-            int nf = 0;
-#ifdef HALOX_HAVE_NVSHMEM
-            static const char *all_modes[] = {"push", "pull", "atomic"};
-            for (int m = 0; m < 3 && strcmp(name, "nvshmem-fused") == 0; m++)
-                if (strcmp(all_modes[m], hxi_fused_default_force_mode()) != 0)
-                    fmodes[nf++] = all_modes[m];
-#endif
-            for (int graph = 0; graph < 2; graph++)
-                for (int v = graph ? 0 : 2; v < 2 + nf; v++) {
-                    if ((v == 1 && o.no_put) || nrows >= (int) (sizeof rows / sizeof rows[0]))
-                        continue;
-                    bench_row *r = &rows[nrows++];
-                    memset(r, 0, sizeof *r);
-                    r->name = name;
-                    r->force_put = v == 1;
-                    r->graph = graph;
-                    r->fmode = v >= 2 ? fmodes[v - 2] : NULL;
-                    snprintf(r->label, sizeof r->label, "%s%s%s%s%s", name, v == 1 ? "/put" : "",
-                             r->fmode ? "[" : "", r->fmode ? r->fmode : "", r->fmode ? "]" : "");
-                    if (graph)
-                        strncat(r->label, " (graph)", sizeof r->label - strlen(r->label) - 1);
-                    r->npulses = hx_plan_npulses(plan);
-                    r->halo_atoms = rows[nrows - 2].halo_atoms;
-                }
-        }
-    }
+    for (int m = 0; m < o.nnewton; m++)
+        add_rows(comm, &o, plans[o.newton[m]], o.newton[m], rows, &nrows);
     for (int i = 0; i < nrows; i++)
-        prepare(comm, &o, plan, x, &rows[i]);
+        prepare(comm, &o, x, &rows[i]);
     for (int i = 0; i < nrows; i++)
-        run_one(comm, &o, plan, &rows[i]);
+        run_one(comm, &o, &rows[i]);
     if (o.field)
-        bench_fields(comm, &o, plan, rows, nrows);
+        bench_fields(comm, &o, rows, nrows);
     double floor_us = 0.0;
     char floor_text[256] = "";
     if (o.floor)
-        bench_floor(comm, plan, rows, nrows, &floor_us, floor_text, sizeof floor_text);
+        bench_floor(comm, rows, nrows, &floor_us, floor_text, sizeof floor_text);
     if (nrows == 0 && rank == 0)
         fprintf(stderr, "halox-bench: transport '%s' is not built (see --help)\n", o.transport);
 
     if (rank == 0) {
-        FILE *csv = csvf.fp;
-        if (d.triclinic)
-            printf("# triclinic box: tilts xy = xz = yz = %g (%g of the box length)\n", d.tilt[0],
-                   o.tilt);
-        printf("# halox-bench exchange: %ld atoms (%s), box %.3f^3, halo cutoff %.2f, grid "
-               "%dx%dx%d, %d ranks, %d pulses, %d iterations (+%d warm-up), slowest rank per "
-               "iteration\n",
-               o.atoms, o.fcc ? "fcc" : "random", len, o.cutoff, d.grid[0], d.grid[1], d.grid[2],
-               size, hx_plan_npulses(plan), o.iters, o.warmup);
-        printf("%-30s %10s %10s %10s %10s %10s  %s\n", "transport", "median_us", "min_us", "p90_us",
-               "b2b_us", "halo_atoms", "how");
-        if (csv)
-            fprintf(csv, "transport,atoms,grid,ranks,pulses,halo_atoms,median_us,min_us,p90_us,"
-                         "status,b2b_us\n");
-        for (int i = 0; i < nrows; i++) {
-            bench_row *r = &rows[i];
-            if (r->status == HX_OK)
-                printf("%-30s %10.2f %10.2f %10.2f %10.2f %10ld  %s\n", r->label, r->median_us,
-                       r->min_us, r->p90_us, r->b2b_us, r->halo_atoms, r->describe);
-            else
-                printf("%-30s %10s %10s %10s %10s %10ld  %s\n", r->label, "-", "-", "-", "-",
-                       r->halo_atoms, r->error);
-            if (csv)
-                fprintf(csv, "%s,%ld,%dx%dx%d,%d,%d,%ld,%.3f,%.3f,%.3f,%s,%.3f\n", r->label,
-                        o.atoms, d.grid[0], d.grid[1], d.grid[2], size, r->npulses, r->halo_atoms,
-                        r->median_us, r->min_us, r->p90_us, hx_status_string(r->status), r->b2b_us);
-        }
+        print_table(&o, &d, size, len, (const hx_plan *const *) plans, rows, nrows, csvf.fp);
         if (o.field)
-            print_fields(&o, &d, size, rows, nrows, csv);
-        if (floor_us > 0.0) {
-            printf("%s", floor_text);
-            if (csv)
-                fprintf(csv, "floor,%ld,%dx%dx%d,%d,%d,%ld,%.3f,%.3f,%.3f,HX_OK,%.3f\n", o.atoms,
-                        d.grid[0], d.grid[1], d.grid[2], size, hx_plan_npulses(plan),
-                        rows[0].halo_atoms, floor_us, floor_us, floor_us, floor_us);
-            printf("# (median, back to back) / floor:");
-            for (int i = 0; i < nrows; i++)
-                if (rows[i].status == HX_OK && strncmp(rows[i].name, "nvshmem", 7) == 0)
-                    printf(" %s %.2fx %.2fx;", rows[i].label, rows[i].median_us / floor_us,
-                           rows[i].b2b_us / floor_us);
-            printf("\n");
-        }
+            print_fields(&o, &d, size, rows, nrows, csvf.fp);
+        if (floor_us > 0.0)
+            print_floor(&o, &d, size, floor_us, floor_text, rows, nrows, csvf.fp);
         fputs(bench_breakdown, stdout);
         rc = bench_outputs_done(&csvf);
     }
-    for (int i = nrows - 1; i >= 0; i--)
+    for (int i = nrows - 1; i >= 0; i--) {
+        bench_graph_free(&rows[i].fwd);
         hx_transport_destroy(rows[i].t);
-    hx_plan_destroy(plan);
+    }
+    for (int m = 0; m < 2; m++)
+        hx_plan_destroy(plans[m]);
     free(x);
     hx_comm_destroy(comm);
     hx_finalize();

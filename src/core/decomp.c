@@ -101,11 +101,14 @@ static double hxi_halo_volume(const double box_len[3], double cutoff, const int 
 }
 
 /* The smallest-halo grid of nranks whose dimension d is fixed[d] where
- * that is > 0 (0: free). */
+ * that is > 0 (0: free). full: for a full-shell plan, whose halo grows by
+ * the cutoff towards both neighbours and whose pulses, twice the
+ * decomposition's, must fit in HX_MAX_PULSES. */
 static hx_status hxi_grid_choose_fixed(int nranks, const double box_len[3], double cutoff,
-                                       const int fixed[3], int grid[3])
+                                       const int fixed[3], int full, int grid[3])
 {
     double best = INFINITY;
+    const int max_pulses = full ? HX_MAX_PULSES / 2 : HX_MAX_PULSES;
     int found = 0;
     long fixed_product = 1;
     if (nranks < 1)
@@ -133,9 +136,9 @@ static hx_status hxi_grid_choose_fixed(int nranks, const double box_len[3], doub
                 npulses += hxi_pulses(box_len[d], g[d], cutoff);
                 fits &= fixed[d] <= 0 || g[d] == fixed[d];
             }
-            if (!fits || npulses > HX_MAX_PULSES)
+            if (!fits || npulses > max_pulses)
                 continue;
-            v = hxi_halo_volume(box_len, cutoff, g);
+            v = hxi_halo_volume(box_len, full ? 2 * cutoff : cutoff, g);
             if (v < best * (1 - 1e-12)) {
                 best = v;
                 memcpy(grid, g, sizeof g);
@@ -145,20 +148,26 @@ static hx_status hxi_grid_choose_fixed(int nranks, const double box_len[3], doub
     }
     if (!found)
         return hxi_error(HX_ERR_GRID,
-                         "no grid of %d ranks%s keeps the pulse count within %d for this box "
-                         "and cutoff: use fewer ranks or a larger box",
+                         "no grid of %d ranks%s keeps the pulse count within %d%s for this "
+                         "box and cutoff: use fewer ranks or a larger box",
                          nranks,
                          fixed[0] > 0 || fixed[1] > 0 || fixed[2] > 0
                              ? " with the dimensions given (0 or * for the others)"
                              : "",
-                         HX_MAX_PULSES);
+                         max_pulses, full ? " per direction (full shell)" : "");
     return HX_OK;
 }
 
 hx_status hx_grid_choose(int nranks, const double box_len[3], double cutoff, int grid[3])
 {
     const int free3[3] = {0, 0, 0};
-    return hxi_grid_choose_fixed(nranks, box_len, cutoff, free3, grid);
+    return hxi_grid_choose_fixed(nranks, box_len, cutoff, free3, 0, grid);
+}
+
+hx_status hx_grid_choose_full(int nranks, const double box_len[3], double cutoff, int grid[3])
+{
+    const int free3[3] = {0, 0, 0};
+    return hxi_grid_choose_fixed(nranks, box_len, cutoff, free3, 1, grid);
 }
 
 int hx_decomp_rank_at(const hx_decomp *d, const int coord[3])
@@ -285,7 +294,7 @@ static hx_status hxi_decomp_grid(hx_decomp *r, const int grid[3], int nranks)
                              grid[0], grid[1], grid[2]);
     if (!grid || grid[0] == 0 || grid[1] == 0 || grid[2] == 0) {
         const int free3[3] = {0, 0, 0};
-        return hxi_grid_choose_fixed(nranks, r->height, r->cutoff, grid ? grid : free3, r->grid);
+        return hxi_grid_choose_fixed(nranks, r->height, r->cutoff, grid ? grid : free3, 0, r->grid);
     }
     if ((long) grid[0] * grid[1] * grid[2] != nranks)
         return hxi_error(HX_ERR_GRID,

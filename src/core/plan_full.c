@@ -25,8 +25,8 @@ hx_status hxi_plan_full_check(const hx_decomp *d)
     if (2 * n > HX_MAX_PULSES)
         return hxi_error(HX_ERR_INVALID,
                          "a full-shell plan needs %d pulses (%d per direction) but at most %d "
-                         "fit: use fewer domains along the thinnest dimension or the eighth "
-                         "shell (hx_plan_create)",
+                         "fit: use fewer domains along the thinnest dimension (a grid of "
+                         "hx_grid_choose_full) or the eighth shell (hx_plan_create)",
                          2 * n, n, HX_MAX_PULSES);
     return HX_OK;
 }
