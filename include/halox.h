@@ -279,7 +279,8 @@ typedef struct hx_pulse {
     int map_offset;  /* first entry of this map in the plan's concatenated
                         maps (pulses in order): for device plans */
     uint64_t share;  /* bit r set (r > this pulse): pulse r's map holds an
-                        atom this map holds too */
+                        atom this map holds too (it orders the reverse's
+                        adds: 0 on a full-shell plan, which has none) */
     int dir;         /* -1: to the lower neighbour (shift edge[dim] where
                         coord[dim] == 0); +1: to the upper one (full shell;
                         shift -edge[dim] where coord[dim] == grid[dim] - 1) */

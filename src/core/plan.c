@@ -143,7 +143,13 @@ void hxi_plan_summarise(hx_plan *p)
         pu->map_offset = offset;
         offset += pu->nsend;
     }
-    /* Pulses that share atoms: one mask of pulses per atom. */
+    /* Pulses that share atoms: one mask of pulses per atom. They order the
+     * reverse's adds; a full-shell plan has no reverse and keeps 0. */
+    if (p->full_shell) {
+        for (int q = 0; q < p->npulses; q++)
+            p->pulse[q].share = 0;
+        return;
+    }
     uint64_t *mask = calloc((size_t) p->ntotal + 1, sizeof *mask);
     for (int q = 0; q < p->npulses; q++)
         for (int i = 0; mask && i < p->pulse[q].nsend; i++)

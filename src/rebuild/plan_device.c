@@ -536,7 +536,11 @@ static hx_status hxr_plan_create(hx_plan **out, hx_rebuild *r, int nhome, const 
     int map_total = 0;
     HXI_CHECK_GOTO(hxr_pulses(r, p, m ? &m->a : NULL, stream, &home, ahead, st, &map_total), st,
                    fail);
-    if (st == HX_OK)
+    /* The share masks order the reverse's adds: a full-shell plan, which
+     * has none, keeps 0 and spares the host the wait for them. */
+    for (int q = 0; p && q < p->npulses; q++)
+        p->pulse[q].share = 0;
+    if (st == HX_OK && !p->full_shell)
         st = hxr_share(r, p, &m->a, stream);
     p->nhalo = p->ntotal - p->nhome;
     p->d_x = m->a.x;
