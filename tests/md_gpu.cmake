@@ -5,34 +5,34 @@
 # refuses that setting and is skipped.
 if(HALOX_HAVE_CUDA AND TARGET halox_md AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/gpu/engine.c)
   # 4,000 atoms, grid chosen for the ranks.
-  hx_test(test_md_gpu SOURCES test_md_gpu.c LIBS hxmd RANKS 1 2 4 LABELS gpu TIMEOUT 900)
+  hx_test(test_md_gpu SOURCES test_md_gpu.c md_gpu_faults.c LIBS hxmd RANKS 1 2 4 LABELS gpu TIMEOUT 900)
   # Two pulses along x (domains 2.52 wide, halo cutoff 2.8): forwarding.
-  hx_test(test_md_gpu_pulses SOURCES test_md_gpu.c LIBS hxmd RANKS 4 LABELS gpu
+  hx_test(test_md_gpu_pulses SOURCES test_md_gpu.c md_gpu_faults.c LIBS hxmd RANKS 4 LABELS gpu
           ARGS --cells 6 --grid 4x1x1 TIMEOUT 900)
   # The smallest box the cutoff allows (6.72 for a halo cutoff of 2.8): four
   # cells along a periodic dimension, so the list build meets each cell
   # under two images.
-  hx_test(test_md_gpu_small SOURCES test_md_gpu.c LIBS hxmd RANKS 1 2 LABELS gpu
+  hx_test(test_md_gpu_small SOURCES test_md_gpu.c md_gpu_faults.c LIBS hxmd RANKS 1 2 LABELS gpu
           ARGS --cells 4 TIMEOUT 900)
   # The list build with one thread per atom (chosen by size from 256 atoms
   # per SM, 288 where every atom is a home atom in cell order: 33,792 and
   # 38,016 on an H200): the same lists as the lane groups.
-  hx_test(test_md_gpu_lanes1 SOURCES test_md_gpu.c LIBS hxmd RANKS 1 2 LABELS gpu
+  hx_test(test_md_gpu_lanes1 SOURCES test_md_gpu.c md_gpu_faults.c LIBS hxmd RANKS 1 2 LABELS gpu
           ARGS --build-lanes 1 TIMEOUT 900)
   # One thread per atom with a ring of 4 slots a lane, the list build's
   # room for stores ahead of its warp: few rows fit, so the build takes the
   # walk that tests the room at each hit, and most hits go to the list
   # directly.
-  hx_test(test_md_gpu_ring4 SOURCES test_md_gpu.c LIBS hxmd RANKS 1 2 LABELS gpu
+  hx_test(test_md_gpu_ring4 SOURCES test_md_gpu.c md_gpu_faults.c LIBS hxmd RANKS 1 2 LABELS gpu
           ARGS --build-lanes 1 --ring 4 TIMEOUT 900)
   # Device against host-path rebuilds, 1,000 steps of 32,000 atoms.
-  hx_test(test_md_gpu_rebuilds SOURCES test_md_gpu.c LIBS hxmd RANKS 2 4 LABELS gpu
+  hx_test(test_md_gpu_rebuilds SOURCES test_md_gpu.c md_gpu_faults.c LIBS hxmd RANKS 2 4 LABELS gpu
           ARGS --compare-rebuilds --cells 20 --steps 1000 TIMEOUT 900)
   # Arrays without margin: device rebuilds grow them mid-run.
-  hx_test(test_md_gpu_tight SOURCES test_md_gpu.c LIBS hxmd RANKS 2 4 LABELS gpu
+  hx_test(test_md_gpu_tight SOURCES test_md_gpu.c md_gpu_faults.c LIBS hxmd RANKS 2 4 LABELS gpu
           ARGS --tight --steps 200 TIMEOUT 900)
   # The default system, 32,000 atoms.
-  hx_test(test_md_gpu_default SOURCES test_md_gpu.c LIBS hxmd RANKS 1 2 LABELS gpu
+  hx_test(test_md_gpu_default SOURCES test_md_gpu.c md_gpu_faults.c LIBS hxmd RANKS 1 2 LABELS gpu
           ARGS --cells 20 TIMEOUT 900)
   # newton: the runs above leave it to the GPU engine, which takes newton
   # off at their sizes (fewer than 100,000 atoms per rank: the full-shell
@@ -41,19 +41,19 @@ if(HALOX_HAVE_CUDA AND TARGET halox_md AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/g
   # along x, newton off at 3 ranks (a 3x1x1 grid); the step-0 forces of
   # either against the CPU engine's newton on. Then 1,000 steps of 32,000
   # atoms, newton on against newton off (--compare-newton).
-  hx_test(test_md_gpu_newton_on SOURCES test_md_gpu.c LIBS hxmd RANKS 2 4 LABELS gpu
+  hx_test(test_md_gpu_newton_on SOURCES test_md_gpu.c md_gpu_faults.c LIBS hxmd RANKS 2 4 LABELS gpu
           ARGS --newton on TIMEOUT 900)
-  hx_test(test_md_gpu_pulses_on SOURCES test_md_gpu.c LIBS hxmd RANKS 4 LABELS gpu
+  hx_test(test_md_gpu_pulses_on SOURCES test_md_gpu.c md_gpu_faults.c LIBS hxmd RANKS 4 LABELS gpu
           ARGS --newton on --cells 6 --grid 4x1x1 TIMEOUT 900)
-  hx_test(test_md_gpu_newton_off SOURCES test_md_gpu.c LIBS hxmd RANKS 3 LABELS gpu
+  hx_test(test_md_gpu_newton_off SOURCES test_md_gpu.c md_gpu_faults.c LIBS hxmd RANKS 3 LABELS gpu
           ARGS --newton off TIMEOUT 900)
-  hx_test(test_md_gpu_newton_series SOURCES test_md_gpu.c LIBS hxmd RANKS 2 4 LABELS gpu
+  hx_test(test_md_gpu_newton_series SOURCES test_md_gpu.c md_gpu_faults.c LIBS hxmd RANKS 2 4 LABELS gpu
           ARGS --compare-newton --cells 20 --steps 1000 TIMEOUT 900)
   # The cell lists' one-launch scan against the host's prefix sum.
   hx_test(test_gpu_scan SOURCES test_gpu_scan.c LIBS hxmd LABELS gpu TIMEOUT 300)
   # Graph mode (nvshmem-fused) with a rank that withholds one replayed step:
   # the timeout comes back at the next rebuild on every rank, nothing hangs.
-  hx_test(test_md_gpu_withhold SOURCES test_md_gpu.c LIBS hxmd RANKS 2 4 LABELS gpu
+  hx_test(test_md_gpu_withhold SOURCES test_md_gpu.c md_gpu_faults.c LIBS hxmd RANKS 2 4 LABELS gpu
           ARGS --withhold TIMEOUT 300)
 endif()
 

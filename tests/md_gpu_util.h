@@ -13,6 +13,7 @@
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>
+#include <string.h>
 
 /* 0 where every rank sees a CUDA device (the smallest device count over
  * the ranks: the max of the negatives); else the exit code main returns
@@ -52,6 +53,15 @@ static inline hx_transport *hxt_gpu_keeper(hx_comm *comm)
         break;
     }
     return keeper;
+}
+
+/* Whether transport `name` is built. */
+static inline int hxt_have_transport(const char *name)
+{
+    for (int t = 0; t < hx_transport_count(); t++)
+        if (strcmp(hx_transport_name_at(t), name) == 0)
+            return 1;
+    return 0;
 }
 
 #endif /* HALOX_TESTS_MD_GPU_UTIL_H */

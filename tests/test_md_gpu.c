@@ -72,6 +72,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "md_gpu_faults.h"
 #include "md_gpu_util.h"
 #include "md_util.h"
 
@@ -458,14 +459,6 @@ static void compare_rebuilds(hx_comm *comm, const hx_md_config *cfg, int steps, 
     free(host);
 }
 
-static int have_transport(const char *name)
-{
-    for (int t = 0; t < hx_transport_count(); t++)
-        if (strcmp(hx_transport_name_at(t), name) == 0)
-            return 1;
-    return 0;
-}
-
 /* The default system of ncells^3 cells on grid, lists rebuilt every
  * `every` steps without the half-skin check. */
 static void every_config(hx_md_config *cfg, int ncells, const int grid[3], int every)
@@ -479,124 +472,13 @@ static void every_config(hx_md_config *cfg, int ncells, const int grid[3], int e
     gpu_newton(cfg); /* GPU runs only */
 }
 
-/* --withhold (see the top). voted: `every 1 check yes`, each rebuild voted
- * on the device. Returns 0 when it ran, 1 when it could not. */
-static int run_withhold(hx_comm *comm, int ncells, const int grid[3], int steps, int voted)
+/* --withhold (md_gpu_faults.c): `every 20`, or voted, `every 1 check yes`. */
+static int run_withhold_every(hx_comm *comm, int ncells, const int grid[3], int steps, int voted)
 {
-    const int rank = hx_comm_rank(comm), size = hx_comm_size(comm);
-    const int every = 20, withheld = 8;
     hx_md_config cfg;
-    hx_md_system sys;
-    hx_md_engine *eng = NULL;
-    hx_status st;
-    char who[32];
-
-    if (size < 2 || !have_transport("nvshmem-fused")) {
-        if (rank == 0)
-            printf("--withhold needs 2 ranks or more and the nvshmem-fused transport\n");
-        return 1;
-    }
-    every_config(&cfg, ncells, grid, voted ? 1 : every);
+    every_config(&cfg, ncells, grid, voted ? 1 : 20);
     cfg.neigh_check = voted;
-    if (steps < 2 * every)
-        steps = 2 * every;
-    snprintf(cfg.transport, sizeof cfg.transport, "nvshmem-fused");
-    if (!HXT_OK(setup(comm, &cfg, &sys)))
-        return 0;
-    /* Read when the engine creates its transport. Its step counter is one
-     * ahead of the MD step (the set-up's exchange is its step 1), so the
-     * transport's step `withheld` is MD step withheld - 1: a replayed one. */
-    snprintf(who, sizeof who, "%d:%d", size - 1, withheld);
-    hxi_knobs_set("HALOX_TIMEOUT_S", "1");
-    hxi_knobs_set("HALOX_TEST_WITHHOLD", who);
-    st = hx_md_engine_gpu.create(&eng, comm, &cfg, &sys);
-    hxi_knobs_set("HALOX_TEST_WITHHOLD", NULL);
-    hxi_knobs_set("HALOX_TIMEOUT_S", NULL);
-    if (st == HX_ERR_UNSUPPORTED) {
-        if (rank == 0)
-            printf("nvshmem-fused refused: %s\n", hx_last_error());
-        hxt_md_free(&sys, NULL);
-        return 1;
-    }
-    if (HXT_OK(st)) {
-        const char *d = hx_md_engine_gpu.describe(eng);
-        int64_t failed_at = -1;
-        if (rank == 0)
-            printf("  %s\n", d);
-        HXT_CHECK(strstr(d, "replayed from one CUDA graph") != NULL, "not in graph mode: %s", d);
-        if (voted)
-            HXT_CHECK(strstr(d, "voted on the GPU") != NULL, "rebuilds not voted on: %s", d);
-        st = HX_OK;
-        for (int s = 1; s <= steps && st == HX_OK; s++) {
-            st = hx_md_engine_gpu.step(eng, s == steps);
-            if (st != HX_OK)
-                failed_at = s;
-        }
-        if (rank == 0)
-            printf("  %s: rank %d withheld its step %d: the run stopped at step %lld with %s: "
-                   "%s\n",
-                   voted ? "every 1 check yes, voted" : "every 20", size - 1, withheld,
-                   (long long) failed_at, hx_status_string(st), hx_last_error());
-        /* Voted steps: the exchange of MD step withheld - 1 times out, and
-         * the next vote, cut short by that timeout, stops every rank. */
-        if (voted)
-            HXT_CHECK(failed_at >= withheld - 1 && failed_at <= withheld + 1,
-                      "the failure came back at step %lld, want one of %d .. %d",
-                      (long long) failed_at, withheld - 1, withheld + 1);
-        else
-            HXT_CHECK(failed_at == every,
-                      "the failure came back at step %lld, want the check at %d",
-                      (long long) failed_at, every);
-        int span[2] = {(int) failed_at, -(int) failed_at};
-        HXT_OK(hxi_allreduce_int(comm, span, 2, 1));
-        HXT_CHECK(span[0] == -span[1], "the ranks stopped at different steps (%d .. %d)", -span[1],
-                  span[0]);
-        HXT_CHECK(st == HX_ERR_TIMEOUT, "the check returned %s, want HX_ERR_TIMEOUT (%s)",
-                  hx_status_string(st), hx_last_error());
-        HXT_CHECK(hxg_engine_graph_steps(eng) > 0, "no step was replayed from a CUDA graph");
-    }
-    if (eng)
-        hx_md_engine_gpu.destroy(eng);
-    hxt_md_free(&sys, NULL);
-    return 0;
-}
-
-/* The list check, checked: with the halo's reach moved up by rh
- * (HALOX_MD_CHECK=bad-reach), home atoms near the upper faces skip the halo
- * and lose neighbours; the first device rebuild (step 20) must fail with
- * HX_ERR_STATE on every rank, naming the lists. */
-static void run_bad_reach(hx_comm *comm, int ncells, const int grid[3])
-{
-    const int every = 20;
-    hx_md_config cfg;
-    hx_md_system sys;
-    hx_md_engine *eng = NULL;
-    every_config(&cfg, ncells, grid, every);
-    if (!HXT_OK(setup(comm, &cfg, &sys)))
-        return;
-    char shift[32];
-    snprintf(shift, sizeof shift, "%g", cfg.rc + cfg.skin);
-    hxi_knobs_set("HALOX_MD_CHECK", "bad-reach");
-    hx_status st = hx_md_engine_gpu.create(&eng, comm, &cfg, &sys);
-    hxi_knobs_set("HALOX_MD_CHECK", "all");
-    if (HXT_OK(st)) {
-        int64_t failed_at = -1;
-        for (int s = 1; s <= every && st == HX_OK; s++) {
-            st = hx_md_engine_gpu.step(eng, 0);
-            if (st != HX_OK)
-                failed_at = s;
-        }
-        if (hx_comm_rank(comm) == 0)
-            printf("  halo reach moved up by %s: step %lld returned %s: %s\n", shift,
-                   (long long) failed_at, hx_status_string(st), hx_last_error());
-        HXT_CHECK(st == HX_ERR_STATE && failed_at == every &&
-                      strstr(hx_last_error(), "list build") != NULL,
-                  "the list check did not catch lists built with a wrong reach (%s at step %lld)",
-                  hx_status_string(st), (long long) failed_at);
-    }
-    if (eng)
-        hx_md_engine_gpu.destroy(eng);
-    hxt_md_free(&sys, NULL);
+    return hxt_md_gpu_withhold(comm, &cfg, steps, setup);
 }
 
 /* The pair styles besides lj/cut (tests/decks/in.pair_*'s parameters):
@@ -732,10 +614,10 @@ int main(int argc, char **argv)
         return hxt_finish(comm);
     }
     if (withhold) {
-        int could_not = keeper ? run_withhold(comm, ncells, grid, steps, 0) : 1;
+        int could_not = keeper ? run_withhold_every(comm, ncells, grid, steps, 0) : 1;
         /* The voted run needs what the plain one needed: it must run too. */
         if (!could_not)
-            HXT_CHECK(run_withhold(comm, ncells, grid, steps, 1) == 0,
+            HXT_CHECK(run_withhold_every(comm, ncells, grid, steps, 1) == 0,
                       "the voted run could not start where the plain one ran");
         if (keeper)
             hx_transport_destroy(keeper);
@@ -812,9 +694,9 @@ int main(int argc, char **argv)
         if (rank == 0)
             printf("  host-path rebuilds:\n");
         run_gpu(comm, &cfg, "", steps, &cpu, &ref, variant == 0,
-                size == 1 ? 0 : (have_transport("nvshmem-fused") && variant == 0 ? 1 : -1));
+                size == 1 ? 0 : (hxt_have_transport("nvshmem-fused") && variant == 0 ? 1 : -1));
         hxi_knobs_set("HALOX_MD_REBUILD", paths);
-        if (size == 1 || have_transport("nvshmem-fused")) {
+        if (size == 1 || hxt_have_transport("nvshmem-fused")) {
             hxi_knobs_set("HALOX_MD_GRAPH_STEPS", "0");
             if (rank == 0)
                 printf("  steps launched kernel by kernel:\n");
@@ -829,8 +711,11 @@ int main(int argc, char **argv)
     }
     hxi_knobs_set("HALOX_MD_REBUILD", "large");
     run_styles(comm, ncells, grid);
-    if (size > 1)
-        run_bad_reach(comm, ncells, grid);
+    if (size > 1) {
+        hx_md_config cfg;
+        every_config(&cfg, ncells, grid, 20);
+        hxt_md_gpu_bad_reach(comm, &cfg, setup);
+    }
     free(ref.near);
     free(ref.stiff);
     if (keeper)
