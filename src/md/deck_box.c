@@ -240,12 +240,28 @@ hx_status deck_cmd_create_box(deck *d)
     return HX_OK;
 }
 
+/* The box's extent along k: [0, length) or, tilted, its bounding box
+ * (Domain::set_global_box's boxlo_bound, boxhi_bound). */
+static void box_extent(const deck *d, int k, double *lo, double *hi)
+{
+    const double a = pow(4.0 / d->c.density, 1.0 / 3.0);
+    const double xy = d->c.tilt[0], xz = d->c.tilt[1], yz = d->c.tilt[2];
+    *lo = 0.0;
+    *hi = d->c.cells[k] * a;
+    if (k == 0) {
+        *lo = fmin(fmin(0.0, xy), fmin(xz, xy + xz));
+        *hi += fmax(fmax(0.0, xy), fmax(xz, xy + xz));
+    } else if (k == 1) {
+        *lo = fmin(0.0, yz);
+        *hi += fmax(0.0, yz);
+    }
+}
+
 /* The fill of create_atoms T region ID: a block region defined after
- * create_box that reaches into the box. */
+ * create_box that reaches into the box (its bounding box, tilted). */
 static hx_status fill_of_region(deck *d, long long type, hx_md_fill *f)
 {
     const deck_region *r = region_find(d, d->words[3]);
-    const double a = pow(4.0 / d->c.density, 1.0 / 3.0);
     if (!r)
         return deck_error(d,
                           "create_atoms: no region '%s' (define it with `region %s block XLO "
@@ -256,12 +272,15 @@ static hx_status fill_of_region(deck *d, long long type, hx_md_fill *f)
                           "create_atoms %lld region %s: halox-md fills block regions only, not "
                           "a prism",
                           type, r->id);
-    for (int k = 0; k < 3; k++)
-        if (r->hi[k] < 0.0 || r->lo[k] >= d->c.cells[k] * a)
+    for (int k = 0; k < 3; k++) {
+        double lo, hi;
+        box_extent(d, k, &lo, &hi);
+        if (r->hi[k] < lo || r->lo[k] >= hi)
             return deck_error(d,
                               "create_atoms %lld region %s: the region (%c from %g to %g) lies "
-                              "outside the box (0 to %g): it holds no atom",
-                              type, r->id, "xyz"[k], r -> lo[k], r -> hi[k], d -> c.cells[k] * a);
+                              "outside the box (%g to %g): it holds no atom",
+                              type, r->id, "xyz"[k], r -> lo[k], r -> hi[k], lo, hi);
+    }
     f->type = (int) type;
     memcpy(f->lo, r->lo, sizeof f->lo);
     memcpy(f->hi, r->hi, sizeof f->hi);
@@ -287,10 +306,11 @@ hx_status deck_cmd_create_atoms(deck *d)
         (d->nwords == 4 && strcmp(d->words[2], "region") != 0))
         return deck_error(d, "create_atoms style '%s' is not supported (%s)",
                           deck_show(d->words[2]).s, usage);
-    if (d->nwords == 4 && d->c.triclinic)
+    if (d->nwords == 4 && d->c.triclinic && strcmp(d->words[3], d->box_region) == 0)
         return deck_error(d,
-                          "create_atoms %s region %s: in a prism box halox-md fills the whole "
-                          "box as LAMMPS's create_atoms box does (create_atoms T box)",
+                          "create_atoms %s region %s: the prism box's own region: halox-md "
+                          "fills the whole box as LAMMPS's create_atoms box does (create_atoms "
+                          "T box)",
                           deck_show(d->words[1]).s, deck_show(d->words[3]).s);
     if (d->nwords == 4 && strcmp(d->words[3], d->box_region) != 0)
         HXI_CHECK(fill_of_region(d, type, &f));
