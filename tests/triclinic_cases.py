@@ -21,7 +21,7 @@ tests/triclinic_decks/):
                 lattice-units deck
   restart       a run of 60 steps writing a checkpoint every 30, and one of
                 40 steps continued from its step-30 file for 30 steps: the
-                step-60 files equal byte for byte (version 5, the tilts in
+                step-60 files equal byte for byte (version 6, the tilts in
                 the header), at 1 and 3 ranks; the file continued through a
                 deck (read_restart) prints the original rows
   bad input     a tilt beyond LAMMPS's limit, a box too thin for rc + skin
@@ -182,8 +182,8 @@ def restart(r, ranks):
         if ok:
             a, b = r.read("full%d.rst" % n), r.read("cont%d.rst" % n)
             check(a == b, "restart at %d rank(s): the step-60 state equal byte for byte" % n)
-            check(a[8:12] == (5).to_bytes(4, sys.byteorder) and a[152:160] != bytes(8),
-                  "restart at %d rank(s): a version 5 file with the tilts" % n)
+            check(a[8:12] == (6).to_bytes(4, sys.byteorder) and a[152:160] != bytes(8),
+                  "restart at %d rank(s): a version 6 file with the tilts" % n)
         full[n] = [w for w in thermo_rows(out) if int(w[0]) >= 30]
     with open(os.path.join(r.tmp, "in.cont"), "w") as f:
         f.write("read_restart half1.rst\nneighbor 0.3 bin\n"
