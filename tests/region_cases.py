@@ -5,7 +5,8 @@
 3 ranks: a liquid slab filling 8 of 20 cells along z (`region slab block
 INF INF INF INF 0 8`, `processors 1 1 *`: at 3 ranks the top rank starts
 with no atom), a block in x and y (`units box` bounds, a grid along x and
-y), and two types in two regions (two create_atoms commands), each with
+y), two types in two regions (two create_atoms commands), and a tilted
+prism region (EDGE for zlo) under a block of another type, each with
 `velocity ... loop geom` and `loop all` (the latter with the ranks
 along z: LAMMPS's ids are those of one process's loop there). The thermo rows within
 lammps_match.py's bound (step 0 as printed), and a `dump ... atom` with
@@ -15,7 +16,8 @@ lammps_match.py's bound (step 0 as printed), and a `dump ... atom` with
 ranks: every line of the balance reports (cuts, imbalance factors, not
 the time) as LAMMPS prints it, and the thermo rows within the bound.
 
---part bad: a region not defined and a region outside the box: one clear
+--part bad: a region not defined, a region outside the box, a prism
+region with an INF bound and one whose bounds do not increase: one clear
 error each, naming the deck's line.
 
 --part restart: the slab's restart file, written at step 100 on 2 ranks,
@@ -73,6 +75,10 @@ SYSTEMS = {
                   ["region lo block INF INF INF INF 0 4", "region hi block INF INF INF INF 8 12",
                    "create_atoms 1 region lo", "create_atoms 2 region hi"],
                   ["mass 1 1.0", "mass 2 2.0"], TWO),
+    "prism": ((8, 8, 12), ("1 1 *",) * 3, 2,
+              ["region p prism 0.5 6 1 6.5 EDGE 9 1.5 1 -0.5",
+               "region q block INF INF INF INF 9.5 EDGE", "create_atoms 1 region p",
+               "create_atoms 2 region q"], ["mass 1 1.0", "mass 2 2.0"], TWO),
 }
 
 
@@ -131,6 +137,10 @@ BAD = [
     (["create_atoms 1 region nowhere"], 7, "create_atoms: no region 'nowhere'"),
     (["region far block INF INF INF INF 25 30", "create_atoms 1 region far"], 8,
      "create_atoms 1 region far: the region (z from"),
+    (["region p prism INF 4 0 4 0 4 1 0 0", "create_atoms 1 region p"], 8,
+     "create_atoms 1 region p: a prism with an INF bound along x"),
+    (["region p prism 0 4 2 2 0 4 1 0 0", "create_atoms 1 region p"], 8,
+     "the prism's ylo is not below its yhi"),
 ]
 
 

@@ -11,8 +11,9 @@
  * over the cells that can touch its domain.
  *
  * `create_atoms T region ID` of part of the box (cfg->types.nfills > 0,
- * orthorhombic box) keeps the sites inside each command's block, ids in
- * the same loop order command after command (hxi_fill_tab below).
+ * orthorhombic box) keeps the sites inside each command's region (a
+ * block or a prism: hxi_in_region), ids in the same loop order command
+ * after command (hxi_fill_tab below).
  *
  * A triclinic box (cfg->tilt not zero: LAMMPS's `region ID prism`) is
  * filled as LAMMPS's CreateAtoms::loop_lattice does on one process: cells
@@ -21,7 +22,7 @@
  * [-1e-6, 1 - 2e-6) along every dimension (LAMMPS's EPSILON, which keeps
  * one of two periodic images on the faces). Ids count the kept sites in
  * that order. With create_atoms T region ID (nfills > 0) a site is also
- * inside the command's block (LAMMPS's region->match on the Cartesian
+ * inside the command's region (LAMMPS's region->match on the Cartesian
  * point, before the box test), command after command. A table of the
  * kept sites per row (command, cells k, j) finds the site of an id
  * without the whole loop (hx_md_site_at).
@@ -66,9 +67,32 @@ static hxi_tri hxi_tri_table;
 
 static const double hxi_tri_eps = 1e-6; /* CreateAtoms' EPSILON */
 
-/* 1 when f's block holds x (RegBlock::inside, upper planes included). */
-static int hxi_in_block(const hx_md_fill *f, const double x[3])
+/* 1 when f's prism holds x (RegPrism::inside, with its h and h_inv; a
+ * bound INF is LAMMPS's BIG, 1e20). */
+static int hxi_in_prism(const hx_md_fill *f, const double x[3])
 {
+    double lo[3], h[3], p[3];
+    for (int d = 0; d < 3; d++) {
+        lo[d] = isinf(f->lo[d]) ? -1e20 : f->lo[d];
+        h[d] = (isinf(f->hi[d]) ? 1e20 : f->hi[d]) - lo[d];
+        p[d] = x[d] - lo[d];
+    }
+    const double xy = f->tilt[0], xz = f->tilt[1], yz = f->tilt[2];
+    const double i00 = 1.0 / h[0], i01 = -xy / (h[0] * h[1]),
+                 i02 = (xy * yz - xz * h[1]) / (h[0] * h[1] * h[2]);
+    const double i11 = 1.0 / h[1], i12 = -yz / (h[1] * h[2]), i22 = 1.0 / h[2];
+    const double a = i00 * p[0] + i01 * p[1] + i02 * p[2];
+    const double b = i11 * p[1] + i12 * p[2];
+    const double c = i22 * p[2];
+    return a >= 0.0 && a <= 1.0 && b >= 0.0 && b <= 1.0 && c >= 0.0 && c <= 1.0;
+}
+
+/* 1 when f's region holds x: a block's bounds, upper planes included
+ * (RegBlock::inside), or a prism. */
+static int hxi_in_region(const hx_md_fill *f, const double x[3])
+{
+    if (f->prism)
+        return hxi_in_prism(f, x);
     for (int d = 0; d < 3; d++)
         if (!(x[d] >= f->lo[d] && x[d] <= f->hi[d]))
             return 0;
@@ -84,7 +108,7 @@ static int hxi_tri_site(const hxi_tri *t, const hx_md_fill *f, int i, int j, int
     x[0] = ((double) i + hxi_fcc_basis[m][0]) * t->a;
     x[1] = ((double) j + hxi_fcc_basis[m][1]) * t->a;
     x[2] = ((double) k + hxi_fcc_basis[m][2]) * t->a;
-    if (!hxi_in_block(f, x))
+    if (!hxi_in_region(f, x))
         return 0;
     /* Domain::x2lamda with boxlo 0 */
     l[0] = t->hinv[0] * x[0] + t->hinv[5] * x[1] + t->hinv[4] * x[2];
@@ -149,9 +173,9 @@ static hx_status hxi_tri_build(hxi_tri *t, const hx_md_config *c)
     if (c->types.nfills > 0)
         memcpy(t->fills, c->types.fills, sizeof(hx_md_fill) * (size_t) c->types.nfills);
     else
-        t->fills[0] = (hx_md_fill){c->types.create_type,
-                                   {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL},
-                                   {HUGE_VAL, HUGE_VAL, HUGE_VAL}};
+        t->fills[0] = (hx_md_fill){.type = c->types.create_type,
+                                   .lo = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL},
+                                   .hi = {HUGE_VAL, HUGE_VAL, HUGE_VAL}};
     HXI_CHECK(hxi_alloc((void **) &t->before,
                         sizeof(int64_t) * ((size_t) t->nfills * (size_t) t->nrows + 1),
                         "triclinic lattice rows"));
@@ -250,7 +274,7 @@ static int hxi_fill_site(const hx_md_fill *f, double a, int i, int j, int k, int
     const int cell[3] = {i, j, k};
     for (int d = 0; d < 3; d++)
         x[d] = 0.0 + ((double) cell[d] + hxi_fcc_basis[m][d]) * a;
-    return hxi_in_block(f, x);
+    return hxi_in_region(f, x);
 }
 
 static int hxi_fill_matches(const hxi_fill_tab *t, const hx_md_config *c)
