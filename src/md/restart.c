@@ -476,7 +476,7 @@ hx_status hxi_md_restart_read_atoms(hx_comm *comm, const char *path, const hxi_m
     sys->natoms = h->natoms;
     sys->has_ref = h->width >= 9;
     sys->ref_ago = h->ago;
-    hxi_md_restart_cuts_restore(h, &sys->decomp, path);
+    hxi_md_restart_cuts_restore(comm, h, &sys->decomp, path);
     st = hxi_alloc((void **) &chunk, (size_t) RST_CHUNK * 10 * sizeof(double), "restart chunk");
     if (st == HX_OK && rank == 0) {
         unsigned char buf[RST_HEADER];
