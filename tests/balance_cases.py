@@ -189,8 +189,9 @@ def part_md(r, failures):
                                                                                         count))
         print("%s: %d rebalances, thermo alike" % (what, count))
     # A run continued from a restart file written after rebalances: the
-    # file holds no cuts; the continued run's fix balance balances again
-    # at its set-up, and its rows are the straight run's.
+    # file holds the cuts (version 6), restored on the same grid; the
+    # continued run's fix balance starts from them at its set-up, and its
+    # rows are the straight run's.
     _, straight, _ = r.run(3, r.a.halox, deck("1 1 *", [fix], 300, 50), ["--cpu"])
     r.run(3, r.a.halox, deck("1 1 *", [fix], 150, 50) + "write_restart r.bin\n", ["--cpu"])
     cont = "\n".join(["read_restart r.bin", "processors 1 1 *",

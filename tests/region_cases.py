@@ -5,7 +5,8 @@
 3 ranks: a liquid slab filling 8 of 20 cells along z (`region slab block
 INF INF INF INF 0 8`, `processors 1 1 *`: at 3 ranks the top rank starts
 with no atom), a block in x and y (`units box` bounds, a grid along x and
-y), and two types in two regions (two create_atoms commands), each with
+y), two types in two regions (two create_atoms commands), and a tilted
+prism region (EDGE for zlo) under a block of another type, each with
 `velocity ... loop geom` and `loop all` (the latter with the ranks
 along z: LAMMPS's ids are those of one process's loop there). The thermo rows within
 lammps_match.py's bound (step 0 as printed), and a `dump ... atom` with
@@ -15,22 +16,33 @@ lammps_match.py's bound (step 0 as printed), and a `dump ... atom` with
 ranks: every line of the balance reports (cuts, imbalance factors, not
 the time) as LAMMPS prints it, and the thermo rows within the bound.
 
---part bad: a region not defined and a region outside the box: one clear
+--part bad: a region not defined, a region outside the box, a prism
+region with an INF bound and one whose bounds do not increase: one clear
 error each, naming the deck's line.
 
 --part restart: the slab's restart file, written at step 100 on 2 ranks,
 continued to step 200 on 2 and 3 ranks: the rows of steps 100-200 as the
 run that went straight through printed them (the file holds fewer atoms
-than the lattice's sites).
+than the lattice's sites). Then the slab with `balance 1.1 shift z 20
+1.0` on 2 ranks: its file (version 6) holds the cuts; continued on 2
+ranks it prints the straight run's rows and writes at step 200 the
+straight run's file byte for byte (atoms and cuts); a `balance 1.0 shift
+z 20 1.0` after read_restart starts from the file's cuts (initial
+imbalance below 1.1); on 3 ranks (another grid) a note says the domains
+are uniform and the same balance starts from them (initial imbalance
+above 2). The file's cuts damaged (a flipped byte) or its version set to
+5 (which holds no cuts) with the header resealed: one ERROR line each.
 
 --part lammps and --part balance print SKIPPED (exit 0) when lmp is not
 installed.
 """
 import os
+import struct
 import sys
 
 from balance_cases import compare_rows, reports, run_parts
 from lammps_match import TOL, thermo_rows
+from restart_cases import fnv
 
 HEAD = """units lj
 atom_style atomic
@@ -63,6 +75,10 @@ SYSTEMS = {
                   ["region lo block INF INF INF INF 0 4", "region hi block INF INF INF INF 8 12",
                    "create_atoms 1 region lo", "create_atoms 2 region hi"],
                   ["mass 1 1.0", "mass 2 2.0"], TWO),
+    "prism": ((8, 8, 12), ("1 1 *",) * 3, 2,
+              ["region p prism 0.5 6 1 6.5 EDGE 9 1.5 1 -0.5",
+               "region q block INF INF INF INF 9.5 EDGE", "create_atoms 1 region p",
+               "create_atoms 2 region q"], ["mass 1 1.0", "mass 2 2.0"], TWO),
 }
 
 
@@ -121,6 +137,10 @@ BAD = [
     (["create_atoms 1 region nowhere"], 7, "create_atoms: no region 'nowhere'"),
     (["region far block INF INF INF INF 25 30", "create_atoms 1 region far"], 8,
      "create_atoms 1 region far: the region (z from"),
+    (["region p prism INF 4 0 4 0 4 1 0 0", "create_atoms 1 region p"], 8,
+     "create_atoms 1 region p: a prism with an INF bound along x"),
+    (["region p prism 0 4 2 2 0 4 1 0 0", "create_atoms 1 region p"], 8,
+     "the prism's ylo is not below its yhi"),
 ]
 
 
@@ -149,6 +169,64 @@ def part_restart(r, failures):
             failures.append("slab restart continued on %d ranks: rows %s, want %s" %
                             (n, rows, want))
         print("slab restart continued on %d ranks: %d rows as the straight run" % (n, len(rows)))
+    balanced_restart(r, failures)
+
+
+def imbalance(text):
+    """The initial imbalance factor of the first balance report."""
+    for l in text.splitlines():
+        if l.startswith("  initial/final imbalance factor"):
+            return float(l.split("=")[1].split()[0])
+    return None
+
+
+def balanced_restart(r, failures):
+    bal = ["balance 1.1 shift z 20 1.0"]
+    straight = r.run(2, r.a.halox, deck("slab", 2, extra=bal, steps=200) +
+                     "write_restart b200.rst\n", ["--cpu"])[1]
+    r.run(2, r.a.halox, deck("slab", 2, extra=bal, steps=100) + "write_restart b100.rst\n",
+          ["--cpu"])
+    tail = "\n".join(TAIL.format(loop="geom", coeffs=ONE).split("\n")[1:])
+    cont = "read_restart b100.rst\n" + tail + "thermo 50\nrun 100\nwrite_restart c200.rst\n"
+    out = r.run(2, r.a.halox, cont, ["--cpu"])[1]
+    want = [row for row in thermo_rows(straight)[1:] if float(row[0]) >= 100]
+    same = open(os.path.join(r.tmp, "b200.rst"), "rb").read() == open(
+        os.path.join(r.tmp, "c200.rst"), "rb").read()
+    if thermo_rows(out)[1:] != want or len(want) < 3 or not same or "note:" in out:
+        failures.append("balanced slab continued on 2 ranks: rows %s, want %s; step-200 files "
+                        "equal: %s\n%s" % (thermo_rows(out)[1:], want, same, out[-800:]))
+    print("balanced slab continued on 2 ranks: the straight run's rows and step-200 file")
+    rebal = cont.replace("thermo 50", "balance 1.0 shift z 20 1.0\nthermo 50")
+    for n, ok in ((2, lambda f: f is not None and f < 1.1),
+                  (3, lambda f: f is not None and f > 2.0)):
+        out = r.run(n, r.a.halox, rebal, ["--cpu"])[1]
+        note = "holds the domains' cuts of grid 1x1x2; with another rank grid (grid 1x1x3)"
+        if not ok(imbalance(out)) or (note in out) != (n == 3):
+            failures.append("balance after read_restart on %d ranks: initial imbalance %s, "
+                            "note %s:\n%s" % (n, imbalance(out), note in out, out[-1500:]))
+        print("balance after read_restart on %d ranks: initial imbalance %s" %
+              (n, imbalance(out)))
+    damaged_cuts(r, failures)
+
+
+def damaged_cuts(r, failures):
+    data = open(os.path.join(r.tmp, "b100.rst"), "rb").read()
+    flip = bytearray(data)
+    flip[256 + 20] ^= 1
+    old = bytearray(data)
+    old[8:12] = struct.pack("<I", 5)
+    old[248:256] = struct.pack("<Q", fnv(bytes(old[:248])))
+    for name, blob, want in (("flip.rst", flip, "the domains' cuts' checksum does not match"),
+                             ("old.rst", old, "inconsistent header")):
+        with open(os.path.join(r.tmp, name), "wb") as f:
+            f.write(bytes(blob))
+        rc, out, _ = r.run(2, r.a.halox, "read_restart %s\nrun 10\n" % name, ["--cpu"],
+                           ok=False)
+        errors = set(l for l in out.splitlines() if "ERROR" in l)
+        if rc == 0 or len(errors) != 1 or want not in out:
+            failures.append("%s: exit %d, want one error with %r:\n%s" %
+                            (name, rc, want, out[-1200:]))
+        print("refused: %s (%s)" % (name, want))
 
 
 def main():

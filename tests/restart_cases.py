@@ -27,7 +27,8 @@
                 atom far outside the box, a step near 2^63: each one
                 ERROR line and a non-zero exit; the size limit leaves the
                 previous checkpoint as it was. A version-1 file (no list
-                positions) still continues.
+                positions) still continues; version-2 and version-5 files
+                continue as the file they came from.
   killed rank   SIGKILL to one of 2 ranks: the run ends within 30 s, the
                 launcher names the rank, no process is left
   mpirun stop   SIGTERM to mpirun of 2 ranks (32,000 atoms with Open MPI's
@@ -178,6 +179,14 @@ def as_version1(b):
     return reseal(h, out)
 
 
+def as_version5(b):
+    """A version-6 file without cuts as version 5 wrote it (the same bytes
+    but the version)."""
+    h = bytearray(b)
+    h[8:12] = struct.pack("<I", 5)
+    return reseal(h)
+
+
 def sealed_cases(r, data):
     def put(fmt, at, *v):
         b = bytearray(data)
@@ -214,6 +223,11 @@ def sealed_cases(r, data):
     rc3, out3, err = r.run(1, ["--restart", "half1.rst", "--steps", "20", "--thermo", "10"])
     check(rc == 0 and rc3 == 0 and rows(out2) == rows(out3) and len(rows(out2)) == 3,
           "a version-2 file continues as the version-3 file it came from (exit %d)" % rc)
+    with open(os.path.join(r.tmp, "v5.rst"), "wb") as f:
+        f.write(as_version5(data))
+    rc, out5, err = r.run(1, ["--restart", "v5.rst", "--steps", "20", "--thermo", "10"])
+    check(rc == 0 and rows(out5) == rows(out3) and len(rows(out5)) == 3,
+          "a version-5 file continues as the version-6 file it came from (exit %d)" % rc)
 
 
 NVT_DECK = """units lj
@@ -417,14 +431,14 @@ def bad_files(r):
     variant("payload.rst", flip(len(data) - 1000))
     variant("header.rst", flip(30))
     ver = bytearray(data)
-    ver[8] = 6
+    ver[8] = 7
     variant("version.rst", bytes(ver))
     variant("text.rst", b"units lj\n")
     cases = [
         (["--restart", "trunc.rst"], "truncated"),
         (["--restart", "payload.rst"], "atoms' checksum does not match"),
         (["--restart", "header.rst"], "header's checksum does not match"),
-        (["--restart", "version.rst"], "version 6; this halox-md reads versions 1 to 5"),
+        (["--restart", "version.rst"], "version 7; this halox-md reads versions 1 to 6"),
         (["--restart", "text.rst"], "not a restart file"),
         (["--restart", "missing.rst"], "cannot open restart file missing.rst"),
         (["--restart", "half1.rst", "--size", "9"], "but the run asks for 9x9x9 cells"),

@@ -12,17 +12,22 @@ tests/triclinic_decks/):
   loop all      `velocity all create ... dist gaussian rot yes` (loop all,
                 LAMMPS's default: the ids of create_atoms' loop) at 1 and 3
                 ranks against LAMMPS on 1 process, lammps_match.py's bound
+  regions       tests/triclinic_decks/in.tri_region (create_atoms T region
+                ID of two block regions in the tilted box) with `velocity
+                ... loop all` and a dump sorted by id: the dump byte for
+                byte and the atom count as LAMMPS's (1 process) at 1 and 3
+                ranks
   units box     the same box given in box units prints the rows of the
                 lattice-units deck
   restart       a run of 60 steps writing a checkpoint every 30, and one of
                 40 steps continued from its step-30 file for 30 steps: the
-                step-60 files equal byte for byte (version 5, the tilts in
+                step-60 files equal byte for byte (version 6, the tilts in
                 the header), at 1 and 3 ranks; the file continued through a
                 deck (read_restart) prints the original rows
   bad input     a tilt beyond LAMMPS's limit, a box too thin for rc + skin
                 between its tilted faces, tilts that do not fit the lattice,
-                create_atoms region in a prism box, a prism box on the GPU
-                engine: each one ERROR line naming what to change (the deck's
+                create_atoms region of the prism box's own region, a prism
+                box on the GPU engine: each one ERROR line naming what to change (the deck's
                 file and line where it is the deck's)
 
 Exit 0 when every check holds; the LAMMPS comparisons print SKIPPED and
@@ -121,6 +126,29 @@ def loop_all(r, ranks, lmp):
         check(ok, "loop all at %d rank(s): LAMMPS's rows (1 process) %s" % (n, err.strip()[-200:]))
 
 
+def regions(r, ranks, lmp):
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "triclinic_decks", "in.tri_region")) as f:
+        text = f.read().replace("4711 loop geom", "4711 dist gaussian")
+    text = text.replace("thermo          50", "dump d all atom 25 traj.region\n"
+                        "dump_modify d sort id\nthermo 25").replace("run             200", "run 50")
+    with open(os.path.join(r.tmp, "in.region_all"), "w") as f:
+        f.write(text)
+    rc, out, _ = r.run(r.launch(1, lmp) + ["-in", "in.region_all", "-log", "none", "-echo",
+                                           "none"])
+    if not check(rc == 0, "LAMMPS runs in.region_all (exit %d)" % rc):
+        return
+    want, atoms = r.read("traj.region"), [w[-1] for w in thermo_rows(out)]
+    for n in ranks:
+        os.remove(os.path.join(r.tmp, "traj.region"))
+        rc, out, err = r.halox(n, ["-in", "in.region_all"])
+        got = r.read("traj.region") if rc == 0 else b""
+        check(got == want and [w[-1] for w in thermo_rows(out)] == atoms,
+              "create_atoms region in a prism box at %d rank(s): LAMMPS's %s atoms, its dump "
+              "(loop all) byte for byte (%d vs %d bytes) %s" %
+              (n, atoms[:1], len(got), len(want), err.strip()[-200:]))
+
+
 def units_box(r):
     a = (4 / 0.8442) ** (1.0 / 3.0)
     lat = deck(r.tmp, "in.lat", "thermo 50\nrun 100\n", tilt="-1 1.5 0.5 units lattice")
@@ -154,8 +182,8 @@ def restart(r, ranks):
         if ok:
             a, b = r.read("full%d.rst" % n), r.read("cont%d.rst" % n)
             check(a == b, "restart at %d rank(s): the step-60 state equal byte for byte" % n)
-            check(a[8:12] == (5).to_bytes(4, sys.byteorder) and a[152:160] != bytes(8),
-                  "restart at %d rank(s): a version 5 file with the tilts" % n)
+            check(a[8:12] == (6).to_bytes(4, sys.byteorder) and a[152:160] != bytes(8),
+                  "restart at %d rank(s): a version 6 file with the tilts" % n)
         full[n] = [w for w in thermo_rows(out) if int(w[0]) >= 30]
     with open(os.path.join(r.tmp, "in.cont"), "w") as f:
         f.write("read_restart half1.rst\nneighbor 0.3 bin\n"
@@ -190,8 +218,9 @@ def bad_input(r):
         f.write(DECK.format(nx=6, ny=7, nz=8, tilt="1 0 0").replace(
             "create_atoms 1 box", "create_atoms 1 region box") + "run 10\n")
     rc, out, err = r.halox(1, ["-in", "in.region"])
-    check(rc != 0 and "in.region:6: create_atoms 1 region box: in a prism box" in err,
-          "create_atoms region in a prism box: refused naming the line (exit %d)" % rc)
+    check(rc != 0 and "in.region:6: create_atoms 1 region box: the prism box's own region" in err,
+          "create_atoms region of the prism box's own region: refused naming the line (exit %d)"
+          % rc)
 
 
 def main():
@@ -207,6 +236,7 @@ def main():
         if lmp:
             dumps(r, ranks, lmp)
             loop_all(r, ranks, lmp)
+            regions(r, ranks, lmp)
         else:
             print("SKIPPED (dumps against LAMMPS): no LAMMPS program '%s'" % a.lmp)
         units_box(r)

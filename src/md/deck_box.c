@@ -66,11 +66,28 @@ static hx_status region_bound(deck *d, int k, int hi, double scale, const char *
     return HX_OK;
 }
 
-/* The bounds of a region defined after create_box (LAMMPS's RegBlock:
- * INF for no bound, EDGE for the box's, else a number times scale). */
-static hx_status region_free_bounds(deck *d, deck_region *r, double scale)
+/* The box's extent along k: [0, length) or, tilted, its bounding box
+ * (Domain::set_global_box's boxlo_bound, boxhi_bound). */
+static void box_extent(const deck *d, int k, double *lo, double *hi)
 {
     const double a = pow(4.0 / d->c.density, 1.0 / 3.0);
+    const double xy = d->c.tilt[0], xz = d->c.tilt[1], yz = d->c.tilt[2];
+    *lo = 0.0;
+    *hi = d->c.cells[k] * a;
+    if (k == 0) {
+        *lo = fmin(fmin(0.0, xy), fmin(xz, xy + xz));
+        *hi += fmax(fmax(0.0, xy), fmax(xz, xy + xz));
+    } else if (k == 1) {
+        *lo = fmin(0.0, yz);
+        *hi += fmax(0.0, yz);
+    }
+}
+
+/* The bounds of a region defined after create_box (LAMMPS's RegBlock and
+ * RegPrism: INF for no bound, EDGE for the box's, a block's in a tilted
+ * box its bounding box's, else a number times scale). */
+static hx_status region_free_bounds(deck *d, deck_region *r, int prism, double scale)
+{
     for (int k = 0; k < 6; k++) {
         const char *w = d->words[3 + k];
         const int dim = k / 2, hi = k % 2;
@@ -79,9 +96,13 @@ static hx_status region_free_bounds(deck *d, deck_region *r, double scale)
         snprintf(what, sizeof what, "%c%s", "xyz"[dim], hi ? "hi" : "lo");
         if (strcmp(w, "INF") == 0)
             v = hi ? HUGE_VAL : -HUGE_VAL;
-        else if (strcmp(w, "EDGE") == 0)
-            v = hi ? d->c.cells[dim] * a : 0.0;
-        else {
+        else if (strcmp(w, "EDGE") == 0) {
+            double lo, up;
+            box_extent(d, dim, &lo, &up);
+            if (prism) /* LAMMPS's boxlo, boxhi */
+                lo = 0.0, up = d->c.cells[dim] * pow(4.0 / d->c.density, 1.0 / 3.0);
+            v = hi ? up : lo;
+        } else {
             HXI_CHECK(deck_get_double(d, what, w, &v));
             if (!isfinite(v))
                 return deck_error(d, "region: %s %s is not finite (write INF)", what,
@@ -139,7 +160,7 @@ hx_status deck_cmd_region(deck *d)
     /* LAMMPS scales lengths and tilts by the lattice spacings: all a for fcc. */
     scale = d->nwords > nw && strcmp(d->words[nw + 1], "box") == 0 ? 1.0 : a;
     if (d->have_box) /* a region to fill: any bounds */
-        HXI_CHECK(region_free_bounds(d, r, scale));
+        HXI_CHECK(region_free_bounds(d, r, prism, scale));
     for (int k = 0; !d->have_box && k < 3; k++) {
         HXI_CHECK(region_bound(d, k, 0, scale / a, usage, NULL));
         HXI_CHECK(region_bound(d, k, 1, a / scale, usage, &r->cells[k]));
@@ -240,31 +261,70 @@ hx_status deck_cmd_create_box(deck *d)
     return HX_OK;
 }
 
-/* The fill of create_atoms T region ID: a block region defined after
- * create_box that reaches into the box. */
+/* A prism region to fill: bounds finite (LAMMPS's RegPrism puts INF at
+ * 1e20, where its fill no longer follows the prism's shape) and
+ * increasing (LAMMPS: Illegal region prism command). */
+static hx_status prism_fill_ok(deck *d, long long type, const deck_region *r)
+{
+    for (int k = 0; k < 3; k++) {
+        if (!isfinite(r->lo[k]) || !isfinite(r->hi[k]))
+            return deck_error(d,
+                              "create_atoms %lld region %s: a prism with an INF bound along %c: "
+                              "halox-md fills prisms of finite bounds (numbers or EDGE)",
+                              type, r->id, "xyz"[k]);
+        if (!(r->lo[k] < r->hi[k]))
+            return deck_error(d,
+                              "create_atoms %lld region %s: the prism's %clo is not below its "
+                              "%chi (LAMMPS: Illegal region prism command)",
+                              type, r->id, "xyz"[k], "xyz"[k]);
+    }
+    return HX_OK;
+}
+
+/* A region's extent along k: a block's bounds, a prism's bounding box. */
+static void region_extent(const deck_region *r, int k, double *lo, double *hi)
+{
+    const double xy = r->prism ? r->tilt[0] : 0.0, xz = r->prism ? r->tilt[1] : 0.0,
+                 yz = r->prism ? r->tilt[2] : 0.0;
+    *lo = r->lo[k];
+    *hi = r->hi[k];
+    if (k == 0) {
+        *lo += fmin(fmin(0.0, xy), fmin(xz, xy + xz));
+        *hi += fmax(fmax(0.0, xy), fmax(xz, xy + xz));
+    } else if (k == 1) {
+        *lo += fmin(0.0, yz);
+        *hi += fmax(0.0, yz);
+    }
+}
+
+/* The fill of create_atoms T region ID: a block or prism region defined
+ * after create_box that reaches into the box (their bounding boxes). */
 static hx_status fill_of_region(deck *d, long long type, hx_md_fill *f)
 {
     const deck_region *r = region_find(d, d->words[3]);
-    const double a = pow(4.0 / d->c.density, 1.0 / 3.0);
     if (!r)
         return deck_error(d,
                           "create_atoms: no region '%s' (define it with `region %s block XLO "
                           "XHI YLO YHI ZLO ZHI` after create_box)",
                           deck_show(d->words[3]).s, deck_show(d->words[3]).s);
     if (r->prism)
-        return deck_error(d,
-                          "create_atoms %lld region %s: halox-md fills block regions only, not "
-                          "a prism",
-                          type, r->id);
-    for (int k = 0; k < 3; k++)
-        if (r->hi[k] < 0.0 || r->lo[k] >= d->c.cells[k] * a)
+        HXI_CHECK(prism_fill_ok(d, type, r));
+    for (int k = 0; k < 3; k++) {
+        double lo, hi, rlo, rhi;
+        box_extent(d, k, &lo, &hi);
+        region_extent(r, k, &rlo, &rhi);
+        if (rhi < lo || rlo >= hi)
             return deck_error(d,
                               "create_atoms %lld region %s: the region (%c from %g to %g) lies "
-                              "outside the box (0 to %g): it holds no atom",
-                              type, r->id, "xyz"[k], r -> lo[k], r -> hi[k], d -> c.cells[k] * a);
+                              "outside the box (%g to %g): it holds no atom",
+                              type, r->id, "xyz"[k], rlo, rhi, lo, hi);
+    }
     f->type = (int) type;
     memcpy(f->lo, r->lo, sizeof f->lo);
     memcpy(f->hi, r->hi, sizeof f->hi);
+    f->prism = r->prism;
+    if (r->prism)
+        memcpy(f->tilt, r->tilt, sizeof f->tilt);
     return HX_OK;
 }
 
@@ -275,7 +335,7 @@ hx_status deck_cmd_create_atoms(deck *d)
     HXI_CHECK(deck_not_restarted(d));
     static const char usage[] = "create_atoms T box or create_atoms T region ID";
     hx_md_types *t = &d->c.types;
-    hx_md_fill f = {0, {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL}, {HUGE_VAL, HUGE_VAL, HUGE_VAL}};
+    hx_md_fill f = {.lo = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL}, .hi = {HUGE_VAL, HUGE_VAL, HUGE_VAL}};
     long long type;
     HXI_CHECK(deck_nargs(d, 3, 4, usage));
     HXI_CHECK(deck_need(d, d->have_box, "create_box"));
@@ -287,10 +347,11 @@ hx_status deck_cmd_create_atoms(deck *d)
         (d->nwords == 4 && strcmp(d->words[2], "region") != 0))
         return deck_error(d, "create_atoms style '%s' is not supported (%s)",
                           deck_show(d->words[2]).s, usage);
-    if (d->nwords == 4 && d->c.triclinic)
+    if (d->nwords == 4 && d->c.triclinic && strcmp(d->words[3], d->box_region) == 0)
         return deck_error(d,
-                          "create_atoms %s region %s: in a prism box halox-md fills the whole "
-                          "box as LAMMPS's create_atoms box does (create_atoms T box)",
+                          "create_atoms %s region %s: the prism box's own region: halox-md "
+                          "fills the whole box as LAMMPS's create_atoms box does (create_atoms "
+                          "T box)",
                           deck_show(d->words[1]).s, deck_show(d->words[3]).s);
     if (d->nwords == 4 && strcmp(d->words[3], d->box_region) != 0)
         HXI_CHECK(fill_of_region(d, type, &f));
@@ -299,16 +360,17 @@ hx_status deck_cmd_create_atoms(deck *d)
                              "box would put two atoms on every site");
     f.type = (int) type;
     if (d->have_atoms && t->nfills == 0) { /* the first command filled the whole box */
-        t->fills[0] = (hx_md_fill){
-            t->create_type, {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL}, {HUGE_VAL, HUGE_VAL, HUGE_VAL}};
+        t->fills[0] = (hx_md_fill){.type = t->create_type,
+                                   .lo = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL},
+                                   .hi = {HUGE_VAL, HUGE_VAL, HUGE_VAL}};
         t->nfills = 1;
     }
     if (t->nfills == HX_MD_MAX_FILLS)
         return deck_error(d, "more than %d create_atoms commands", HX_MD_MAX_FILLS);
     t->fills[t->nfills++] = f;
     t->create_type = t->fills[0].type;
-    if (t->nfills == 1 && f.lo[0] == -HUGE_VAL && f.lo[1] == -HUGE_VAL && f.lo[2] == -HUGE_VAL &&
-        f.hi[0] == HUGE_VAL && f.hi[1] == HUGE_VAL && f.hi[2] == HUGE_VAL)
+    if (t->nfills == 1 && !f.prism && f.lo[0] == -HUGE_VAL && f.lo[1] == -HUGE_VAL &&
+        f.lo[2] == -HUGE_VAL && f.hi[0] == HUGE_VAL && f.hi[1] == HUGE_VAL && f.hi[2] == HUGE_VAL)
         t->nfills = 0; /* the whole box */
     d->have_atoms = 1;
     return HX_OK;

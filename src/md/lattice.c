@@ -11,8 +11,9 @@
  * over the cells that can touch its domain.
  *
  * `create_atoms T region ID` of part of the box (cfg->types.nfills > 0,
- * orthorhombic box) keeps the sites inside each command's block, ids in
- * the same loop order command after command (hxi_fill_tab below).
+ * orthorhombic box) keeps the sites inside each command's region (a
+ * block or a prism: hxi_in_region), ids in the same loop order command
+ * after command (hxi_fill_tab below).
  *
  * A triclinic box (cfg->tilt not zero: LAMMPS's `region ID prism`) is
  * filled as LAMMPS's CreateAtoms::loop_lattice does on one process: cells
@@ -20,8 +21,11 @@
  * site kept when its lamda coordinates (Domain::x2lamda) lie in
  * [-1e-6, 1 - 2e-6) along every dimension (LAMMPS's EPSILON, which keeps
  * one of two periodic images on the faces). Ids count the kept sites in
- * that order. A table of the kept sites per row of cells (k, j) finds the
- * site of an id without the whole loop (hx_md_site_at).
+ * that order. With create_atoms T region ID (nfills > 0) a site is also
+ * inside the command's region (LAMMPS's region->match on the Cartesian
+ * point, before the box test), command after command. A table of the
+ * kept sites per row (command, cells k, j) finds the site of an id
+ * without the whole loop (hx_md_site_at).
  */
 #include "md/md.h"
 
@@ -45,28 +49,67 @@ double hx_md_lattice_constant(const hx_md_config *cfg)
 
 /* LAMMPS's create_atoms in a triclinic box: the box matrix h and its
  * inverse (Domain::set_global_box's h, h_inv), the loop's cell range, and
- * the kept sites before each row of cells (k, j). */
+ * the kept sites before each row: command f (one of the whole box where
+ * the deck filled it whole), cells k, j. */
 typedef struct hxi_tri {
     double a, h[6], hinv[6];
     int lo[3], hi[3];
-    int nrows;
-    int64_t *before; /* nrows + 1 */
+    int nrows;       /* rows of one command: cells (k, j) of the range */
+    int nfills;      /* commands: 1 for the whole box */
+    int64_t *before; /* nfills * nrows + 1 */
+    hx_md_fill fills[HX_MD_MAX_FILLS];
     /* what the table was made for */
     double density, tilt[3];
-    int cells[3];
+    int cells[3], cfg_nfills;
 } hxi_tri;
 
 static hxi_tri hxi_tri_table;
 
 static const double hxi_tri_eps = 1e-6; /* CreateAtoms' EPSILON */
 
-/* Site (i, j, k, m) into x; 1 when LAMMPS's one process keeps it. */
-static int hxi_tri_site(const hxi_tri *t, int i, int j, int k, int m, double x[3])
+/* 1 when f's prism holds x (RegPrism::inside, with its h and h_inv; a
+ * bound INF is LAMMPS's BIG, 1e20). */
+static int hxi_in_prism(const hx_md_fill *f, const double x[3])
+{
+    double lo[3], h[3], p[3];
+    for (int d = 0; d < 3; d++) {
+        lo[d] = isinf(f->lo[d]) ? -1e20 : f->lo[d];
+        h[d] = (isinf(f->hi[d]) ? 1e20 : f->hi[d]) - lo[d];
+        p[d] = x[d] - lo[d];
+    }
+    const double xy = f->tilt[0], xz = f->tilt[1], yz = f->tilt[2];
+    const double i00 = 1.0 / h[0], i01 = -xy / (h[0] * h[1]),
+                 i02 = (xy * yz - xz * h[1]) / (h[0] * h[1] * h[2]);
+    const double i11 = 1.0 / h[1], i12 = -yz / (h[1] * h[2]), i22 = 1.0 / h[2];
+    const double a = i00 * p[0] + i01 * p[1] + i02 * p[2];
+    const double b = i11 * p[1] + i12 * p[2];
+    const double c = i22 * p[2];
+    return a >= 0.0 && a <= 1.0 && b >= 0.0 && b <= 1.0 && c >= 0.0 && c <= 1.0;
+}
+
+/* 1 when f's region holds x: a block's bounds, upper planes included
+ * (RegBlock::inside), or a prism. */
+static int hxi_in_region(const hx_md_fill *f, const double x[3])
+{
+    if (f->prism)
+        return hxi_in_prism(f, x);
+    for (int d = 0; d < 3; d++)
+        if (!(x[d] >= f->lo[d] && x[d] <= f->hi[d]))
+            return 0;
+    return 1;
+}
+
+/* Site (i, j, k, m) into x; 1 when LAMMPS's one process keeps it for
+ * command f: inside f's region (region->match), then inside the box. */
+static int hxi_tri_site(const hxi_tri *t, const hx_md_fill *f, int i, int j, int k, int m,
+                        double x[3])
 {
     double l[3];
     x[0] = ((double) i + hxi_fcc_basis[m][0]) * t->a;
     x[1] = ((double) j + hxi_fcc_basis[m][1]) * t->a;
     x[2] = ((double) k + hxi_fcc_basis[m][2]) * t->a;
+    if (!hxi_in_region(f, x))
+        return 0;
     /* Domain::x2lamda with boxlo 0 */
     l[0] = t->hinv[0] * x[0] + t->hinv[5] * x[1] + t->hinv[4] * x[2];
     l[1] = t->hinv[1] * x[1] + t->hinv[3] * x[2];
@@ -80,7 +123,23 @@ static int hxi_tri_site(const hxi_tri *t, int i, int j, int k, int m, double x[3
 static int hxi_tri_matches(const hxi_tri *t, const hx_md_config *c)
 {
     return t->before && t->density == c->density && !memcmp(t->cells, c->cells, sizeof t->cells) &&
-           !memcmp(t->tilt, c->tilt, sizeof t->tilt);
+           !memcmp(t->tilt, c->tilt, sizeof t->tilt) && t->cfg_nfills == c->types.nfills &&
+           !memcmp(t->fills, c->types.fills, sizeof(hx_md_fill) * (size_t) c->types.nfills);
+}
+
+/* The kept sites of row r (command r / nrows, cells k, j of r % nrows)
+ * one by one: i and m from *i, *m on; 0 past the row's end. */
+static int hxi_tri_row_next(const hxi_tri *t, int r, int *i, int *m, double x[3])
+{
+    const int nj = t->hi[1] - t->lo[1] + 1, rr = r % t->nrows;
+    const hx_md_fill *f = &t->fills[r / t->nrows];
+    for (; *i <= t->hi[0]; (*i)++, *m = 0)
+        for (; *m < 4; (*m)++)
+            if (hxi_tri_site(t, f, *i, t->lo[1] + rr % nj, t->lo[2] + rr / nj, *m, x)) {
+                (*m)++;
+                return 1;
+            }
+    return 0;
 }
 
 /* The box matrix, the loop range (the box's bounding box in cells, one
@@ -110,21 +169,29 @@ static hx_status hxi_tri_build(hxi_tri *t, const hx_md_config *c)
     nj = t->hi[1] - t->lo[1] + 1;
     nk = t->hi[2] - t->lo[2] + 1;
     t->nrows = nj * nk;
-    HXI_CHECK(hxi_alloc((void **) &t->before, sizeof(int64_t) * (size_t) (t->nrows + 1),
+    t->nfills = c->types.nfills > 0 ? c->types.nfills : 1;
+    if (c->types.nfills > 0)
+        memcpy(t->fills, c->types.fills, sizeof(hx_md_fill) * (size_t) c->types.nfills);
+    else
+        t->fills[0] = (hx_md_fill){.type = c->types.create_type,
+                                   .lo = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL},
+                                   .hi = {HUGE_VAL, HUGE_VAL, HUGE_VAL}};
+    HXI_CHECK(hxi_alloc((void **) &t->before,
+                        sizeof(int64_t) * ((size_t) t->nfills * (size_t) t->nrows + 1),
                         "triclinic lattice rows"));
     t->before[0] = 0;
-    for (int r = 0; r < t->nrows; r++) {
-        const int j = t->lo[1] + r % nj, k = t->lo[2] + r / nj;
+    for (int r = 0; r < t->nfills * t->nrows; r++) {
         int64_t n = 0;
+        int i = t->lo[0], m = 0;
         double x[3];
-        for (int i = t->lo[0]; i <= t->hi[0]; i++)
-            for (int m = 0; m < 4; m++)
-                n += hxi_tri_site(t, i, j, k, m, x);
+        while (hxi_tri_row_next(t, r, &i, &m, x))
+            n++;
         t->before[r + 1] = t->before[r] + n;
     }
     t->density = c->density;
     memcpy(t->cells, c->cells, sizeof t->cells);
     memcpy(t->tilt, c->tilt, sizeof t->tilt);
+    t->cfg_nfills = c->types.nfills;
     return HX_OK;
 }
 
@@ -161,17 +228,22 @@ static int hxi_row_of(const int64_t *before, int nrows, int64_t id)
     return lo;
 }
 
+static int hxi_tri_row(const hxi_tri *t, int64_t id)
+{
+    return hxi_row_of(t->before, t->nfills * t->nrows, id);
+}
+
 /* The site of id in the triclinic loop: its row by bisection, then the
  * row's kept sites in order. */
 static void hxi_tri_site_of(const hxi_tri *t, int64_t id, double x[3])
 {
-    const int lo = hxi_row_of(t->before, t->nrows, id);
-    const int nj = t->hi[1] - t->lo[1] + 1;
-    int64_t left = id - t->before[lo];
-    for (int i = t->lo[0]; i <= t->hi[0]; i++)
-        for (int m = 0; m < 4; m++)
-            if (hxi_tri_site(t, i, t->lo[1] + lo % nj, t->lo[2] + lo / nj, m, x) && left-- == 0)
-                return;
+    const int r = hxi_tri_row(t, id);
+    int64_t left = id - t->before[r];
+    int i = t->lo[0], m = 0;
+    while (hxi_tri_row_next(t, r, &i, &m, x))
+        if (left-- == 0)
+            return;
+    x[0] = x[1] = x[2] = NAN;
 }
 
 /* create_atoms T region ID (cfg->types.nfills > 0, orthorhombic box):
@@ -200,12 +272,9 @@ static int hxi_fill_on(const hx_md_config *c)
 static int hxi_fill_site(const hx_md_fill *f, double a, int i, int j, int k, int m, double x[3])
 {
     const int cell[3] = {i, j, k};
-    for (int d = 0; d < 3; d++) {
+    for (int d = 0; d < 3; d++)
         x[d] = 0.0 + ((double) cell[d] + hxi_fcc_basis[m][d]) * a;
-        if (!(x[d] >= f->lo[d] && x[d] <= f->hi[d]))
-            return 0;
-    }
-    return 1;
+    return hxi_in_region(f, x);
 }
 
 static int hxi_fill_matches(const hxi_fill_tab *t, const hx_md_config *c)
@@ -274,8 +343,16 @@ static void hxi_fill_site_of(const hxi_fill_tab *t, const hx_md_config *c, int64
 
 int hxi_md_type_of(const hx_md_config *c, int64_t id, const double x[3])
 {
-    const hxi_fill_tab *t = hxi_fill_on(c) ? hxi_fill_get(c) : NULL;
-    const int type = t ? c->types.fills[hxi_fill_row(t, id) / t->nrows].type : c->types.create_type;
+    int type = c->types.create_type;
+    if (hxi_fill_on(c) && hxi_tri_on(c)) {
+        const hxi_tri *t = hxi_tri_get(c);
+        if (t)
+            type = t->fills[hxi_tri_row(t, id) / t->nrows].type;
+    } else if (hxi_fill_on(c)) {
+        const hxi_fill_tab *t = hxi_fill_get(c);
+        if (t)
+            type = c->types.fills[hxi_fill_row(t, id) / t->nrows].type;
+    }
     return hxi_md_type_sets(c, type, x);
 }
 
@@ -289,7 +366,7 @@ hx_status hxi_md_types_assign(hx_md_system *sys, const hx_md_config *c)
                         sizeof(int32_t) * (size_t) (sys->capacity > 0 ? sys->capacity : 1),
                         "atom types"));
     /* the table before the threads read it */
-    if (hxi_fill_on(c) && !hxi_fill_get(c))
+    if (hxi_fill_on(c) && (hxi_tri_on(c) ? !hxi_tri_get(c) : !hxi_fill_get(c)))
         return hxi_error(HX_ERR_NOMEM, "no memory for the create_atoms rows");
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static)
@@ -388,69 +465,6 @@ static hx_status hxi_lattice_install(hx_md_system *sys, const hx_md_config *cfg,
     return hxi_md_types_assign(sys, cfg);
 }
 
-/* This rank's atoms of a triclinic box: every row of the loop in order,
- * the sites its domain owns kept (the loop's sites on the lower faces may
- * lie a rounding outside; hx_decomp_owner clamps them and the engine's
- * first migration wraps them, as LAMMPS's first pbc()). */
-static hx_status hxi_md_lattice_tri(hx_md_system *sys, const hx_md_config *cfg)
-{
-    const hx_decomp *d = &sys->decomp;
-    const hxi_tri *t = hxi_tri_get(cfg);
-    const int64_t want = 4 * (int64_t) cfg->cells[0] * cfg->cells[1] * cfg->cells[2];
-    int64_t id = 0, natoms;
-    int n = 0, cap;
-    double *x = NULL, *v = NULL;
-    int64_t *ids = NULL;
-    hx_status st;
-    if (!t)
-        return hxi_error(HX_ERR_NOMEM, "no memory for the triclinic lattice's rows");
-    natoms = t->before[t->nrows];
-    if (natoms != want)
-        return hxi_error(HX_ERR_INVALID,
-                         "the triclinic box (tilts %g %g %g) holds %lld lattice sites, not the "
-                         "%lld of its %dx%dx%d cells: the tilts must make the box's edges "
-                         "lattice vectors (xy whole lattice cells, xz and yz half cells with a "
-                         "whole sum)",
-                         cfg->tilt[0], cfg->tilt[1], cfg->tilt[2], (long long) natoms,
-                         (long long) want, cfg->cells[0], cfg->cells[1], cfg->cells[2]);
-    cap = (int) ((natoms / d->nranks < (1 << 24) ? natoms / d->nranks : (1 << 24)) + 64);
-    st = hxi_alloc((void **) &x, (size_t) cap * 3 * sizeof(double), "lattice coordinates");
-    if (st == HX_OK)
-        st = hxi_alloc((void **) &ids, (size_t) cap * sizeof(int64_t), "lattice ids");
-    for (int r = 0; st == HX_OK && r < t->nrows; r++) {
-        const int nj = t->hi[1] - t->lo[1] + 1, j = t->lo[1] + r % nj, k = t->lo[2] + r / nj;
-        for (int i = t->lo[0]; st == HX_OK && i <= t->hi[0]; i++)
-            for (int m = 0; m < 4; m++) {
-                double p[3];
-                if (!hxi_tri_site(t, i, j, k, m, p))
-                    continue;
-                if (d->nranks == 1 || hx_decomp_owner(d, p) == d->rank) {
-                    if (n == cap) {
-                        cap += cap / 2 + 64;
-                        st = hxi_grow((void **) &x, (size_t) cap * 3 * sizeof(double),
-                                      "lattice coordinates");
-                        if (st == HX_OK)
-                            st = hxi_grow((void **) &ids, (size_t) cap * sizeof(int64_t),
-                                          "lattice ids");
-                        if (st != HX_OK)
-                            break;
-                    }
-                    memcpy(x + 3 * (size_t) n, p, sizeof p);
-                    ids[n++] = id;
-                }
-                id++;
-            }
-    }
-    if (st == HX_OK)
-        st = hxi_alloc((void **) &v, (size_t) cap * 3 * sizeof(double), "lattice velocities");
-    if (st != HX_OK) {
-        free(x);
-        free(ids);
-        return st;
-    }
-    return hxi_lattice_install(sys, cfg, x, v, ids, n, cap, natoms);
-}
-
 /* One site into this rank's arrays (grown as needed). */
 static hx_status hxi_keep(double **x, int64_t **ids, int *n, int *cap, const double p[3],
                           int64_t id)
@@ -463,6 +477,59 @@ static hx_status hxi_keep(double **x, int64_t **ids, int *n, int *cap, const dou
     memcpy(*x + 3 * (size_t) *n, p, 3 * sizeof(double));
     (*ids)[(*n)++] = id;
     return HX_OK;
+}
+
+/* This rank's atoms of a triclinic box: every row of the loop in order
+ * (each create_atoms command's in turn), the sites its domain owns kept
+ * (the loop's sites on the lower faces may lie a rounding outside;
+ * hx_decomp_owner clamps them and the engine's first migration wraps
+ * them, as LAMMPS's first pbc()). */
+static hx_status hxi_md_lattice_tri(hx_md_system *sys, const hx_md_config *cfg)
+{
+    const hx_decomp *d = &sys->decomp;
+    const hxi_tri *t = hxi_tri_get(cfg);
+    const int64_t want = 4 * (int64_t) cfg->cells[0] * cfg->cells[1] * cfg->cells[2];
+    int64_t id = 0, natoms;
+    int n = 0, cap;
+    double *x = NULL, *v = NULL;
+    int64_t *ids = NULL;
+    hx_status st;
+    if (!t)
+        return hxi_error(HX_ERR_NOMEM, "no memory for the triclinic lattice's rows");
+    natoms = t->before[t->nfills * t->nrows];
+    if (natoms != want && !hxi_fill_on(cfg))
+        return hxi_error(HX_ERR_INVALID,
+                         "the triclinic box (tilts %g %g %g) holds %lld lattice sites, not the "
+                         "%lld of its %dx%dx%d cells: the tilts must make the box's edges "
+                         "lattice vectors (xy whole lattice cells, xz and yz half cells with a "
+                         "whole sum)",
+                         cfg->tilt[0], cfg->tilt[1], cfg->tilt[2], (long long) natoms,
+                         (long long) want, cfg->cells[0], cfg->cells[1], cfg->cells[2]);
+    if (natoms < 1)
+        return hxi_error(HX_ERR_INVALID,
+                         "create_atoms: its regions hold no lattice site of the box (LAMMPS "
+                         "creates 0 atoms): widen the region");
+    cap = (int) ((natoms / d->nranks < (1 << 24) ? natoms / d->nranks : (1 << 24)) + 64);
+    st = hxi_alloc((void **) &x, (size_t) cap * 3 * sizeof(double), "lattice coordinates");
+    if (st == HX_OK)
+        st = hxi_alloc((void **) &ids, (size_t) cap * sizeof(int64_t), "lattice ids");
+    for (int r = 0; st == HX_OK && r < t->nfills * t->nrows; r++) {
+        int i = t->lo[0], m = 0;
+        double p[3];
+        while (st == HX_OK && hxi_tri_row_next(t, r, &i, &m, p)) {
+            if (d->nranks == 1 || hx_decomp_owner(d, p) == d->rank)
+                st = hxi_keep(&x, &ids, &n, &cap, p, id);
+            id++;
+        }
+    }
+    if (st == HX_OK)
+        st = hxi_alloc((void **) &v, (size_t) cap * 3 * sizeof(double), "lattice velocities");
+    if (st != HX_OK) {
+        free(x);
+        free(ids);
+        return st;
+    }
+    return hxi_lattice_install(sys, cfg, x, v, ids, n, cap, natoms);
 }
 
 /* This rank's atoms of create_atoms T region ID: each command's rows

@@ -115,10 +115,14 @@ typedef struct hx_md_type_set {
 /* One `create_atoms T region ID` of a block region: the lattice sites
  * of the box with lo <= x <= hi along every dimension (LAMMPS's
  * RegBlock::inside, upper planes included; box units, +-HUGE_VAL for
- * INF), of type T. */
+ * INF), of type T. A prism region (prism 1): lo, hi its untilted bounds
+ * and tilt its xy, xz, yz; a site inside where its fractional
+ * coordinates in the prism lie in [0, 1] (LAMMPS's RegPrism::inside). */
 typedef struct hx_md_fill {
     int type;
     double lo[3], hi[3];
+    int prism;
+    double tilt[3];
 } hx_md_fill;
 
 /* Atom types and their pairs. With one type (ntypes 1) the run reads

@@ -40,8 +40,10 @@
 enum { RST_CHUNK = 65536 };
 /* --------------------------------------------------------------- write */
 
-/* What follows the header: the atoms' records and the trailer. */
+/* What follows the header: the cuts, the atoms' records and the trailer. */
 typedef struct rst_body {
+    const unsigned char *cuts; /* the cuts' block, cbytes (0: none) */
+    size_t cbytes;
     const unsigned char *types; /* the types block, ybytes (0: none) */
     size_t ybytes;
     const double *payload;
@@ -55,6 +57,7 @@ static hx_status rst_stream(FILE *fp, const unsigned char *header, const rst_bod
                             const char *shown)
 {
     if (fwrite(header, 1, RST_HEADER, fp) != RST_HEADER ||
+        (b->cbytes && fwrite(b->cuts, 1, b->cbytes, fp) != b->cbytes) ||
         (b->ybytes && fwrite(b->types, 1, b->ybytes, fp) != b->ybytes) ||
         (b->nbytes && fwrite(b->payload, 1, b->nbytes, fp) != b->nbytes) ||
         (b->tbytes && fwrite(b->trailer, 1, b->tbytes, fp) != b->tbytes) || fflush(fp) != 0)
@@ -247,8 +250,12 @@ hx_status hxi_md_restart_write(hxi_md_gather *g, hx_comm *comm, const char *path
         h.dt = cfg->dt;
         h.shift_energy = cfg->shift_energy;
         double trailer[2 + 3 * HX_MD_NVT_MAX_CHAIN];
-        unsigned char blk[HXI_MD_RST_TYPES];
-        rst_body body = {blk, 0, g->all, nbytes, trailer, 0};
+        unsigned char blk[HXI_MD_RST_TYPES], cblk[RST_CUTS_MAX];
+        rst_body body = {cblk, 0, blk, 0, g->all, nbytes, trailer, 0};
+        hxi_rst_cuts_from(&h, &sys->decomp);
+        body.cbytes = (size_t) hxi_rst_cuts_bytes(&h);
+        if (body.cbytes)
+            hxi_rst_cuts_encode(cblk, &h);
         if (cfg->types.ntypes > 1) {
             hxi_md_restart_types_encode(blk, &cfg->types);
             body.ybytes = sizeof blk;
@@ -298,13 +305,23 @@ static hx_status rst_read_types(FILE *fp, const char *path, hxi_md_restart *h, u
     return hxi_md_restart_types_decode(blk, &h->types, path);
 }
 
+/* Rank 0: the cuts' block after the header (version 6), checked. */
+static hx_status rst_read_cuts(FILE *fp, const char *path, hxi_md_restart *h, unsigned char *cblk)
+{
+    const size_t n = (size_t) h->cuts_block;
+    if (n && fread(cblk, 1, n, fp) != n)
+        return hxi_error(HX_ERR_PARSE, "restart file %s: truncated in its domains' cuts", path);
+    return hxi_rst_cuts_decode(cblk, n, path, h);
+}
+
 hx_status hxi_md_restart_read_header(hx_comm *comm, const char *path, hxi_md_restart *h)
 {
-    unsigned char buf[RST_HEADER], blk[HXI_MD_RST_TYPES];
+    unsigned char buf[RST_HEADER], blk[HXI_MD_RST_TYPES], cblk[RST_CUTS_MAX];
     uint64_t psum = 0;
     hx_status st = HX_OK;
     memset(buf, 0, sizeof buf);
     memset(blk, 0, sizeof blk);
+    memset(cblk, 0, sizeof cblk);
     if (hx_comm_rank(comm) == 0) {
         FILE *fp = NULL;
         int64_t fsize = 0;
@@ -317,6 +334,8 @@ hx_status hxi_md_restart_read_header(hx_comm *comm, const char *path, hxi_md_res
                                path, (long long) fsize, RST_HEADER);
             else
                 st = hxi_rst_decode(buf, fsize, path, h, &psum);
+            if (st == HX_OK)
+                st = rst_read_cuts(fp, path, h, cblk);
             if (st == HX_OK && h->types.ntypes > 1)
                 st = rst_read_types(fp, path, h, blk);
             fclose(fp);
@@ -325,19 +344,23 @@ hx_status hxi_md_restart_read_header(hx_comm *comm, const char *path, hxi_md_res
     HXI_CHECK(hxi_agree(comm, st));
     HXI_CHECK(hxi_bcast(comm, buf, sizeof buf, 0));
     HXI_CHECK(hxi_bcast(comm, blk, sizeof blk, 0));
+    HXI_CHECK(hxi_bcast(comm, cblk, sizeof cblk, 0));
     {
         /* Every rank decodes the same bytes; the length was checked on 0. */
-        int64_t fsize = 0, tbytes = 0;
+        int64_t fsize = 0, tbytes = 0, hsize = RST_HEADER;
         uint32_t version = 0;
         int32_t ntypes = 0;
         memcpy(&fsize, buf + 160, 8);
         memcpy(&version, buf + 8, 4);
+        if (version >= 6)
+            memcpy(&hsize, buf + 16, 8);
         if (version >= 3)
             memcpy(&tbytes, buf + 224, 8);
         if (version >= 4)
             memcpy(&ntypes, buf + 204, 4);
-        fsize += RST_HEADER + tbytes + (ntypes > 1 ? HXI_MD_RST_TYPES : 0);
+        fsize += hsize + tbytes + (ntypes > 1 ? HXI_MD_RST_TYPES : 0);
         HXI_CHECK(hxi_rst_decode(buf, fsize, path, h, &psum));
+        HXI_CHECK(hxi_rst_cuts_decode(cblk, h->cuts_block, path, h));
         return h->types.ntypes > 1 ? hxi_md_restart_types_decode(blk, &h->types, path) : HX_OK;
     }
 }
@@ -453,6 +476,7 @@ hx_status hxi_md_restart_read_atoms(hx_comm *comm, const char *path, const hxi_m
     sys->natoms = h->natoms;
     sys->has_ref = h->width >= 9;
     sys->ref_ago = h->ago;
+    hxi_md_restart_cuts_restore(comm, h, &sys->decomp, path);
     st = hxi_alloc((void **) &chunk, (size_t) RST_CHUNK * 10 * sizeof(double), "restart chunk");
     if (st == HX_OK && rank == 0) {
         unsigned char buf[RST_HEADER];
@@ -467,8 +491,8 @@ hx_status hxi_md_restart_read_atoms(hx_comm *comm, const char *path, const hxi_m
         if (st == HX_OK && (again.natoms != h->natoms || again.step != h->step ||
                             again.types.ntypes != h->types.ntypes))
             st = hxi_error(HX_ERR_PARSE, "restart file %s changed while it was read", path);
-        if (st == HX_OK && hxi_rst_types_bytes(h) > 0 &&
-            fseek(fp, (long) hxi_rst_types_bytes(h), SEEK_CUR))
+        if (st == HX_OK && h->cuts_block + hxi_rst_types_bytes(h) > 0 &&
+            fseek(fp, (long) (h->cuts_block + hxi_rst_types_bytes(h)), SEEK_CUR))
             st = hxi_error(HX_ERR_PARSE, "restart file %s: truncated", path);
     }
     st = hxi_agree(comm, st);
@@ -501,7 +525,7 @@ hx_status hxi_md_restart_read_atoms(hx_comm *comm, const char *path, const hxi_m
     return hxi_agree(comm, st);
 }
 
-void hxi_md_restart_apply(const hxi_md_restart *h, hx_md_config *cfg)
+void hxi_md_restart_apply(hxi_md_restart *h, hx_md_config *cfg)
 {
     memcpy(cfg->cells, h->cells, sizeof cfg->cells);
     cfg->density = h->density;
@@ -520,4 +544,5 @@ void hxi_md_restart_apply(const hxi_md_restart *h, hx_md_config *cfg)
     if (!(cfg->given & HX_MD_GIVEN_DT))
         cfg->dt = h->dt;
     hxi_md_restart_types_apply(&h->types, cfg);
+    hxi_rst_cuts_engine(h, cfg);
 }

@@ -2,12 +2,13 @@
  * restart_header.c - the header of halox-md's restart files: encoded,
  * decoded and checked (restart.c writes and reads the files).
  *
- * Layout, version 5 (fields in the writer's byte order; the endianness
+ * Layout, version 6 (fields in the writer's byte order; the endianness
  * mark says which):
  *   bytes   0..7    "HALOXRST"
- *           8..11   version (uint32, 5)
+ *           8..11   version (uint32, 6)
  *          12..15   endianness mark (uint32 0x01020304)
- *          16..23   header size (uint64, 256)
+ *          16..23   header size (uint64: 256, and the cuts' block's size
+ *                   where the file holds one)
  *          24..31   step (int64)
  *          32..39   atoms N (int64)
  *          40..51   lattice cells (3 x int32)
@@ -33,7 +34,10 @@
  *         232..239  trailer checksum (uint64)
  *         240..247  the types block's checksum (uint64; 0 with one type)
  *         248..255  header checksum (uint64, over bytes 0..247)
- *   then, where N > 1, the types block (restart_types.c: the types' masses,
+ *   then, where the decomposition had cuts of its own (`balance`, `fix
+ *   balance`), the cuts' block (restart_cuts.c: the rank grid, the cuts,
+ *   its checksum; the header's size counts it); where N > 1, the types block (restart_types.c: the
+ types' masses,
  *   the mixing rule and the pairs pair_coeff gave), then N records of W
  *   doubles, x, v, (W 9, 10) the position of the last list build and (W 7,
  *   10) the atom's type, in atom-id order: the state does not depend on the
@@ -49,7 +53,8 @@
  * Versions 1 (W 6 and zeros at 176..199) and 2 (zeros at 200..247) are
  * still read: their pair style is lj/cut; they and version 3 (zeros at
  * 204..207 and 240..247) hold one atom type; versions 1 to 4 (zeros at
- * 152..159 and 180..183) an orthorhombic box.
+ * 152..159 and 180..183) an orthorhombic box; versions 1 to 5 (header
+ * size 256) no cuts: uniform domains.
  * Checksums: FNV-1a over 64-bit words (the bytes in file order, 8 at a
  * time, as little-endian words), so a flipped bit anywhere is found.
 
@@ -112,7 +117,8 @@ static int32_t rst_half_cells(const hxi_md_restart *h, int k)
 void hxi_rst_encode(unsigned char *buf, const hxi_md_restart *h, uint64_t payload_sum)
 {
     const uint32_t version = RST_VERSION, endian = RST_ENDIAN, width = (uint32_t) h->width;
-    const uint64_t hsize = RST_HEADER, psize = 8 * (uint64_t) h->width * (uint64_t) h->natoms;
+    const uint64_t hsize = RST_HEADER + hxi_rst_cuts_bytes(h),
+                   psize = 8 * (uint64_t) h->width * (uint64_t) h->natoms;
     const int32_t shift = h->shift_energy, style = h->pair_style;
     const double d[12] = {h->density,    h->box_lo[0],  h->box_lo[1],  h->box_lo[2],
                           h->box_len[0], h->box_len[1], h->box_len[2], h->mass,
@@ -160,6 +166,7 @@ void hxi_rst_encode(unsigned char *buf, const hxi_md_restart *h, uint64_t payloa
 static void rst_fields(const unsigned char *buf, uint32_t version, hxi_md_restart *h,
                        uint64_t *psize, uint64_t *payload_sum)
 {
+    uint64_t hsize;
     int32_t cells[3], shift, style = HX_PAIR_LJ_CUT;
     uint32_t width = 6;
     double d[12];
@@ -170,6 +177,10 @@ static void rst_fields(const unsigned char *buf, uint32_t version, hxi_md_restar
     get(buf, 56, d, sizeof d);
     get(buf, 160, psize, 8);
     get(buf, 168, payload_sum, 8);
+    get(buf, 16, &hsize, 8);
+    h->cut_mask = 0;
+    h->cuts_cpu = 0; /* hxi_md_restart_apply decides */
+    h->cuts_block = version >= 6 && hsize > RST_HEADER ? hsize - RST_HEADER : 0;
     h->ago = -1;
     h->skin = 0;
     if (version >= 2) {
@@ -312,14 +323,16 @@ hx_status hxi_rst_decode(const unsigned char *buf, int64_t fsize, const char *pa
     get(buf, 16, &hsize, 8);
     rst_fields(buf, version, h, &psize, payload_sum);
     const int typed = h->types.ntypes > 1;
-    if (hsize != RST_HEADER || h->natoms < 2 || h->natoms > ((int64_t) 1 << 40) ||
-        h->types.ntypes > HX_MD_MAX_TYPES || (h->width != 6 + typed && h->width != 9 + typed) ||
+    if (hsize != RST_HEADER + h->cuts_block || h->cuts_block > RST_CUTS_MAX ||
+        h->cuts_block % 8 != 0 || (h->cuts_block > 0 && h->cuts_block < 32) || h->natoms < 2 ||
+        h->natoms > ((int64_t) 1 << 40) || h->types.ntypes > HX_MD_MAX_TYPES ||
+        (h->width != 6 + typed && h->width != 9 + typed) ||
         psize != 8 * (uint64_t) h->width * (uint64_t) h->natoms || h->step < 0)
         return hxi_error(HX_ERR_PARSE,
                          "restart file %s: inconsistent header (%lld atoms, %d values each, %llu "
-                         "payload bytes, step %lld)",
+                         "payload bytes, step %lld, header %llu bytes)",
                          path, (long long) h->natoms, h->width, (unsigned long long) psize,
-                         (long long) h->step);
+                         (long long) h->step, (unsigned long long) hsize);
     const uint64_t tb = h->trailer_bytes, tn = tb / 8;
     if (tb != 0 && (tb % 8 != 0 || tn < 5 || (tn - 2) % 3 != 0 ||
                     (tn - 2) / 3 > (uint64_t) HX_MD_NVT_MAX_CHAIN))
@@ -327,7 +340,7 @@ hx_status hxi_rst_decode(const unsigned char *buf, int64_t fsize, const char *pa
                          "restart file %s: a thermostat trailer of %llu bytes is not a chain "
                          "of 1 to %d",
                          path, (unsigned long long) tb, (int) HX_MD_NVT_MAX_CHAIN);
-    const uint64_t whole = RST_HEADER + hxi_rst_types_bytes(h) + psize + tb;
+    const uint64_t whole = hsize + hxi_rst_types_bytes(h) + psize + tb;
     if (fsize != (int64_t) whole)
         return hxi_error(HX_ERR_PARSE,
                          "restart file %s: %lld bytes, but its header describes %llu: the file "
