@@ -16,6 +16,7 @@
 #include "md/restart_header.h"
 
 #include "md/balance.h"
+#include "md/md_driver.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -130,7 +131,7 @@ void hxi_rst_cuts_engine(hxi_md_restart *h, const hx_md_config *cfg)
 {
 #ifdef HALOX_MD_GPU_ENGINE
     if (cfg->use_gpu < 0)
-        h->cuts_cpu = cfg->triclinic || cfg->newton_off || hxi_md_balance_nonuniform(cfg) ? 1 : -1;
+        h->cuts_cpu = hxi_md_cpu_only(cfg) ? 1 : -1;
     else
         h->cuts_cpu = cfg->use_gpu == 0;
 #else

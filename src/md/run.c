@@ -48,6 +48,11 @@ static int hxi_gpu_count(void)
 #endif
 }
 
+int hxi_md_cpu_only(const hx_md_config *cfg)
+{
+    return cfg->triclinic || hxi_md_balance_nonuniform(cfg);
+}
+
 /* The CPU engine moves its halo with the cpu transport whatever
  * --transport says, so the name is checked here, as hx_transport_create
  * checks it for the GPU engine: one this build lacks is refused (with what
@@ -125,7 +130,7 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
 #ifdef HALOX_MD_GPU_ENGINE
     /* Left to choose, a triclinic box runs on the CPU engine (the refusal
      * above stops --gpu). */
-    if (cfg->use_gpu == 1 || (cfg->use_gpu < 0 && gpus > 0 && !cfg->triclinic)) {
+    if (cfg->use_gpu == 1 || (cfg->use_gpu < 0 && gpus > 0 && !hxi_md_cpu_only(cfg))) {
         *ops = &hx_md_engine_gpu;
         return HX_OK;
     }
