@@ -13,7 +13,8 @@ one process's mean, and what a rebuild costs in median steps.
 
 --newton on,off runs each size, process count and transport once per mode
 (halox-md --newton X; the CSV's and the table's column `newton`, which says
-"default" where none was passed: the engine's own, newton on), so that the
+"default" where none was passed: the engine's own choice, which the GPU
+engine makes by atoms per rank), so that the
 full shell (off: forward alone) can be set beside the eighth shell (on:
 forward + reverse); speed-ups and efficiencies compare rows of one mode.
 
