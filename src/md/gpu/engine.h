@@ -104,6 +104,7 @@ static inline hxg_lists_view hxg_eng_lists_view(const hx_md_engine *e)
         l.near[k] = ls->near[k];
         l.near_rows[k] = ls->near_rows[k];
         l.near_lo[k] = ls->near_lo[k];
+        l.near_rows_lo[k] = ls->near_rows_lo[k];
     }
     l.rh2 = e->phys.lj.rh2;
     l.halo_pairs = ls->halo_pairs;

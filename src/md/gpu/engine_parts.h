@@ -118,9 +118,10 @@ struct hxg_lists {
      * local list is queued already (hxg_eng_queue_local_list). ev_list
      * orders the two halves. */
     float near[3];
-    float near_rows[3]; /* the same bound, never moved by tests: the compact list's rows */
-    float near_lo[3];   /* full shell: the lower faces' bound (-FLT_MAX: no halo below) */
-    int halo_pairs;     /* pulses along two dimensions or more: halo atoms pair among them */
+    float near_rows[3];    /* the same bound, never moved by tests: the compact list's rows */
+    float near_lo[3];      /* full shell: the lower faces' bound (-FLT_MAX: no halo below) */
+    float near_rows_lo[3]; /* the same, never moved by tests */
+    int halo_pairs;        /* pulses along two dimensions or more: halo atoms pair among them */
     int loc_queued, nl_queued;
     cudaEvent_t ev_list, ev_nlq;
     hxg_chain ch_nl; /* the non-local lists' launches (chain.c) */

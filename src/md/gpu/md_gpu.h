@@ -199,7 +199,8 @@ typedef struct hxg_lists_view {
     hxg_list loc, nl;
     int32_t *pos, *rowatom, *nl_idx;
     float near[3], near_rows[3];
-    float near_lo[3]; /* full: the lower faces' bound (-FLT_MAX where no halo lies below) */
+    float near_lo[3];      /* full: the lower faces' bound (-FLT_MAX where no halo lies below) */
+    float near_rows_lo[3]; /* the same for the rows (as near_rows for near) */
     float rh2;
     int32_t halo_pairs, nl_n;
     int32_t full; /* a full-shell plan's halo: halo atoms list nothing */

@@ -295,7 +295,7 @@ static cudaError_t hxg_nl_rows(cudaStream_t s, const float *x, const hxg_atoms_v
         return cudaSuccess;
     const hxg_gate open = {flags, 0, 1, 0, 0, 0};
     const float3 near = make_float3(l.near_rows[0], l.near_rows[1], l.near_rows[2]);
-    const float3 lo = make_float3(l.near_lo[0], l.near_lo[1], l.near_lo[2]);
+    const float3 lo = make_float3(l.near_rows_lo[0], l.near_rows_lo[1], l.near_rows_lo[2]);
     hxg_k_nl_reach<<<hxg_blocks(ntotal, 256), 256, 0, s>>>(nhome, ntotal, x, near, lo, l.full != 0,
                                                            l.nl.row);
     cudaError_t err = hxg_scan_cells(s, open, l.nl.row, l.pos, ntotal, scan_tmp);

@@ -318,9 +318,10 @@ hx_status hxg_eng_make_transport(hx_md_engine *e)
  * atom came in through a pulse and lies at or above that face, up to the
  * rounding of its shift, which the margin covers many times over), and
  * with a full-shell halo (newton off) within rh of its lower face too.
- * HALOX_MD_CHECK=bad-reach moves that bound up by rh, wrongly, so that the
- * tests see the list check catch it; the rows of the compact non-local
- * list (near_rows) keep the true bound. */
+ * HALOX_MD_CHECK=bad-reach moves that bound up by rh (and the lower one
+ * down), wrongly, so that the tests see the list check catch it; the rows
+ * of the compact non-local list (near_rows, near_rows_lo) keep the true
+ * bounds. */
 static void set_reach(hx_md_engine *e)
 {
     const hx_decomp *d = &e->decomp;
@@ -331,7 +332,8 @@ static void set_reach(hx_md_engine *e)
         double lo = d->dom_lo[k] + e->phys.rh + 1e-4 * (fabs(d->dom_lo[k]) + e->phys.rh);
         e->lists.near_rows[k] = d->npulse[k] > 0 ? (float) at : FLT_MAX;
         e->lists.near[k] = d->npulse[k] > 0 ? (float) (at + shift) : FLT_MAX;
-        e->lists.near_lo[k] = d->npulse[k] > 0 && e->full ? (float) lo : -FLT_MAX;
+        e->lists.near_rows_lo[k] = d->npulse[k] > 0 && e->full ? (float) lo : -FLT_MAX;
+        e->lists.near_lo[k] = d->npulse[k] > 0 && e->full ? (float) (lo - shift) : -FLT_MAX;
         dims += d->npulse[k] > 0;
     }
     /* With pulses along one dimension every halo atom is off home along
