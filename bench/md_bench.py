@@ -18,9 +18,18 @@ engine makes by atoms per rank), so that the
 full shell (off: forward alone) can be set beside the eighth shell (on:
 forward + reverse); speed-ups and efficiencies compare rows of one mode.
 
+--system slab runs an uneven system instead: a liquid slab filling the lower
+40% of a box 2.5 times as tall along z (LAMMPS's melt there, n fcc cells
+across with n^3 near a quarter of the size: 4 n^3 + 2 n^2 atoms, the slab's
+top lattice plane included, as LAMMPS's region does; 4,200 for 4,000;
+tests/balance_decks/in.slab), decomposed along z (processors 1 1 *). --balance on,off then runs each slab run with and without `balance
+1.0 shift z 20 1.0` before it (column `balance`; off: the uniform
+domains), so that the balanced step can be set beside the uniform one.
+
     halox-bench md [--sizes 4000,32000,...] [--procs 1,2] [--transports all]
                    [--steps N] [--csv FILE] [--plots DIR] [--mpirun CMD]
-                   [--newton on|off|on,off]
+                   [--newton on|off|on,off] [--system melt|slab]
+                   [--balance on|off|on,off]
 """
 import argparse
 import csv
@@ -29,6 +38,7 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
 
 # Atom counts and the fcc boxes that give them (4 atoms per cell).
@@ -44,6 +54,7 @@ GPU_TRANSPORTS = ["mpi-staged", "mpi", "nccl", "nvshmem-stream", "nvshmem-pulse"
                   "nvshmem-fused", "nvshmem-fused-tma", "auto"]
 ONE = "none (1 process)"
 DEFAULT = "default"  # the newton column where no --newton was passed
+NONE = "-"  # the balance column of the melt (uniform, nothing to balance)
 # Names for a transport in one of its modes: (transport, environment).
 VARIANTS = {"mpi-staged": ("mpi", "HALOX_MPI_MODE=staged"),
             "mpi-ipc": ("mpi", "HALOX_MPI_MODE=ipc")}
@@ -67,6 +78,39 @@ def positive(text):
 def positives(text):
     """A comma-separated list of whole numbers >= 1 (argparse type)."""
     return [positive(x) for x in text.split(",")]
+
+
+# The uneven system (--system slab): the slab deck of tests/balance_decks,
+# n fcc cells across and 2.5 n tall, the lower 40% (n cells) filled; its
+# balance threshold 1.0 balances, 1e9 never does (uniform domains).
+SLAB = """units lj
+atom_style atomic
+processors 1 1 *
+lattice fcc 0.8442
+region box block 0 {n} 0 {n} 0 {h}
+create_box 1 box
+region slab block INF INF INF INF 0 {n}
+create_atoms 1 region slab
+mass 1 1.0
+velocity all create 1.44 87287 loop geom
+pair_style lj/cut 2.5
+pair_coeff 1 1 1.0 1.0 2.5
+neighbor 0.3 bin
+neigh_modify every 20 delay 0 check no
+fix 1 all nve
+balance {thresh} shift z 20 1.0
+run 100
+"""
+
+
+def slab_deck(folder, atoms, balance):
+    """The slab deck of about `atoms` atoms (4 n^3), balanced or not, as a
+    file in folder; its path."""
+    n = max(4, round((atoms / 4) ** (1 / 3)))
+    path = os.path.join(folder, f"in.slab{n}{balance}")
+    with open(path, "w") as f:
+        f.write(SLAB.format(n=n, h=5 * n / 2, thresh="1.0" if balance == "on" else "1e9"))
+    return path
 
 
 def newtons(text):
@@ -95,6 +139,10 @@ def parse():
     p.add_argument("--cpu", action="store_true", help="the CPU engine instead of the GPU one")
     p.add_argument("--newton", type=newtons, default=[DEFAULT],
                    help="on, off or on,off: halox-md --newton per run (default: none passed)")
+    p.add_argument("--system", choices=["melt", "slab"], default="melt",
+                   help="melt: the LJ melt; slab: a liquid slab in 40%% of the box along z")
+    p.add_argument("--balance", type=newtons, default=None,
+                   help="on, off or on,off (--system slab): balance before the run or not")
     p.add_argument("--report", metavar="CSV", help="only print the table of an existing CSV")
     return p.parse_args()
 
@@ -134,20 +182,23 @@ def main():
         transports = [t for t in GPU_TRANSPORTS if VARIANTS.get(t, (t,))[0] in have] or ["cpu"]
     else:
         transports = a.transports.split(",")
+    if a.balance and a.system != "slab":
+        sys.exit("halox-bench md: --balance needs --system slab (the melt is even)")
+    balances = (a.balance or ["off", "on"]) if a.system == "slab" else [NONE]
     configs = []
     for p in procs:
         for s in sizes:
             # One process has no halo: every transport would time the same run.
             for t in ([ONE] if p == 1 and not a.cpu else transports):
-                configs += [(p, s, t, n) for n in a.newton]
+                configs += [(p, s, t, n, b) for n in a.newton for b in balances]
     if os.path.exists(a.csv):
         os.remove(a.csv)
     print(f"halox-bench md: {len(configs)} runs, {a.steps} steps each, GPUs seen: {ngpu}, "
           f"processes {procs}", flush=True)
     started = time.time()
     failures = []
-    for i, (p, s, t, newton) in enumerate(configs):
-        cells = SIZES[s]
+    decks = tempfile.TemporaryDirectory(prefix="halox-bench-md-")
+    for i, (p, s, t, newton, bal) in enumerate(configs):
         cmd = shlex.split(a.mpirun) + ["-n", str(p)]
         for var in ("NVSHMEM_DISABLE_NVLS", "NCCL_NVLS_ENABLE", "CUDA_MPS_PIPE_DIRECTORY",
                     "CUDA_MPS_LOG_DIRECTORY", "NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"):
@@ -156,8 +207,10 @@ def main():
         name, env = VARIANTS.get(t, (t, None))
         if env:
             cmd += ["-x", env]
-        cmd += [md, "--cells", *map(str, cells), "--steps", str(a.steps), "--every",
-                str(a.every), "--thermo", "0", "--no-progress", "--stats-csv", a.csv]
+        system = (["-in", slab_deck(decks.name, s, bal)] if bal != NONE else
+                  ["--cells", *map(str, SIZES[s])])
+        cmd += [md, *system, "--steps", str(a.steps), "--every", str(a.every), "--thermo", "0",
+                "--no-progress", "--stats-csv", a.csv]
         if a.cpu:
             cmd += ["--cpu"]
         elif t == ONE:
@@ -170,15 +223,18 @@ def main():
         done = time.time() - started
         eta = "" if i == 0 else f", ETA {done / i * (len(configs) - i):.0f} s"
         mode = "" if newton == DEFAULT else f", newton {newton}"
+        mode += "" if bal == NONE else f", slab, balance {bal}"
         print(f"[{i + 1}/{len(configs)}] {p} proc, {s} atoms, {t}{mode}{eta}", flush=True)
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             lines = (r.stderr + r.stdout).strip().splitlines()
             tail = [x for x in lines if "ERROR" in x][:1] or lines[-3:]
-            failures.append((p, s, t, newton, " | ".join(tail)))
+            failures.append((p, s, t, newton, bal, " | ".join(tail)))
             print(f"    failed: {' | '.join(tail)}", flush=True)
         else:
-            label_last(a.csv, t if name != t or t == ONE else None, newton)
+            label_last(a.csv, t if name != t or t == ONE else None,
+                       {"newton": (newton, DEFAULT), "balance": (bal, NONE)})
+    decks.cleanup()
     rows = list(csv.DictReader(open(a.csv))) if os.path.exists(a.csv) else []
     report(rows, failures)
     if a.plots and rows:
@@ -186,18 +242,21 @@ def main():
     return 1 if not rows else 0
 
 
-def label_last(path, label, newton):
-    """Gives the last row (halox-md's, of the run just made) its newton
-    mode, in a column `newton` that halox-md does not write, and names it
-    after the variant that made it (mpi-staged...) where label is given."""
+def label_last(path, label, cols):
+    """Gives the last row (halox-md's, of the run just made) its value of
+    each column of cols ({name: (value, value of rows before the column)}:
+    newton, balance), which halox-md does not write, and names it after the
+    variant that made it (mpi-staged...) where label is given."""
     with open(path) as f:
         rows = list(csv.reader(f))
-    if "newton" not in rows[0]:
-        rows[0].append("newton")
-    width = len(rows[0])
-    for r in rows[1:-1]:
-        r += [DEFAULT] * (width - len(r))
-    rows[-1] += [newton] * (width - len(rows[-1]))
+    for name, (value, before) in cols.items():
+        if name not in rows[0]:
+            rows[0].append(name)
+            for r in rows[1:-1]:
+                r.append(before)
+        at = rows[0].index(name)
+        rows[-1] += [""] * (at + 1 - len(rows[-1]))
+        rows[-1][at] = value
     if label:
         rows[-1][rows[0].index("transport")] = label
     with open(path, "w", newline="") as f:
@@ -219,44 +278,51 @@ def newton_of(r):
     return r.get("newton") or DEFAULT
 
 
+def balance_of(r):
+    """A row's balance (slab runs: on or off); "-" for the melt and in a
+    CSV of before the column."""
+    return r.get("balance") or NONE
+
+
 def report(rows, failures):
     def key(r):
-        return (int(r["ranks"]), int(r["atoms"]), newton_of(r), r["transport"])
+        return (int(r["ranks"]), int(r["atoms"]), newton_of(r), balance_of(r), r["transport"])
     by = {key(r): r for r in rows}
-    # One process's run of the same size and mode (any mode where that has none).
+    # One process's run of the same size and modes (any mode where that has none).
     one, one_mean = {}, {}
     for r in sorted(rows, key=lambda r: newton_of(r) == DEFAULT):
         if int(r["ranks"]) == 1:
-            for k in ((int(r["atoms"]), newton_of(r)), int(r["atoms"])):
+            for k in ((int(r["atoms"]), newton_of(r), balance_of(r)), int(r["atoms"])):
                 one.setdefault(k, float(r["us_step_median"]))
                 one_mean.setdefault(k, float(r["us_step_mean"]))
     print()
-    print(f"{'procs':>5} {'atoms':>9} {'newton':<7} {'transport':<18} {'us/step':>9} "
-          f"{'mean':>9} {'tau/day':>9} {'vs mpi':>7} {'vs nccl':>7} {'eff':>6} {'mean/1':>7} "
-          f"{'rebuild':>8}")
+    print(f"{'procs':>5} {'atoms':>9} {'newton':<7} {'balance':<7} {'transport':<18} "
+          f"{'us/step':>9} {'mean':>9} {'tau/day':>9} {'vs mpi':>7} {'vs nccl':>7} {'eff':>6} "
+          f"{'mean/1':>7} {'rebuild':>8}")
     for k in sorted(by):
         r = by[k]
-        p, n, nm, t = k
+        p, n, nm, bl, t = k
         us = float(r["us_step_median"])
         # The baseline is the fastest CPU-orchestrated mpi mode measured.
-        cands = [by[k] for k in ((p, n, nm, "mpi"), (p, n, nm, "mpi-staged"),
-                                 (p, n, nm, "mpi-ipc")) if k in by]
+        cands = [by[k] for k in ((p, n, nm, bl, "mpi"), (p, n, nm, bl, "mpi-staged"),
+                                 (p, n, nm, bl, "mpi-ipc")) if k in by]
         mpi = min(cands, key=lambda r: float(r["us_step_median"])) if cands else None
-        nccl = by.get((p, n, nm, "nccl"))
+        nccl = by.get((p, n, nm, bl, "nccl"))
         vs_mpi = f"{float(mpi['us_step_median']) / us:.2f}" if mpi and p > 1 else "-"
         vs_nccl = f"{float(nccl['us_step_median']) / us:.2f}" if nccl and p > 1 else "-"
-        base = (n, nm) if (n, nm) in one else n
+        base = (n, nm, bl) if (n, nm, bl) in one else n
         eff = f"{one[base] / (p * us) * 100:.0f}%" if base in one and p > 1 else "-"
         # What a user sees: the mean with rebuilds against one process's.
         vs_one = (f"{float(r['us_step_mean']) / one_mean[base]:.2f}"
                   if base in one_mean and p > 1 else "-")
-        print(f"{p:>5} {n:>9} {nm:<7} {t:<18} {us:>9.1f} {float(r['us_step_mean']):>9.1f} "
-              f"{float(r['tau_day']):>9.0f} {vs_mpi:>7} {vs_nccl:>7} {eff:>6} {vs_one:>7} "
-              f"{rebuild_steps(r):>8}")
-    for p, n, t, nm, why in failures:
-        print(f"{p:>5} {n:>9} {nm:<7} {t:<18} failed: {why}")
+        print(f"{p:>5} {n:>9} {nm:<7} {bl:<7} {t:<18} {us:>9.1f} "
+              f"{float(r['us_step_mean']):>9.1f} {float(r['tau_day']):>9.0f} {vs_mpi:>7} "
+              f"{vs_nccl:>7} {eff:>6} {vs_one:>7} {rebuild_steps(r):>8}")
+    for p, n, t, nm, bl, why in failures:
+        print(f"{p:>5} {n:>9} {nm:<7} {bl:<7} {t:<18} failed: {why}")
     print("(mean/1: the mean us/step with rebuilds against one process's of the same newton "
-          "mode; rebuild: what one rebuild costs, in median steps)")
+          "and balance modes; rebuild: what one rebuild costs, in median steps; balance: the "
+          "slab's domains balanced before the run or uniform, - for the melt)")
 
 
 if __name__ == "__main__":

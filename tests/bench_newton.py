@@ -5,7 +5,8 @@ with twice the eighth shell's pulses and about twice its halo atoms on a
 1x1x2 grid, the CSV saying each row's mode; with off alone, no row of on;
 at 1 rank and, with a launcher, at 2. Then halox-bench md on the CPU
 engine with --newton on,off (a row of each mode, column newton) and its
---report of a CSV from before the column (newton "default").
+--report of a CSV from before the columns (newton "default"); and with
+--system slab --balance off,on (column balance).
 
   bench_newton.py --bench PATH/halox-bench --halox PATH/halox-md
                   [--mpiexec CMD --mpiflags FLAGS]
@@ -77,8 +78,8 @@ def md_rows(out):
     rows = []
     for line in out.splitlines():
         f = line.split()
-        if len(f) > 4 and f[0].isdigit() and f[1].isdigit():
-            rows.append((int(f[0]), f[2], f[3]))
+        if len(f) > 5 and f[0].isdigit() and f[1].isdigit():
+            rows.append((int(f[0]), f[2], f[4]))
     return rows
 
 
@@ -99,12 +100,37 @@ def case_md(a, tmp):
           "md: the CSV's newton column %s" % [r.get("newton") for r in rows])
     check("newton off: full shell" in rows[1]["how"] and "newton off" not in rows[0]["how"],
           "md: halox-md ran each mode (its how column)")
+    check([r["balance"] for r in rows] == ["-"] * 4, "md: the melt's balance column is -")
     old = os.path.join(tmp, "old.csv")
     with open(path) as f, open(old, "w", newline="") as g:
-        csv.writer(g).writerows(r[:-1] for r in csv.reader(f))
+        csv.writer(g).writerows(r[:-2] for r in csv.reader(f))  # before newton and balance
     rc, out, err = run([a.bench], ["md", "--report", old])
     check(rc == 0 and md_rows(out) == [(1, "default", "default"), (2, "default", "default")],
           "md --report of a CSV without the column (exit %d, %s)" % (rc, md_rows(out)))
+
+
+def case_slab(a, tmp):
+    """halox-bench md --cpu --system slab --balance off,on at 2 ranks: a row
+    of each, the slab's atoms, the balance column; --balance without the
+    slab refused."""
+    path = os.path.join(tmp, "slab.csv")
+    mpirun = " ".join([shlex.quote(a.mpiexec)] + shlex.split(a.mpiflags))
+    rc, out, err = run([a.bench], ["md", "--cpu", "--md", a.halox, "--sizes", "4000", "--procs",
+                                   "2", "--steps", "20", "--system", "slab", "--balance",
+                                   "off,on", "--csv", path, "--mpirun", mpirun])
+    if not check(rc == 0, "md --system slab runs (exit %d: %s)" % (rc, err.strip()[-300:])):
+        return
+    rows = rows_of(path)
+    check([(r["ranks"], r["atoms"], r["balance"]) for r in rows] ==
+          [("2", "4200", "off"), ("2", "4200", "on")],
+          "md slab: a row of each balance, 4,200 atoms (n 10) on 2 ranks %s"
+          % [(r["ranks"], r["atoms"], r.get("balance")) for r in rows])
+    bal = [l.split()[3] for l in out.splitlines()
+           if len(l.split()) > 5 and l.split()[0] == "2" and l.split()[1] == "4200"]
+    check(bal == ["off", "on"], "md slab: the table's balance column %s" % bal)
+    rc, _, err = run([a.bench], ["md", "--cpu", "--md", a.halox, "--balance", "on"])
+    check(rc != 0 and "--balance needs --system slab" in err,
+          "md --balance without --system slab refused (exit %d: %s)" % (rc, err.strip()[-200:]))
 
 
 def main():
@@ -125,6 +151,7 @@ def main():
             case_off(launch, ranks, tmp)
         if a.mpiexec:
             case_md(a, tmp)
+            case_slab(a, tmp)
         else:
             print("SKIPPED: halox-bench md: no MPI launcher")
     return finish()
