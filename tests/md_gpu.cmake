@@ -16,15 +16,17 @@ if(HALOX_HAVE_CUDA AND TARGET halox_md AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/g
           ARGS --cells 4 TIMEOUT 900)
   # The list build with one thread per atom (chosen by size from 256 atoms
   # per SM, 288 where every atom is a home atom in cell order: 33,792 and
-  # 38,016 on an H200): the same lists as the lane groups.
+  # 38,016 on an H200): the same lists as the lane groups. newton on, so
+  # that the halo atoms' walks (the eighth shell's) take the one-thread
+  # build too.
   hx_test(test_md_gpu_lanes1 SOURCES test_md_gpu.c md_gpu_faults.c LIBS hxmd RANKS 1 2 LABELS gpu
-          ARGS --build-lanes 1 TIMEOUT 900)
+          ARGS --build-lanes 1 --newton on TIMEOUT 900)
   # One thread per atom with a ring of 4 slots a lane, the list build's
   # room for stores ahead of its warp: few rows fit, so the build takes the
   # walk that tests the room at each hit, and most hits go to the list
-  # directly.
+  # directly. newton on, as the test above.
   hx_test(test_md_gpu_ring4 SOURCES test_md_gpu.c md_gpu_faults.c LIBS hxmd RANKS 1 2 LABELS gpu
-          ARGS --build-lanes 1 --ring 4 TIMEOUT 900)
+          ARGS --build-lanes 1 --ring 4 --newton on TIMEOUT 900)
   # Device against host-path rebuilds, 1,000 steps of 32,000 atoms.
   hx_test(test_md_gpu_rebuilds SOURCES test_md_gpu.c md_gpu_faults.c LIBS hxmd RANKS 2 4 LABELS gpu
           ARGS --compare-rebuilds --cells 20 --steps 1000 TIMEOUT 900)
