@@ -1,6 +1,7 @@
 add_executable(halox-bench ${CMAKE_CURRENT_LIST_DIR}/halox-bench.c
                            ${CMAKE_CURRENT_LIST_DIR}/bench_options.c
-                           ${CMAKE_CURRENT_LIST_DIR}/bench_field.c)
+                           ${CMAKE_CURRENT_LIST_DIR}/bench_field.c
+                           ${CMAKE_CURRENT_LIST_DIR}/bench_floor.c)
 target_link_libraries(halox-bench PRIVATE halox_internal m)
 target_include_directories(halox-bench PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_compile_options(halox-bench PRIVATE ${HALOX_C_WARNINGS})
