@@ -151,7 +151,8 @@ static hx_status auto_measure(hx_transport *t)
                          "printed): fix the first refusal, or name a transport");
     a->chosen = a->cand[best];
     a->measured_size = t->plan->max_ntotal;
-    len = snprintf(line, sizeof line, "auto: %s (measured, us per forward+reverse:", a->name[best]);
+    len = snprintf(line, sizeof line, "auto: %s (measured, us per %s:", a->name[best],
+                   t->plan->full_shell ? "forward (full shell)" : "forward+reverse");
     for (int i = 0; i < a->n && len < (int) sizeof line; i++)
         if (a->us[i] >= 0)
             len +=
