@@ -110,6 +110,9 @@ hx_status hxi_agree(hx_comm *c, hx_status local);
  * checksum), else HX_ERR_INVALID on every rank naming the lowest rank that
  * differs. */
 hx_status hxi_decomp_agree(hx_comm *comm, const hx_decomp *d);
+/* 1 where a full-shell plan of d fits: twice d's pulses within
+ * HX_MAX_PULSES (core/plan_full.c; hxi_plan_full_check says why not). */
+int hxi_plan_full_fits(const hx_decomp *d);
 /* Every wait above for another rank is bounded by HALOX_TIMEOUT_S: one
  * that runs out is HX_ERR_TIMEOUT naming what it waited for and from
  * whom; the communicator is then not to be used again (hxi_agree returns

@@ -19,10 +19,15 @@
 #include "core/hxi.h"
 #include "core/plan.h"
 
+int hxi_plan_full_fits(const hx_decomp *d)
+{
+    return 2 * (d->npulse[0] + d->npulse[1] + d->npulse[2]) <= HX_MAX_PULSES;
+}
+
 hx_status hxi_plan_full_check(const hx_decomp *d)
 {
     int n = d->npulse[0] + d->npulse[1] + d->npulse[2];
-    if (2 * n > HX_MAX_PULSES)
+    if (!hxi_plan_full_fits(d))
         return hxi_error(HX_ERR_INVALID,
                          "a full-shell plan needs %d pulses (%d per direction) but at most %d "
                          "fit: use fewer domains along the thinnest dimension (a grid of "

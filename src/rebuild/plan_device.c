@@ -537,9 +537,8 @@ static hx_status hxr_plan_create(hx_plan **out, hx_rebuild *r, int nhome, const 
     HXI_CHECK_GOTO(hxr_pulses(r, p, m ? &m->a : NULL, stream, &home, ahead, st, &map_total), st,
                    fail);
     /* The share masks order the reverse's adds: a full-shell plan, which
-     * has none, keeps 0 and spares the host the wait for them. */
-    for (int q = 0; p && q < p->npulses; q++)
-        p->pulse[q].share = 0;
+     * has none, keeps the 0 of the plan's memset and spares the host the
+     * wait for them. */
     if (st == HX_OK && !p->full_shell)
         st = hxr_share(r, p, &m->a, stream);
     p->nhalo = p->ntotal - p->nhome;

@@ -74,14 +74,13 @@ static void describe(hx_md_engine *e)
                  hx_transport_describe(e->xport.t));
     else
         snprintf(halo, sizeof halo, "one rank, no halo exchange");
+    const char *mode = e->full ? "off, a full-shell halo and no force exchange" : "on";
     if (e->multi && e->newton_chosen)
         snprintf(newton, sizeof newton,
                  ", newton %s (chosen: %s %d atoms per rank; newton on|off in a deck decides)",
-                 e->full ? "off, a full-shell halo and no force exchange" : "on",
-                 e->full ? "fewer than" : "at least", HXG_FULL_BELOW);
+                 mode, e->full ? "fewer than" : "at least", HXG_FULL_BELOW);
     else if (e->multi)
-        snprintf(newton, sizeof newton, ", newton %s",
-                 e->full ? "off, a full-shell halo and no force exchange" : "on");
+        snprintf(newton, sizeof newton, ", newton %s", mode);
     snprintf(e->desc, sizeof e->desc,
              "gpu engine (float): %s, grid %dx%dx%d, rank %d on GPU %d of %d (%s, %d "
              "rank(s) on this host)%s, %d thread(s) per atom%s, lists of up to %d, %.0f bytes "

@@ -145,6 +145,14 @@ static inline int hxg_eng_map_entries(const hx_plan *p)
     return n;
 }
 
+/* The map entries the reverse exchange adds into (the non-local forces
+ * must overwrite their targets first): all of them, none with newton off,
+ * which has no reverse. */
+static inline int hxg_eng_reverse_entries(const hx_md_engine *e, const hx_plan *p)
+{
+    return e->full ? 0 : hxg_eng_map_entries(p);
+}
+
 /* ---------------------------------------------------------------- errors */
 
 static inline hx_status cuda_fail(int err, const char *what)

@@ -94,7 +94,7 @@ static int first_difference(const host_list *a, const host_list *b, int n, int s
 static hx_status check_nl_atoms(hx_md_engine *e, const int32_t *cnt)
 {
     const hx_plan *p = e->xport.plan;
-    const int nmaps = e->full ? 0 : hxg_eng_map_entries(p), n = e->atoms.ntotal;
+    const int nmaps = hxg_eng_reverse_entries(e, p), n = e->atoms.ntotal;
     int32_t *maps = malloc(sizeof(int32_t) * (size_t) (nmaps > 0 ? nmaps : 1));
     int32_t *idx = malloc(sizeof(int32_t) * (size_t) (n > 0 ? n : 1));
     char *want = calloc((size_t) (n > 0 ? n : 1), 1);

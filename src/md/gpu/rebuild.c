@@ -221,10 +221,9 @@ static int nonlocal_chain(hx_md_engine *e, const void *arg, cudaStream_t s)
     const hxg_lists_view l = hxg_eng_lists_view(e);
     a.zones = hx_plan_device_zones(plan);
     int err = hxg_build_nonlocal((void *) s, hx_plan_device_coords(plan), a, c, l, e->dev.flags);
-    /* No reverse exchange adds into a full-shell plan's map targets. */
     if (err == 0 && e->lists.nl_on)
-        err = hxg_nl_atoms((void *) s, a, c, l, e->full ? NULL : hx_plan_device_maps(plan),
-                           e->full ? 0 : hxg_eng_map_entries(plan), e->dev.flags);
+        err = hxg_nl_atoms((void *) s, a, c, l, hx_plan_device_maps(plan),
+                           hxg_eng_reverse_entries(e, plan), e->dev.flags);
     return err;
 }
 

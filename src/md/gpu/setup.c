@@ -133,12 +133,11 @@ void hxg_eng_choose_newton(hx_md_engine *e)
 {
     const hx_md_config *c = &e->cfg;
     e->newton_chosen = !(c->given & HX_MD_GIVEN_NEWTON);
-    const int *np = e->decomp.npulse;
     if (!e->newton_chosen)
         e->full = e->multi && c->newton_off;
-    else /* and only where the full shell's pulses fit (hxi_plan_full_check) */
+    else /* and only where the full shell's pulses fit */
         e->full = e->multi && e->sys->natoms < (int64_t) HXG_FULL_BELOW * e->nranks &&
-                  2 * (np[0] + np[1] + np[2]) <= HX_MAX_PULSES;
+                  hxi_plan_full_fits(&e->decomp);
 }
 
 /* Rank among the processes of this host: the communicator's node map,

@@ -53,7 +53,6 @@ typedef struct hxi_fz {
     int *d_pmaps;  /* atomic: the receivers' maps, concatenated */
     size_t pmaps_cap;
     int nfmode[3];       /* pulses (either end) per agreed force mode */
-    int order;           /* a full-shell plan ordered in the kernel (fz_order_in_kernel) */
     int nxdirect, nxput; /* coordinate pulses by path */
     /* Which ends of each pulse reach the other by load/store (set_plan),
      * kept while the pulses and their peers stay the same (peers_np -1:
@@ -367,8 +366,8 @@ static void fz_describe(hx_transport *t, const hxi_fz *z)
 /* A full-shell plan orders its forwards inside the kernel (hxi_k_fz_forward,
  * a.order) where every rank reaches each of its senders' ack slots by
  * store (unused on such a plan: it has no reverse), else through
- * hxi_shm_order's vote. The same on every rank. Collective. */
-static hx_status fz_order_in_kernel(hx_transport *t, hxi_fz *z)
+ * hxi_shm_order's vote. The same on every rank, into *out. Collective. */
+static hx_status fz_order_in_kernel(hx_transport *t, hxi_fz *z, int *out)
 {
     int order = t->plan->full_shell && !z->s.force_put;
     for (int p = 0; p < z->s.g.npulses; p++) {
@@ -380,7 +379,7 @@ static hx_status fz_order_in_kernel(hx_transport *t, hxi_fz *z)
     }
     int no = !order;
     HXI_CHECK(hxi_allreduce_int(t->comm, &no, 1, 1));
-    z->order = !no;
+    *out = !no;
     return HX_OK;
 }
 
@@ -414,10 +413,11 @@ static hx_status fz_set_plan(hx_transport *t)
         unpack_atomic |= fz_pulse_forces(t, z, d, p);
     }
     hxi_fz_order(&z->c, np, t->plan);
-    HXI_CHECK_GOTO(fz_order_in_kernel(t, z), st, done);
+    int order = 0;
+    HXI_CHECK_GOTO(fz_order_in_kernel(t, z, &order), st, done);
     hxi_fzf_new_plan(&z->fzf, z->nxput);
     HXI_CHECK_GOTO(fz_upload(t, z, pmaps, pmap_total, segs, nseg, unpack_atomic), st, done);
-    z->c.args.order = z->order;
+    z->c.args.order = order; /* the upload set the arguments afresh */
     fz_describe(t, z);
 done:
     free(segs);
@@ -428,7 +428,7 @@ done:
 static hx_status fz_forward(hx_transport *t)
 {
     hxi_fz *z = t->impl;
-    if (!z->order)
+    if (!z->c.args.order) /* else the kernel orders itself (hxi_k_fz_forward) */
         HXI_CHECK(hxi_shm_order(t));
     return hxi_fz_core_forward(&z->c, &z->s.g);
 }
