@@ -1,5 +1,5 @@
-# LAMMPS's balance and fix balance in halox-md (CPU engine;
-# tests/balance_cases.py): the balance reports and thermo rows against
+# LAMMPS's balance and fix balance in halox-md (tests/balance_cases.py,
+# the CPU engine; md_gpu_balance.py, the GPU engine): the balance reports and thermo rows against
 # LAMMPS's `lmp` at 2, 3 and 4 ranks, fix balance against the run without
 # it, and bad input refused without a hang.
 find_package(Python3 COMPONENTS Interpreter)
@@ -16,4 +16,16 @@ if(Python3_Interpreter_FOUND AND HALOX_HAVE_MPI)
     hx_test_mpi_env(test_balance_${part} CPU)
   endforeach()
   set_tests_properties(test_balance_lammps PROPERTIES LABELS lammps)
+  # balance on the GPU engine (tests/md_gpu_balance.py, label gpu): the
+  # balanced slab at 2 ranks against the CPU engine; fix balance refused
+  # with --gpu. Without a GPU it exits 77 (skipped).
+  if(HALOX_HAVE_CUDA AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/gpu/engine.c)
+    add_test(NAME test_md_gpu_balance
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/md_gpu_balance.py
+                     --halox $<TARGET_FILE:halox-md> --mpiexec ${MPIEXEC_EXECUTABLE}
+                     "--mpiflags=${hx_bal_flags}")
+    set_tests_properties(test_md_gpu_balance PROPERTIES SKIP_RETURN_CODE 77 LABELS gpu
+                         TIMEOUT 600 PROCESSORS 2)
+    hx_test_mpi_env(test_md_gpu_balance)
+  endif()
 endif()

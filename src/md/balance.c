@@ -221,19 +221,6 @@ int hxi_md_balance_due(const hx_md_balance *b, int64_t step)
     return b->style == HX_MD_BAL_SHIFT && b->nfreq > 0 && step % b->nfreq == 0;
 }
 
-int hxi_md_balance_nonuniform(const hx_md_config *cfg)
-{
-    if (cfg->fix_balance.style != HX_MD_BAL_NONE)
-        return 1;
-    for (int k = 0; k < cfg->nbalance; k++) {
-        const hx_md_balance *b = &cfg->balance[k];
-        for (int dim = 0; dim < 3; dim++)
-            if (b->style == HX_MD_BAL_SHIFT || b->user[dim] == 2)
-                return 1;
-    }
-    return 0;
-}
-
 void hxi_md_balance_thermo(hx_md_config *c)
 {
     hx_md_config one;

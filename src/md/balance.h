@@ -35,8 +35,4 @@ int hxi_md_balance_due(const hx_md_balance *b, int64_t step);
  * thermo_style one's. */
 void hxi_md_balance_thermo(hx_md_config *c);
 
-/* The deck's balance settings that need the GPU engine to run domains of
- * their own widths (cuts other than uniform, or fix balance). */
-int hxi_md_balance_nonuniform(const hx_md_config *cfg);
-
 #endif /* HALOX_MD_BALANCE_H */

@@ -476,7 +476,7 @@ hx_status hxi_md_restart_read_atoms(hx_comm *comm, const char *path, const hxi_m
     sys->natoms = h->natoms;
     sys->has_ref = h->width >= 9;
     sys->ref_ago = h->ago;
-    hxi_md_restart_cuts_restore(comm, h, &sys->decomp, path);
+    hxi_md_restart_cuts_restore(h, &sys->decomp, path);
     st = hxi_alloc((void **) &chunk, (size_t) RST_CHUNK * 10 * sizeof(double), "restart chunk");
     if (st == HX_OK && rank == 0) {
         unsigned char buf[RST_HEADER];
@@ -525,7 +525,7 @@ hx_status hxi_md_restart_read_atoms(hx_comm *comm, const char *path, const hxi_m
     return hxi_agree(comm, st);
 }
 
-void hxi_md_restart_apply(hxi_md_restart *h, hx_md_config *cfg)
+void hxi_md_restart_apply(const hxi_md_restart *h, hx_md_config *cfg)
 {
     memcpy(cfg->cells, h->cells, sizeof cfg->cells);
     cfg->density = h->density;
@@ -544,5 +544,4 @@ void hxi_md_restart_apply(hxi_md_restart *h, hx_md_config *cfg)
     if (!(cfg->given & HX_MD_GIVEN_DT))
         cfg->dt = h->dt;
     hxi_md_restart_types_apply(&h->types, cfg);
-    hxi_rst_cuts_engine(h, cfg);
 }

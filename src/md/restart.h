@@ -30,7 +30,6 @@ typedef struct hxi_md_restart {
     unsigned cut_mask;   /* bit d: cuts along d (0: uniform domains, no block) */
     int cut_grid[3];     /* the rank grid they were made for */
     double cut[3][HX_MAX_CUT_DOMAINS + 1];
-    int cuts_cpu; /* hxi_md_restart_apply: 1 CPU engine, 0 GPU, -1 as the devices say */
 } hxi_md_restart;
 
 /* The types' block of a version 4 file (restart_types.c). */
@@ -65,14 +64,12 @@ hx_status hxi_md_restart_read_atoms(hx_comm *comm, const char *path, const hxi_m
                                     hx_md_system *sys);
 /* The file's system and physics into cfg: lattice, density, and mass, pair
  * and timestep where cfg->given does not say the deck or the command line
- * set them after the file was named; and into h whether the run is sure
- * to be on the CPU engine (the file's cuts are restored only there). */
-void hxi_md_restart_apply(hxi_md_restart *h, hx_md_config *cfg);
-/* Collective: the file's cuts (version 6) into d where d has the file's
- * rank grid and the run is on the CPU engine; else d stays uniform and
- * rank 0 prints a note saying why (restart_cuts.c). */
-void hxi_md_restart_cuts_restore(hx_comm *comm, const hxi_md_restart *h, hx_decomp *d,
-                                 const char *path);
+ * set them after the file was named. */
+void hxi_md_restart_apply(const hxi_md_restart *h, hx_md_config *cfg);
+/* The file's cuts (version 6) into d where d has the file's rank grid and
+ * the run's halo cutoff fits them; else d stays uniform and rank 0 prints
+ * a note saying why (restart_cuts.c). Either engine takes them. */
+void hxi_md_restart_cuts_restore(const hxi_md_restart *h, hx_decomp *d, const char *path);
 
 /* ------------------------------------------- during a run (checkpoint.c) */
 

@@ -8,23 +8,16 @@
  *    16..      for each such d in order, its grid[d] + 1 cuts (doubles,
  *              fractions of the face distance, 0 first, 1 last)
  *    then      the block's checksum (uint64, FNV-1a over the bytes before)
- * A file read on the same grid by the CPU engine restores them before its
- * atoms go to their ranks; elsewhere (another grid, the GPU engine, which
- * runs uniform domains so far, or cuts too thin for the run's halo
- * cutoff) the domains are uniform and rank 0 says so.
+ * A file read on the same grid restores them before its atoms go to
+ * their ranks, on either engine; elsewhere (another grid, or cuts too
+ * thin for the run's halo cutoff) the domains are uniform and rank 0
+ * says so.
  */
 #include "md/restart_header.h"
-
-#include "md/balance.h"
-#include "md/md_driver.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-#ifdef HALOX_MD_GPU_ENGINE
-#include <cuda_runtime_api.h>
-#endif
 
 uint64_t hxi_rst_cuts_bytes(const hxi_md_restart *h)
 {
@@ -123,41 +116,7 @@ hx_status hxi_rst_cuts_decode(const unsigned char *b, uint64_t n, const char *pa
     return HX_OK;
 }
 
-/* Whether the run is on the CPU engine, as run.c chooses it: 1 for
- * --cpu, without a GPU engine built, and left to choose for a triclinic
- * box, newton off or the deck's own cuts; 0 for --gpu; -1 left to choose
- * otherwise (the CPU engine where some rank sees no device). */
-void hxi_rst_cuts_engine(hxi_md_restart *h, const hx_md_config *cfg)
-{
-#ifdef HALOX_MD_GPU_ENGINE
-    if (cfg->use_gpu < 0)
-        h->cuts_cpu = hxi_md_cpu_only(cfg) ? 1 : -1;
-    else
-        h->cuts_cpu = cfg->use_gpu == 0;
-#else
-    h->cuts_cpu = cfg->use_gpu != 1;
-#endif
-}
-
-/* Collective: 1 where the run is on the CPU engine (h->cuts_cpu -1: some
- * rank sees no device, the fewest over the ranks as run.c counts them). */
-static int rst_on_cpu(hx_comm *comm, const hxi_md_restart *h)
-{
-    int least = 0;
-    if (h->cuts_cpu >= 0)
-        return h->cuts_cpu;
-#ifdef HALOX_MD_GPU_ENGINE
-    if (cudaGetDeviceCount(&least) != cudaSuccess)
-        least = 0;
-#endif
-    least = -least;
-    if (hxi_allreduce_int(comm, &least, 1, 1) != HX_OK)
-        return 0;
-    return least == 0;
-}
-
-void hxi_md_restart_cuts_restore(hx_comm *comm, const hxi_md_restart *h, hx_decomp *d,
-                                 const char *path)
+void hxi_md_restart_cuts_restore(const hxi_md_restart *h, hx_decomp *d, const char *path)
 {
     const char *why = NULL;
     hx_decomp with = *d;
@@ -165,8 +124,6 @@ void hxi_md_restart_cuts_restore(hx_comm *comm, const hxi_md_restart *h, hx_deco
         return;
     if (memcmp(h->cut_grid, d->grid, sizeof h->cut_grid) != 0)
         why = "another rank grid";
-    else if (!rst_on_cpu(comm, h))
-        why = "the GPU engine, which runs uniform domains so far (--cpu keeps the cuts),";
     for (int k = 0; !why && k < 3; k++)
         if ((h->cut_mask & (1u << k)) && hx_decomp_set_cuts(&with, k, h->cut[k]) != HX_OK)
             why = "a halo cutoff too large for them";

@@ -179,7 +179,6 @@ static void rst_fields(const unsigned char *buf, uint32_t version, hxi_md_restar
     get(buf, 168, payload_sum, 8);
     get(buf, 16, &hsize, 8);
     h->cut_mask = 0;
-    h->cuts_cpu = 0; /* hxi_md_restart_apply decides */
     h->cuts_block = version >= 6 && hsize > RST_HEADER ? hsize - RST_HEADER : 0;
     h->ago = -1;
     h->skin = 0;

@@ -36,7 +36,5 @@ void hxi_rst_cuts_from(hxi_md_restart *h, const hx_decomp *d);
 void hxi_rst_cuts_encode(unsigned char *b, const hxi_md_restart *h);
 hx_status hxi_rst_cuts_decode(const unsigned char *b, uint64_t n, const char *path,
                               hxi_md_restart *h);
-/* h->cuts_cpu for the run cfg describes. */
-void hxi_rst_cuts_engine(hxi_md_restart *h, const hx_md_config *cfg);
 
 #endif /* HALOX_MD_RESTART_HEADER_H */

@@ -50,7 +50,7 @@ static int hxi_gpu_count(void)
 
 int hxi_md_cpu_only(const hx_md_config *cfg)
 {
-    return cfg->triclinic || hxi_md_balance_nonuniform(cfg);
+    return cfg->triclinic || cfg->fix_balance.style != HX_MD_BAL_NONE;
 }
 
 /* The CPU engine moves its halo with the cpu transport whatever
@@ -103,15 +103,15 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
                          "region prism: a triclinic box (tilts %g %g %g): the GPU engine runs "
                          "orthorhombic boxes so far: run with --cpu",
                          cfg->tilt[0], cfg->tilt[1], cfg->tilt[2]);
-    /* Domains of their own widths (balance shift or cuts, fix balance):
-     * refused on the GPU engine, built or not; left to choose, the CPU
-     * engine runs them. */
-    if (hxi_md_balance_nonuniform(cfg)) {
+    /* Domains that change during the run (fix balance): refused on the
+     * GPU engine, built or not, which takes the domains it is given at its
+     * start (a balance command's before the run) and keeps them; left to
+     * choose, the CPU engine runs them. */
+    if (cfg->fix_balance.style != HX_MD_BAL_NONE) {
         if (cfg->use_gpu == 1)
             return hxi_error(HX_ERR_UNSUPPORTED,
-                             "%s: the GPU engine runs uniform domains so far: run with --cpu",
-                             cfg->fix_balance.style ? "fix balance"
-                                                    : "balance with cuts other than uniform");
+                             "fix balance: the GPU engine keeps the domains it starts with so "
+                             "far (balance before the run works there): run with --cpu");
         HXI_CHECK(hxi_cpu_transport_ok(tr));
         *ops = &hx_md_engine_cpu;
         return HX_OK;
@@ -143,7 +143,8 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
 /* A rank may own no atoms (create_atoms T region ID leaves part of the
  * box empty, as LAMMPS allows): the CPU engine runs it. The GPU engine
  * needs atoms on every rank, so where it may run (--gpu, or left to
- * choose with a device on every rank) an empty rank is refused, named. */
+ * choose with a device on every rank) an empty rank is refused, named,
+ * once the deck's balance has moved the cuts. */
 static hx_status hxi_check_atoms_per_rank(hx_comm *comm, const hx_md_config *cfg,
                                           const hx_md_system *sys)
 {
@@ -191,7 +192,6 @@ static hx_status hxi_setup_restart(hx_comm *comm, hx_md_config *cfg, hx_md_syste
         hxi_agree(comm, hx_decomp_init_tilted(&sys->decomp, h.box_lo, h.box_len, cfg->tilt, cut,
                                               grid, hx_comm_size(comm), hx_comm_rank(comm))));
     HXI_CHECK(hxi_md_restart_read_atoms(comm, cfg->restart_file, &h, sys));
-    HXI_CHECK(hxi_agree(comm, hxi_check_atoms_per_rank(comm, cfg, sys)));
     *first_step = h.step;
     cfg->first_step = h.step;
     if (hx_comm_rank(comm) == 0) {
@@ -215,7 +215,6 @@ static hx_status hxi_setup(hx_comm *comm, hx_md_config *cfg, hx_md_system *sys, 
                                                     hx_comm_size(comm), hx_comm_rank(comm))));
     double t0 = hxi_now();
     HXI_CHECK(hxi_agree(comm, hx_md_lattice(sys, cfg)));
-    HXI_CHECK(hxi_agree(comm, hxi_check_atoms_per_rank(comm, cfg, sys)));
     double t1 = hxi_now();
     HXI_CHECK(hxi_agree(comm, hx_md_velocities(sys, cfg, comm)));
     double t2 = hxi_now();
@@ -715,6 +714,9 @@ int hx_md_main(int argc, char **argv)
         st = hxi_setup(comm, &cfg, &sys, &first);
     if (st == HX_OK)
         st = hxi_setup_balance(comm, &cfg, &sys);
+    /* After the balance, which may fill a rank the lattice left empty. */
+    if (st == HX_OK)
+        st = hxi_agree(comm, hxi_check_atoms_per_rank(comm, &cfg, &sys));
     if (st == HX_OK)
         st = hxi_run(comm, &cfg, &sys, first, &stop);
     rc = st == HX_OK ? 0 : 1;
