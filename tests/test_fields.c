@@ -191,15 +191,16 @@ static void fill_forces(hx_comm *comm, hx_transport *t, const double *f0, int nt
 }
 
 #ifdef HXT_FIELDS_GPU
-/* The field call with the coordinates (forces) captured in a graph on the
- * stream and replayed once. A transport that takes the generic path there
- * (the put path) refuses the capture: said, and run uncaptured instead. */
+/* The field call with the coordinates (forces). */
 static hx_status call_fields(hx_transport *t, const int *ids, int n, int reverse)
 {
     return reverse ? hx_transport_fields_reverse(t, ids, n, 1)
                    : hx_transport_fields_forward(t, ids, n, 1);
 }
 
+/* That call captured in a graph on the stream and replayed once. A
+ * transport that takes the generic path there (the put path, the atomic
+ * force mode) refuses the capture: said, and run uncaptured instead. */
 static void call_captured(hx_transport *t, const int *ids, int n, int reverse)
 {
     const char *what = reverse ? "reverse" : "forward";
