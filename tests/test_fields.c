@@ -5,8 +5,9 @@
  * on every GPU transport of the build with device arrays: each one with
  * and without force_put where it has a put path, the fused ones in graph
  * mode too (there the forward with the coordinates and the reverse with
- * the forces are also captured in a CUDA graph and replayed), and `auto`,
- * which passes field calls to its choice; and a host array refused. Nine
+ * the forces are also captured in a CUDA graph and replayed), `auto`,
+ * which passes field calls to its choice, and nvshmem-fused with its
+ * forces pushed instead of pulled; and a host array refused. Nine
  * fields: float, double and int32, each of width 1, 3 and 7. Each check
  * makes three calls: every field alone, then the odd ones and the even
  * ones with the coordinates (forces): at most 8 each, so that on the
@@ -543,7 +544,7 @@ static void check_reverse(hx_comm *comm, hx_transport *t, fset *f, const hxt_cas
 
 /* ---------------------------------------------------------------- cases */
 
-enum { MAXT = 24 };
+enum { MAXT = 32 };
 
 /* The transports under test besides cpu (made per case, float and double):
  * the GPU ones live through all the cases (NVSHMEM starts once a process),
@@ -611,10 +612,39 @@ static void fields_case(hx_comm *comm, const hxt_case *c, void *vctx)
 }
 
 #ifdef HXT_FIELDS_GPU
+/* Opens v's transport into x, in graph mode on a stream of its own where
+ * `graph`; one that refuses to run here (HX_ERR_UNSUPPORTED: e.g. several
+ * ranks on one GPU) is left out with its reason. */
+static void open_one(hx_comm *comm, ctx *x, const hxt_tvariant *v, int graph)
+{
+    hx_transport_opts o;
+    hx_transport_opts_init(&o);
+    o.dtype = HX_FLOAT;
+    o.graph = graph;
+    cudaStream_t s = NULL;
+    if (graph && cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess)
+        s = NULL;
+    o.stream = s;
+    hx_transport *t = hxt_transport_try(comm, &o, v);
+    if (!t) {
+        if (s)
+            cudaStreamDestroy(s);
+        return;
+    }
+    x->stream[x->nt] = s;
+    HXT_CHECK(hx_transport_caps_of(v->name) & (HX_CAP_FIELDS | HX_CAP_CHOOSES),
+              "%s: no HX_CAP_FIELDS", v->label);
+    x->t[x->nt] = t;
+    x->alive[x->nt] = 1;
+    snprintf(x->label[x->nt++], sizeof x->label[0], "%s%s", v->label, graph ? "(graph)" : "");
+}
+
 /* Every GPU transport of the build, with and without force_put where it
- * has a put path, in graph mode too where it has one, and `auto`; one
- * that refuses to run here (HX_ERR_UNSUPPORTED: e.g. several ranks on one
- * GPU) is left out with its reason. */
+ * has a put path, in graph mode too where it has one, and `auto`; then
+ * nvshmem-fused with its forces pushed (pull is its default), whose
+ * reverse carries the fields in the kernel on that path too. Not its
+ * atomic force mode: those forces differ bitwise from one reverse to the
+ * next, and its fields take the generic path anyway. */
 static void open_gpu_transports(hx_comm *comm, ctx *x)
 {
     hxt_tvariant v[MAXT];
@@ -622,29 +652,15 @@ static void open_gpu_transports(hx_comm *comm, ctx *x)
     v[nv++] = (hxt_tvariant){"auto", 0, "auto"};
     for (int i = 0; i < nv; i++) {
         int graphs = (hx_transport_caps_of(v[i].name) & HX_CAP_GRAPH) ? 2 : 1;
-        for (int graph = 0; graph < graphs && x->nt < MAXT; graph++) {
-            hx_transport_opts o;
-            hx_transport_opts_init(&o);
-            o.dtype = HX_FLOAT;
-            o.graph = graph;
-            cudaStream_t s = NULL;
-            if (graph && cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess)
-                s = NULL;
-            o.stream = s;
-            hx_transport *t = hxt_transport_try(comm, &o, &v[i]);
-            if (!t) {
-                if (s)
-                    cudaStreamDestroy(s);
-                continue;
-            }
-            x->stream[x->nt] = s;
-            HXT_CHECK(hx_transport_caps_of(v[i].name) & (HX_CAP_FIELDS | HX_CAP_CHOOSES),
-                      "%s: no HX_CAP_FIELDS", v[i].label);
-            x->t[x->nt] = t;
-            x->alive[x->nt] = 1;
-            snprintf(x->label[x->nt++], sizeof x->label[0], "%s%s", v[i].label,
-                     graph ? "(graph)" : "");
-        }
+        for (int graph = 0; graph < graphs && x->nt < MAXT; graph++)
+            open_one(comm, x, &v[i], graph);
+    }
+    const hxt_tvariant push = {"nvshmem-fused", 0, "nvshmem-fused[push]"};
+    for (int graph = 0; graph < 2 && x->nt < MAXT && hx_transport_caps_of(push.name); graph++) {
+        HXT_CHECK(hxi_knobs_set("HALOX_FUSED_FORCE_MODE", "push") == HX_OK, "force mode push: %s",
+                  hx_last_error());
+        open_one(comm, x, &push, graph);
+        hxi_knobs_set("HALOX_FUSED_FORCE_MODE", "");
     }
 }
 
