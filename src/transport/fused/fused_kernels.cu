@@ -404,8 +404,8 @@ static __device__ __forceinline__ void fz_send_forces(const hxi_fz_args &a, cons
  * (forces on our map entries, from send_rank): thread 0 waits for the
  * pulse's signal and for the unpacks of later pulses that share atoms,
  * the block adds (the fields too, from send_rank's landing buffer), and
- * the last block raises the done flag (GPU-scope release) and, pull, acks
- * to the owner. s_ok: the block's shared flag. */
+ * the last block raises the done flag (GPU-scope release) and, pull or
+ * with fields, acks to the owner. s_ok: the block's shared flag. */
 static __device__ __forceinline__ void fz_unpack_forces(const hxi_fz_args &a, const hxi_fz_pulse *P,
                                                         int p, uint64_t step, int tid, int nthr,
                                                         int fsig, int *s_ok)
@@ -443,7 +443,7 @@ static __device__ __forceinline__ void fz_unpack_forces(const hxi_fz_args &a, co
         hxi_dev_inc_acq_rel_gpu(a.cnt + HXI_FZ_CNT_UNPACK + p, gridDim.x - 1) == gridDim.x - 1 &&
         !fz_hit(a)) {
         hxi_dev_st_release_gpu(a.done + p, step);
-        if (P->frecv == HXI_FZ_F_PULL)
+        if (P->frecv == HXI_FZ_F_PULL || a.fld.n > 0) /* done reading send_rank's memory */
             hxi_dev_st_release_sys(P->ack_peer, step);
     }
 }
@@ -471,7 +471,9 @@ static __device__ __forceinline__ void fz_unpack_forces(const hxi_fz_args &a, co
  * they ride each pulse's forces, staged by the sender into its own
  * landing buffer before the force signal and added by the receiver with
  * the forces, after the same waits, so in the same order
- * (fields_dev.cuh). */
+ * (fields_dev.cuh); the receiver then acks in push mode too, and every
+ * sender waits for it at the end, so that no peer still reads our
+ * landing buffer either once the kernel is complete. */
 __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_args a)
 {
     __shared__ uint64_t s_step;
@@ -506,7 +508,7 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         if (P->g.nsend > 0 && P->frecv == HXI_FZ_F_ATOMIC)
             fz_wait(a, a.sig + fsig + p, step, p, P->g.dim, 1, P->g.send_rank);
-        if (P->g.nrecv > 0 && P->fsend == HXI_FZ_FS_PULL)
+        if (P->g.nrecv > 0 && (P->fsend == HXI_FZ_FS_PULL || a.fld.n > 0))
             fz_wait(a, a.ack + p, step, p, P->g.dim, 1, P->g.recv_rank);
     }
 }

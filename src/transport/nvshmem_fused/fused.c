@@ -305,8 +305,8 @@ static int fz_pulse_forces(hx_transport *t, hxi_fz *z, hxi_fz_pulse *d, int p)
         d->fsrc = (const float *) hxi_shm_api_ptr(t->f, q->send_rank) + (size_t) q->peer_offset * 3;
     else
         d->fsrc = slot_f;
-    if (rmode != HXI_FZ_F_PUSH)
-        d->ack_peer = hxi_shm_api_ptr(z->ack + p, q->send_rank);
+    /* Push: for a reverse whose fields ride the forces (its ack). */
+    d->ack_peer = hxi_shm_api_ptr(z->ack + p, q->send_rank);
     if (q->nrecv > 0)
         z->nfmode[smode]++;
     if (q->nsend > 0)
@@ -384,14 +384,15 @@ static hx_status fz_order_in_kernel(hx_transport *t, hxi_fz *z, int *out)
 }
 
 /* Pulse ends whose forces a reverse's fields cannot ride (fused_fields.c):
- * sent by a put or by remote atomics, or received by remote atomics. */
+ * sent by a put or by remote atomics, received by remote atomics, or
+ * received where the sender's ack slot is out of reach of a store. */
 static int fz_forces_off(const hxi_fz *z, int np)
 {
     int off = 0;
     for (int p = 0; p < np; p++) {
         const hxi_fz_pulse *d = &z->c.hp[p];
         off += d->g.nrecv > 0 && d->fsend != HXI_FZ_FS_DIRECT && d->fsend != HXI_FZ_FS_PULL;
-        off += d->g.nsend > 0 && d->frecv == HXI_FZ_F_ATOMIC;
+        off += d->g.nsend > 0 && (d->frecv == HXI_FZ_F_ATOMIC || !d->ack_peer);
     }
     return off;
 }
