@@ -4,23 +4,27 @@
  * transport (float and double); built as test_fields_gpu (HXT_FIELDS_GPU),
  * on every GPU transport of the build with device arrays: each one with
  * and without force_put where it has a put path, the fused ones in graph
- * mode too (there the forward with the coordinates is also captured in a
- * CUDA graph and replayed), and `auto`, which passes field calls to its
- * choice; and a host array refused. Nine fields at once: float, double
- * and int32, each of width 1, 3 and 7: with the coordinates, the
- * nvshmem-fused transports carry up to 8 in their kernel, so the four
- * named then ride in it. The oracle is brute force from the coordinates:
- * each halo atom's owner is the one atom of the system whose position equals the
- * halo coordinates modulo the box. A forward must give every halo entry
- * its owner's values exactly (no shift added); a reverse must add into
- * each home atom the values on all its halo copies on all ranks: int32
- * exactly, double to 1e-12 and float to 1e-6 of the sum of magnitudes.
- * With the coordinates (forces) in the same call, those must come out
- * bitwise as hx_transport_forward (reverse) gives them, and fields not
- * named must stay untouched. Then the bad input: one clear error each.
- * With --stopped-peer, only a rank that skips a field forward: the others
- * must end in HX_ERR_TIMEOUT, not hang. test_fields_gpu skips (77) where
- * no CUDA device is seen.
+ * mode too (there the forward with the coordinates and the reverse with
+ * the forces are also captured in a CUDA graph and replayed), `auto`,
+ * which passes field calls to its choice, and nvshmem-fused with its
+ * forces pushed instead of pulled; and a host array refused. Nine
+ * fields: float, double and int32, each of width 1, 3 and 7. Each check
+ * makes three calls: every field alone, then the odd ones and the even
+ * ones with the coordinates (forces): at most 8 each, so that on the
+ * nvshmem-fused transports they ride the fused kernels, every type and
+ * width among them. The oracle is brute force from the coordinates: each
+ * halo atom's owner is the one atom of the system whose position equals
+ * the halo coordinates modulo the box. A forward must give every halo
+ * entry its owner's values exactly (no shift added); a reverse must add
+ * into each home atom the values on all its halo copies on all ranks:
+ * int32 exactly, double to 1e-12 and float to 1e-6 of the sum of
+ * magnitudes, and on a GPU transport bitwise what the cpu transport gives
+ * (the sums formed in the same order). With the coordinates (forces) in
+ * the same call, those must come out bitwise as hx_transport_forward
+ * (reverse) gives them, and fields not named must stay untouched. Then
+ * the bad input: one clear error each. With --stopped-peer, only a rank
+ * that skips a field forward: the others must end in HX_ERR_TIMEOUT, not
+ * hang. test_fields_gpu skips (77) where no CUDA device is seen.
  */
 #include "fields_bad.h"
 #include "oracle.h"
@@ -178,12 +182,29 @@ static void settle(hx_comm *comm, hx_transport *t)
  * CUDA graph and replayed. */
 static void *capture_stream;
 
-#ifdef HXT_FIELDS_GPU
-/* The forward with the coordinates captured in a graph on the stream and
- * replayed once. A transport that takes the generic path there (the put
- * path) refuses the capture: said, and run uncaptured instead. */
-static void forward_captured(hx_transport *t, const int *ids, int n)
+/* Forces: the same values before each reverse, and a forward before it
+ * (a GPU transport's reverse answers that step's forward). */
+static void fill_forces(hx_comm *comm, hx_transport *t, const double *f0, int ntotal)
 {
+    HXT_OK(hx_transport_write(t, HX_FORCES, 0, ntotal, f0));
+    HXT_OK(hx_transport_forward(t));
+    settle(comm, t);
+}
+
+#ifdef HXT_FIELDS_GPU
+/* The field call with the coordinates (forces). */
+static hx_status call_fields(hx_transport *t, const int *ids, int n, int reverse)
+{
+    return reverse ? hx_transport_fields_reverse(t, ids, n, 1)
+                   : hx_transport_fields_forward(t, ids, n, 1);
+}
+
+/* That call captured in a graph on the stream and replayed once. A
+ * transport that takes the generic path there (the put path, the atomic
+ * force mode) refuses the capture: said, and run uncaptured instead. */
+static void call_captured(hx_transport *t, const int *ids, int n, int reverse)
+{
+    const char *what = reverse ? "reverse" : "forward";
     cudaStream_t s = (cudaStream_t) capture_stream;
     cudaGraph_t g = NULL;
     cudaGraphExec_t x = NULL;
@@ -191,25 +212,25 @@ static void forward_captured(hx_transport *t, const int *ids, int n)
     HXT_CHECK(e == cudaSuccess, "cudaStreamBeginCapture: %s", cudaGetErrorString(e));
     if (e != cudaSuccess)
         return;
-    hx_status st = hx_transport_fields_forward(t, ids, n, 1);
+    hx_status st = call_fields(t, ids, n, reverse);
     char why[256];
     snprintf(why, sizeof why, "%s", hx_last_error());
     e = cudaStreamEndCapture(s, &g);
     if (st == HX_ERR_STATE && strstr(why, "stream capture")) {
         if (hxt_rank == 0)
-            printf("test_fields_gpu: not captured: %s\n", why);
+            printf("test_fields_gpu: %s not captured: %s\n", what, why);
         if (g)
             cudaGraphDestroy(g);
-        HXT_OK(hx_transport_fields_forward(t, ids, n, 1));
+        HXT_OK(call_fields(t, ids, n, reverse));
         return;
     }
-    HXT_CHECK(st == HX_OK && e == cudaSuccess, "captured fields forward: %s: %s (%s)",
+    HXT_CHECK(st == HX_OK && e == cudaSuccess, "captured fields %s: %s: %s (%s)", what,
               hx_status_string(st), why, cudaGetErrorString(e));
     if (st == HX_OK && e == cudaSuccess)
         e = cudaGraphInstantiate(&x, g, 0);
     if (st == HX_OK && e == cudaSuccess)
         e = cudaGraphLaunch(x, s);
-    HXT_CHECK(e == cudaSuccess, "graph of the fields forward: %s", cudaGetErrorString(e));
+    HXT_CHECK(e == cudaSuccess, "graph of the fields %s: %s", what, cudaGetErrorString(e));
     if (x)
         cudaGraphExecDestroy(x);
     if (g)
@@ -218,11 +239,13 @@ static void forward_captured(hx_transport *t, const int *ids, int n)
 #endif
 
 /* A field call on the host arrays: copied to the device first and back
- * after (all nine: those not named must come back untouched). A forward
- * with the coordinates on a graph-mode transport runs once plainly (its
- * buffers grow outside any capture), then captured and replayed. */
+ * after (all nine: those not named must come back untouched). A call with
+ * the coordinates (forces) on a graph-mode transport runs once plainly
+ * (its buffers grow outside any capture), then captured and replayed on
+ * the same values: a reverse's forces f0 written again and a forward
+ * before it. */
 static void fset_call(hx_comm *comm, hx_transport *t, fset *f, const int *ids, int n, int with,
-                      int reverse)
+                      int reverse, const double *f0)
 {
     fset_copy(f, 1);
     if (reverse)
@@ -231,13 +254,38 @@ static void fset_call(hx_comm *comm, hx_transport *t, fset *f, const int *ids, i
         HXT_OK(hx_transport_fields_forward(t, ids, n, with));
     settle(comm, t);
 #ifdef HXT_FIELDS_GPU
-    if (capture_stream && with && !reverse) {
+    if (capture_stream && with) {
+        if (reverse)
+            fill_forces(comm, t, f0, f->n);
         fset_copy(f, 1);
-        forward_captured(t, ids, n);
+        call_captured(t, ids, n, reverse);
         settle(comm, t);
     }
+#else
+    (void) f0;
 #endif
     fset_copy(f, 0);
+}
+
+/* The calls of a check: 0, every field alone; 1, the odd ones and 2, the
+ * even ones, with the coordinates (forces). Each with-call names at most
+ * 8 (the nvshmem-fused kernels' limit) and the two together every type
+ * at every width. */
+enum { NMODE = 3 };
+
+static int mode_names(int m, int k)
+{
+    return m == 0 || k % 2 == (m == 1);
+}
+
+/* The ids of mode m's call into ids; their count. */
+static int mode_ids(const fset *f, int m, int *ids)
+{
+    int n = 0;
+    for (int k = 0; k < NF; k++)
+        if (mode_names(m, k))
+            ids[n++] = f->id[k];
+    return n;
 }
 
 /* The transport's coordinates or forces, ntotal atoms, as doubles (after
@@ -333,30 +381,27 @@ static void check_forward(hx_comm *comm, hx_transport *t, fset *f, const hxt_cas
     HXT_OK(hx_transport_forward(t));
     settle(comm, t);
     double *xref = read_array(t, HX_COORDS, ntotal);
-    for (int with = 0; with < 2; with++) {
-        /* Alone, every field; with the coordinates, the odd ones. */
-        int ids[NF], n = 0;
-        for (int k = with; k < NF; k += 1 + with)
-            ids[n++] = f->id[k];
+    for (int m = 0; m < NMODE; m++) {
+        int ids[NF], n = mode_ids(f, m, ids), with = m > 0;
         fill_tags(f, nhome, own);
         fill_coords(comm, t, c, ntotal);
         if (!with) {
             HXT_OK(hx_transport_forward(t));
             settle(comm, t);
         }
-        fset_call(comm, t, f, ids, n, with, 0);
+        fset_call(comm, t, f, ids, n, with, 0, NULL);
         for (int k = 0; k < NF; k++) {
-            int named = !with || k % 2 == 1, bad = forward_wrong(f, k, nhome, own, named);
+            int named = mode_names(m, k), bad = forward_wrong(f, k, nhome, own, named);
             HXT_CHECK(bad == 0,
-                      "grid %s rh %g %s, coords %d: field %d (%s x %d, named %d): %d "
+                      "grid %s rh %g %s, call %d: field %d (%s x %d, named %d): %d "
                       "entries wrong",
-                      c->gs, c->spec.rh, tn, with, k,
-                      ftype_of(k) == HX_FIELD_INT32 ? "int32" : "real", width_of(k), named, bad);
+                      c->gs, c->spec.rh, tn, m, k, ftype_of(k) == HX_FIELD_INT32 ? "int32" : "real",
+                      width_of(k), named, bad);
         }
         double *x = read_array(t, HX_COORDS, ntotal);
         HXT_CHECK(memcmp(xref, x, xbytes) == 0,
-                  "grid %s rh %g %s, coords %d: coordinates differ from hx_transport_forward's",
-                  c->gs, c->spec.rh, tn, with);
+                  "grid %s rh %g %s, call %d: coordinates differ from hx_transport_forward's",
+                  c->gs, c->spec.rh, tn, m);
         free(x);
     }
     free(xref);
@@ -407,13 +452,40 @@ static int reverse_wrong(const fset *f, int k, int nhome, const int64_t *own, in
     return bad;
 }
 
-/* Forces: the same random values before each reverse, and a forward
- * before it (a GPU transport's reverse answers that step's forward). */
-static void fill_forces(hx_comm *comm, hx_transport *t, const double *f0, int ntotal)
+/* The cpu transport's (float) arrays after each reverse call of the case:
+ * every GPU transport's must be the same bitwise, its sums formed in the
+ * same order (each atom's adds in reverse pulse order). */
+static struct {
+    int record;
+    void *a[NMODE][NF];
+} cpu_ref;
+
+static void cpu_ref_free(void)
 {
-    HXT_OK(hx_transport_write(t, HX_FORCES, 0, ntotal, f0));
-    HXT_OK(hx_transport_forward(t));
-    settle(comm, t);
+    for (int m = 0; m < NMODE; m++)
+        for (int k = 0; k < NF; k++) {
+            free(cpu_ref.a[m][k]);
+            cpu_ref.a[m][k] = NULL;
+        }
+}
+
+/* After reverse call m: kept (the cpu transport, recording) or compared
+ * with what was kept (device arrays). */
+static void cpu_ref_keep_or_check(const fset *f, int m, const hxt_case *c, const char *tn)
+{
+    for (int k = 0; k < NF; k++) {
+        const size_t bytes = (size_t) f->n * size_of(k);
+        if (cpu_ref.record) {
+            free(cpu_ref.a[m][k]);
+            cpu_ref.a[m][k] = hxt_xmalloc(bytes + 1);
+            memcpy(cpu_ref.a[m][k], f->a[k], bytes);
+        } else if (f->dev && cpu_ref.a[m][k]) {
+            HXT_CHECK(memcmp(cpu_ref.a[m][k], f->a[k], bytes) == 0,
+                      "grid %s rh %g %s, call %d: field %d (type %d x %d): not bitwise the cpu "
+                      "transport's sums",
+                      c->gs, c->spec.rh, tn, m, k, (int) ftype_of(k), width_of(k));
+        }
+    }
 }
 
 static void check_reverse(hx_comm *comm, hx_transport *t, fset *f, const hxt_case *c,
@@ -435,11 +507,9 @@ static void check_reverse(hx_comm *comm, hx_transport *t, fset *f, const hxt_cas
         mag[k] = hxt_xmalloc((size_t) N * width_of(k) * sizeof(double));
         before[k] = hxt_xmalloc((size_t) f->n * size_of(k) + 1);
     }
-    for (int with = 0; with < 2; with++) {
-        int ids[NF], n = 0;
-        for (int k = with; k < NF; k += 1 + with)
-            ids[n++] = f->id[k];
-        fill_random(comm, f, own, N, c->seed + (uint64_t) with, want, mag);
+    for (int m = 0; m < NMODE; m++) {
+        int ids[NF], n = mode_ids(f, m, ids), with = m > 0;
+        fill_random(comm, f, own, N, c->seed + (uint64_t) m, want, mag);
         for (int k = 0; k < NF; k++)
             memcpy(before[k], f->a[k], (size_t) f->n * size_of(k));
         fill_forces(comm, t, f0, ntotal);
@@ -447,19 +517,20 @@ static void check_reverse(hx_comm *comm, hx_transport *t, fset *f, const hxt_cas
             HXT_OK(hx_transport_reverse(t));
             settle(comm, t);
         }
-        fset_call(comm, t, f, ids, n, with, 1);
+        fset_call(comm, t, f, ids, n, with, 1, f0);
         for (int k = 0; k < NF; k++) {
-            int named = !with || k % 2 == 1;
+            int named = mode_names(m, k);
             int bad = reverse_wrong(f, k, nhome, own, named, want[k], mag[k], before[k]);
             HXT_CHECK(bad == 0,
-                      "grid %s rh %g %s, forces %d: field %d (type %d x %d, named %d): "
+                      "grid %s rh %g %s, call %d: field %d (type %d x %d, named %d): "
                       "%d sums wrong",
-                      c->gs, c->spec.rh, tn, with, k, (int) ftype_of(k), width_of(k), named, bad);
+                      c->gs, c->spec.rh, tn, m, k, (int) ftype_of(k), width_of(k), named, bad);
         }
+        cpu_ref_keep_or_check(f, m, c, tn);
         double *fo = read_array(t, HX_FORCES, ntotal);
         HXT_CHECK(memcmp(fref, fo, fbytes) == 0,
-                  "grid %s rh %g %s, forces %d: forces differ from hx_transport_reverse's", c->gs,
-                  c->spec.rh, tn, with);
+                  "grid %s rh %g %s, call %d: forces differ from hx_transport_reverse's", c->gs,
+                  c->spec.rh, tn, m);
         free(fo);
     }
     for (int k = 0; k < NF; k++) {
@@ -473,7 +544,7 @@ static void check_reverse(hx_comm *comm, hx_transport *t, fset *f, const hxt_cas
 
 /* ---------------------------------------------------------------- cases */
 
-enum { MAXT = 24 };
+enum { MAXT = 32 };
 
 /* The transports under test besides cpu (made per case, float and double):
  * the GPU ones live through all the cases (NVSHMEM starts once a process),
@@ -514,11 +585,15 @@ static void fields_case(hx_comm *comm, const hxt_case *c, void *vctx)
     for (int d = 0; d < 3; d++)
         if (hx_plan_decomp(c->plan)->npulse[d] > x->max_pulses)
             x->max_pulses = hx_plan_decomp(c->plan)->npulse[d];
-    for (int dt = 0; dt < 2 && x->nt == 0 && hxt_agree(comm, nid == 0); dt++) {
+    /* cpu in double and float; with GPU transports under test, in float
+     * alone, recording its reverse sums for them (cpu_ref). */
+    for (int dt = x->nt > 0; dt < 2 && hxt_agree(comm, nid == 0); dt++) {
         hx_transport *t = hxt_cpu_transport(comm, dt ? HX_FLOAT : HX_DOUBLE);
         if (!hxt_agree(comm, t != NULL))
             break;
+        cpu_ref.record = dt == 1;
         check_transport(comm, t, c, own, dt ? "cpu float" : "cpu double", 0);
+        cpu_ref.record = 0;
         hx_transport_destroy(t);
     }
     for (int k = 0; k < x->nt && hxt_agree(comm, nid == 0); k++) {
@@ -532,14 +607,44 @@ static void fields_case(hx_comm *comm, const hxt_case *c, void *vctx)
                        x->label[k], c->gs, c->spec.rh);
         }
     }
+    cpu_ref_free();
     free(own);
 }
 
 #ifdef HXT_FIELDS_GPU
+/* Opens v's transport into x, in graph mode on a stream of its own where
+ * `graph`; one that refuses to run here (HX_ERR_UNSUPPORTED: e.g. several
+ * ranks on one GPU) is left out with its reason. */
+static void open_one(hx_comm *comm, ctx *x, const hxt_tvariant *v, int graph)
+{
+    hx_transport_opts o;
+    hx_transport_opts_init(&o);
+    o.dtype = HX_FLOAT;
+    o.graph = graph;
+    cudaStream_t s = NULL;
+    if (graph && cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess)
+        s = NULL;
+    o.stream = s;
+    hx_transport *t = hxt_transport_try(comm, &o, v);
+    if (!t) {
+        if (s)
+            cudaStreamDestroy(s);
+        return;
+    }
+    x->stream[x->nt] = s;
+    HXT_CHECK(hx_transport_caps_of(v->name) & (HX_CAP_FIELDS | HX_CAP_CHOOSES),
+              "%s: no HX_CAP_FIELDS", v->label);
+    x->t[x->nt] = t;
+    x->alive[x->nt] = 1;
+    snprintf(x->label[x->nt++], sizeof x->label[0], "%s%s", v->label, graph ? "(graph)" : "");
+}
+
 /* Every GPU transport of the build, with and without force_put where it
- * has a put path, in graph mode too where it has one, and `auto`; one
- * that refuses to run here (HX_ERR_UNSUPPORTED: e.g. several ranks on one
- * GPU) is left out with its reason. */
+ * has a put path, in graph mode too where it has one, and `auto`; then
+ * nvshmem-fused with its forces pushed (pull is its default), whose
+ * reverse carries the fields in the kernel on that path too. Not its
+ * atomic force mode: those forces differ bitwise from one reverse to the
+ * next, and its fields take the generic path anyway. */
 static void open_gpu_transports(hx_comm *comm, ctx *x)
 {
     hxt_tvariant v[MAXT];
@@ -547,29 +652,15 @@ static void open_gpu_transports(hx_comm *comm, ctx *x)
     v[nv++] = (hxt_tvariant){"auto", 0, "auto"};
     for (int i = 0; i < nv; i++) {
         int graphs = (hx_transport_caps_of(v[i].name) & HX_CAP_GRAPH) ? 2 : 1;
-        for (int graph = 0; graph < graphs && x->nt < MAXT; graph++) {
-            hx_transport_opts o;
-            hx_transport_opts_init(&o);
-            o.dtype = HX_FLOAT;
-            o.graph = graph;
-            cudaStream_t s = NULL;
-            if (graph && cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess)
-                s = NULL;
-            o.stream = s;
-            hx_transport *t = hxt_transport_try(comm, &o, &v[i]);
-            if (!t) {
-                if (s)
-                    cudaStreamDestroy(s);
-                continue;
-            }
-            x->stream[x->nt] = s;
-            HXT_CHECK(hx_transport_caps_of(v[i].name) & (HX_CAP_FIELDS | HX_CAP_CHOOSES),
-                      "%s: no HX_CAP_FIELDS", v[i].label);
-            x->t[x->nt] = t;
-            x->alive[x->nt] = 1;
-            snprintf(x->label[x->nt++], sizeof x->label[0], "%s%s", v[i].label,
-                     graph ? "(graph)" : "");
-        }
+        for (int graph = 0; graph < graphs && x->nt < MAXT; graph++)
+            open_one(comm, x, &v[i], graph);
+    }
+    const hxt_tvariant push = {"nvshmem-fused", 0, "nvshmem-fused[push]"};
+    for (int graph = 0; graph < 2 && x->nt < MAXT && hx_transport_caps_of(push.name); graph++) {
+        HXT_CHECK(hxi_knobs_set("HALOX_FUSED_FORCE_MODE", "push") == HX_OK, "force mode push: %s",
+                  hx_last_error());
+        open_one(comm, x, &push, graph);
+        hxi_knobs_set("HALOX_FUSED_FORCE_MODE", "");
     }
 }
 

@@ -1,7 +1,8 @@
 /*
- * fields_dev.cuh - the field half of a fused coordinate row
- * (fused_fields.h says how it rides with the coordinates). Included by
- * fused_kernels.cu after its helpers fz_hit, fz_wait and fz_wait_deps.
+ * fields_dev.cuh - the field half of a fused coordinate row and of a
+ * fused force row (fused_fields.h says how they ride with the coordinates
+ * and the forces). Included by fused_kernels.cu after its helpers fz_hit,
+ * fz_wait and fz_wait_deps.
  */
 #ifndef HALOX_FUSED_FIELDS_DEV_CUH
 #define HALOX_FUSED_FIELDS_DEV_CUH
@@ -44,6 +45,25 @@ static __device__ void fz_fields_row(const hxi_fz_args &a, const hxi_fz_pulse *P
     __syncthreads();
 }
 
+/* Every field's entries [first, first + count) between the caller's
+ * arrays and our landing buffer (the same places in both), word by word
+ * over the row's threads (tid of nthr): into the arrays (a forward's
+ * delivery) or out of them (a reverse's halo values). */
+static __device__ void fz_fields_move(const hxi_fz_args &a, size_t first, int count, bool to_land,
+                                      size_t tid, size_t nthr)
+{
+    for (int f = 0; f < a.fld.n; f++) {
+        const hxi_fz_field F = a.fld.f[f];
+        const size_t w = (size_t) F.words, total = (size_t) count * w;
+        uint32_t *arr = (uint32_t *) F.data + first * w;
+        uint32_t *land = (uint32_t *) (a.fld.land + F.land) + first * w;
+        const uint32_t *src = to_land ? arr : land;
+        uint32_t *dst = to_land ? land : arr;
+        for (size_t e = tid; e < total; e += nthr)
+            dst[e] = src[e];
+    }
+}
+
 /* The receiving side of row p, every block of the row: thread 0 waits for
  * the pulse's signal (block 0 has already), then the blocks copy their
  * share of [recv_offset, recv_offset + nrecv) of every field from the
@@ -58,15 +78,56 @@ static __device__ void fz_fields_land(const hxi_fz_args &a, const hxi_fz_pulse *
     __syncthreads();
     if (!s_ok)
         return;
-    const size_t first = (size_t) P->g.recv_offset;
+    fz_fields_move(a, (size_t) P->g.recv_offset, P->g.nrecv, false,
+                   blockIdx.x * (size_t) blockDim.x + threadIdx.x, (size_t) gridDim.x * blockDim.x);
+}
+
+/* Reverse, the sending side of pulse p (we hold its halo, for
+ * recv_rank): after the waits that let us send its forces, the row's
+ * threads copy the halo values [recv_offset, recv_offset + nrecv) of
+ * every field into our landing buffer, where recv_rank reads them once
+ * the pulse's force signal is released (after every block's stores). */
+static __device__ void fz_fields_stage(const hxi_fz_args &a, const hxi_fz_pulse *P, int tid,
+                                       int nthr)
+{
+    fz_fields_move(a, (size_t) P->g.recv_offset, P->g.nrecv, true, (size_t) tid, (size_t) nthr);
+}
+
+/* dst[map[i]][c] += src[i][c] for i < n, c < w: a pulse's map holds each
+ * atom at most once, so no two threads add into one value. */
+template <typename T>
+static __device__ void fz_field_add(T *dst, const T *src, const int *map, int n, size_t w,
+                                    size_t tid, size_t nthr)
+{
+    const size_t total = (size_t) n * w;
+    for (size_t e = tid; e < total; e += nthr)
+        dst[(size_t) map[e / w] * w + e % w] += src[e];
+}
+
+/* Reverse, the receiving side of pulse p (our map entries, from
+ * send_rank), after the pulse's force signal and the unpacks of later
+ * pulses that share atoms: every field's values that send_rank staged for
+ * this pulse, read from its landing buffer at peer_offset + i (where the
+ * forward stored), added by the map in the field's type (int32 as uint32:
+ * it wraps where a signed sum would overflow), as the forces are. */
+static __device__ void fz_fields_add(const hxi_fz_args &a, const hxi_fz_pulse *P, int p, int tid,
+                                     int nthr)
+{
+    const int *map = a.maps + P->g.map_offset;
+    const int n = P->g.nsend;
+    const size_t first = (size_t) P->g.peer_offset;
     for (int f = 0; f < a.fld.n; f++) {
         const hxi_fz_field F = a.fld.f[f];
-        const size_t w = (size_t) F.words, total = (size_t) P->g.nrecv * w;
-        const uint32_t *src = (const uint32_t *) (a.fld.land + F.land) + first * w;
-        uint32_t *dst = (uint32_t *) F.data + first * w;
-        for (size_t e = blockIdx.x * (size_t) blockDim.x + threadIdx.x; e < total;
-             e += (size_t) gridDim.x * blockDim.x)
-            dst[e] = src[e];
+        const char *src = a.fld.peer_land[p] + F.land + 4 * (size_t) F.words * first;
+        if (F.type == HXI_FZF_DOUBLE)
+            fz_field_add<double>((double *) F.data, (const double *) src, map, n,
+                                 (size_t) F.words / 2, tid, nthr);
+        else if (F.type == HXI_FZF_FLOAT)
+            fz_field_add<float>((float *) F.data, (const float *) src, map, n, (size_t) F.words,
+                                tid, nthr);
+        else
+            fz_field_add<uint32_t>((uint32_t *) F.data, (const uint32_t *) src, map, n,
+                                   (size_t) F.words, tid, nthr);
     }
 }
 

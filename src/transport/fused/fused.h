@@ -87,8 +87,8 @@ typedef struct hxi_fz_pulse {
     uint64_t *fsig;
     const int *pmap;
     /* Forces, receiving side. Push: our staging slot p; pull: send_rank's f
-     * at our peer offset. ack_peer: send_rank's ack slot p (pull: done
-     * reading; atomic: ready for adds). */
+     * at our peer offset. ack_peer: send_rank's ack slot p (pull, and
+     * push with fields: done reading; atomic: ready for adds). */
     const float *fsrc;
     uint64_t *ack_peer;
     /* A full-shell plan ordered in the forward kernel (hxi_fz_args.order):

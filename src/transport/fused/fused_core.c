@@ -22,7 +22,10 @@ hx_status hxi_fz_force_mode(hx_transport *t, int dflt, int offered, int *mode)
     if (v[2]) {
         char list[32] = "";
         for (int k = 0; k < offered; k++) {
-            strncat(list, k == 0 ? "" : k == offered - 1 ? " or " : ", ",
+            strncat(list,
+                    k == 0             ? ""
+                    : k == offered - 1 ? " or "
+                                       : ", ",
                     sizeof list - strlen(list) - 1);
             strncat(list, hxi_fz_fmode_names[k], sizeof list - strlen(list) - 1);
         }
@@ -43,8 +46,8 @@ hx_status hxi_fz_core_open(hxi_fz_core *c, const char *who, int tma)
     memset(c, 0, sizeof *c);
     c->who = who;
     c->tma = tma;
-    hx_status st = hxi_gpu_malloc((void **) &c->d_done, HX_MAX_PULSES * sizeof(uint64_t),
-                                  "the unpack flags");
+    hx_status st =
+        hxi_gpu_malloc((void **) &c->d_done, HX_MAX_PULSES * sizeof(uint64_t), "the unpack flags");
     if (st == HX_OK)
         st = hxi_gpu_malloc((void **) &c->d_step, sizeof(uint64_t), "the step counter");
     if (st == HX_OK)
@@ -215,8 +218,8 @@ hx_status hxi_fz_core_adopt(hxi_fz_core *c, const hxi_gpu *g, hx_transport *t,
         c->d_segs = NULL;
         c->segs_cap = 0;
         size_t cap = (size_t) nseg + (size_t) nseg / 2 + 64;
-        HXI_CHECK(hxi_gpu_malloc((void **) &c->d_segs, cap * sizeof(hxi_fz_seg),
-                                 "the dependency runs"));
+        HXI_CHECK(
+            hxi_gpu_malloc((void **) &c->d_segs, cap * sizeof(hxi_fz_seg), "the dependency runs"));
         c->segs_cap = cap;
     }
     /* On the stream, ahead of the kernels that read them: a copy from
@@ -269,6 +272,12 @@ hx_status hxi_fz_core_forward(hxi_fz_core *c, hxi_gpu *g)
 
 hx_status hxi_fz_core_reverse(hxi_fz_core *c, hxi_gpu *g, const hx_transport *t)
 {
+    return hxi_fz_core_reverse_with(c, g, t, &c->args);
+}
+
+hx_status hxi_fz_core_reverse_with(hxi_fz_core *c, hxi_gpu *g, const hx_transport *t,
+                                   const hxi_fz_args *a)
+{
     HXI_CHECK(hxi_gpu_check_usable(g));
     if (t->step == 0)
         return hxi_error(HX_ERR_STATE,
@@ -276,7 +285,7 @@ hx_status hxi_fz_core_reverse(hxi_fz_core *c, hxi_gpu *g, const hx_transport *t)
                          c->who);
     if (g->npulses == 0)
         return HX_OK;
-    HXI_CUDA(hxi_fz_reverse(g->stream, &c->args, c->bx));
+    HXI_CUDA(hxi_fz_reverse(g->stream, a, c->bx));
     return HX_OK;
 }
 

@@ -14,9 +14,9 @@
 #include "transport/gpu/gpu.h"
 
 typedef struct hxi_fz_core {
-    const char *who; /* transport name, for messages */
-    int tma;         /* forward with bulk copies (nvshmem-fused-tma) */
-    int per_sm;      /* resident blocks of the two kernels an SM (0: not asked yet) */
+    const char *who;  /* transport name, for messages */
+    int tma;          /* forward with bulk copies (nvshmem-fused-tma) */
+    int per_sm;       /* resident blocks of the two kernels an SM (0: not asked yet) */
     uint64_t *d_done; /* device: per-pulse "unpacked" flags */
     uint64_t *d_step; /* device: last step of the forward kernel */
     unsigned *d_cnt;  /* device: HXI_FZ_NCNT counters */
@@ -66,6 +66,9 @@ hx_status hxi_fz_core_adopt(hxi_fz_core *c, const hxi_gpu *g, hx_transport *t,
 /* The transport operations on the core (g: the transport's device). */
 hx_status hxi_fz_core_forward(hxi_fz_core *c, hxi_gpu *g);
 hx_status hxi_fz_core_reverse(hxi_fz_core *c, hxi_gpu *g, const hx_transport *t);
+/* The reverse with arguments of the caller's (c->args with fields). */
+hx_status hxi_fz_core_reverse_with(hxi_fz_core *c, hxi_gpu *g, const hx_transport *t,
+                                   const hxi_fz_args *a);
 hx_status hxi_fz_core_step_graph(hxi_fz_core *c, hxi_gpu *g);
 
 #endif /* HALOX_FUSED_CORE_H */

@@ -332,7 +332,12 @@ static __device__ void fz_arrive_publish(const hxi_fz_args &a, unsigned *cnt, ui
  * f[recv_offset, +nrecv), for recv_rank): thread 0 waits for the later
  * pulses that add into that range (done flags, or a peer's completed
  * remote atomics) and, atomic, for the peer's "ready"; then the mode's
- * transfer (see hxi_k_fz_reverse). s_ok: the block's shared flag. */
+ * transfer (see hxi_k_fz_reverse). With fields (a.fld.n > 0; direct
+ * push or pull only), the blocks first copy the pulse's halo values into
+ * our landing buffer (fz_fields_stage), and in pull mode, too, every
+ * block arrives on the send counter, so that the last one's release of
+ * the force signal publishes every block's stores. s_ok: the block's
+ * shared flag. */
 static __device__ __forceinline__ void fz_send_forces(const hxi_fz_args &a, const hxi_fz_pulse *P,
                                                       int p, uint64_t step, int tid, int nthr,
                                                       int fsig, int *s_ok)
@@ -356,6 +361,8 @@ static __device__ __forceinline__ void fz_send_forces(const hxi_fz_args &a, cons
     const int ok = *s_ok;
     const float *src = a.f + 3 * (size_t) P->g.recv_offset;
     const int m3 = 3 * P->g.nrecv;
+    if (ok && a.fld.n > 0) /* only with direct or pull (fused_fields.c) */
+        fz_fields_stage(a, P, tid, nthr);
     switch (P->fsend) {
     case HXI_FZ_FS_DIRECT:
         if (ok)
@@ -374,7 +381,9 @@ static __device__ __forceinline__ void fz_send_forces(const hxi_fz_args &a, cons
         break;
     }
     case HXI_FZ_FS_PULL:
-        if (ok && blockIdx.x == 0 && threadIdx.x == 0)
+        if (a.fld.n > 0) /* every block staged fields: the last one publishes */
+            fz_arrive_publish(a, a.cnt + HXI_FZ_CNT_SEND + p, P->fsig, step, -1);
+        else if (ok && blockIdx.x == 0 && threadIdx.x == 0)
             hxi_dev_st_release_sys(P->fsig, step);
         break;
     case HXI_FZ_FS_ATOMIC:
@@ -394,8 +403,9 @@ static __device__ __forceinline__ void fz_send_forces(const hxi_fz_args &a, cons
 /* The reverse kernel's receiving side of pulse p in push and pull mode
  * (forces on our map entries, from send_rank): thread 0 waits for the
  * pulse's signal and for the unpacks of later pulses that share atoms,
- * the block adds, and the last block raises the done flag (GPU-scope
- * release) and, pull, acks to the owner. s_ok: the block's shared flag. */
+ * the block adds (the fields too, from send_rank's landing buffer), and
+ * the last block raises the done flag (GPU-scope release) and, pull or
+ * with fields, acks to the owner. s_ok: the block's shared flag. */
 static __device__ __forceinline__ void fz_unpack_forces(const hxi_fz_args &a, const hxi_fz_pulse *P,
                                                         int p, uint64_t step, int tid, int nthr,
                                                         int fsig, int *s_ok)
@@ -425,13 +435,15 @@ static __device__ __forceinline__ void fz_unpack_forces(const hxi_fz_args &a, co
                 d[2] += v2;
             }
         }
+        if (a.fld.n > 0)
+            fz_fields_add(a, P, p, tid, nthr);
     }
     __syncthreads();
     if (threadIdx.x == 0 &&
         hxi_dev_inc_acq_rel_gpu(a.cnt + HXI_FZ_CNT_UNPACK + p, gridDim.x - 1) == gridDim.x - 1 &&
         !fz_hit(a)) {
         hxi_dev_st_release_gpu(a.done + p, step);
-        if (P->frecv == HXI_FZ_F_PULL)
+        if (P->frecv == HXI_FZ_F_PULL || a.fld.n > 0) /* done reading send_rank's memory */
             hxi_dev_st_release_sys(P->ack_peer, step);
     }
 }
@@ -454,7 +466,14 @@ static __device__ __forceinline__ void fz_unpack_forces(const hxi_fz_args &a, co
  * the owner. Atomic: our array is announced ready at entry, and thread 0 of
  * the row's block 0 waits at the end for the peer's completion signal.
  * Pull senders wait at the end for the ack, so the kernel's completion
- * means our forces are final and no peer still reads our array. */
+ * means our forces are final and no peer still reads our array.
+ * Fields (a.fld.n > 0, only where every pulse is direct push or pull):
+ * they ride each pulse's forces, staged by the sender into its own
+ * landing buffer before the force signal and added by the receiver with
+ * the forces, after the same waits, so in the same order
+ * (fields_dev.cuh); the receiver then acks in push mode too, and every
+ * sender waits for it at the end, so that no peer still reads our
+ * landing buffer either once the kernel is complete. */
 __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_args a)
 {
     __shared__ uint64_t s_step;
@@ -489,7 +508,7 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         if (P->g.nsend > 0 && P->frecv == HXI_FZ_F_ATOMIC)
             fz_wait(a, a.sig + fsig + p, step, p, P->g.dim, 1, P->g.send_rank);
-        if (P->g.nrecv > 0 && P->fsend == HXI_FZ_FS_PULL)
+        if (P->g.nrecv > 0 && (P->fsend == HXI_FZ_FS_PULL || a.fld.n > 0))
             fz_wait(a, a.ack + p, step, p, P->g.dim, 1, P->g.recv_rank);
     }
 }

@@ -305,8 +305,8 @@ static int fz_pulse_forces(hx_transport *t, hxi_fz *z, hxi_fz_pulse *d, int p)
         d->fsrc = (const float *) hxi_shm_api_ptr(t->f, q->send_rank) + (size_t) q->peer_offset * 3;
     else
         d->fsrc = slot_f;
-    if (rmode != HXI_FZ_F_PUSH)
-        d->ack_peer = hxi_shm_api_ptr(z->ack + p, q->send_rank);
+    /* Push: for a reverse whose fields ride the forces (its ack). */
+    d->ack_peer = hxi_shm_api_ptr(z->ack + p, q->send_rank);
     if (q->nrecv > 0)
         z->nfmode[smode]++;
     if (q->nsend > 0)
@@ -383,6 +383,20 @@ static hx_status fz_order_in_kernel(hx_transport *t, hxi_fz *z, int *out)
     return HX_OK;
 }
 
+/* Pulse ends whose forces a reverse's fields cannot ride (fused_fields.c):
+ * sent by a put or by remote atomics, received by remote atomics, or
+ * received where the sender's ack slot is out of reach of a store. */
+static int fz_forces_off(const hxi_fz *z, int np)
+{
+    int off = 0;
+    for (int p = 0; p < np; p++) {
+        const hxi_fz_pulse *d = &z->c.hp[p];
+        off += d->g.nrecv > 0 && d->fsend != HXI_FZ_FS_DIRECT && d->fsend != HXI_FZ_FS_PULL;
+        off += d->g.nsend > 0 && (d->frecv == HXI_FZ_F_ATOMIC || !d->ack_peer);
+    }
+    return off;
+}
+
 /* A new plan: its pulses' reach, the peer maps (atomic mode), every
  * pulse's descriptor, and their device copies. */
 static hx_status fz_set_plan(hx_transport *t)
@@ -415,7 +429,7 @@ static hx_status fz_set_plan(hx_transport *t)
     hxi_fz_order(&z->c, np, t->plan);
     int order = 0;
     HXI_CHECK_GOTO(fz_order_in_kernel(t, z, &order), st, done);
-    hxi_fzf_new_plan(&z->fzf, z->nxput);
+    hxi_fzf_new_plan(&z->fzf, z->nxput, fz_forces_off(z, np));
     HXI_CHECK_GOTO(fz_upload(t, z, pmaps, pmap_total, segs, nseg, unpack_atomic), st, done);
     z->c.args.order = order; /* the upload set the arguments afresh */
     fz_describe(t, z);
@@ -449,6 +463,16 @@ static hx_status fz_fields_forward(hx_transport *t, const hxi_field *f, int n)
     return done ? HX_OK : hxi_fdev_forward(t, f, n);
 }
 
+/* Fields reverse: with the forces in the fused kernel where every rank
+ * can, else the generic device path (the same choice on every rank). */
+static hx_status fz_fields_reverse(hx_transport *t, const hxi_field *f, int n)
+{
+    hxi_fz *z = t->impl;
+    int done = 0;
+    HXI_CHECK(hxi_fzf_reverse(t, &z->fzf, &z->c, &z->s.g, f, n, &done));
+    return done ? HX_OK : hxi_fdev_reverse(t, f, n);
+}
+
 static hx_status fz_step_graph(hx_transport *t)
 {
     hxi_fz *z = t->impl;
@@ -469,7 +493,7 @@ const hxi_transport_ops hxi_transport_nvshmem_fused = {
     .sync = hxi_shm_sync,
     .step_graph = fz_step_graph,
     .fields_forward = fz_fields_forward,
-    .fields_reverse = hxi_fdev_reverse,
+    .fields_reverse = fz_fields_reverse,
 };
 
 const hxi_transport_ops hxi_transport_nvshmem_fused_tma = {
@@ -486,7 +510,7 @@ const hxi_transport_ops hxi_transport_nvshmem_fused_tma = {
     .sync = hxi_shm_sync,
     .step_graph = fz_step_graph,
     .fields_forward = fz_fields_forward,
-    .fields_reverse = hxi_fdev_reverse,
+    .fields_reverse = fz_fields_reverse,
 };
 
 /* ------------------------------------------------------------ floor probe */
