@@ -137,7 +137,7 @@ static hx_status adopt_cuts(hx_md_engine *e, const hx_decomp *d, int *via_host)
     if (st == HX_OK)
         st = hxg_eng_domain_changed(e);
     HXI_CHECK(hxi_agree(e->comm, st));
-    HXI_CHECK(hxi_allreduce_int(e->comm, &host, 1, 0));
+    HXI_CHECK(hxi_allreduce_int(e->comm, &host, 1, 1));
     *via_host = host;
     return HX_OK;
 }
