@@ -23,13 +23,18 @@
                  the CPU engine's and the cuts moved at each; at 3 ranks
                  also through the host path (HALOX_MD_REBUILD=host).
   pulses         the slab at n 6 on 3 ranks, `fix lb all balance 100 1.0
-                 shift z 2 1.0` over 600 steps: two iterations leave the
-                 cuts swinging, so that the thinnest domain crosses rc +
-                 skin and the pulse count along z goes from 2 to 1 and back
-                 (the GPU engine's own log shows both), on every GPU
-                 transport this build has: each runs with the census after
-                 every rebuild and its rows within the bounds of the CPU
-                 engine's.
+                 shift z 1 1.0` over 400 steps: one iteration leaves the
+                 cuts swinging (by the shift's bisection, whatever the
+                 velocities' seed), so that the thinnest domain crosses rc +
+                 skin and the pulse count along z goes from 2 to 1 at step
+                 100 and back to 2 at step 300 (the GPU engine's own log
+                 shows both; every rank keeps 37 atoms or more), on every GPU
+                 transport this build has; at n 10 on 4 ranks (down at 100,
+                 up at 200, down at 300), on mpi and nvshmem-fused, where
+                 the move at step 200 takes a bound past its old neighbour
+                 and the atoms go through the host once (logged). Each run
+                 has the census after every rebuild and its rows within
+                 the bounds of the CPU engine's.
 
 Usage: md_gpu_balance.py --halox PATH --mpiexec MPIEXEC [--mpiflags FLAGS]
 Prints SKIPPED and exits 77 without a GPU engine, a GPU or a launcher.
@@ -119,37 +124,59 @@ def fix_balance(halox, tmp, deck):
               % (what, len(lg), len(lc), moved.group(1) if moved else "no"))
 
 
-def pulses(halox, tmp, deck):
-    """The pulse count along z changing both ways under fix balance, on
-    every GPU transport built."""
-    pd = re.sub(r"(?m)^(balance .*)$", r"\1\nfix lb all balance 100 1.0 shift z 2 1.0",
-                deck).replace("run 200", "run 600")
-    with open(os.path.join(tmp, "in.pulse"), "w") as f:
+def pulse_case(halox, tmp, deck, n, cells, transports):
+    """The slab of `cells` at n ranks under `fix lb all balance 100 1.0
+    shift z 1 1.0` over 400 steps on each transport built: the pulse
+    counts along z the GPU engine logged and its log's end, per transport
+    run."""
+    pd = re.sub(r"(?m)^(balance .*)$", r"\1\nfix lb all balance 100 1.0 shift z 1 1.0",
+                deck).replace("run 200", "run 400")
+    name = "in.pulse%d" % n
+    with open(os.path.join(tmp, name), "w") as f:
         f.write(pd)
-    args = ["-in", "in.pulse", "-var", "n", "6", "-var", "thresh", "1.0"]
-    rc_c, out_c, err_c = halox(args, "--cpu", 3)
-    check(rc_c == 0, "pulses: the CPU engine runs (exit %d: %s)" % (rc_c, err_c.strip()[-300:]))
-    ran = []
-    for t in ("mpi", "nvshmem-fused", "nvshmem-fused-tma", "nvshmem-pulse", "nvshmem-stream",
-              "nccl", "nccl-dev"):
-        rc, out, err = halox(args + ["--transport", t], "--gpu", 3, GPU_ENV)
+    args = ["-in", name, "-var", "n", str(cells), "-var", "thresh", "1.0"]
+    rc_c, out_c, err_c = halox(args, "--cpu", n)
+    check(rc_c == 0, "pulses at %d ranks: the CPU engine runs (exit %d%s)"
+          % (n, rc_c, ": " + err_c.strip()[-300:] if rc_c else ""))
+    ran = {}
+    for t in transports:
+        rc, out, err = halox(args + ["--transport", t], "--gpu", n, GPU_ENV)
         if rc != 0 and ("is not built into" in err or "cannot run here" in err):
             print("note: %s skipped: %s" % (t, [l for l in err.splitlines() if l.strip()][-1]))
             continue
-        what = "pulses with %s" % t
+        what = "pulses at %d ranks with %s" % (n, t)
         check(rc == 0 and "gpu engine" in out, "%s: the GPU engine runs it (exit %d%s)"
               % (what, rc, ": " + err.strip()[-400:] if rc else ""))
         if rc != 0:
             continue
-        ran.append(t)
         p = logged(out + err)
         down = any(b < a_ for a_, b in zip(p, p[1:]))
         up = any(b > a_ for a_, b in zip(p, p[1:]))
         check(down and up, "%s: the pulse count along z changed both ways (%s)" % (what, p))
         if rc_c == 0:
             bounds(what, out, out_c)
+        ran[t] = out + err
     check("mpi" in ran and "nvshmem-fused" in ran,
-          "pulses: mpi and nvshmem-fused among the transports run (%s)" % ran)
+          "pulses at %d ranks: mpi and nvshmem-fused among the transports run (%s)"
+          % (n, sorted(ran)))
+    return ran
+
+
+def pulses(halox, tmp, deck):
+    """The pulse count along z changing both ways under fix balance: at 3
+    ranks (n 6: down at step 100, up at 300) through the device migration
+    on every GPU transport built; at 4 ranks (n 10: down at 100, up at
+    200, down at 300), where the move at step 200 takes a bound past its
+    old neighbour, so that the atoms go through the host once, on mpi and
+    nvshmem-fused."""
+    pulse_case(halox, tmp, deck, 3, 6,
+               ("mpi", "nvshmem-fused", "nvshmem-fused-tma", "nvshmem-pulse", "nvshmem-stream",
+                "nccl", "nccl-dev"))
+    for t, out in pulse_case(halox, tmp, deck, 4, 10, ("mpi", "nvshmem-fused")).items():
+        host = re.search(r"the atoms through the host (\d+) time", out)
+        check(host and int(host.group(1)) >= 1,
+              "pulses at 4 ranks with %s: a rebuild through the host (%s time(s))"
+              % (t, host.group(1) if host else "no"))
 
 
 def main():

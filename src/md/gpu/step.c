@@ -308,11 +308,13 @@ static void capture_batch(hx_md_engine *e)
 }
 
 /* Captures now, at the end of a step (outside the stretches the driver
- * times), when the plan changed and the next step will be replayed. */
+ * times), when the plan changed and the next step will be replayed (not
+ * a fix balance step, which rebuilds). */
 void hxg_eng_capture_ahead(hx_md_engine *e)
 {
     if (e->graphs.mgraph && e->graphs.mg_ok && e->graphs.mg_dirty && e->sched.pending == HX_OK &&
-        (e->vote.on || !hxi_md_rebuild_candidate(&e->cfg, e->ago + 1)))
+        (e->vote.on || !hxi_md_rebuild_candidate(&e->cfg, e->ago + 1)) &&
+        !hxg_eng_balance_due(e, e->step + 1))
         hxg_eng_capture_multi(e);
     hxg_eng_capture_single_ahead(e);
 }
