@@ -145,7 +145,8 @@ static hx_status adopt_cuts(hx_md_engine *e, const hx_decomp *d, int *via_host)
 
 /* A rebuild through the host to the new domains, as the set-up's first
  * build (no device rebuild context: the lists build in one pass), then a
- * new context on them for the rebuilds after. Collective. */
+ * new context on them for the rebuilds after, and the census where the
+ * device rebuilds take one. Collective. */
 static hx_status rebuild_via_host(hx_md_engine *e)
 {
     hx_rebuild_destroy(e->rebuild.rb);
@@ -153,7 +154,9 @@ static hx_status rebuild_via_host(hx_md_engine *e)
     HXI_CHECK(hxg_eng_rebuild_host(e, 0));
     e->bal.via_host++;
     HXI_CHECK(hx_rebuild_create(&e->rebuild.rb, e->xport.t, &e->decomp));
-    return hxi_agree(e->comm, hx_rebuild_keep_order(e->rebuild.rb, 0));
+    HXI_CHECK(hxi_agree(e->comm, hx_rebuild_keep_order(e->rebuild.rb, 0)));
+    /* Counted as after a device rebuild (HALOX_MD_CHECK=atoms). */
+    return e->rebuild.check_atoms ? hxg_eng_census(e) : HX_OK;
 }
 
 /* The GPU engine runs no rank without atoms (as at its start, run.c):
