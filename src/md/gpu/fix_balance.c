@@ -16,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The count's bins hold any grid a decomposition's cuts may have. */
+_Static_assert(HXG_BAL_MAX == HX_MAX_CUT_DOMAINS, "HXG_BAL_MAX is HX_MAX_CUT_DOMAINS");
+
 int hxg_eng_balance_due(const hx_md_engine *e, int64_t step)
 {
     return e->multi && hxi_md_balance_due(&e->cfg.fix_balance, e->cfg.first_step + step);
