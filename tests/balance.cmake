@@ -16,16 +16,17 @@ if(Python3_Interpreter_FOUND AND HALOX_HAVE_MPI)
     hx_test_mpi_env(test_balance_${part} CPU)
   endforeach()
   set_tests_properties(test_balance_lammps PROPERTIES LABELS lammps)
-  # balance on the GPU engine (tests/md_gpu_balance.py, label gpu): the
-  # balanced slab at 2 ranks against the CPU engine; fix balance refused
-  # with --gpu. Without a GPU it exits 77 (skipped).
+  # balance and fix balance on the GPU engine (tests/md_gpu_balance.py,
+  # label gpu): the balanced slab at 2 ranks, fix balance at 2, 3 and 4
+  # and the pulse count changing under it on every GPU transport, against
+  # the CPU engine. Without a GPU it exits 77 (skipped).
   if(HALOX_HAVE_CUDA AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/gpu/engine.c)
     add_test(NAME test_md_gpu_balance
              COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/md_gpu_balance.py
                      --halox $<TARGET_FILE:halox-md> --mpiexec ${MPIEXEC_EXECUTABLE}
                      "--mpiflags=${hx_bal_flags}")
     set_tests_properties(test_md_gpu_balance PROPERTIES SKIP_RETURN_CODE 77 LABELS gpu
-                         TIMEOUT 600 PROCESSORS 2)
+                         TIMEOUT 600 PROCESSORS 4)
     hx_test_mpi_env(test_md_gpu_balance)
   endif()
 endif()

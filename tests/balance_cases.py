@@ -23,7 +23,7 @@ straight run's rows.
 --part bad: bad input fails with one clear message each, within a
 timeout (never a hang): cuts not increasing, a cut count that does not
 fit the grid, a domain thinner than the cutoff allows, rcb, weight, out,
-fix balance rcb, and the GPU engine's refusal.
+and fix balance rcb.
 
 --part lammps prints SKIPPED (exit 0) when lmp is not installed.
 """
@@ -219,8 +219,6 @@ BAD = [
     (2, "1 1 *", ["balance 1.0 shift zz 20 1.0"], [], "names z twice", True),
     (2, "1 1 *", ["fix lb all balance 100 1.0 rcb"], [], "fix balance rcb is not supported", True),
     (2, "1 1 *", ["fix lb all balance 100 1.0 shift z 0 1.05"], [], "NITER", True),
-    (2, "1 1 *", ["fix lb all balance 100 1.0 shift z 10 1.1"], ["--gpu"],
-     "fix balance: the GPU engine keeps the domains it starts with so far", False),
 ]
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""balance on the GPU engine, end to end, at 2 ranks.
+"""balance and fix balance on the GPU engine, end to end, at 2 to 4 ranks.
 
   balanced slab  tests/balance_decks/in.slab at n 10 (a liquid slab in the
                  lower 40% of the box along z, 4,000 atoms, 2 ranks along z)
@@ -12,7 +12,29 @@
                  of the CPU engine's (relative, floor 1; test_md_gpu's bound
                  after 100 steps is 1e-3 for 4,000 atoms of the fcc melt)
                  and the conserved TotEng within 1e-3 at every row.
-  fix balance    `--gpu` with fix balance is refused with one ERROR line.
+  fix balance    the same slab with `fix 2 all balance 100 1.0 shift z 20
+                 1.0` after the balance, over 300 steps, at 2, 3 and 4 ranks
+                 (the slab spreads into the empty part of the box, so the
+                 cuts move at every rebalance) on both engines: the same
+                 balance report, thermo rows within the bounds above (the
+                 Volume column included), the GPU engine's census after
+                 every rebuild (HALOX_MD_CHECK=atoms: atom count and id
+                 checksum), the rebalances logged (HALOX_LOG=1) as many as
+                 the CPU engine's and the cuts moved at each; at 3 ranks
+                 also through the host path (HALOX_MD_REBUILD=host).
+  pulses         the slab at n 6 on 3 ranks, `fix lb all balance 100 1.0
+                 shift z 1 1.0` over 400 steps: one iteration leaves the
+                 cuts swinging (by the shift's bisection, whatever the
+                 velocities' seed), so that the thinnest domain crosses rc +
+                 skin and the pulse count along z goes from 2 to 1 at step
+                 100 and back to 2 at step 300 (the GPU engine's own log
+                 shows both; every rank keeps 37 atoms or more), on every GPU
+                 transport this build has; at n 10 on 4 ranks (down at 100,
+                 up at 200, down at 300), on mpi and nvshmem-fused, where
+                 the move at step 200 takes a bound past its old neighbour
+                 and the atoms go through the host once (logged). Each run
+                 has the census after every rebuild and its rows within
+                 the bounds of the CPU engine's.
 
 Usage: md_gpu_balance.py --halox PATH --mpiexec MPIEXEC [--mpiflags FLAGS]
 Prints SKIPPED and exits 77 without a GPU engine, a GPU or a launcher.
@@ -36,15 +58,140 @@ def report(out):
             if re.match(r"\s+(iteration count|initial/final|[xyz] cuts:)", l)]
 
 
+def rows_of(out):
+    """The thermo rows, without the log's lines (HALOX_LOG=1)."""
+    return thermo_rows("\n".join(l for l in out.splitlines() if not l.startswith("halox[")))
+
+
+def bounds(what, out_g, out_c, early=100):
+    """Rows at the CPU engine's steps; each value up to step `early`
+    within 2e-3 of the CPU engine's (relative, floor 1), TotEng within
+    1e-3 at every row."""
+    g, c = rows_of(out_g), rows_of(out_c)
+    check(len(g) >= 2 and [r[0] for r in g] == [r[0] for r in c],
+          "%s: thermo rows at the CPU engine's steps (%s)" % (what, [r[0] for r in g]))
+    head = [l.split() for l in out_c.splitlines() if re.match(r"\s*Step\s", l)]
+    k = head[0].index("TotEng") if head and "TotEng" in head[0] else None
+    worst_tot, worst_early = 0.0, 0.0
+    for rg_, rc_ in zip(g, c):
+        rel = [abs(float(x) - float(y)) / max(abs(float(y)), 1.0)
+               for x, y in zip(rg_[1:], rc_[1:])]
+        if int(rc_[0]) <= early:
+            worst_early = max(worst_early, max(rel))
+        if k is not None:
+            worst_tot = max(worst_tot, rel[k - 1])
+    check(k is not None and worst_early <= 2e-3 and worst_tot <= 1e-3,
+          "%s: rows within the bounds: steps 0-%d worst %.2e (2e-3), TotEng worst %.2e (1e-3)"
+          % (what, early, worst_early, worst_tot))
+
+
+def logged(out):
+    """fix balance's log lines (HALOX_LOG=1): the pulses along z of each."""
+    return [int(m.group(1)) for m in re.finditer(r"fix balance: imbalance .* pulses \d+ \d+ (\d+)",
+                                                   out)]
+
+
+GPU_ENV = {"HALOX_LOG": "1", "HALOX_MD_CHECK": "atoms"}
+
+
+def fix_balance(halox, tmp, deck):
+    """The slab under fix balance at 2, 3 and 4 ranks on both engines."""
+    fixd = re.sub(r"(?m)^(balance .*)$", r"\1\nfix 2 all balance 100 1.0 shift z 20 1.0",
+                  deck).replace("run 200", "run 300")
+    with open(os.path.join(tmp, "in.fix"), "w") as f:
+        f.write(fixd)
+    args = ["-in", "in.fix", "-var", "n", "10", "-var", "thresh", "1.0"]
+    for n, env in ((2, {}), (3, {}), (4, {}), (3, {"HALOX_MD_REBUILD": "host"})):
+        what = "fix balance at %d ranks%s" % (n, " (host path)" if env else "")
+        e = dict(GPU_ENV)
+        e.update(env)
+        rc, out_g, err = halox(args, "--gpu", n, e)
+        rc_c, out_c, err_c = halox(args, "--cpu", n, {"HALOX_LOG": "1"})
+        check(rc == 0 and rc_c == 0, "%s: both engines run (exits %d, %d)%s"
+              % (what, rc, rc_c, "" if rc == 0 and rc_c == 0 else
+                 ": " + (err if rc else err_c).strip()[-400:]))
+        if rc != 0 or rc_c != 0:
+            continue
+        check(report(out_g) == report(out_c) and len(report(out_c)) >= 5,
+              "%s: the balance report is the CPU engine's" % what)
+        check("gpu engine" in out_g and rows_of(out_g) and rows_of(out_g)[0][-1] == "Volume",
+              "%s: the GPU engine runs it, with thermo_style one's Volume column" % what)
+        bounds(what, out_g, out_c)
+        lg, lc = logged(out_g + err), logged(out_c + err_c)
+        moved = re.search(r"fix balance moved the cuts (\d+) time", out_g + err)
+        check(len(lg) == len(lc) and len(lg) >= 4 and moved and int(moved.group(1)) >= 3,
+              "%s: %d rebalances logged (CPU engine %d), cuts moved %s time(s) on the GPU"
+              % (what, len(lg), len(lc), moved.group(1) if moved else "no"))
+
+
+def pulse_case(halox, tmp, deck, n, cells, transports):
+    """The slab of `cells` at n ranks under `fix lb all balance 100 1.0
+    shift z 1 1.0` over 400 steps on each transport built: the pulse
+    counts along z the GPU engine logged and its log's end, per transport
+    run."""
+    pd = re.sub(r"(?m)^(balance .*)$", r"\1\nfix lb all balance 100 1.0 shift z 1 1.0",
+                deck).replace("run 200", "run 400")
+    name = "in.pulse%d" % n
+    with open(os.path.join(tmp, name), "w") as f:
+        f.write(pd)
+    args = ["-in", name, "-var", "n", str(cells), "-var", "thresh", "1.0"]
+    rc_c, out_c, err_c = halox(args, "--cpu", n)
+    check(rc_c == 0, "pulses at %d ranks: the CPU engine runs (exit %d%s)"
+          % (n, rc_c, ": " + err_c.strip()[-300:] if rc_c else ""))
+    ran = {}
+    for t in transports:
+        rc, out, err = halox(args + ["--transport", t], "--gpu", n, GPU_ENV)
+        if rc != 0 and ("is not built into" in err or "cannot run here" in err):
+            print("note: %s skipped: %s" % (t, [l for l in err.splitlines() if l.strip()][-1]))
+            continue
+        what = "pulses at %d ranks with %s" % (n, t)
+        check(rc == 0 and "gpu engine" in out, "%s: the GPU engine runs it (exit %d%s)"
+              % (what, rc, ": " + err.strip()[-400:] if rc else ""))
+        if rc != 0:
+            continue
+        p = logged(out + err)
+        down = any(b < a_ for a_, b in zip(p, p[1:]))
+        up = any(b > a_ for a_, b in zip(p, p[1:]))
+        check(down and up, "%s: the pulse count along z changed both ways (%s)" % (what, p))
+        if rc_c == 0:
+            bounds(what, out, out_c)
+        ran[t] = out + err
+    check("mpi" in ran and "nvshmem-fused" in ran,
+          "pulses at %d ranks: mpi and nvshmem-fused among the transports run (%s)"
+          % (n, sorted(ran)))
+    return ran
+
+
+def pulses(halox, tmp, deck):
+    """The pulse count along z changing both ways under fix balance: at 3
+    ranks (n 6: down at step 100, up at 300) through the device migration
+    on every GPU transport built; at 4 ranks (n 10: down at 100, up at
+    200, down at 300), where the move at step 200 takes a bound past its
+    old neighbour, so that the atoms go through the host once, on mpi and
+    nvshmem-fused."""
+    pulse_case(halox, tmp, deck, 3, 6,
+               ("mpi", "nvshmem-fused", "nvshmem-fused-tma", "nvshmem-pulse", "nvshmem-stream",
+                "nccl", "nccl-dev"))
+    for t, out in pulse_case(halox, tmp, deck, 4, 10, ("mpi", "nvshmem-fused")).items():
+        host = re.search(r"the atoms through the host (\d+) time", out)
+        check(host and int(host.group(1)) >= 1,
+              "pulses at 4 ranks with %s: a rebuild through the host (%s time(s))"
+              % (t, host.group(1) if host else "no"))
+
+
 def main():
     a = md_parser(__doc__.split("\n\n")[0]).parse_args()
     if not a.mpiexec:
         print("SKIPPED: no MPI launcher: the balance needs 2 ranks")
         return SKIP
 
-    def halox(args, engine):
-        cmd = [a.mpiexec, "-n", "2"] + shlex.split(a.mpiflags) + [a.halox, engine, "--no-progress"]
-        p = subprocess.run(cmd + args, cwd=tmp, capture_output=True, text=True, timeout=600)
+    def halox(args, engine, n=2, env=None):
+        cmd = [a.mpiexec, "-n", str(n)] + shlex.split(a.mpiflags) + [a.halox, engine,
+                                                                      "--no-progress"]
+        e = dict(os.environ)
+        e.update(env or {})
+        p = subprocess.run(cmd + args, cwd=tmp, capture_output=True, text=True, timeout=300,
+                           env=e)
         return p.returncode, p.stdout, p.stderr
 
     with tempfile.TemporaryDirectory(prefix="halox-gpu-balance-") as tmp:
@@ -69,30 +216,10 @@ def main():
         check(rg == rcpu and len(rg) >= 5 and moved,
               "the balance report is the CPU engine's and moved the cut (%s)" % " | ".join(rg))
         check("gpu engine" in out_g, "the run's engine line names the GPU engine")
-        g, c = thermo_rows(out_g), thermo_rows(out_c)
-        check([r[0] for r in g] == [r[0] for r in c] and len(g) == 3,
-              "thermo rows at the CPU engine's steps (%s)" % [r[0] for r in g])
-        head = [l.split() for l in out_c.splitlines() if re.match(r"\s*Step\s", l)]
-        k = head[0].index("TotEng") if head and "TotEng" in head[0] else None
-        worst_tot, worst_early = 0.0, 0.0
-        for rg_, rc_ in zip(g, c):
-            rel = [abs(float(x) - float(y)) / max(abs(float(y)), 1.0)
-                   for x, y in zip(rg_[1:], rc_[1:])]
-            if int(rc_[0]) <= 100:
-                worst_early = max(worst_early, max(rel))
-            if k is not None:
-                worst_tot = max(worst_tot, rel[k - 1])
-        check(k is not None and worst_early <= 2e-3 and worst_tot <= 1e-3,
-              "rows within the bounds: steps 0-100 worst %.2e (2e-3), TotEng worst %.2e (1e-3)"
-              % (worst_early, worst_tot))
-        fixd = deck.replace("balance ${thresh} shift z 20 1.0",
-                            "fix lb all balance 100 1.0 shift z 10 1.1")
-        with open(os.path.join(tmp, "in.fix"), "w") as f:
-            f.write(fixd)
-        rc, _, err = halox(["-in", "in.fix", "-var", "n", "10"], "--gpu")
-        errs = [l for l in err.splitlines() if "ERROR" in l]
-        check(rc != 0 and len(errs) == 1 and "fix balance: the GPU engine keeps" in errs[0],
-              "--gpu with fix balance: one ERROR line (exit %d: %s)" % (rc, " | ".join(errs)))
+        check(len(rows_of(out_g)) == 3, "the balanced slab: 3 thermo rows")
+        bounds("the balanced slab", out_g, out_c)
+        fix_balance(halox, tmp, deck)
+        pulses(halox, tmp, deck)
     return finish()
 
 

@@ -30,16 +30,16 @@ static hx_status rank_loads(hx_comm *comm, int n, double *max, double *imb)
 
 /* Balance::imbalance_splits: the imbalance the cuts of d would give, atoms
  * counted where their owner under d is (before they move). */
-static hx_status split_imbalance(hx_comm *comm, const hx_decomp *d, const hx_md_system *s,
+static hx_status split_imbalance(hx_comm *comm, const hx_decomp *d, const hxi_md_bal_count *c,
                                  double *imb)
 {
     const int np = hx_comm_size(comm);
     double *count = calloc((size_t) np, sizeof *count), max = 0, sum = 0;
     if (!count)
         return hxi_error(HX_ERR_NOMEM, "balance: out of memory for %d ranks' loads", np);
-    for (int i = 0; i < s->n; i++)
-        count[hx_decomp_owner(d, s->x + 3 * (size_t) i)] += 1.0;
-    hx_status st = hxi_allreduce_double(comm, count, np, 0);
+    hx_status st = hxi_agree(comm, c->owners(c->arg, d, count));
+    if (st == HX_OK)
+        st = hxi_allreduce_double(comm, count, np, 0);
     for (int r = 0; st == HX_OK && r < np; r++) {
         max = fmax(max, count[r]);
         sum += count[r];
@@ -47,6 +47,46 @@ static hx_status split_imbalance(hx_comm *comm, const hx_decomp *d, const hx_md_
     free(count);
     *imb = sum > 0 ? max / (sum / np) : 1.0;
     return st;
+}
+
+/* hx_balance_shift's count: this rank's slabs (c->slabs), summed over the
+ * ranks (collective, as hx_balance_count). */
+typedef struct slab_arg {
+    hx_comm *comm;
+    const hx_decomp *d;
+    int dim;
+    const hxi_md_bal_count *c;
+} slab_arg;
+
+static hx_status slab_count(const double *cuts, int n, double *counts, void *arg)
+{
+    const slab_arg *a = arg;
+    HXI_CHECK(hxi_agree(a->comm, a->c->slabs(a->c->arg, a->d, a->dim, cuts, n, counts)));
+    return hxi_allreduce_double(a->comm, counts, n, 0);
+}
+
+/* The host's count: this rank's home atoms in s (positions inside the
+ * box), by libhalox's hx_balance_count and hx_decomp_owner. */
+static hx_status host_slabs(void *arg, const hx_decomp *d, int dim, const double *cuts, int n,
+                            double *counts)
+{
+    const hx_md_system *s = arg;
+    hx_balance_local loc = {NULL, d, dim, s->n, s->x};
+    return hx_balance_count(cuts, n, counts, &loc);
+}
+
+static hx_status host_owners(void *arg, const hx_decomp *d, double *count)
+{
+    const hx_md_system *s = arg;
+    for (int i = 0; i < s->n; i++)
+        count[hx_decomp_owner(d, s->x + 3 * (size_t) i)] += 1.0;
+    return HX_OK;
+}
+
+static hxi_md_bal_count host_count(hx_md_system *s)
+{
+    hxi_md_bal_count c = {s->n, host_slabs, host_owners, s};
+    return c;
 }
 
 /* The fractions cuts[0 .. grid] of d along dim: its own, else equal. */
@@ -71,23 +111,23 @@ static hx_status set_cuts(hx_decomp *d, int dim, const double *cuts, const char 
 
 /* Balance::shift over the dimensions named, into d; *iters summed. */
 static hx_status shift_cuts(hx_comm *comm, const hx_md_balance *b, hx_decomp *d,
-                            const hx_md_system *s, const char *cmd, int *iters)
+                            const hxi_md_bal_count *c, const char *cmd, int *iters)
 {
     const int ndims = (int) strlen(b->dims);
     double cuts[HX_MAX_CUT_DOMAINS + 1], imb = 0;
     for (int k = 0; k < ndims; k++) {
         const int dim = b->dims[k] - 'x', n = d->grid[dim];
-        hx_balance_local loc = {comm, d, dim, s->n, s->x};
+        slab_arg arg = {comm, d, dim, c};
         hx_balance_result res;
         if (n > HX_MAX_CUT_DOMAINS)
             return hxi_error(HX_ERR_INVALID, "%s: %d domains along %c (at most %d)", cmd, n,
                              b->dims[k], HX_MAX_CUT_DOMAINS);
         current_cuts(d, dim, cuts);
-        HXI_CHECK(hx_balance_shift(n, cuts, hx_balance_count, &loc, b->niter, b->stopthresh, ndims,
-                                   &res));
+        HXI_CHECK(
+            hx_balance_shift(n, cuts, slab_count, &arg, b->niter, b->stopthresh, ndims, &res));
         *iters += res.iterations;
         HXI_CHECK(set_cuts(d, dim, cuts, cmd));
-        HXI_CHECK(split_imbalance(comm, d, s, &imb));
+        HXI_CHECK(split_imbalance(comm, d, c, &imb));
         if (imb <= b->stopthresh)
             break;
     }
@@ -152,23 +192,24 @@ static void report(const hx_decomp *d, double seconds, int iters, const double b
     fflush(stdout);
 }
 
-/* New cuts into sys->decomp when the imbalance is at or above THRESH. */
-static hx_status rebalance(hx_comm *comm, const hx_md_balance *b, hx_md_system *sys,
-                           const char *name, double before[2], int *iters, int *changed)
+/* New cuts into *dp when the imbalance is at or above THRESH. */
+static hx_status rebalance(hx_comm *comm, const hx_md_balance *b, hx_decomp *dp,
+                           const hxi_md_bal_count *c, const char *name, double before[2],
+                           int *iters, int *changed)
 {
-    hx_decomp d = sys->decomp;
+    hx_decomp d = *dp;
     char cmd[64];
     snprintf(cmd, sizeof cmd, "%s (deck line %d)", name, b->line);
     *iters = 0;
     *changed = 0;
-    HXI_CHECK(rank_loads(comm, sys->n, &before[0], &before[1]));
+    HXI_CHECK(rank_loads(comm, c->n, &before[0], &before[1]));
     if (before[1] < b->thresh)
         return HX_OK;
     if (b->style == HX_MD_BAL_SHIFT)
-        HXI_CHECK(shift_cuts(comm, b, &d, sys, cmd, iters));
+        HXI_CHECK(shift_cuts(comm, b, &d, c, cmd, iters));
     else
         HXI_CHECK(user_cuts(b, &d, cmd));
-    sys->decomp = d;
+    *dp = d;
     *changed = 1;
     return HX_OK;
 }
@@ -187,7 +228,8 @@ hx_status hxi_md_balance_setup(hx_comm *comm, const hx_md_balance *b, hx_md_syst
         printf("Balancing ...\n");
         fflush(stdout);
     }
-    HXI_CHECK(rebalance(comm, b, sys, "balance", before, &iters, &changed));
+    const hxi_md_bal_count c = host_count(sys);
+    HXI_CHECK(rebalance(comm, b, &sys->decomp, &c, "balance", before, &iters, &changed));
     if (!changed)
         return HX_OK;
     if (sys->type)
@@ -203,17 +245,22 @@ hx_status hxi_md_balance_setup(hx_comm *comm, const hx_md_balance *b, hx_md_syst
     return HX_OK;
 }
 
-hx_status hxi_md_balance_fix(hx_comm *comm, const hx_md_balance *b, hx_md_system *sys, int *changed)
+hx_status hxi_md_balance_fix_with(hx_comm *comm, const hx_md_balance *b, hx_decomp *d,
+                                  const hxi_md_bal_count *c, int *changed)
 {
     double before[2];
     int iters;
-    HXI_CHECK(rebalance(comm, b, sys, "fix balance", before, &iters, changed));
-    if (*changed && hx_comm_rank(comm) == 0) {
-        const hx_decomp *d = &sys->decomp;
+    HXI_CHECK(rebalance(comm, b, d, c, "fix balance", before, &iters, changed));
+    if (*changed && hx_comm_rank(comm) == 0)
         hxi_info("fix balance: imbalance %.4f, %d iterations, pulses %d %d %d", before[1], iters,
                  d->npulse[0], d->npulse[1], d->npulse[2]);
-    }
     return HX_OK;
+}
+
+hx_status hxi_md_balance_fix(hx_comm *comm, const hx_md_balance *b, hx_md_system *sys, int *changed)
+{
+    const hxi_md_bal_count c = host_count(sys);
+    return hxi_md_balance_fix_with(comm, b, &sys->decomp, &c, changed);
 }
 
 int hxi_md_balance_due(const hx_md_balance *b, int64_t step)

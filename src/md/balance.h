@@ -21,6 +21,25 @@ hx_status hxi_md_balance_setup(hx_comm *comm, const hx_md_balance *b, hx_md_syst
 hx_status hxi_md_balance_fix(hx_comm *comm, const hx_md_balance *b, hx_md_system *sys,
                              int *changed);
 
+/* How the home atoms are counted (the one thing an engine gives): slabs
+ * of cuts (fractions, n + 1 of them) along dim of d into counts[0 .. n),
+ * and atoms per owner under d into count[rank] (added to, zeroed by the
+ * caller), each over this rank's n home atoms only, inside the box as
+ * LAMMPS's Domain::pbc puts them; balance.c sums them over the ranks.
+ * Rank-local. */
+typedef struct hxi_md_bal_count {
+    int n;
+    hx_status (*slabs)(void *arg, const hx_decomp *d, int dim, const double *cuts, int n,
+                       double *counts);
+    hx_status (*owners)(void *arg, const hx_decomp *d, double *count);
+    void *arg;
+} hxi_md_bal_count;
+
+/* hxi_md_balance_fix with the engine's count c and its decomposition d
+ * (collective): at or above THRESH, new cuts in *d (*changed 1). */
+hx_status hxi_md_balance_fix_with(hx_comm *comm, const hx_md_balance *b, hx_decomp *d,
+                                  const hxi_md_bal_count *c, int *changed);
+
 /* Domain::pbc for an orthorhombic box (a triclinic one is the engine's
  * remap): every atom of x inside the box, so that it is counted where
  * LAMMPS counts it. */

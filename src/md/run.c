@@ -92,19 +92,6 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
     /* The GPU engine runs only if every rank has a device: min over ranks. */
     HXI_CHECK(hxi_allreduce_int(comm, &lowest, 1, 1));
     gpus = -lowest;
-    /* Domains that change during the run (fix balance): refused on the
-     * GPU engine, built or not, which takes the domains it is given at its
-     * start (a balance command's before the run) and keeps them; left to
-     * choose, the CPU engine runs them. */
-    if (cfg->fix_balance.style != HX_MD_BAL_NONE) {
-        if (cfg->use_gpu == 1)
-            return hxi_error(HX_ERR_UNSUPPORTED,
-                             "fix balance: the GPU engine keeps the domains it starts with so "
-                             "far (balance before the run works there): run with --cpu");
-        HXI_CHECK(hxi_cpu_transport_ok(tr));
-        *ops = &hx_md_engine_cpu;
-        return HX_OK;
-    }
     if (cfg->use_gpu == 1) {
         if (!built)
             return hxi_error(HX_ERR_UNSUPPORTED,

@@ -37,10 +37,13 @@
  * decision voted on the device), types.c (atom types: masses, the pairs'
  * table, the halo's types), staging.c (copies through pinned host
  * memory), timers.c (stage timers), stretch.c (the driver's timed
- * stretches), trace_cupti.c (CUPTI's records in the trace). engine.h is
+ * stretches), trace_cupti.c (CUPTI's records in the trace), fix_balance.c
+ * (fix balance: the atoms counted on the GPU, the cuts moved, the rebuild
+ * to them). engine.h is
  * what they share; engine_parts.h the parts of the engine's state, one
  * job each, and which files own them; md_gpu.h with md_kernels.cu, md_small.cu,
- * md_cells.cu and md_lists.cu the kernels and their launchers.
+ * md_cells.cu, md_lists.cu and md_balance.cu the kernels and their
+ * launchers.
  */
 #include "md/gpu/engine.h"
 
@@ -371,6 +374,7 @@ static void gpu_destroy(hx_md_engine *e)
         hx_plan_destroy(e->xport.plan);
     hx_rebuild_destroy(e->rebuild.rb);
     hxg_eng_types_free(e);
+    hxg_eng_balance_free(e);
     void *dev[] = {e->atoms.x4,      e->atoms.v4,         e->atoms.f4,       e->atoms.xold4,
                    e->atoms.sx4,     e->atoms.sv4,        e->atoms.id,       e->atoms.sid,
                    e->atoms.zones,   e->cells.xsort,      e->cells.cellof,   e->cells.atoms,

@@ -53,6 +53,7 @@ struct hx_md_engine {
     struct hxg_host host;
     struct hxg_sched sched;
     struct hxg_therm therm;
+    struct hxg_bal bal;
 };
 
 /* How many atoms the non-local forces visit: nl_atoms of nl_idx when
@@ -194,6 +195,9 @@ hx_status hxg_eng_dev_grow(void *p, size_t *have, size_t need, const char *what)
 int hxg_eng_round_up(long long v, int to);
 int hxg_eng_cap_for(const hx_md_engine *e, int need);
 hx_status hxg_eng_ensure_capacity(hx_md_engine *e, int nhome, int ntotal);
+/* After the domain changed (fix balance's new cuts in e->decomp): the
+ * cell grid and its arrays, and the reach of the halo, for it. Rank-local. */
+hx_status hxg_eng_domain_changed(hx_md_engine *e);
 /* After the device migration grew positions, velocities and ids to cap
  * atoms: the other home-sized arrays follow. */
 hx_status hxg_eng_home_grown(hx_md_engine *e, int cap);
@@ -368,6 +372,20 @@ hx_status hxg_eng_types_start(hx_md_engine *e);
  * to the halo (hx_transport_fields_forward), else the coordinates alone. */
 hx_status hxg_eng_forward_rebuild(hx_md_engine *e);
 void hxg_eng_types_free(hx_md_engine *e);
+
+/* ----------------------------------------------------- fix_balance.c */
+
+/* fix balance rebalances at step `step` of the run (e->step's count): a
+ * multiple of NFREQ, several ranks (one rank's domain is the box). */
+int hxg_eng_balance_due(const hx_md_engine *e, int64_t step);
+/* Collective, at such a step after its kick-drift: counts the home atoms
+ * on the GPU, moves the cuts as the CPU engine does (balance.c of
+ * src/md), then the rebuild, to the new domains: the device's (the host
+ * path's where the device migration cannot take the move, or with
+ * HALOX_MD_REBUILD=host). */
+hx_status hxg_eng_balance_rebuild(hx_md_engine *e);
+/* Frees e->bal; with HALOX_LOG=1 rank 0 logs how often the cuts moved. */
+void hxg_eng_balance_free(hx_md_engine *e);
 
 /* ----------------------------------------------------- trace_cupti.c */
 

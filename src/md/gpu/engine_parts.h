@@ -105,6 +105,7 @@ struct hxg_cells {
     int32_t *halo_start;
     float *xsort;
     size_t b_xsort, b_cellof, b_atoms;
+    size_t b_cnt, b_start, b_halo_start; /* cnt, start, halo_start: bytes held */
 };
 
 /* The neighbour lists, local and non-local: setup.c sizes them, rebuild.c
@@ -305,6 +306,18 @@ struct hxg_therm {
     double *host;
     int lang_on;
     hxg_langevin lang;
+};
+
+/* fix balance (fix_balance.c, which owns it): the count's device memory
+ * (bins and the grid, hxg_bal_bytes) and the pinned host copy of the
+ * bins; the rebalances that moved the cuts and those whose atoms went
+ * through the host (a move the device migration cannot take). */
+struct hxg_bal {
+    int32_t *d_cnt;
+    size_t b_cnt;
+    int32_t *h_cnt;
+    int h_cap;
+    int64_t moved, via_host;
 };
 
 #endif /* HALOX_MD_GPU_ENGINE_PARTS_H */

@@ -11,6 +11,7 @@
 #ifndef HALOX_MD_GPU_H
 #define HALOX_MD_GPU_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "md/pair/pair_eval.h"
@@ -411,6 +412,30 @@ int hxg_rebuild_single(void *stream, hxg_atoms_view a, hxg_cells_view c, hxg_lis
  * home atoms: the home part of the array the transport's field exchange
  * forwards to the halo. */
 int hxg_types_of(void *stream, const float *x4, int32_t *type, int n);
+
+/* fix balance's count (md_balance.cu, fix_balance.c): the box as LAMMPS's
+ * Domain::x2lamda reads it and, along each dimension, grid[k] bins whose
+ * edges are the fractions cut[k][0 .. grid[k]] (0 to 1). */
+#define HXG_BAL_MAX 128 /* HX_MAX_CUT_DOMAINS */
+typedef struct hxg_bal_grid {
+    double box_lo[3], box_len[3];
+    double tilt[3]; /* xy, xz, yz */
+    double cut[3][HXG_BAL_MAX + 1];
+    int32_t grid[3];
+    int32_t tri;
+} hxg_bal_grid;
+/* counts[(c2 * grid[1] + c1) * grid[0] + c0] = the home atoms (n, x4) whose
+ * fractional coordinates, wrapped into [0, 1) as Domain::pbc wraps the
+ * atom into the box, fall in bin c0, c1, c2 (LAMMPS's binary search of
+ * Balance::tally: below the first edge the first bin, at or above the
+ * last but one the last). counts: device memory of hxg_bal_bytes(the
+ * bins) bytes: the bins' ints, zeroed first on the stream, then a copy
+ * of g the kernel reads. */
+static inline size_t hxg_bal_bytes(int ncell)
+{
+    return sizeof(int32_t) * (size_t) ((ncell + 1) & ~1) + sizeof(hxg_bal_grid);
+}
+int hxg_bal_count(void *stream, const float *x4, int n, const hxg_bal_grid *g, int32_t *counts);
 
 /* Steps the GPU engine has replayed from CUDA graphs so far,
  * on this rank, for tests and logs. */

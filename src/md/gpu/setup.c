@@ -364,32 +364,12 @@ static void setup_geom(hxg_geom *g, const hx_decomp *d)
     g->tri = d->triclinic;
 }
 
-static void setup_physics(hx_md_engine *e)
+/* The cell grid over this rank's domain (e->decomp's dom_lo, dom_hi). */
+static void setup_cells(hx_md_engine *e)
 {
-    const hx_md_config *c = &e->cfg;
     const hx_decomp *d = &e->decomp;
-    double ext[3];
-    double coef[HX_PAIR_NCOEF], eoff;
-    hxi_pair_setup(c->pair_style, c->pair, c->rc, c->shift_energy, coef, &eoff);
-    e->phys.lj.rc2 = (float) (c->rc * c->rc);
-    e->phys.lj.rh2 = (float) (e->phys.rh * e->phys.rh);
-    e->phys.lj.style = c->pair_style;
-    for (int k = 0; k < HX_PAIR_NCOEF; k++)
-        e->phys.lj.c[k] = (float) coef[k];
-    e->phys.lj.eoff = (float) eoff;
-    e->phys.dt = (float) c->dt;
-    e->phys.mass = (float) c->mass;
-    e->phys.dtf = (float) (0.5 * c->dt / c->mass);
-    e->phys.trig2 = (float) (0.25 * c->skin * c->skin);
-    /* Cells along x per rh / 2. */
     const int split = HXG_CELLS_X;
-    e->cells.grid.reach_x = 2 * split;
-    /* Ring slots of the list build a lane may fill ahead (HALOX_MD_RING,
-     * 1 to HXG_RING, tests: fewer rows fit, more hits go to the list
-     * directly). */
-    const int ring = hxi_knobs()->md_ring;
-    e->lists.loc.ring = ring < HXG_RING ? ring : HXG_RING;
-    setup_geom(&e->phys.geom, d);
+    double ext[3];
     for (int k = 0; k < 3; k++) {
         int periodic = d->grid[k] == 1;
         /* Cells a little over (rc + skin) / 2 wide along y and z, and
@@ -420,6 +400,68 @@ static void setup_physics(hx_md_engine *e)
     for (int k = 0; k < 3; k++)
         e->cells.grid.inv_w[k] = (float) (e->cells.grid.n[k] / ext[k]);
     e->cells.grid.ncell = e->cells.grid.n[0] * e->cells.grid.n[1] * e->cells.grid.n[2];
+}
+
+static void setup_physics(hx_md_engine *e)
+{
+    const hx_md_config *c = &e->cfg;
+    const hx_decomp *d = &e->decomp;
+    double coef[HX_PAIR_NCOEF], eoff;
+    hxi_pair_setup(c->pair_style, c->pair, c->rc, c->shift_energy, coef, &eoff);
+    e->phys.lj.rc2 = (float) (c->rc * c->rc);
+    e->phys.lj.rh2 = (float) (e->phys.rh * e->phys.rh);
+    e->phys.lj.style = c->pair_style;
+    for (int k = 0; k < HX_PAIR_NCOEF; k++)
+        e->phys.lj.c[k] = (float) coef[k];
+    e->phys.lj.eoff = (float) eoff;
+    e->phys.dt = (float) c->dt;
+    e->phys.mass = (float) c->mass;
+    e->phys.dtf = (float) (0.5 * c->dt / c->mass);
+    e->phys.trig2 = (float) (0.25 * c->skin * c->skin);
+    /* Cells along x per rh / 2. */
+    const int split = HXG_CELLS_X;
+    e->cells.grid.reach_x = 2 * split;
+    /* Ring slots of the list build a lane may fill ahead (HALOX_MD_RING,
+     * 1 to HXG_RING, tests: fewer rows fit, more hits go to the list
+     * directly). */
+    const int ring = hxi_knobs()->md_ring;
+    e->lists.loc.ring = ring < HXG_RING ? ring : HXG_RING;
+    setup_geom(&e->phys.geom, d);
+    setup_cells(e);
+}
+
+/* The arrays of the cell grid's cells, grown to it: counts (zero, as the
+ * cell sort expects them and leaves them), starts, and the halo's starts
+ * where the device rebuilds. A grown array's old one is freed (cudaFree
+ * waits for the device). */
+static hx_status cell_arrays(hx_md_engine *e)
+{
+    const size_t nc = (size_t) e->cells.grid.ncell;
+    const size_t had = e->cells.cnt ? e->cells.b_cnt : 0;
+    HXI_CHECK(
+        hxg_eng_dev_grow(&e->cells.cnt, &e->cells.b_cnt, sizeof(int32_t) * nc, "cell counts"));
+    if (e->cells.b_cnt != had) { /* before any stream's kernel reads it */
+        CU(cudaMemset(e->cells.cnt, 0, e->cells.b_cnt), "cell count set-up");
+        CU(cudaDeviceSynchronize(), "cell count set-up");
+    }
+    HXI_CHECK(hxg_eng_dev_grow(&e->cells.start, &e->cells.b_start, sizeof(int32_t) * (nc + 1),
+                               "cell starts"));
+    if (e->multi && !e->host_rebuild)
+        HXI_CHECK(hxg_eng_dev_grow(&e->cells.halo_start, &e->cells.b_halo_start,
+                                   sizeof(int32_t) * (nc + 1), "halo cell starts"));
+    return HX_OK;
+}
+
+hx_status hxg_eng_domain_changed(hx_md_engine *e)
+{
+    const int had = e->cells.grid.ncell;
+    setup_cells(e);
+    set_reach(e);
+    /* The host path's cell sort keeps its cell starts behind its atoms'
+     * room: more cells, a new scratch at the next sort. */
+    if (e->cells.grid.ncell > had)
+        e->host.hsort_cap = 0;
+    return cell_arrays(e);
 }
 
 /* The home-sized arrays for cap atoms; contents are not kept. with_xvid:
@@ -542,20 +584,14 @@ hx_status hxg_eng_create_local(hx_md_engine *e)
     e->lists.loc.max = m;
     e->lists.nl.max = m;
     HXI_CHECK(check_fit(e, e->sys->n));
-    size_t nc = (size_t) e->cells.grid.ncell;
     HXI_CHECK(hxg_eng_dev_grow(&e->dev.flags, &(size_t){0}, sizeof(hxg_flags), "flags"));
     HXI_CHECK(
         hxg_eng_dev_grow(&e->dev.acc, &(size_t){0}, HXG_NACC * sizeof(double), "thermo sums"));
-    HXI_CHECK(hxg_eng_dev_grow(&e->cells.cnt, &(size_t){0}, sizeof(int32_t) * nc, "cell counts"));
-    HXI_CHECK(
-        hxg_eng_dev_grow(&e->cells.start, &(size_t){0}, sizeof(int32_t) * (nc + 1), "cell starts"));
+    HXI_CHECK(cell_arrays(e));
     HXI_CHECK(hxg_eng_dev_grow(&e->cells.scan_tmp, &(size_t){0},
                                sizeof(int32_t) * 2 * HXG_MAX_SCAN_BLOCKS, "scan scratch"));
     /* The cell scan expects its scratch all zeros, and leaves it so. */
     CU(cudaMemset(e->cells.scan_tmp, 0, sizeof(int32_t) * 2 * HXG_MAX_SCAN_BLOCKS), "scan set-up");
-    if (e->multi && !e->host_rebuild)
-        HXI_CHECK(hxg_eng_dev_grow(&e->cells.halo_start, &(size_t){0}, sizeof(int32_t) * (nc + 1),
-                                   "halo cell starts"));
     set_reach(e);
     CU(cudaHostAlloc((void **) &e->dev.report, sizeof(hxg_report), cudaHostAllocMapped),
        "mapped host allocation");
@@ -566,7 +602,6 @@ hx_status hxg_eng_create_local(hx_md_engine *e)
     fl.moved_step = -1;
     fl.cur = 1;
     CU(cudaMemcpy(e->dev.flags, &fl, sizeof fl, cudaMemcpyHostToDevice), "flag set-up");
-    CU(cudaMemset(e->cells.cnt, 0, sizeof(int32_t) * nc), "cell count set-up");
     e->graphs.on = !e->multi && !e->host_rebuild && e->graphs.allowed;
     HXI_CHECK(hxg_eng_timers_create(&e->timers, e->graphs.on || e->graphs.mgraph));
     HXI_CHECK(hxg_eng_stretch_create(&e->timers.stretch));

@@ -308,11 +308,13 @@ static void capture_batch(hx_md_engine *e)
 }
 
 /* Captures now, at the end of a step (outside the stretches the driver
- * times), when the plan changed and the next step will be replayed. */
+ * times), when the plan changed and the next step will be replayed (not
+ * a fix balance step, which rebuilds). */
 void hxg_eng_capture_ahead(hx_md_engine *e)
 {
     if (e->graphs.mgraph && e->graphs.mg_ok && e->graphs.mg_dirty && e->sched.pending == HX_OK &&
-        (e->vote.on || !hxi_md_rebuild_candidate(&e->cfg, e->ago + 1)))
+        (e->vote.on || !hxi_md_rebuild_candidate(&e->cfg, e->ago + 1)) &&
+        !hxg_eng_balance_due(e, e->step + 1))
         hxg_eng_capture_multi(e);
     hxg_eng_capture_single_ahead(e);
 }
@@ -365,18 +367,23 @@ static hx_status step_host(hx_md_engine *e, int want_thermo, hx_status st)
     const int64_t step = e->step;
     double *acc = want_thermo ? e->dev.acc : NULL;
     int rebuild = 0;
+    /* fix balance forces a rebuild (LAMMPS's FixBalance sets
+     * next_reneighbor), to the domains it moves. */
+    const int balance = hxg_eng_balance_due(e, step);
 
     e->ago++;
-    if (hxi_md_rebuild_candidate(&e->cfg, e->ago)) {
+    if (balance || hxi_md_rebuild_candidate(&e->cfg, e->ago)) {
         /* A device rebuild without the half-skin check drains nothing
          * here: its migration waits for the queued steps on the GPU and
-         * reports their failures (hxg_eng_rebuild_device). */
-        const int queued = e->rebuild.rb && !c->neigh_check;
+         * reports their failures (hxg_eng_rebuild_device). fix balance's
+         * count reads the positions first: the steps are drained and the
+         * transport's record read before it. */
+        const int queued = e->rebuild.rb && !c->neigh_check && !balance;
         if (e->graphs.mgraph && queued && st == HX_OK)
             st = hxg_eng_pending_status(e);
         else if (e->graphs.mgraph)
             st = hxg_eng_check_local(e, st); /* agreed below, before any collective */
-        if (!c->neigh_check) {
+        if (!c->neigh_check || balance) {
             rebuild = 1;
         } else {
             double t0 = hxi_now();
@@ -394,7 +401,10 @@ static hx_status step_host(hx_md_engine *e, int want_thermo, hx_status st)
         if (rebuild) {
             HXI_CHECK(hxi_agree(e->comm, st));
             e->rebuild.thermo = want_thermo;
-            HXI_CHECK(e->rebuild.rb ? hxg_eng_rebuild_device(e) : hxg_eng_rebuild_host(e, 0));
+            if (balance)
+                HXI_CHECK(hxg_eng_balance_rebuild(e));
+            else
+                HXI_CHECK(e->rebuild.rb ? hxg_eng_rebuild_device(e) : hxg_eng_rebuild_host(e, 0));
         }
     }
     return step_forces(e, rebuild, acc, st);
@@ -531,26 +541,29 @@ static hx_status one_step(hx_md_engine *e, int want_thermo)
     e->acc_valid = 0;
     e->timers.timing_now = hxg_eng_tm_sampled(&e->timers, e->step);
     want_thermo = want_thermo != 0;
+    const int balance = hxg_eng_balance_due(e, e->step); /* a checked step */
     /* Voted steps: the earlier ones known to have gone on (a thermo step:
      * all of them), any stopped one rebuilt and what followed it again. */
     if (e->vote.on) {
         st = hxg_eng_vote_known(e, want_thermo ? e->step - 1 : e->step - e->vote.ahead);
         /* A step of another kind (a plain one, inside the delay after a
          * rebuild) only once all earlier ones are known. */
-        if (st == HX_OK && !hxi_md_rebuild_candidate(&e->cfg, e->ago + 1))
+        if (st == HX_OK && (balance || !hxi_md_rebuild_candidate(&e->cfg, e->ago + 1)))
             st = hxg_eng_vote_known(e, e->step - 1);
     }
     if (st != HX_OK)
         return st;
     if (!e->multi && !e->host_rebuild)
         st = hxg_eng_step_single(e, want_thermo);
-    else if (e->graphs.mgraph && !want_thermo && !hxi_md_rebuild_candidate(&e->cfg, e->ago + 1))
+    else if (e->graphs.mgraph && !want_thermo && !balance &&
+             !hxi_md_rebuild_candidate(&e->cfg, e->ago + 1))
         st = step_replay(e);
-    else if (e->vote.on && !want_thermo)
+    else if (e->vote.on && !want_thermo && !balance)
         st = hxg_eng_step_vote(e);
     else
         st = step_checked(e, want_thermo);
-    if (e->vote.on && (want_thermo || !hxi_md_rebuild_candidate(&e->cfg, e->ago)))
+    /* A fix balance step is a checked one, never voted. */
+    if (e->vote.on && (want_thermo || balance || !hxi_md_rebuild_candidate(&e->cfg, e->ago)))
         e->vote.cur_set = 0; /* not a voted step: the device's step counter stood still */
     e->acc_valid = st == HX_OK && want_thermo;
     return st;
@@ -583,7 +596,7 @@ static int launch_batch_multi(hx_md_engine *e)
         return 0;
     for (int i = 1; i <= k; i++)
         if (hxi_md_rebuild_candidate(&e->cfg, e->ago + i) ||
-            hxg_eng_tm_sampled(&e->timers, e->step + i))
+            hxg_eng_tm_sampled(&e->timers, e->step + i) || hxg_eng_balance_due(e, e->step + i))
             return 0;
     const cudaError_t ce = cudaGraphLaunch(e->graphs.mg_batch, e->dev.s_loc);
     if (ce != cudaSuccess) {
