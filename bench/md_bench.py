@@ -26,9 +26,15 @@ tests/balance_decks/in.slab), decomposed along z (processors 1 1 *). --balance o
 1.0 shift z 20 1.0` before it (column `balance`; off: the uniform
 domains), so that the balanced step can be set beside the uniform one.
 
+--system tilted runs the melt in a triclinic box instead: LAMMPS's
+restricted triclinic prism of the same n cells a side with xy = xz = yz =
+0.2 lx (in lattice cells, so that the lattice fills it; n a multiple of 5
+keeps 0.2 n whole). --system melt,tilted runs both, side by side (column
+`system`).
+
     halox-bench md [--sizes 4000,32000,...] [--procs 1,2] [--transports all]
                    [--steps N] [--csv FILE] [--plots DIR] [--mpirun CMD]
-                   [--newton on|off|on,off] [--system melt|slab]
+                   [--newton on|off|on,off] [--system melt|slab|tilted,...]
                    [--balance on|off|on,off]
 """
 import argparse
@@ -113,6 +119,43 @@ def slab_deck(folder, atoms, balance):
     return path
 
 
+# The melt in a triclinic box (--system tilted): LAMMPS's in.lj with its box
+# a prism tilted by t lattice cells along xy, xz and yz.
+TILTED = """units lj
+atom_style atomic
+lattice fcc 0.8442
+region box prism 0 {n} 0 {n} 0 {n} {t} {t} {t}
+create_box 1 box
+create_atoms 1 box
+mass 1 1.0
+velocity all create 1.44 87287 loop geom
+pair_style lj/cut 2.5
+pair_coeff 1 1 1.0 1.0 2.5
+neighbor 0.3 bin
+neigh_modify every 20 delay 0 check no
+fix 1 all nve
+run 100
+"""
+
+
+def tilted_deck(folder, atoms):
+    """The tilted melt of SIZES[atoms] cells (cubic), as a file in folder; its
+    path. The tilt is 0.2 of the edge, rounded to whole cells."""
+    n = SIZES[atoms][0]
+    path = os.path.join(folder, f"in.tilted{n}")
+    with open(path, "w") as f:
+        f.write(TILTED.format(n=n, t=round(0.2 * n)))
+    return path
+
+
+def systems(text):
+    """melt, slab or tilted, comma separated, each once (argparse type)."""
+    names = text.split(",")
+    if any(m not in ("melt", "slab", "tilted") for m in names) or len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"'{text}' is not melt, slab or tilted (comma separated)")
+    return names
+
+
 def newtons(text):
     """on, off or both, comma separated, each once (argparse type)."""
     modes = text.split(",")
@@ -139,8 +182,9 @@ def parse():
     p.add_argument("--cpu", action="store_true", help="the CPU engine instead of the GPU one")
     p.add_argument("--newton", type=newtons, default=[DEFAULT],
                    help="on, off or on,off: halox-md --newton per run (default: none passed)")
-    p.add_argument("--system", choices=["melt", "slab"], default="melt",
-                   help="melt: the LJ melt; slab: a liquid slab in 40%% of the box along z")
+    p.add_argument("--system", type=systems, default=["melt"],
+                   help="melt: the LJ melt; slab: a liquid slab in 40%% of the box along z; "
+                        "tilted: the melt in a triclinic box (comma separated: each)")
     p.add_argument("--balance", type=newtons, default=None,
                    help="on, off or on,off (--system slab): balance before the run or not")
     p.add_argument("--report", metavar="CSV", help="only print the table of an existing CSV")
@@ -182,15 +226,16 @@ def main():
         transports = [t for t in GPU_TRANSPORTS if VARIANTS.get(t, (t,))[0] in have] or ["cpu"]
     else:
         transports = a.transports.split(",")
-    if a.balance and a.system != "slab":
+    if a.balance and "slab" not in a.system:
         sys.exit("halox-bench md: --balance needs --system slab (the melt is even)")
-    balances = (a.balance or ["off", "on"]) if a.system == "slab" else [NONE]
     configs = []
     for p in procs:
         for s in sizes:
             # One process has no halo: every transport would time the same run.
             for t in ([ONE] if p == 1 and not a.cpu else transports):
-                configs += [(p, s, t, n, b) for n in a.newton for b in balances]
+                for m in a.system:
+                    balances = (a.balance or ["off", "on"]) if m == "slab" else [NONE]
+                    configs += [(p, s, t, n, b, m) for n in a.newton for b in balances]
     if os.path.exists(a.csv):
         os.remove(a.csv)
     print(f"halox-bench md: {len(configs)} runs, {a.steps} steps each, GPUs seen: {ngpu}, "
@@ -198,7 +243,7 @@ def main():
     started = time.time()
     failures = []
     decks = tempfile.TemporaryDirectory(prefix="halox-bench-md-")
-    for i, (p, s, t, newton, bal) in enumerate(configs):
+    for i, (p, s, t, newton, bal, sysname) in enumerate(configs):
         cmd = shlex.split(a.mpirun) + ["-n", str(p)]
         for var in ("NVSHMEM_DISABLE_NVLS", "NCCL_NVLS_ENABLE", "CUDA_MPS_PIPE_DIRECTORY",
                     "CUDA_MPS_LOG_DIRECTORY", "NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"):
@@ -207,7 +252,8 @@ def main():
         name, env = VARIANTS.get(t, (t, None))
         if env:
             cmd += ["-x", env]
-        system = (["-in", slab_deck(decks.name, s, bal)] if bal != NONE else
+        system = (["-in", slab_deck(decks.name, s, bal)] if sysname == "slab" else
+                  ["-in", tilted_deck(decks.name, s)] if sysname == "tilted" else
                   ["--cells", *map(str, SIZES[s])])
         cmd += [md, *system, "--steps", str(a.steps), "--every", str(a.every), "--thermo", "0",
                 "--no-progress", "--stats-csv", a.csv]
@@ -224,16 +270,18 @@ def main():
         eta = "" if i == 0 else f", ETA {done / i * (len(configs) - i):.0f} s"
         mode = "" if newton == DEFAULT else f", newton {newton}"
         mode += "" if bal == NONE else f", slab, balance {bal}"
+        mode += ", tilted" if sysname == "tilted" else ""
         print(f"[{i + 1}/{len(configs)}] {p} proc, {s} atoms, {t}{mode}{eta}", flush=True)
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             lines = (r.stderr + r.stdout).strip().splitlines()
             tail = [x for x in lines if "ERROR" in x][:1] or lines[-3:]
-            failures.append((p, s, t, newton, bal, " | ".join(tail)))
+            failures.append((p, s, t, newton, bal, sysname, " | ".join(tail)))
             print(f"    failed: {' | '.join(tail)}", flush=True)
         else:
             label_last(a.csv, t if name != t or t == ONE else None,
-                       {"newton": (newton, DEFAULT), "balance": (bal, NONE)})
+                       {"newton": (newton, DEFAULT), "balance": (bal, NONE),
+                        "system": (sysname, "melt")})
     decks.cleanup()
     rows = list(csv.DictReader(open(a.csv))) if os.path.exists(a.csv) else []
     report(rows, failures)
@@ -245,7 +293,7 @@ def main():
 def label_last(path, label, cols):
     """Gives the last row (halox-md's, of the run just made) its value of
     each column of cols ({name: (value, value of rows before the column)}:
-    newton, balance), which halox-md does not write, and names it after the
+    newton, balance, system), which halox-md does not write, and names it after the
     variant that made it (mpi-staged...) where label is given."""
     with open(path) as f:
         rows = list(csv.reader(f))
@@ -284,45 +332,59 @@ def balance_of(r):
     return r.get("balance") or NONE
 
 
+def system_of(r):
+    """A row's system (melt, slab or tilted); a CSV of before the column:
+    slab where it has a balance, else melt."""
+    return r.get("system") or ("slab" if balance_of(r) != NONE else "melt")
+
+
 def report(rows, failures):
     def key(r):
-        return (int(r["ranks"]), int(r["atoms"]), newton_of(r), balance_of(r), r["transport"])
+        return (int(r["ranks"]), int(r["atoms"]), newton_of(r), balance_of(r), system_of(r),
+                r["transport"])
     by = {key(r): r for r in rows}
     # One process's run of the same size and modes (any mode where that has none).
     one, one_mean = {}, {}
     for r in sorted(rows, key=lambda r: newton_of(r) == DEFAULT):
         if int(r["ranks"]) == 1:
-            for k in ((int(r["atoms"]), newton_of(r), balance_of(r)), int(r["atoms"])):
+            for k in ((int(r["atoms"]), newton_of(r), balance_of(r), system_of(r)),
+                      (int(r["atoms"]), system_of(r))):
                 one.setdefault(k, float(r["us_step_median"]))
                 one_mean.setdefault(k, float(r["us_step_mean"]))
     print()
-    print(f"{'procs':>5} {'atoms':>9} {'newton':<7} {'balance':<7} {'transport':<18} "
-          f"{'us/step':>9} {'mean':>9} {'tau/day':>9} {'vs mpi':>7} {'vs nccl':>7} {'eff':>6} "
-          f"{'mean/1':>7} {'rebuild':>8}")
+    print(f"{'procs':>5} {'atoms':>9} {'newton':<7} {'balance':<7} {'system':<6} "
+          f"{'transport':<18} {'us/step':>9} {'mean':>9} {'tau/day':>9} {'vs mpi':>7} "
+          f"{'vs nccl':>7} {'eff':>6} {'mean/1':>7} {'rebuild':>8} {'/melt':>9}")
     for k in sorted(by):
         r = by[k]
-        p, n, nm, bl, t = k
+        p, n, nm, bl, sy, t = k
         us = float(r["us_step_median"])
         # The baseline is the fastest CPU-orchestrated mpi mode measured.
-        cands = [by[k] for k in ((p, n, nm, bl, "mpi"), (p, n, nm, bl, "mpi-staged"),
-                                 (p, n, nm, bl, "mpi-ipc")) if k in by]
+        cands = [by[k] for k in ((p, n, nm, bl, sy, "mpi"), (p, n, nm, bl, sy, "mpi-staged"),
+                                 (p, n, nm, bl, sy, "mpi-ipc")) if k in by]
         mpi = min(cands, key=lambda r: float(r["us_step_median"])) if cands else None
-        nccl = by.get((p, n, nm, bl, "nccl"))
+        nccl = by.get((p, n, nm, bl, sy, "nccl"))
         vs_mpi = f"{float(mpi['us_step_median']) / us:.2f}" if mpi and p > 1 else "-"
         vs_nccl = f"{float(nccl['us_step_median']) / us:.2f}" if nccl and p > 1 else "-"
-        base = (n, nm, bl) if (n, nm, bl) in one else n
+        base = (n, nm, bl, sy) if (n, nm, bl, sy) in one else (n, sy)
         eff = f"{one[base] / (p * us) * 100:.0f}%" if base in one and p > 1 else "-"
         # What a user sees: the mean with rebuilds against one process's.
         vs_one = (f"{float(r['us_step_mean']) / one_mean[base]:.2f}"
                   if base in one_mean and p > 1 else "-")
-        print(f"{p:>5} {n:>9} {nm:<7} {bl:<7} {t:<18} {us:>9.1f} "
+        # A tilted row against the melt's of the same run: median/mean.
+        melt = by.get((p, n, nm, bl, "melt", t)) if sy == "tilted" else None
+        vs_melt = (f"{us / float(melt['us_step_median']):.2f}/"
+                   f"{float(r['us_step_mean']) / float(melt['us_step_mean']):.2f}"
+                   if melt else "-")
+        print(f"{p:>5} {n:>9} {nm:<7} {bl:<7} {sy:<6} {t:<18} {us:>9.1f} "
               f"{float(r['us_step_mean']):>9.1f} {float(r['tau_day']):>9.0f} {vs_mpi:>7} "
-              f"{vs_nccl:>7} {eff:>6} {vs_one:>7} {rebuild_steps(r):>8}")
-    for p, n, t, nm, bl, why in failures:
-        print(f"{p:>5} {n:>9} {nm:<7} {bl:<7} {t:<18} failed: {why}")
-    print("(mean/1: the mean us/step with rebuilds against one process's of the same newton "
-          "and balance modes; rebuild: what one rebuild costs, in median steps; balance: the "
-          "slab's domains balanced before the run or uniform, - for the melt)")
+              f"{vs_nccl:>7} {eff:>6} {vs_one:>7} {rebuild_steps(r):>8} {vs_melt:>9}")
+    for p, n, t, nm, bl, sy, why in failures:
+        print(f"{p:>5} {n:>9} {nm:<7} {bl:<7} {sy:<6} {t:<18} failed: {why}")
+    print("(mean/1: the mean us/step with rebuilds against one process's of the same newton, "
+          "balance and system; rebuild: what one rebuild costs, in median steps; balance: the "
+          "slab's domains balanced before the run or uniform, - otherwise; /melt: a tilted "
+          "row's median and mean against the melt's of the same run)")
 
 
 if __name__ == "__main__":

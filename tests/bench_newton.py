@@ -6,7 +6,8 @@ with twice the eighth shell's pulses and about twice its halo atoms on a
 at 1 rank and, with a launcher, at 2. Then halox-bench md on the CPU
 engine with --newton on,off (a row of each mode, column newton) and its
 --report of a CSV from before the columns (newton "default"); and with
---system slab --balance off,on (column balance).
+--system slab --balance off,on (column balance), and with --system
+melt,tilted (column system, a tilted row set beside the melt's).
 
   bench_newton.py --bench PATH/halox-bench --halox PATH/halox-md
                   [--mpiexec CMD --mpiflags FLAGS]
@@ -78,8 +79,8 @@ def md_rows(out):
     rows = []
     for line in out.splitlines():
         f = line.split()
-        if len(f) > 5 and f[0].isdigit() and f[1].isdigit():
-            rows.append((int(f[0]), f[2], f[4]))
+        if len(f) > 6 and f[0].isdigit() and f[1].isdigit():
+            rows.append((int(f[0]), f[2], f[5]))
     return rows
 
 
@@ -103,7 +104,7 @@ def case_md(a, tmp):
     check([r["balance"] for r in rows] == ["-"] * 4, "md: the melt's balance column is -")
     old = os.path.join(tmp, "old.csv")
     with open(path) as f, open(old, "w", newline="") as g:
-        csv.writer(g).writerows(r[:-2] for r in csv.reader(f))  # before newton and balance
+        csv.writer(g).writerows(r[:-3] for r in csv.reader(f))  # before the three columns
     rc, out, err = run([a.bench], ["md", "--report", old])
     check(rc == 0 and md_rows(out) == [(1, "default", "default"), (2, "default", "default")],
           "md --report of a CSV without the column (exit %d, %s)" % (rc, md_rows(out)))
@@ -133,6 +134,27 @@ def case_slab(a, tmp):
           "md --balance without --system slab refused (exit %d: %s)" % (rc, err.strip()[-200:]))
 
 
+def case_tilted(a, tmp):
+    """halox-bench md --cpu --system melt,tilted at 2 ranks: a row of each
+    system, the tilted one set beside the melt's (column /melt)."""
+    path = os.path.join(tmp, "tilted.csv")
+    mpirun = " ".join([shlex.quote(a.mpiexec)] + shlex.split(a.mpiflags))
+    rc, out, err = run([a.bench], ["md", "--cpu", "--md", a.halox, "--sizes", "4000", "--procs",
+                                   "2", "--steps", "20", "--system", "melt,tilted", "--csv", path,
+                                   "--mpirun", mpirun])
+    if not check(rc == 0, "md --system melt,tilted runs (exit %d: %s)"
+                 % (rc, err.strip()[-300:])):
+        return
+    rows = rows_of(path)
+    check([(r["atoms"], r["system"]) for r in rows] == [("4000", "melt"), ("4000", "tilted")],
+          "md: a row of each system, 4,000 atoms %s"
+          % [(r["atoms"], r.get("system")) for r in rows])
+    table = [l.split() for l in out.splitlines()
+             if len(l.split()) > 6 and l.split()[0] == "2" and l.split()[1] == "4000"]
+    check([t[4] for t in table] == ["melt", "tilted"] and table[0][-1] == "-"
+          and "/" in table[1][-1], "md: the table's system and /melt columns %s" % table)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", required=True)
@@ -152,6 +174,7 @@ def main():
         if a.mpiexec:
             case_md(a, tmp)
             case_slab(a, tmp)
+            case_tilted(a, tmp)
         else:
             print("SKIPPED: halox-bench md: no MPI launcher")
     return finish()
