@@ -51,6 +51,17 @@ if(HALOX_HAVE_CUDA AND TARGET halox_md AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/g
           ARGS --newton off TIMEOUT 900)
   hx_test(test_md_gpu_newton_series SOURCES test_md_gpu.c md_gpu_faults.c LIBS hxmd RANKS 2 4 LABELS gpu
           ARGS --compare-newton --cells 20 --steps 1000 TIMEOUT 900)
+  # A triclinic box (tilts 2, 1, -2 lattice cells: xy, xz, yz): the cells
+  # made along heights, images across tilted faces in the list build, the
+  # minimum image and the halo's shifts; the engine's own newton and grid
+  # at 1, 2 and 4 ranks, newton on along x (images along y and z carry
+  # the tilts), newton off along z (the pulses carry them).
+  hx_test(test_md_gpu_tilt SOURCES test_md_gpu.c md_gpu_faults.c LIBS hxmd RANKS 1 2 4 LABELS gpu
+          ARGS --tilt 2,1,-2 TIMEOUT 900)
+  hx_test(test_md_gpu_tilt_on SOURCES test_md_gpu.c md_gpu_faults.c LIBS hxmd RANKS 2 LABELS gpu
+          ARGS --tilt 2,1,-2 --newton on --grid 2x1x1 TIMEOUT 900)
+  hx_test(test_md_gpu_tilt_z SOURCES test_md_gpu.c md_gpu_faults.c LIBS hxmd RANKS 3 LABELS gpu
+          ARGS --tilt 2,1,-2 --newton off --grid 1x1x3 TIMEOUT 900)
   # The cell lists' one-launch scan against the host's prefix sum.
   hx_test(test_gpu_scan SOURCES test_gpu_scan.c LIBS hxmd LABELS gpu TIMEOUT 300)
   # Graph mode (nvshmem-fused) with a rank that withholds one replayed step:

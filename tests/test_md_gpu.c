@@ -66,7 +66,9 @@
  * --build-lanes 1|8 (the list build's lanes per atom, chosen by size otherwise),
  * --ring N (ring slots a lane of the one-thread build fills ahead, HALOX_MD_RING),
  * --compare-rebuilds, --tight, --newton on|off (the GPU engine's runs; the
- * CPU engine runs newton on: newton off's forces against newton on's).
+ * CPU engine runs newton on: newton off's forces against newton on's),
+ * --tilt XY,XZ,YZ (a triclinic box, LAMMPS's restricted one, its tilts in
+ * lattice cells; the all-pairs sum takes the triclinic minimum image).
  * Exits 77 where no rank sees a GPU. Transports that refuse the setting
  * (nccl with several ranks on one GPU) are reported and skipped.
  */
@@ -91,6 +93,22 @@ static int64_t last_growths; /* of the last run_gpu engine, this rank */
 /* --newton on|off: the GPU engine's runs as given (-1: its own choice);
  * the CPU engine, the reference, runs newton on. */
 static int newton_arg = -1;
+/* --tilt: xy, xz, yz in lattice cells (all 0: an orthorhombic box). */
+static double tilt_arg[3];
+
+/* The box of cfg tilted by --tilt (box units: a cell is L / ncells). */
+static void with_tilt(hx_md_config *cfg)
+{
+    double lo[3], L[3];
+    if (tilt_arg[0] == 0.0 && tilt_arg[1] == 0.0 && tilt_arg[2] == 0.0)
+        return;
+    if (hx_md_box(cfg, lo, L) != HX_OK)
+        return;
+    cfg->triclinic = 1;
+    cfg->tilt[0] = tilt_arg[0] * L[0] / cfg->cells[0];
+    cfg->tilt[1] = tilt_arg[1] * L[0] / cfg->cells[0];
+    cfg->tilt[2] = tilt_arg[2] * L[1] / cfg->cells[1];
+}
 
 static void gpu_newton(hx_md_config *cfg)
 {
@@ -124,6 +142,21 @@ static hx_status setup(hx_comm *comm, const hx_md_config *cfg, hx_md_system *sys
     return HX_OK;
 }
 
+/* The minimum image of d in the box of edges (L[0], 0, 0), (xy, L[1], 0),
+ * (xz, yz, L[2]): along z, then y, then x, as LAMMPS's
+ * Domain::minimum_image (exact for pairs within half the box's heights). */
+static void min_image(double d[3], const double L[3], const double t[3])
+{
+    const double mz = nearbyint(d[2] / L[2]);
+    d[2] -= mz * L[2];
+    d[1] -= mz * t[2];
+    d[0] -= mz * t[1];
+    const double my = nearbyint(d[1] / L[1]);
+    d[1] -= my * L[1];
+    d[0] -= my * t[0];
+    d[0] -= nearbyint(d[0] / L[0]) * L[0];
+}
+
 /* Every pair i < j once, minimum image in every dimension, rows split over
  * the ranks; x is every atom by id. */
 static void ref_pairs(const double *x, int64_t n, const double L[3], const hx_md_config *cfg,
@@ -133,12 +166,11 @@ static void ref_pairs(const double *x, int64_t n, const double L[3], const hx_md
     double e = 0, w = 0, np = 0;
     for (int64_t i = rank; i < n; i += size) {
         for (int64_t j = i + 1; j < n; j++) {
-            double r2 = 0;
-            for (int k = 0; k < 3; k++) {
-                double d = x[3 * i + k] - x[3 * j + k];
-                d -= L[k] * nearbyint(d / L[k]);
-                r2 += d * d;
-            }
+            double d[3];
+            for (int k = 0; k < 3; k++)
+                d[k] = x[3 * i + k] - x[3 * j + k];
+            min_image(d, L, cfg->tilt);
+            const double r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
             if (fabs(sqrt(r2) - cfg->rc) < 1e-5)
                 out->near[i] = out->near[j] = 1.0;
             if (r2 < rc2) {
@@ -558,6 +590,10 @@ int main(int argc, char **argv)
             tight = 1;
         else if (strcmp(argv[a], "--newton") == 0 && a + 1 < argc)
             newton_arg = strcmp(argv[++a], "off") == 0;
+        else if (strcmp(argv[a], "--tilt") == 0 && a + 1 < argc) {
+            if (sscanf(argv[++a], "%lf,%lf,%lf", &tilt_arg[0], &tilt_arg[1], &tilt_arg[2]) != 3)
+                return hxt_skip(comm, "bad --tilt");
+        }
         else if (strcmp(argv[a], "--grid") == 0 && a + 1 < argc) {
             if (hx_grid_parse(argv[++a], grid) != HX_OK)
                 return hxt_skip(comm, "bad --grid");
@@ -574,6 +610,7 @@ int main(int argc, char **argv)
         hx_md_config_defaults(&cfg);
         cfg.cells[0] = cfg.cells[1] = cfg.cells[2] = ncells;
         memcpy(cfg.grid, grid, sizeof grid);
+        with_tilt(&cfg);
         if (rank == 0)
             printf("%d ranks, %d^3 cells, %s, %d steps\n", size, ncells,
                    compare == 2 ? "newton on against newton off"
@@ -592,6 +629,7 @@ int main(int argc, char **argv)
         hx_md_config_defaults(&cfg);
         cfg.cells[0] = cfg.cells[1] = cfg.cells[2] = ncells;
         memcpy(cfg.grid, grid, sizeof grid);
+        with_tilt(&cfg);
         hxi_knobs_set("HALOX_MD_TIGHT", "1");
         memset(&cpu, 0, sizeof cpu);
         if (run_cpu(comm, &cfg, steps, &cpu)) {
@@ -634,6 +672,7 @@ int main(int argc, char **argv)
         hx_md_config_defaults(&cfg);
         cfg.cells[0] = cfg.cells[1] = cfg.cells[2] = ncells;
         memcpy(cfg.grid, grid, sizeof grid);
+        with_tilt(&cfg);
         if (variant == 1) {
             cfg.neigh_every = 1;
             cfg.neigh_delay = 0;
@@ -666,7 +705,9 @@ int main(int argc, char **argv)
             ref.e = sums[0];
             ref.w = sums[1];
             ref.npairs = sums[2];
-            ref.u = fmax(L[0], fmax(L[1], L[2])) * 0x1p-24;
+            /* The largest coordinate's magnitude (a tilt widens the box). */
+            const double wide = L[0] + fabs(cfg.tilt[0]) + fabs(cfg.tilt[1]);
+            ref.u = fmax(wide, fmax(L[1] + fabs(cfg.tilt[2]), L[2])) * 0x1p-24;
             /* The CPU engine against the same sums, as a check of the check. */
             double V = L[0] * L[1] * L[2], mv2 = 0;
             for (int64_t i = 0; i < 3 * N; i++)

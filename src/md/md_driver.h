@@ -20,7 +20,7 @@ double hxi_md_list_cutoff(const hx_md_config *c);
  * `delay` steps have passed). Both engines ask this. */
 int hxi_md_rebuild_candidate(const hx_md_config *c, int64_t ago);
 /* 1 where a run left to choose its engine takes the CPU engine whatever
- * the devices (run.c): a triclinic box, or domains of their own widths. */
+ * the devices (run.c): domains of their own widths. */
 int hxi_md_cpu_only(const hx_md_config *cfg);
 
 /* ---------------------------------------------------------------- output */

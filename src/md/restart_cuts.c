@@ -124,8 +124,8 @@ hx_status hxi_rst_cuts_decode(const unsigned char *b, uint64_t n, const char *pa
 }
 
 /* Whether the run is on the CPU engine, as run.c chooses it: 1 for
- * --cpu, without a GPU engine built, and left to choose for a triclinic
- * box, newton off or the deck's own cuts; 0 for --gpu; -1 left to choose
+ * --cpu, without a GPU engine built, and left to choose for the deck's
+ * own cuts; 0 for --gpu; -1 left to choose
  * otherwise (the CPU engine where some rank sees no device). */
 void hxi_rst_cuts_engine(hxi_md_restart *h, const hx_md_config *cfg)
 {

@@ -50,7 +50,7 @@ static int hxi_gpu_count(void)
 
 int hxi_md_cpu_only(const hx_md_config *cfg)
 {
-    return cfg->triclinic || hxi_md_balance_nonuniform(cfg);
+    return hxi_md_balance_nonuniform(cfg);
 }
 
 /* The CPU engine moves its halo with the cpu transport whatever
@@ -97,12 +97,6 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
     /* The GPU engine runs only if every rank has a device: min over ranks. */
     HXI_CHECK(hxi_allreduce_int(comm, &lowest, 1, 1));
     gpus = -lowest;
-    /* A triclinic box (region prism): refused on the GPU engine, built or not. */
-    if (cfg->use_gpu == 1 && cfg->triclinic)
-        return hxi_error(HX_ERR_UNSUPPORTED,
-                         "region prism: a triclinic box (tilts %g %g %g): the GPU engine runs "
-                         "orthorhombic boxes so far: run with --cpu",
-                         cfg->tilt[0], cfg->tilt[1], cfg->tilt[2]);
     /* Domains of their own widths (balance shift or cuts, fix balance):
      * refused on the GPU engine, built or not; left to choose, the CPU
      * engine runs them. */
@@ -128,9 +122,7 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
                              "a GPU, or use --cpu");
     }
 #ifdef HALOX_MD_GPU_ENGINE
-    /* Left to choose, a triclinic box runs on the CPU engine (the refusal
-     * above stops --gpu). */
-    if (cfg->use_gpu == 1 || (cfg->use_gpu < 0 && gpus > 0 && !hxi_md_cpu_only(cfg))) {
+    if (cfg->use_gpu == 1 || (cfg->use_gpu < 0 && gpus > 0)) {
         *ops = &hx_md_engine_gpu;
         return HX_OK;
     }

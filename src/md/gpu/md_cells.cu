@@ -30,6 +30,21 @@ __device__ __forceinline__ int hxg_count_of(int n, const int32_t *dn)
     return dn ? *dn : n;
 }
 
+/* p moved by whole edges of a triclinic box until its heights lie within
+ * the box (an edge moves no other dimension's height, so the three are
+ * counted from p as it is). A height that rounding leaves a hair outside
+ * is clamped into the edge cell by hxg_cell_of. */
+__device__ __forceinline__ float3 hxg_wrap_tilted(float3 p, const hxg_geom &g)
+{
+    const float ma = floorf((hxg_height(p, g, 0) - g.face_lo[0]) / g.height[0]);
+    const float mb = floorf((hxg_height(p, g, 1) - g.face_lo[1]) / g.height[1]);
+    const float mc = floorf((hxg_height(p, g, 2) - g.face_lo[2]) / g.height[2]);
+    p.x -= ma * g.box_len[0] + mb * g.per_tilt[0] + mc * g.per_tilt[1];
+    p.y -= mb * g.box_len[1] + mc * g.per_tilt[2];
+    p.z -= mc * g.box_len[2];
+    return p;
+}
+
 /* One thread per atom: its cell, and a count per cell (atomic). WRAP (the
  * single-rank rebuild, XS 4): x is first wrapped into the box; a
  * non-finite coordinate is reported (flags->bad) and parked at the box
@@ -48,13 +63,17 @@ __global__ void hxg_k_cell_count(hxg_gate gate, int n, const int32_t *dn, float 
             gate.flags->bad = 1;
             p = make_float3(g.box_lo[0], g.box_lo[1], g.box_lo[2]);
         }
-        p.x -= g.box_len[0] * floorf((p.x - g.box_lo[0]) / g.box_len[0]);
-        p.y -= g.box_len[1] * floorf((p.y - g.box_lo[1]) / g.box_len[1]);
-        p.z -= g.box_len[2] * floorf((p.z - g.box_lo[2]) / g.box_len[2]);
+        if (g.tri) {
+            p = hxg_wrap_tilted(p, g);
+        } else {
+            p.x -= g.box_len[0] * floorf((p.x - g.box_lo[0]) / g.box_len[0]);
+            p.y -= g.box_len[1] * floorf((p.y - g.box_lo[1]) / g.box_len[1]);
+            p.z -= g.box_len[2] * floorf((p.z - g.box_lo[2]) / g.box_len[2]);
+        }
         float4 *q = reinterpret_cast<float4 *>(x) + i;
         *q = make_float4(p.x, p.y, p.z, q->w);
     }
-    const int c = hxg_cell_of(p, cg_);
+    const int c = hxg_cell_of(hxg_heights(p, g), cg_);
     cellof[i] = c;
     atomicAdd(&cnt[c], 1);
 }

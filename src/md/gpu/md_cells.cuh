@@ -22,6 +22,22 @@ __device__ __forceinline__ int hxg_cell_coord(float x, float lo, float inv, int 
     return min(max((int) floorf((x - lo) * inv), 0), n - 1);
 }
 
+/* Height of p along dimension k: dot(normal[k], p) in a triclinic box
+ * (the coordinate cells are made along), p's coordinate k otherwise. */
+__device__ __forceinline__ float hxg_height(float3 p, const hxg_geom &g, int k)
+{
+    if (!g.tri)
+        return k == 0 ? p.x : (k == 1 ? p.y : p.z);
+    const float *n = g.normal[k];
+    return n[0] * p.x + n[1] * p.y + n[2] * p.z;
+}
+
+__device__ __forceinline__ float3 hxg_heights(float3 p, const hxg_geom &g)
+{
+    return g.tri ? make_float3(hxg_height(p, g, 0), hxg_height(p, g, 1), hxg_height(p, g, 2)) : p;
+}
+
+/* Cell of the point whose heights (hxg_heights) are p. */
 __device__ __forceinline__ int hxg_cell_of(float3 p, const hxg_cellgrid &cg_)
 {
     const int cx = hxg_cell_coord(p.x, cg_.lo[0], cg_.inv_w[0], cg_.n[0]);
@@ -41,8 +57,10 @@ __device__ __forceinline__ int hxg_cell_of(float3 p, const hxg_cellgrid &cg_)
  * consecutive cells along x is one range of the cell list. A row's range
  * is cut to the atom's reach (rows out of reach are empty) and split in two
  * segments where it wraps around a periodic boundary; each segment carries
- * the image shift of its cells (a multiple of the box length), so that the
- * distance test needs no minimum image. Where a periodic dimension has few
+ * the image shift of its cells (a multiple of the box length; in a
+ * triclinic box of the edge crossed, whose tilts move the other
+ * coordinates too), so that the distance test needs no minimum image.
+ * Ranges are in heights (hxg_height), shifts in coordinates. Where a periodic dimension has few
  * cells, one cell can appear in two segments or rows with different
  * shifts; since the box is longer than 2 rh, at most one of those images
  * lies within rh, so no pair is listed twice. */
@@ -62,19 +80,20 @@ __device__ __forceinline__ int hxg_period_of(int q, int n)
 }
 
 /* Range along one dimension: cell q (unwrapped, in the atom's frame),
- * wrapped into qw with image shift sh; d is the distance from the
- * coordinate to the cell's slab (w: the cells' width, 1 / inv_w). Whether
+ * wrapped into qw, which lies m periods away (-1, 0, 1: the image shift
+ * is m edges); d is the distance from the height xv to the cell's slab
+ * (w: the cells' width, 1 / inv_w). Whether
  * q is valid (inside the grid, or along a periodic dimension) is the
  * result; qw, sh and d are set either way (finite, meaningless when not
  * valid), so that the callers select instead of branching: a branch here
  * cost every row copies of its segments on each way out. */
 __device__ __forceinline__ bool hxg_row_dim(float xv, int q, float w, const hxg_cellgrid &cg_,
-                                            const hxg_geom &g, int k, int *qw, float *sh, float *d)
+                                            int k, int *qw, float *mf, float *d)
 {
     const int n = cg_.n[k];
     const int m = cg_.periodic[k] ? hxg_period_of(q, n) : 0;
     *qw = q - m * n;
-    *sh = (float) m * g.per_len[k];
+    *mf = (float) m;
     const float lo = cg_.lo[k] + (float) q * w;
     *d = fmaxf(0.0f, fmaxf(lo - xv, xv - (lo + w)));
     return cg_.periodic[k] || (q >= 0 && q < n);
@@ -95,11 +114,11 @@ __device__ __forceinline__ float hxg_rsqrt(float x)
  * hxg_row_z compute it once for the 2 HXG_REACH + 1 rows of that offset; in
  * the lane groups each lane computes it for the row it sets up): the cell
  * along z, wrapped
- * (-1: out of the grid, or the atom does not walk), its image shift and
- * the distance to its slab. */
+ * (-1: out of the grid, or the atom does not walk), its periods (the
+ * image shift is mz edges c) and the distance to its slab. */
 struct hxg_zrow {
     int qz;
-    float sz, dz;
+    float mz, dz;
 };
 
 /* Segments of row (oy, zr) of an atom at xi in cell c (w: the cells'
@@ -116,14 +135,19 @@ __device__ __forceinline__ void hxg_row(const hxg_zrow &zr, float3 xi, const int
                                         hxg_seg seg[2])
 {
     int qy;
-    float sy, dy;
-    const bool yok = hxg_row_dim(xi.y, c[1] + oy, w.y, cg_, g, 1, &qy, &sy, &dy);
-    const float rx2 = rhp * rhp - dy * dy - zr.dz * zr.dz;
+    float my, dy;
+    const bool yok = hxg_row_dim(hxg_height(xi, g, 1), c[1] + oy, w.y, cg_, 1, &qy, &my, &dy);
+    /* Along heights in a triclinic box the distances to the slabs of y and
+     * z do not add as squares (the normals are not orthogonal): each only
+     * bounds the row, and the reach along x is the whole rh. */
+    const float rx2 = g.tri ? (fmaxf(dy, zr.dz) < rhp ? rhp * rhp : 0.0f)
+                            : rhp * rhp - dy * dy - zr.dz * zr.dz;
     const bool reach = zr.qz >= 0 && yok && rx2 > 0.0f;
     const float rx = reach ? rx2 * hxg_rsqrt(rx2) : 0.0f;
     const int n = cg_.n[0];
-    int ax = (int) floorf((xi.x - rx - cg_.lo[0]) * cg_.inv_w[0]);
-    int bx = (int) floorf((xi.x + rx - cg_.lo[0]) * cg_.inv_w[0]);
+    const float hx = hxg_height(xi, g, 0);
+    int ax = (int) floorf((hx - rx - cg_.lo[0]) * cg_.inv_w[0]);
+    int bx = (int) floorf((hx + rx - cg_.lo[0]) * cg_.inv_w[0]);
     ax = max(ax, c[0] - cg_.reach_x);
     bx = min(min(bx, c[0] + cg_.reach_x), ax + n); /* at most two periods */
     if (!cg_.periodic[0]) {
@@ -144,9 +168,14 @@ __device__ __forceinline__ void hxg_row(const hxg_zrow &zr, float3 xi, const int
     const int k0 = __ldg(row + (unsigned) a0), k1 = __ldg(row + (unsigned) (b0 + 1));
     seg[0].kbeg = on ? k0 : 0;
     seg[0].kend = on ? k1 : 0;
-    const float ys = xi.y - sy, zs = xi.z - zr.sz;
-    seg[0].xs = make_float3(xi.x - (float) m0 * g.per_len[0], ys, zs);
-    seg[1].xs = make_float3(xi.x - (float) m1 * g.per_len[0], ys, zs);
+    /* The atom minus the image shift: my edges b and mz edges c (the tilts
+     * are 0 in an orthorhombic box, exact zeros added), then m0 or m1
+     * edges a. */
+    const float zs = xi.z - zr.mz * g.per_len[2];
+    const float ys = xi.y - my * g.per_len[1] - zr.mz * g.per_tilt[2];
+    const float xt = xi.x - my * g.per_tilt[0] - zr.mz * g.per_tilt[1];
+    seg[0].xs = make_float3(xt - (float) m0 * g.per_len[0], ys, zs);
+    seg[1].xs = make_float3(xt - (float) m1 * g.per_len[0], ys, zs);
     seg[1].kbeg = seg[1].kend = 0;
     if (m1 != m0) {
         seg[1].kbeg = __ldg(row);
@@ -166,7 +195,8 @@ __device__ __forceinline__ hxg_zrow hxg_row_z(bool on, float3 xi, const int c[3]
 {
     /* A cell out of the grid, or an atom that does not walk: qz -1. */
     hxg_zrow zr;
-    const bool ok = hxg_row_dim(xi.z, c[2] + oz, w.z, cg_, g, 2, &zr.qz, &zr.sz, &zr.dz);
+    const bool ok =
+        hxg_row_dim(hxg_height(xi, g, 2), c[2] + oz, w.z, cg_, 2, &zr.qz, &zr.mz, &zr.dz);
     if (!(on && ok))
         zr.qz = -1;
     return zr;

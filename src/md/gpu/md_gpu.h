@@ -21,12 +21,23 @@ extern "C" {
 
 /* The box as pair code sees it. Along a dimension with grid 1 the minimum
  * image applies (per_len = box length); along a decomposed one coordinates
- * are used as they are (per_len = per_inv = 0, so the image term vanishes). */
+ * are used as they are (per_len = per_inv = 0, so the image term vanishes).
+ * A triclinic box (LAMMPS's restricted one: edges a = (lx, 0, 0),
+ * b = (xy, ly, 0), c = (xz, yz, lz)) adds the tilts an image along y or z
+ * carries (per_tilt: xy, xz, yz, each 0 unless the dimension crossed, y
+ * for xy and z for the others, has grid 1), and sorts atoms into cells by
+ * their heights along the face normals (hx_decomp_height) instead of their
+ * coordinates; tri 0 keeps the orthorhombic code's every instruction. */
 typedef struct hxg_geom {
     float per_len[3];
     float per_inv[3];
-    float box_lo[3]; /* wrapping at a single-rank rebuild */
+    float per_tilt[3]; /* xy, xz, yz of an image (see above) */
+    float box_lo[3];   /* wrapping at a single-rank rebuild */
     float box_len[3];
+    float normal[3][3]; /* unit face normals (triclinic) */
+    float face_lo[3];   /* heights of the box's lower faces (triclinic) */
+    float height[3];    /* distances between the faces (triclinic) */
+    int32_t tri;
 } hxg_geom;
 
 /* Cells along x per rh / 2 wide cell of y and z: rows of cells along x

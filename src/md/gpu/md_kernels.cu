@@ -224,9 +224,18 @@ __device__ __forceinline__ void hxg_pair(float3 xi, float3 xj, const hxg_lj &lj,
                                          const hxg_pair_ij *pij = nullptr)
 {
     float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z;
+    /* z, then y, then x (LAMMPS's Domain::minimum_image): an image along z
+     * moves y and x by its tilts, one along y moves x. The tilts are 0 in
+     * an orthorhombic box, where this is the image per dimension, bit for
+     * bit (the images are whole numbers, so m * 0 adds an exact zero). */
+    const float mz = rintf(dz * g.per_inv[2]);
+    dz -= g.per_len[2] * mz;
+    dy -= g.per_tilt[2] * mz;
+    dx -= g.per_tilt[1] * mz;
+    const float my = rintf(dy * g.per_inv[1]);
+    dy -= g.per_len[1] * my;
+    dx -= g.per_tilt[0] * my;
     dx -= g.per_len[0] * rintf(dx * g.per_inv[0]);
-    dy -= g.per_len[1] * rintf(dy * g.per_inv[1]);
-    dz -= g.per_len[2] * rintf(dz * g.per_inv[2]);
     const float r2 = dx * dx + dy * dy + dz * dz;
     const float *c = TYPED ? pij->c : lj.c;
     const bool in = ok && r2 < (TYPED ? pij->rc2 : lj.rc2);

@@ -44,8 +44,8 @@ __device__ __forceinline__ void hxg_list_counts(int i, bool ihome, int nloc, int
 template <int XS>
 __device__ __forceinline__ void
 hxg_build_atom(int i, bool active, bool ihome, const float *__restrict__ x,
-               const uint8_t *__restrict__ zones, const hxg_cellgrid &cg_, float3 *xi, int ci[3],
-               unsigned *mi)
+               const uint8_t *__restrict__ zones, const hxg_cellgrid &cg_, const hxg_geom &g,
+               float3 *xi, int ci[3], unsigned *mi)
 {
     *xi = make_float3(0.0f, 0.0f, 0.0f);
     ci[0] = ci[1] = ci[2] = 0;
@@ -53,9 +53,10 @@ hxg_build_atom(int i, bool active, bool ihome, const float *__restrict__ x,
     if (!active)
         return;
     *xi = hxg_load<XS>(x, i);
-    ci[0] = hxg_cell_coord(xi->x, cg_.lo[0], cg_.inv_w[0], cg_.n[0]);
-    ci[1] = hxg_cell_coord(xi->y, cg_.lo[1], cg_.inv_w[1], cg_.n[1]);
-    ci[2] = hxg_cell_coord(xi->z, cg_.lo[2], cg_.inv_w[2], cg_.n[2]);
+    const float3 h = hxg_heights(*xi, g);
+    ci[0] = hxg_cell_coord(h.x, cg_.lo[0], cg_.inv_w[0], cg_.n[0]);
+    ci[1] = hxg_cell_coord(h.y, cg_.lo[1], cg_.inv_w[1], cg_.n[1]);
+    ci[2] = hxg_cell_coord(h.z, cg_.lo[2], cg_.inv_w[2], cg_.n[2]);
     *mi = (ihome || zones == nullptr) ? 0u : hxg_zone_mask(zones, i);
 }
 
@@ -93,7 +94,7 @@ __global__ void __launch_bounds__(HXG_BUILD_BLOCK, LANES == 1 ? HXG_BUILD_MINB1 
     float3 xi;
     int ci[3];
     unsigned mi;
-    hxg_build_atom<XS>(i, active, ihome, x, zones, cg_, &xi, ci, &mi);
+    hxg_build_atom<XS>(i, active, ihome, x, zones, cg_, g, &xi, ci, &mi);
     /* The atom's row in nl (a compact nl: -1 where it can have no entry).
      * full: a halo atom lists nothing (its count is still set). */
     const int nlr = !nl.row ? i : (active ? __ldg(nl.row + i) : -1);
@@ -122,9 +123,11 @@ __global__ void __launch_bounds__(HXG_BUILD_BLOCK, LANES == 1 ? HXG_BUILD_MINB1 
 
 /* Whether home atom at xi lies at or past near, or at or below lo (a
  * full-shell halo; -FLT_MAX otherwise), along some dimension, so that it
- * may have halo neighbours (see hxg_k_build_nl). */
-__device__ __forceinline__ bool hxg_near(float3 xi, float3 near, float3 lo)
+ * may have halo neighbours (see hxg_k_build_nl). Bounds are heights
+ * (hxg_height). */
+__device__ __forceinline__ bool hxg_near(float3 x, const hxg_geom &g, float3 near, float3 lo)
 {
+    const float3 xi = hxg_heights(x, g);
     return xi.x >= near.x || xi.y >= near.y || xi.z >= near.z || xi.x <= lo.x || xi.y <= lo.y ||
            xi.z <= lo.z;
 }
@@ -132,12 +135,12 @@ __device__ __forceinline__ bool hxg_near(float3 xi, float3 near, float3 lo)
 /* One thread per local atom: 1 where it may have a non-local list (a halo
  * atom, unless full, or a home atom near a face the halo lies beyond),
  * into row. */
-__global__ void hxg_k_nl_reach(int nhome, int ntotal, const float *__restrict__ x, float3 near,
-                               float3 lo, bool full, int32_t *__restrict__ row)
+__global__ void hxg_k_nl_reach(int nhome, int ntotal, const float *__restrict__ x, hxg_geom g,
+                               float3 near, float3 lo, bool full, int32_t *__restrict__ row)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < ntotal)
-        row[i] = i >= nhome ? !full : hxg_near(hxg_load<3>(x, i), near, lo);
+        row[i] = i >= nhome ? !full : hxg_near(hxg_load<3>(x, i), g, near, lo);
 }
 
 /* One thread per local atom, and one more: the flags in row become rows
@@ -205,10 +208,10 @@ __global__ void __launch_bounds__(HXG_BUILD_BLOCK, HXG_BUILD_MINB)
     float3 xi;
     int ci[3];
     unsigned mi;
-    hxg_build_atom<3>(i, active, ihome, x, zones, cg_, &xi, ci, &mi);
+    hxg_build_atom<3>(i, active, ihome, x, zones, cg_, g, &xi, ci, &mi);
     const int nlr = active ? w : -1;
     const bool halo = active && !ihome;
-    const bool reach = (halo && halo_pairs) || (ihome && hxg_near(xi, near, near_lo));
+    const bool reach = (halo && halo_pairs) || (ihome && hxg_near(xi, g, near, near_lo));
     const hxg_list none = {nullptr, nullptr, 0, 0, nullptr, 0};
     int nnl = 0;
     if (LANES == 1) {
@@ -296,7 +299,8 @@ static cudaError_t hxg_nl_rows(cudaStream_t s, const float *x, const hxg_atoms_v
     const hxg_gate open = {flags, 0, 1, 0, 0, 0};
     const float3 near = make_float3(l.near_rows[0], l.near_rows[1], l.near_rows[2]);
     const float3 lo = make_float3(l.near_rows_lo[0], l.near_rows_lo[1], l.near_rows_lo[2]);
-    hxg_k_nl_reach<<<hxg_blocks(ntotal, 256), 256, 0, s>>>(nhome, ntotal, x, near, lo, l.full != 0,
+    hxg_k_nl_reach<<<hxg_blocks(ntotal, 256), 256, 0, s>>>(nhome, ntotal, x, a.geom, near, lo,
+                                                           l.full != 0,
                                                            l.nl.row);
     cudaError_t err = hxg_scan_cells(s, open, l.nl.row, l.pos, ntotal, scan_tmp);
     if (err != cudaSuccess)

@@ -36,7 +36,8 @@ static hx_status sort_home_by_cell(hx_md_engine *e)
         int c3[3];
         for (int k = 0; k < 3; k++) {
             int m = e->cells.grid.n[k];
-            int q = (int) floor((s->x[3 * i + k] - e->cells.grid.lo[k]) * e->cells.grid.inv_w[k]);
+            const double h = hx_decomp_height(&e->decomp, k, s->x + 3 * (size_t) i);
+            int q = (int) floor((h - e->cells.grid.lo[k]) * e->cells.grid.inv_w[k]);
             if (e->cells.grid.periodic[k])
                 q = ((q % m) + m) % m;
             else

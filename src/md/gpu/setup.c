@@ -341,6 +341,29 @@ static void set_reach(hx_md_engine *e)
     e->lists.halo_pairs = dims > 1;
 }
 
+/* The box as the kernels see it (hxg_geom): images along the dimensions
+ * with grid 1, and a triclinic box's tilts, normals and face heights. */
+static void setup_geom(hxg_geom *g, const hx_decomp *d)
+{
+    memset(g, 0, sizeof *g);
+    for (int k = 0; k < 3; k++) {
+        const int periodic = d->grid[k] == 1;
+        g->per_len[k] = periodic ? (float) d->box_len[k] : 0.0f;
+        g->per_inv[k] = periodic ? (float) (1.0 / d->box_len[k]) : 0.0f;
+        g->box_lo[k] = (float) d->box_lo[k];
+        g->box_len[k] = (float) d->box_len[k];
+        for (int c = 0; c < 3; c++)
+            g->normal[k][c] = (float) d->normal[k][c];
+        g->face_lo[k] = (float) (d->triclinic ? d->face_lo[k] : d->box_lo[k]);
+        g->height[k] = (float) (d->triclinic ? d->height[k] : d->box_len[k]);
+    }
+    /* xy moves x with an image along y; xz and yz with one along z. */
+    g->per_tilt[0] = d->grid[1] == 1 ? (float) d->tilt[0] : 0.0f;
+    g->per_tilt[1] = d->grid[2] == 1 ? (float) d->tilt[1] : 0.0f;
+    g->per_tilt[2] = d->grid[2] == 1 ? (float) d->tilt[2] : 0.0f;
+    g->tri = d->triclinic;
+}
+
 static void setup_physics(hx_md_engine *e)
 {
     const hx_md_config *c = &e->cfg;
@@ -366,12 +389,9 @@ static void setup_physics(hx_md_engine *e)
      * directly). */
     const int ring = hxi_knobs()->md_ring;
     e->lists.loc.ring = ring < HXG_RING ? ring : HXG_RING;
+    setup_geom(&e->phys.geom, d);
     for (int k = 0; k < 3; k++) {
         int periodic = d->grid[k] == 1;
-        e->phys.geom.per_len[k] = periodic ? (float) d->box_len[k] : 0.0f;
-        e->phys.geom.per_inv[k] = periodic ? (float) (1.0 / d->box_len[k]) : 0.0f;
-        e->phys.geom.box_lo[k] = (float) d->box_lo[k];
-        e->phys.geom.box_len[k] = (float) d->box_len[k];
         /* Cells a little over (rc + skin) / 2 wide along y and z, and
          * split times narrower along x, over home atoms and, along a
          * decomposed dimension, the halo above them (up to the halo
@@ -380,12 +400,14 @@ static void setup_physics(hx_md_engine *e)
          * width rc + skin give, and narrower cells along x cut the rows closer to it without adding
          * rows (docs/md-gpu.md). */
         const double below = periodic || !e->full ? 0.0 : d->cutoff;
-        ext[k] = periodic ? d->box_len[k] : d->dom_hi[k] - d->dom_lo[k] + d->cutoff + below;
+        const double len = d->triclinic ? d->height[k] : d->box_len[k];
+        ext[k] = periodic ? len : d->dom_hi[k] - d->dom_lo[k] + d->cutoff + below;
         double w = 0.5 * e->phys.rh * (1.0 + 1e-5) / (k == 0 ? split : 1);
         int n = (int) floor(ext[k] / w);
         e->cells.grid.n[k] = n < 1 ? 1 : n;
         e->cells.grid.periodic[k] = periodic;
-        e->cells.grid.lo[k] = (float) (periodic ? d->box_lo[k] : d->dom_lo[k] - below);
+        const double lo = d->triclinic ? d->face_lo[k] : d->box_lo[k];
+        e->cells.grid.lo[k] = (float) (periodic ? lo : d->dom_lo[k] - below);
     }
     /* Wider cells (still correct, a little slower) where the grid would
      * outgrow the cell scan. */
