@@ -134,3 +134,16 @@ if(Python3_Interpreter_FOUND AND HALOX_HAVE_CUDA AND TARGET halox_md
   set_tests_properties(test_md_gpu_restart test_md_gpu_vote test_md_gpu_kick test_md_gpu_batch
                        test_md_gpu_order test_md_gpu_stretch PROPERTIES PROCESSORS 2)
 endif()
+
+# Triclinic decks on the GPU engine (tests/triclinic_decks) against the
+# CPU engine at 1 and 3 ranks: thermo rows within float's bounds, the
+# dump's triclinic header line for line (md_gpu_triclinic.py).
+if(HALOX_HAVE_CUDA AND TARGET halox_md AND EXISTS ${PROJECT_SOURCE_DIR}/src/md/gpu/engine.c
+   AND Python3_Interpreter_FOUND)
+  add_test(NAME test_md_gpu_triclinic
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/md_gpu_triclinic.py
+                   --halox $<TARGET_FILE:halox-md> ${hx_py_launch})
+  set_tests_properties(test_md_gpu_triclinic PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED"
+                       LABELS gpu TIMEOUT 600 PROCESSORS 3)
+  hx_test_mpi_env(test_md_gpu_triclinic)
+endif()

@@ -26,9 +26,9 @@ tests/triclinic_decks/):
                 deck (read_restart) prints the original rows
   bad input     a tilt beyond LAMMPS's limit, a box too thin for rc + skin
                 between its tilted faces, tilts that do not fit the lattice,
-                create_atoms region of the prism box's own region, a prism
-                box on the GPU engine: each one ERROR line naming what to change (the deck's
-                file and line where it is the deck's)
+                create_atoms region of the prism box's own region: each one
+                ERROR line naming what to change (the deck's file and line
+                where it is the deck's)
 
 Exit 0 when every check holds; the LAMMPS comparisons print SKIPPED and
 are left out where lmp is not installed.
@@ -203,8 +203,6 @@ def bad_input(r):
          "in.thin:15: run: the triclinic box is 5.48554 thick along x"),
         ("in.nofit", dict(tilt="0.5 0 0"), "--cpu", "in.nofit:5: create_box: region box's "
          "tilts xy 0.5, xz 0, yz 0 do not fit the fcc lattice"),
-        ("in.gpu", dict(), "--gpu", "the GPU engine runs orthorhombic boxes so far: run with "
-         "--cpu"),
     ]
     for name, kw, engine, want in cases:
         deck(r.tmp, name, "thermo 50\nrun 10\n", **kw)
