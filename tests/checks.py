@@ -76,6 +76,19 @@ def md_parser(description=None):
     return ap
 
 
+def deck_runner(a):
+    """run(n, deck, folder, engine) -> (exit status, stdout, stderr): halox-md
+    (a.halox) on n ranks (through a.mpiexec where n > 1) with -in deck,
+    the engine flag (--cpu or --gpu) and --no-progress, in folder."""
+    def run(n, deck, folder, engine):
+        launch = [a.halox] if n == 1 else \
+            [a.mpiexec, "-n", str(n)] + shlex.split(a.mpiflags) + [a.halox]
+        p = subprocess.run(launch + ["-in", deck, engine, "--no-progress"], cwd=folder,
+                           capture_output=True, text=True, timeout=600)
+        return p.returncode, p.stdout, p.stderr
+    return run
+
+
 def two_rank_fused(description):
     """For a script that runs halox-md --gpu on 2 ranks with nvshmem-fused:
     parses --halox, --mpiexec and --mpiflags and returns run(args, env) ->

@@ -22,12 +22,10 @@ with a launcher.
 import glob
 import os
 import re
-import shlex
-import subprocess
 import sys
 import tempfile
 
-from checks import check, finish, md_parser, thermo_rows
+from checks import check, deck_runner, finish, md_parser, thermo_rows
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DECKS = sorted(glob.glob(os.path.join(HERE, "triclinic_decks", "in.*")))
@@ -94,19 +92,15 @@ def compare(name, n, cpu, gpu):
 def main():
     a = md_parser(__doc__.split("\n\n")[0]).parse_args()
 
-    def launch(n):
-        if n == 1:
-            return [a.halox]
-        return [a.mpiexec, "-n", str(n)] + shlex.split(a.mpiflags) + [a.halox]
+    run = deck_runner(a)
 
     def halox(n, deck, d, engine):
         dump = os.path.join(d, "dump.t")
         if os.path.exists(dump):
             os.remove(dump)
-        p = subprocess.run(launch(n) + ["-in", deck, engine, "--no-progress"], cwd=d,
-                           capture_output=True, text=True, timeout=600)
-        frame = last_frame(dump) if p.returncode == 0 and os.path.exists(dump) else ([], [])
-        return p.returncode, p.stdout, p.stderr, frame
+        rc, out, err = run(n, deck, d, engine)
+        frame = last_frame(dump) if rc == 0 and os.path.exists(dump) else ([], [])
+        return rc, out, err, frame
 
     with tempfile.TemporaryDirectory() as d:
         rc, _, err, _ = halox(1, DECKS[0], d, "--gpu")

@@ -20,12 +20,10 @@ with a launcher.
 """
 import os
 import re
-import shlex
-import subprocess
 import sys
 import tempfile
 
-from checks import check, finish, md_parser, thermo_rows
+from checks import check, deck_runner, finish, md_parser, thermo_rows
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DECKS = (os.path.join(HERE, "types_decks", "in.mix_lj_geometric"),
@@ -56,15 +54,7 @@ def with_dump(text, steps):
 def main():
     a = md_parser(__doc__.split("\n\n")[0]).parse_args()
 
-    def launch(n):
-        if n == 1:
-            return [a.halox]
-        return [a.mpiexec, "-n", str(n)] + shlex.split(a.mpiflags) + [a.halox]
-
-    def halox(n, deck, d, engine):
-        p = subprocess.run(launch(n) + ["-in", deck, engine, "--no-progress"], cwd=d,
-                           capture_output=True, text=True, timeout=600)
-        return p.returncode, p.stdout, p.stderr
+    halox = deck_runner(a)
 
     with tempfile.TemporaryDirectory() as d:
         rc, _, err = halox(1, DECKS[1], d, "--gpu")
