@@ -15,8 +15,9 @@ hx_status hxt_md_system(hx_comm *comm, const hx_md_config *cfg, hx_md_system *sy
     double lo[3], len[3];
     memset(sys, 0, sizeof *sys);
     HXI_CHECK(hx_md_box(cfg, lo, len));
-    HXI_CHECK(hx_decomp_init(&sys->decomp, lo, len, hxi_md_list_cutoff(cfg), cfg->grid,
-                             hx_comm_size(comm), hx_comm_rank(comm)));
+    /* The deck's box: tilted where cfg says (zero tilts give hx_decomp_init's). */
+    HXI_CHECK(hx_decomp_init_tilted(&sys->decomp, lo, len, cfg->tilt, hxi_md_list_cutoff(cfg),
+                                    cfg->grid, hx_comm_size(comm), hx_comm_rank(comm)));
     HXI_CHECK(hx_md_lattice(sys, cfg));
     return hx_md_velocities(sys, cfg, comm);
 }
