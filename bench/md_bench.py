@@ -86,6 +86,16 @@ def positives(text):
     return [positive(x) for x in text.split(",")]
 
 
+# What the slab and the tilted melt share with LAMMPS's in.lj after the box.
+MELT = """mass 1 1.0
+velocity all create 1.44 87287 loop geom
+pair_style lj/cut 2.5
+pair_coeff 1 1 1.0 1.0 2.5
+neighbor 0.3 bin
+neigh_modify every 20 delay 0 check no
+fix 1 all nve
+"""
+
 # The uneven system (--system slab): the slab deck of tests/balance_decks,
 # n fcc cells across and 2.5 n tall, the lower 40% (n cells) filled; its
 # balance threshold 1.0 balances, 1e9 never does (uniform domains).
@@ -97,14 +107,7 @@ region box block 0 {n} 0 {n} 0 {h}
 create_box 1 box
 region slab block INF INF INF INF 0 {n}
 create_atoms 1 region slab
-mass 1 1.0
-velocity all create 1.44 87287 loop geom
-pair_style lj/cut 2.5
-pair_coeff 1 1 1.0 1.0 2.5
-neighbor 0.3 bin
-neigh_modify every 20 delay 0 check no
-fix 1 all nve
-balance {thresh} shift z 20 1.0
+""" + MELT + """balance {thresh} shift z 20 1.0
 run 100
 """
 
@@ -127,14 +130,7 @@ lattice fcc 0.8442
 region box prism 0 {n} 0 {n} 0 {n} {t} {t} {t}
 create_box 1 box
 create_atoms 1 box
-mass 1 1.0
-velocity all create 1.44 87287 loop geom
-pair_style lj/cut 2.5
-pair_coeff 1 1 1.0 1.0 2.5
-neighbor 0.3 bin
-neigh_modify every 20 delay 0 check no
-fix 1 all nve
-run 100
+""" + MELT + """run 100
 """
 
 

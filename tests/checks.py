@@ -89,6 +89,28 @@ def deck_runner(a):
     return run
 
 
+def gpu_cannot_run(run, deck, folder):
+    """True, with SKIPPED printed, where halox-md --gpu cannot run deck on
+    one rank here (run: a deck_runner)."""
+    rc, _, err = run(1, deck, folder, "--gpu")[:3]
+    if rc != 0:
+        print("SKIPPED: halox-md --gpu cannot run here: %s"
+              % (err.strip().splitlines() or ["?"])[-1])
+    return rc != 0
+
+
+def deck_copy(deck, folder, edit):
+    """deck's text passed through edit, written under its own name in
+    folder; (name, path)."""
+    name = os.path.basename(deck)
+    with open(deck) as f:
+        text = edit(f.read())
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return name, path
+
+
 def two_rank_fused(description):
     """For a script that runs halox-md --gpu on 2 ranks with nvshmem-fused:
     parses --halox, --mpiexec and --mpiflags and returns run(args, env) ->

@@ -25,7 +25,8 @@ import re
 import sys
 import tempfile
 
-from checks import check, deck_runner, finish, md_parser, thermo_rows
+from checks import (check, deck_copy, deck_runner, finish, gpu_cannot_run, md_parser,
+                    thermo_rows)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DECKS = sorted(glob.glob(os.path.join(HERE, "triclinic_decks", "in.*")))
@@ -103,19 +104,11 @@ def main():
         return rc, out, err, frame
 
     with tempfile.TemporaryDirectory() as d:
-        rc, _, err, _ = halox(1, DECKS[0], d, "--gpu")
-        if rc != 0:
-            print("SKIPPED: halox-md --gpu cannot run here: %s"
-                  % (err.strip().splitlines() or ["?"])[-1])
+        if gpu_cannot_run(run, DECKS[0], d):
             return 0
         ranks = [1, 3] if a.mpiexec else [1]
         for deck in DECKS:
-            name = os.path.basename(deck)
-            with open(deck) as f:
-                text = with_dump(f.read())
-            path = os.path.join(d, name)
-            with open(path, "w") as f:
-                f.write(text)
+            name, path = deck_copy(deck, d, with_dump)
             for n in ranks:
                 got = {}
                 for engine in ("--cpu", "--gpu"):

@@ -23,7 +23,8 @@ import re
 import sys
 import tempfile
 
-from checks import check, deck_runner, finish, md_parser, thermo_rows
+from checks import (check, deck_copy, deck_runner, finish, gpu_cannot_run, md_parser,
+                    thermo_rows)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DECKS = (os.path.join(HERE, "types_decks", "in.mix_lj_geometric"),
@@ -57,19 +58,11 @@ def main():
     halox = deck_runner(a)
 
     with tempfile.TemporaryDirectory() as d:
-        rc, _, err = halox(1, DECKS[1], d, "--gpu")
-        if rc != 0:
-            print("SKIPPED: halox-md --gpu cannot run here: %s"
-                  % (err.strip().splitlines() or ["?"])[-1])
+        if gpu_cannot_run(halox, DECKS[1], d):
             return 0
         ranks = [1, 2] if a.mpiexec else [1]
         for deck in DECKS:
-            name = os.path.basename(deck)
-            with open(deck) as f:
-                text = with_dump(f.read(), 200)
-            path = os.path.join(d, name)
-            with open(path, "w") as f:
-                f.write(text)
+            name, path = deck_copy(deck, d, lambda t: with_dump(t, 200))
             for n in ranks:
                 got = {}
                 for engine in ("--cpu", "--gpu"):
