@@ -218,23 +218,29 @@ __device__ __forceinline__ float hxg_formula(const float *c, float r2, float &e)
  * test, and the sums are those without it, bit for bit. TYPED: the pair's
  * coefficients, cutoff and offset from pij (the types' entry of the
  * table), else from lj. */
-template <bool THERMO, int STYLE, bool TYPED = false>
+template <bool THERMO, int STYLE, bool TYPED = false, bool TRI = false>
 __device__ __forceinline__ void hxg_pair(float3 xi, float3 xj, const hxg_lj &lj, const hxg_geom &g,
                                          float3 &f, float &e, float &w, bool ok = true,
                                          const hxg_pair_ij *pij = nullptr)
 {
     float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z;
-    /* z, then y, then x (LAMMPS's Domain::minimum_image): an image along z
-     * moves y and x by its tilts, one along y moves x. The tilts are 0 in
-     * an orthorhombic box, where this is the image per dimension, bit for
-     * bit (the images are whole numbers, so m * 0 adds an exact zero). */
-    const float mz = rintf(dz * g.per_inv[2]);
-    dz -= g.per_len[2] * mz;
-    dy -= g.per_tilt[2] * mz;
-    dx -= g.per_tilt[1] * mz;
-    const float my = rintf(dy * g.per_inv[1]);
-    dy -= g.per_len[1] * my;
-    dx -= g.per_tilt[0] * my;
+    if (TRI) {
+        /* z, then y, then x (LAMMPS's Domain::minimum_image): an image
+         * along z moves y and x by its tilts, one along y moves x. With
+         * tilts 0 this is the orthorhombic image below, bit for bit (the
+         * images are whole numbers, so m * 0 adds an exact zero), at three
+         * more operations a pair and a chain between the dimensions. */
+        const float mz = rintf(dz * g.per_inv[2]);
+        dz -= g.per_len[2] * mz;
+        dy -= g.per_tilt[2] * mz;
+        dx -= g.per_tilt[1] * mz;
+        const float my = rintf(dy * g.per_inv[1]);
+        dy -= g.per_len[1] * my;
+        dx -= g.per_tilt[0] * my;
+    } else {
+        dz -= g.per_len[2] * rintf(dz * g.per_inv[2]);
+        dy -= g.per_len[1] * rintf(dy * g.per_inv[1]);
+    }
     dx -= g.per_len[0] * rintf(dx * g.per_inv[0]);
     const float r2 = dx * dx + dy * dy + dz * dz;
     const float *c = TYPED ? pij->c : lj.c;
@@ -437,7 +443,7 @@ __device__ __forceinline__ void hxg_force_meet(float &fx, float &fy, float &fz, 
  * the kernel without it (TYPED false: no test in the loop, the loads and
  * arithmetic as before types came). */
 template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL, bool ROOM, int STYLE,
-          bool TYPED>
+          bool TYPED, bool TRI>
 __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, ROOM, MINB))
     hxg_k_force(int n, const int32_t *__restrict__ idx, const float *__restrict__ x, hxg_list l,
                 hxg_lj lj, hxg_geom g, float *__restrict__ f, float4 *__restrict__ v, float dtf,
@@ -504,8 +510,8 @@ __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, ROOM, MINB))
                 xj[u] = hxg_xtload<XS, PDL, TYPED>(x, ty.type, j[u], tj[u]);
 #pragma unroll
             for (int u = 0; u < U; u++)
-                hxg_pair<THERMO, STYLE, TYPED>(xi, xj[u], lj, g, fi, e, w, true,
-                                               TYPED ? row + tj[u] : nullptr);
+                hxg_pair<THERMO, STYLE, TYPED, TRI>(xi, xj[u], lj, g, fi, e, w, true,
+                                                    TYPED ? row + tj[u] : nullptr);
         }
         if (TAIL) {
             if (k < cnt) { /* fewer than U left: entries k + u TPP < cnt */
@@ -521,15 +527,15 @@ __global__ void __launch_bounds__(128, HXG_SET(TPP, XS, ROOM, MINB))
                 }
 #pragma unroll
                 for (int u = 0; u < U; u++)
-                    hxg_pair<THERMO, STYLE, TYPED>(xi, xj[u], lj, g, fi, e, w, j[u] >= 0,
-                                                   TYPED ? row + tj[u] : nullptr);
+                    hxg_pair<THERMO, STYLE, TYPED, TRI>(xi, xj[u], lj, g, fi, e, w, j[u] >= 0,
+                                                        TYPED ? row + tj[u] : nullptr);
             }
         } else {
             for (; k < cnt; k += TPP) {
                 int tj = ti;
                 const float3 xj = hxg_xtload<XS, PDL, TYPED>(x, ty.type, __ldg(nb), tj);
-                hxg_pair<THERMO, STYLE, TYPED>(xi, xj, lj, g, fi, e, w, true,
-                                               TYPED ? row + tj : nullptr);
+                hxg_pair<THERMO, STYLE, TYPED, TRI>(xi, xj, lj, g, fi, e, w, true,
+                                                    TYPED ? row + tj : nullptr);
                 nb += (size_t) TPP * stride;
             }
         }
@@ -589,15 +595,15 @@ struct hxg_force_k {
  * them (griddepcontrol.launch_dependents, the fused forward exchange does
  * at entry) and wait inside for its end (hxi_dev_grid_wait). */
 template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL, bool ROOM, int STYLE,
-          bool TYPED>
-static cudaError_t hxg_launch_force_style(cudaStream_t s, const hxg_force_k &k)
+          bool TYPED, bool TRI>
+static cudaError_t hxg_launch_force_box(cudaStream_t s, const hxg_force_k &k)
 {
     const int block = 128;
     const long long threads = (long long) (k.n > 0 ? k.n : 1) * TPP;
     const int grid = (int) ((threads + block - 1) / block);
     const size_t smem = hxg_tab_bytes(TYPED, k.ty);
     if (!PDL) {
-        hxg_k_force<TPP, XS, THERMO, WRITE, KICK, false, ROOM, STYLE, TYPED>
+        hxg_k_force<TPP, XS, THERMO, WRITE, KICK, false, ROOM, STYLE, TYPED, TRI>
             <<<grid, block, smem, s>>>(k.n, k.idx, k.x, k.l, k.lj, k.g, k.f, k.v, k.dtf, k.mass,
                                        k.acc, k.flags, k.ty);
         return cudaGetLastError();
@@ -613,8 +619,21 @@ static cudaError_t hxg_launch_force_style(cudaStream_t s, const hxg_force_k &k)
     cfg.attrs = at;
     cfg.numAttrs = 1;
     return cudaLaunchKernelEx(
-        &cfg, hxg_k_force<TPP, XS, THERMO, WRITE, KICK, PDL, ROOM, STYLE, TYPED>, k.n, k.idx, k.x,
-        k.l, k.lj, k.g, k.f, k.v, k.dtf, k.mass, k.acc, k.flags, k.ty);
+        &cfg, hxg_k_force<TPP, XS, THERMO, WRITE, KICK, PDL, ROOM, STYLE, TYPED, TRI>, k.n, k.idx,
+        k.x, k.l, k.lj, k.g, k.f, k.v, k.dtf, k.mass, k.acc, k.flags, k.ty);
+}
+
+/* A triclinic box's kernel (its minimum image along tilted edges) or the
+ * orthorhombic one, which does not pay for the tilts. */
+template <int TPP, int XS, bool THERMO, bool WRITE, bool KICK, bool PDL, bool ROOM, int STYLE,
+          bool TYPED>
+static cudaError_t hxg_launch_force_style(cudaStream_t s, const hxg_force_k &k)
+{
+    return k.g.tri
+               ? hxg_launch_force_box<TPP, XS, THERMO, WRITE, KICK, PDL, ROOM, STYLE, TYPED, true>(
+                     s, k)
+               : hxg_launch_force_box<TPP, XS, THERMO, WRITE, KICK, PDL, ROOM, STYLE, TYPED, false>(
+                     s, k);
 }
 
 /* The kernels of the run's pair style: each style its own, and each its
