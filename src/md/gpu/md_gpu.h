@@ -294,7 +294,7 @@ int hxg_kick(void *stream, hxg_atoms_view a, const float *f3, hxg_consts k, doub
 /* The a.nhome home atoms at x4 against their home neighbours l.loc (full
  * list: every pair twice, no atomics), k.tpp threads per atom (1, 2, 4 or
  * 8); k.room (at 2 or 4 threads per atom): the kernel compiled to leave a
- * quarter of each SM to the kernels beside it (md_kernels.cu, HXG_ROOM_*).
+ * quarter of each SM to the kernels beside it (md_force.cuh, HXG_ROOM_*).
  * how: HXG_FORCE_* (WRITE into f4, KICK v4 by k.dtf). acc != NULL: energy
  * and virial (and k.mass v^2 after the kick) added. flags != NULL (the
  * single-rank device step): nothing is done while flags->halt, else

@@ -228,7 +228,7 @@ hx_status hxg_eng_choose_tpp(hx_md_engine *e)
     /* With several ranks the local forces run beside the non-local ones and
      * the exchange kernels (and, where ranks share the GPU, beside another
      * rank's): at 2 or 4 threads an atom they take the kernel that leaves
-     * them room (md_kernels.cu, HXG_ROOM_*, which says why); one rank keeps
+     * them room (md_force.cuh, HXG_ROOM_*, which says why); one rank keeps
      * the one that fills the SMs. HALOX_MD_FORCE_ROOM=0|1 overrides. */
     const int room = hxi_knobs()->md_force_room; /* -1: unset */
     e->phys.room = room >= 0 ? room : e->nranks > 1;
