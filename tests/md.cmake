@@ -114,7 +114,8 @@ hx_md_cli_test(test_md_cli_cutoff RANKS 2 EXPECT fail
   REGEX "ERROR: .*cutoff 2.8 is not below half the box length"
   ARGS -in in.melt -var n 3)
 # 4 atoms (1 cell at density 0.01, box 7.4) over 3 ranks along x: one is
-# empty, which the CPU engine runs (as LAMMPS; the GPU engine refuses it).
+# empty, which the CPU engine runs (as LAMMPS; the GPU engine too,
+# tests/md_gpu_balance.py "empty rank").
 hx_md_cli_test(test_md_cli_few_atoms RANKS 3 EXPECT ok
   REGEX "Loop time of [0-9.e-]+ on 3 procs for 50 steps with 4 atoms"
   ARGS -in in.melt -var n 1 -var rho 0.01 --grid 3x1x1 --cpu)

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""balance and fix balance on the GPU engine, end to end, at 2 to 4 ranks.
+"""balance and fix balance on the GPU engine, end to end, at 2 to 4 ranks,
+and ranks that own no atoms.
 
   balanced slab  tests/balance_decks/in.slab at n 10 (a liquid slab in the
                  lower 40% of the box along z, 4,000 atoms, 2 ranks along z)
@@ -22,6 +23,14 @@
                  checksum), the rebalances logged (HALOX_LOG=1) as many as
                  the CPU engine's and the cuts moved at each; at 3 ranks
                  also through the host path (HALOX_MD_REBUILD=host).
+  empty rank     the same slab on uniform domains (thresh 1e9: the balance
+                 never acts), over 300 steps on both engines, where the
+                 upper rank owns no atom all run (its halo holds atoms) at
+                 2 and 3 ranks; at 3 also with the fix balance above, whose
+                 first rebalance, at the run's set-up before the engine
+                 starts, fills rank 2 (the imbalance it logs is 1.5 or
+                 more, the later ones below). The rows within the bounds
+                 above, the census after every rebuild.
   pulses         the slab at n 6 on 3 ranks, `fix lb all balance 100 1.0
                  shift z 1 1.0` over 400 steps: one iteration leaves the
                  cuts swinging (by the shift's bisection, whatever the
@@ -99,24 +108,37 @@ def logged(out):
 GPU_ENV = {"HALOX_LOG": "1", "HALOX_MD_CHECK": "atoms"}
 
 
+def fix_deck(deck):
+    """The deck with `fix 2 all balance 100 1.0 shift z 20 1.0` after its
+    balance line, run over 300 steps."""
+    return re.sub(r"(?m)^(balance .*)$", r"\1\nfix 2 all balance 100 1.0 shift z 20 1.0",
+                  deck).replace("run 200", "run 300")
+
+
+def both(halox, what, args, n, env):
+    """The run on the GPU engine (env) and on the CPU engine (HALOX_LOG=1):
+    (GPU stdout, stderr, CPU stdout, stderr) where both ran, else None."""
+    rc, out_g, err = halox(args, "--gpu", n, env)
+    rc_c, out_c, err_c = halox(args, "--cpu", n, {"HALOX_LOG": "1"})
+    check(rc == 0 and rc_c == 0, "%s: both engines run (exits %d, %d)%s"
+          % (what, rc, rc_c, "" if rc == 0 and rc_c == 0 else
+             ": " + (err if rc else err_c).strip()[-400:]))
+    return (out_g, err, out_c, err_c) if rc == 0 and rc_c == 0 else None
+
+
 def fix_balance(halox, tmp, deck):
     """The slab under fix balance at 2, 3 and 4 ranks on both engines."""
-    fixd = re.sub(r"(?m)^(balance .*)$", r"\1\nfix 2 all balance 100 1.0 shift z 20 1.0",
-                  deck).replace("run 200", "run 300")
     with open(os.path.join(tmp, "in.fix"), "w") as f:
-        f.write(fixd)
+        f.write(fix_deck(deck))
     args = ["-in", "in.fix", "-var", "n", "10", "-var", "thresh", "1.0"]
     for n, env in ((2, {}), (3, {}), (4, {}), (3, {"HALOX_MD_REBUILD": "host"})):
         what = "fix balance at %d ranks%s" % (n, " (host path)" if env else "")
         e = dict(GPU_ENV)
         e.update(env)
-        rc, out_g, err = halox(args, "--gpu", n, e)
-        rc_c, out_c, err_c = halox(args, "--cpu", n, {"HALOX_LOG": "1"})
-        check(rc == 0 and rc_c == 0, "%s: both engines run (exits %d, %d)%s"
-              % (what, rc, rc_c, "" if rc == 0 and rc_c == 0 else
-                 ": " + (err if rc else err_c).strip()[-400:]))
-        if rc != 0 or rc_c != 0:
+        ran = both(halox, what, args, n, e)
+        if not ran:
             continue
+        out_g, err, out_c, err_c = ran
         check(report(out_g) == report(out_c) and len(report(out_c)) >= 5,
               "%s: the balance report is the CPU engine's" % what)
         hg, hc = header(out_g), header(out_c)
@@ -129,6 +151,42 @@ def fix_balance(halox, tmp, deck):
         check(len(lg) == len(lc) and len(lg) >= 4 and moved and int(moved.group(1)) >= 3,
               "%s: %d rebalances logged (CPU engine %d), cuts moved %s time(s) on the GPU"
               % (what, len(lg), len(lc), moved.group(1) if moved else "no"))
+
+
+def imbalances(out):
+    """fix balance's log lines (HALOX_LOG=1): the imbalance before each."""
+    return [float(m.group(1)) for m in re.finditer(r"fix balance: imbalance ([0-9.]+)", out)]
+
+
+def empty_rank(halox, tmp, deck):
+    """The slab on uniform domains (thresh 1e9: the balance never acts),
+    where the upper rank owns no atom all run, at 2 and 3 ranks; at 3
+    with fix balance too, whose first rebalance (at the run's set-up)
+    fills it; both engines."""
+    with open(os.path.join(tmp, "in.empty_fix"), "w") as f:
+        f.write(fix_deck(deck))
+    with open(os.path.join(tmp, "in.empty"), "w") as f:
+        f.write(deck.replace("run 200", "run 300"))
+    for n, name in ((2, "in.empty"), (3, "in.empty"), (3, "in.empty_fix")):
+        fix = name == "in.empty_fix"
+        what = "empty rank at %d ranks%s" % (n, " (fix balance)" if fix else "")
+        args = ["-in", name, "-var", "n", "10", "-var", "thresh", "1e9"]
+        ran = both(halox, what, args, n, GPU_ENV)
+        if not ran:
+            continue
+        out_g, err, out_c, err_c = ran
+        check(report(out_g) == report(out_c), "%s: the balance report is the CPU engine's" % what)
+        check("gpu engine" in out_g, "%s: the GPU engine runs it" % what)
+        bounds(what, out_g, out_c)
+        ig, ic = imbalances(out_g + err), imbalances(out_c + err_c)
+        # With rank n - 1 empty the most loaded rank holds at least 1 / (n - 1)
+        # of the atoms: an imbalance of n / (n - 1) or more.
+        if fix:
+            check(len(ig) == len(ic) >= 2 and ig[0] >= 1.5 and max(ig[1:]) < 1.5,
+                  "%s: rank 2 empty at the first rebalance (imbalance %s >= 1.5), filled "
+                  "after it (below 1.5), as on the CPU engine (%s)" % (what, ig, ic))
+        else:
+            check(not ig and not ic, "%s: no rebalance logged (%s, %s)" % (what, ig, ic))
 
 
 def pulse_case(halox, tmp, deck, n, cells, transports):
@@ -229,6 +287,7 @@ def main():
         check(len(rows_of(out_g)) == 3, "the balanced slab: 3 thermo rows")
         bounds("the balanced slab", out_g, out_c)
         fix_balance(halox, tmp, deck)
+        empty_rank(halox, tmp, deck)
         pulses(halox, tmp, deck)
     return finish()
 

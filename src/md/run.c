@@ -114,30 +114,6 @@ static hx_status hxi_choose_engine(hx_comm *comm, const hx_md_config *cfg,
     return HX_OK;
 }
 
-/* A rank may own no atoms (create_atoms T region ID leaves part of the
- * box empty, as LAMMPS allows): the CPU engine runs it. The GPU engine
- * needs atoms on every rank, so where it may run (--gpu, or left to
- * choose with a device on every rank) an empty rank is refused, named,
- * once the deck's balance has moved the cuts. */
-static hx_status hxi_check_atoms_per_rank(hx_comm *comm, const hx_md_config *cfg,
-                                          const hx_md_system *sys)
-{
-    int size = hx_comm_size(comm), v[2];
-    v[0] = sys->n == 0 ? -hx_comm_rank(comm) : -size;
-    v[1] = -hxi_gpu_count(); /* the fewest devices of a rank */
-    HXI_CHECK(hxi_allreduce_int(comm, v, 2, 1));
-    if (cfg->use_gpu == 0 || (cfg->use_gpu < 0 && v[1] == 0))
-        return HX_OK;
-    if (-v[0] < size)
-        return hxi_error(HX_ERR_INVALID,
-                         "too few atoms per rank: rank %d of %d owns none of the %lld atoms "
-                         "(grid %dx%dx%d), which the GPU engine cannot run: use --cpu, fewer "
-                         "ranks, another --grid, balance, or a larger system",
-                         -v[0], size, (long long) sys->natoms, sys->decomp.grid[0],
-                         sys->decomp.grid[1], sys->decomp.grid[2]);
-    return HX_OK;
-}
-
 /* The system from a restart file: its header into cfg (with the checks
  * that the run asks for the same system), the decomposition of its box,
  * then this rank's atoms. */
@@ -688,9 +664,6 @@ int hx_md_main(int argc, char **argv)
         st = hxi_setup(comm, &cfg, &sys, &first);
     if (st == HX_OK)
         st = hxi_setup_balance(comm, &cfg, &sys);
-    /* After the balance, which may fill a rank the lattice left empty. */
-    if (st == HX_OK)
-        st = hxi_agree(comm, hxi_check_atoms_per_rank(comm, &cfg, &sys));
     if (st == HX_OK)
         st = hxi_run(comm, &cfg, &sys, first, &stop);
     rc = st == HX_OK ? 0 : 1;

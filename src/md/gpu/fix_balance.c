@@ -13,7 +13,6 @@
 
 #include "md/balance.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 /* The count's bins hold any grid a decomposition's cuts may have. */
@@ -162,35 +161,6 @@ static hx_status rebuild_via_host(hx_md_engine *e)
     return e->rebuild.check_atoms ? hxg_eng_census(e) : HX_OK;
 }
 
-/* The GPU engine runs no rank without atoms (as at its start, run.c):
- * new cuts that would leave a rank's domain empty are refused, naming
- * it, before any atom moves. Collective. */
-static hx_status check_filled(hx_md_engine *e, const hx_decomp *d)
-{
-    double *count = calloc((size_t) e->nranks, sizeof *count);
-    hx_status st = HX_OK;
-    if (count)
-        st = gpu_owners(e, d, count);
-    else
-        st = hxi_error(HX_ERR_NOMEM, "fix balance: out of memory for %d ranks' loads", e->nranks);
-    st = hxi_agree(e->comm, st);
-    if (st == HX_OK)
-        st = hxi_allreduce_double(e->comm, count, e->nranks, 0);
-    int empty = -1;
-    for (int r = 0; st == HX_OK && r < e->nranks && empty < 0; r++)
-        empty = count[r] > 0 ? -1 : r;
-    free(count);
-    HXI_CHECK(st);
-    if (empty >= 0)
-        return hxi_error(HX_ERR_INVALID,
-                         "fix balance (deck line %d) at step %lld: the new cuts leave rank %d of "
-                         "%d (grid %dx%dx%d) without atoms, which the GPU engine cannot run: "
-                         "run with --cpu, or on fewer ranks",
-                         e->cfg.fix_balance.line, (long long) (e->cfg.first_step + e->step), empty,
-                         e->nranks, d->grid[0], d->grid[1], d->grid[2]);
-    return HX_OK;
-}
-
 hx_status hxg_eng_balance_rebuild(hx_md_engine *e)
 {
     hxi_md_bal_count c = {e->atoms.nhome, gpu_slabs, gpu_owners, e};
@@ -198,7 +168,6 @@ hx_status hxg_eng_balance_rebuild(hx_md_engine *e)
     int changed = 0, via_host = 0;
     HXI_CHECK(hxi_md_balance_fix_with(e->comm, &e->cfg.fix_balance, &d, &c, &changed));
     if (changed) {
-        HXI_CHECK(check_filled(e, &d));
         HXI_CHECK(adopt_cuts(e, &d, &via_host));
         e->bal.moved++;
     }

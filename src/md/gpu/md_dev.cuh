@@ -58,10 +58,13 @@ template <typename T> __device__ __forceinline__ T hxg_by_type(const T (&a)[HXG_
     return v;
 }
 
-/* Blocks of `block` threads for n items. */
+/* Blocks of `block` threads for n items, and one block for none: a rank
+ * may own no atoms (its halo none either), and a launch of no blocks
+ * fails. Every kernel launched on it guards its index (i < n), so that
+ * block does nothing, where its launcher does not skip the launch. */
 static inline int hxg_blocks(long long n, int block)
 {
-    return (int) ((n + block - 1) / block);
+    return n > 0 ? (int) ((n + block - 1) / block) : 1;
 }
 
 #endif /* HALOX_MD_DEV_CUH */

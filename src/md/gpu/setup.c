@@ -211,8 +211,11 @@ hx_status hxg_eng_choose_tpp(hx_md_engine *e)
      * HALOX_MD_LANES (its first field) overrides. */
     const int *lanes = hxi_knobs()->md_lanes; /* 0 or a power of two up to 8 */
     const long long fill = e->dev.fill * (e->nranks > 1 && sharing <= 1 ? 2 : 1);
+    /* A rank that starts with no atoms chooses as a rank of the mean
+     * count: a balance may fill it, and none would take 8 for its forces. */
+    const long long n = e->sys->n > 0 ? e->sys->n : e->sys->natoms / e->nranks;
     int tpp = 1;
-    while (tpp < 8 && (long long) e->sys->n * tpp < fill)
+    while (tpp < 8 && n * tpp < fill)
         tpp *= 2;
     e->phys.tpp = lanes[0] ? lanes[0] : tpp;
     /* The non-local forces (a few pairs per atom, most atoms none) run
@@ -222,7 +225,7 @@ hx_status hxg_eng_choose_tpp(hx_md_engine *e)
      * as the local forces (at the largest size measured more than 1 was
      * slower; docs/md-gpu.md, "Why full lists and no atomics").
      * HALOX_MD_LANES (its second field) overrides. */
-    e->phys.tpp_nl = (long long) e->sys->n < 2 * e->dev.fill ? 8 : e->phys.tpp;
+    e->phys.tpp_nl = n < 2 * e->dev.fill ? 8 : e->phys.tpp;
     if (lanes[1])
         e->phys.tpp_nl = lanes[1];
     /* With several ranks the local forces run beside the non-local ones and
