@@ -1,7 +1,7 @@
 # LAMMPS's create_atoms T region ID in halox-md (CPU engine;
 # tests/region_cases.py): a slab, a block and two types in two regions
 # against LAMMPS's `lmp` at 1 to 3 ranks (a rank empty at the start),
-# the slab balanced at 2 to 4 ranks, bad input refused, and the slab's
+# the slab balanced at 2 to 4 and 8 ranks, bad input refused, and the slab's
 # restart file continued.
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND AND HALOX_HAVE_MPI)

@@ -32,7 +32,11 @@ parts (default: --tests --sanitizer --bench --md):
   --bench        halox-bench exchange rows (every transport, --floor)
   --md           bench/md_bench.py --procs 1,N: one GPU against N, and
                  HOOMD-blue's LJ system on one GPU
+  --before REV   the MD table of the tree of commit REV (built beside this
+                 one) and of this tree, in rounds before, after, after,
+                 before: a change's speed side by side
 options:
+  --only REGEX   with --tests or --quick: only the GPU tests REGEX matches
   --sizes LIST   atoms for --bench and --md (default $SIZES or
                  32000,256000,2048000)
   --steps N      MD steps a run for --md (default 1000)
@@ -42,15 +46,16 @@ options:
 EOF
 }
 
-parts="" dry=0 out=${OUT:-}
+parts="" dry=0 out=${OUT:-} only="" before=""
 sizes=${SIZES:-32000,256000,2048000} steps=1000 deadline=${DEADLINE_S:-3600} B=build-gpu
 while [ $# -gt 0 ]; do
   case $1 in
   --tests | --quick | --sanitizer | --bench | --md) parts="$parts ${1#--}" ;;
-  --sizes | --steps | --deadline | --build)
+  --sizes | --steps | --deadline | --build | --only | --before)
     [ $# -ge 2 ] || { echo "gpu-check: $1 needs a value" >&2; exit 2; }
     case $1 in
     --sizes) sizes=$2 ;; --steps) steps=$2 ;; --deadline) deadline=$2 ;; --build) B=$2 ;;
+    --only) only=$2 ;; --before) before=$2 ;;
     esac
     shift
     ;;
@@ -61,11 +66,16 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+[ -n "$before" ] && parts="$parts before"
 parts=${parts:-" tests sanitizer bench md"}
 want() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 case "$sizes,$steps,$deadline" in
 *[!0-9,]*) echo "gpu-check: --sizes, --steps and --deadline take whole numbers" >&2; exit 2 ;;
 esac
+if [ -n "$before" ] && ! git rev-parse --verify -q "$before^{commit}" >/dev/null; then
+  echo "gpu-check: --before $before: not a commit of this repository" >&2
+  exit 2
+fi
 
 # The machine: its GPUs and its Python.
 ngpu=0
@@ -152,8 +162,35 @@ note "# $ngpu x $gpu, driver $(nvidia-smi --query-gpu=driver_version --format=cs
 note "# parts:$parts; sizes $sizes; deadline $deadline s; results in $out"
 note "$(printf '%-28s %8s %7s' step rc seconds)"
 
-step build 1800 tools/setup.sh "$B" -DHALOX_WITH_CUDA=ON -DHALOX_PYTHON="$PY" \
-  "-DHALOX_MPIEXEC_FLAGS=${flags%;}" || { [ $dry = 1 ] || exit 1; }
+cfg=(-DHALOX_WITH_CUDA=ON -DHALOX_PYTHON="$PY" "-DHALOX_MPIEXEC_FLAGS=${flags%;}")
+if want before; then
+  # REV's tree and its halox-md, built beside this one's once this one is
+  # configured (tools/setup.sh has then installed what both need).
+  bsrc=$out/before-src
+  gen=()
+  command -v ninja >/dev/null && gen=(-G Ninja)
+  bb=$B-before
+  case $bb in /*) ;; *) bb=$PWD/$bb ;; esac
+  bcmd=(cmake -S "$bsrc" -B "$bb" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cfg[@]}")
+  if [ $dry = 1 ]; then
+    echo "[build-before] git archive $before | tar -x -C $bsrc; ${bcmd[*]};" \
+      "cmake --build $B-before --target halox-md"
+  else
+    rm -rf "$bsrc" && mkdir -p "$bsrc" && git archive "$before" | tar -x -C "$bsrc"
+    (
+      until [ -f "$B/CMakeCache.txt" ] || [ -f "$out/build.done" ]; do sleep 2; done
+      # shellcheck disable=SC2016 # the inner shell expands them
+      run_group "$(left)" bash -c 'b=$1 && shift && "$@" && cmake --build "$b" -j "$(nproc)" \
+        --target halox-md' _ "$bb" "${bcmd[@]}" >"$out/build-before.log" 2>&1
+      echo $? >"$out/build-before.rc"
+    ) &
+    bpid=$!
+  fi
+fi
+step build 1800 tools/setup.sh "$B" "${cfg[@]}"
+brc=$?
+[ $dry = 1 ] || : >"$out/build.done"
+[ $brc = 0 ] || [ $dry = 1 ] || { [ -n "${bpid:-}" ] && wait "$bpid"; exit 1; }
 MD=$B/tools/halox-md
 command -v mpirun >/dev/null || [ $dry = 1 ] || note "# no mpirun: the multi-rank steps fail"
 
@@ -183,6 +220,7 @@ for n in 4 8; do
 done
 exclude=()
 [ ${#skip[@]} -gt 0 ] && exclude=(-E "$(IFS='|'; echo "${skip[*]}")")
+[ -n "$only" ] && exclude+=(-R "$only")
 if want tests || want quick; then
   step gpu-tests 3600 ctest --test-dir "$B" -L gpu "${exclude[@]}" --output-on-failure -j 1
   [ $dry = 1 ] || grep -E "tests passed|\(Failed\)|\(Timeout\)|Not Run" "$out/gpu-tests.log" |
@@ -231,6 +269,23 @@ if want md; then
   step hoomd-lj 120 "$MD" --gpu --density 1.0 --cells 20 20 40 --rc 2.5 --skin 0.4 --dt 0.005 \
     --temp 1.2 --every 1 --check yes --thermo 0 --steps 3000 --no-progress
   [ $dry = 1 ] || grep -hE "us/step" "$out/hoomd-lj.log" | sed 's/^/    /' | tee -a "$SUM"
+fi
+
+if want before; then
+  if [ $dry = 0 ]; then
+    wait "$bpid"
+    note "$(printf '%-28s %8s %7s' build-before "$(cat "$out/build-before.rc")" -)  build-before.log"
+  fi
+  # Rounds in opposite orders, so that a drift of the machine shows.
+  for r in before:1 after:1 after:2 before:2; do
+    w=${r%:*} md=$MD
+    [ "$w" = before ] && md=$B-before/tools/halox-md
+    step "md-$w-${r#*:}" 900 "$PY" bench/md_bench.py --md "$md" --procs "1,$np" --sizes "$sizes" \
+      --steps "$steps" --transports nvshmem-fused --csv "$out/md-$w-${r#*:}.csv" \
+      --mpirun "${mpirun[*]}"
+    [ $dry = 1 ] || grep -E "^ +[0-9]+ +[0-9]+ " "$out/md-$w-${r#*:}.log" | sed "s/^/    $w /" |
+      tee -a "$SUM"
+  done
 fi
 
 if [ $dry = 1 ]; then
