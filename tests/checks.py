@@ -52,6 +52,12 @@ def thermo_rows(out):
     return rows
 
 
+def skipped(what, err):
+    """Prints the SKIPPED line of a script whose `what` cannot run here,
+    with the last line of its error output."""
+    print("SKIPPED: %s cannot run here: %s" % (what, (err.strip().splitlines() or ["?"])[-1]))
+
+
 def gpu_halox():
     """The halox-md of a GPU script's --halox, or None (with SKIPPED printed)
     where it has no GPU engine or sees no GPU."""
@@ -60,7 +66,7 @@ def gpu_halox():
     a = ap.parse_args()
     rc, _, err = run_gpu(a.halox, ["--size", "5", "--steps", "0"])
     if rc != 0:
-        print("SKIPPED: halox-md --gpu cannot run here: %s" % (err.strip().splitlines() or ["?"])[-1])
+        skipped("halox-md --gpu", err)
         return None
     return a.halox
 
@@ -92,10 +98,9 @@ def deck_runner(a):
 def gpu_cannot_run(run, deck, folder):
     """True, with SKIPPED printed, where halox-md --gpu cannot run deck on
     one rank here (run: a deck_runner)."""
-    rc, _, err = run(1, deck, folder, "--gpu")[:3]
+    rc, _, err = run(1, deck, folder, "--gpu")
     if rc != 0:
-        print("SKIPPED: halox-md --gpu cannot run here: %s"
-              % (err.strip().splitlines() or ["?"])[-1])
+        skipped("halox-md --gpu", err)
     return rc != 0
 
 
@@ -132,7 +137,6 @@ def two_rank_fused(description):
 
     rc, _, err = run(["--size", "5", "--steps", "0"], {})
     if rc != 0:
-        print("SKIPPED: 2 ranks of halox-md --gpu with nvshmem-fused cannot run here: %s"
-              % (err.strip().splitlines() or ["?"])[-1])
+        skipped("2 ranks of halox-md --gpu with nvshmem-fused", err)
         return None
     return run

@@ -55,7 +55,7 @@ import subprocess
 import sys
 import tempfile
 
-from checks import check, finish, md_parser, thermo_rows
+from checks import check, finish, md_parser, skipped, thermo_rows
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SKIP = 77
@@ -84,8 +84,8 @@ def bounds(what, out_g, out_c, early=100):
     g, c = rows_of(out_g), rows_of(out_c)
     check(len(g) >= 2 and [r[0] for r in g] == [r[0] for r in c],
           "%s: thermo rows at the CPU engine's steps (%s)" % (what, [r[0] for r in g]))
-    head = [l.split() for l in out_c.splitlines() if re.match(r"\s*Step\s", l)]
-    k = head[0].index("TotEng") if head and "TotEng" in head[0] else None
+    head = header(out_c)
+    k = head.index("TotEng") if "TotEng" in head else None
     worst_tot, worst_early = 0.0, 0.0
     for rg_, rc_ in zip(g, c):
         rel = [abs(float(x) - float(y)) / max(abs(float(y)), 1.0)
@@ -270,7 +270,7 @@ def main():
         args = ["-in", "in.slab", "-var", "n", "10", "-var", "thresh", "1.0"]
         rc, out_g, err = halox(args, "--gpu")
         if rc != 0 and ("CUDA device" in err or "no GPU engine" in err or "cannot run" in err):
-            print("SKIPPED: halox-md --gpu cannot run here: %s" % err.strip().splitlines()[-1])
+            skipped("halox-md --gpu", err)
             return SKIP
         check(rc == 0, "balanced slab on the GPU engine runs (exit %d: %s)" % (rc, err.strip()[-300:]))
         rc_c, out_c, err_c = halox(args, "--cpu")

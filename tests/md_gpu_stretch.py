@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 
-from checks import check, finish, md_parser
+from checks import check, finish, md_parser, skipped
 
 MEDIAN = re.compile(r"us/step\s+([0-9.]+)\s+\(median of the (\d+) stretches between rebuilds\)")
 
@@ -72,7 +72,7 @@ def main():
 
     rc, _, err = run([], ["--size", "5", "--steps", "0"])
     if rc != 0:
-        print("SKIPPED: halox-md --gpu cannot run here: %s" % (err.strip().splitlines() or ["?"])[-1])
+        skipped("halox-md --gpu", err)
         return 0
     launchers = [("1 rank", [])]
     if not a.mpiexec:

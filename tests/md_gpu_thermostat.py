@@ -48,7 +48,7 @@ import subprocess
 import sys
 import tempfile
 
-from checks import check, finish, md_parser, run_gpu, thermo_rows
+from checks import check, finish, md_parser, run_gpu, skipped, thermo_rows
 
 NVT_RTOL = 3e-3
 NVT_MEAN_RTOL = 5e-3
@@ -207,7 +207,7 @@ def main():
     a = md_parser(__doc__.split("\n\n")[0]).parse_args()
     rc, _, err = run_gpu(a.halox, ["--size", "5", "--steps", "0"])
     if rc != 0:
-        print("SKIPPED: halox-md --gpu cannot run here: %s" % (err.strip().splitlines() or ["?"])[-1])
+        skipped("halox-md --gpu", err)
         return SKIP
     ranks = [1, 2] if a.mpiexec else [1]
     with tempfile.TemporaryDirectory(prefix="halox-gpu-thermostat-") as tmp:

@@ -36,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 
-from checks import check, finish, md_parser
+from checks import check, finish, md_parser, skipped
 
 
 def run(a, n, args, env, cwd):
@@ -151,8 +151,7 @@ def main():
         if a.gpu:
             p = run(a, 1, ["--size", "5", "--steps", "0"], {}, tmp)
             if p.returncode != 0:
-                print("SKIPPED: halox-md --gpu cannot run here: %s" %
-                      (p.stderr.strip().splitlines() or ["?"])[-1])
+                skipped("halox-md --gpu", p.stderr)
                 return 0
         p = run(a, 1, ["--size", "6", "--steps", "10"], {}, tmp)
         check(p.returncode == 0 and not os.listdir(tmp) and "trace" not in p.stdout,

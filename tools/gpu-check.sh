@@ -257,12 +257,13 @@ if want bench; then
   [ $dry = 1 ] || awk 'FNR > 1 || NR == 1' "$out"/bench/*.csv >"$out/bench.csv" 2>/dev/null
 fi
 
+# The MD table's transport: nvshmem-fused, else nccl, else mpi, as built.
+t=nvshmem-fused
+if [ $dry = 0 ] && { want md || want before; } && ! "$MD" --help 2>/dev/null | grep -A1 "transports built" | grep -qw "$t"; then
+  t=nccl
+  "$MD" --help 2>/dev/null | grep -A1 "transports built" | grep -qw "$t" || t=mpi
+fi
 if want md; then
-  t=nvshmem-fused
-  if [ $dry = 0 ] && ! "$MD" --help 2>/dev/null | grep -A1 "transports built" | grep -qw "$t"; then
-    t=nccl
-    "$MD" --help 2>/dev/null | grep -A1 "transports built" | grep -qw "$t" || t=mpi
-  fi
   step md-bench 1800 "$PY" bench/md_bench.py --md "$MD" --procs "1,$np" --sizes "$sizes" \
     --steps "$steps" --transports "$t" --csv "$out/md-bench.csv" --mpirun "${mpirun[*]}"
   step md-table 60 "$PY" bench/md_bench.py --report "$out/md-bench.csv"
@@ -281,7 +282,7 @@ if want before; then
     w=${r%:*} md=$MD
     [ "$w" = before ] && md=$B-before/tools/halox-md
     step "md-$w-${r#*:}" 900 "$PY" bench/md_bench.py --md "$md" --procs "1,$np" --sizes "$sizes" \
-      --steps "$steps" --transports nvshmem-fused --csv "$out/md-$w-${r#*:}.csv" \
+      --steps "$steps" --transports "$t" --csv "$out/md-$w-${r#*:}.csv" \
       --mpirun "${mpirun[*]}"
     [ $dry = 1 ] || grep -E "^ +[0-9]+ +[0-9]+ " "$out/md-$w-${r#*:}.log" | sed "s/^/    $w /" |
       tee -a "$SUM"
