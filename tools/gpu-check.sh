@@ -168,21 +168,23 @@ cfg=(-DHALOX_WITH_CUDA=ON -DHALOX_PYTHON="$PY" "-DHALOX_MPIEXEC_FLAGS=${flags%;}
 if want before; then
   # REV's tree and its halox-md, built beside this one's once this one is
   # configured (tools/setup.sh has then installed what both need).
-  bsrc=$out/before-src
   gen=()
   command -v ninja >/dev/null && gen=(-G Ninja)
   bb=$B-before
   case $bb in /*) ;; *) bb=$PWD/$bb ;; esac
+  # Beside its build, so that a second check rebuilds nothing (cp -p and
+  # git archive keep the files' times).
+  bsrc=$bb-src
   bcmd=(cmake -S "$bsrc" -B "$bb" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cfg[@]}")
   if [ $dry = 1 ]; then
     get="git archive $before | tar -x -C $bsrc"
-    [ -f "$before/CMakeLists.txt" ] && get="cp -R $before/. $bsrc"
+    [ -f "$before/CMakeLists.txt" ] && get="cp -Rp $before/. $bsrc"
     echo "[build-before] $get; ${bcmd[*]};" \
       "cmake --build $B-before --target halox-md"
   else
     rm -rf "$bsrc" && mkdir -p "$bsrc"
     if [ -f "$before/CMakeLists.txt" ]; then
-      cp -R "$before/." "$bsrc"
+      cp -Rp "$before/." "$bsrc"
     else
       git archive "$before" | tar -x -C "$bsrc"
     fi
