@@ -34,7 +34,8 @@ parts (default: --tests --sanitizer --bench --md):
                  HOOMD-blue's LJ system on one GPU
   --before REV   the MD table of the tree of commit REV (built beside this
                  one) and of this tree, in rounds before, after, after,
-                 before: a change's speed side by side
+                 before: a change's speed side by side; REV may also be a
+                 folder holding a source tree (git archive REV | tar -x)
 options:
   --only REGEX   with --tests or --quick: only the GPU tests REGEX matches
   --sizes LIST   atoms for --bench and --md (default $SIZES or
@@ -72,8 +73,9 @@ want() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 case "$sizes,$steps,$deadline" in
 *[!0-9,]*) echo "gpu-check: --sizes, --steps and --deadline take whole numbers" >&2; exit 2 ;;
 esac
-if [ -n "$before" ] && ! git rev-parse --verify -q "$before^{commit}" >/dev/null; then
-  echo "gpu-check: --before $before: not a commit of this repository" >&2
+if [ -n "$before" ] && ! [ -f "$before/CMakeLists.txt" ] &&
+  ! git rev-parse --verify -q "$before^{commit}" >/dev/null; then
+  echo "gpu-check: --before $before: neither a commit of this repository nor a source tree" >&2
   exit 2
 fi
 
@@ -166,17 +168,26 @@ cfg=(-DHALOX_WITH_CUDA=ON -DHALOX_PYTHON="$PY" "-DHALOX_MPIEXEC_FLAGS=${flags%;}
 if want before; then
   # REV's tree and its halox-md, built beside this one's once this one is
   # configured (tools/setup.sh has then installed what both need).
-  bsrc=$out/before-src
   gen=()
   command -v ninja >/dev/null && gen=(-G Ninja)
   bb=$B-before
   case $bb in /*) ;; *) bb=$PWD/$bb ;; esac
+  # Beside its build, so that a second check rebuilds nothing (cp -p and
+  # git archive keep the files' times).
+  bsrc=$bb-src
   bcmd=(cmake -S "$bsrc" -B "$bb" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cfg[@]}")
   if [ $dry = 1 ]; then
-    echo "[build-before] git archive $before | tar -x -C $bsrc; ${bcmd[*]};" \
+    get="git archive $before | tar -x -C $bsrc"
+    [ -f "$before/CMakeLists.txt" ] && get="cp -Rp $before/. $bsrc"
+    echo "[build-before] $get; ${bcmd[*]};" \
       "cmake --build $B-before --target halox-md"
   else
-    rm -rf "$bsrc" && mkdir -p "$bsrc" && git archive "$before" | tar -x -C "$bsrc"
+    rm -rf "$bsrc" && mkdir -p "$bsrc"
+    if [ -f "$before/CMakeLists.txt" ]; then
+      cp -Rp "$before/." "$bsrc"
+    else
+      git archive "$before" | tar -x -C "$bsrc"
+    fi
     (
       until [ -f "$B/CMakeCache.txt" ] || [ -f "$out/build.done" ]; do sleep 2; done
       # shellcheck disable=SC2016 # the inner shell expands them
