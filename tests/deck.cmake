@@ -7,7 +7,8 @@ set(HX_DECK_SOURCES ${PROJECT_SOURCE_DIR}/src/md/deck.c ${PROJECT_SOURCE_DIR}/sr
                      ${PROJECT_SOURCE_DIR}/src/md/pair/pair_styles.c ${PROJECT_SOURCE_DIR}/src/md/config.c
                      ${PROJECT_SOURCE_DIR}/src/md/pair/pair_mix.c ${PROJECT_SOURCE_DIR}/src/md/types.c
                      ${PROJECT_SOURCE_DIR}/src/md/deck_fix.c ${PROJECT_SOURCE_DIR}/src/md/thermo.c
-                     ${PROJECT_SOURCE_DIR}/src/md/deck_balance.c)
+                     ${PROJECT_SOURCE_DIR}/src/md/deck_balance.c
+                     ${PROJECT_SOURCE_DIR}/src/md/deck_velocity.c)
 file(GLOB HX_DECK_CORPUS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/decks/*)
 
 hx_test(test_deck SOURCES test_deck.c test_deck_errors.c ${HX_DECK_SOURCES}

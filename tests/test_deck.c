@@ -8,6 +8,7 @@
  */
 #include "test_deck.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -522,6 +523,26 @@ static void test_fixes(void)
     }
 }
 
+/* velocity all set after the create, in order; lattice units (the
+ * default) scale by the fcc spacing, box units do not. */
+static void test_velocity_set(void)
+{
+    hx_md_config c;
+    const double a = pow(4.0 / 0.8442, 1.0 / 3.0);
+    if (HXT_OK(deck_parse_text(HEAD "velocity all set NULL NULL 0.5 sum yes\n"
+                                    "velocity all set 1.5 NULL NULL units box\nrun 10\n",
+                               &c, NULL, 0))) {
+        HXT_CHECK(c.nvsets == 2, "%d velocity sets", c.nvsets);
+        HXT_CHECK(c.vsets[0].sum == 1 && !c.vsets[0].has[0] && !c.vsets[0].has[1] &&
+                      c.vsets[0].has[2] && fabs(c.vsets[0].v[2] - 0.5 * a) < 1e-15,
+                  "first set: sum %d, vz %.17g (want %.17g)", c.vsets[0].sum, c.vsets[0].v[2],
+                  0.5 * a);
+        HXT_CHECK(c.vsets[1].sum == 0 && c.vsets[1].has[0] && c.vsets[1].v[0] == 1.5 &&
+                      !c.vsets[1].has[2],
+                  "second set: sum %d, vx %g", c.vsets[1].sum, c.vsets[1].v[0]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     hx_comm *comm = hxt_init(&argc, &argv, "test_deck");
@@ -534,6 +555,7 @@ int main(int argc, char **argv)
     test_lexical();
     test_errors();
     test_fixes();
+    test_velocity_set();
     test_args();
     return hxt_finish(comm);
 }

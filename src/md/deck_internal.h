@@ -148,6 +148,11 @@ hx_status deck_cmd_fix(deck *d);
 hx_status deck_cmd_thermo(deck *d);
 hx_status deck_cmd_thermo_style(deck *d);
 hx_status deck_cmd_thermo_modify(deck *d);
+/* ------------------------------------------ deck_velocity.c */
+
+/* velocity all create T SEED ... | velocity all set VX VY VZ ... */
+hx_status deck_cmd_velocity(deck *d);
+
 /* ------------------------------------------- deck_balance.c */
 
 /* balance THRESH shift ... | x ... y ... z ... */

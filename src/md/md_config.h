@@ -95,6 +95,15 @@ enum {
 /* create_atoms commands a deck may give (one per region or type). */
 #define HX_MD_MAX_FILLS 8
 
+/* `velocity all set` commands a deck may give, and one of them: the
+ * components it has (box units) set, or with sum added, on every atom. */
+#define HX_MD_MAX_VSETS 4
+typedef struct hx_md_vset {
+    double v[3];
+    int has[3];
+    int sum;
+} hx_md_vset;
+
 /* pair_modify mix: LAMMPS's rules for the coefficients of unlike types. */
 typedef enum hx_md_mix {
     HX_MD_MIX_GEOMETRIC = 0, /* LAMMPS's default */
@@ -200,6 +209,8 @@ typedef struct hx_md_config {
     int velocity_gaussian;             /* dist gaussian (else uniform) */
     int velocity_mom;                  /* mom yes: zero the total momentum */
     int velocity_rot;                  /* rot yes: zero the angular momentum */
+    hx_md_vset vsets[HX_MD_MAX_VSETS]; /* velocity all set, in deck order after create */
+    int nvsets;
     /* interaction */
     int pair_style;                 /* HX_PAIR_* (md/pair/pair_eval.h) */
     double pair[HX_MD_PAIR_NPARAM]; /* pair_coeff's parameters, then pair_style's

@@ -174,6 +174,19 @@ static hx_status hxi_vel_minimd(hx_md_system *sys, const hx_md_config *cfg)
     return HX_OK;
 }
 
+/* The deck's `velocity all set` commands after the create, in order. */
+static void hxi_vel_sets(hx_md_system *sys, const hx_md_config *cfg)
+{
+    for (int s = 0; s < cfg->nvsets; s++) {
+        const hx_md_vset *vs = &cfg->vsets[s];
+        for (int i = 0; i < sys->n; i++)
+            for (int k = 0; k < 3; k++)
+                if (vs->has[k])
+                    sys->v[3 * (size_t) i + k] = vs->sum ? sys->v[3 * (size_t) i + k] + vs->v[k]
+                                                         : vs->v[k];
+    }
+}
+
 hx_status hx_md_velocities(hx_md_system *sys, const hx_md_config *cfg, hx_comm *comm)
 {
     hx_status st = HX_OK;
@@ -202,5 +215,7 @@ hx_status hx_md_velocities(hx_md_system *sys, const hx_md_config *cfg, hx_comm *
         st = hxi_vel_halox(sys, cfg);
     else
         st = hxi_error(HX_ERR_INVALID, "unknown velocity mode %d", (int) cfg->velocity_mode);
+    if (st == HX_OK)
+        hxi_vel_sets(sys, cfg);
     return st;
 }
