@@ -6,7 +6,7 @@ find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND AND HALOX_HAVE_MPI)
   # The launcher as md.cmake gives it (this file is read before md.cmake).
   string(REPLACE ";" " " hx_bal_flags "${HALOX_MPIEXEC_FLAGS}")
-  foreach(part lammps md bad)
+  foreach(part lammps md drift bad)
     add_test(NAME test_balance_${part}
              COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/balance_cases.py
                      --part ${part} --halox $<TARGET_FILE:halox-md>
@@ -15,7 +15,7 @@ if(Python3_Interpreter_FOUND AND HALOX_HAVE_MPI)
                          LABELS cpu TIMEOUT 600 PROCESSORS 4)
     hx_test_mpi_env(test_balance_${part} CPU)
   endforeach()
-  set_tests_properties(test_balance_lammps PROPERTIES LABELS lammps)
+  set_tests_properties(test_balance_lammps test_balance_drift PROPERTIES LABELS lammps)
   # balance and fix balance on the GPU engine (tests/md_gpu_balance.py,
   # label gpu): the balanced slab at 2 ranks, fix balance at 2, 3 and 4
   # and the pulse count changing under it on every GPU transport, against

@@ -20,12 +20,21 @@ the atom count intact, and the log (HALOX_LOG=1) showing the rebalances;
 a run continued from a restart file written after rebalances gives the
 straight run's rows.
 
+--part drift: the slab drifting up the box (tests/slab_drift.py) in
+halox-md and LAMMPS: on 4 uniform domains along z, where the lower rank
+empties mid-run and the upper one fills, and under fix balance at 2, 3
+and 4 ranks. The thermo rows within lammps_match.py's bound of LAMMPS's
+(step 0 as printed), the atom count intact, and every dump frame (each
+100 steps) holding each id once; on the uniform domains the dump shows
+domain 0 full at step 0 and empty at the end, the top one the reverse.
+
 --part bad: bad input fails with one clear message each, within a
 timeout (never a hang): cuts not increasing, a cut count that does not
 fit the grid, a domain thinner than the cutoff allows, rcb, weight, out,
 and fix balance rcb.
 
---part lammps prints SKIPPED (exit 0) when lmp is not installed.
+--part lammps and --part drift print SKIPPED (exit 0) when lmp is not
+installed.
 """
 import os
 import shutil
@@ -33,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 
+import slab_drift
 from checks import md_parser
 from lammps_match import TOL, thermo_rows
 
@@ -204,6 +214,35 @@ def part_md(r, failures):
     print("fix balance continued from a restart file: thermo alike")
 
 
+def part_drift(r, lmp, failures):
+    for n, procs, fix in ((4, "1 1 4", False), (2, "1 1 *", True), (3, "1 1 *", True),
+                          (4, "1 1 *", True)):
+        what = "drifting slab at %d ranks%s" % (n, " under fix balance" if fix else "")
+        text = slab_drift.deck(procs, fix)
+        _, lam, _ = r.run(n, lmp, text, ["-log", "none", "-echo", "none"])
+        _, mine, _ = r.run(n, r.a.halox, text, ["--cpu"], {"HALOX_LOG": "1"})
+        # One rebalance at the set-up and one every 100 steps.
+        count = mine.count("fix balance: imbalance")
+        if count != (slab_drift.STEPS // 100 + 1 if fix else 0):
+            failures.append("%s: %d rebalances logged" % (what, count))
+        mine = "\n".join(l for l in mine.splitlines() if not l.startswith("halox["))
+        rows, ref = thermo_rows(mine), thermo_rows(lam)
+        worst = compare_rows(what, rows, ref, failures)
+        if len(ref) != slab_drift.STEPS // 100 + 2 or "with 2176 atoms" not in mine:
+            failures.append("%s: %d LAMMPS rows, atom count line %s" %
+                            (what, len(ref), "with 2176 atoms" in mine))
+        fr = slab_drift.frames(os.path.join(r.tmp, slab_drift.DUMP), n)
+        if len(fr) != slab_drift.STEPS // 100 + 1 or not all(f[2] for f in fr):
+            failures.append("%s: %d dump frames, ids intact in each: %s" %
+                            (what, len(fr), [f[2] for f in fr]))
+        if not fix and not slab_drift.emptied(fr):
+            failures.append("%s: domain 0 does not empty, or the top one fill: %s" %
+                            (what, [f[1] for f in fr]))
+        print("%s: rows within %.2e of LAMMPS's, %d frames, %d rebalances, atoms per uniform "
+              "domain %s -> %s" % (what, worst, len(fr), count, fr[0][1] if fr else None,
+                                   fr[-1][1] if fr else None))
+
+
 BAD = [
     (2, "1 1 *", ["balance 1.0 z 0.4 0.2"], [], "must increase strictly", True),
     (2, "1 1 *", ["balance 1.0 z 0.3 0.6"], [],
@@ -265,8 +304,9 @@ def run_parts(doc, parts, lammps_parts, prefix, ranks):
 def main():
     return run_parts(__doc__, {"lammps": part_lammps,
                                "md": lambda r, lmp, failures: part_md(r, failures),
+                               "drift": part_drift,
                                "bad": lambda r, lmp, failures: part_bad(r, failures)},
-                     ("lammps",), "halox-balance-", "2 to 4")
+                     ("lammps", "drift"), "halox-balance-", "2 to 4")
 
 
 if __name__ == "__main__":
