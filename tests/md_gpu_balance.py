@@ -31,6 +31,14 @@ and ranks that own no atoms.
                  starts, fills rank 2 (the imbalance it logs is 1.5 or
                  more, the later ones below). The rows within the bounds
                  above, the census after every rebuild.
+  drift          the slab drifting up the box (tests/slab_drift.py, 2,176
+                 atoms, 1,000 steps): on 4 uniform domains, where rank 0
+                 empties mid-run and rank 3 fills, and under fix balance at
+                 2, 3 and 4 ranks, on both engines. The rows within the
+                 bounds above, the census after every rebuild, the GPU
+                 engine's dump (every 100 steps) with each id once a frame,
+                 showing domain 0 empty at the end and the top one filled;
+                 under fix balance as many rebalances as the CPU engine's.
   pulses         the slab at n 6 on 3 ranks, `fix lb all balance 100 1.0
                  shift z 1 1.0` over 400 steps: one iteration leaves the
                  cuts swinging (by the shift's bisection, whatever the
@@ -55,6 +63,7 @@ import subprocess
 import sys
 import tempfile
 
+import slab_drift
 from checks import check, finish, md_parser, skipped, thermo_rows
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -189,6 +198,35 @@ def empty_rank(halox, tmp, deck):
             check(not ig and not ic, "%s: no rebalance logged (%s, %s)" % (what, ig, ic))
 
 
+def drift(halox, tmp):
+    """The drifting slab on uniform domains (4 ranks) and under fix
+    balance (2, 3, 4 ranks) on both engines."""
+    for n, procs, fix in ((4, "1 1 4", False), (2, "1 1 *", True), (3, "1 1 *", True),
+                          (4, "1 1 *", True)):
+        what = "drifting slab at %d ranks%s" % (n, " under fix balance" if fix else "")
+        name = "in.drift%d%s" % (n, "f" if fix else "")
+        with open(os.path.join(tmp, name), "w") as f:
+            f.write(slab_drift.deck(procs, fix))
+        rc, out_g, err = halox(["-in", name], "--gpu", n, GPU_ENV)
+        fr = slab_drift.frames(os.path.join(tmp, slab_drift.DUMP), n) if rc == 0 else []
+        rc_c, out_c, err_c = halox(["-in", name], "--cpu", n, {"HALOX_LOG": "1"})
+        check(rc == 0 and rc_c == 0, "%s: both engines run (exits %d, %d)%s"
+              % (what, rc, rc_c, "" if rc == 0 and rc_c == 0 else
+                 ": " + (err if rc else err_c).strip()[-400:]))
+        if rc != 0 or rc_c != 0:
+            continue
+        check("gpu engine" in out_g, "%s: the GPU engine runs it" % what)
+        bounds(what, out_g, out_c)
+        check(len(fr) == slab_drift.STEPS // 100 + 1 and all(f[2] for f in fr),
+              "%s: %d dump frames of the GPU engine, each id once in each" % (what, len(fr)))
+        if not fix:
+            check(slab_drift.emptied(fr), "%s: domain 0 empties and the top one fills (%s)"
+                  % (what, [f[1] for f in fr]))
+        ig, ic = imbalances(out_g + err), imbalances(out_c + err_c)
+        check(len(ig) == len(ic) == (slab_drift.STEPS // 100 + 1 if fix else 0),
+              "%s: %d rebalances logged (CPU engine %d)" % (what, len(ig), len(ic)))
+
+
 def pulse_case(halox, tmp, deck, n, cells, transports):
     """The slab of `cells` at n ranks under `fix lb all balance 100 1.0
     shift z 1 1.0` over 400 steps on each transport built: the pulse
@@ -288,6 +326,7 @@ def main():
         bounds("the balanced slab", out_g, out_c)
         fix_balance(halox, tmp, deck)
         empty_rank(halox, tmp, deck)
+        drift(halox, tmp)
         pulses(halox, tmp, deck)
     return finish()
 
