@@ -37,7 +37,9 @@ and ranks that own no atoms.
                  2, 3 and 4 ranks, on both engines. The rows within the
                  bounds above, the census after every rebuild, the GPU
                  engine's dump (every 100 steps) with each id once a frame,
-                 showing domain 0 empty at the end and the top one filled;
+                 showing domain 0 empty at the end and the top one filled
+                 (TotEng within the CPU engine's own change of it over the
+                 run, 1.5e-2: the run is 1,000 steps of a melting lattice);
                  under fix balance as many rebalances as the CPU engine's.
   pulses         the slab at n 6 on 3 ranks, `fix lb all balance 100 1.0
                  shift z 1 1.0` over 400 steps: one iteration leaves the
@@ -86,16 +88,20 @@ def header(out):
     return next((l.split() for l in out.splitlines() if re.match(r"\s*Step\s", l)), [])
 
 
-def bounds(what, out_g, out_c, early=100):
+def bounds(what, out_g, out_c, early=100, drifting=False):
     """Rows at the CPU engine's steps; each value up to step `early`
     within 2e-3 of the CPU engine's (relative, floor 1), TotEng within
-    1e-3 at every row."""
+    1e-3 at every row; where drifting (a run whose own TotEng moves more
+    than that), within the CPU engine's own change of it over the run."""
     g, c = rows_of(out_g), rows_of(out_c)
     check(len(g) >= 2 and [r[0] for r in g] == [r[0] for r in c],
           "%s: thermo rows at the CPU engine's steps (%s)" % (what, [r[0] for r in g]))
     head = header(out_c)
     k = head.index("TotEng") if "TotEng" in head else None
-    worst_tot, worst_early = 0.0, 0.0
+    worst_tot, worst_early, tol_tot = 0.0, 0.0, 1e-3
+    if drifting and k is not None and c:
+        tot = [float(r[k]) for r in c]
+        tol_tot = max(tol_tot, (max(tot) - min(tot)) / max(max(abs(t) for t in tot), 1.0))
     for rg_, rc_ in zip(g, c):
         rel = [abs(float(x) - float(y)) / max(abs(float(y)), 1.0)
                for x, y in zip(rg_[1:], rc_[1:])]
@@ -103,9 +109,9 @@ def bounds(what, out_g, out_c, early=100):
             worst_early = max(worst_early, max(rel))
         if k is not None:
             worst_tot = max(worst_tot, rel[k - 1])
-    check(k is not None and worst_early <= 2e-3 and worst_tot <= 1e-3,
-          "%s: rows within the bounds: steps 0-%d worst %.2e (2e-3), TotEng worst %.2e (1e-3)"
-          % (what, early, worst_early, worst_tot))
+    check(k is not None and worst_early <= 2e-3 and worst_tot <= tol_tot,
+          "%s: rows within the bounds: steps 0-%d worst %.2e (2e-3), TotEng worst %.2e (%.1e)"
+          % (what, early, worst_early, worst_tot, tol_tot))
 
 
 def logged(out):
@@ -216,7 +222,7 @@ def drift(halox, tmp):
         if rc != 0 or rc_c != 0:
             continue
         check("gpu engine" in out_g, "%s: the GPU engine runs it" % what)
-        bounds(what, out_g, out_c)
+        bounds(what, out_g, out_c, drifting=True)
         check(len(fr) == slab_drift.STEPS // 100 + 1 and all(f[2] for f in fr),
               "%s: %d dump frames of the GPU engine, each id once in each" % (what, len(fr)))
         if not fix:

@@ -338,6 +338,7 @@ static __device__ void fz_arrive_publish(const hxi_fz_args &a, unsigned *cnt, ui
  * block arrives on the send counter, so that the last one's release of
  * the force signal publishes every block's stores. s_ok: the block's
  * shared flag. */
+template <bool FLD>
 static __device__ __forceinline__ void fz_send_forces(const hxi_fz_args &a, const hxi_fz_pulse *P,
                                                       int p, uint64_t step, int tid, int nthr,
                                                       int fsig, int *s_ok)
@@ -361,7 +362,7 @@ static __device__ __forceinline__ void fz_send_forces(const hxi_fz_args &a, cons
     const int ok = *s_ok;
     const float *src = a.f + 3 * (size_t) P->g.recv_offset;
     const int m3 = 3 * P->g.nrecv;
-    if (ok && a.fld.n > 0) /* only with direct or pull (fused_fields.c) */
+    if (FLD && ok && a.fld.n > 0) /* only with direct or pull (fused_fields.c) */
         fz_fields_stage(a, P, tid, nthr);
     switch (P->fsend) {
     case HXI_FZ_FS_DIRECT:
@@ -381,7 +382,7 @@ static __device__ __forceinline__ void fz_send_forces(const hxi_fz_args &a, cons
         break;
     }
     case HXI_FZ_FS_PULL:
-        if (a.fld.n > 0) /* every block staged fields: the last one publishes */
+        if (FLD && a.fld.n > 0) /* every block staged fields: the last one publishes */
             fz_arrive_publish(a, a.cnt + HXI_FZ_CNT_SEND + p, P->fsig, step, -1);
         else if (ok && blockIdx.x == 0 && threadIdx.x == 0)
             hxi_dev_st_release_sys(P->fsig, step);
@@ -406,6 +407,7 @@ static __device__ __forceinline__ void fz_send_forces(const hxi_fz_args &a, cons
  * the block adds (the fields too, from send_rank's landing buffer), and
  * the last block raises the done flag (GPU-scope release) and, pull or
  * with fields, acks to the owner. s_ok: the block's shared flag. */
+template <bool FLD>
 static __device__ __forceinline__ void fz_unpack_forces(const hxi_fz_args &a, const hxi_fz_pulse *P,
                                                         int p, uint64_t step, int tid, int nthr,
                                                         int fsig, int *s_ok)
@@ -435,7 +437,7 @@ static __device__ __forceinline__ void fz_unpack_forces(const hxi_fz_args &a, co
                 d[2] += v2;
             }
         }
-        if (a.fld.n > 0)
+        if (FLD && a.fld.n > 0)
             fz_fields_add(a, P, p, tid, nthr);
     }
     __syncthreads();
@@ -443,7 +445,7 @@ static __device__ __forceinline__ void fz_unpack_forces(const hxi_fz_args &a, co
         hxi_dev_inc_acq_rel_gpu(a.cnt + HXI_FZ_CNT_UNPACK + p, gridDim.x - 1) == gridDim.x - 1 &&
         !fz_hit(a)) {
         hxi_dev_st_release_gpu(a.done + p, step);
-        if (P->frecv == HXI_FZ_F_PULL || a.fld.n > 0) /* done reading send_rank's memory */
+        if (P->frecv == HXI_FZ_F_PULL || (FLD && a.fld.n > 0)) /* done reading its memory */
             hxi_dev_st_release_sys(P->ack_peer, step);
     }
 }
@@ -473,7 +475,10 @@ static __device__ __forceinline__ void fz_unpack_forces(const hxi_fz_args &a, co
  * the forces, after the same waits, so in the same order
  * (fields_dev.cuh); the receiver then acks in push mode too, and every
  * sender waits for it at the end, so that no peer still reads our
- * landing buffer either once the kernel is complete. */
+ * landing buffer either once the kernel is complete. FLD: the kernel
+ * has the field code, launched only with fields, so that the forces alone
+ * run the kernel they ran before fields rode the reverse. */
+template <bool FLD>
 __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_args a)
 {
     __shared__ uint64_t s_step;
@@ -500,15 +505,15 @@ __global__ void __launch_bounds__(HXI_FZ_THREADS) hxi_k_fz_reverse(const hxi_fz_
         hxi_dev_st_release_sys(P->ack_peer, step);
 
     if (P->g.nrecv > 0)
-        fz_send_forces(a, P, p, step, tid, nthr, fsig, &s_ok);
+        fz_send_forces<FLD>(a, P, p, step, tid, nthr, fsig, &s_ok);
 
     if (P->g.nsend > 0 && P->frecv != HXI_FZ_F_ATOMIC)
-        fz_unpack_forces(a, P, p, step, tid, nthr, fsig, &s_ok);
+        fz_unpack_forces<FLD>(a, P, p, step, tid, nthr, fsig, &s_ok);
 
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         if (P->g.nsend > 0 && P->frecv == HXI_FZ_F_ATOMIC)
             fz_wait(a, a.sig + fsig + p, step, p, P->g.dim, 1, P->g.send_rank);
-        if (P->g.nrecv > 0 && (P->fsend == HXI_FZ_FS_PULL || a.fld.n > 0))
+        if (P->g.nrecv > 0 && (P->fsend == HXI_FZ_FS_PULL || (FLD && a.fld.n > 0)))
             fz_wait(a, a.ack + p, step, p, P->g.dim, 1, P->g.recv_rank);
     }
 }
@@ -589,22 +594,27 @@ extern "C" cudaError_t hxi_fz_reverse(cudaStream_t s, const hxi_fz_args *a, int 
     cfg.stream = s;
     cfg.attrs = at;
     cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, hxi_k_fz_reverse, *a);
+    return a->fld.n > 0 ? cudaLaunchKernelEx(&cfg, hxi_k_fz_reverse<true>, *a)
+                        : cudaLaunchKernelEx(&cfg, hxi_k_fz_reverse<false>, *a);
 }
 
 extern "C" int hxi_fz_blocks_per_sm(int tma)
 {
-    int f = 0, r = 0;
+    int f = 0, r = 0, r0 = 0;
     cudaError_t e1 = tma ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&f, hxi_k_fz_forward<true>,
                                                                          HXI_FZ_THREADS, 0)
                          : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                                &f, hxi_k_fz_forward<false>, HXI_FZ_THREADS, 0);
-    cudaError_t e2 =
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r, hxi_k_fz_reverse, HXI_FZ_THREADS, 0);
-    if (e1 != cudaSuccess || e2 != cudaSuccess) {
+    /* Both reverse kernels: the grid is sized once, fields or not. */
+    cudaError_t e2 = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r, hxi_k_fz_reverse<true>,
+                                                                   HXI_FZ_THREADS, 0);
+    cudaError_t e3 = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r0, hxi_k_fz_reverse<false>,
+                                                                   HXI_FZ_THREADS, 0);
+    if (e1 != cudaSuccess || e2 != cudaSuccess || e3 != cudaSuccess) {
         (void) cudaGetLastError();
         return 1;
     }
+    r = r0 < r ? r0 : r;
     int m = f < r ? f : r;
     return m < 1 ? 1 : m;
 }
