@@ -12,11 +12,12 @@ STEPS = 1000
 DUMP = "d.atom"
 
 
-def deck(procs, fix):
+def deck(procs, fix, dump_every=100):
     """The deck on `processors procs` (thresh 1e9: the balance never
     acts), lists every 5 steps (the drift moves an atom 0.08 sigma in 5
-    steps, half the skin with the thermal motion), a dump every 100 steps
-    (id type xs ys zs), fix balance every 100 steps where fix."""
+    steps, half the skin with the thermal motion), a dump every
+    dump_every steps (id type xs ys zs; 5: after every rebuild), fix
+    balance every 100 steps where fix."""
     with open(os.path.join(HERE, "balance_decks", "in.slab")) as f:
         text = f.read()
     text = text.replace("variable n index 20", "variable n index 8")
@@ -26,8 +27,8 @@ def deck(procs, fix):
                   r"\1\nvelocity all set NULL NULL 2.0 sum yes", text)
     text = re.sub(r"neigh_modify every \d+", "neigh_modify every 5", text)
     extra = "fix lb all balance 100 1.0 shift z 10 1.05\n" if fix else ""
-    return re.sub(r"(?m)^run \d+$", "%sdump d all atom 100 %s\nrun %d" % (extra, DUMP, STEPS),
-                  text)
+    return re.sub(r"(?m)^run \d+$",
+                  "%sdump d all atom %d %s\nrun %d" % (extra, dump_every, DUMP, STEPS), text)
 
 
 def frames(path, n):
