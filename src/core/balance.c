@@ -5,6 +5,7 @@
  * and adjust, 29 Sep 2021, static and unweighted), and the count of a
  * rank's atoms per slab that feeds it.
  */
+#include "core/balance_math.h"
 #include "core/hxi.h"
 
 #include <math.h>
@@ -230,44 +231,13 @@ hx_status hx_balance_shift(int n, double *cuts, hx_balance_count_fn count, void 
     return st;
 }
 
-/* LAMMPS's binary: the slab of value among cuts[0 .. n - 1] (cuts[n] is
- * not looked at): 0 below cuts[0], n - 1 at or above cuts[n - 1], else
- * the k with cuts[k] <= value < cuts[k + 1]. */
-static int hxi_binary(double value, int n, const double *cuts)
-{
-    int lo = 0, hi = n - 1, index;
-    if (value < cuts[lo])
-        return lo;
-    if (value >= cuts[hi])
-        return hi;
-    index = (lo + hi) / 2;
-    while (lo < hi - 1) {
-        if (value < cuts[index])
-            hi = index;
-        else if (value >= cuts[index])
-            lo = index;
-        index = (lo + hi) / 2;
-    }
-    return index;
-}
-
-/* Fractional coordinate along dim as LAMMPS's Domain::x2lamda computes it
- * from the box (h = lx, ly, lz, yz, xz, xy and its inverse's entries). */
+/* Fractional coordinate along dim of x (balance_math.h). */
 static double hxi_lamda(const hx_decomp *d, int dim, const double x[3])
 {
-    const double lx = d->box_len[0], ly = d->box_len[1], lz = d->box_len[2];
-    const double xy = d->tilt[0], xz = d->tilt[1], yz = d->tilt[2];
     double delta[3];
     for (int k = 0; k < 3; k++)
         delta[k] = x[k] - d->box_lo[k];
-    if (!d->triclinic)
-        return (1.0 / d->box_len[dim]) * delta[dim];
-    if (dim == 0)
-        return (1.0 / lx) * delta[0] + (-xy / (lx * ly)) * delta[1] +
-               ((yz * xy - ly * xz) / (lx * ly * lz)) * delta[2];
-    if (dim == 1)
-        return (1.0 / ly) * delta[1] + (-yz / (ly * lz)) * delta[2];
-    return (1.0 / lz) * delta[2];
+    return hxi_bal_lamda(d->box_len, d->tilt, d->triclinic, dim, delta);
 }
 
 hx_status hx_balance_count(const double *cuts, int n, double *counts, void *arg)
@@ -281,7 +251,7 @@ hx_status hx_balance_count(const double *cuts, int n, double *counts, void *arg)
     for (int i = 0; i < n; i++)
         counts[i] = 0.0;
     for (int i = 0; st == HX_OK && i < a->nlocal; i++)
-        counts[hxi_binary(hxi_lamda(a->d, a->dim, a->x + 3 * (size_t) i), n, cuts)] += 1.0;
+        counts[hxi_bal_binary(hxi_lamda(a->d, a->dim, a->x + 3 * (size_t) i), n, cuts)] += 1.0;
     if (!a || !a->comm)
         return st;
     HXI_CHECK(hxi_agree(a->comm, st));

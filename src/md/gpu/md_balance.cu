@@ -1,53 +1,20 @@
 /*
  * md_balance.cu - fix balance's count of the home atoms on the GPU
  * (balance.c): each atom's fractional coordinates, as LAMMPS's
- * Domain::x2lamda computes them (libhalox's hx_balance_count does the
- * same on the host), wrapped into [0, 1), binned along each dimension by
- * the cuts and counted per bin, with its thin extern "C" launcher
+ * Domain::x2lamda computes them (core/balance_math.h, which libhalox's
+ * hx_balance_count runs on the host), wrapped into [0, 1), binned along
+ * each dimension by the cuts and counted per bin, with its thin extern "C" launcher
  * (md_gpu.h).
  */
 #include "md_dev.cuh"
+
+#include "core/balance_math.h"
 
 #include <stdint.h>
 
 /* Bins of a block's histogram kept in shared memory; more go straight to
  * global memory. */
 #define HXG_BAL_SHARED 4096
-
-/* Fractional coordinate along k of (x, y, z) - box_lo (LAMMPS's
- * x2lamda, h = lx ly lz yz xz xy). */
-__device__ __forceinline__ double hxg_bal_lamda(const hxg_bal_grid &g, int k, const double d[3])
-{
-    const double lx = g.box_len[0], ly = g.box_len[1], lz = g.box_len[2];
-    const double xy = g.tilt[0], xz = g.tilt[1], yz = g.tilt[2];
-    if (!g.tri)
-        return (1.0 / g.box_len[k]) * d[k];
-    if (k == 0)
-        return (1.0 / lx) * d[0] + (-xy / (lx * ly)) * d[1] +
-               ((yz * xy - ly * xz) / (lx * ly * lz)) * d[2];
-    if (k == 1)
-        return (1.0 / ly) * d[1] + (-yz / (ly * lz)) * d[2];
-    return (1.0 / lz) * d[2];
-}
-
-/* Balance::tally's binary search over the n + 1 edges of cuts. */
-__device__ __forceinline__ int hxg_bal_bin(double v, int n, const double *cuts)
-{
-    int lo = 0, hi = n - 1;
-    if (v < cuts[lo])
-        return lo;
-    if (v >= cuts[hi])
-        return hi;
-    int index = (lo + hi) / 2;
-    while (lo < hi - 1) {
-        if (v < cuts[index])
-            hi = index;
-        else
-            lo = index;
-        index = (lo + hi) / 2;
-    }
-    return index;
-}
 
 /* The bin of atom i. The grid is read from global memory (a copy of the
  * launcher's), not from the kernel's parameters, which are too large to
@@ -59,11 +26,11 @@ __device__ __forceinline__ int hxg_bal_cell(const hxg_bal_grid &g, const float *
                          (double) p.z - g.box_lo[2]};
     int cell = 0;
     for (int k = 2; k >= 0; k--) {
-        double l = hxg_bal_lamda(g, k, d);
+        double l = hxi_bal_lamda(g.box_len, g.tilt, g.tri, k, d);
         l -= floor(l); /* Domain::pbc: one box length at a time, here at once */
         if (!(l < 1.0) || !(l >= 0.0))
             l = 0.0; /* rounding up to the upper face, as Domain::pbc's max(x, lo) */
-        cell = cell * g.grid[k] + hxg_bal_bin(l, g.grid[k], g.cut[k]);
+        cell = cell * g.grid[k] + hxi_bal_binary(l, g.grid[k], g.cut[k]);
     }
     return cell;
 }
