@@ -125,8 +125,9 @@ static hx_status velocity_set(deck *d)
         if (strcmp(w, "NULL") == 0)
             continue;
         if (strncmp(w, "v_", 2) == 0)
-            return deck_error(d, "velocity set %s: halox-md sets constant components only (a "
-                                 "number or NULL), not variables",
+            return deck_error(d,
+                              "velocity set %s: halox-md sets constant components only (a "
+                              "number or NULL), not variables",
                               deck_show(w).s);
         HXI_CHECK(deck_get_double(d, "component", w, &s.v[k]));
         if (!isfinite(s.v[k] * scale))
@@ -149,8 +150,9 @@ hx_status deck_cmd_velocity(deck *d)
     if (d->nwords >= 3 && strcmp(d->words[2], "set") == 0)
         return velocity_set(d);
     if (d->nwords >= 3 && strcmp(d->words[2], "create") != 0)
-        return deck_error(d, "velocity style '%s': halox-md reads `velocity all create` and "
-                             "`velocity all set`",
+        return deck_error(d,
+                          "velocity style '%s': halox-md reads `velocity all create` and "
+                          "`velocity all set`",
                           deck_show(d->words[2]).s);
     return velocity_create(d);
 }

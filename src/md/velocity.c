@@ -182,8 +182,8 @@ static void hxi_vel_sets(hx_md_system *sys, const hx_md_config *cfg)
         for (int i = 0; i < sys->n; i++)
             for (int k = 0; k < 3; k++)
                 if (vs->has[k])
-                    sys->v[3 * (size_t) i + k] = vs->sum ? sys->v[3 * (size_t) i + k] + vs->v[k]
-                                                         : vs->v[k];
+                    sys->v[3 * (size_t) i + k] =
+                        vs->sum ? sys->v[3 * (size_t) i + k] + vs->v[k] : vs->v[k];
     }
 }
 
