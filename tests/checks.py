@@ -39,9 +39,12 @@ def run_gpu(halox, args, env=None, timeout=600):
 
 
 def thermo_rows(out):
-    """The thermo table's rows as lists of words, as printed."""
+    """The thermo table's rows as lists of words, as printed (the log's
+    lines, HALOX_LOG=1, skipped where they fall among them)."""
     rows, on = [], False
     for line in out.splitlines():
+        if line.startswith("halox["):
+            continue
         if re.match(r"\s*Step\s", line):
             on = True
             continue

@@ -152,9 +152,12 @@ def deck_files(given, only, tmp):
 
 
 def thermo_rows(text):
-    """The thermo rows as words, the header's words first."""
+    """The thermo rows as words, the header's words first (halox-md's log
+    lines, HALOX_LOG=1, skipped)."""
     rows, on = [], False
     for line in text.splitlines():
+        if line.startswith("halox["):
+            continue
         words = line.split()
         if words[:2] == ["Step", "Temp"]:
             on = True

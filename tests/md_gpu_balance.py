@@ -78,11 +78,6 @@ def report(out):
             if re.match(r"\s+(iteration count|initial/final|[xyz] cuts:)", l)]
 
 
-def rows_of(out):
-    """The thermo rows, without the log's lines (HALOX_LOG=1)."""
-    return thermo_rows("\n".join(l for l in out.splitlines() if not l.startswith("halox[")))
-
-
 def header(out):
     """The thermo table's first header line as words ([] where none)."""
     return next((l.split() for l in out.splitlines() if re.match(r"\s*Step\s", l)), [])
@@ -93,7 +88,7 @@ def bounds(what, out_g, out_c, early=100, drifting=False):
     within 2e-3 of the CPU engine's (relative, floor 1), TotEng within
     1e-3 at every row; where drifting (a run whose own TotEng moves more
     than that), within the CPU engine's own change of it over the run."""
-    g, c = rows_of(out_g), rows_of(out_c)
+    g, c = thermo_rows(out_g), thermo_rows(out_c)
     check(len(g) >= 2 and [r[0] for r in g] == [r[0] for r in c],
           "%s: thermo rows at the CPU engine's steps (%s)" % (what, [r[0] for r in g]))
     head = header(out_c)
@@ -331,7 +326,7 @@ def main():
         check(rg == rcpu and len(rg) >= 5 and moved,
               "the balance report is the CPU engine's and moved the cut (%s)" % " | ".join(rg))
         check("gpu engine" in out_g, "the run's engine line names the GPU engine")
-        check(len(rows_of(out_g)) == 3, "the balanced slab: 3 thermo rows")
+        check(len(thermo_rows(out_g)) == 3, "the balanced slab: 3 thermo rows")
         bounds("the balanced slab", out_g, out_c)
         fix_balance(halox, tmp, deck)
         empty_rank(halox, tmp, deck)
