@@ -37,6 +37,13 @@ hx_status deck_cmd_lattice(deck *d)
     return HX_OK;
 }
 
+/* The fcc lattice constant, LAMMPS's lattice spacing along each axis
+ * (hx_md_lattice_constant; the deck reader is built without lattice.c). */
+double deck_lattice_a(const deck *d)
+{
+    return pow(4.0 / d->c.density, 1.0 / 3.0);
+}
+
 /* One bound of a region in lattice cells: 0 for a lower bound, a whole
  * number of cells for an upper one (scale: the lattice constant with
  * `units box`, 1 with lattice units). */
@@ -70,7 +77,7 @@ static hx_status region_bound(deck *d, int k, int hi, double scale, const char *
  * (Domain::set_global_box's boxlo_bound, boxhi_bound). */
 static void box_extent(const deck *d, int k, double *lo, double *hi)
 {
-    const double a = pow(4.0 / d->c.density, 1.0 / 3.0);
+    const double a = deck_lattice_a(d);
     const double xy = d->c.tilt[0], xz = d->c.tilt[1], yz = d->c.tilt[2];
     *lo = 0.0;
     *hi = d->c.cells[k] * a;
@@ -100,7 +107,7 @@ static hx_status region_free_bounds(deck *d, deck_region *r, int prism, double s
             double lo, up;
             box_extent(d, dim, &lo, &up);
             if (prism) /* LAMMPS's boxlo, boxhi */
-                lo = 0.0, up = d->c.cells[dim] * pow(4.0 / d->c.density, 1.0 / 3.0);
+                lo = 0.0, up = d->c.cells[dim] * deck_lattice_a(d);
             v = hi ? up : lo;
         } else {
             HXI_CHECK(deck_get_double(d, what, w, &v));
@@ -156,7 +163,7 @@ hx_status deck_cmd_region(deck *d)
         return deck_error(d, "more than %d regions", DECK_MAX_REGIONS);
     r = &d->regions[d->nregions];
     memset(r, 0, sizeof *r);
-    a = pow(4.0 / d->c.density, 1.0 / 3.0); /* hx_md_lattice_constant */
+    a = deck_lattice_a(d);
     /* LAMMPS scales lengths and tilts by the lattice spacings: all a for fcc. */
     scale = d->nwords > nw && strcmp(d->words[nw + 1], "box") == 0 ? 1.0 : a;
     if (d->have_box) /* a region to fill: any bounds */
@@ -198,7 +205,7 @@ static const deck_region *region_find(const deck *d, const char *id)
 static hx_status box_tilt(deck *d, const deck_region *r)
 {
     static const char *const name[3] = {"xy", "xz", "yz"};
-    const double a = pow(4.0 / d->c.density, 1.0 / 3.0);
+    const double a = deck_lattice_a(d);
     double len[3], half[3];
     for (int k = 0; k < 3; k++) {
         len[k] = r->cells[k] * a;
@@ -383,7 +390,7 @@ hx_status deck_cmd_create_atoms(deck *d)
 hx_status deck_box_ready(deck *d)
 {
     static const int one[3] = {1, 1, 1};
-    const double a = pow(4.0 / d->c.density, 1.0 / 3.0), lo[3] = {0, 0, 0};
+    const double a = deck_lattice_a(d), lo[3] = {0, 0, 0};
     const double cut = hxi_md_list_cutoff(&d->c);
     double len[3];
     hx_decomp dc;

@@ -125,6 +125,8 @@ hx_status deck_not_restarted(deck *d);
 /* ----------------------------------------------- deck_box.c */
 
 hx_status deck_cmd_lattice(deck *d);
+/* The fcc lattice constant a of the deck's density (lattice fcc RHO). */
+double deck_lattice_a(const deck *d);
 /* region ID block|prism ... [units lattice|box] */
 hx_status deck_cmd_region(deck *d);
 hx_status deck_cmd_create_box(deck *d);

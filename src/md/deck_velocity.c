@@ -119,7 +119,7 @@ static hx_status velocity_set(deck *d)
             return deck_error(d, "velocity set keyword '%s': halox-md reads sum and units (%s)",
                               deck_show(k).s, usage);
     }
-    const double scale = lattice ? pow(4.0 / d->c.density, 1.0 / 3.0) : 1.0;
+    const double scale = lattice ? deck_lattice_a(d) : 1.0;
     for (int k = 0; k < 3; k++) {
         const char *w = d->words[3 + k];
         if (strcmp(w, "NULL") == 0)
